@@ -1,0 +1,91 @@
+//! loadgate: a CI performance gate for HTTP services.
+//!
+//! Data flows one way: spec → validate → plan → run → result → report. [`run`] is the entry
+//! point (the binary's `main` only maps its outcome to an exit code), callable from tests.
+
+pub mod cli;
+pub mod plan;
+pub mod serve;
+pub mod spec;
+pub mod validate;
+
+use std::process::ExitCode;
+
+use cli::{Cli, Command, SchemaKind};
+
+/// How a command ended, when it ran to the end. Each maps to a documented exit code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Exit 0: the command succeeded; for `run`, every SLO passed.
+    Passed,
+    /// Exit 1: the run completed and at least one SLO failed.
+    SloFailed,
+}
+
+/// Exit code for an invalid spec or command line.
+pub const EXIT_INVALID_SPEC: u8 = 2;
+/// Exit code for a run that could not be carried out (service did not start, target
+/// unreachable at start, result not writable).
+pub const EXIT_RUN_FAILED: u8 = 3;
+
+impl Outcome {
+    /// The process exit code: 0 passed, 1 an SLO failed.
+    pub fn exit_code(self) -> ExitCode {
+        match self {
+            Outcome::Passed => ExitCode::SUCCESS,
+            Outcome::SloFailed => ExitCode::from(1),
+        }
+    }
+}
+
+/// The exit code for an error that ended a command: 2 for an invalid spec, 3 otherwise.
+pub fn error_exit_code(error: &anyhow::Error) -> ExitCode {
+    let invalid_spec = error
+        .chain()
+        .any(|e| e.is::<validate::Diagnostics>() || e.is::<spec::SpecLoadError>());
+    ExitCode::from(if invalid_spec {
+        EXIT_INVALID_SPEC
+    } else {
+        EXIT_RUN_FAILED
+    })
+}
+
+/// Runs one command.
+pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
+    match cli.command {
+        Command::Validate { spec } => {
+            let source = spec::SourceSpec::read(&spec)?;
+            let plan = validate::check(&source, &env_var)?;
+            println!(
+                "{}: valid ({} target(s), {} threshold(s))",
+                spec.display(),
+                plan.targets.len(),
+                plan.slo.len()
+            );
+            Ok(Outcome::Passed)
+        }
+        Command::Schema { which } => {
+            let schema = match which {
+                SchemaKind::Spec => validate::spec_schema(),
+                SchemaKind::Result => todo!(),
+            };
+            println!("{}", serde_json::to_string_pretty(&schema)?);
+            Ok(Outcome::Passed)
+        }
+        Command::Serve(args) => {
+            serve::serve(&args)?;
+            Ok(Outcome::Passed)
+        }
+        Command::Run(_args) => todo!(),
+    }
+}
+
+/// Looks up `${NAME}` for a spec: the environment, and `LOADGATE`, the running binary.
+pub fn env_var(name: &str) -> Option<String> {
+    if name == "LOADGATE" {
+        if let Ok(exe) = std::env::current_exe() {
+            return Some(exe.to_string_lossy().into_owned());
+        }
+    }
+    std::env::var(name).ok()
+}

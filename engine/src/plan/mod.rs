@@ -1,0 +1,665 @@
+//! The resolved plan: every default applied, every string parsed, request bytes built.
+//!
+//! [`build`] turns a [`Spec`] into a [`Plan`], or into every [`PlanError`] it finds (not only
+//! the first), each naming the field path (`targets[1].expect.status`). The plan does not
+//! depend on YAML: an ad-hoc run from command-line flags builds the same types.
+
+pub mod threshold;
+pub mod units;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use sha2::{Digest, Sha256};
+
+use crate::spec::{self, Spec, StatusMatch};
+use threshold::{Metric, Scope, Threshold};
+use units::parse_duration;
+
+/// Default request timeout when neither the spec nor the target gives one.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+/// Default time to wait for a service's `ready_url`.
+pub const DEFAULT_READY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A validated, fully resolved load test.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub name: String,
+    /// Hex SHA-256 of the spec file's bytes (before interpolation, so secrets never enter it).
+    pub spec_hash: String,
+    pub service: Option<ServicePlan>,
+    pub targets: Vec<TargetPlan>,
+    pub load: LoadPlan,
+    /// Thresholds over the whole run and per target.
+    pub slo: Vec<Threshold>,
+}
+
+/// How to start the system under test and tell that it is ready.
+#[derive(Debug, Clone)]
+pub struct ServicePlan {
+    /// Program and arguments, interpolated.
+    pub command: Vec<String>,
+    /// The command as written in the spec (no secrets): for logs.
+    pub display_command: String,
+    pub env: Vec<(String, String)>,
+    pub working_dir: PathBuf,
+    pub ready: Endpoint,
+    /// Request bytes of the readiness probe (`GET ready_url`).
+    pub ready_request: Arc<[u8]>,
+    pub ready_timeout: Duration,
+}
+
+/// Where a target's connections go.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Endpoint {
+    pub host: String,
+    pub port: u16,
+}
+
+impl std::fmt::Display for Endpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.host.contains(':') {
+            write!(f, "[{}]:{}", self.host, self.port)
+        } else {
+            write!(f, "{}:{}", self.host, self.port)
+        }
+    }
+}
+
+/// One request, ready to send.
+#[derive(Debug, Clone)]
+pub struct TargetPlan {
+    pub name: String,
+    pub method: String,
+    /// The URL as written in the spec, before `${VAR}` interpolation: safe to print.
+    pub display_url: String,
+    pub endpoint: Endpoint,
+    /// The complete HTTP/1.1 request: request line, headers, body.
+    pub request: Arc<[u8]>,
+    /// A `HEAD` request: responses carry no body whatever their headers say.
+    pub is_head: bool,
+    pub expect_status: StatusSet,
+    /// Relative share of requests, ≥ 1.
+    pub weight: u32,
+    /// From connect to the last byte of the response.
+    pub timeout: Duration,
+}
+
+/// The set of accepted status codes (100–599), as a bitset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StatusSet([u64; 10]);
+
+impl StatusSet {
+    /// Every 2xx status: the default expectation.
+    pub fn success() -> StatusSet {
+        let mut set = StatusSet([0; 10]);
+        for code in 200..300 {
+            set.insert(code);
+        }
+        set
+    }
+
+    fn insert(&mut self, code: u16) {
+        if code < 640 {
+            self.0[usize::from(code / 64)] |= 1 << (code % 64);
+        }
+    }
+
+    /// Whether `code` is accepted.
+    #[inline]
+    pub fn contains(&self, code: u16) -> bool {
+        code < 640 && self.0[usize::from(code / 64)] & (1 << (code % 64)) != 0
+    }
+}
+
+/// How much load, for how long.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoadPlan {
+    /// Concurrent connections (closed model: each sends its next request when the last ends).
+    pub connections: u32,
+    pub stop: Stop,
+    /// Load applied before measuring; its requests are not counted.
+    pub warmup: Duration,
+}
+
+/// When the measured part of a run ends.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Stop {
+    /// After this long (then in-flight requests finish, bounded by their timeout).
+    Duration(Duration),
+    /// After this many requests have been sent.
+    Requests(u64),
+}
+
+/// A semantic error in a spec: the field path (`targets[1].url`) and what is wrong with it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlanError {
+    pub path: String,
+    pub message: String,
+}
+
+/// What `build` needs besides the spec.
+pub struct BuildContext<'a> {
+    /// The spec file's bytes, for the hash.
+    pub source: &'a [u8],
+    /// The spec's folder: `body_file` and `service.working_dir` are relative to it.
+    pub spec_dir: &'a Path,
+    /// Looks up `${VAR}` (the environment, plus `LOADGATE`, the running binary).
+    pub var: &'a dyn Fn(&str) -> Option<String>,
+}
+
+/// Resolves `spec` into a plan, or returns every error found.
+pub fn build(spec: &Spec, ctx: &BuildContext<'_>) -> Result<Plan, Vec<PlanError>> {
+    let mut errors = Errors::default();
+    let timeout = spec
+        .defaults
+        .timeout
+        .as_deref()
+        .and_then(|t| errors.duration("defaults.timeout", t, false))
+        .unwrap_or(DEFAULT_TIMEOUT);
+
+    let service = spec
+        .service
+        .as_ref()
+        .and_then(|s| build_service(s, ctx, &mut errors));
+
+    let mut targets = Vec::with_capacity(spec.targets.len());
+    let mut slo = Vec::new();
+    for (i, target) in spec.targets.iter().enumerate() {
+        let path = format!("targets[{i}]");
+        if spec.targets[..i].iter().any(|t| t.name == target.name) {
+            errors.push(
+                format!("{path}.name"),
+                format!("target name `{}` is used twice", target.name),
+            );
+        }
+        if let Some(t) = build_target(spec, target, &path, timeout, ctx, &mut errors) {
+            targets.push(t);
+        }
+        slo.extend(build_slo(
+            &target.slo,
+            &format!("{path}.slo"),
+            Scope::Target(i),
+            &mut errors,
+        ));
+    }
+    slo.extend(build_slo(&spec.slo, "slo", Scope::Total, &mut errors));
+
+    let load = build_load(&spec.load, &mut errors);
+
+    if !errors.0.is_empty() {
+        return Err(errors.0);
+    }
+    Ok(Plan {
+        name: spec.name.clone(),
+        spec_hash: hex(&Sha256::digest(ctx.source)),
+        service,
+        targets,
+        load: load.expect("no errors, so the load plan was built"),
+        slo,
+    })
+}
+
+#[derive(Default)]
+struct Errors(Vec<PlanError>);
+
+impl Errors {
+    fn push(&mut self, path: impl Into<String>, message: impl Into<String>) {
+        self.0.push(PlanError {
+            path: path.into(),
+            message: message.into(),
+        });
+    }
+
+    fn duration(&mut self, path: &str, text: &str, zero_ok: bool) -> Option<Duration> {
+        match parse_duration(text) {
+            Ok(d) if d.is_zero() && !zero_ok => {
+                self.push(path, "must be longer than 0");
+                None
+            }
+            Ok(d) => Some(d),
+            Err(e) => {
+                self.push(path, e);
+                None
+            }
+        }
+    }
+
+    fn interpolate(&mut self, path: &str, text: &str, ctx: &BuildContext<'_>) -> Option<String> {
+        match interpolate(text, ctx.var) {
+            Ok(s) => Some(s),
+            Err(e) => {
+                self.push(path, e);
+                None
+            }
+        }
+    }
+}
+
+fn build_service(
+    service: &spec::Service,
+    ctx: &BuildContext<'_>,
+    errors: &mut Errors,
+) -> Option<ServicePlan> {
+    let command: Vec<String> = service
+        .command
+        .iter()
+        .enumerate()
+        .filter_map(|(i, arg)| errors.interpolate(&format!("service.command[{i}]"), arg, ctx))
+        .collect();
+    let env: Vec<(String, String)> = service
+        .env
+        .iter()
+        .filter_map(|(k, v)| {
+            errors
+                .interpolate(&format!("service.env.{k}"), v, ctx)
+                .map(|v| (k.clone(), v))
+        })
+        .collect();
+    let ready_url = errors.interpolate("service.ready_url", &service.ready_url, ctx);
+    let ready = ready_url.and_then(|u| parse_http_url("service.ready_url", &u, errors));
+    let ready_timeout = match &service.ready_timeout {
+        Some(t) => errors.duration("service.ready_timeout", t, false),
+        None => Some(DEFAULT_READY_TIMEOUT),
+    };
+    let working_dir = match &service.working_dir {
+        Some(dir) => ctx.spec_dir.join(dir),
+        None => ctx.spec_dir.to_path_buf(),
+    };
+    if command.len() != service.command.len() || env.len() != service.env.len() {
+        return None;
+    }
+    let (ready, target) = ready?;
+    Some(ServicePlan {
+        command,
+        display_command: service.command.join(" "),
+        env,
+        working_dir,
+        ready_request: request_bytes("GET", &target, &ready, &[], &[]).into(),
+        ready,
+        ready_timeout: ready_timeout?,
+    })
+}
+
+/// Splits an absolute `http://` URL into its endpoint and request target (`/path?query`).
+fn parse_http_url(path: &str, text: &str, errors: &mut Errors) -> Option<(Endpoint, String)> {
+    let url = match url::Url::parse(text) {
+        Ok(url) => url,
+        Err(e) => {
+            errors.push(path, format!("`{text}` is not a valid URL: {e}"));
+            return None;
+        }
+    };
+    match url.scheme() {
+        "http" => {}
+        "https" => {
+            errors.push(
+                path,
+                format!("`{text}`: https is not supported yet; use an http:// URL"),
+            );
+            return None;
+        }
+        other => {
+            errors.push(
+                path,
+                format!("`{text}`: scheme `{other}` is not supported; use http://"),
+            );
+            return None;
+        }
+    }
+    let Some(host) = url.host_str() else {
+        errors.push(path, format!("`{text}` has no host"));
+        return None;
+    };
+    let host = host
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .to_string();
+    let port = url.port_or_known_default().unwrap_or(80);
+    let mut target = url.path().to_string();
+    if let Some(query) = url.query() {
+        target.push('?');
+        target.push_str(query);
+    }
+    Some((Endpoint { host, port }, target))
+}
+
+fn build_target(
+    spec: &Spec,
+    target: &spec::Target,
+    path: &str,
+    timeout: Duration,
+    ctx: &BuildContext<'_>,
+    errors: &mut Errors,
+) -> Option<TargetPlan> {
+    let (raw_url, url_path) = match (&target.url, &target.path, &spec.defaults.base_url) {
+        (Some(url), None, _) => (url.clone(), format!("{path}.url")),
+        (None, Some(p), Some(base)) => (
+            format!("{}{}", base.trim_end_matches('/'), ensure_slash(p)),
+            format!("{path}.path"),
+        ),
+        (None, Some(_), None) => {
+            errors.push(
+                format!("{path}.path"),
+                "`path` needs `defaults.base_url`; or give an absolute `url`",
+            );
+            return None;
+        }
+        (Some(_), Some(_), _) => {
+            errors.push(path, "give either `url` or `path`, not both");
+            return None;
+        }
+        (None, None, _) => {
+            errors.push(path, "missing `url` (or `path` with `defaults.base_url`)");
+            return None;
+        }
+    };
+    let url = errors.interpolate(&url_path, &raw_url, ctx);
+    let endpoint = url.and_then(|u| parse_http_url(&url_path, &u, errors));
+
+    let method = target.method.clone().unwrap_or_else(|| "GET".to_string());
+    let mut headers: BTreeMap<String, (String, String)> = BTreeMap::new();
+    for (source, map) in [
+        ("defaults.headers", &spec.defaults.headers),
+        (&*format!("{path}.headers"), &target.headers),
+    ] {
+        for (name, value) in map {
+            let field = format!("{source}.{name}");
+            if name.is_empty() || !name.bytes().all(is_token_byte) {
+                errors.push(&field, format!("`{name}` is not a valid header name"));
+                continue;
+            }
+            let Some(value) = errors.interpolate(&field, value, ctx) else {
+                continue;
+            };
+            if value.bytes().any(|b| b == b'\r' || b == b'\n' || b == 0) {
+                errors.push(&field, "header values may not contain CR, LF or NUL");
+                continue;
+            }
+            headers.insert(name.to_ascii_lowercase(), (name.clone(), value));
+        }
+    }
+
+    let body = match (&target.body, &target.body_file) {
+        (Some(_), Some(_)) => {
+            errors.push(path, "give either `body` or `body_file`, not both");
+            None
+        }
+        (Some(body), None) => errors
+            .interpolate(&format!("{path}.body"), body, ctx)
+            .map(String::into_bytes),
+        (None, Some(file)) => {
+            let full = ctx.spec_dir.join(file);
+            match std::fs::read(&full) {
+                Ok(bytes) => Some(bytes),
+                Err(e) => {
+                    errors.push(
+                        format!("{path}.body_file"),
+                        format!("cannot read `{}`: {e}", full.display()),
+                    );
+                    None
+                }
+            }
+        }
+        (None, None) => Some(Vec::new()),
+    };
+
+    let mut expect_status = StatusSet([0; 10]);
+    if target.expect.status.is_empty() {
+        expect_status = StatusSet::success();
+    }
+    for (j, status) in target.expect.status.iter().enumerate() {
+        match status {
+            StatusMatch::Code(code) if (100..600).contains(code) => expect_status.insert(*code),
+            StatusMatch::Class(class)
+                if class.len() == 3
+                    && class.ends_with("xx")
+                    && (b'1'..=b'5').contains(&class.as_bytes()[0]) =>
+            {
+                let base = u16::from(class.as_bytes()[0] - b'0') * 100;
+                for code in base..base + 100 {
+                    expect_status.insert(code);
+                }
+            }
+            other => errors.push(
+                format!("{path}.expect.status[{j}]"),
+                format!("{other:?} is not a status code (100-599) or class (`2xx`)"),
+            ),
+        }
+    }
+    let weight = target.weight.unwrap_or(1);
+    if weight == 0 {
+        errors.push(format!("{path}.weight"), "must be at least 1");
+    }
+
+    let (endpoint, request_target) = endpoint?;
+    let body = body?;
+    let headers: Vec<(String, String)> = headers.into_values().collect();
+    let request = request_bytes(&method, &request_target, &endpoint, &headers, &body);
+    Some(TargetPlan {
+        name: target.name.clone(),
+        is_head: method == "HEAD",
+        method,
+        display_url: raw_url,
+        endpoint,
+        request: request.into(),
+        expect_status,
+        weight,
+        timeout,
+    })
+}
+
+fn ensure_slash(path: &str) -> String {
+    if path.starts_with('/') {
+        path.to_string()
+    } else {
+        format!("/{path}")
+    }
+}
+
+/// RFC 9110 `tchar`.
+fn is_token_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
+}
+
+/// Builds the bytes of an HTTP/1.1 request. Adds `Host`, `User-Agent` and `Content-Length`
+/// unless given.
+fn request_bytes(
+    method: &str,
+    target: &str,
+    endpoint: &Endpoint,
+    headers: &[(String, String)],
+    body: &[u8],
+) -> Vec<u8> {
+    let has = |name: &str| headers.iter().any(|(k, _)| k.eq_ignore_ascii_case(name));
+    let mut out = format!("{method} {target} HTTP/1.1\r\n");
+    if !has("host") {
+        let host = if endpoint.port == 80 {
+            bracket(&endpoint.host)
+        } else {
+            format!("{}:{}", bracket(&endpoint.host), endpoint.port)
+        };
+        out.push_str(&format!("Host: {host}\r\n"));
+    }
+    if !has("user-agent") {
+        out.push_str(concat!(
+            "User-Agent: loadgate/",
+            env!("CARGO_PKG_VERSION"),
+            "\r\n"
+        ));
+    }
+    for (name, value) in headers {
+        out.push_str(&format!("{name}: {value}\r\n"));
+    }
+    let needs_length = !body.is_empty() || matches!(method, "POST" | "PUT" | "PATCH");
+    if needs_length && !has("content-length") {
+        out.push_str(&format!("Content-Length: {}\r\n", body.len()));
+    }
+    out.push_str("\r\n");
+    let mut bytes = out.into_bytes();
+    bytes.extend_from_slice(body);
+    bytes
+}
+
+fn bracket(host: &str) -> String {
+    if host.contains(':') {
+        format!("[{host}]")
+    } else {
+        host.to_string()
+    }
+}
+
+fn build_slo(slo: &spec::Slo, path: &str, scope: Scope, errors: &mut Errors) -> Vec<Threshold> {
+    let mut out = Vec::new();
+    for (metric, list) in [
+        (Metric::Latency, &slo.latency),
+        (Metric::Errors, &slo.errors),
+        (Metric::Requests, &slo.requests),
+    ] {
+        for (i, text) in list.iter().enumerate() {
+            match Threshold::parse(scope, metric, text) {
+                Ok(t) => out.push(t),
+                Err(e) => errors.push(format!("{path}.{}[{i}]", metric.name()), e),
+            }
+        }
+    }
+    out
+}
+
+fn build_load(load: &spec::Load, errors: &mut Errors) -> Option<LoadPlan> {
+    if load.connections == 0 {
+        errors.push("load.connections", "must be at least 1");
+    }
+    let stop = match (&load.duration, load.requests) {
+        (Some(d), None) => errors
+            .duration("load.duration", d, false)
+            .map(Stop::Duration),
+        (None, Some(0)) => {
+            errors.push("load.requests", "must be at least 1");
+            None
+        }
+        (None, Some(n)) => Some(Stop::Requests(n)),
+        (Some(_), Some(_)) => {
+            errors.push("load", "give either `duration` or `requests`, not both");
+            None
+        }
+        (None, None) => {
+            errors.push("load", "missing `duration` or `requests`");
+            None
+        }
+    };
+    let warmup = match &load.warmup {
+        Some(w) => errors.duration("load.warmup", w, true),
+        None => Some(Duration::ZERO),
+    };
+    Some(LoadPlan {
+        connections: load.connections,
+        stop: stop?,
+        warmup: warmup?,
+    })
+}
+
+/// Replaces `${NAME}` with `var(NAME)`; `$${` stays a literal `${`.
+///
+/// Errors name the missing variable. Names are `[A-Za-z_][A-Za-z0-9_]*`.
+pub fn interpolate(text: &str, var: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find('$') {
+        out.push_str(&rest[..start]);
+        let after = &rest[start..];
+        if let Some(tail) = after.strip_prefix("$${") {
+            out.push_str("${");
+            rest = tail;
+        } else if let Some(tail) = after.strip_prefix("${") {
+            let end = tail
+                .find('}')
+                .ok_or_else(|| format!("`${{` is not closed in `{text}`"))?;
+            let name = &tail[..end];
+            let valid = name
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            if !valid {
+                return Err(format!("`${{{name}}}` is not a valid variable name"));
+            }
+            let value =
+                var(name).ok_or_else(|| format!("environment variable `{name}` is not set"))?;
+            out.push_str(&value);
+            rest = &tail[end + 1..];
+        } else {
+            out.push('$');
+            rest = &after[1..];
+        }
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn interpolation() {
+        let var = |name: &str| match name {
+            "HOST" => Some("127.0.0.1".to_string()),
+            "TOKEN" => Some("s3cret".to_string()),
+            _ => None,
+        };
+        assert_eq!(
+            interpolate("http://${HOST}:80/a?t=${TOKEN}", &var).unwrap(),
+            "http://127.0.0.1:80/a?t=s3cret"
+        );
+        assert_eq!(
+            interpolate("cost: $5 $${HOST}", &var).unwrap(),
+            "cost: $5 ${HOST}"
+        );
+        assert!(
+            interpolate("${NOPE}", &var)
+                .unwrap_err()
+                .contains("`NOPE` is not set")
+        );
+        assert!(
+            interpolate("${HOST", &var)
+                .unwrap_err()
+                .contains("not closed")
+        );
+        assert!(
+            interpolate("${1X}", &var)
+                .unwrap_err()
+                .contains("not a valid")
+        );
+    }
+
+    #[test]
+    fn status_set() {
+        let s = StatusSet::success();
+        assert!(s.contains(200) && s.contains(299));
+        assert!(!s.contains(199) && !s.contains(300) && !s.contains(9999));
+    }
+
+    #[test]
+    fn request_bytes_add_host_and_length() {
+        let endpoint = Endpoint {
+            host: "::1".to_string(),
+            port: 8080,
+        };
+        let headers = [("X-Id".to_string(), "7".to_string())];
+        let bytes = request_bytes("POST", "/items?a=1", &endpoint, &headers, b"{}");
+        let text = String::from_utf8(bytes).unwrap();
+        assert!(
+            text.starts_with("POST /items?a=1 HTTP/1.1\r\nHost: [::1]:8080\r\n"),
+            "{text}"
+        );
+        assert!(text.contains("X-Id: 7\r\n"));
+        assert!(text.ends_with("Content-Length: 2\r\n\r\n{}"), "{text}");
+    }
+}

@@ -1,0 +1,353 @@
+//! SLO thresholds in k6's grammar (k6 `metrics/thresholds_parser.go` is the anchor).
+//!
+//! ```text
+//! threshold   := aggregation operator value
+//! aggregation := "p(" number ")" | "med" | "mean" | "min" | "max" | "rate" | "count"
+//! operator    := "<" | "<=" | ">" | ">=" | "==" | "!="
+//! value       := number unit
+//! ```
+//!
+//! Which aggregations and units a metric takes:
+//!
+//! | metric     | aggregations                       | unit of the value          |
+//! |------------|------------------------------------|----------------------------|
+//! | `latency`  | `p(N)` (0 < N ≤ 100), med, mean, min, max | `us`, `ms`, `s`, `m`, `h` |
+//! | `errors`   | `rate`                             | `%`                         |
+//! | `errors`   | `count`                            | none (a whole number)       |
+//! | `requests` | `rate`                             | `/s`                        |
+//! | `requests` | `count`                            | none (a whole number)       |
+//!
+//! White space between the parts is optional. Values are kept in canonical units: latency in
+//! microseconds, rates of errors as a fraction (0.1% is 0.001), request rates per second.
+
+use std::fmt;
+
+use super::units::parse_duration;
+
+/// The metric a threshold applies to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Metric {
+    /// Response latency of completed requests.
+    Latency,
+    /// Failed requests: transport errors and unexpected statuses.
+    Errors,
+    /// Completed requests (any status).
+    Requests,
+}
+
+impl Metric {
+    /// The metric's name as written in the spec's `slo` block.
+    pub fn name(self) -> &'static str {
+        match self {
+            Metric::Latency => "latency",
+            Metric::Errors => "errors",
+            Metric::Requests => "requests",
+        }
+    }
+}
+
+/// How a metric's samples are reduced to one number.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Aggregation {
+    /// The given percentile, 0 < p ≤ 100 (`p(99.9)`).
+    Percentile(f64),
+    /// `med`, the 50th percentile.
+    Median,
+    Mean,
+    Min,
+    Max,
+    /// Errors: fraction of requests that failed. Requests: completed requests per second.
+    Rate,
+    Count,
+}
+
+impl fmt::Display for Aggregation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Aggregation::Percentile(p) => write!(f, "p({p})"),
+            Aggregation::Median => f.write_str("med"),
+            Aggregation::Mean => f.write_str("mean"),
+            Aggregation::Min => f.write_str("min"),
+            Aggregation::Max => f.write_str("max"),
+            Aggregation::Rate => f.write_str("rate"),
+            Aggregation::Count => f.write_str("count"),
+        }
+    }
+}
+
+/// Comparison operator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Eq,
+    Ne,
+}
+
+impl Op {
+    fn symbol(self) -> &'static str {
+        match self {
+            Op::Lt => "<",
+            Op::Le => "<=",
+            Op::Gt => ">",
+            Op::Ge => ">=",
+            Op::Eq => "==",
+            Op::Ne => "!=",
+        }
+    }
+}
+
+/// Where a threshold applies: the whole run, or one target (by index into the plan's targets).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    Total,
+    Target(usize),
+}
+
+/// A parsed threshold: `aggregation(metric) op limit`, with `limit` in canonical units.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Threshold {
+    pub scope: Scope,
+    pub metric: Metric,
+    pub aggregation: Aggregation,
+    pub op: Op,
+    /// The limit in canonical units (latency: µs; error rate: fraction; request rate: 1/s).
+    pub limit: f64,
+    /// The expression as written in the spec.
+    pub expression: String,
+}
+
+impl Threshold {
+    /// Parses `expression` for `metric`. Errors say what was expected.
+    pub fn parse(scope: Scope, metric: Metric, expression: &str) -> Result<Threshold, String> {
+        let text = expression.trim();
+        let (aggregation, rest) = parse_aggregation(text)?;
+        check_aggregation(metric, aggregation)?;
+        let rest = rest.trim_start();
+        let (op, rest) = parse_op(rest).ok_or_else(|| {
+            format!("`{text}`: expected an operator (<, <=, >, >=, ==, !=) after `{aggregation}`")
+        })?;
+        let limit = parse_value(metric, aggregation, rest.trim())
+            .map_err(|why| format!("`{text}`: {why}"))?;
+        Ok(Threshold {
+            scope,
+            metric,
+            aggregation,
+            op,
+            limit,
+            expression: text.to_string(),
+        })
+    }
+
+    /// Whether `measured` (in canonical units) satisfies the threshold.
+    pub fn passes(&self, measured: f64) -> bool {
+        match self.op {
+            Op::Lt => measured < self.limit,
+            Op::Le => measured <= self.limit,
+            Op::Gt => measured > self.limit,
+            Op::Ge => measured >= self.limit,
+            Op::Eq => measured == self.limit,
+            Op::Ne => measured != self.limit,
+        }
+    }
+
+    /// Canonical form, e.g. `latency p(95) < 200000us`.
+    pub fn canonical(&self) -> String {
+        format!(
+            "{} {} {} {}",
+            self.metric.name(),
+            self.aggregation,
+            self.op.symbol(),
+            self.limit
+        )
+    }
+}
+
+fn parse_aggregation(text: &str) -> Result<(Aggregation, &str), String> {
+    if let Some(rest) = text.strip_prefix("p(") {
+        let close = rest
+            .find(')')
+            .ok_or_else(|| format!("`{text}`: `p(` is not closed"))?;
+        let p: f64 = rest[..close]
+            .trim()
+            .parse()
+            .map_err(|_| format!("`{text}`: `p(...)` needs a number, e.g. p(95) or p(99.9)"))?;
+        if !(p > 0.0 && p <= 100.0) {
+            return Err(format!("`{text}`: percentile {p} is out of range (0, 100]"));
+        }
+        return Ok((Aggregation::Percentile(p), &rest[close + 1..]));
+    }
+    let end = text
+        .find(|c: char| !c.is_ascii_alphanumeric())
+        .unwrap_or(text.len());
+    let aggregation = match &text[..end] {
+        "med" => Aggregation::Median,
+        "mean" | "avg" => Aggregation::Mean,
+        "min" => Aggregation::Min,
+        "max" => Aggregation::Max,
+        "rate" => Aggregation::Rate,
+        "count" => Aggregation::Count,
+        other => {
+            return Err(format!(
+                "`{text}`: unknown aggregation `{other}`: use p(N), med, mean, min, max, rate or count"
+            ));
+        }
+    };
+    Ok((aggregation, &text[end..]))
+}
+
+fn check_aggregation(metric: Metric, aggregation: Aggregation) -> Result<(), String> {
+    let ok = match metric {
+        Metric::Latency => !matches!(aggregation, Aggregation::Rate | Aggregation::Count),
+        Metric::Errors | Metric::Requests => {
+            matches!(aggregation, Aggregation::Rate | Aggregation::Count)
+        }
+    };
+    if ok {
+        return Ok(());
+    }
+    let allowed = match metric {
+        Metric::Latency => "p(N), med, mean, min or max",
+        Metric::Errors | Metric::Requests => "rate or count",
+    };
+    Err(format!(
+        "`{aggregation}` does not apply to `{}`: use {allowed}",
+        metric.name()
+    ))
+}
+
+fn parse_op(text: &str) -> Option<(Op, &str)> {
+    // Two-character operators first.
+    for (symbol, op) in [
+        ("<=", Op::Le),
+        (">=", Op::Ge),
+        ("==", Op::Eq),
+        ("!=", Op::Ne),
+        ("<", Op::Lt),
+        (">", Op::Gt),
+    ] {
+        if let Some(rest) = text.strip_prefix(symbol) {
+            return Some((op, rest));
+        }
+    }
+    None
+}
+
+fn parse_value(metric: Metric, aggregation: Aggregation, text: &str) -> Result<f64, String> {
+    match (metric, aggregation) {
+        (Metric::Latency, _) => parse_duration(text).map(|d| d.as_secs_f64() * 1e6),
+        (_, Aggregation::Count) => text
+            .parse::<u64>()
+            .map(|n| n as f64)
+            .map_err(|_| format!("a count is a whole number without a unit, not `{text}`")),
+        (Metric::Errors, _) => {
+            let number = text.strip_suffix('%').ok_or_else(|| {
+                format!("an error rate needs the unit `%`, e.g. `1%` or `0.1%`, not `{text}`")
+            })?;
+            let percent: f64 = number
+                .trim()
+                .parse()
+                .map_err(|_| format!("`{text}` is not a percentage"))?;
+            if !(0.0..=100.0).contains(&percent) {
+                return Err(format!("{percent}% is not between 0% and 100%"));
+            }
+            Ok(percent / 100.0)
+        }
+        (Metric::Requests, _) => {
+            let number = text.strip_suffix("/s").ok_or_else(|| {
+                format!("a request rate needs the unit `/s`, e.g. `500/s`, not `{text}`")
+            })?;
+            let rate: f64 = number
+                .trim()
+                .parse()
+                .map_err(|_| format!("`{text}` is not a rate"))?;
+            if !(rate.is_finite() && rate >= 0.0) {
+                return Err(format!("`{text}` is not a rate"));
+            }
+            Ok(rate)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(metric: Metric, text: &str) -> Result<(Aggregation, Op, f64), String> {
+        Threshold::parse(Scope::Total, metric, text).map(|t| (t.aggregation, t.op, t.limit))
+    }
+
+    #[test]
+    fn valid_thresholds() {
+        use Aggregation::*;
+        let cases = [
+            (
+                Metric::Latency,
+                "p(95)<200ms",
+                (Percentile(95.0), Op::Lt, 200_000.0),
+            ),
+            (
+                Metric::Latency,
+                " p(99.9) <= 1.5s ",
+                (Percentile(99.9), Op::Le, 1_500_000.0),
+            ),
+            (Metric::Latency, "max < 2s", (Max, Op::Lt, 2_000_000.0)),
+            (Metric::Latency, "mean<50ms", (Mean, Op::Lt, 50_000.0)),
+            (Metric::Latency, "med < 300us", (Median, Op::Lt, 300.0)),
+            (Metric::Latency, "min >= 1ms", (Min, Op::Ge, 1_000.0)),
+            (Metric::Errors, "rate < 0.1%", (Rate, Op::Lt, 0.001)),
+            (Metric::Errors, "count == 0", (Count, Op::Eq, 0.0)),
+            (Metric::Requests, "rate > 500/s", (Rate, Op::Gt, 500.0)),
+            (Metric::Requests, "count != 7", (Count, Op::Ne, 7.0)),
+        ];
+        for (metric, text, want) in cases {
+            let got = parse(metric, text).unwrap_or_else(|e| panic!("{text}: {e}"));
+            assert_eq!(got.0, want.0, "{text}");
+            assert_eq!(got.1, want.1, "{text}");
+            assert!(
+                (got.2 - want.2).abs() < 1e-9,
+                "{text}: {} != {}",
+                got.2,
+                want.2
+            );
+        }
+    }
+
+    #[test]
+    fn invalid_thresholds_say_why() {
+        let cases = [
+            (Metric::Latency, "p(95) < 200", "has no unit"),
+            (Metric::Latency, "p(95 < 200ms", "needs a number"),
+            (Metric::Latency, "p(0) < 200ms", "out of range"),
+            (Metric::Latency, "p(101) < 200ms", "out of range"),
+            (Metric::Latency, "p95 < 200ms", "unknown aggregation `p95`"),
+            (Metric::Latency, "rate < 1%", "does not apply to `latency`"),
+            (Metric::Latency, "max 200ms", "expected an operator"),
+            (Metric::Errors, "rate < 0.01", "needs the unit `%`"),
+            (Metric::Errors, "rate < 120%", "between 0% and 100%"),
+            (Metric::Errors, "p(99) < 1%", "does not apply to `errors`"),
+            (Metric::Errors, "count < 1.5", "whole number"),
+            (Metric::Requests, "rate > 500", "needs the unit `/s`"),
+            (Metric::Requests, "rate > fast/s", "is not a rate"),
+        ];
+        for (metric, text, want) in cases {
+            let err = parse(metric, text).expect_err(text);
+            assert!(err.contains(want), "{text}: {err}");
+        }
+    }
+
+    #[test]
+    fn passes_compares_in_canonical_units() {
+        let t = Threshold::parse(Scope::Total, Metric::Latency, "p(99) < 200ms").unwrap();
+        assert!(t.passes(199_999.0));
+        assert!(!t.passes(200_000.0));
+        let t = Threshold::parse(Scope::Total, Metric::Errors, "rate <= 1%").unwrap();
+        assert!(t.passes(0.01));
+        assert!(!t.passes(0.010_1));
+        let t = Threshold::parse(Scope::Total, Metric::Requests, "rate >= 100/s").unwrap();
+        assert!(t.passes(100.0));
+        assert!(!t.passes(99.9));
+    }
+}
