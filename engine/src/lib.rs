@@ -5,13 +5,21 @@
 
 pub mod cli;
 pub mod plan;
+pub mod report;
+pub mod result;
+pub mod run;
 pub mod serve;
+pub mod service;
 pub mod spec;
 pub mod validate;
 
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 
-use cli::{Cli, Command, SchemaKind};
+use cli::{Cli, Command, RunArgs, SchemaKind};
+use plan::Stop;
+use report::progress::ProgressLine;
 
 /// How a command ended, when it ran to the end. Each maps to a documented exit code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -20,6 +28,8 @@ pub enum Outcome {
     Passed,
     /// Exit 1: the run completed and at least one SLO failed.
     SloFailed,
+    /// Exit 3: the run was interrupted (Ctrl-C or SIGTERM) before its end.
+    Interrupted,
 }
 
 /// Exit code for an invalid spec or command line.
@@ -34,6 +44,7 @@ impl Outcome {
         match self {
             Outcome::Passed => ExitCode::SUCCESS,
             Outcome::SloFailed => ExitCode::from(1),
+            Outcome::Interrupted => ExitCode::from(EXIT_RUN_FAILED),
         }
     }
 }
@@ -67,7 +78,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Schema { which } => {
             let schema = match which {
                 SchemaKind::Spec => validate::spec_schema(),
-                SchemaKind::Result => todo!(),
+                SchemaKind::Result => result::schema(),
             };
             println!("{}", serde_json::to_string_pretty(&schema)?);
             Ok(Outcome::Passed)
@@ -76,16 +87,56 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
             serve::serve(&args)?;
             Ok(Outcome::Passed)
         }
-        Command::Run(_args) => todo!(),
+        Command::Run(args) => run_spec(&args),
     }
+}
+
+/// `loadgate run`: validate, start the service, run, stop the service, report.
+fn run_spec(args: &RunArgs) -> anyhow::Result<Outcome> {
+    let source = spec::SourceSpec::read(&args.spec)?;
+    let plan = validate::check(&source, &env_var)?;
+
+    let stop = Arc::new(AtomicBool::new(false));
+    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(signal, stop.clone())?;
+    }
+    let service = match &plan.service {
+        Some(s) => {
+            eprintln!("loadgate: starting service `{}`", s.display_command);
+            Some(service::Service::start(s, &stop)?)
+        }
+        None => None,
+    };
+    let planned = match plan.load.stop {
+        Stop::Duration(d) => Some(d),
+        Stop::Requests(_) => None,
+    };
+    let mut progress = ProgressLine::new(args.quiet, planned);
+    let output = run::execute(&plan, stop, &mut |p| progress.update(p));
+    progress.finish();
+    drop(service);
+    let output = output?;
+
+    let result = result::build(&plan, &output);
+    if let Some(path) = &args.out {
+        result::write(&result, path)?;
+    }
+    print!("{}", report::console::summary(&result));
+    Ok(if output.interrupted {
+        Outcome::Interrupted
+    } else if result.passed {
+        Outcome::Passed
+    } else {
+        Outcome::SloFailed
+    })
 }
 
 /// Looks up `${NAME}` for a spec: the environment, and `LOADGATE`, the running binary.
 pub fn env_var(name: &str) -> Option<String> {
-    if name == "LOADGATE" {
-        if let Ok(exe) = std::env::current_exe() {
-            return Some(exe.to_string_lossy().into_owned());
-        }
+    if name == "LOADGATE"
+        && let Ok(exe) = std::env::current_exe()
+    {
+        return Some(exe.to_string_lossy().into_owned());
     }
     std::env::var(name).ok()
 }

@@ -50,8 +50,18 @@ impl SourceSpec {
 
     /// Parses `text` (named `path` in errors).
     pub fn parse(path: PathBuf, text: String) -> Result<SourceSpec, SpecLoadError> {
-        let _ = (&path, &text);
-        todo!("helper: YAML -> JSON with locations")
+        let value = serde_saphyr::from_str(&text).map_err(|e| SpecLoadError::Syntax {
+            path: path.clone(),
+            line: 0,
+            column: 0,
+            message: e.to_string(),
+        })?;
+        Ok(SourceSpec {
+            path,
+            text,
+            value,
+            locations: HashMap::new(),
+        })
     }
 
     /// Where the value at `field_path` starts; falls back to the nearest ancestor.

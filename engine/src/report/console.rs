@@ -1,0 +1,253 @@
+//! The console summary printed on stdout at the end of a run: totals, RPS, a percentile table,
+//! a latency histogram, status codes, errors and the SLO table, verdict last.
+
+use std::fmt::Write as _;
+
+use crate::result::{self, RunResult, SloVerdict, TargetResult};
+
+/// Renders the summary of `result` as plain text.
+pub fn summary(result: &RunResult) -> String {
+    let mut out = String::new();
+    let t = &result.total;
+    let load = &result.load;
+    let _ = writeln!(out, "\nloadgate: {}", clean(&result.spec.name));
+    if result.interrupted {
+        let _ = writeln!(
+            out,
+            "  (interrupted: the numbers cover only part of the run)"
+        );
+    }
+    let _ = writeln!(
+        out,
+        "  load        {} connections (closed model), measured {:.2} s after a {} s warmup",
+        load.connections, result.duration_s, load.warmup_s
+    );
+    let _ = writeln!(
+        out,
+        "  requests    {} ended, {} responses, {:.1} req/s",
+        t.requests, t.responses, t.rps
+    );
+    let _ = writeln!(
+        out,
+        "  errors      {} ({:.2}%)",
+        t.errors,
+        t.error_rate * 100.0
+    );
+    let _ = writeln!(
+        out,
+        "  data        {} received, {} sent",
+        bytes(t.bytes_received),
+        bytes(t.bytes_sent)
+    );
+    let _ = writeln!(
+        out,
+        "  client CPU  {:.2} s user, {:.2} s system",
+        result.environment.client_cpu_user_s, result.environment.client_cpu_system_s
+    );
+
+    let _ = writeln!(out, "\n  latency{}", percentile_header());
+    let rows: Vec<&TargetResult> = if result.targets.len() > 1 {
+        std::iter::once(t).chain(&result.targets).collect()
+    } else {
+        vec![t]
+    };
+    let width = rows
+        .iter()
+        .map(|r| r.name.chars().count())
+        .max()
+        .unwrap_or(5)
+        .max(7);
+    for row in rows {
+        let _ = writeln!(out, "  {:<width$}{}", clean(&row.name), percentile_row(row));
+    }
+
+    if let Ok(histogram) = result::decode_histogram(&t.histogram)
+        && !histogram.is_empty()
+    {
+        let _ = writeln!(out, "\n  latency histogram");
+        out.push_str(&histogram_bars(&histogram));
+    }
+
+    if !t.status_codes.is_empty() {
+        let codes: Vec<String> = t
+            .status_codes
+            .iter()
+            .map(|(code, n)| format!("{code}: {n}"))
+            .collect();
+        let _ = writeln!(out, "\n  status codes  {}", codes.join(", "));
+    }
+    if !t.errors_by_kind.is_empty() {
+        let kinds: Vec<String> = t
+            .errors_by_kind
+            .iter()
+            .map(|(kind, n)| format!("{kind}: {n}"))
+            .collect();
+        let _ = writeln!(out, "  errors        {}", kinds.join(", "));
+    }
+
+    if !result.slo.is_empty() {
+        let _ = writeln!(out, "\n  SLO");
+        let width = result
+            .slo
+            .iter()
+            .map(|v| slo_name(v).chars().count())
+            .max()
+            .unwrap_or(0);
+        for verdict in &result.slo {
+            let _ = writeln!(
+                out,
+                "  {}  {:<width$}  measured {:>10}",
+                if verdict.passed { "pass" } else { "FAIL" },
+                slo_name(verdict),
+                measured(verdict),
+            );
+        }
+    }
+    let failed = result.slo.iter().filter(|v| !v.passed).count();
+    let _ = writeln!(
+        out,
+        "\n{}",
+        match (result.slo.len(), failed) {
+            (0, _) => "PASSED: no SLOs defined".to_string(),
+            (n, 0) => format!("PASSED: all {n} SLO thresholds met"),
+            (n, f) => format!("FAILED: {f} of {n} SLO thresholds not met"),
+        }
+    );
+    out
+}
+
+fn percentile_header() -> String {
+    ["min", "p50", "p90", "p95", "p99", "p99.9", "max", "mean"]
+        .iter()
+        .map(|h| format!("{h:>9}"))
+        .collect()
+}
+
+fn percentile_row(row: &TargetResult) -> String {
+    match &row.latency_us {
+        Some(l) => [
+            l.min as f64,
+            l.p50 as f64,
+            l.p90 as f64,
+            l.p95 as f64,
+            l.p99 as f64,
+            l.p99_9 as f64,
+            l.max as f64,
+            l.mean,
+        ]
+        .iter()
+        .map(|us| format!("{:>9}", latency(*us)))
+        .collect(),
+        None => format!("{:>9}", "no responses"),
+    }
+}
+
+/// Up to 10 bars on a logarithmic scale from min to max.
+fn histogram_bars(h: &hdrhistogram::Histogram<u64>) -> String {
+    let (min, max) = (h.min().max(1) as f64, h.highest_equivalent(h.max()) as f64);
+    let buckets = if max / min < 1.5 { 1 } else { 10 };
+    let ratio = (max / min).powf(1.0 / buckets as f64);
+    let mut out = String::new();
+    let mut low = min;
+    let total = h.len() as f64;
+    for i in 0..buckets {
+        let high = if i + 1 == buckets { max } else { low * ratio };
+        let count = h.count_between(low as u64, high as u64)
+            - if i > 0 { h.count_at(low as u64) } else { 0 };
+        let share = count as f64 / total;
+        let _ = writeln!(
+            out,
+            "  {:>9} .. {:<9} {:<40} {:>5.1}%",
+            latency(low),
+            latency(high),
+            "#".repeat((share * 40.0).round() as usize),
+            share * 100.0
+        );
+        low = high;
+    }
+    out
+}
+
+fn slo_name(v: &SloVerdict) -> String {
+    format!("{} {}: {}", clean(&v.scope), v.metric, v.threshold)
+}
+
+fn measured(v: &SloVerdict) -> String {
+    match (v.measured, v.unit.as_str()) {
+        (None, _) => "n/a".to_string(),
+        (Some(us), "us") => latency(us),
+        (Some(ratio), "ratio") => format!("{:.3}%", ratio * 100.0),
+        (Some(rate), "1/s") => format!("{rate:.1}/s"),
+        (Some(n), _) => format!("{n}"),
+    }
+}
+
+/// A latency in microseconds, in a readable unit: `850us`, `1.23ms`, `2.50s`.
+pub fn latency(us: f64) -> String {
+    if us < 1_000.0 {
+        format!("{us:.0}us")
+    } else if us < 1_000_000.0 {
+        format!("{:.2}ms", us / 1_000.0)
+    } else {
+        format!("{:.2}s", us / 1_000_000.0)
+    }
+}
+
+fn bytes(n: u64) -> String {
+    let n = n as f64;
+    if n < 1024.0 {
+        format!("{n} B")
+    } else if n < 1024.0 * 1024.0 {
+        format!("{:.1} KiB", n / 1024.0)
+    } else if n < 1024.0 * 1024.0 * 1024.0 {
+        format!("{:.1} MiB", n / (1024.0 * 1024.0))
+    } else {
+        format!("{:.2} GiB", n / (1024.0 * 1024.0 * 1024.0))
+    }
+}
+
+/// Names come from the spec: keep terminal control characters out.
+fn clean(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_control() { '?' } else { c })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn latency_units() {
+        assert_eq!(latency(850.0), "850us");
+        assert_eq!(latency(1_234.0), "1.23ms");
+        assert_eq!(latency(2_500_000.0), "2.50s");
+    }
+
+    #[test]
+    fn histogram_bars_cover_every_sample() {
+        let mut h = crate::result::stats::latency_histogram();
+        for v in 1..=1000u64 {
+            h.record(v * 100).unwrap();
+        }
+        let bars = histogram_bars(&h);
+        let shares: f64 = bars
+            .lines()
+            .map(|l| {
+                l.trim_end_matches('%')
+                    .rsplit(' ')
+                    .next()
+                    .unwrap()
+                    .parse::<f64>()
+                    .unwrap()
+            })
+            .sum();
+        assert_eq!(bars.lines().count(), 10);
+        assert!((shares - 100.0).abs() < 0.6, "{bars}");
+    }
+
+    #[test]
+    fn control_characters_are_cleaned() {
+        assert_eq!(clean("a\x1b[31mb\n"), "a?[31mb?");
+    }
+}

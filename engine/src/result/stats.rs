@@ -1,0 +1,254 @@
+//! What a run records: per-target latency histograms and counters, and per-second samples.
+//!
+//! Each worker thread owns its own [`TargetStats`] and merges them once at the end
+//! (`merge`); nothing here is shared between threads while requests run.
+
+use std::collections::BTreeMap;
+
+use hdrhistogram::Histogram;
+
+/// Highest latency a histogram records, in microseconds (one hour); larger values saturate.
+pub const MAX_LATENCY_US: u64 = 3_600_000_000;
+
+/// A latency histogram in microseconds with 3 significant digits (HdrHistogram).
+pub fn latency_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, MAX_LATENCY_US, 3).expect("valid histogram bounds")
+}
+
+/// Why a request failed. Counted, never stored one by one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum ErrorKind {
+    /// The connection was refused (nothing listens).
+    ConnectRefused,
+    /// The connection was not established within the request timeout.
+    ConnectTimeout,
+    /// Any other failure to connect (unreachable, address error).
+    ConnectError,
+    /// No complete response within the request timeout.
+    Timeout,
+    /// The connection was reset (ECONNRESET, EPIPE).
+    Reset,
+    /// The server closed the connection before the response was complete.
+    Closed,
+    /// The response was not valid HTTP/1.1.
+    Malformed,
+    /// A complete response whose status is not in the target's `expect.status`.
+    UnexpectedStatus,
+}
+
+impl ErrorKind {
+    /// Every kind, in order.
+    pub const ALL: [ErrorKind; 8] = [
+        ErrorKind::ConnectRefused,
+        ErrorKind::ConnectTimeout,
+        ErrorKind::ConnectError,
+        ErrorKind::Timeout,
+        ErrorKind::Reset,
+        ErrorKind::Closed,
+        ErrorKind::Malformed,
+        ErrorKind::UnexpectedStatus,
+    ];
+
+    /// The snake_case name used in results and reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorKind::ConnectRefused => "connect_refused",
+            ErrorKind::ConnectTimeout => "connect_timeout",
+            ErrorKind::ConnectError => "connect_error",
+            ErrorKind::Timeout => "timeout",
+            ErrorKind::Reset => "reset",
+            ErrorKind::Closed => "closed",
+            ErrorKind::Malformed => "malformed",
+            ErrorKind::UnexpectedStatus => "unexpected_status",
+        }
+    }
+}
+
+/// Counters and the latency histogram of one target (or of all targets, once merged).
+#[derive(Debug, Clone)]
+pub struct TargetStats {
+    /// Latency of every complete response (any status), in microseconds.
+    pub latency_us: Histogram<u64>,
+    /// Complete responses by status code (index = code, 0..600).
+    pub status: Box<[u64; 600]>,
+    /// Failed requests by kind (index = position in [`ErrorKind::ALL`]).
+    pub errors: [u64; ErrorKind::ALL.len()],
+    /// Request bytes written.
+    pub bytes_sent: u64,
+    /// Response bytes read (headers and body).
+    pub bytes_received: u64,
+}
+
+impl Default for TargetStats {
+    fn default() -> Self {
+        TargetStats {
+            latency_us: latency_histogram(),
+            status: Box::new([0; 600]),
+            errors: [0; ErrorKind::ALL.len()],
+            bytes_sent: 0,
+            bytes_received: 0,
+        }
+    }
+}
+
+impl TargetStats {
+    /// Records a complete response.
+    #[inline]
+    pub fn record_response(&mut self, status: u16, latency_us: u64, expected: bool) {
+        self.latency_us.saturating_record(latency_us.max(1));
+        if let Some(count) = self.status.get_mut(usize::from(status)) {
+            *count += 1;
+        }
+        if !expected {
+            self.record_error(ErrorKind::UnexpectedStatus);
+        }
+    }
+
+    /// Records a failed request.
+    #[inline]
+    pub fn record_error(&mut self, kind: ErrorKind) {
+        self.errors[kind as usize] += 1;
+    }
+
+    /// Complete responses, any status.
+    pub fn responses(&self) -> u64 {
+        self.latency_us.len()
+    }
+
+    /// Failed requests: transport errors and unexpected statuses.
+    pub fn error_count(&self) -> u64 {
+        self.errors.iter().sum()
+    }
+
+    /// Requests that ended: complete responses plus transport errors.
+    pub fn requests(&self) -> u64 {
+        self.responses() + self.error_count() - self.errors[ErrorKind::UnexpectedStatus as usize]
+    }
+
+    /// Fraction of ended requests that failed, 0.0 when none ended.
+    pub fn error_rate(&self) -> f64 {
+        match self.requests() {
+            0 => 0.0,
+            n => self.error_count() as f64 / n as f64,
+        }
+    }
+
+    /// Status counts, non-zero only, keyed by code.
+    pub fn status_counts(&self) -> BTreeMap<u16, u64> {
+        (0u16..)
+            .zip(self.status.iter())
+            .filter(|(_, n)| **n > 0)
+            .map(|(code, n)| (code, *n))
+            .collect()
+    }
+
+    /// Error counts, non-zero only, keyed by [`ErrorKind::name`].
+    pub fn error_counts(&self) -> BTreeMap<&'static str, u64> {
+        ErrorKind::ALL
+            .iter()
+            .zip(self.errors.iter())
+            .filter(|(_, n)| **n > 0)
+            .map(|(kind, n)| (kind.name(), *n))
+            .collect()
+    }
+
+    /// Adds `other` into `self`: histograms added, counters summed.
+    pub fn merge(&mut self, other: &TargetStats) {
+        self.latency_us
+            .add(&other.latency_us)
+            .expect("histograms of equal bounds add");
+        for (a, b) in self.status.iter_mut().zip(other.status.iter()) {
+            *a += b;
+        }
+        for (a, b) in self.errors.iter_mut().zip(other.errors.iter()) {
+            *a += b;
+        }
+        self.bytes_sent += other.bytes_sent;
+        self.bytes_received += other.bytes_received;
+    }
+}
+
+/// One second of a run, all targets together: what completed in that second.
+#[derive(Debug, Clone)]
+pub struct SecondStats {
+    /// Complete responses (any status).
+    pub responses: u64,
+    /// Failed requests.
+    pub errors: u64,
+    /// Latency of the responses, in microseconds (2 significant digits: enough for p50/p99).
+    pub latency_us: Histogram<u64>,
+}
+
+impl Default for SecondStats {
+    fn default() -> Self {
+        SecondStats {
+            responses: 0,
+            errors: 0,
+            latency_us: Histogram::new_with_bounds(1, MAX_LATENCY_US, 2)
+                .expect("valid histogram bounds"),
+        }
+    }
+}
+
+impl SecondStats {
+    /// The time-series sample of this second.
+    pub fn sample(&self, second: u32) -> super::TimeSample {
+        let h = &self.latency_us;
+        let at = |q| {
+            if h.is_empty() {
+                0
+            } else {
+                h.value_at_quantile(q)
+            }
+        };
+        super::TimeSample {
+            second,
+            responses: self.responses,
+            errors: self.errors,
+            p50_us: at(0.5),
+            p99_us: at(0.99),
+            max_us: h.max(),
+        }
+    }
+
+    /// Adds `other` into `self`.
+    pub fn merge(&mut self, other: &SecondStats) {
+        self.responses += other.responses;
+        self.errors += other.errors;
+        self.latency_us
+            .add(&other.latency_us)
+            .expect("histograms of equal bounds add");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_and_merge() {
+        let mut a = TargetStats::default();
+        a.record_response(200, 1_000, true);
+        a.record_response(500, 2_000, false);
+        a.record_error(ErrorKind::Timeout);
+        let mut b = TargetStats::default();
+        b.record_response(200, 3_000, true);
+        b.record_error(ErrorKind::ConnectRefused);
+        a.merge(&b);
+        assert_eq!(a.responses(), 3);
+        assert_eq!(a.requests(), 5);
+        assert_eq!(a.error_count(), 3);
+        assert!((a.error_rate() - 0.6).abs() < 1e-12);
+        assert_eq!(a.status_counts(), BTreeMap::from([(200, 2), (500, 1)]));
+        assert_eq!(
+            a.error_counts(),
+            BTreeMap::from([
+                ("connect_refused", 1),
+                ("timeout", 1),
+                ("unexpected_status", 1)
+            ])
+        );
+        assert!(a.latency_us.equivalent(a.latency_us.max(), 3_000));
+        assert!(a.latency_us.equivalent(a.latency_us.min(), 1_000));
+    }
+}

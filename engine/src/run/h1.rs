@@ -1,0 +1,446 @@
+//! The HTTP/1.1 wire path: write pre-built request bytes, read and frame one response.
+//!
+//! Responses are parsed with httparse; bodies are framed by `Content-Length`, chunked
+//! transfer coding (RFC 9112 §7.1) or the connection's close (RFC 9112 §6.3), and are
+//! counted, not kept. One buffer per connection is reused for every response: no heap
+//! allocation per request.
+
+use std::io;
+use std::net::SocketAddr;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+use crate::result::stats::ErrorKind;
+
+/// Initial read buffer per connection, in bytes.
+const BUF_BYTES: usize = 16 * 1024;
+/// Largest response head (status line and headers) accepted, in bytes.
+const MAX_HEAD_BYTES: usize = 64 * 1024;
+/// Most response headers accepted.
+const MAX_HEADERS: usize = 64;
+
+/// A complete response, as far as a load test cares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Response {
+    pub status: u16,
+    /// Bytes read for this response: head and body.
+    pub bytes: u64,
+    /// Whether the connection may carry the next request.
+    pub keep_alive: bool,
+}
+
+/// One open HTTP/1.1 connection.
+pub struct H1Conn {
+    stream: TcpStream,
+    buf: Vec<u8>,
+}
+
+/// Opens a connection to `addr` (TCP_NODELAY on).
+pub async fn connect(addr: SocketAddr) -> Result<H1Conn, ErrorKind> {
+    let stream = TcpStream::connect(addr).await.map_err(|e| match e.kind() {
+        io::ErrorKind::ConnectionRefused => ErrorKind::ConnectRefused,
+        io::ErrorKind::TimedOut => ErrorKind::ConnectTimeout,
+        _ => ErrorKind::ConnectError,
+    })?;
+    stream
+        .set_nodelay(true)
+        .map_err(|_| ErrorKind::ConnectError)?;
+    Ok(H1Conn {
+        stream,
+        buf: vec![0; BUF_BYTES],
+    })
+}
+
+fn io_error(e: io::Error) -> ErrorKind {
+    match e.kind() {
+        io::ErrorKind::UnexpectedEof => ErrorKind::Closed,
+        io::ErrorKind::TimedOut => ErrorKind::Timeout,
+        _ => ErrorKind::Reset,
+    }
+}
+
+/// How the body of a response ends.
+enum Framing {
+    None,
+    Length(u64),
+    Chunked,
+    Close,
+}
+
+impl H1Conn {
+    /// Sends `request` and reads one complete response. `is_head`: the request was `HEAD`,
+    /// so the response has no body.
+    ///
+    /// Errors: [`ErrorKind::Closed`] when the server closes before the response is complete,
+    /// [`ErrorKind::Reset`] on a reset, [`ErrorKind::Malformed`] for anything not HTTP/1.x.
+    pub async fn exchange(&mut self, request: &[u8], is_head: bool) -> Result<Response, ErrorKind> {
+        self.stream.write_all(request).await.map_err(io_error)?;
+        let mut filled = 0;
+        let mut total: u64 = 0;
+        // Read until a final (non-1xx) response head is complete.
+        let (status, head_len, framing, mut keep_alive) = loop {
+            if filled > 0 {
+                match parse_head(&self.buf[..filled], is_head)? {
+                    Head::Partial => {}
+                    Head::Interim(len) => {
+                        self.buf.copy_within(len..filled, 0);
+                        filled -= len;
+                        continue;
+                    }
+                    Head::Complete {
+                        status,
+                        len,
+                        framing,
+                        keep_alive,
+                    } => break (status, len, framing, keep_alive),
+                }
+            }
+            if filled == self.buf.len() {
+                if self.buf.len() >= MAX_HEAD_BYTES {
+                    return Err(ErrorKind::Malformed);
+                }
+                self.buf.resize(self.buf.len() * 2, 0);
+            }
+            let n = self
+                .stream
+                .read(&mut self.buf[filled..])
+                .await
+                .map_err(io_error)?;
+            if n == 0 {
+                return Err(ErrorKind::Closed);
+            }
+            filled += n;
+            total += n as u64;
+        };
+
+        let in_buf = filled - head_len;
+        match framing {
+            Framing::None => keep_alive &= in_buf == 0,
+            Framing::Length(length) => {
+                if in_buf as u64 > length {
+                    // Bytes beyond the response: the connection is out of step; do not reuse.
+                    keep_alive = false;
+                }
+                let mut remaining = length.saturating_sub(in_buf as u64);
+                while remaining > 0 {
+                    let n = self.stream.read(&mut self.buf).await.map_err(io_error)?;
+                    if n == 0 {
+                        return Err(ErrorKind::Closed);
+                    }
+                    total += n as u64;
+                    if n as u64 > remaining {
+                        keep_alive = false;
+                    }
+                    remaining = remaining.saturating_sub(n as u64);
+                }
+            }
+            Framing::Chunked => {
+                let mut decoder = ChunkedDecoder::default();
+                let used = decoder.feed(&self.buf[head_len..filled])?;
+                if decoder.is_done() {
+                    keep_alive &= used == in_buf;
+                }
+                while !decoder.is_done() {
+                    let n = self.stream.read(&mut self.buf).await.map_err(io_error)?;
+                    if n == 0 {
+                        return Err(ErrorKind::Closed);
+                    }
+                    total += n as u64;
+                    let used = decoder.feed(&self.buf[..n])?;
+                    if decoder.is_done() {
+                        keep_alive &= used == n;
+                    }
+                }
+            }
+            Framing::Close => {
+                keep_alive = false;
+                loop {
+                    let n = self.stream.read(&mut self.buf).await.map_err(io_error)?;
+                    if n == 0 {
+                        break;
+                    }
+                    total += n as u64;
+                }
+            }
+        }
+        Ok(Response {
+            status,
+            bytes: total,
+            keep_alive,
+        })
+    }
+}
+
+enum Head {
+    Partial,
+    /// A 1xx interim response of this many bytes, to be skipped.
+    Interim(usize),
+    Complete {
+        status: u16,
+        len: usize,
+        framing: Framing,
+        keep_alive: bool,
+    },
+}
+
+fn parse_head(bytes: &[u8], is_head: bool) -> Result<Head, ErrorKind> {
+    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+    let mut response = httparse::Response::new(&mut headers);
+    let len = match response.parse(bytes) {
+        Ok(httparse::Status::Complete(len)) => len,
+        Ok(httparse::Status::Partial) => return Ok(Head::Partial),
+        Err(_) => return Err(ErrorKind::Malformed),
+    };
+    let status = response.code.ok_or(ErrorKind::Malformed)?;
+    if (100..200).contains(&status) && status != 101 {
+        return Ok(Head::Interim(len));
+    }
+    let mut keep_alive = response.version == Some(1);
+    let mut content_length: Option<u64> = None;
+    let mut chunked = false;
+    for header in response.headers.iter() {
+        if header.name.eq_ignore_ascii_case("content-length") {
+            let value = std::str::from_utf8(header.value)
+                .ok()
+                .and_then(|v| v.trim().parse::<u64>().ok())
+                .ok_or(ErrorKind::Malformed)?;
+            if content_length.is_some_and(|c| c != value) {
+                return Err(ErrorKind::Malformed);
+            }
+            content_length = Some(value);
+        } else if header.name.eq_ignore_ascii_case("transfer-encoding") {
+            chunked = header
+                .value
+                .rsplit(|&b| b == b',')
+                .next()
+                .is_some_and(|last| last.trim_ascii().eq_ignore_ascii_case(b"chunked"));
+        } else if header.name.eq_ignore_ascii_case("connection") {
+            for token in header.value.split(|&b| b == b',') {
+                let token = token.trim_ascii();
+                if token.eq_ignore_ascii_case(b"close") {
+                    keep_alive = false;
+                } else if token.eq_ignore_ascii_case(b"keep-alive") {
+                    keep_alive = true;
+                }
+            }
+        }
+    }
+    let framing = if is_head || status == 204 || status == 304 || (100..200).contains(&status) {
+        Framing::None
+    } else if chunked {
+        Framing::Chunked
+    } else if let Some(length) = content_length {
+        Framing::Length(length)
+    } else {
+        Framing::Close
+    };
+    Ok(Head::Complete {
+        status,
+        len,
+        framing,
+        keep_alive,
+    })
+}
+
+/// Incremental decoder of the chunked transfer coding (RFC 9112 §7.1) that counts and
+/// discards the data. Chunk extensions and trailer fields are skipped.
+#[derive(Debug, Default)]
+pub struct ChunkedDecoder {
+    state: ChunkState,
+    size: u64,
+    digits: u32,
+}
+
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+enum ChunkState {
+    #[default]
+    Size,
+    Extension,
+    SizeLf,
+    Data,
+    DataCr,
+    DataLf,
+    TrailerStart,
+    TrailerLine,
+    FinalLf,
+    Done,
+}
+
+impl ChunkedDecoder {
+    /// Whether the last chunk and the trailer have been read.
+    pub fn is_done(&self) -> bool {
+        self.state == ChunkState::Done
+    }
+
+    /// Consumes bytes of the body; returns how many were used (fewer than given only when
+    /// the body ended). Errors: [`ErrorKind::Malformed`].
+    pub fn feed(&mut self, bytes: &[u8]) -> Result<usize, ErrorKind> {
+        use ChunkState::*;
+        let mut i = 0;
+        while i < bytes.len() && self.state != Done {
+            if self.state == Data {
+                let take = (bytes.len() - i).min(usize::try_from(self.size).unwrap_or(usize::MAX));
+                i += take;
+                self.size -= take as u64;
+                if self.size == 0 {
+                    self.state = DataCr;
+                }
+                continue;
+            }
+            let b = bytes[i];
+            i += 1;
+            self.state = match (self.state, b) {
+                (Size, b) if b.is_ascii_hexdigit() => {
+                    self.digits += 1;
+                    if self.digits > 15 {
+                        return Err(ErrorKind::Malformed);
+                    }
+                    self.size = self.size * 16 + u64::from((b as char).to_digit(16).unwrap_or(0));
+                    Size
+                }
+                (Size, b';' | b' ' | b'\t') if self.digits > 0 => Extension,
+                (Size, b'\r') if self.digits > 0 => SizeLf,
+                (Size, b'\n') if self.digits > 0 => self.end_size_line(),
+                (Extension, b'\r') => SizeLf,
+                (Extension, b'\n') | (SizeLf, b'\n') => self.end_size_line(),
+                (Extension, _) => Extension,
+                (DataCr, b'\r') => DataLf,
+                (DataCr, b'\n') | (DataLf, b'\n') => Size,
+                (TrailerStart, b'\r') => FinalLf,
+                (TrailerStart, b'\n') | (FinalLf, b'\n') => Done,
+                (TrailerStart, _) | (TrailerLine, _) if b != b'\n' => TrailerLine,
+                (TrailerLine, b'\n') => TrailerStart,
+                _ => return Err(ErrorKind::Malformed),
+            };
+        }
+        Ok(i)
+    }
+
+    fn end_size_line(&mut self) -> ChunkState {
+        let next = if self.size == 0 {
+            ChunkState::TrailerStart
+        } else {
+            ChunkState::Data
+        };
+        self.digits = 0;
+        next
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decode_in_pieces(body: &[u8], piece: usize) -> Result<(usize, bool), ErrorKind> {
+        let mut decoder = ChunkedDecoder::default();
+        let mut used = 0;
+        for part in body.chunks(piece) {
+            used += decoder.feed(part)?;
+            if decoder.is_done() {
+                break;
+            }
+        }
+        Ok((used, decoder.is_done()))
+    }
+
+    #[test]
+    fn chunked_bodies_in_any_split() {
+        let body = b"5;ext=1\r\nhello\r\n1A\r\nabcdefghijklmnopqrstuvwxyz\r\n0\r\nX-Trailer: 1\r\n\r\nNEXT";
+        let end = body.len() - 4;
+        for piece in 1..=body.len() {
+            assert_eq!(
+                decode_in_pieces(body, piece),
+                Ok((end, true)),
+                "piece {piece}"
+            );
+        }
+    }
+
+    #[test]
+    fn chunked_without_trailer_and_lenient_lf() {
+        let body = b"3\r\nabc\r\n0\r\n\r\n";
+        assert_eq!(decode_in_pieces(body, 4), Ok((body.len(), true)));
+        let body = b"3\nabc\n0\n\n";
+        assert_eq!(decode_in_pieces(body, 1), Ok((body.len(), true)));
+        assert_eq!(decode_in_pieces(b"3\r\nab", 100), Ok((5, false)));
+    }
+
+    #[test]
+    fn chunked_garbage_is_malformed() {
+        for body in [
+            &b"zz\r\n"[..],
+            b"\r\n",
+            b"3\r\nabcX\r\n",
+            b"ffffffffffffffff1\r\n",
+        ] {
+            assert_eq!(
+                decode_in_pieces(body, 100),
+                Err(ErrorKind::Malformed),
+                "{body:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn heads_are_framed() {
+        let framing = |raw: &[u8], is_head| match parse_head(raw, is_head) {
+            Ok(Head::Complete {
+                status,
+                framing,
+                keep_alive,
+                ..
+            }) => Some((
+                status,
+                match framing {
+                    Framing::None => "none".to_string(),
+                    Framing::Length(n) => format!("len {n}"),
+                    Framing::Chunked => "chunked".to_string(),
+                    Framing::Close => "close".to_string(),
+                },
+                keep_alive,
+            )),
+            _ => None,
+        };
+        let s = |a: &str| a.to_string();
+        assert_eq!(
+            framing(b"HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\n", false),
+            Some((200, s("len 12"), true))
+        );
+        assert_eq!(
+            framing(b"HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\n", true),
+            Some((200, s("none"), true))
+        );
+        assert_eq!(
+            framing(
+                b"HTTP/1.1 500 X\r\nTransfer-Encoding: gzip, chunked\r\nConnection: close\r\n\r\n",
+                false
+            ),
+            Some((500, s("chunked"), false))
+        );
+        assert_eq!(
+            framing(b"HTTP/1.0 200 OK\r\n\r\n", false),
+            Some((200, s("close"), false))
+        );
+        assert_eq!(
+            framing(b"HTTP/1.0 204 OK\r\nConnection: keep-alive\r\n\r\n", false),
+            Some((204, s("none"), true))
+        );
+        assert!(matches!(
+            parse_head(b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200", false),
+            Ok(Head::Interim(25))
+        ));
+        assert!(matches!(
+            parse_head(b"HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n", false),
+            Err(ErrorKind::Malformed)
+        ));
+        assert!(matches!(
+            parse_head(b"garbage\r\n\r\n", false),
+            Err(ErrorKind::Malformed)
+        ));
+        assert!(matches!(
+            parse_head(b"HTTP/1.1 200 OK\r\nA: b", false),
+            Ok(Head::Partial)
+        ));
+    }
+}
