@@ -319,7 +319,8 @@ mod tests {
     fn invalid_thresholds_say_why() {
         let cases = [
             (Metric::Latency, "p(95) < 200", "has no unit"),
-            (Metric::Latency, "p(95 < 200ms", "needs a number"),
+            (Metric::Latency, "p(95 < 200ms", "is not closed"),
+            (Metric::Latency, "p(x) < 200ms", "needs a number"),
             (Metric::Latency, "p(0) < 200ms", "out of range"),
             (Metric::Latency, "p(101) < 200ms", "out of range"),
             (Metric::Latency, "p95 < 200ms", "unknown aggregation `p95`"),
