@@ -95,8 +95,25 @@ pub fn check(
                 .collect(),
         ));
     }
-    let spec: Spec = serde_json::from_value(source.value.clone())
-        .map_err(|e| Diagnostics(vec![diagnostic(String::new(), e.to_string(), false)]))?;
+    let spec: Spec = serde_json::from_value(source.value.clone()).map_err(|e| {
+        // JSON Schema's `integer` admits `2.0`; serde does not. Point at such numbers, or
+        // fall back to serde's message for the whole document.
+        let mut floats = Vec::new();
+        float_numbers(&source.value, String::new(), &mut floats);
+        if floats.is_empty() {
+            return Diagnostics(vec![diagnostic(String::new(), e.to_string(), false)]);
+        }
+        sorted(
+            floats
+                .into_iter()
+                .map(|(path, n)| {
+                    let message =
+                        format!("expected a whole number, without a decimal point, found `{n}`");
+                    diagnostic(path, message, false)
+                })
+                .collect(),
+        )
+    })?;
     let spec_dir = source
         .path
         .parent()
@@ -280,6 +297,24 @@ fn unknown_field(name: &str, allowed: &[&str]) -> String {
                 list.join(", ")
             )
         }
+    }
+}
+
+/// Every number in `value` that is not an integer (`2.0`, `1e3`): no spec field takes one.
+fn float_numbers(value: &Value, path: String, out: &mut Vec<(String, serde_json::Number)>) {
+    match value {
+        Value::Number(n) if n.is_f64() => out.push((path, n.clone())),
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                float_numbers(item, format!("{path}[{i}]"), out);
+            }
+        }
+        Value::Object(entries) => {
+            for (key, item) in entries {
+                float_numbers(item, join(&path, key), out);
+            }
+        }
+        _ => {}
     }
 }
 
