@@ -4,17 +4,28 @@
 
 use std::fmt;
 use std::path::PathBuf;
+use std::sync::OnceLock;
+
+use jsonschema::ValidationError;
+use jsonschema::error::ValidationErrorKind;
+use serde_json::Value;
 
 use crate::plan::{self, BuildContext, Plan};
-use crate::spec::{Location, SourceSpec, Spec};
+use crate::spec::{
+    DURATION_PATTERN, Location, METHOD_PATTERN, STATUS_CLASS_PATTERN, SourceSpec, Spec,
+};
 
 /// One problem in a spec.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Diagnostic {
+    /// The spec file, as given on the command line.
     pub file: PathBuf,
     /// Field path such as `targets[1].expect.status`; empty for the whole document.
     pub path: String,
+    /// Where in the file: the field's value, its key for an unknown field, or the
+    /// enclosing mapping for a missing one.
     pub location: Option<Location>,
+    /// What is wrong, and what was expected.
     pub message: String,
 }
 
@@ -31,15 +42,20 @@ impl fmt::Display for Diagnostic {
     }
 }
 
-/// Every problem found in a spec.
+/// Every problem found in a spec, in the order they appear in the file.
 #[derive(Debug, Clone, thiserror::Error)]
 pub struct Diagnostics(pub Vec<Diagnostic>);
 
 impl fmt::Display for Diagnostics {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "the spec has {} error(s):", self.0.len())?;
+        let n = self.0.len();
+        write!(
+            f,
+            "invalid spec ({n} error{}):",
+            if n == 1 { "" } else { "s" }
+        )?;
         for d in &self.0 {
-            writeln!(f, "  {d}")?;
+            write!(f, "\n  {d}")?;
         }
         Ok(())
     }
@@ -51,19 +67,53 @@ pub fn spec_schema() -> serde_json::Value {
 }
 
 /// Validates `source` and resolves it into a plan.
+///
+/// First the YAML is checked against [`spec_schema`]; if it does not match, every mismatch is
+/// returned and nothing else is checked. Then the spec is resolved by [`plan::build`], whose
+/// errors (bad thresholds, unset `${VAR}`s, conflicting fields, ...) are returned together.
+/// `var` looks up `${NAME}` references.
 pub fn check(
     source: &SourceSpec,
     var: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Plan, Diagnostics> {
-    let diagnostic = |path: String, message: String| Diagnostic {
+    let diagnostic = |path: String, message: String, at_key: bool| Diagnostic {
         file: source.path.clone(),
-        location: source.locate(&path),
+        location: if at_key {
+            source.locate_key(&path)
+        } else {
+            source.locate(&path)
+        },
         path,
         message,
     };
-    // TODO(helper): JSON Schema validation of source.value, all errors at once.
-    let spec: Spec = serde_json::from_value(source.value.clone())
-        .map_err(|e| Diagnostics(vec![diagnostic(String::new(), e.to_string())]))?;
+    let findings = schema_findings(&source.value);
+    if !findings.is_empty() {
+        return Err(sorted(
+            findings
+                .into_iter()
+                .map(|f| diagnostic(f.path, f.message, f.at_key))
+                .collect(),
+        ));
+    }
+    let spec: Spec = serde_json::from_value(source.value.clone()).map_err(|e| {
+        // JSON Schema's `integer` admits `2.0`; serde does not. Point at such numbers, or
+        // fall back to serde's message for the whole document.
+        let mut floats = Vec::new();
+        float_numbers(&source.value, String::new(), &mut floats);
+        if floats.is_empty() {
+            return Diagnostics(vec![diagnostic(String::new(), e.to_string(), false)]);
+        }
+        sorted(
+            floats
+                .into_iter()
+                .map(|(path, n)| {
+                    let message =
+                        format!("expected a whole number, without a decimal point, found `{n}`");
+                    diagnostic(path, message, false)
+                })
+                .collect(),
+        )
+    })?;
     let spec_dir = source
         .path
         .parent()
@@ -81,11 +131,551 @@ pub fn check(
         var,
     };
     plan::build(&spec, &ctx).map_err(|errors| {
-        Diagnostics(
+        sorted(
             errors
                 .into_iter()
-                .map(|e| diagnostic(e.path, e.message))
+                .map(|e| diagnostic(e.path, e.message, false))
                 .collect(),
         )
     })
+}
+
+/// Orders diagnostics as they appear in the file (those without a location last), and drops
+/// duplicates.
+fn sorted(mut diagnostics: Vec<Diagnostic>) -> Diagnostics {
+    diagnostics.sort_by(|a, b| {
+        let key = |d: &Diagnostic| {
+            d.location
+                .map_or((u64::MAX, u64::MAX), |l| (l.line, l.column))
+        };
+        key(a).cmp(&key(b)).then_with(|| a.path.cmp(&b.path))
+    });
+    diagnostics.dedup();
+    Diagnostics(diagnostics)
+}
+
+/// The spec schema, compiled once.
+fn validator() -> &'static (Value, jsonschema::Validator) {
+    static VALIDATOR: OnceLock<(Value, jsonschema::Validator)> = OnceLock::new();
+    VALIDATOR.get_or_init(|| {
+        let schema = spec_schema();
+        let validator = jsonschema::validator_for(&schema).expect("the spec schema compiles");
+        (schema, validator)
+    })
+}
+
+/// One schema violation, explained for a person.
+#[derive(Debug, PartialEq, Eq)]
+struct Finding {
+    /// Field path, such as `targets[1].expect.status`.
+    path: String,
+    /// Whether the problem is the field's name (point at the key, not the value).
+    at_key: bool,
+    message: String,
+}
+
+/// Every way `value` fails the spec schema.
+fn schema_findings(value: &Value) -> Vec<Finding> {
+    let (schema, validator) = validator();
+    let mut findings = Vec::new();
+    for error in validator.iter_errors(value) {
+        explain(&error, schema, value, &mut findings);
+    }
+    findings
+}
+
+/// Turns one validation error into findings: the keyword decides the wording, the schema
+/// around the keyword says what was expected.
+fn explain(error: &ValidationError<'_>, schema: &Value, root: &Value, out: &mut Vec<Finding>) {
+    let path = field_path(root, error.instance_path().as_str());
+    let instance: &Value = error.instance();
+    // The (sub)schema that holds the failing keyword: `/$defs/Load/properties/duration` for
+    // `/$defs/Load/properties/duration/pattern`.
+    let keyword_at = error.schema_path().as_str();
+    let owner = keyword_at
+        .rsplit_once('/')
+        .and_then(|(parent, _)| schema.pointer(parent))
+        .map_or(&Value::Null, |node| resolve(schema, node));
+    let found = describe_value(instance);
+    let message = match error.kind() {
+        ValidationErrorKind::AdditionalProperties { unexpected } => {
+            let allowed: Vec<&str> = owner
+                .get("properties")
+                .and_then(Value::as_object)
+                .map(|p| p.keys().map(String::as_str).collect())
+                .unwrap_or_default();
+            for name in unexpected {
+                out.push(Finding {
+                    path: join(&path, name),
+                    at_key: true,
+                    message: unknown_field(name, &allowed),
+                });
+            }
+            return;
+        }
+        ValidationErrorKind::Required { property } => {
+            let name = property.as_str().unwrap_or_default();
+            out.push(Finding {
+                path: join(&path, name),
+                at_key: false,
+                message: format!("missing required field `{name}`"),
+            });
+            return;
+        }
+        ValidationErrorKind::AnyOf { context } | ValidationErrorKind::OneOfNotValid { context } => {
+            let branches = owner
+                .get("anyOf")
+                .or_else(|| owner.get("oneOf"))
+                .and_then(Value::as_array)
+                .map_or(&[][..], Vec::as_slice);
+            // `service: {...}` against `anyOf: [Service, null]`: the problem is inside the
+            // mapping, so report what is wrong there rather than "not any of".
+            if let Some(i) = structural_branch(schema, branches, instance)
+                && let Some(errors) = context.get(i)
+                && !errors.is_empty()
+            {
+                for e in errors {
+                    explain(e, schema, root, out);
+                }
+                return;
+            }
+            format!("expected {}, found {found}", describe(schema, owner))
+        }
+        ValidationErrorKind::Type { .. } | ValidationErrorKind::Pattern { .. } => {
+            format!("expected {}, found {found}", describe(schema, owner))
+        }
+        ValidationErrorKind::Minimum { .. } | ValidationErrorKind::Maximum { .. } => {
+            let min = owner.get("minimum");
+            let max = owner.get("maximum");
+            let range = match (min, max) {
+                (Some(a), Some(b)) if a == b => format!("{a}"),
+                (Some(a), Some(b)) => format!("from {a} to {b}"),
+                (Some(a), None) => format!("at least {a}"),
+                (None, Some(b)) => format!("at most {b}"),
+                (None, None) => "in range".to_string(),
+            };
+            format!("must be {range}, found {found}")
+        }
+        ValidationErrorKind::MinItems { limit: 1 } => "must not be empty".to_string(),
+        ValidationErrorKind::MinItems { limit } => format!("must have at least {limit} items"),
+        ValidationErrorKind::MaxItems { limit } => format!("must have at most {limit} items"),
+        ValidationErrorKind::MinLength { limit: 1 } => "must not be empty".to_string(),
+        ValidationErrorKind::MinLength { limit } => {
+            format!("must be at least {limit} characters long")
+        }
+        ValidationErrorKind::MaxLength { limit } => {
+            format!("must be at most {limit} characters long")
+        }
+        ValidationErrorKind::Enum { options } => {
+            let options = options
+                .as_array()
+                .map(|o| o.iter().map(|v| format!("`{v}`")).collect::<Vec<_>>())
+                .unwrap_or_default();
+            format!("expected one of {}, found {found}", options.join(", "))
+        }
+        ValidationErrorKind::Constant { expected_value } => {
+            format!("expected `{expected_value}`, found {found}")
+        }
+        _ => error.to_string(),
+    };
+    out.push(Finding {
+        path,
+        at_key: false,
+        message,
+    });
+}
+
+/// `unknown field `timout`; did you mean `timeout`?`, or the list of allowed names.
+fn unknown_field(name: &str, allowed: &[&str]) -> String {
+    match nearest(name, allowed) {
+        Some(candidate) => format!("unknown field `{name}`; did you mean `{candidate}`?"),
+        None if allowed.is_empty() => format!("unknown field `{name}`"),
+        None => {
+            let list: Vec<String> = allowed.iter().map(|a| format!("`{a}`")).collect();
+            format!(
+                "unknown field `{name}`; expected one of {}",
+                list.join(", ")
+            )
+        }
+    }
+}
+
+/// Every number in `value` that is not an integer (`2.0`, `1e3`): no spec field takes one.
+fn float_numbers(value: &Value, path: String, out: &mut Vec<(String, serde_json::Number)>) {
+    match value {
+        Value::Number(n) if n.is_f64() => out.push((path, n.clone())),
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                float_numbers(item, format!("{path}[{i}]"), out);
+            }
+        }
+        Value::Object(entries) => {
+            for (key, item) in entries {
+                float_numbers(item, join(&path, key), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The allowed name closest to `name`, if it is close enough to be a likely typo: at most
+/// one edit (insertion, deletion, substitution or swap) per three characters.
+fn nearest<'a>(name: &str, allowed: &[&'a str]) -> Option<&'a str> {
+    allowed
+        .iter()
+        .map(|candidate| (strsim::damerau_levenshtein(name, candidate), *candidate))
+        .filter(|(distance, candidate)| {
+            let longer = name.chars().count().max(candidate.chars().count());
+            *distance <= (longer / 3).max(1)
+        })
+        .min_by_key(|(distance, _)| *distance)
+        .map(|(_, candidate)| candidate)
+}
+
+/// The dotted/bracketed field path (`targets[1].expect.status`) of a JSON pointer into `root`.
+fn field_path(root: &Value, pointer: &str) -> String {
+    let mut path = String::new();
+    let mut node = Some(root);
+    for raw in pointer.split('/').skip(1) {
+        let segment = raw.replace("~1", "/").replace("~0", "~");
+        if let Some(Value::Array(items)) = node
+            && let Ok(i) = segment.parse::<usize>()
+        {
+            path.push_str(&format!("[{i}]"));
+            node = items.get(i);
+            continue;
+        }
+        node = node
+            .and_then(|n| n.as_object())
+            .and_then(|o| o.get(&segment));
+        path = join(&path, &segment);
+    }
+    path
+}
+
+fn join(path: &str, name: &str) -> String {
+    if path.is_empty() {
+        name.to_string()
+    } else {
+        format!("{path}.{name}")
+    }
+}
+
+/// Follows `$ref`s (local ones, `#/$defs/...`) to the schema they name.
+fn resolve<'a>(root: &'a Value, mut node: &'a Value) -> &'a Value {
+    for _ in 0..16 {
+        let Some(target) = node
+            .get("$ref")
+            .and_then(Value::as_str)
+            .and_then(|r| r.strip_prefix('#'))
+            .and_then(|pointer| root.pointer(pointer))
+        else {
+            break;
+        };
+        node = target;
+    }
+    node
+}
+
+/// The JSON types a schema allows (`type`, a string or a list); empty when it does not say.
+fn types(node: &Value) -> Vec<&str> {
+    match node.get("type") {
+        Some(Value::String(t)) => vec![t.as_str()],
+        Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn type_matches(json_type: &str, value: &Value) -> bool {
+    match json_type {
+        "null" => value.is_null(),
+        "boolean" => value.is_boolean(),
+        "object" => value.is_object(),
+        "array" => value.is_array(),
+        "string" => value.is_string(),
+        "number" => value.is_number(),
+        "integer" => {
+            value.is_i64() || value.is_u64() || value.as_f64().is_some_and(|f| f.fract() == 0.0)
+        }
+        _ => false,
+    }
+}
+
+/// The one branch of an `anyOf` that `instance` (a mapping or a list) could be meant for.
+fn structural_branch(root: &Value, branches: &[Value], instance: &Value) -> Option<usize> {
+    if !(instance.is_object() || instance.is_array()) {
+        return None;
+    }
+    let mut matching = branches.iter().enumerate().filter(|(_, branch)| {
+        types(resolve(root, branch))
+            .iter()
+            .any(|t| type_matches(t, instance))
+    });
+    match (matching.next(), matching.next()) {
+        (Some((i, _)), None) => Some(i),
+        _ => None,
+    }
+}
+
+/// What a schema accepts, in words: `an integer from 100 to 599 or a status class such as
+/// `2xx``. `null` is left out when something else is allowed: in YAML it means "not given".
+fn describe(root: &Value, node: &Value) -> String {
+    let node = resolve(root, node);
+    if let Some(branches) = node
+        .get("anyOf")
+        .or_else(|| node.get("oneOf"))
+        .and_then(Value::as_array)
+    {
+        let parts: Vec<String> = branches
+            .iter()
+            .filter(|b| types(resolve(root, b)) != ["null"])
+            .map(|b| describe(root, b))
+            .collect();
+        return if parts.is_empty() {
+            "nothing".to_string()
+        } else {
+            parts.join(" or ")
+        };
+    }
+    let all = types(node);
+    let mut wanted: Vec<&str> = all.iter().copied().filter(|t| *t != "null").collect();
+    if wanted.is_empty() {
+        wanted = all;
+    }
+    if wanted.is_empty() {
+        return "a valid value".to_string();
+    }
+    let parts: Vec<String> = wanted.iter().map(|t| describe_type(node, t)).collect();
+    parts.join(" or ")
+}
+
+fn describe_type(node: &Value, json_type: &str) -> String {
+    match json_type {
+        "string" => match node.get("pattern").and_then(Value::as_str) {
+            Some(pattern) => describe_pattern(pattern),
+            None if node.get("minLength").and_then(Value::as_u64) >= Some(1) => {
+                "a non-empty string".to_string()
+            }
+            None => "a string".to_string(),
+        },
+        "integer" => match (node.get("minimum"), node.get("maximum")) {
+            (Some(a), Some(b)) if a == b => format!("the number {a}"),
+            (Some(a), Some(b)) => format!("an integer from {a} to {b}"),
+            (Some(a), None) => format!("an integer of at least {a}"),
+            (None, Some(b)) => format!("an integer of at most {b}"),
+            (None, None) => "an integer".to_string(),
+        },
+        "number" => "a number".to_string(),
+        "boolean" => "`true` or `false`".to_string(),
+        "array" => "a list".to_string(),
+        "object" => "a mapping".to_string(),
+        "null" => "nothing".to_string(),
+        other => format!("a value of type {other}"),
+    }
+}
+
+/// The spec's patterns in words; others are quoted.
+fn describe_pattern(pattern: &str) -> String {
+    match pattern {
+        DURATION_PATTERN => "a duration with a unit, such as `200ms` or `1.5s`".to_string(),
+        STATUS_CLASS_PATTERN => "a status class such as `2xx`".to_string(),
+        METHOD_PATTERN => "an HTTP method in capitals, such as `GET`".to_string(),
+        other => format!("a string matching `{other}`"),
+    }
+}
+
+/// What was found, in words: `the number `10``, `the string `yes``, `a mapping`.
+fn describe_value(value: &Value) -> String {
+    match value {
+        Value::Null => "an empty value".to_string(),
+        Value::Bool(b) => format!("the boolean `{b}`"),
+        Value::Number(n) => format!("the number `{n}`"),
+        Value::String(s) => {
+            const MAX: usize = 40;
+            if s.chars().count() > MAX {
+                let head: String = s.chars().take(MAX).collect();
+                format!("the string `{head}...`")
+            } else {
+                format!("the string `{s}`")
+            }
+        }
+        Value::Array(_) => "a list".to_string(),
+        Value::Object(_) => "a mapping".to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn findings(value: Value) -> Vec<(String, String)> {
+        schema_findings(&value)
+            .into_iter()
+            .map(|f| (f.path, f.message))
+            .collect()
+    }
+
+    fn minimal() -> Value {
+        json!({
+            "version": 1,
+            "name": "t",
+            "targets": [{"name": "a", "url": "http://127.0.0.1/"}],
+            "load": {"connections": 1, "requests": 1},
+        })
+    }
+
+    #[test]
+    fn a_minimal_spec_matches_the_schema() {
+        assert_eq!(findings(minimal()), []);
+    }
+
+    #[test]
+    fn suggestions_are_for_likely_typos_only() {
+        let allowed = ["connections", "duration", "requests", "warmup"];
+        let cases = [
+            ("duraton", Some("duration")),
+            ("conections", Some("connections")),
+            ("warmpu", Some("warmup")),
+            ("request", Some("requests")),
+            ("ramp", None),
+            ("x", None),
+            ("timeout", None),
+        ];
+        for (name, want) in cases {
+            assert_eq!(nearest(name, &allowed), want, "{name}");
+        }
+        assert_eq!(
+            unknown_field("ramp", &allowed),
+            "unknown field `ramp`; expected one of `connections`, `duration`, `requests`, `warmup`"
+        );
+        assert_eq!(unknown_field("ramp", &[]), "unknown field `ramp`");
+    }
+
+    #[test]
+    fn json_pointers_become_field_paths() {
+        let value = json!({
+            "targets": [{}, {"expect": {"status": [1, 2]}, "headers": {"200": "x", "a/b": "y"}}],
+        });
+        let cases = [
+            ("", ""),
+            ("/targets", "targets"),
+            ("/targets/1/expect/status/0", "targets[1].expect.status[0]"),
+            // A map key that looks like an index is still a key.
+            ("/targets/1/headers/200", "targets[1].headers.200"),
+            ("/targets/1/headers/a~1b", "targets[1].headers.a/b"),
+            // Past the end of the document (a missing field): keys all the way.
+            ("/targets/1/nope/3", "targets[1].nope.3"),
+        ];
+        for (pointer, want) in cases {
+            assert_eq!(field_path(&value, pointer), want, "{pointer}");
+        }
+    }
+
+    #[test]
+    fn untagged_status_says_what_is_accepted() {
+        let mut spec = minimal();
+        spec["targets"][0]["expect"] = json!({"status": [200, "2xx", 99, "2XX", true]});
+        let expected = "expected an integer from 100 to 599 or a status class such as `2xx`";
+        assert_eq!(
+            findings(spec),
+            [
+                (
+                    "targets[0].expect.status[2]".to_string(),
+                    format!("{expected}, found the number `99`")
+                ),
+                (
+                    "targets[0].expect.status[3]".to_string(),
+                    format!("{expected}, found the string `2XX`")
+                ),
+                (
+                    "targets[0].expect.status[4]".to_string(),
+                    format!("{expected}, found the boolean `true`")
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn an_optional_mapping_reports_what_is_wrong_inside_it() {
+        let mut spec = minimal();
+        spec["service"] = json!({"command": [], "ready_url": 5});
+        let mut got = findings(spec.clone());
+        got.sort();
+        assert_eq!(
+            got,
+            [
+                (
+                    "service.command".to_string(),
+                    "must not be empty".to_string()
+                ),
+                (
+                    "service.ready_url".to_string(),
+                    "expected a string, found the number `5`".to_string()
+                ),
+            ]
+        );
+        spec["service"] = json!("./server");
+        assert_eq!(
+            findings(spec),
+            [(
+                "service".to_string(),
+                "expected a mapping, found the string `./server`".to_string()
+            )]
+        );
+    }
+
+    #[test]
+    fn null_is_accepted_for_optional_fields() {
+        let mut spec = minimal();
+        spec["description"] = Value::Null;
+        spec["service"] = Value::Null;
+        spec["targets"][0]["weight"] = Value::Null;
+        assert_eq!(findings(spec), []);
+    }
+
+    #[test]
+    fn diagnostics_display_one_per_line() {
+        let diagnostic = |line, path: &str, message: &str| Diagnostic {
+            file: PathBuf::from("specs/a.yaml"),
+            path: path.to_string(),
+            location: Some(Location { line, column: 3 }),
+            message: message.to_string(),
+        };
+        let one = Diagnostics(vec![diagnostic(2, "", "expected a mapping")]);
+        assert_eq!(
+            one.to_string(),
+            "invalid spec (1 error):\n  specs/a.yaml:2:3: expected a mapping"
+        );
+        let two = Diagnostics(vec![
+            diagnostic(4, "load", "missing"),
+            Diagnostic {
+                location: None,
+                ..diagnostic(0, "name", "bad")
+            },
+        ]);
+        assert_eq!(
+            two.to_string(),
+            "invalid spec (2 errors):\n  specs/a.yaml:4:3: load: missing\n  specs/a.yaml: name: bad"
+        );
+    }
+
+    #[test]
+    fn diagnostics_are_sorted_by_position_and_deduplicated() {
+        let at = |line: Option<u64>, column, path: &str| Diagnostic {
+            file: PathBuf::from("a.yaml"),
+            path: path.to_string(),
+            location: line.map(|line| Location { line, column }),
+            message: "m".to_string(),
+        };
+        let sorted = sorted(vec![
+            at(None, 0, "z"),
+            at(Some(9), 1, "b"),
+            at(Some(2), 7, "a"),
+            at(Some(9), 1, "b"),
+            at(Some(2), 3, "c"),
+        ]);
+        let order: Vec<&str> = sorted.0.iter().map(|d| d.path.as_str()).collect();
+        assert_eq!(order, ["c", "a", "b", "z"]);
+    }
 }

@@ -17,11 +17,18 @@ use serde::Deserialize;
 
 /// Regex for a duration with an explicit unit: `500us`, `200ms`, `1.5s`, `2m`, `1h`.
 pub const DURATION_PATTERN: &str = r"^[0-9]+(\.[0-9]+)?(us|ms|s|m|h)$";
+/// Regex for a status class: `1xx` to `5xx`.
+pub const STATUS_CLASS_PATTERN: &str = r"^[1-5]xx$";
+/// Regex for an HTTP method: upper-case letters (`GET`, `POST`).
+pub const METHOD_PATTERN: &str = r"^[A-Z]+$";
+
+/// The `$id` of the published spec schema (`schema/loadgate.schema.json`).
+pub const SPEC_SCHEMA_ID: &str = "https://loadgate.dev/schema/loadgate.schema.json";
 
 /// A loadgate spec, version 1: what to load, how hard, and which SLOs gate the result.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-#[schemars(title = "loadgate spec")]
+#[schemars(title = "loadgate spec", extend("$id" = SPEC_SCHEMA_ID))]
 pub struct Spec {
     /// Spec format version. Only `1` exists.
     #[schemars(range(min = 1, max = 1))]
@@ -95,7 +102,7 @@ pub struct Target {
     pub name: String,
     /// HTTP method (default `GET`).
     #[serde(default)]
-    #[schemars(regex(pattern = r"^[A-Z]+$"))]
+    #[schemars(regex(pattern = METHOD_PATTERN))]
     pub method: Option<String>,
     /// Absolute URL. Give either `url`, or `path` with `defaults.base_url`.
     #[serde(default)]
@@ -140,7 +147,7 @@ pub enum StatusMatch {
     /// An exact status code.
     Code(#[schemars(range(min = 100, max = 599))] u16),
     /// A status class: `1xx` to `5xx`.
-    Class(#[schemars(regex(pattern = r"^[1-5]xx$"))] String),
+    Class(#[schemars(regex(pattern = STATUS_CLASS_PATTERN))] String),
 }
 
 /// The load model. Closed model: a fixed number of connections, each sending its next request

@@ -1,0 +1,93 @@
+//! `loadgate validate` as a user runs it: the built binary, its exit code and its output.
+
+use std::process::{Command, Output};
+
+/// Runs `loadgate validate SPEC` from the package root, with `API_TOKEN` set.
+fn validate(spec: &str) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_loadgate"))
+        .args(["validate", spec])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("API_TOKEN", "t0ken")
+        .env_remove("API_KEY")
+        .env_remove("TARGET_HOST")
+        .output()
+        .expect("loadgate runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[test]
+fn a_valid_spec_exits_0() {
+    let out = validate("tests/specs/valid/full.yaml");
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("tests/specs/valid/full.yaml: valid (3 target(s), 9 threshold(s))"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn an_invalid_spec_exits_2_and_lists_every_problem_with_its_line() {
+    let out = validate("tests/specs/invalid/unknown_field.yaml");
+    assert_eq!(out.status.code(), Some(2), "stderr: {}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    let expected = [
+        "loadgate: error: invalid spec (3 errors):",
+        "  tests/specs/invalid/unknown_field.yaml:4:1: descripton: unknown field `descripton`; did you mean `description`?",
+        "  tests/specs/invalid/unknown_field.yaml:7:5: defaults.timout: unknown field `timout`; did you mean `timeout`?",
+        "  tests/specs/invalid/unknown_field.yaml:11:5: targets[0].methd: unknown field `methd`; did you mean `method`?",
+    ];
+    assert_eq!(stderr.lines().collect::<Vec<_>>(), expected, "{stderr}");
+    assert!(out.stdout.is_empty(), "stdout: {}", text(&out.stdout));
+}
+
+#[test]
+fn a_semantic_error_exits_2() {
+    let out = validate("tests/specs/invalid/missing_variable.yaml");
+    assert_eq!(out.status.code(), Some(2), "stderr: {}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("missing_variable.yaml:8:16: defaults.headers.X-Api-Key: environment variable `API_KEY` is not set"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_yaml_syntax_error_exits_2_with_line_and_column() {
+    let out = validate("tests/specs/invalid/syntax_error.yaml");
+    assert_eq!(out.status.code(), Some(2), "stderr: {}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.starts_with("loadgate: error: tests/specs/invalid/syntax_error.yaml:9:15: "),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_missing_file_exits_2_and_names_it() {
+    let out = validate("tests/specs/no_such_spec.yaml");
+    assert_eq!(out.status.code(), Some(2), "stderr: {}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("cannot read spec `tests/specs/no_such_spec.yaml`"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn schema_prints_the_committed_schema() {
+    let out = Command::new(env!("CARGO_BIN_EXE_loadgate"))
+        .arg("schema")
+        .output()
+        .expect("loadgate runs");
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", text(&out.stderr));
+    let committed = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../schema/loadgate.schema.json"
+    ))
+    .unwrap();
+    assert_eq!(text(&out.stdout), committed);
+}
