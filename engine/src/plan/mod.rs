@@ -160,6 +160,13 @@ pub fn build(spec: &Spec, ctx: &BuildContext<'_>) -> Result<Plan, Vec<PlanError>
         .and_then(|t| errors.duration("defaults.timeout", t, false))
         .unwrap_or(DEFAULT_TIMEOUT);
 
+    // Interpolated once; a target's `path` is joined to it.
+    let base_url = spec
+        .defaults
+        .base_url
+        .as_deref()
+        .and_then(|b| errors.interpolate("defaults.base_url", b, ctx));
+
     let service = spec
         .service
         .as_ref()
@@ -175,7 +182,15 @@ pub fn build(spec: &Spec, ctx: &BuildContext<'_>) -> Result<Plan, Vec<PlanError>
                 format!("target name `{}` is used twice", target.name),
             );
         }
-        if let Some(t) = build_target(spec, target, &path, timeout, ctx, &mut errors) {
+        if let Some(t) = build_target(
+            spec,
+            target,
+            &path,
+            base_url.as_deref(),
+            timeout,
+            ctx,
+            &mut errors,
+        ) {
             targets.push(t);
         }
         slo.extend(build_slo(
@@ -330,16 +345,28 @@ fn build_target(
     spec: &Spec,
     target: &spec::Target,
     path: &str,
+    base_url: Option<&str>,
     timeout: Duration,
     ctx: &BuildContext<'_>,
     errors: &mut Errors,
 ) -> Option<TargetPlan> {
-    let (raw_url, url_path) = match (&target.url, &target.path, &spec.defaults.base_url) {
-        (Some(url), None, _) => (url.clone(), format!("{path}.url")),
-        (None, Some(p), Some(base)) => (
-            format!("{}{}", base.trim_end_matches('/'), ensure_slash(p)),
-            format!("{path}.path"),
-        ),
+    let (raw_url, url_path, url) = match (&target.url, &target.path, &spec.defaults.base_url) {
+        (Some(url), None, _) => {
+            let field = format!("{path}.url");
+            let interpolated = errors.interpolate(&field, url, ctx);
+            (url.clone(), field, interpolated)
+        }
+        (None, Some(p), Some(raw_base)) => {
+            let field = format!("{path}.path");
+            let joined =
+                |base: &str, p: &str| format!("{}{}", base.trim_end_matches('/'), ensure_slash(p));
+            let interpolated = errors.interpolate(&field, p, ctx);
+            let url = match (base_url, interpolated) {
+                (Some(base), Some(p)) => Some(joined(base, &p)),
+                _ => None,
+            };
+            (joined(raw_base, p), field, url)
+        }
         (None, Some(_), None) => {
             errors.push(
                 format!("{path}.path"),
@@ -356,7 +383,6 @@ fn build_target(
             return None;
         }
     };
-    let url = errors.interpolate(&url_path, &raw_url, ctx);
     let endpoint = url.and_then(|u| parse_http_url(&url_path, &u, errors));
 
     let method = target.method.clone().unwrap_or_else(|| "GET".to_string());
