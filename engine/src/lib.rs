@@ -82,10 +82,10 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
 
 /// Looks up `${NAME}` for a spec: the environment, and `LOADGATE`, the running binary.
 pub fn env_var(name: &str) -> Option<String> {
-    if name == "LOADGATE" {
-        if let Ok(exe) = std::env::current_exe() {
-            return Some(exe.to_string_lossy().into_owned());
-        }
+    if name == "LOADGATE"
+        && let Ok(exe) = std::env::current_exe()
+    {
+        return Some(exe.to_string_lossy().into_owned());
     }
     std::env::var(name).ok()
 }
