@@ -146,9 +146,17 @@ pub fn spawn(addr: SocketAddr, threads: usize) -> io::Result<ServerHandle> {
         .thread_name("loadgate-serve")
         .enable_all()
         .build()?;
-    let server = {
+    let bound = {
         let _context = runtime.enter();
-        Server::bind(addr)?
+        Server::bind(addr)
+    };
+    let server = match bound {
+        Ok(server) => server,
+        Err(error) => {
+            // Not a plain drop: that would panic when called from within another runtime.
+            runtime.shutdown_background();
+            return Err(error);
+        }
     };
     let addr = server.local_addr();
     let (stop, stopped) = oneshot::channel::<()>();
