@@ -4,6 +4,7 @@
 //! point (the binary's `main` only maps its outcome to an exit code), callable from tests.
 
 pub mod cli;
+pub mod compare;
 pub mod plan;
 pub mod report;
 pub mod result;
