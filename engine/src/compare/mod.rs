@@ -186,9 +186,7 @@ pub struct Comparison {
 impl Comparison {
     /// Whether any rule regressed.
     pub fn regressed(&self) -> bool {
-        self.rules
-            .iter()
-            .any(|r| r.verdict == RuleState::Regressed)
+        self.rules.iter().any(|r| r.verdict == RuleState::Regressed)
     }
 
     /// Number of rules with the given verdict.
@@ -290,13 +288,15 @@ pub fn whole_run_value(rule: &RegressionRule, t: &TargetResult) -> Option<f64> {
             Some(match rule.aggregation {
                 Aggregation::Mean => l.mean,
                 Aggregation::Median => l.p50 as f64,
-                Aggregation::Percentile(p) => (match p {
-                    50.0 => l.p50,
-                    90.0 => l.p90,
-                    95.0 => l.p95,
-                    99.0 => l.p99,
-                    _ => l.p99_9,
-                }) as f64,
+                Aggregation::Percentile(p) => {
+                    (match p {
+                        50.0 => l.p50,
+                        90.0 => l.p90,
+                        95.0 => l.p95,
+                        99.0 => l.p99,
+                        _ => l.p99_9,
+                    }) as f64
+                }
                 _ => return None,
             })
         }
@@ -305,10 +305,19 @@ pub fn whole_run_value(rule: &RegressionRule, t: &TargetResult) -> Option<f64> {
     }
 }
 
-/// A latency rule's per-second samples: seconds with responses, and the field the rule names.
-fn latency_samples(rule: &RegressionRule, series: &[TimeSample]) -> Vec<f64> {
-    series
+/// The complete seconds of a run's series: the last second, cut short when the run ended
+/// (requests in flight draining), is left out of every statistic.
+fn complete_seconds(result: &RunResult) -> impl Iterator<Item = &TimeSample> {
+    result
+        .time_series
         .iter()
+        .filter(|s| f64::from(s.second) + 1.0 <= result.duration_s + 1e-9)
+}
+
+/// A latency rule's per-second samples: complete seconds with responses, and the field the
+/// rule names.
+fn latency_samples(rule: &RegressionRule, result: &RunResult) -> Vec<f64> {
+    complete_seconds(result)
         .filter(|s| s.responses > 0)
         .filter_map(|s| match rule.aggregation {
             Aggregation::Mean => s.mean_us,
@@ -325,17 +334,14 @@ fn latency_samples(rule: &RegressionRule, series: &[TimeSample]) -> Vec<f64> {
         .collect()
 }
 
-/// Responses of each complete second (the last, partial second is left out).
+/// Responses of each complete second.
 fn throughput_samples(result: &RunResult) -> Vec<f64> {
-    result
-        .time_series
-        .iter()
-        .filter(|s| f64::from(s.second) + 1.0 <= result.duration_s + 1e-9)
+    complete_seconds(result)
         .map(|s| s.responses as f64)
         .collect()
 }
 
-/// `(errors, requests)` of each second. The series counts responses (any status) and errors
+/// `(errors, requests)` of each complete second. The series counts responses (any status) and errors
 /// (transport errors and unexpected statuses); requests are estimated as responses plus the
 /// transport errors, taking the share of unexpected statuses among errors from the run's totals
 /// (exact when only one kind of error happened).
@@ -351,9 +357,7 @@ fn error_samples(result: &RunResult) -> Vec<(f64, f64)> {
     } else {
         1.0
     };
-    result
-        .time_series
-        .iter()
+    complete_seconds(result)
         .map(|s| {
             let errors = s.errors as f64;
             (errors, s.responses as f64 + transport_share * errors)
@@ -375,8 +379,8 @@ fn judge_rule(rule: &RegressionRule, baseline: &RunResult, current: &RunResult) 
     let (interval, samples) = match rule.metric {
         Metric::Latency => {
             let (sb, sc) = (
-                latency_samples(rule, &baseline.time_series),
-                latency_samples(rule, &current.time_series),
+                latency_samples(rule, baseline),
+                latency_samples(rule, current),
             );
             let rel = stats::change_interval(&sb, &sc, &|s| stats::mean(s), Change::Relative);
             let abs = rel.zip(b).map(|(i, b)| Interval {
@@ -470,6 +474,15 @@ pub fn judge(
                 "better by more than the allowed {}: {}",
                 fmt(allowed),
                 ci_text(w)
+            ),
+        );
+    }
+    if worse <= 0.0 {
+        return (
+            RuleState::Unchanged,
+            format!(
+                "not worse: change {}",
+                fmt_signed(current - baseline, rule.unit())
             ),
         );
     }

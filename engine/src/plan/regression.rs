@@ -162,7 +162,8 @@ fn parse_change(metric: Metric, text: &str) -> Result<f64, String> {
 pub fn build(block: &spec::Regression) -> (Vec<RegressionRule>, Vec<(String, String)>) {
     let mut rules = Vec::new();
     let mut errors = Vec::new();
-    let lists: [(Metric, &Option<Vec<String>>, &[&str]); 3] = [
+    type List<'a> = (Metric, &'a Option<Vec<String>>, &'a [&'a str]);
+    let lists: [List<'_>; 3] = [
         (Metric::Latency, &block.latency, &DEFAULT_LATENCY_RULES),
         (Metric::Errors, &block.errors, &DEFAULT_ERRORS_RULES),
         (Metric::Requests, &block.requests, &DEFAULT_REQUESTS_RULES),
@@ -259,7 +260,11 @@ mod tests {
             (Metric::Latency, "p(95) +10% 2ms", "expected `floor`"),
             (Metric::Errors, "count +10%", "takes rate"),
             (Metric::Errors, "rate +10% floor 0.1", "needs the unit `%`"),
-            (Metric::Requests, "rate +10%", "a drop in throughput: write `-10%`"),
+            (
+                Metric::Requests,
+                "rate +10%",
+                "a drop in throughput: write `-10%`",
+            ),
             (Metric::Requests, "rate -10% floor 5", "needs the unit `/s`"),
         ];
         for (metric, text, want) in cases {

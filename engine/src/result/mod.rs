@@ -5,6 +5,7 @@
 //! (`_s`), rates per second. Each target carries its HDR histogram (V2 + DEFLATE, base64), so
 //! results can be merged and compared later without loss.
 
+pub mod merge;
 pub mod stats;
 
 use std::collections::BTreeMap;
@@ -307,7 +308,12 @@ pub fn build(plan: &Plan, output: &RunOutput) -> RunResult {
         time_series: output.time_series.clone(),
         passed: slo.iter().all(|v| v.passed),
         slo,
-        regression_rules: Some(plan.regression.iter().map(RecordedRule::from_rule).collect()),
+        regression_rules: Some(
+            plan.regression
+                .iter()
+                .map(RecordedRule::from_rule)
+                .collect(),
+        ),
     }
 }
 
@@ -424,6 +430,52 @@ pub fn write(result: &RunResult, path: &Path) -> anyhow::Result<()> {
     file.persist(path)
         .with_context(|| format!("cannot write the result to `{}`", path.display()))?;
     Ok(())
+}
+
+/// Why a result file could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    #[error("cannot read the result `{path}`: {source}")]
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("`{path}` is not a loadgate result: {reason}")]
+    Invalid { path: String, reason: String },
+    #[error(
+        "`{path}` has result_version {found}; this loadgate reads version {RESULT_VERSION}: \
+         produce the results with the same loadgate major version"
+    )]
+    Version { path: String, found: u64 },
+}
+
+/// Reads a result file, checking its `result_version` before anything else.
+pub fn read(path: &Path) -> Result<RunResult, ReadError> {
+    let shown = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|source| ReadError::Io {
+        path: shown.clone(),
+        source,
+    })?;
+    let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| ReadError::Invalid {
+        path: shown.clone(),
+        reason: e.to_string(),
+    })?;
+    match value.get("result_version").and_then(|v| v.as_u64()) {
+        Some(v) if v == u64::from(RESULT_VERSION) => {}
+        Some(found) => {
+            return Err(ReadError::Version { path: shown, found });
+        }
+        None => {
+            return Err(ReadError::Invalid {
+                path: shown,
+                reason: "no `result_version`".to_string(),
+            });
+        }
+    }
+    serde_json::from_value(value).map_err(|e| ReadError::Invalid {
+        path: shown,
+        reason: e.to_string(),
+    })
 }
 
 /// The JSON Schema of the result file.
