@@ -16,7 +16,7 @@ const WIDTH: f64 = 640.0;
 const HEIGHT: f64 = 300.0;
 const LEFT: f64 = 64.0;
 const RIGHT: f64 = 96.0;
-const TOP: f64 = 28.0;
+const TOP: f64 = 46.0;
 const BOTTOM: f64 = 44.0;
 
 /// How a series is drawn.
@@ -244,19 +244,19 @@ impl LineChart {
                 escape(&s.name)
             );
         }
-        // Legend: a sample of each line with its marker.
-        let mut lx = LEFT + 160.0;
+        // Legend, under the title: a sample of each line with its marker.
+        let mut lx = LEFT;
         for s in &self.series {
             let (colour, dash) = s.style.stroke();
             let _ = write!(
                 svg,
-                r#"<line x1="{lx:.1}" y1="12" x2="{:.1}" y2="12" stroke="{colour}" stroke-width="2" stroke-dasharray="{dash}"/>"#,
+                r#"<line x1="{lx:.1}" y1="30" x2="{:.1}" y2="30" stroke="{colour}" stroke-width="2" stroke-dasharray="{dash}"/>"#,
                 lx + 24.0
             );
-            svg.push_str(&s.style.marker(lx + 12.0, 12.0));
+            svg.push_str(&s.style.marker(lx + 12.0, 30.0));
             let _ = write!(
                 svg,
-                r#"<text x="{:.1}" y="16">{}</text>"#,
+                r#"<text x="{:.1}" y="34">{}</text>"#,
                 lx + 30.0,
                 escape(&s.name)
             );
