@@ -146,3 +146,42 @@ fn truncation_closes_open_details_and_says_so() {
     assert!(cut.contains("</details>"));
     assert!(cut.ends_with("the HTML and JSON reports are complete.*\n"));
 }
+
+/// A trend over four runs: the latest against the one before and the median of the others.
+#[test]
+fn trend_compares_the_latest_with_the_previous_run_and_the_median() {
+    let base = fixture("current.json");
+    let runs: Vec<RunResult> = [10_000u64, 12_000, 30_000, 15_000]
+        .iter()
+        .enumerate()
+        .map(|(i, p95)| {
+            let mut r = base.clone();
+            r.started_at = format!("2024-05-0{}T03:00:00.000Z", i + 1);
+            r.total.latency_us.as_mut().unwrap().p95 = *p95;
+            r
+        })
+        .collect();
+    let trend = loadgate::report::history::trend(&runs[..3], &runs[3]);
+    assert_eq!(trend.runs.len(), 4);
+    assert_eq!(trend.runs[0].label, "2024-05-01 03:00");
+    let p95 = trend.metrics.iter().find(|m| m.key == "p95_us").unwrap();
+    assert_eq!(p95.values, ["10.00ms", "12.00ms", "30.00ms", "15.00ms"]);
+    // 15 ms against 30 ms before it, and against the median of 10, 12, 30 (12 ms).
+    assert_eq!(p95.vs_previous, "-50.0%");
+    assert_eq!(p95.vs_median, "+25.0%");
+    let input = Input {
+        current: &runs[3],
+        baseline: None,
+        comparison: None,
+        history: &runs[..3],
+    };
+    let md = report::render(Format::Md, &input, None).unwrap();
+    assert!(md.contains("#### Trend over the last 4 runs"), "{md}");
+    assert!(
+        md.contains("| p95 | 10.00ms | 12.00ms | 30.00ms | 15.00ms | -50.0% | +25.0% |"),
+        "{md}"
+    );
+    let html = report::render(Format::Html, &input, None).unwrap();
+    assert!(html.contains("Trend over the last 4 runs"));
+    assert!(html.contains("p50 and p95 over the runs"));
+}
