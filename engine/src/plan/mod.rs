@@ -173,7 +173,7 @@ pub fn build(spec: &Spec, ctx: &BuildContext<'_>) -> Result<Plan, Vec<PlanError>
         .and_then(|s| build_service(s, ctx, &mut errors));
 
     let mut targets = Vec::with_capacity(spec.targets.len());
-    let mut slo = Vec::new();
+    let mut slo = build_slo(&spec.slo, "slo", Scope::Total, &mut errors);
     for (i, target) in spec.targets.iter().enumerate() {
         let path = format!("targets[{i}]");
         if spec.targets[..i].iter().any(|t| t.name == target.name) {
@@ -200,7 +200,6 @@ pub fn build(spec: &Spec, ctx: &BuildContext<'_>) -> Result<Plan, Vec<PlanError>
             &mut errors,
         ));
     }
-    slo.extend(build_slo(&spec.slo, "slo", Scope::Total, &mut errors));
 
     let load = build_load(&spec.load, &mut errors);
 
