@@ -18,7 +18,6 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use cli::{Cli, Command, RunArgs, SchemaKind};
-use plan::Stop;
 use report::progress::ProgressLine;
 
 /// How a command ended, when it ran to the end. Each maps to a documented exit code.
@@ -30,10 +29,15 @@ pub enum Outcome {
     SloFailed,
     /// Exit 3: the run was interrupted (Ctrl-C or SIGTERM) before its end.
     Interrupted,
+    /// Exit 5: the load generator did not apply the planned load (rate short of target,
+    /// requests started late, or its CPU saturated): the numbers measure the generator.
+    InvalidMeasurement,
 }
 
 /// Exit code for an invalid spec or command line.
 pub const EXIT_INVALID_SPEC: u8 = 2;
+/// Exit code for a run whose load generator fell short of the plan.
+pub const EXIT_INVALID_MEASUREMENT: u8 = 5;
 /// Exit code for a run that could not be carried out (service did not start, target
 /// unreachable at start, result not writable).
 pub const EXIT_RUN_FAILED: u8 = 3;
@@ -45,6 +49,7 @@ impl Outcome {
             Outcome::Passed => ExitCode::SUCCESS,
             Outcome::SloFailed => ExitCode::from(1),
             Outcome::Interrupted => ExitCode::from(EXIT_RUN_FAILED),
+            Outcome::InvalidMeasurement => ExitCode::from(EXIT_INVALID_MEASUREMENT),
         }
     }
 }
@@ -107,11 +112,7 @@ fn run_spec(args: &RunArgs) -> anyhow::Result<Outcome> {
         }
         None => None,
     };
-    let planned = match plan.load.stop {
-        Stop::Duration(d) => Some(d),
-        Stop::Requests(_) => None,
-    };
-    let mut progress = ProgressLine::new(args.quiet, planned);
+    let mut progress = ProgressLine::new(args.quiet, plan.load.measured_duration());
     let output = run::execute(&plan, stop, &mut |p| progress.update(p));
     progress.finish();
     drop(service);
@@ -124,6 +125,8 @@ fn run_spec(args: &RunArgs) -> anyhow::Result<Outcome> {
     print!("{}", report::console::summary(&result));
     Ok(if output.interrupted {
         Outcome::Interrupted
+    } else if !result.health.valid {
+        Outcome::InvalidMeasurement
     } else if result.passed {
         Outcome::Passed
     } else {

@@ -4,8 +4,11 @@
 //! the first), each naming the field path (`targets[1].expect.status`). The plan does not
 //! depend on YAML: an ad-hoc run from command-line flags builds the same types.
 
+pub mod load;
 pub mod threshold;
 pub mod units;
+
+pub use load::{LoadPlan, Model, Stage, Stop, ThinkTime};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -114,25 +117,6 @@ impl StatusSet {
     }
 }
 
-/// How much load, for how long.
-#[derive(Debug, Clone, PartialEq)]
-pub struct LoadPlan {
-    /// Concurrent connections (closed model: each sends its next request when the last ends).
-    pub connections: u32,
-    pub stop: Stop,
-    /// Load applied before measuring; its requests are not counted.
-    pub warmup: Duration,
-}
-
-/// When the measured part of a run ends.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Stop {
-    /// After this long (then in-flight requests finish, bounded by their timeout).
-    Duration(Duration),
-    /// After this many requests have been sent.
-    Requests(u64),
-}
-
 /// A semantic error in a spec: the field path (`targets[1].url`) and what is wrong with it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PlanError {
@@ -201,7 +185,7 @@ pub fn build(spec: &Spec, ctx: &BuildContext<'_>) -> Result<Plan, Vec<PlanError>
         ));
     }
 
-    let load = build_load(&spec.load, &mut errors);
+    let load = load::build(&spec.load, &mut errors);
 
     if !errors.0.is_empty() {
         return Err(errors.0);
@@ -551,39 +535,6 @@ fn build_slo(slo: &spec::Slo, path: &str, scope: Scope, errors: &mut Errors) -> 
         }
     }
     out
-}
-
-fn build_load(load: &spec::Load, errors: &mut Errors) -> Option<LoadPlan> {
-    if load.connections == 0 {
-        errors.push("load.connections", "must be at least 1");
-    }
-    let stop = match (&load.duration, load.requests) {
-        (Some(d), None) => errors
-            .duration("load.duration", d, false)
-            .map(Stop::Duration),
-        (None, Some(0)) => {
-            errors.push("load.requests", "must be at least 1");
-            None
-        }
-        (None, Some(n)) => Some(Stop::Requests(n)),
-        (Some(_), Some(_)) => {
-            errors.push("load", "give either `duration` or `requests`, not both");
-            None
-        }
-        (None, None) => {
-            errors.push("load", "missing `duration` or `requests`");
-            None
-        }
-    };
-    let warmup = match &load.warmup {
-        Some(w) => errors.duration("load.warmup", w, true),
-        None => Some(Duration::ZERO),
-    };
-    Some(LoadPlan {
-        connections: load.connections,
-        stop: stop?,
-        warmup: warmup?,
-    })
 }
 
 /// Replaces `${NAME}` with `var(NAME)`; `$${` stays a literal `${`.

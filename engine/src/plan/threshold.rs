@@ -22,7 +22,7 @@
 
 use std::fmt;
 
-use super::units::parse_duration;
+use super::units::{parse_duration, parse_rate};
 
 /// The metric a threshold applies to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -255,19 +255,7 @@ fn parse_value(metric: Metric, aggregation: Aggregation, text: &str) -> Result<f
             }
             Ok(percent / 100.0)
         }
-        (Metric::Requests, _) => {
-            let number = text.strip_suffix("/s").ok_or_else(|| {
-                format!("a request rate needs the unit `/s`, e.g. `500/s`, not `{text}`")
-            })?;
-            let rate: f64 = number
-                .trim()
-                .parse()
-                .map_err(|_| format!("`{text}` is not a rate"))?;
-            if !(rate.is_finite() && rate >= 0.0) {
-                return Err(format!("`{text}` is not a rate"));
-            }
-            Ok(rate)
-        }
+        (Metric::Requests, _) => parse_rate(text),
     }
 }
 

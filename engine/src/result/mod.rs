@@ -18,7 +18,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::plan::threshold::{Aggregation, Metric, Scope, Threshold};
-use crate::plan::{Plan, Stop};
+use crate::plan::{Model, Plan, Stop};
 use crate::run::RunOutput;
 use stats::TargetStats;
 
@@ -46,6 +46,9 @@ pub struct RunResult {
     pub targets: Vec<TargetResult>,
     /// One sample per second of the measured window.
     pub time_series: Vec<TimeSample>,
+    /// Whether the load generator applied the planned load: per stage, planned against
+    /// achieved. An invalid measurement measured the generator, not the service.
+    pub health: Health,
     /// Every SLO threshold, whole run first, then per target.
     pub slo: Vec<SloVerdict>,
     /// Whether every SLO threshold passed.
@@ -78,8 +81,11 @@ pub struct Environment {
 /// The load that was applied.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct LoadInfo {
-    /// `closed`: a fixed number of connections, each sending when its last response ended.
+    /// `closed`: connections each sending when their last response ended; `open`: requests
+    /// arriving on a schedule at a rate.
     pub model: String,
+    /// Closed model: the most connections of any stage. Open model: the cap on requests in
+    /// flight.
     pub connections: u32,
     /// Planned measuring time in seconds (duration mode).
     pub duration_s: Option<f64>,
@@ -114,8 +120,14 @@ pub struct TargetResult {
     /// Failed requests by kind: connect_refused, connect_timeout, connect_error, timeout,
     /// reset, closed, malformed, unexpected_status.
     pub errors_by_kind: BTreeMap<String, u64>,
-    /// Latency of complete responses; absent when there were none.
+    /// Latency of complete responses, from when each request was due (its intended start on
+    /// the open model's or a paced connection's schedule, else its actual start); absent when
+    /// there were none.
     pub latency_us: Option<LatencySummary>,
+    /// Service time of complete responses: from each request's actual start (including a
+    /// connect) to its last byte. Equal to `latency_us` unless requests were scheduled.
+    #[serde(default)]
+    pub service_time_us: Option<LatencySummary>,
     /// The latency histogram in microseconds: HdrHistogram V2 + DEFLATE, base64 (standard).
     pub histogram: String,
 }
@@ -133,6 +145,56 @@ pub struct LatencySummary {
     pub p99_9: u64,
     pub max: u64,
 }
+
+/// The load generator's own health over the run.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Health {
+    /// False when the generator fell short of the plan (see `problems`): the numbers measure
+    /// the generator, not the service.
+    pub valid: bool,
+    /// Why the measurement is invalid, one sentence each.
+    pub problems: Vec<String>,
+    /// Per stage of the load, warmup stages included.
+    pub stages: Vec<StageHealth>,
+}
+
+/// Planned against achieved load in one stage.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct StageHealth {
+    pub warmup: bool,
+    /// Planned length in seconds; absent for a count-mode run's open-ended stage.
+    pub duration_s: Option<f64>,
+    /// The target at the stage's start and end: connections (closed) or requests per second
+    /// (open), see `target_unit`.
+    pub target_from: f64,
+    pub target_to: f64,
+    /// `connections` or `requests/s`.
+    pub target_unit: String,
+    /// Requests started (due in this stage).
+    pub sent: u64,
+    /// Open model: arrivals not sent because every in-flight slot was busy.
+    pub dropped: u64,
+    /// Requests started per second of the stage (as run).
+    pub achieved_rate: f64,
+    /// Mean requests in flight over the stage (as run).
+    pub achieved_concurrency: f64,
+    /// How late requests started after they were due, microseconds (open model and pacing).
+    pub lateness_us: Option<LatencySummary>,
+    /// CPU time loadgate used in the stage (user + system), seconds.
+    pub client_cpu_s: f64,
+}
+
+/// An open-model stage whose achieved arrival rate falls short of its target by more than this
+/// fraction makes the measurement invalid.
+pub const RATE_TOLERANCE: f64 = 0.05;
+/// A stage whose requests started later than this after they were due (p99, microseconds)
+/// makes the measurement invalid.
+pub const MAX_LATENESS_P99_US: u64 = 10_000;
+/// A stage in which loadgate used more than this share of all CPUs makes the measurement
+/// invalid: the generator was the bottleneck.
+pub const MAX_CLIENT_CPU_SHARE: f64 = 0.9;
+/// Stages shorter than this (seconds, as run) are not judged: too short to say.
+pub const MIN_JUDGED_STAGE_S: f64 = 1.0;
 
 /// One second of the measured window, all targets together.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -213,29 +275,128 @@ pub fn build(plan: &Plan, output: &RunOutput) -> RunResult {
                 .unwrap_or_default(),
             os: std::env::consts::OS.to_string(),
             arch: std::env::consts::ARCH.to_string(),
-            cpu_count: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            cpu_count: cpu_count(),
             client_cpu_user_s: cpu_user.as_secs_f64(),
             client_cpu_system_s: cpu_system.as_secs_f64(),
         },
         load: LoadInfo {
-            model: "closed".to_string(),
-            connections: plan.load.connections,
-            duration_s: match plan.load.stop {
-                Stop::Duration(d) => Some(d.as_secs_f64()),
-                Stop::Requests(_) => None,
-            },
+            model: plan.load.model.name().to_string(),
+            connections: plan.load.max_concurrency,
+            duration_s: plan.load.measured_duration().map(|d| d.as_secs_f64()),
             requests: match plan.load.stop {
                 Stop::Requests(n) => Some(n),
                 Stop::Duration(_) => None,
             },
-            warmup_s: plan.load.warmup.as_secs_f64(),
+            warmup_s: plan.load.warmup().as_secs_f64(),
         },
+        health: health(plan, output, cpu_count()),
         total: target_result("total", &total, elapsed_s),
         targets,
         time_series: output.time_series.clone(),
         passed: slo.iter().all(|v| v.passed),
         slo,
     }
+}
+
+fn cpu_count() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// Judges the generator's health stage by stage (see [`RATE_TOLERANCE`],
+/// [`MAX_LATENESS_P99_US`], [`MAX_CLIENT_CPU_SHARE`]).
+fn health(plan: &Plan, output: &RunOutput, cpus: usize) -> Health {
+    let load = &plan.load;
+    let run_s = load.warmup().as_secs_f64() + output.elapsed.as_secs_f64();
+    let stop_is_duration = matches!(load.stop, Stop::Duration(_));
+    let mut problems = Vec::new();
+    let mut stage_start = 0.0;
+    let stages = load
+        .stages
+        .iter()
+        .zip(&output.stages)
+        .enumerate()
+        .map(|(i, (stage, stats))| {
+            let planned = stage.duration.map(|d| d.as_secs_f64());
+            // A stage lasts as planned, unless the run ended early (count mode, Ctrl-C).
+            let length = (run_s - stage_start).max(0.0);
+            let length = match planned {
+                Some(p) if !output.interrupted && stop_is_duration => p,
+                Some(p) => length.min(p),
+                None => length,
+            };
+            stage_start += planned.unwrap_or(0.0);
+            let per_s = |x: f64| if length > 0.0 { x / length } else { 0.0 };
+            let cpu_s = output.stage_cpu_s.get(i).copied().unwrap_or(0.0);
+            let lateness = summary(&stats.lateness_us);
+            let health = StageHealth {
+                warmup: stage.warmup,
+                duration_s: planned,
+                target_from: stage.from,
+                target_to: stage.to,
+                target_unit: match load.model {
+                    Model::Closed => "connections",
+                    Model::Open => "requests/s",
+                }
+                .to_string(),
+                sent: stats.sent,
+                dropped: stats.dropped,
+                achieved_rate: per_s(stats.sent as f64),
+                achieved_concurrency: per_s(stats.busy_us as f64 / 1e6),
+                lateness_us: lateness.clone(),
+                client_cpu_s: cpu_s,
+            };
+            if !stage.warmup && length >= MIN_JUDGED_STAGE_S && !output.interrupted {
+                let name = format!("stage {}", i + 1);
+                let mean_target = if planned.is_some() {
+                    (stage.from + stage.to) / 2.0
+                } else {
+                    stage.to
+                };
+                if load.model == Model::Open && health.achieved_rate < mean_target * (1.0 - RATE_TOLERANCE) {
+                    problems.push(format!(
+                        "{name}: sent {:.1} requests/s of the planned {mean_target:.1}/s ({} dropped: raise `max_in_flight`, or the generator is too small)",
+                        health.achieved_rate, stats.dropped
+                    ));
+                }
+                if let Some(l) = &lateness
+                    && l.p99 > MAX_LATENESS_P99_US
+                {
+                    problems.push(format!(
+                        "{name}: requests started up to {:.1} ms late (p99), more than {} ms: the generator could not keep to the schedule",
+                        l.p99 as f64 / 1e3,
+                        MAX_LATENESS_P99_US / 1000
+                    ));
+                }
+                let share = per_s(cpu_s) / cpus as f64;
+                if share > MAX_CLIENT_CPU_SHARE {
+                    problems.push(format!(
+                        "{name}: loadgate used {:.0}% of all {cpus} CPUs: the generator was the bottleneck",
+                        share * 100.0
+                    ));
+                }
+            }
+            health
+        })
+        .collect();
+    Health {
+        valid: problems.is_empty(),
+        problems,
+        stages,
+    }
+}
+
+fn summary(h: &Histogram<u64>) -> Option<LatencySummary> {
+    (!h.is_empty()).then(|| LatencySummary {
+        min: h.min(),
+        mean: h.mean(),
+        stdev: h.stdev(),
+        p50: h.value_at_quantile(0.50),
+        p90: h.value_at_quantile(0.90),
+        p95: h.value_at_quantile(0.95),
+        p99: h.value_at_quantile(0.99),
+        p99_9: h.value_at_quantile(0.999),
+        max: h.max(),
+    })
 }
 
 fn target_result(name: &str, stats: &TargetStats, elapsed_s: f64) -> TargetResult {
@@ -261,17 +422,8 @@ fn target_result(name: &str, stats: &TargetStats, elapsed_s: f64) -> TargetResul
             .into_iter()
             .map(|(kind, n)| (kind.to_string(), n))
             .collect(),
-        latency_us: (!h.is_empty()).then(|| LatencySummary {
-            min: h.min(),
-            mean: h.mean(),
-            stdev: h.stdev(),
-            p50: h.value_at_quantile(0.50),
-            p90: h.value_at_quantile(0.90),
-            p95: h.value_at_quantile(0.95),
-            p99: h.value_at_quantile(0.99),
-            p99_9: h.value_at_quantile(0.999),
-            max: h.max(),
-        }),
+        latency_us: summary(h),
+        service_time_us: summary(&stats.service_us),
         histogram: encode_histogram(h),
     }
 }

@@ -1,16 +1,19 @@
 //! The run: worker threads drive connections against the plan's targets and record what
 //! happens. The hot path lives here alone.
 //!
-//! Shape (closed model): `W = min(CPUs, connections)` worker threads, each with its own
-//! current-thread tokio runtime, own the connections spread over them. Each worker records
-//! into its own [`TargetStats`] (no lock or channel per request) and, once a second, hands
-//! its per-second [`SecondStats`] to the calling thread, which merges them into the time
-//! series and reports progress. Per-target stats are merged once at the end.
+//! Shape: `W = min(CPUs, concurrency)` worker threads, each with its own current-thread tokio
+//! runtime, own the virtual users (connections) spread over them (see [`vu`]). Each worker
+//! records into its own [`TargetStats`] (no lock or channel per request) and, once a second,
+//! hands its per-second [`SecondStats`] to the calling thread, which merges them into the time
+//! series and reports progress. Per-target and per-stage stats are merged once at the end.
 //!
-//! Latency is measured from the moment a connection starts a request (including a connect
-//! when the connection has to be opened) to the last byte of the response.
+//! Latency is measured from when a request was due (its intended start on the open model's
+//! schedule or a paced connection's, else its actual start; wrk2's correction for coordinated
+//! omission) to the last byte of the response; service time from its actual start (including
+//! a connect when the connection had to be opened).
 
 mod h1;
+mod vu;
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -23,9 +26,9 @@ use std::time::{Duration, Instant, SystemTime};
 
 use tokio::time::timeout_at;
 
-use crate::plan::{Endpoint, Plan, Stop, TargetPlan};
+use crate::plan::{Endpoint, LoadPlan, Model, Plan, Stop, TargetPlan};
 use crate::result::TimeSample;
-use crate::result::stats::{ErrorKind, SecondStats, TargetStats};
+use crate::result::stats::{SecondStats, StageStats, TargetStats};
 
 /// What a run measured, before it is turned into a result artifact.
 #[derive(Debug)]
@@ -36,6 +39,10 @@ pub struct RunOutput {
     pub elapsed: Duration,
     /// Per target, in the plan's order.
     pub targets: Vec<TargetStats>,
+    /// Per stage of the load, in the plan's order.
+    pub stages: Vec<StageStats>,
+    /// CPU time (user + system) this process used during each stage, in seconds.
+    pub stage_cpu_s: Vec<f64>,
     /// One sample per second of measuring.
     pub time_series: Vec<TimeSample>,
     /// CPU time this process used during the run: (user, system).
@@ -78,16 +85,20 @@ struct Shared {
     addrs: Vec<SocketAddr>,
     /// Running sums of the targets' weights, for a weighted choice.
     cumulative_weights: Vec<u32>,
+    load: LoadPlan,
+    /// Requests have a due time apart from their start (open model, pacing): record lateness.
+    scheduled: bool,
+    start: Instant,
+    /// Start of each stage.
+    stage_starts: Vec<Instant>,
     measure_start: Instant,
-    mode: Mode,
+    /// End of the stages (duration mode).
+    end: Option<Instant>,
+    /// Count mode: the number of measured requests, and how many have been started.
+    tickets: Option<(u64, AtomicU64)>,
     /// When workers give up on requests still in flight.
     hard_deadline: Option<Instant>,
     stop: Arc<AtomicBool>,
-}
-
-enum Mode {
-    Until(Instant),
-    Count { total: u64, tickets: AtomicU64 },
 }
 
 impl Shared {
@@ -102,6 +113,46 @@ impl Shared {
             }
         }
     }
+
+    /// Seconds from the start of the run to `t`.
+    fn secs(&self, t: Instant) -> f64 {
+        t.saturating_duration_since(self.start).as_secs_f64()
+    }
+
+    /// The instant `secs` seconds after the start.
+    fn at(&self, secs: f64) -> Instant {
+        self.start + Duration::from_secs_f64(secs.max(0.0))
+    }
+
+    /// Index of the stage that `t` falls in.
+    #[inline]
+    fn stage_of(&self, t: Instant) -> usize {
+        self.stage_starts.iter().rposition(|s| *s <= t).unwrap_or(0)
+    }
+
+    /// Whether nothing due at `t` may start any more: stopped, or past the end of the stages.
+    #[inline]
+    fn over(&self, t: Instant) -> bool {
+        self.stop.load(Ordering::Relaxed) || self.end.is_some_and(|end| t >= end)
+    }
+
+    /// May a request due at `intended` start? `None`: the run is over. `Some(measured)`:
+    /// yes, and whether it is counted (it is due after the warmup).
+    #[inline]
+    fn admit(&self, intended: Instant) -> Option<bool> {
+        if self.over(intended) {
+            return None;
+        }
+        if intended < self.measure_start {
+            return Some(false);
+        }
+        if let Some((total, tickets)) = &self.tickets
+            && tickets.fetch_add(1, Ordering::Relaxed) >= *total
+        {
+            return None;
+        }
+        Some(true)
+    }
 }
 
 /// One worker's per-second hand-over.
@@ -113,6 +164,7 @@ struct SecondReport {
 /// A worker's own records, shared by its connection tasks (one thread, no lock).
 struct WorkerStats {
     targets: Vec<TargetStats>,
+    stages: Vec<StageStats>,
     second: SecondStats,
     /// Index of the second `second` belongs to.
     second_index: u32,
@@ -129,9 +181,10 @@ pub fn execute(
     progress: &mut dyn FnMut(&Progress),
 ) -> Result<RunOutput, RunError> {
     let (endpoint_of, addrs) = resolve(&plan.targets)?;
+    let load = plan.load.clone();
     let workers = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
-        .min(plan.load.connections as usize)
+        .min(load.max_concurrency as usize)
         .max(1);
     let cumulative_weights = plan
         .targets
@@ -149,46 +202,49 @@ pub fn execute(
         .unwrap_or_default();
 
     let cpu_start = cpu_time();
-    let now = Instant::now();
-    let measure_start = now + plan.load.warmup;
-    let started_at = SystemTime::now() + plan.load.warmup;
-    let (mode, hard_deadline) = match plan.load.stop {
-        Stop::Duration(d) => (
-            Mode::Until(measure_start + d),
-            Some(measure_start + d + max_timeout + Duration::from_secs(1)),
-        ),
-        Stop::Requests(total) => (
-            Mode::Count {
-                total,
-                tickets: AtomicU64::new(0),
-            },
-            None,
-        ),
-    };
+    let start = Instant::now();
+    let measure_start = start + load.warmup();
+    let started_at = SystemTime::now() + load.warmup();
+    let mut stage_starts = Vec::with_capacity(load.stages.len());
+    let mut stage_start = start;
+    for stage in &load.stages {
+        stage_starts.push(stage_start);
+        stage_start += stage.duration.unwrap_or_default();
+    }
+    let end = load.measured_duration().map(|d| measure_start + d);
     let shared = Arc::new(Shared {
         targets: plan.targets.clone(),
         endpoint_of,
         addrs,
         cumulative_weights,
+        scheduled: load.model == Model::Open || load.pacing.is_some(),
+        stage_starts: stage_starts.clone(),
+        tickets: match load.stop {
+            Stop::Requests(n) => Some((n, AtomicU64::new(0))),
+            Stop::Duration(_) => None,
+        },
+        hard_deadline: end.map(|end| end + max_timeout + Duration::from_secs(1)),
+        load,
+        start,
         measure_start,
-        mode,
-        hard_deadline,
+        end,
         stop: stop.clone(),
     });
 
     let (tx, rx) = mpsc::channel::<SecondReport>();
     let mut handles = Vec::with_capacity(workers);
     for w in 0..workers {
-        let connections = (plan.load.connections as usize + workers - 1 - w) / workers;
         let shared = shared.clone();
         let tx = tx.clone();
         let handle = std::thread::Builder::new()
             .name(format!("loadgate-worker-{w}"))
-            .spawn(move || worker(w, shared, connections, tx))?;
+            .spawn(move || worker(w, workers, shared, tx))?;
         handles.push(handle);
     }
     drop(tx);
 
+    // CPU time used up to the start of each stage (and the end of the last), sampled here.
+    let mut stage_cpu = vec![cpu_start];
     // Merge the per-second reports; a second is final once every worker has handed it over.
     let mut open: BTreeMap<u32, (usize, SecondStats)> = BTreeMap::new();
     let mut time_series = Vec::new();
@@ -210,6 +266,9 @@ pub fn execute(
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
         }
         let now = Instant::now();
+        while stage_cpu.len() < stage_starts.len() && stage_starts[stage_cpu.len()] <= now {
+            stage_cpu.push(cpu_time());
+        }
         progress(&Progress {
             warming_up: now < measure_start,
             elapsed: now.saturating_duration_since(measure_start),
@@ -228,10 +287,19 @@ pub fn execute(
         .iter()
         .map(|_| TargetStats::default())
         .collect();
+    let mut stages: Vec<StageStats> = shared
+        .load
+        .stages
+        .iter()
+        .map(|_| StageStats::default())
+        .collect();
     let mut last_end = measure_start;
     for handle in handles {
         let stats = handle.join().expect("a worker thread does not panic");
         for (sum, s) in targets.iter_mut().zip(&stats.targets) {
+            sum.merge(s);
+        }
+        for (sum, s) in stages.iter_mut().zip(&stats.stages) {
             sum.merge(s);
         }
         if let Some(end) = stats.last_end {
@@ -239,10 +307,23 @@ pub fn execute(
         }
     }
     let cpu_end = cpu_time();
+    stage_cpu.push(cpu_end);
+    let stage_cpu_s = stage_cpu
+        .windows(2)
+        .map(|w| {
+            (w[1].0 + w[1].1)
+                .saturating_sub(w[0].0 + w[0].1)
+                .as_secs_f64()
+        })
+        .chain(std::iter::repeat(0.0))
+        .take(stages.len())
+        .collect();
     Ok(RunOutput {
         started_at,
         elapsed: last_end.saturating_duration_since(measure_start),
         targets,
+        stages,
+        stage_cpu_s,
         time_series,
         cpu: (
             cpu_end.0.saturating_sub(cpu_start.0),
@@ -300,8 +381,8 @@ fn cpu_time() -> (Duration, Duration) {
 
 fn worker(
     index: usize,
+    workers: usize,
     shared: Arc<Shared>,
-    connections: usize,
     tx: mpsc::Sender<SecondReport>,
 ) -> WorkerStats {
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -314,19 +395,20 @@ fn worker(
             .iter()
             .map(|_| TargetStats::default())
             .collect(),
+        stages: shared
+            .load
+            .stages
+            .iter()
+            .map(|_| StageStats::default())
+            .collect(),
         second: SecondStats::default(),
         second_index: 0,
         last_end: None,
     }));
     let local = tokio::task::LocalSet::new();
     local.block_on(&runtime, async {
-        let tasks: Vec<_> = (0..connections)
-            .map(|c| {
-                let seed = ((index as u64) << 32) | c as u64;
-                tokio::task::spawn_local(connection(shared.clone(), stats.clone(), seed))
-            })
-            .collect();
         let ticker = tokio::task::spawn_local(ticker(shared.clone(), stats.clone(), tx.clone()));
+        let tasks = vu::spawn(index, workers, &shared, &stats);
         let all = async {
             for task in tasks {
                 let _ = task.await;
@@ -375,84 +457,5 @@ async fn ticker(
             return;
         }
         second += 1;
-    }
-}
-
-/// One connection (virtual user) of the closed model: request, response, next request.
-async fn connection(shared: Arc<Shared>, stats: Rc<RefCell<WorkerStats>>, seed: u64) {
-    let mut rng = fastrand::Rng::with_seed(seed);
-    let mut conns: Vec<Option<h1::H1Conn>> = shared.addrs.iter().map(|_| None).collect();
-    loop {
-        if shared.stop.load(Ordering::Relaxed) {
-            break;
-        }
-        let t = shared.pick(&mut rng);
-        let target = &shared.targets[t];
-        let start = Instant::now();
-        let measured = match &shared.mode {
-            Mode::Until(deadline) => {
-                if start >= *deadline {
-                    break;
-                }
-                start >= shared.measure_start
-            }
-            Mode::Count { total, tickets } => {
-                if start < shared.measure_start {
-                    false
-                } else if tickets.fetch_add(1, Ordering::Relaxed) >= *total {
-                    break;
-                } else {
-                    true
-                }
-            }
-        };
-        let e = shared.endpoint_of[t];
-        let conn = &mut conns[e];
-        let deadline = (start + target.timeout).into();
-        let outcome = timeout_at(deadline, async {
-            if conn.is_none() {
-                *conn = Some(h1::connect(shared.addrs[e]).await?);
-            }
-            let c = conn.as_mut().expect("just connected");
-            c.exchange(&target.request, target.is_head).await
-        })
-        .await;
-        let end = Instant::now();
-        let outcome = match outcome {
-            Ok(result) => result,
-            Err(_elapsed) if conn.is_none() => Err(ErrorKind::ConnectTimeout),
-            Err(_elapsed) => Err(ErrorKind::Timeout),
-        };
-        match &outcome {
-            Ok(response) if response.keep_alive => {}
-            _ => *conn = None,
-        }
-        if measured {
-            let latency_us = end.duration_since(start).as_micros() as u64;
-            let mut s = stats.borrow_mut();
-            let s = &mut *s;
-            s.last_end = Some(end);
-            let record = &mut s.targets[t];
-            match outcome {
-                Ok(response) => {
-                    let expected = target.expect_status.contains(response.status);
-                    record.record_response(response.status, latency_us, expected);
-                    record.bytes_sent += target.request.len() as u64;
-                    record.bytes_received += response.bytes;
-                    s.second.responses += 1;
-                    s.second.errors += u64::from(!expected);
-                    s.second.latency_us.saturating_record(latency_us.max(1));
-                }
-                Err(kind) => {
-                    record.record_error(kind);
-                    s.second.errors += 1;
-                }
-            }
-        }
-        if conn.is_none() {
-            // After an error or a closed connection: let the other tasks run, so that a
-            // target failing fast cannot starve this thread.
-            tokio::task::yield_now().await;
-        }
     }
 }
