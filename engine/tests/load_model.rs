@@ -297,3 +297,38 @@ fn think_time_spaces_a_connections_requests() {
     // Think time is not latency.
     assert!(result.total.latency_us.as_ref().unwrap().p50 < 10_000);
 }
+
+#[test]
+fn checks_count_towards_their_own_metric() {
+    let _serial = serial();
+    let server = loadgate::serve::spawn("127.0.0.1:0".parse().unwrap(), 1).unwrap();
+    let yaml = format!(
+        "version: 1\nname: checks\ntargets:\n  - name: t\n    url: {}/?size=64&header=X-Id:7\n    checks:\n      - header: x-id\n      - header: X-Id\n        equals: \"7\"\n      - header: X-Id\n        equals: \"8\"\n      - body_contains: xx\n      - body_contains: y\n      - json: /status\n        equals: ok\n    slo:\n      checks: [\"rate >= 50%\"]\nload:\n  connections: 2\n  requests: 100\nslo:\n  checks: [\"rate == 100%\"]\n",
+        server.url()
+    );
+    let result = run_yaml(&yaml);
+    let counts: Vec<(u64, u64)> = result.targets[0]
+        .checks
+        .iter()
+        .map(|c| (c.passed, c.failed))
+        .collect();
+    // Present, equal, not equal; the server's filler body is `x` bytes; it is not JSON.
+    assert_eq!(
+        counts,
+        [(100, 0), (100, 0), (0, 100), (100, 0), (0, 100), (0, 100)]
+    );
+    assert_eq!(result.targets[0].checks[2].check, "header x-id == \"8\"");
+    // Checks are not errors.
+    assert_eq!(result.total.errors, 0);
+    assert_eq!(result.total.checks_passed, 300);
+    assert_eq!(result.total.checks_failed, 300);
+    let verdicts: Vec<(String, bool)> = result
+        .slo
+        .iter()
+        .map(|v| (v.scope.clone(), v.passed))
+        .collect();
+    assert_eq!(
+        verdicts,
+        [("total".to_string(), false), ("t".to_string(), true)]
+    );
+}

@@ -88,6 +88,42 @@ pub struct TargetPlan {
     pub weight: u32,
     /// From connect to the last byte of the response.
     pub timeout: Duration,
+    /// Checks on each response.
+    pub checks: Vec<CheckPlan>,
+}
+
+impl TargetPlan {
+    /// Whether responses must be kept (headers and up to 1 MiB of body) for the checks.
+    pub fn captures(&self) -> bool {
+        !self.checks.is_empty()
+    }
+}
+
+/// One resolved response check.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CheckPlan {
+    /// A header (name lower-case) is present.
+    HeaderPresent(String),
+    /// A header (name lower-case) equals this value exactly.
+    HeaderEquals(String, String),
+    /// The body contains these bytes.
+    BodyContains(Vec<u8>),
+    /// The value at this JSON pointer in the JSON body equals this value.
+    JsonEquals(String, serde_json::Value),
+}
+
+impl CheckPlan {
+    /// A short description for reports, e.g. `header content-type == "application/json"`.
+    pub fn describe(&self) -> String {
+        match self {
+            CheckPlan::HeaderPresent(name) => format!("header {name} present"),
+            CheckPlan::HeaderEquals(name, value) => format!("header {name} == {value:?}"),
+            CheckPlan::BodyContains(text) => {
+                format!("body contains {:?}", String::from_utf8_lossy(text))
+            }
+            CheckPlan::JsonEquals(pointer, value) => format!("json {pointer} == {value}"),
+        }
+    }
 }
 
 /// The set of accepted status codes (100–599), as a bitset.
@@ -443,6 +479,7 @@ fn build_target(
         errors.push(format!("{path}.weight"), "must be at least 1");
     }
 
+    let checks = build_checks(&target.checks, path, errors);
     let (endpoint, request_target) = endpoint?;
     let body = body?;
     let headers: Vec<(String, String)> = headers.into_values().collect();
@@ -457,7 +494,65 @@ fn build_target(
         expect_status,
         weight,
         timeout,
+        checks: checks?,
     })
+}
+
+fn build_checks(checks: &[spec::Check], path: &str, errors: &mut Errors) -> Option<Vec<CheckPlan>> {
+    let before = errors.0.len();
+    let mut out = Vec::with_capacity(checks.len());
+    for (i, check) in checks.iter().enumerate() {
+        let path = format!("{path}.checks[{i}]");
+        let plan = match (
+            &check.header,
+            &check.body_contains,
+            &check.json,
+            &check.equals,
+        ) {
+            (Some(name), None, None, None) => CheckPlan::HeaderPresent(name.to_ascii_lowercase()),
+            (Some(name), None, None, Some(serde_json::Value::String(value))) => {
+                CheckPlan::HeaderEquals(name.to_ascii_lowercase(), value.clone())
+            }
+            (Some(_), None, None, Some(other)) => {
+                errors.push(
+                    format!("{path}.equals"),
+                    format!("a header's value is text: write `\"{other}\"`"),
+                );
+                continue;
+            }
+            (None, Some(text), None, None) => CheckPlan::BodyContains(text.as_bytes().to_vec()),
+            (None, None, Some(pointer), Some(value)) => {
+                if !(pointer.is_empty() || pointer.starts_with('/')) {
+                    errors.push(
+                        format!("{path}.json"),
+                        format!("`{pointer}` is not a JSON pointer: it starts with `/`, e.g. `/data/0/id`"),
+                    );
+                    continue;
+                }
+                CheckPlan::JsonEquals(pointer.clone(), value.clone())
+            }
+            (None, None, Some(_), None) => {
+                errors.push(&path, "a `json` check needs `equals`");
+                continue;
+            }
+            (None, Some(_), None, Some(_)) => {
+                errors.push(
+                    format!("{path}.equals"),
+                    "`body_contains` takes no `equals`",
+                );
+                continue;
+            }
+            _ => {
+                errors.push(
+                    &path,
+                    "give exactly one of `header`, `body_contains` or `json`",
+                );
+                continue;
+            }
+        };
+        out.push(plan);
+    }
+    (errors.0.len() == before).then_some(out)
 }
 
 fn ensure_slash(path: &str) -> String {
@@ -526,6 +621,7 @@ fn build_slo(slo: &spec::Slo, path: &str, scope: Scope, errors: &mut Errors) -> 
         (Metric::Latency, &slo.latency),
         (Metric::Errors, &slo.errors),
         (Metric::Requests, &slo.requests),
+        (Metric::Checks, &slo.checks),
     ] {
         for (i, text) in list.iter().enumerate() {
             match Threshold::parse(scope, metric, text) {

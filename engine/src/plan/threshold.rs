@@ -16,6 +16,7 @@
 //! | `errors`   | `count`                            | none (a whole number)       |
 //! | `requests` | `rate`                             | `/s`                        |
 //! | `requests` | `count`                            | none (a whole number)       |
+//! | `checks`   | `rate`                             | `%`                         |
 //!
 //! White space between the parts is optional. Values are kept in canonical units: latency in
 //! microseconds, rates of errors as a fraction (0.1% is 0.001), request rates per second.
@@ -33,6 +34,8 @@ pub enum Metric {
     Errors,
     /// Completed requests (any status).
     Requests,
+    /// Response checks: the share that passed.
+    Checks,
 }
 
 impl Metric {
@@ -42,6 +45,7 @@ impl Metric {
             Metric::Latency => "latency",
             Metric::Errors => "errors",
             Metric::Requests => "requests",
+            Metric::Checks => "checks",
         }
     }
 }
@@ -204,6 +208,7 @@ fn check_aggregation(metric: Metric, aggregation: Aggregation) -> Result<(), Str
         Metric::Errors | Metric::Requests => {
             matches!(aggregation, Aggregation::Rate | Aggregation::Count)
         }
+        Metric::Checks => aggregation == Aggregation::Rate,
     };
     if ok {
         return Ok(());
@@ -211,6 +216,7 @@ fn check_aggregation(metric: Metric, aggregation: Aggregation) -> Result<(), Str
     let allowed = match metric {
         Metric::Latency => "p(N), med, mean, min or max",
         Metric::Errors | Metric::Requests => "rate or count",
+        Metric::Checks => "rate",
     };
     Err(format!(
         "`{aggregation}` does not apply to `{}`: use {allowed}",
@@ -242,9 +248,12 @@ fn parse_value(metric: Metric, aggregation: Aggregation, text: &str) -> Result<f
             .parse::<u64>()
             .map(|n| n as f64)
             .map_err(|_| format!("a count is a whole number without a unit, not `{text}`")),
-        (Metric::Errors, _) => {
+        (Metric::Errors | Metric::Checks, _) => {
             let number = text.strip_suffix('%').ok_or_else(|| {
-                format!("an error rate needs the unit `%`, e.g. `1%` or `0.1%`, not `{text}`")
+                format!(
+                    "a rate of {} needs the unit `%`, e.g. `1%` or `99.9%`, not `{text}`",
+                    metric.name()
+                )
             })?;
             let percent: f64 = number
                 .trim()
@@ -289,6 +298,7 @@ mod tests {
             (Metric::Errors, "count == 0", (Count, Op::Eq, 0.0)),
             (Metric::Requests, "rate > 500/s", (Rate, Op::Gt, 500.0)),
             (Metric::Requests, "count != 7", (Count, Op::Ne, 7.0)),
+            (Metric::Checks, "rate == 100%", (Rate, Op::Eq, 1.0)),
         ];
         for (metric, text, want) in cases {
             let got = parse(metric, text).unwrap_or_else(|e| panic!("{text}: {e}"));
@@ -315,6 +325,8 @@ mod tests {
             (Metric::Latency, "rate < 1%", "does not apply to `latency`"),
             (Metric::Latency, "max 200ms", "expected an operator"),
             (Metric::Errors, "rate < 0.01", "needs the unit `%`"),
+            (Metric::Checks, "rate == 1", "needs the unit `%`"),
+            (Metric::Checks, "count > 1", "does not apply to `checks`"),
             (Metric::Errors, "rate < 120%", "between 0% and 100%"),
             (Metric::Errors, "p(99) < 1%", "does not apply to `errors`"),
             (Metric::Errors, "count < 1.5", "whole number"),

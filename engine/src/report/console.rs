@@ -110,6 +110,26 @@ pub fn summary(result: &RunResult) -> String {
         let _ = writeln!(out, "  errors        {}", kinds.join(", "));
     }
 
+    let checks: Vec<String> = result
+        .targets
+        .iter()
+        .flat_map(|t| {
+            t.checks.iter().map(move |c| {
+                let total = c.passed + c.failed;
+                format!(
+                    "  {}  {}: {}  {}/{} passed",
+                    if c.failed == 0 { "pass" } else { "FAIL" },
+                    clean(&t.name),
+                    clean(&c.check),
+                    c.passed,
+                    total
+                )
+            })
+        })
+        .collect();
+    if !checks.is_empty() {
+        let _ = writeln!(out, "\n  checks\n{}", checks.join("\n"));
+    }
     out.push_str(&health(result));
 
     if !result.slo.is_empty() {

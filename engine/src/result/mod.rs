@@ -130,6 +130,24 @@ pub struct TargetResult {
     pub service_time_us: Option<LatencySummary>,
     /// The latency histogram in microseconds: HdrHistogram V2 + DEFLATE, base64 (standard).
     pub histogram: String,
+    /// Response check evaluations that passed, over all checks.
+    #[serde(default)]
+    pub checks_passed: u64,
+    /// Response check evaluations that failed, over all checks.
+    #[serde(default)]
+    pub checks_failed: u64,
+    /// Per check (targets only).
+    #[serde(default)]
+    pub checks: Vec<CheckResult>,
+}
+
+/// How often one response check passed.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct CheckResult {
+    /// What was checked, e.g. `header content-type == "application/json"`.
+    pub check: String,
+    pub passed: u64,
+    pub failed: u64,
 }
 
 /// Latency percentiles and moments, in microseconds.
@@ -255,6 +273,19 @@ pub fn build(plan: &Plan, output: &RunOutput) -> RunResult {
             let mut result = target_result(&target.name, stats, elapsed_s);
             result.method = Some(target.method.clone());
             result.url = Some(target.display_url.clone());
+            result.checks = target
+                .checks
+                .iter()
+                .enumerate()
+                .map(|(i, check)| {
+                    let [passed, failed] = stats.checks.get(i).copied().unwrap_or([0, 0]);
+                    CheckResult {
+                        check: check.describe(),
+                        passed,
+                        failed,
+                    }
+                })
+                .collect();
             result
         })
         .collect();
@@ -425,6 +456,9 @@ fn target_result(name: &str, stats: &TargetStats, elapsed_s: f64) -> TargetResul
         latency_us: summary(h),
         service_time_us: summary(&stats.service_us),
         histogram: encode_histogram(h),
+        checks_passed: stats.check_totals().0,
+        checks_failed: stats.check_totals().1,
+        checks: Vec::new(),
     }
 }
 
@@ -461,6 +495,7 @@ fn verdict(
         (Metric::Errors, _) => (Some(stats.error_count() as f64), "count"),
         (Metric::Requests, Aggregation::Rate) => (Some(rate(stats.responses(), elapsed_s)), "1/s"),
         (Metric::Requests, _) => (Some(stats.responses() as f64), "count"),
+        (Metric::Checks, _) => (stats.check_pass_rate(), "ratio"),
     };
     SloVerdict {
         scope,

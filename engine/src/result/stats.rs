@@ -81,6 +81,8 @@ pub struct TargetStats {
     pub bytes_sent: u64,
     /// Response bytes read (headers and body).
     pub bytes_received: u64,
+    /// Per response check (in the target's order): how often it passed and failed.
+    pub checks: Vec<[u64; 2]>,
 }
 
 impl Default for TargetStats {
@@ -92,6 +94,7 @@ impl Default for TargetStats {
             errors: [0; ErrorKind::ALL.len()],
             bytes_sent: 0,
             bytes_received: 0,
+            checks: Vec::new(),
         }
     }
 }
@@ -121,6 +124,28 @@ impl TargetStats {
     #[inline]
     pub fn record_error(&mut self, kind: ErrorKind) {
         self.errors[kind as usize] += 1;
+    }
+
+    /// Records the outcome of check `index`.
+    #[inline]
+    pub fn record_check(&mut self, index: usize, passed: bool) {
+        if self.checks.len() <= index {
+            self.checks.resize(index + 1, [0, 0]);
+        }
+        self.checks[index][usize::from(!passed)] += 1;
+    }
+
+    /// Share of check evaluations that passed; `None` when no check was evaluated.
+    pub fn check_pass_rate(&self) -> Option<f64> {
+        let (passed, failed) = self.check_totals();
+        (passed + failed > 0).then(|| passed as f64 / (passed + failed) as f64)
+    }
+
+    /// Check evaluations that passed and failed, over all checks.
+    pub fn check_totals(&self) -> (u64, u64) {
+        self.checks
+            .iter()
+            .fold((0, 0), |(p, f), [cp, cf]| (p + cp, f + cf))
     }
 
     /// Complete responses, any status.
@@ -181,6 +206,13 @@ impl TargetStats {
         }
         self.bytes_sent += other.bytes_sent;
         self.bytes_received += other.bytes_received;
+        if self.checks.len() < other.checks.len() {
+            self.checks.resize(other.checks.len(), [0, 0]);
+        }
+        for (a, b) in self.checks.iter_mut().zip(&other.checks) {
+            a[0] += b[0];
+            a[1] += b[1];
+        }
     }
 }
 
@@ -289,7 +321,12 @@ mod tests {
         let mut b = TargetStats::default();
         b.record_response(200, 3_000, 100, true);
         b.record_error(ErrorKind::ConnectRefused);
+        b.record_check(1, true);
+        b.record_check(1, false);
+        a.record_check(0, true);
         a.merge(&b);
+        assert_eq!(a.checks, vec![[1, 0], [1, 1]]);
+        assert_eq!(a.check_totals(), (2, 1));
         assert_eq!(a.responses(), 3);
         assert_eq!(a.requests(), 5);
         assert_eq!(a.error_count(), 3);

@@ -20,6 +20,24 @@ const MAX_HEAD_BYTES: usize = 64 * 1024;
 /// Most response headers accepted.
 const MAX_HEADERS: usize = 64;
 
+/// Most body bytes kept for checks, per response.
+pub const CAPTURE_BODY_BYTES: usize = 1024 * 1024;
+
+/// A response kept for checks: its head (status line and headers) and up to
+/// [`CAPTURE_BODY_BYTES`] of its (de-chunked) body. Reused across responses.
+#[derive(Debug, Default)]
+pub struct Capture {
+    pub head: Vec<u8>,
+    pub body: Vec<u8>,
+}
+
+impl Capture {
+    fn body(&mut self, bytes: &[u8]) {
+        let room = CAPTURE_BODY_BYTES.saturating_sub(self.body.len());
+        self.body.extend_from_slice(&bytes[..bytes.len().min(room)]);
+    }
+}
+
 /// A complete response, as far as a load test cares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Response {
@@ -70,11 +88,16 @@ enum Framing {
 
 impl H1Conn {
     /// Sends `request` and reads one complete response. `is_head`: the request was `HEAD`,
-    /// so the response has no body.
+    /// so the response has no body. With `capture`, the response is kept there for checks.
     ///
     /// Errors: [`ErrorKind::Closed`] when the server closes before the response is complete,
     /// [`ErrorKind::Reset`] on a reset, [`ErrorKind::Malformed`] for anything not HTTP/1.x.
-    pub async fn exchange(&mut self, request: &[u8], is_head: bool) -> Result<Response, ErrorKind> {
+    pub async fn exchange(
+        &mut self,
+        request: &[u8],
+        is_head: bool,
+        mut capture: Option<&mut Capture>,
+    ) -> Result<Response, ErrorKind> {
         self.stream.write_all(request).await.map_err(io_error)?;
         let mut filled = 0;
         let mut total: u64 = 0;
@@ -115,12 +138,21 @@ impl H1Conn {
         };
 
         let in_buf = filled - head_len;
+        if let Some(c) = capture.as_deref_mut() {
+            c.head.clear();
+            c.head.extend_from_slice(&self.buf[..head_len]);
+            c.body.clear();
+        }
         match framing {
             Framing::None => keep_alive &= in_buf == 0,
             Framing::Length(length) => {
                 if in_buf as u64 > length {
                     // Bytes beyond the response: the connection is out of step; do not reuse.
                     keep_alive = false;
+                }
+                if let Some(c) = capture.as_deref_mut() {
+                    let end = head_len + in_buf.min(usize::try_from(length).unwrap_or(usize::MAX));
+                    c.body(&self.buf[head_len..end]);
                 }
                 let mut remaining = length.saturating_sub(in_buf as u64);
                 while remaining > 0 {
@@ -132,12 +164,22 @@ impl H1Conn {
                     if n as u64 > remaining {
                         keep_alive = false;
                     }
+                    if let Some(c) = capture.as_deref_mut() {
+                        c.body(
+                            &self.buf[..n.min(usize::try_from(remaining).unwrap_or(usize::MAX))],
+                        );
+                    }
                     remaining = remaining.saturating_sub(n as u64);
                 }
             }
             Framing::Chunked => {
                 let mut decoder = ChunkedDecoder::default();
-                let used = decoder.feed(&self.buf[head_len..filled])?;
+                let mut sink = |data: &[u8]| {
+                    if let Some(c) = capture.as_deref_mut() {
+                        c.body(data);
+                    }
+                };
+                let used = decoder.feed(&self.buf[head_len..filled], &mut sink)?;
                 if decoder.is_done() {
                     keep_alive &= used == in_buf;
                 }
@@ -147,7 +189,7 @@ impl H1Conn {
                         return Err(ErrorKind::Closed);
                     }
                     total += n as u64;
-                    let used = decoder.feed(&self.buf[..n])?;
+                    let used = decoder.feed(&self.buf[..n], &mut sink)?;
                     if decoder.is_done() {
                         keep_alive &= used == n;
                     }
@@ -155,12 +197,18 @@ impl H1Conn {
             }
             Framing::Close => {
                 keep_alive = false;
+                if let Some(c) = capture.as_deref_mut() {
+                    c.body(&self.buf[head_len..filled]);
+                }
                 loop {
                     let n = self.stream.read(&mut self.buf).await.map_err(io_error)?;
                     if n == 0 {
                         break;
                     }
                     total += n as u64;
+                    if let Some(c) = capture.as_deref_mut() {
+                        c.body(&self.buf[..n]);
+                    }
                 }
             }
         }
@@ -273,14 +321,15 @@ impl ChunkedDecoder {
         self.state == ChunkState::Done
     }
 
-    /// Consumes bytes of the body; returns how many were used (fewer than given only when
-    /// the body ended). Errors: [`ErrorKind::Malformed`].
-    pub fn feed(&mut self, bytes: &[u8]) -> Result<usize, ErrorKind> {
+    /// Consumes bytes of the body, handing chunk data to `data`; returns how many bytes were
+    /// used (fewer than given only when the body ended). Errors: [`ErrorKind::Malformed`].
+    pub fn feed(&mut self, bytes: &[u8], data: &mut impl FnMut(&[u8])) -> Result<usize, ErrorKind> {
         use ChunkState::*;
         let mut i = 0;
         while i < bytes.len() && self.state != Done {
             if self.state == Data {
                 let take = (bytes.len() - i).min(usize::try_from(self.size).unwrap_or(usize::MAX));
+                data(&bytes[i..i + take]);
                 i += take;
                 self.size -= take as u64;
                 if self.size == 0 {
@@ -336,7 +385,7 @@ mod tests {
         let mut decoder = ChunkedDecoder::default();
         let mut used = 0;
         for part in body.chunks(piece) {
-            used += decoder.feed(part)?;
+            used += decoder.feed(part, &mut |_| {})?;
             if decoder.is_done() {
                 break;
             }

@@ -12,6 +12,7 @@
 //! omission) to the last byte of the response; service time from its actual start (including
 //! a connect when the connection had to be opened).
 
+mod checks;
 mod h1;
 mod vu;
 

@@ -19,7 +19,7 @@ use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 use tokio::time::{sleep, sleep_until, timeout_at};
 
-use super::{Shared, WorkerStats, h1};
+use super::{Shared, WorkerStats, checks, h1};
 use crate::plan::load::Arrivals;
 use crate::plan::{Model, ThinkTime};
 use crate::result::stats::ErrorKind;
@@ -73,16 +73,22 @@ pub(super) fn spawn(
     }
 }
 
-/// A virtual user's connections, one per endpoint.
-struct Connections(Vec<Option<h1::H1Conn>>);
+/// A virtual user's connections, one per endpoint, and its buffer for checked responses.
+struct Connections {
+    slots: Vec<Option<h1::H1Conn>>,
+    capture: h1::Capture,
+}
 
 impl Connections {
     fn new(shared: &Shared) -> Connections {
-        Connections(shared.addrs.iter().map(|_| None).collect())
+        Connections {
+            slots: shared.addrs.iter().map(|_| None).collect(),
+            capture: h1::Capture::default(),
+        }
     }
 
     fn close_all(&mut self) {
-        self.0.iter_mut().for_each(|c| *c = None);
+        self.slots.iter_mut().for_each(|c| *c = None);
     }
 }
 
@@ -97,14 +103,21 @@ async fn request(
 ) {
     let target = &shared.targets[t];
     let e = shared.endpoint_of[t];
-    let conn = &mut conns.0[e];
+    let conn = &mut conns.slots[e];
+    let capture = &mut conns.capture;
+    let captures = target.captures();
     let started = Instant::now();
     let outcome = timeout_at((started + target.timeout).into(), async {
         if conn.is_none() {
             *conn = Some(h1::connect(shared.addrs[e]).await?);
         }
         let c = conn.as_mut().expect("just connected");
-        c.exchange(&target.request, target.is_head).await
+        c.exchange(
+            &target.request,
+            target.is_head,
+            captures.then_some(&mut *capture),
+        )
+        .await
     })
     .await;
     let end = Instant::now();
@@ -137,6 +150,11 @@ async fn request(
                 record.record_response(response.status, latency_us, service_us, expected);
                 record.bytes_sent += target.request.len() as u64;
                 record.bytes_received += response.bytes;
+                if captures {
+                    checks::evaluate(&target.checks, capture, |i, passed| {
+                        record.record_check(i, passed)
+                    });
+                }
                 s.second.responses += 1;
                 s.second.errors += u64::from(!expected);
                 s.second.latency_us.saturating_record(latency_us.max(1));

@@ -126,9 +126,43 @@ pub struct Target {
     #[serde(default)]
     #[schemars(range(min = 1))]
     pub weight: Option<u32>,
+    /// Checks on responses beyond their status. A failed check is not an error: it counts
+    /// towards the `checks` metric (its pass rate), which SLOs can gate on.
+    #[serde(default)]
+    pub checks: Vec<Check>,
     /// Thresholds over this target's requests alone.
     #[serde(default)]
     pub slo: Slo,
+}
+
+/// One check on a response; give exactly one of `header`, `body_contains` or `json`.
+///
+/// ```yaml
+/// checks:
+///   - header: Content-Type            # present
+///   - header: Content-Type            # equal (exact, case-sensitive value)
+///     equals: application/json
+///   - body_contains: '"ok"'
+///   - json: /data/0/id                # a JSON pointer (RFC 6901) into the body
+///     equals: 42
+/// ```
+/// Bodies are read and kept (up to 1 MiB) only for targets with `body_contains` or `json`
+/// checks.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Check {
+    /// A response header that must be present (name case-insensitive), or equal `equals`.
+    #[serde(default)]
+    pub header: Option<String>,
+    /// Text the response body must contain.
+    #[serde(default)]
+    pub body_contains: Option<String>,
+    /// A JSON pointer into the JSON response body; its value must equal `equals`.
+    #[serde(default)]
+    pub json: Option<String>,
+    /// For `header`: the exact value (a string). For `json`: the JSON value.
+    #[serde(default)]
+    pub equals: Option<serde_json::Value>,
 }
 
 /// Expectations on a response. A response that fails them counts as an error.
@@ -269,4 +303,7 @@ pub struct Slo {
     /// Completed requests: `rate` in `/s`, or `count`.
     #[serde(default)]
     pub requests: Vec<String>,
+    /// Response checks: `rate` (the share that passed) in `%`, e.g. `rate == 100%`.
+    #[serde(default)]
+    pub checks: Vec<String>,
 }
