@@ -332,3 +332,58 @@ fn checks_count_towards_their_own_metric() {
         [("total".to_string(), false), ("t".to_string(), true)]
     );
 }
+
+#[test]
+fn a_window_threshold_catches_a_stall_the_whole_run_hides() {
+    let _serial = serial();
+    let server = ServeProcess::start();
+    let stall = server.stall(Duration::from_millis(2300), Duration::from_millis(600));
+    let yaml = spec(
+        &server.url,
+        "  model: open\n  rate: 100/s\n  max_in_flight: 200\n  duration: 5s\nslo:\n  latency:\n    - p(90) < 200ms\n    - threshold: max < 300ms\n      window: 2s\n",
+    );
+    let result = run_yaml(&yaml);
+    stall.join().unwrap();
+    let (whole, window) = (&result.slo[0], &result.slo[1]);
+    assert!(whole.passed, "{whole:?}");
+    assert!(!window.passed, "{window:?}");
+    assert_eq!(window.window_s, Some(2));
+    // The stall (2.3 s to 2.9 s) is first inside the window starting at second 1.
+    assert_eq!(window.failed_window_start_s, Some(1), "{window:?}");
+    assert!(window.measured.unwrap() >= 500_000.0, "{window:?}");
+}
+
+#[test]
+fn a_lost_threshold_aborts_the_run() {
+    let _serial = serial();
+    let server = loadgate::serve::spawn("127.0.0.1:0".parse().unwrap(), 1).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("spec.yaml");
+    let url = format!("{}/?delay=30ms", server.url());
+    std::fs::write(
+        &path,
+        spec(
+            &url,
+            "  connections: 2\n  duration: 20s\nslo:\n  latency:\n    - threshold: p(50) < 10ms\n      abort_on_fail: true\n      abort_after: 1s\n  errors: [\"rate < 1%\"]\n",
+        ),
+    )
+    .unwrap();
+    let started = std::time::Instant::now();
+    let output = Command::new(env!("CARGO_BIN_EXE_loadgate"))
+        .args(["run", "-q"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        started.elapsed() < Duration::from_secs(6),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(output.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("FAIL  total latency: p(50) < 10ms (stopped the run)"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("pass  total errors: rate < 1%"), "{stdout}");
+}

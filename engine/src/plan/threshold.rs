@@ -22,6 +22,7 @@
 //! microseconds, rates of errors as a fraction (0.1% is 0.001), request rates per second.
 
 use std::fmt;
+use std::time::Duration;
 
 use super::units::{parse_duration, parse_rate};
 
@@ -121,6 +122,12 @@ pub struct Threshold {
     pub limit: f64,
     /// The expression as written in the spec.
     pub expression: String,
+    /// Stop the run as soon as the threshold fails.
+    pub abort_on_fail: bool,
+    /// With `abort_on_fail`: measured time before it is first checked.
+    pub abort_after: Duration,
+    /// Judge every window of this many whole seconds (sliding by a second), not the whole run.
+    pub window_s: Option<u32>,
 }
 
 impl Threshold {
@@ -142,6 +149,9 @@ impl Threshold {
             op,
             limit,
             expression: text.to_string(),
+            abort_on_fail: false,
+            abort_after: Duration::ZERO,
+            window_s: None,
         })
     }
 

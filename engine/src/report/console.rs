@@ -265,7 +265,17 @@ fn histogram_bars(h: &hdrhistogram::Histogram<u64>) -> String {
 }
 
 fn slo_name(v: &SloVerdict) -> String {
-    format!("{} {}: {}", clean(&v.scope), v.metric, v.threshold)
+    let mut name = format!("{} {}: {}", clean(&v.scope), v.metric, clean(&v.threshold));
+    if let Some(w) = v.window_s {
+        name.push_str(&format!(" in every {w} s window"));
+        if let Some(start) = v.failed_window_start_s {
+            name.push_str(&format!(" (failed from {start} s)"));
+        }
+    }
+    if v.aborted_run {
+        name.push_str(" (stopped the run)");
+    }
+    name
 }
 
 fn measured(v: &SloVerdict) -> String {

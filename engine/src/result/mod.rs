@@ -6,6 +6,7 @@
 //! results can be merged and compared later without loss.
 
 pub mod stats;
+pub mod watch;
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -245,6 +246,17 @@ pub struct SloVerdict {
     /// The threshold's limit in `unit`.
     pub limit: f64,
     pub passed: bool,
+    /// For a window threshold: the window's length in seconds; `measured` is then the first
+    /// failing window's value, or the worst window's when all passed.
+    #[serde(default)]
+    pub window_s: Option<u32>,
+    /// For a failed window threshold: where the first failing window starts, seconds into
+    /// the measured window.
+    #[serde(default)]
+    pub failed_window_start_s: Option<u32>,
+    /// This threshold failed during the run and stopped it (`abort_on_fail`).
+    #[serde(default)]
+    pub aborted_run: bool,
 }
 
 /// Builds the result of a run.
@@ -257,12 +269,24 @@ pub fn build(plan: &Plan, output: &RunOutput) -> RunResult {
     let slo: Vec<SloVerdict> = plan
         .slo
         .iter()
-        .map(|threshold| {
+        .enumerate()
+        .map(|(i, threshold)| {
             let (scope, stats) = match threshold.scope {
                 Scope::Total => ("total".to_string(), &total),
                 Scope::Target(i) => (plan.targets[i].name.clone(), &output.targets[i]),
             };
-            verdict(threshold, scope, stats, elapsed_s)
+            let mut verdict = verdict(threshold, scope, &Measures::of(stats, elapsed_s));
+            if let Some(window) = output.windows.get(i).and_then(|w| w.as_ref()) {
+                verdict.measured = window.measured;
+                verdict.passed = window.passed;
+                verdict.window_s = threshold.window_s;
+                verdict.failed_window_start_s = window.failed_start_s;
+            }
+            if output.aborted_by == Some(i) {
+                verdict.passed = false;
+                verdict.aborted_run = true;
+            }
+            verdict
         })
         .collect();
     let targets = plan
@@ -339,6 +363,7 @@ fn health(plan: &Plan, output: &RunOutput, cpus: usize) -> Health {
     let load = &plan.load;
     let run_s = load.warmup().as_secs_f64() + output.elapsed.as_secs_f64();
     let stop_is_duration = matches!(load.stop, Stop::Duration(_));
+    let ended_early = output.interrupted || output.aborted_by.is_some();
     let mut problems = Vec::new();
     let mut stage_start = 0.0;
     let stages = load
@@ -351,7 +376,7 @@ fn health(plan: &Plan, output: &RunOutput, cpus: usize) -> Health {
             // A stage lasts as planned, unless the run ended early (count mode, Ctrl-C).
             let length = (run_s - stage_start).max(0.0);
             let length = match planned {
-                Some(p) if !output.interrupted && stop_is_duration => p,
+                Some(p) if !ended_early && stop_is_duration => p,
                 Some(p) => length.min(p),
                 None => length,
             };
@@ -376,7 +401,7 @@ fn health(plan: &Plan, output: &RunOutput, cpus: usize) -> Health {
                 lateness_us: lateness.clone(),
                 client_cpu_s: cpu_s,
             };
-            if !stage.warmup && length >= MIN_JUDGED_STAGE_S && !output.interrupted {
+            if !stage.warmup && length >= MIN_JUDGED_STAGE_S && !ended_early {
                 let name = format!("stage {}", i + 1);
                 let mean_target = if planned.is_some() {
                     (stage.from + stage.to) / 2.0
@@ -470,33 +495,83 @@ fn rate(count: u64, elapsed_s: f64) -> f64 {
     }
 }
 
-/// Measures `threshold`'s metric on `stats` and judges it. A latency threshold with no
-/// responses to measure fails.
-fn verdict(
-    threshold: &Threshold,
-    scope: String,
-    stats: &TargetStats,
-    elapsed_s: f64,
-) -> SloVerdict {
-    let h = &stats.latency_us;
-    let (measured, unit) = match (threshold.metric, threshold.aggregation) {
-        (Metric::Latency, aggregation) => {
-            let value = (!h.is_empty()).then(|| match aggregation {
-                Aggregation::Percentile(p) => h.value_at_quantile(p / 100.0) as f64,
-                Aggregation::Median => h.value_at_quantile(0.5) as f64,
-                Aggregation::Mean => h.mean(),
-                Aggregation::Min => h.min() as f64,
-                Aggregation::Max => h.max() as f64,
-                Aggregation::Rate | Aggregation::Count => unreachable!("rejected by the plan"),
-            });
-            (value, "us")
+/// What a threshold can be measured on: a target's (or the run's) stats, or a window of
+/// per-second stats.
+pub struct Measures<'a> {
+    /// Latency of complete responses, microseconds.
+    pub latency_us: &'a Histogram<u64>,
+    /// Requests that ended: complete responses plus transport errors.
+    pub requests: u64,
+    pub responses: u64,
+    pub errors: u64,
+    /// Share of check evaluations that passed, when any were evaluated.
+    pub check_pass_rate: Option<f64>,
+    /// Length of the measured span, seconds.
+    pub elapsed_s: f64,
+}
+
+impl<'a> Measures<'a> {
+    /// The measures of a target's (or the whole run's) stats over `elapsed_s` seconds.
+    pub fn of(stats: &'a TargetStats, elapsed_s: f64) -> Measures<'a> {
+        Measures {
+            latency_us: &stats.latency_us,
+            requests: stats.requests(),
+            responses: stats.responses(),
+            errors: stats.error_count(),
+            check_pass_rate: stats.check_pass_rate(),
+            elapsed_s,
         }
-        (Metric::Errors, Aggregation::Rate) => (Some(stats.error_rate()), "ratio"),
-        (Metric::Errors, _) => (Some(stats.error_count() as f64), "count"),
-        (Metric::Requests, Aggregation::Rate) => (Some(rate(stats.responses(), elapsed_s)), "1/s"),
-        (Metric::Requests, _) => (Some(stats.responses() as f64), "count"),
-        (Metric::Checks, _) => (stats.check_pass_rate(), "ratio"),
-    };
+    }
+
+    /// The measures of per-second stats merged over `seconds` seconds.
+    pub fn of_seconds(stats: &'a stats::SecondStats, seconds: f64) -> Measures<'a> {
+        Measures {
+            latency_us: &stats.latency_us,
+            requests: stats.requests,
+            responses: stats.responses,
+            errors: stats.errors,
+            check_pass_rate: None,
+            elapsed_s: seconds,
+        }
+    }
+
+    /// The value of `threshold`'s metric and aggregation, with its unit (`us`, `ratio`, `1/s`,
+    /// `count`); `None` when there is nothing to measure (no responses for a latency, no
+    /// checks for a check rate).
+    pub fn measure(&self, threshold: &Threshold) -> (Option<f64>, &'static str) {
+        let h = self.latency_us;
+        match (threshold.metric, threshold.aggregation) {
+            (Metric::Latency, aggregation) => {
+                let value = (!h.is_empty()).then(|| match aggregation {
+                    Aggregation::Percentile(p) => h.value_at_quantile(p / 100.0) as f64,
+                    Aggregation::Median => h.value_at_quantile(0.5) as f64,
+                    Aggregation::Mean => h.mean(),
+                    Aggregation::Min => h.min() as f64,
+                    Aggregation::Max => h.max() as f64,
+                    Aggregation::Rate | Aggregation::Count => unreachable!("rejected by the plan"),
+                });
+                (value, "us")
+            }
+            (Metric::Errors, Aggregation::Rate) => {
+                let rate = match self.requests {
+                    0 => 0.0,
+                    n => self.errors as f64 / n as f64,
+                };
+                (Some(rate), "ratio")
+            }
+            (Metric::Errors, _) => (Some(self.errors as f64), "count"),
+            (Metric::Requests, Aggregation::Rate) => {
+                (Some(rate(self.responses, self.elapsed_s)), "1/s")
+            }
+            (Metric::Requests, _) => (Some(self.responses as f64), "count"),
+            (Metric::Checks, _) => (self.check_pass_rate, "ratio"),
+        }
+    }
+}
+
+/// Judges `threshold` on `measures`. A latency threshold with no responses to measure fails.
+fn verdict(threshold: &Threshold, scope: String, measures: &Measures) -> SloVerdict {
+    let (measured, unit) = measures.measure(threshold);
     SloVerdict {
         scope,
         metric: threshold.metric.name().to_string(),
@@ -505,6 +580,9 @@ fn verdict(
         measured,
         unit: unit.to_string(),
         limit: threshold.limit,
+        window_s: None,
+        failed_window_start_s: None,
+        aborted_run: false,
     }
 }
 

@@ -258,6 +258,8 @@ impl StageStats {
 /// One second of a run, all targets together: what completed in that second.
 #[derive(Debug, Clone)]
 pub struct SecondStats {
+    /// Requests that ended: complete responses plus transport errors.
+    pub requests: u64,
     /// Complete responses (any status).
     pub responses: u64,
     /// Failed requests.
@@ -269,6 +271,7 @@ pub struct SecondStats {
 impl Default for SecondStats {
     fn default() -> Self {
         SecondStats {
+            requests: 0,
             responses: 0,
             errors: 0,
             latency_us: Histogram::new_with_bounds(1, MAX_LATENCY_US, 2)
@@ -300,6 +303,7 @@ impl SecondStats {
 
     /// Adds `other` into `self`.
     pub fn merge(&mut self, other: &SecondStats) {
+        self.requests += other.requests;
         self.responses += other.responses;
         self.errors += other.errors;
         self.latency_us

@@ -30,6 +30,7 @@ use tokio::time::timeout_at;
 use crate::plan::{Endpoint, LoadPlan, Model, Plan, Stop, TargetPlan};
 use crate::result::TimeSample;
 use crate::result::stats::{SecondStats, StageStats, TargetStats};
+use crate::result::watch::{Watch, WindowVerdict};
 
 /// What a run measured, before it is turned into a result artifact.
 #[derive(Debug)]
@@ -50,6 +51,10 @@ pub struct RunOutput {
     pub cpu: (Duration, Duration),
     /// The run was stopped early (Ctrl-C).
     pub interrupted: bool,
+    /// Index (in the plan's `slo`) of the `abort_on_fail` threshold that stopped the run.
+    pub aborted_by: Option<usize>,
+    /// Window thresholds' verdicts, indexed like the plan's `slo`.
+    pub windows: Vec<Option<WindowVerdict>>,
 }
 
 /// A snapshot for the progress line, reported a few times a second.
@@ -77,6 +82,9 @@ pub enum RunError {
     #[error("cannot start the run: {0}")]
     Start(#[from] std::io::Error),
 }
+
+/// How often the calling thread looks at reports, progress and `stop`.
+pub const COLLECT_INTERVAL: Duration = Duration::from_millis(250);
 
 /// Everything the workers share, read-only (but for the request tickets).
 struct Shared {
@@ -172,8 +180,8 @@ struct WorkerStats {
     last_end: Option<Instant>,
 }
 
-/// Runs the plan's load. `stop` ends the run early (Ctrl-C); `progress` is called a few
-/// times a second from this thread.
+/// Runs the plan's load. `stop` ends the run early (Ctrl-C; noticed within
+/// [`COLLECT_INTERVAL`]); `progress` is called a few times a second from this thread.
 ///
 /// Errors: a target that cannot be resolved or connected to before the run starts.
 pub fn execute(
@@ -202,6 +210,10 @@ pub fn execute(
         .max()
         .unwrap_or_default();
 
+    // Workers stop on `halt`: set on Ctrl-C (`stop`) or by an `abort_on_fail` threshold.
+    let halt = Arc::new(AtomicBool::new(false));
+    let mut watch = Watch::new(&plan.slo);
+    let mut aborted_by = None;
     let cpu_start = cpu_time();
     let start = Instant::now();
     let measure_start = start + load.warmup();
@@ -229,7 +241,7 @@ pub fn execute(
         start,
         measure_start,
         end,
-        stop: stop.clone(),
+        stop: halt.clone(),
     });
 
     let (tx, rx) = mpsc::channel::<SecondReport>();
@@ -251,7 +263,10 @@ pub fn execute(
     let mut time_series = Vec::new();
     let mut totals = (0u64, 0u64);
     loop {
-        match rx.recv_timeout(Duration::from_millis(250)) {
+        if stop.load(Ordering::Relaxed) {
+            halt.store(true, Ordering::Relaxed);
+        }
+        match rx.recv_timeout(COLLECT_INTERVAL) {
             Ok(report) => {
                 let entry = open.entry(report.second).or_default();
                 entry.0 += 1;
@@ -261,6 +276,14 @@ pub fn execute(
                     totals.0 += stats.responses;
                     totals.1 += stats.errors;
                     time_series.push(stats.sample(report.second));
+                    let whole = measure_start + Duration::from_secs(u64::from(report.second) + 1)
+                        <= Instant::now();
+                    if whole && !watch.is_idle() && aborted_by.is_none() {
+                        aborted_by = watch.second(&stats);
+                        if aborted_by.is_some() {
+                            halt.store(true, Ordering::Relaxed);
+                        }
+                    }
                 }
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {}
@@ -331,6 +354,8 @@ pub fn execute(
             cpu_end.1.saturating_sub(cpu_start.1),
         ),
         interrupted: stop.load(Ordering::Relaxed),
+        aborted_by,
+        windows: watch.finish(),
     })
 }
 

@@ -155,12 +155,14 @@ async fn request(
                         record.record_check(i, passed)
                     });
                 }
+                s.second.requests += 1;
                 s.second.responses += 1;
                 s.second.errors += u64::from(!expected);
                 s.second.latency_us.saturating_record(latency_us.max(1));
             }
             Err(kind) => {
                 record.record_error(kind);
+                s.second.requests += 1;
                 s.second.errors += 1;
             }
         }

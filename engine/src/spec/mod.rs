@@ -287,23 +287,62 @@ pub enum StageTarget {
 ///
 /// ```yaml
 /// slo:
-///   latency: ["p(95) < 200ms", "p(99.9) < 1s", "mean < 50ms"]
+///   latency:
+///     - "p(95) < 200ms"
+///     - threshold: "p(99) < 300ms"    # in every 10 s window, not only over the whole run
+///       window: 10s
+///     - threshold: "p(99.9) < 2s"     # stop the run as soon as it is lost
+///       abort_on_fail: true
+///       abort_after: 5s
 ///   errors: ["rate < 0.1%"]
 ///   requests: ["rate > 500/s"]
+///   checks: ["rate == 100%"]
 /// ```
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Slo {
     /// Response latency: `p(N)` (e.g. `p(99.9)`), `med`, `mean`, `min`, `max`, with a time unit.
     #[serde(default)]
-    pub latency: Vec<String>,
+    pub latency: Vec<ThresholdSpec>,
     /// Failed requests (transport errors and unexpected statuses): `rate` in `%`, or `count`.
     #[serde(default)]
-    pub errors: Vec<String>,
+    pub errors: Vec<ThresholdSpec>,
     /// Completed requests: `rate` in `/s`, or `count`.
     #[serde(default)]
-    pub requests: Vec<String>,
+    pub requests: Vec<ThresholdSpec>,
     /// Response checks: `rate` (the share that passed) in `%`, e.g. `rate == 100%`.
     #[serde(default)]
-    pub checks: Vec<String>,
+    pub checks: Vec<ThresholdSpec>,
+}
+
+/// A threshold: an expression, or an expression with options.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum ThresholdSpec {
+    /// `aggregation operator value`, e.g. `p(95) < 200ms`.
+    Expression(String),
+    Detailed(DetailedThreshold),
+}
+
+/// A threshold with options (k6's `abortOnFail` and `delayAbortEval`; sliding windows).
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DetailedThreshold {
+    /// `aggregation operator value`, e.g. `p(99) < 300ms`.
+    pub threshold: String,
+    /// Stop the run as soon as the threshold fails (whole-run thresholds: checked once a
+    /// second on the run so far).
+    #[serde(default)]
+    pub abort_on_fail: bool,
+    /// With `abort_on_fail`: measured time before the threshold is first checked (default
+    /// `0s`), so that a few slow first requests do not stop the run.
+    #[serde(default)]
+    #[schemars(regex(pattern = DURATION_PATTERN))]
+    pub abort_after: Option<String>,
+    /// Judge every window of this length (sliding by one second) instead of the whole run:
+    /// the threshold passes only if it holds in each. Whole-run `slo` only, not per target;
+    /// not for `checks`.
+    #[serde(default)]
+    #[schemars(regex(pattern = DURATION_PATTERN))]
+    pub window: Option<String>,
 }
