@@ -14,6 +14,7 @@
 
 mod checks;
 mod h1;
+mod timer;
 mod vu;
 
 use std::cell::RefCell;

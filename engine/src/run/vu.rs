@@ -19,6 +19,7 @@ use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 use tokio::time::{sleep, sleep_until, timeout_at};
 
+use super::timer::PreciseTimer;
 use super::{Shared, WorkerStats, checks, h1};
 use crate::plan::load::Arrivals;
 use crate::plan::{Model, ThinkTime};
@@ -251,11 +252,18 @@ async fn dispatcher(
     workers: usize,
 ) {
     let mut arrivals = Arrivals::new(&shared.load.stages);
+    let mut timer = PreciseTimer::new().ok();
     let mut k = index as u64;
     while let Some(t) = arrivals.time_of(k) {
         let intended = shared.at(t);
         if Instant::now() < intended {
-            sleep_until(intended.into()).await;
+            let precise = match timer.as_mut() {
+                Some(timer) => timer.sleep_until(intended).await.is_ok(),
+                None => false,
+            };
+            if !precise {
+                sleep_until(intended.into()).await;
+            }
         }
         let Some(measured) = shared.admit(intended) else {
             break;
