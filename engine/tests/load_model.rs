@@ -340,7 +340,7 @@ fn a_window_threshold_catches_a_stall_the_whole_run_hides() {
     let stall = server.stall(Duration::from_millis(2300), Duration::from_millis(600));
     let yaml = spec(
         &server.url,
-        "  model: open\n  rate: 100/s\n  max_in_flight: 200\n  duration: 5s\nslo:\n  latency:\n    - p(90) < 200ms\n    - threshold: max < 300ms\n      window: 2s\n",
+        "  model: open\n  rate: 100/s\n  max_in_flight: 200\n  duration: 5s\nslo:\n  latency:\n    - p(50) < 100ms\n    - threshold: max < 300ms\n      window: 2s\n",
     );
     let result = run_yaml(&yaml);
     stall.join().unwrap();
