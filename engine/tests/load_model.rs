@@ -1,14 +1,14 @@
 //! Load models against real servers on loopback: the open model's rate accuracy, honest
 //! latency through a server stall (SIGSTOP), dropped arrivals, ramps, pacing and think time.
 
+mod support;
+
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
-use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use loadgate::result::RunResult;
-use loadgate::spec::SourceSpec;
+use support::{run_yaml, write_spec};
 
 /// These tests measure timing on a 2-core machine: one at a time, so they do not disturb
 /// each other's schedules.
@@ -16,14 +16,6 @@ static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn serial() -> std::sync::MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-fn run_yaml(yaml: &str) -> RunResult {
-    let source = SourceSpec::parse("test.yaml".into(), yaml.to_string()).expect("spec parses");
-    let plan = loadgate::validate::check(&source, &|_| None).unwrap_or_else(|e| panic!("{e}"));
-    let output = loadgate::run::execute(&plan, Arc::new(AtomicBool::new(false)), &mut |_| {})
-        .expect("the run is carried out");
-    loadgate::result::build(&plan, &output)
 }
 
 fn spec(url: &str, load: &str) -> String {
@@ -211,17 +203,11 @@ fn arrivals_beyond_max_in_flight_are_dropped_and_invalidate_the_measurement() {
 fn binary_exits_5_on_an_invalid_measurement() {
     let _serial = serial();
     let server = loadgate::serve::spawn("127.0.0.1:0".parse().unwrap(), 1).unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("spec.yaml");
     let url = format!("{}/?delay=100ms", server.url());
-    std::fs::write(
-        &path,
-        spec(
-            &url,
-            "  model: open\n  rate: 100/s\n  max_in_flight: 2\n  duration: 1s\n",
-        ),
-    )
-    .unwrap();
+    let (_dir, path) = write_spec(&spec(
+        &url,
+        "  model: open\n  rate: 100/s\n  max_in_flight: 2\n  duration: 1s\n",
+    ));
     let output = Command::new(env!("CARGO_BIN_EXE_loadgate"))
         .args(["run", "-q"])
         .arg(&path)
@@ -357,17 +343,11 @@ fn a_window_threshold_catches_a_stall_the_whole_run_hides() {
 fn a_lost_threshold_aborts_the_run() {
     let _serial = serial();
     let server = loadgate::serve::spawn("127.0.0.1:0".parse().unwrap(), 1).unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("spec.yaml");
     let url = format!("{}/?delay=30ms", server.url());
-    std::fs::write(
-        &path,
-        spec(
-            &url,
-            "  connections: 2\n  duration: 20s\nslo:\n  latency:\n    - threshold: p(50) < 10ms\n      abort_on_fail: true\n      abort_after: 1s\n  errors: [\"rate < 1%\"]\n",
-        ),
-    )
-    .unwrap();
+    let (_dir, path) = write_spec(&spec(
+        &url,
+        "  connections: 2\n  duration: 20s\nslo:\n  latency:\n    - threshold: p(50) < 10ms\n      abort_on_fail: true\n      abort_after: 1s\n  errors: [\"rate < 1%\"]\n",
+    ));
     let started = std::time::Instant::now();
     let output = Command::new(env!("CARGO_BIN_EXE_loadgate"))
         .args(["run", "-q"])

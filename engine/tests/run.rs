@@ -4,27 +4,15 @@
 
 mod support;
 
-use std::io::Write as _;
 use std::net::{SocketAddr, TcpStream};
 use std::process::{Command, Stdio};
-use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use loadgate::result::RunResult;
-use loadgate::spec::SourceSpec;
 use support::{
     CloseMidResponseServer, CountingServer, Framing, GarbageServer, HangServer, Nginx, down_addr,
+    run_yaml, write_spec,
 };
-
-/// Validates, plans and runs `yaml` in-process; returns the result.
-fn run_yaml(yaml: &str) -> RunResult {
-    let source = SourceSpec::parse("test.yaml".into(), yaml.to_string()).expect("spec parses");
-    let plan = loadgate::validate::check(&source, &|_| None).unwrap_or_else(|e| panic!("{e}"));
-    let output = loadgate::run::execute(&plan, Arc::new(AtomicBool::new(false)), &mut |_| {})
-        .expect("the run is carried out");
-    loadgate::result::build(&plan, &output)
-}
 
 fn spec(url: &str, load: &str, extra: &str) -> String {
     format!(
@@ -252,15 +240,6 @@ fn loadgate() -> Command {
     Command::new(env!("CARGO_BIN_EXE_loadgate"))
 }
 
-fn write_spec(dir: &tempfile::TempDir, yaml: &str) -> std::path::PathBuf {
-    let path = dir.path().join("spec.yaml");
-    std::fs::File::create(&path)
-        .unwrap()
-        .write_all(yaml.as_bytes())
-        .unwrap();
-    path
-}
-
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
@@ -282,16 +261,12 @@ fn port_is_closed(port: u16) -> bool {
 
 #[test]
 fn binary_runs_a_service_writes_the_result_and_exits_1_on_an_slo_breach() {
-    let dir = tempfile::tempdir().unwrap();
     let port = free_port();
-    let spec = write_spec(
-        &dir,
-        &service_spec(
-            port,
-            "  connections: 2\n  requests: 40\n",
-            "slo:\n  latency: [\"p(50) < 5ms\", \"p(50) > 15ms\"]\n",
-        ),
-    );
+    let (dir, spec) = write_spec(&service_spec(
+        port,
+        "  connections: 2\n  requests: 40\n",
+        "slo:\n  latency: [\"p(50) < 5ms\", \"p(50) > 15ms\"]\n",
+    ));
     let out = dir.path().join("result.json");
     let output = loadgate()
         .arg("run")
@@ -333,16 +308,12 @@ fn binary_runs_a_service_writes_the_result_and_exits_1_on_an_slo_breach() {
 
 #[test]
 fn binary_exits_0_when_slos_pass() {
-    let dir = tempfile::tempdir().unwrap();
     let port = free_port();
-    let spec = write_spec(
-        &dir,
-        &service_spec(
-            port,
-            "  connections: 2\n  requests: 20\n",
-            "slo:\n  latency: [\"p(99) < 2s\"]\n  errors: [\"rate < 1%\"]\n",
-        ),
-    );
+    let (_dir, spec) = write_spec(&service_spec(
+        port,
+        "  connections: 2\n  requests: 20\n",
+        "slo:\n  latency: [\"p(99) < 2s\"]\n  errors: [\"rate < 1%\"]\n",
+    ));
     let output = loadgate().arg("run").arg(&spec).arg("-q").output().unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert_eq!(output.status.code(), Some(0), "{stdout}");
@@ -354,15 +325,11 @@ fn binary_exits_0_when_slos_pass() {
 
 #[test]
 fn binary_exits_3_when_the_target_is_down() {
-    let dir = tempfile::tempdir().unwrap();
-    let spec = write_spec(
-        &dir,
-        &spec(
-            &format!("http://{}/", down_addr()),
-            "  connections: 2\n  duration: 1s\n",
-            "",
-        ),
-    );
+    let (dir, spec) = write_spec(&spec(
+        &format!("http://{}/", down_addr()),
+        "  connections: 2\n  duration: 1s\n",
+        "",
+    ));
     let out = dir.path().join("result.json");
     let output = loadgate()
         .arg("run")
@@ -379,11 +346,10 @@ fn binary_exits_3_when_the_target_is_down() {
 
 #[test]
 fn binary_exits_3_when_the_service_dies_before_ready() {
-    let dir = tempfile::tempdir().unwrap();
     let yaml = "version: 1\nname: dies\nservice:\n  command: [\"sh\", \"-c\", \"exit 7\"]\n  ready_url: http://127.0.0.1:9/\ntargets:\n  - name: t\n    url: http://127.0.0.1:9/\nload:\n  connections: 1\n  requests: 1\n";
     let output = loadgate()
         .arg("run")
-        .arg(write_spec(&dir, yaml))
+        .arg(write_spec(yaml).1)
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
@@ -396,12 +362,12 @@ fn binary_exits_3_when_the_service_dies_before_ready() {
 
 #[test]
 fn ctrl_c_stops_the_run_and_the_service() {
-    let dir = tempfile::tempdir().unwrap();
     let port = free_port();
-    let spec = write_spec(
-        &dir,
-        &service_spec(port, "  connections: 2\n  duration: 60s\n", ""),
-    );
+    let (_dir, spec) = write_spec(&service_spec(
+        port,
+        "  connections: 2\n  duration: 60s\n",
+        "",
+    ));
     let mut child = loadgate()
         .arg("run")
         .arg(&spec)
