@@ -177,7 +177,15 @@ fn health(result: &RunResult) -> String {
     if h.stages.len() > 1 || scheduled || !h.valid {
         let _ = writeln!(
             out,
-            "\n  load by stage    target               sent   achieved     in flight  dropped  late p99  client CPU"
+            "\n  {:<14} {:<18} {:>8} {:>10} {:>9} {:>8} {:>9} {:>11}",
+            "load by stage",
+            "target",
+            "sent",
+            "achieved",
+            "in flight",
+            "dropped",
+            "late p99",
+            "client CPU"
         );
         for (i, s) in h.stages.iter().enumerate() {
             let unit = if s.target_unit == "connections" {
@@ -192,7 +200,7 @@ fn health(result: &RunResult) -> String {
             };
             let _ = writeln!(
                 out,
-                "  {:<16} {:<18} {:>8} {:>8.1}/s {:>13.1} {:>8} {:>9} {:>9.2} s",
+                "  {:<14} {:<18} {:>8} {:>8.1}/s {:>9.1} {:>8} {:>9} {:>9.2} s",
                 format!("{}{}", i + 1, if s.warmup { " (warmup)" } else { "" }),
                 target,
                 s.sent,

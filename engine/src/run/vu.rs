@@ -131,12 +131,11 @@ async fn request(
         Ok(response) if response.keep_alive => {}
         _ => *conn = None,
     }
-    if measured {
-        let latency_us = end.duration_since(intended).as_micros() as u64;
-        let service_us = end.duration_since(started).as_micros() as u64;
-        let mut s = stats.borrow_mut();
-        let s = &mut *s;
-        s.last_end = Some(end);
+    let service_us = end.duration_since(started).as_micros() as u64;
+    {
+        let mut guard = stats.borrow_mut();
+        let s = &mut *guard;
+        // The generator's health covers every stage, warmup included.
         let stage = &mut s.stages[shared.stage_of(intended)];
         stage.sent += 1;
         stage.busy_us += service_us;
@@ -144,27 +143,31 @@ async fn request(
             let late_us = started.saturating_duration_since(intended).as_micros() as u64;
             stage.lateness_us.saturating_record(late_us.max(1));
         }
-        let record = &mut s.targets[t];
-        match outcome {
-            Ok(response) => {
-                let expected = target.expect_status.contains(response.status);
-                record.record_response(response.status, latency_us, service_us, expected);
-                record.bytes_sent += target.request.len() as u64;
-                record.bytes_received += response.bytes;
-                if captures {
-                    checks::evaluate(&target.checks, capture, |i, passed| {
-                        record.record_check(i, passed)
-                    });
+        if measured {
+            let latency_us = end.duration_since(intended).as_micros() as u64;
+            s.last_end = Some(end);
+            let record = &mut s.targets[t];
+            match outcome {
+                Ok(response) => {
+                    let expected = target.expect_status.contains(response.status);
+                    record.record_response(response.status, latency_us, service_us, expected);
+                    record.bytes_sent += target.request.len() as u64;
+                    record.bytes_received += response.bytes;
+                    if captures {
+                        checks::evaluate(&target.checks, capture, |i, passed| {
+                            record.record_check(i, passed)
+                        });
+                    }
+                    s.second.requests += 1;
+                    s.second.responses += 1;
+                    s.second.errors += u64::from(!expected);
+                    s.second.latency_us.saturating_record(latency_us.max(1));
                 }
-                s.second.requests += 1;
-                s.second.responses += 1;
-                s.second.errors += u64::from(!expected);
-                s.second.latency_us.saturating_record(latency_us.max(1));
-            }
-            Err(kind) => {
-                record.record_error(kind);
-                s.second.requests += 1;
-                s.second.errors += 1;
+                Err(kind) => {
+                    record.record_error(kind);
+                    s.second.requests += 1;
+                    s.second.errors += 1;
+                }
             }
         }
     }
