@@ -401,3 +401,23 @@ fn ctrl_c_stops_the_run_and_the_service() {
     assert!(stdout.contains("interrupted"), "{stdout}");
     assert!(port_is_closed(port), "the service was stopped");
 }
+
+#[test]
+fn idle_connections_the_server_closed_are_replaced_not_counted_as_errors() {
+    // nginx closes connections idle for 200 ms; each connection thinks for 300 ms, so every
+    // request after the first finds its connection closed by the server.
+    let nginx = Nginx::start_with(support::NginxOptions {
+        keepalive_timeout_ms: 200,
+        ..Default::default()
+    })
+    .expect("nginx runs");
+    let url = format!("http://{}/", nginx.addr());
+    let result = run_yaml(&spec(
+        &url,
+        "  connections: 2\n  think_time: 300ms\n  requests: 10\n",
+        "",
+    ));
+    assert_eq!(result.total.errors, 0, "{:?}", result.total.errors_by_kind);
+    assert_eq!(result.total.responses, 10);
+    assert_eq!(nginx.wait_access_log_count(10, Duration::from_secs(5)), 10);
+}

@@ -109,16 +109,20 @@ async fn request(
     let captures = target.captures();
     let started = Instant::now();
     let outcome = timeout_at((started + target.timeout).into(), async {
-        if conn.is_none() {
-            *conn = Some(h1::connect(shared.addrs[e]).await?);
+        loop {
+            if conn.is_none() {
+                *conn = Some(h1::connect(shared.addrs[e]).await?);
+            }
+            let c = conn.as_mut().expect("just connected");
+            let capture = captures.then_some(&mut *capture);
+            match c.exchange(&target.request, target.is_head, capture).await {
+                Ok(response) => return Ok(response),
+                // The server closed the idle connection just before we used it: send the
+                // request again on a new one (a fresh connection is never stale).
+                Err(h1::Failure::Stale) => *conn = None,
+                Err(h1::Failure::Error(kind)) => return Err(kind),
+            }
         }
-        let c = conn.as_mut().expect("just connected");
-        c.exchange(
-            &target.request,
-            target.is_head,
-            captures.then_some(&mut *capture),
-        )
-        .await
     })
     .await;
     let end = Instant::now();
