@@ -119,10 +119,10 @@ fn run_spec(args: &RunArgs) -> anyhow::Result<Outcome> {
     let output = output?;
 
     let result = result::build(&plan, &output);
+    print!("{}", report::console::summary(&result));
     if let Some(path) = &args.out {
         result::write(&result, path)?;
     }
-    print!("{}", report::console::summary(&result));
     Ok(if output.interrupted {
         Outcome::Interrupted
     } else if !result.health.valid {

@@ -171,6 +171,41 @@ fn paced_connections_measure_from_when_requests_were_due() {
         "{}",
         result.total.responses
     );
+    // Waiting for a slow server is not the generator's lateness.
+    assert!(
+        !result.health.problems.iter().any(|p| p.contains("late")),
+        "{:?}",
+        result.health.problems
+    );
+}
+
+#[test]
+fn a_paced_backlog_left_at_the_end_is_dropped_not_forgotten() {
+    let _serial = serial();
+    let server = loadgate::serve::spawn("127.0.0.1:0".parse().unwrap(), 1).unwrap();
+    let url = format!("{}/?delay=200ms", server.url());
+    let result = run_yaml(&spec(
+        &url,
+        "  connections: 1\n  pacing: 10/s\n  duration: 2s\n",
+    ));
+    let stage = measured_stage(&result);
+    // 20 requests fell due; one connection at 200 ms each sent about 10.
+    assert!((9..=11).contains(&stage.sent), "{}", stage.sent);
+    assert!(
+        (19..=21).contains(&(stage.sent + stage.dropped)),
+        "{} + {}",
+        stage.sent,
+        stage.dropped
+    );
+    assert_eq!(result.total.requests, stage.sent);
+    // The server was slow, not the generator: the only problem is the dropped backlog.
+    assert_eq!(
+        result.health.problems.len(),
+        1,
+        "{:?}",
+        result.health.problems
+    );
+    assert!(result.health.problems[0].contains("dropped"));
 }
 
 #[test]
@@ -216,7 +251,8 @@ fn binary_exits_5_on_an_invalid_measurement() {
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert_eq!(output.status.code(), Some(5), "{stdout}");
     assert!(stdout.contains("INVALID MEASUREMENT"), "{stdout}");
-    assert!(stdout.contains("INVALID: stage 1: sent"), "{stdout}");
+    assert!(stdout.contains("INVALID: stage 1: "), "{stdout}");
+    assert!(stdout.contains("requests were dropped"), "{stdout}");
 }
 
 #[test]

@@ -421,3 +421,62 @@ fn idle_connections_the_server_closed_are_replaced_not_counted_as_errors() {
     assert_eq!(result.total.responses, 10);
     assert_eq!(nginx.wait_access_log_count(10, Duration::from_secs(5)), 10);
 }
+
+#[test]
+fn ctrl_c_is_noticed_during_a_long_think_time() {
+    let server = loadgate::serve::spawn("127.0.0.1:0".parse().unwrap(), 1).unwrap();
+    let (_dir, path) = write_spec(&spec(
+        &server.url(),
+        "  connections: 2\n  think_time: 20s\n  duration: 60s\n",
+        "",
+    ));
+    let mut child = loadgate()
+        .arg("run")
+        .arg("-q")
+        .arg(&path)
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(800));
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    let stopped = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            stopped.elapsed() < Duration::from_secs(5),
+            "no exit after Ctrl-C"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(3));
+    assert!(
+        stopped.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        stopped.elapsed()
+    );
+}
+
+#[test]
+fn a_service_that_forks_and_exits_leaves_nothing_behind() {
+    // The command starts a child in the background and exits: not ready, and its child must
+    // be stopped with it (the process group), not left running.
+    let marker = format!("{}", 31_000 + std::process::id() % 1000);
+    let yaml = format!(
+        "version: 1\nname: forks\nservice:\n  command: [\"sh\", \"-c\", \"sleep {marker} & exit 1\"]\n  ready_url: http://127.0.0.1:9/\ntargets:\n  - name: t\n    url: http://127.0.0.1:9/\nload:\n  connections: 1\n  requests: 1\n"
+    );
+    let (_dir, path) = write_spec(&yaml);
+    let output = loadgate().arg("run").arg(&path).output().unwrap();
+    assert_eq!(output.status.code(), Some(3));
+    let left = Command::new("pgrep")
+        .args(["-f", &format!("sleep {marker}")])
+        .output()
+        .unwrap();
+    assert!(
+        left.stdout.is_empty(),
+        "left running: {}",
+        String::from_utf8_lossy(&left.stdout)
+    );
+}

@@ -10,6 +10,10 @@ use super::units::{parse_duration, parse_rate};
 use super::{Errors, PlanError};
 use crate::spec::{self, LoadModel, StageTarget};
 
+/// Lowest non-zero rate (arrival or pacing), per second: one request every 1000 s.
+pub const MIN_RATE: f64 = 0.001;
+/// Highest rate, per second.
+pub const MAX_RATE: f64 = 10_000_000.0;
 /// Most connections or in-flight requests a load may use.
 pub const MAX_CONCURRENCY: u32 = 100_000;
 
@@ -411,6 +415,14 @@ fn ramped_stages(load: &spec::Load, model: Model, errors: &mut Errors) -> Option
 /// A rate; `zero_ok` for stage targets (a ramp down to 0/s).
 fn rate(errors: &mut Errors, path: &str, text: &str, zero_ok: bool) -> Option<f64> {
     match parse_rate(text) {
+        Ok(r) if r > MAX_RATE => {
+            errors.push(path, format!("at most {MAX_RATE}/s"));
+            None
+        }
+        Ok(r) if r > 0.0 && r < MIN_RATE => {
+            errors.push(path, format!("at least {MIN_RATE}/s (or 0/s for a stage)"));
+            None
+        }
         Ok(r) if r > 0.0 || zero_ok => Some(r),
         Ok(_) => {
             errors.push(path, "must be more than 0/s");

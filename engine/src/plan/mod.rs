@@ -293,7 +293,8 @@ fn build_service(
         })
         .collect();
     let ready_url = errors.interpolate("service.ready_url", &service.ready_url, ctx);
-    let ready = ready_url.and_then(|u| parse_http_url("service.ready_url", &u, errors));
+    let ready =
+        ready_url.and_then(|u| parse_http_url("service.ready_url", &u, &service.ready_url, errors));
     let ready_timeout = match &service.ready_timeout {
         Some(t) => errors.duration("service.ready_timeout", t, false),
         None => Some(DEFAULT_READY_TIMEOUT),
@@ -318,11 +319,18 @@ fn build_service(
 }
 
 /// Splits an absolute `http://` URL into its endpoint and request target (`/path?query`).
-fn parse_http_url(path: &str, text: &str, errors: &mut Errors) -> Option<(Endpoint, String)> {
+/// `text` is the URL after `${VAR}` interpolation; messages show `shown`, the URL as written,
+/// so that no interpolated secret reaches an error.
+fn parse_http_url(
+    path: &str,
+    text: &str,
+    shown: &str,
+    errors: &mut Errors,
+) -> Option<(Endpoint, String)> {
     let url = match url::Url::parse(text) {
         Ok(url) => url,
         Err(e) => {
-            errors.push(path, format!("`{text}` is not a valid URL: {e}"));
+            errors.push(path, format!("`{shown}` is not a valid URL: {e}"));
             return None;
         }
     };
@@ -331,20 +339,27 @@ fn parse_http_url(path: &str, text: &str, errors: &mut Errors) -> Option<(Endpoi
         "https" => {
             errors.push(
                 path,
-                format!("`{text}`: https is not supported yet; use an http:// URL"),
+                format!("`{shown}`: https is not supported yet; use an http:// URL"),
             );
             return None;
         }
         other => {
             errors.push(
                 path,
-                format!("`{text}`: scheme `{other}` is not supported; use http://"),
+                format!("`{shown}`: scheme `{other}` is not supported; use http://"),
             );
             return None;
         }
     }
+    if !url.username().is_empty() || url.password().is_some() {
+        errors.push(
+            path,
+            format!("`{shown}`: credentials in a URL are not sent; use an `Authorization` header"),
+        );
+        return None;
+    }
     let Some(host) = url.host_str() else {
-        errors.push(path, format!("`{text}` has no host"));
+        errors.push(path, format!("`{shown}` has no host"));
         return None;
     };
     let host = host
@@ -402,7 +417,7 @@ fn build_target(
             return None;
         }
     };
-    let endpoint = url.and_then(|u| parse_http_url(&url_path, &u, errors));
+    let endpoint = url.and_then(|u| parse_http_url(&url_path, &u, &raw_url, errors));
 
     let method = target.method.clone().unwrap_or_else(|| "GET".to_string());
     let mut headers: BTreeMap<String, (String, String)> = BTreeMap::new();

@@ -34,8 +34,9 @@ pub struct RunResult {
     pub spec: SpecInfo,
     /// When measuring started (after the warmup), RFC 3339 in UTC.
     pub started_at: String,
-    /// Length of the measured window in seconds: from the end of the warmup until the last
-    /// measured request ended.
+    /// Length of the measured window in seconds: the planned duration; in count mode, or when
+    /// the run was stopped early, from the end of the warmup until the last measured request
+    /// ended. Rates divide by it.
     pub duration_s: f64,
     /// The run was stopped early (Ctrl-C); its numbers cover only part of the plan.
     pub interrupted: bool,
@@ -206,6 +207,9 @@ pub struct StageHealth {
 /// An open-model stage whose achieved arrival rate falls short of its target by more than this
 /// fraction makes the measurement invalid.
 pub const RATE_TOLERANCE: f64 = 0.05;
+/// A stage that dropped more than this share of its due requests makes the measurement
+/// invalid: the planned load was not applied.
+pub const MAX_DROPPED_SHARE: f64 = 0.001;
 /// A stage whose requests started later than this after they were due (p99, microseconds)
 /// makes the measurement invalid.
 pub const MAX_LATENESS_P99_US: u64 = 10_000;
@@ -408,7 +412,15 @@ fn health(plan: &Plan, output: &RunOutput, cpus: usize) -> Health {
                 } else {
                     stage.to
                 };
-                if load.model == Model::Open && health.achieved_rate < mean_target * (1.0 - RATE_TOLERANCE) {
+                let due = stats.sent + stats.dropped;
+                if stats.dropped as f64 > due as f64 * MAX_DROPPED_SHARE {
+                    problems.push(format!(
+                        "{name}: {} of {due} requests were dropped: every in-flight slot was busy (raise `max_in_flight`)",
+                        stats.dropped
+                    ));
+                } else if load.model == Model::Open
+                    && health.achieved_rate < mean_target * (1.0 - RATE_TOLERANCE)
+                {
                     problems.push(format!(
                         "{name}: sent {:.1} requests/s of the planned {mean_target:.1}/s ({} dropped: raise `max_in_flight`, or the generator is too small)",
                         health.achieved_rate, stats.dropped

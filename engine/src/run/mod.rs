@@ -38,7 +38,8 @@ use crate::result::watch::{Watch, WindowVerdict};
 pub struct RunOutput {
     /// Wall-clock time when measuring started (after the warmup).
     pub started_at: SystemTime,
-    /// From the start of measuring until the last measured request ended.
+    /// The measured window: the planned duration; in count mode, or when the run was stopped
+    /// early, from the start of measuring until the last measured request ended.
     pub elapsed: Duration,
     /// Per target, in the plan's order.
     pub targets: Vec<TargetStats>,
@@ -140,10 +141,16 @@ impl Shared {
         self.stage_starts.iter().rposition(|s| *s <= t).unwrap_or(0)
     }
 
+    /// Whether the run was stopped (Ctrl-C, or an `abort_on_fail` threshold).
+    #[inline]
+    fn halted(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+
     /// Whether nothing due at `t` may start any more: stopped, or past the end of the stages.
     #[inline]
     fn over(&self, t: Instant) -> bool {
-        self.stop.load(Ordering::Relaxed) || self.end.is_some_and(|end| t >= end)
+        self.halted() || self.end.is_some_and(|end| t >= end)
     }
 
     /// May a request due at `intended` start? `None`: the run is over. `Some(measured)`:
@@ -166,9 +173,63 @@ impl Shared {
 }
 
 /// One worker's per-second hand-over.
-struct SecondReport {
-    second: u32,
-    stats: SecondStats,
+enum Report {
+    /// What completed in one second.
+    Second { second: u32, stats: SecondStats },
+    /// The worker has ended; its last report was for second `last`.
+    Done { last: u32 },
+}
+
+/// Merges the workers' per-second reports on the calling thread. A second is final once every
+/// worker still running has handed it over; finished workers count as having reported.
+struct Collector {
+    workers: usize,
+    measure_start: Instant,
+    open: BTreeMap<u32, (usize, SecondStats)>,
+    /// Last seconds of the workers that have ended.
+    finished: Vec<u32>,
+    time_series: Vec<TimeSample>,
+    /// Measured responses and errors in final seconds.
+    totals: (u64, u64),
+    watch: Watch,
+    aborted_by: Option<usize>,
+}
+
+impl Collector {
+    /// Takes a report; returns true when an `abort_on_fail` threshold has just failed.
+    fn take(&mut self, report: Report) -> bool {
+        match report {
+            Report::Second { second, stats } => {
+                let entry = self.open.entry(second).or_default();
+                entry.0 += 1;
+                entry.1.merge(&stats);
+            }
+            Report::Done { last } => self.finished.push(last),
+        }
+        let mut abort = false;
+        while let Some((&second, entry)) = self.open.first_key_value() {
+            let ended = self.finished.iter().filter(|&&last| last < second).count();
+            if entry.0 + ended < self.workers {
+                break;
+            }
+            let (_, stats) = self.open.remove(&second).expect("present");
+            abort |= self.finalize(second, stats);
+        }
+        abort
+    }
+
+    fn finalize(&mut self, second: u32, stats: SecondStats) -> bool {
+        self.totals.0 += stats.responses;
+        self.totals.1 += stats.errors;
+        self.time_series.push(stats.sample(second));
+        let whole =
+            self.measure_start + Duration::from_secs(u64::from(second) + 1) <= Instant::now();
+        if whole && !self.watch.is_idle() && self.aborted_by.is_none() {
+            self.aborted_by = self.watch.second(&stats);
+            return self.aborted_by.is_some();
+        }
+        false
+    }
 }
 
 /// A worker's own records, shared by its connection tasks (one thread, no lock).
@@ -213,8 +274,6 @@ pub fn execute(
 
     // Workers stop on `halt`: set on Ctrl-C (`stop`) or by an `abort_on_fail` threshold.
     let halt = Arc::new(AtomicBool::new(false));
-    let mut watch = Watch::new(&plan.slo);
-    let mut aborted_by = None;
     let cpu_start = cpu_time();
     let start = Instant::now();
     let measure_start = start + load.warmup();
@@ -245,7 +304,7 @@ pub fn execute(
         stop: halt.clone(),
     });
 
-    let (tx, rx) = mpsc::channel::<SecondReport>();
+    let (tx, rx) = mpsc::channel::<Report>();
     let mut handles = Vec::with_capacity(workers);
     for w in 0..workers {
         let shared = shared.clone();
@@ -259,32 +318,27 @@ pub fn execute(
 
     // CPU time used up to the start of each stage (and the end of the last), sampled here.
     let mut stage_cpu = vec![cpu_start];
-    // Merge the per-second reports; a second is final once every worker has handed it over.
-    let mut open: BTreeMap<u32, (usize, SecondStats)> = BTreeMap::new();
-    let mut time_series = Vec::new();
-    let mut totals = (0u64, 0u64);
+    let mut collector = Collector {
+        workers,
+        measure_start,
+        open: BTreeMap::new(),
+        finished: Vec::new(),
+        time_series: Vec::new(),
+        totals: (0, 0),
+        watch: Watch::new(&plan.slo),
+        aborted_by: None,
+    };
+    let mut halted_at: Option<Instant> = None;
     loop {
-        if stop.load(Ordering::Relaxed) {
+        if stop.load(Ordering::Relaxed) && halted_at.is_none() {
             halt.store(true, Ordering::Relaxed);
+            halted_at = Some(Instant::now());
         }
         match rx.recv_timeout(COLLECT_INTERVAL) {
             Ok(report) => {
-                let entry = open.entry(report.second).or_default();
-                entry.0 += 1;
-                entry.1.merge(&report.stats);
-                if entry.0 == workers {
-                    let (_, stats) = open.remove(&report.second).expect("present");
-                    totals.0 += stats.responses;
-                    totals.1 += stats.errors;
-                    time_series.push(stats.sample(report.second));
-                    let whole = measure_start + Duration::from_secs(u64::from(report.second) + 1)
-                        <= Instant::now();
-                    if whole && !watch.is_idle() && aborted_by.is_none() {
-                        aborted_by = watch.second(&stats);
-                        if aborted_by.is_some() {
-                            halt.store(true, Ordering::Relaxed);
-                        }
-                    }
+                if collector.take(report) && halted_at.is_none() {
+                    halt.store(true, Ordering::Relaxed);
+                    halted_at = Some(Instant::now());
                 }
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {}
@@ -297,12 +351,13 @@ pub fn execute(
         progress(&Progress {
             warming_up: now < measure_start,
             elapsed: now.saturating_duration_since(measure_start),
-            responses: totals.0,
-            errors: totals.1,
-            last_second_rps: time_series.last().map_or(0, |s: &TimeSample| s.responses),
+            responses: collector.totals.0,
+            errors: collector.totals.1,
+            last_second_rps: collector.time_series.last().map_or(0, |s| s.responses),
         });
     }
-    for (second, (_, stats)) in open {
+    let mut time_series = collector.time_series;
+    for (second, (_, stats)) in collector.open {
         time_series.push(stats.sample(second));
     }
     time_series.sort_by_key(|s| s.second);
@@ -345,7 +400,11 @@ pub fn execute(
         .collect();
     Ok(RunOutput {
         started_at,
-        elapsed: last_end.saturating_duration_since(measure_start),
+        // The planned measured time, unless the run ended early or on a count.
+        elapsed: match (halted_at, shared.load.stop) {
+            (None, Stop::Duration(planned)) => planned,
+            _ => last_end.saturating_duration_since(measure_start),
+        },
         targets,
         stages,
         stage_cpu_s,
@@ -355,8 +414,8 @@ pub fn execute(
             cpu_end.1.saturating_sub(cpu_start.1),
         ),
         interrupted: stop.load(Ordering::Relaxed),
-        aborted_by,
-        windows: watch.finish(),
+        aborted_by: collector.aborted_by,
+        windows: collector.watch.finish(),
     })
 }
 
@@ -371,20 +430,32 @@ fn resolve(targets: &[TargetPlan]) -> Result<(Vec<usize>, Vec<SocketAddr>), RunE
             continue;
         }
         let endpoint = &target.endpoint;
-        let addr = (endpoint.host.as_str(), endpoint.port)
+        let candidates: Vec<SocketAddr> = (endpoint.host.as_str(), endpoint.port)
             .to_socket_addrs()
-            .map_err(|e| e.to_string())
-            .and_then(|mut a| a.next().ok_or_else(|| "no address".to_string()))
-            .map_err(|reason| RunError::Resolve {
+            .map_err(|e| RunError::Resolve {
+                endpoint: endpoint.clone(),
+                reason: e.to_string(),
+            })?
+            .collect();
+        // The first address that accepts a connection (`localhost` may give ::1 first to a
+        // server listening on 127.0.0.1 only).
+        let mut reason = "no address".to_string();
+        let addr = candidates
+            .iter()
+            .find(
+                |addr| match std::net::TcpStream::connect_timeout(addr, target.timeout) {
+                    Ok(_) => true,
+                    Err(e) => {
+                        reason = format!("{addr}: {e}");
+                        false
+                    }
+                },
+            )
+            .copied()
+            .ok_or_else(|| RunError::Unreachable {
                 endpoint: endpoint.clone(),
                 reason,
             })?;
-        std::net::TcpStream::connect_timeout(&addr, target.timeout).map_err(|e| {
-            RunError::Unreachable {
-                endpoint: endpoint.clone(),
-                reason: e.to_string(),
-            }
-        })?;
         endpoint_of.push(endpoints.len());
         endpoints.push(endpoint);
         addrs.push(addr);
@@ -410,7 +481,7 @@ fn worker(
     index: usize,
     workers: usize,
     shared: Arc<Shared>,
-    tx: mpsc::Sender<SecondReport>,
+    tx: mpsc::Sender<Report>,
 ) -> WorkerStats {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -455,19 +526,18 @@ fn worker(
         .expect("all tasks have ended")
         .into_inner();
     let last = std::mem::take(&mut stats.second);
-    let _ = tx.send(SecondReport {
+    let _ = tx.send(Report::Second {
         second: stats.second_index,
         stats: last,
+    });
+    let _ = tx.send(Report::Done {
+        last: stats.second_index,
     });
     stats
 }
 
 /// Hands the worker's per-second stats over once a second, from the start of measuring.
-async fn ticker(
-    shared: Arc<Shared>,
-    stats: Rc<RefCell<WorkerStats>>,
-    tx: mpsc::Sender<SecondReport>,
-) {
+async fn ticker(shared: Arc<Shared>, stats: Rc<RefCell<WorkerStats>>, tx: mpsc::Sender<Report>) {
     let mut second = 0u32;
     loop {
         let boundary = shared.measure_start + Duration::from_secs(u64::from(second) + 1);
@@ -475,7 +545,7 @@ async fn ticker(
         let report = {
             let mut s = stats.borrow_mut();
             s.second_index = second + 1;
-            SecondReport {
+            Report::Second {
                 second,
                 stats: std::mem::take(&mut s.second),
             }

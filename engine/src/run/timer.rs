@@ -15,6 +15,9 @@ use nix::sys::timerfd::{ClockId, Expiration, TimerFd, TimerFlags, TimerSetTimeFl
 use tokio::io::Interest;
 use tokio::io::unix::AsyncFd;
 
+/// Deadlines closer than this are waited for by spinning (the kernel's default timer slack).
+pub const SPIN_SPAN: std::time::Duration = std::time::Duration::from_micros(50);
+
 /// One timerfd, re-armed for each sleep.
 pub struct PreciseTimer {
     fd: AsyncFd<Fd>,
@@ -43,10 +46,17 @@ impl PreciseTimer {
         Ok(PreciseTimer { fd })
     }
 
-    /// Sleeps until `deadline`; returns at once when it has passed.
+    /// Sleeps until `deadline`; returns at once when it has passed. A deadline within
+    /// [`SPIN_SPAN`] is waited for by spinning: a timer would wake later than that.
     pub async fn sleep_until(&mut self, deadline: Instant) -> io::Result<()> {
         let now = Instant::now();
         if deadline <= now {
+            return Ok(());
+        }
+        if deadline - now <= SPIN_SPAN {
+            while Instant::now() < deadline {
+                std::hint::spin_loop();
+            }
             return Ok(());
         }
         let wait = TimeSpec::from_duration(deadline - now);
@@ -57,7 +67,11 @@ impl PreciseTimer {
         loop {
             let mut ready = self.fd.readable().await?;
             match ready.try_io(|fd| fd.get_ref().0.wait().map_err(io::Error::from)) {
-                Ok(result) => return result,
+                Ok(result) => {
+                    // The expiration is read: the next sleep must wait for a new one.
+                    ready.clear_ready();
+                    return result;
+                }
                 Err(_would_block) => continue,
             }
         }

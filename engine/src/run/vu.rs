@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
-use tokio::time::{sleep, sleep_until, timeout_at};
+use tokio::time::{sleep_until, timeout_at};
 
 use super::timer::PreciseTimer;
 use super::{Shared, WorkerStats, checks, h1};
@@ -94,12 +94,16 @@ impl Connections {
 }
 
 /// Sends one request of target `t`, due at `intended`, and records it when `measured`.
+/// `ready`: when the virtual user was free to send it; a start later than both is the
+/// generator's own lateness (a paced connection still busy with a slow response is not).
+#[allow(clippy::too_many_arguments)]
 async fn request(
     shared: &Shared,
     stats: &RefCell<WorkerStats>,
     conns: &mut Connections,
     t: usize,
     intended: Instant,
+    ready: Instant,
     measured: bool,
 ) {
     let target = &shared.targets[t];
@@ -144,7 +148,9 @@ async fn request(
         stage.sent += 1;
         stage.busy_us += service_us;
         if shared.scheduled {
-            let late_us = started.saturating_duration_since(intended).as_micros() as u64;
+            let late_us = started
+                .saturating_duration_since(intended.max(ready))
+                .as_micros() as u64;
             stage.lateness_us.saturating_record(late_us.max(1));
         }
         if measured {
@@ -202,18 +208,29 @@ async fn closed_vu(shared: Arc<Shared>, stats: Rc<RefCell<WorkerStats>>, index: 
                 break;
             };
             let at = shared.at(at);
-            if shared.over(at) {
+            if shared.over(at) || !pause_until(&shared, at).await {
                 break;
             }
-            sleep_until(at.into()).await;
             continue;
         }
         let intended = match interval {
             Some(interval) => {
                 let due = next_due.unwrap_or(now);
                 next_due = Some(due + interval);
-                if due > now {
-                    sleep_until(due.into()).await;
+                if due > now && !pause_until(&shared, due).await {
+                    break;
+                }
+                if let Some(end) = shared.end
+                    && now >= end
+                {
+                    // Still behind schedule when the run ends: the requests that fell due
+                    // and were never sent are counted as dropped, not forgotten.
+                    let behind = end.saturating_duration_since(due).as_secs_f64();
+                    let missed = (behind / interval.as_secs_f64()).ceil() as u64;
+                    if due >= shared.measure_start {
+                        stats.borrow_mut().stages[shared.stage_of(due)].dropped += missed;
+                    }
+                    break;
                 }
                 due
             }
@@ -223,17 +240,39 @@ async fn closed_vu(shared: Arc<Shared>, stats: Rc<RefCell<WorkerStats>>, index: 
             break;
         };
         let t = shared.pick(&mut rng);
-        request(&shared, &stats, &mut conns, t, intended, measured).await;
-        match shared.load.think_time {
-            Some(ThinkTime::Fixed(d)) => sleep(d).await,
+        request(&shared, &stats, &mut conns, t, intended, now, measured).await;
+        let think = match shared.load.think_time {
+            Some(ThinkTime::Fixed(d)) => d,
             Some(ThinkTime::Uniform(low, high)) => {
                 let span = (high - low).as_nanos() as u64;
-                sleep(low + Duration::from_nanos(rng.u64(0..=span))).await;
+                low + Duration::from_nanos(rng.u64(0..=span))
             }
-            None => {}
+            None => Duration::ZERO,
+        };
+        if !think.is_zero() && !pause_until(&shared, Instant::now() + think).await {
+            break;
         }
     }
 }
+
+/// Sleeps until `deadline` in slices of at most [`super::COLLECT_INTERVAL`], so that a stopped
+/// run is noticed; false when the run was stopped.
+async fn pause_until(shared: &Shared, deadline: Instant) -> bool {
+    loop {
+        if shared.halted() {
+            return false;
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            return true;
+        }
+        sleep_until(deadline.min(now + super::COLLECT_INTERVAL).into()).await;
+    }
+}
+
+/// How long before an arrival is due the dispatcher switches from tokio's 1 ms timer to the
+/// precise one.
+const PRECISE_SPAN: Duration = Duration::from_millis(2);
 
 /// The open model's virtual users of one worker.
 struct Pool {
@@ -263,6 +302,12 @@ async fn dispatcher(
     let mut k = index as u64;
     while let Some(t) = arrivals.time_of(k) {
         let intended = shared.at(t);
+        // Long gaps (low rates) are slept in slices, to notice a stop; the last stretch on
+        // the precise timer.
+        let coarse_until = intended.checked_sub(PRECISE_SPAN).unwrap_or(intended);
+        if !pause_until(&shared, coarse_until).await {
+            break;
+        }
         if Instant::now() < intended {
             let precise = match timer.as_mut() {
                 Some(timer) => timer.sleep_until(intended).await.is_ok(),
@@ -281,10 +326,8 @@ async fn dispatcher(
                 slot.job.set(Some((intended, measured)));
                 slot.wake.notify_one();
             }
-            None if measured => {
-                stats.borrow_mut().stages[shared.stage_of(intended)].dropped += 1;
-            }
-            None => {}
+            // Every in-flight slot is busy: counted (warmup included, for the stage's health).
+            None => stats.borrow_mut().stages[shared.stage_of(intended)].dropped += 1,
         }
         k += workers as u64;
     }
@@ -310,7 +353,7 @@ async fn open_vu(
             break;
         };
         let t = shared.pick(&mut rng);
-        request(&shared, &stats, &mut conns, t, intended, measured).await;
+        request(&shared, &stats, &mut conns, t, intended, intended, measured).await;
         if pool.done.get() {
             break;
         }
