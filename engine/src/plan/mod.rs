@@ -93,9 +93,16 @@ pub struct TargetPlan {
 }
 
 impl TargetPlan {
-    /// Whether responses must be kept (headers and up to 1 MiB of body) for the checks.
+    /// Whether responses must be kept for the checks (their head at least).
     pub fn captures(&self) -> bool {
         !self.checks.is_empty()
+    }
+
+    /// Whether the checks need the body too (up to 1 MiB of it).
+    pub fn captures_body(&self) -> bool {
+        self.checks
+            .iter()
+            .any(|c| matches!(c, CheckPlan::BodyContains(_) | CheckPlan::JsonEquals(..)))
     }
 }
 

@@ -49,6 +49,7 @@ mod tests {
         let capture = Capture {
             head: b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-Id: 7\r\n\r\n".to_vec(),
             body: br#"{"status": "ok", "data": [{"id": 42}]}"#.to_vec(),
+            keep_body: true,
         };
         let checks = [
             CheckPlan::HeaderPresent("x-id".into()),
@@ -75,6 +76,7 @@ mod tests {
         let capture = Capture {
             head: b"HTTP/1.1 200 OK\r\n\r\n".to_vec(),
             body: b"<html>".to_vec(),
+            keep_body: true,
         };
         let mut got = Vec::new();
         evaluate(

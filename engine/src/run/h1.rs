@@ -29,10 +29,15 @@ pub const CAPTURE_BODY_BYTES: usize = 1024 * 1024;
 pub struct Capture {
     pub head: Vec<u8>,
     pub body: Vec<u8>,
+    /// Keep the body too (body and JSON checks); else only the head.
+    pub keep_body: bool,
 }
 
 impl Capture {
     fn body(&mut self, bytes: &[u8]) {
+        if !self.keep_body {
+            return;
+        }
         let room = CAPTURE_BODY_BYTES.saturating_sub(self.body.len());
         self.body.extend_from_slice(&bytes[..bytes.len().min(room)]);
     }

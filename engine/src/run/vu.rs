@@ -111,6 +111,7 @@ async fn request(
     let conn = &mut conns.slots[e];
     let capture = &mut conns.capture;
     let captures = target.captures();
+    capture.keep_body = target.captures_body();
     let started = Instant::now();
     let outcome = timeout_at((started + target.timeout).into(), async {
         loop {
