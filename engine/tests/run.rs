@@ -291,6 +291,9 @@ fn binary_runs_a_service_writes_the_result_and_exits_1_on_an_slo_breach() {
     );
     assert!(port_is_closed(port), "the service was stopped");
 
+    let mode =
+        std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&out).unwrap().permissions());
+    assert_eq!(mode & 0o777, 0o644, "the result is readable by others");
     let text = std::fs::read_to_string(&out).unwrap();
     let json: serde_json::Value = serde_json::from_str(&text).unwrap();
     let schema = loadgate::result::schema();

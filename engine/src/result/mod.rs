@@ -707,6 +707,10 @@ pub fn write(result: &RunResult, path: &Path) -> anyhow::Result<()> {
         .with_context(|| format!("cannot write the result into `{}`", dir.display()))?;
     serde_json::to_writer_pretty(&mut file, result)?;
     file.write_all(b"\n")?;
+    // Readable by others, like any file written with the default umask (a temporary file
+    // starts at 0600; a container step running as another user must read the result).
+    file.as_file()
+        .set_permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644))?;
     file.as_file().sync_all()?;
     file.persist(path)
         .with_context(|| format!("cannot write the result to `{}`", path.display()))?;
