@@ -1,0 +1,213 @@
+/**
+ * The action: inputs -> engine -> run -> baseline -> report -> publish. Every step is awaited
+ * inside the one try/catch that ends in `core.setFailed`.
+ */
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join, relative, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import * as core from '@actions/core'
+import * as github from '@actions/github'
+import { readInputs, type Inputs } from './inputs.js'
+import { readContext, type RunContext } from './context.js'
+import { acquireEngine, engineMessage, EXIT, invoke, type Invocation } from './engine.js'
+import { findBaselineArtifact, planBaseline } from './baseline.js'
+import { downloadResult, uploadArtifact } from './artifacts.js'
+import { commentBody, marker, upsertComment } from './comment.js'
+import { annotateFailedSlos, setOutputs, writeSummary } from './summary.js'
+import { failures, readRegression, readResult, verdict, type RegressionState } from './verdict.js'
+import { httpStatus, type GitHubApi } from './github.js'
+
+/** The root of the action's checkout: action/dist/index.js is two folders below it. */
+function actionDir(): string {
+  return resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
+}
+
+export async function run(): Promise<void> {
+  try {
+    await main()
+  } catch (error) {
+    core.setFailed(error instanceof Error ? error.message : String(error))
+  }
+}
+
+async function main(): Promise<void> {
+  const inputs = readInputs((name) => core.getInput(name))
+  const ctx = readContext(process.env, github.context.payload)
+  const api = github.getOctokit(inputs.token)
+  const workspace = process.env.GITHUB_WORKSPACE || process.cwd()
+  const cwd = resolve(workspace, inputs.workingDirectory)
+  const spec = resolve(cwd, inputs.spec)
+  if (!existsSync(spec)) {
+    throw new Error(`spec not found: ${spec} (input \`spec\` is ${inputs.spec}, relative to the working directory ${cwd})`)
+  }
+  const out = join(process.env.RUNNER_TEMP || tmpdir(), 'loadgate', inputs.artifactName)
+  rmSync(out, { recursive: true, force: true })
+  mkdirSync(out, { recursive: true })
+
+  // engine
+  const engine = await acquireEngine(inputs.engine, {
+    api,
+    actionDir: actionDir(),
+    actionRepository: ctx.actionRepository,
+    workingDirectory: cwd
+  })
+  core.info(`Engine: ${engine.how}`)
+
+  // run
+  const resultPath = join(out, 'result.json')
+  const ran = await core.group(`loadgate run ${inputs.spec}`, () =>
+    invoke(engine.path, ['run', spec, '--out', resultPath, ...inputs.args], cwd)
+  )
+  if (ran.code !== EXIT.pass && ran.code !== EXIT.sloFailed) throw new Error(engineFailure('run', ran))
+  const result = readResult(readFileSync(resultPath, 'utf8'), resultPath)
+
+  // baseline
+  const baseline = await resolveBaseline(inputs, ctx, api, cwd, out)
+  core.info(baseline.note)
+
+  // report
+  const mdPath = join(out, 'report.md')
+  const htmlPath = join(out, 'report.html')
+  const verdictPath = join(out, 'verdict.json')
+  const against = baseline.path ? ['--baseline', baseline.path] : []
+  await core.group('loadgate report', async () => {
+    for (const [format, file] of [
+      ['md', mdPath],
+      ['html', htmlPath],
+      ...(baseline.path ? [['json', verdictPath]] : [])
+    ]) {
+      const r = await invoke(engine.path, ['report', resultPath, ...against, '--format', format, '--output', file], cwd)
+      if (r.code !== EXIT.pass) throw new Error(engineFailure(`report --format ${format}`, r))
+    }
+  })
+  const regression: RegressionState = baseline.path
+    ? readRegression(readFileSync(verdictPath, 'utf8'), verdictPath)
+    : 'no-baseline'
+  const v = verdict(result, regression)
+
+  // publish
+  const markdown = `> ${baseline.note}\n\n${readFileSync(mdPath, 'utf8')}`
+  await writeSummary(markdown)
+  annotateFailedSlos(result.failedSlos, relative(workspace, spec))
+
+  const mark = marker(`${ctx.workflowFile ?? ctx.workflowName}/${ctx.job}/${inputs.artifactName}`)
+  const body = commentBody(mark, markdown, `[the job summary](${ctx.runUrl}) and the \`${inputs.artifactName}\` artifact`)
+  const files = [resultPath, mdPath, htmlPath]
+  if (baseline.path) files.push(verdictPath)
+  if (ctx.pullRequest) {
+    // For a trusted workflow_run workflow that comments on pull requests from forks (README).
+    writeFileSync(join(out, 'comment.md'), body)
+    writeFileSync(join(out, 'pull-request.json'), `${JSON.stringify({ number: ctx.pullRequest.number })}\n`)
+    files.push(join(out, 'comment.md'), join(out, 'pull-request.json'))
+  }
+  await upload(inputs.artifactName, files, out)
+
+  let commentUrl: string | undefined
+  if (ctx.pullRequest && inputs.comment !== 'never') {
+    const failed = v.overall === 'fail'
+    const r = await upsertComment(api, {
+      owner: ctx.owner,
+      repo: ctx.repo,
+      issueNumber: ctx.pullRequest.number,
+      mark,
+      body,
+      create: inputs.comment === 'always' || failed
+    })
+    commentUrl = r.url
+    if (r.outcome === 'forbidden') {
+      core.warning(
+        `Could not comment on pull request #${ctx.pullRequest.number}: the token may not write to it` +
+          `${ctx.pullRequest.fromFork ? ' (a pull request from a fork gets a read-only token)' : ''}. ` +
+          'The report is in the job summary; the README shows the workflow_run pattern that comments from a trusted workflow.'
+      )
+    } else {
+      core.info(`Pull request comment: ${r.outcome}${r.url ? ` (${r.url})` : ''}`)
+    }
+  }
+
+  setOutputs({ verdict: v, resultPath, markdownPath: mdPath, htmlPath, headline: result.headline, commentUrl })
+
+  const why = failures(inputs.failOn, v, result)
+  if (why.length > 0) {
+    core.setFailed(`loadgate: ${why.join('; ')} (fail-on: ${inputs.failOn})`)
+  } else {
+    core.info(`loadgate: SLOs ${v.slo}, regression ${v.regression}; the step passes (fail-on: ${inputs.failOn})`)
+  }
+}
+
+/** What the engine said when it did not produce a verdict. */
+function engineFailure(what: string, r: Invocation): string {
+  const meaning: Record<number, string> = {
+    [EXIT.invalid]: 'the spec or the command line is invalid',
+    [EXIT.notCarriedOut]: 'the run could not be carried out',
+    [EXIT.regression]: 'a regression was found',
+    [EXIT.invalidMeasurement]: 'the measurement is invalid'
+  }
+  const m = meaning[r.code] ?? 'the engine failed unexpectedly'
+  const said = engineMessage(r.stderr)
+  return `loadgate ${what}: ${m} (exit code ${r.code})${said ? `:\n${said}` : ''}`
+}
+
+interface ResolvedBaseline {
+  /** The baseline result file, when there is one. */
+  path?: string
+  /** One line for the log and the top of the report. */
+  note: string
+}
+
+async function resolveBaseline(
+  inputs: Inputs,
+  ctx: RunContext,
+  api: GitHubApi,
+  cwd: string,
+  out: string
+): Promise<ResolvedBaseline> {
+  const plan = planBaseline(inputs.baseline, ctx)
+  if (plan.kind === 'none') return { note: `Not compared with a baseline: ${plan.reason}.` }
+  if (plan.kind === 'path') {
+    const path = resolve(cwd, plan.path)
+    if (!existsSync(path)) throw new Error(`input \`baseline\`: no file at ${path} (use \`auto\`, \`none\` or the path of a result JSON)`)
+    return { path, note: `Baseline: ${plan.path}.` }
+  }
+
+  let found
+  try {
+    found = await findBaselineArtifact(api, ctx, plan, inputs.artifactName, (l) => core.info(l))
+  } catch (error) {
+    if (httpStatus(error) === 403 || httpStatus(error) === 404) {
+      throw new Error(
+        `cannot look up ${plan.describe}: ${(error as Error).message}. The token needs \`actions: read\` permission (see the README's permissions).`,
+        { cause: error }
+      )
+    }
+    throw error
+  }
+  if (found === undefined) {
+    return {
+      note: `No baseline yet: ${plan.describe} with an artifact named \`${inputs.artifactName}\` was not found, so this run is not compared (not a failure).`
+    }
+  }
+  const dir = join(out, 'baseline')
+  mkdirSync(dir, { recursive: true })
+  const path = await downloadResult(
+    found.artifactId,
+    { token: inputs.token, owner: ctx.owner, repo: ctx.repo, runId: found.run.id },
+    dir,
+    'result.json'
+  )
+  const r = found.run
+  return {
+    path,
+    note: `Baseline: [run #${r.run_number}](${r.html_url}) (${r.event}, ${r.head_sha.slice(0, 7)}), ${plan.describe}.`
+  }
+}
+
+async function upload(name: string, files: string[], root: string): Promise<void> {
+  if (!process.env.ACTIONS_RUNTIME_TOKEN || !process.env.ACTIONS_RESULTS_URL) {
+    core.warning('No artifact upload: ACTIONS_RUNTIME_TOKEN or ACTIONS_RESULTS_URL is not set (not running on GitHub Actions?)')
+    return
+  }
+  const id = await uploadArtifact(name, files, root)
+  core.info(`Uploaded artifact ${name} (id ${id}): ${files.map((f) => relative(root, f)).join(', ')}`)
+}
