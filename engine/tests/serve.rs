@@ -1,0 +1,276 @@
+//! `loadgate serve`, in-process (`serve::spawn`) and as the binary, checked with raw HTTP/1.1
+//! over TCP.
+
+mod support;
+
+use std::io::{self, BufRead, BufReader, Read};
+use std::net::{SocketAddr, TcpStream};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use loadgate::serve::{ServerHandle, spawn};
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+use support::{HttpConn, IO_TIMEOUT};
+
+fn start() -> ServerHandle {
+    let server = spawn("127.0.0.1:0".parse().unwrap(), 2).expect("spawn the server");
+    assert!(server.addr().ip().is_loopback());
+    assert_ne!(server.addr().port(), 0);
+    server
+}
+
+fn connect(server: &ServerHandle) -> HttpConn {
+    HttpConn::connect(server.addr()).expect("connect")
+}
+
+#[test]
+fn default_response_is_200_ok() {
+    let server = start();
+    let response = connect(&server).get("/").unwrap();
+    assert_eq!(response.version, "HTTP/1.1");
+    assert_eq!(response.status, 200);
+    assert_eq!(response.header("content-length"), Some("3"));
+    assert_eq!(response.body, b"ok\n");
+}
+
+#[test]
+fn health_answers_ok_whatever_the_query() {
+    let server = start();
+    let mut conn = connect(&server);
+    let response = conn.get("/health?status=500").unwrap();
+    assert_eq!(response.status, 200);
+    assert_eq!(response.body, b"ok\n");
+    let response = conn.request("HEAD", "/health").unwrap();
+    assert_eq!(response.status, 200);
+}
+
+#[test]
+fn status_size_and_headers_shape_the_response_on_any_path() {
+    let server = start();
+    let mut conn = connect(&server);
+    let response = conn
+        .get("/any/path/at/all?status=503&size=100000&header=X-A:1&header=X-A:2&header=Retry-After:%205")
+        .unwrap();
+    assert_eq!(response.status, 503);
+    assert_eq!(response.header("content-length"), Some("100000"));
+    assert_eq!(response.body.len(), 100_000);
+    assert!(response.body.iter().all(|&b| b == b'x'));
+    assert_eq!(response.header_all("x-a"), ["1", "2"]);
+    assert_eq!(response.header("retry-after"), Some("5"));
+
+    let response = conn.get("/?size=0").unwrap();
+    assert_eq!(response.status, 200);
+    assert_eq!(response.header("content-length"), Some("0"));
+    assert!(response.body.is_empty());
+}
+
+#[test]
+fn head_gets_the_length_without_the_body() {
+    let server = start();
+    let mut conn = connect(&server);
+    let response = conn.request("HEAD", "/?size=1000").unwrap();
+    assert_eq!(response.status, 200);
+    assert_eq!(response.header("content-length"), Some("1000"));
+    // Had a body been sent, this would read its bytes instead of a status line.
+    let response = conn.get("/?size=7").unwrap();
+    assert_eq!(response.body, b"xxxxxxx");
+}
+
+#[test]
+fn delay_is_honoured() {
+    let server = start();
+    let mut conn = connect(&server);
+    let started = Instant::now();
+    let response = conn.get("/?delay=200ms").unwrap();
+    let elapsed = started.elapsed();
+    assert_eq!(response.status, 200);
+    assert!(elapsed >= Duration::from_millis(200), "{elapsed:?}");
+}
+
+#[test]
+fn keep_alive_serves_several_requests_on_one_connection() {
+    let server = start();
+    let mut conn = connect(&server);
+    let first = conn.get("/a?size=10").unwrap();
+    let second = conn.get("/b?size=20").unwrap();
+    assert_eq!(first.body.len(), 10);
+    assert_eq!(second.body.len(), 20);
+    assert_eq!(second.header("connection"), None);
+    assert!(!conn.closed_within(Duration::from_millis(100)).unwrap());
+}
+
+#[test]
+fn pipelined_requests_are_answered_in_order() {
+    let server = start();
+    let mut conn = connect(&server);
+    conn.send(b"GET /?size=1 HTTP/1.1\r\nHost: t\r\n\r\nGET /?size=2 HTTP/1.1\r\nHost: t\r\n\r\n")
+        .unwrap();
+    assert_eq!(conn.read_response(false).unwrap().body.len(), 1);
+    assert_eq!(conn.read_response(false).unwrap().body.len(), 2);
+}
+
+#[test]
+fn request_body_is_read_and_discarded() {
+    let server = start();
+    let mut conn = connect(&server);
+    let body = vec![b'b'; 100_000];
+    let mut request = format!(
+        "POST /upload?size=4 HTTP/1.1\r\nHost: t\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    request.extend_from_slice(&body);
+    conn.send(&request).unwrap();
+    assert_eq!(conn.read_response(false).unwrap().body, b"xxxx");
+    // The connection is still usable: the body was consumed, not taken for the next request.
+    assert_eq!(conn.get("/").unwrap().body, b"ok\n");
+}
+
+#[test]
+fn close_1_answers_connection_close_and_closes() {
+    let server = start();
+    let mut conn = connect(&server);
+    let response = conn.get("/?close=1").unwrap();
+    assert_eq!(response.status, 200);
+    assert_eq!(response.header("connection"), Some("close"));
+    assert!(conn.closed_within(Duration::from_secs(2)).unwrap());
+}
+
+#[test]
+fn invalid_parameters_get_400_naming_the_parameter() {
+    let server = start();
+    let mut conn = connect(&server);
+    for (query, parameter) in [
+        ("status=42", "status"),
+        ("size=lots", "size"),
+        ("delay=20", "delay"),
+        ("header=nocolon", "header"),
+        ("close=maybe", "close"),
+        ("colour=blue", "colour"),
+    ] {
+        let response = conn.get(&format!("/?{query}")).unwrap();
+        assert_eq!(response.status, 400, "{query}");
+        let body = String::from_utf8_lossy(&response.body);
+        assert!(body.contains(&format!("`{parameter}`")), "{query}: {body}");
+        assert!(
+            response
+                .header("content-type")
+                .unwrap()
+                .starts_with("text/plain")
+        );
+    }
+}
+
+#[test]
+fn dropping_the_handle_stops_the_server() {
+    let server = start();
+    let addr = server.addr();
+    let mut idle = connect(&server);
+    assert_eq!(idle.get("/").unwrap().status, 200);
+    let started = Instant::now();
+    drop(server);
+    assert!(started.elapsed() < Duration::from_secs(2));
+    assert!(idle.closed_within(Duration::from_secs(2)).unwrap());
+    let error = TcpStream::connect_timeout(&addr, IO_TIMEOUT).expect_err("stopped");
+    assert_eq!(error.kind(), io::ErrorKind::ConnectionRefused);
+}
+
+/// Runs the binary, waits for its listening line, makes a request, sends `signal`, and checks
+/// that it exits 0.
+fn binary_stops_cleanly_on(signal: Signal) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_loadgate"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--threads", "2"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run loadgate serve");
+    let stdout = child.stdout.take().unwrap();
+    let (line_tx, line_rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = BufReader::new(stdout).read_line(&mut line);
+        let _ = line_tx.send(line);
+    });
+    let line = match line_rx.recv_timeout(Duration::from_secs(10)) {
+        Ok(line) => line,
+        Err(_) => {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("no listening line within 10 s");
+        }
+    };
+    let addr: SocketAddr = line
+        .trim_end()
+        .strip_prefix("loadgate serve: listening on http://")
+        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+        .parse()
+        .expect("an address");
+    assert!(addr.ip().is_loopback());
+    assert_ne!(addr.port(), 0);
+
+    let response = HttpConn::connect(addr).unwrap().get("/?size=5").unwrap();
+    assert_eq!(response.body, b"xxxxx");
+
+    kill(Pid::from_raw(child.id() as i32), signal).expect("signal the server");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("loadgate serve did not stop within 5 s of {signal}");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert!(status.success(), "{status}, stderr: {stderr}");
+}
+
+#[test]
+fn binary_prints_its_address_serves_and_exits_0_on_sigterm() {
+    binary_stops_cleanly_on(Signal::SIGTERM);
+}
+
+#[test]
+fn binary_exits_0_on_sigint() {
+    binary_stops_cleanly_on(Signal::SIGINT);
+}
+
+#[test]
+fn binary_refuses_zero_threads() {
+    let output = Command::new(env!("CARGO_BIN_EXE_loadgate"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--threads", "0"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("run loadgate serve");
+    assert_eq!(output.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("--threads 1 or more"));
+}
+
+#[test]
+fn spawn_on_an_address_in_use_is_an_error_even_inside_a_runtime() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap();
+    let error = spawn(addr, 1).expect_err("address in use");
+    assert_eq!(error.kind(), io::ErrorKind::AddrInUse);
+    // From async code (as the engine's tests may call it), the failure must not panic either.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let error = runtime
+        .block_on(async { spawn(addr, 1) })
+        .expect_err("address in use");
+    assert_eq!(error.kind(), io::ErrorKind::AddrInUse);
+}
