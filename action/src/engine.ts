@@ -132,11 +132,11 @@ async function downloadRelease(env: EngineEnv, version: string, target: string):
 
 /** The folder in `dir` (or one level below) that holds the binary. */
 function findBinaryDir(dir: string): string | undefined {
-  if (existsSync(join(dir, EXE))) return dir
-  for (const entry of readdirSync(dir)) {
-    if (existsSync(join(dir, entry, EXE))) return join(dir, entry)
-  }
-  return undefined
+  const isFile = (p: string) => existsSync(p) && statSync(p).isFile()
+  if (isFile(join(dir, EXE))) return dir
+  return readdirSync(dir)
+    .map((entry) => join(dir, entry))
+    .find((sub) => isFile(join(sub, EXE)))
 }
 
 /** `cargo build --release` in the action's directory; cargo's target folder is the cache. */
