@@ -142,3 +142,25 @@ export async function findBaselineArtifact(
   }
   return undefined
 }
+
+/** How many scheduled results the artifact of a scheduled run carries, for the trend. */
+export const HISTORY_SIZE = 30
+
+/** The history file of run `runId` inside the artifact. */
+export function historyName(runId: number): string {
+  return `run-${runId}.json`
+}
+
+/**
+ * The window of results a scheduled run carries on: the newest `size - 1` of the previous run's
+ * history files (`run-<id>.json`, oldest first by run id), to which the current result is added.
+ * Other file names are dropped.
+ */
+export function historyWindow(previous: string[], size = HISTORY_SIZE): string[] {
+  return previous
+    .map((name) => ({ name, id: Number(name.match(/^run-(\d+)\.json$/)?.[1] ?? NaN) }))
+    .filter((f) => Number.isSafeInteger(f.id))
+    .sort((a, b) => a.id - b.id)
+    .slice(-(size - 1))
+    .map((f) => f.name)
+}

@@ -2,7 +2,7 @@
  * The action: inputs -> engine -> run -> baseline -> report -> publish. Every step is awaited
  * inside the one try/catch that ends in `core.setFailed`.
  */
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -11,7 +11,7 @@ import * as github from '@actions/github'
 import { readInputs, type Inputs } from './inputs.js'
 import { readContext, type RunContext } from './context.js'
 import { acquireEngine, engineMessage, EXIT, invoke, type Invocation } from './engine.js'
-import { findBaselineArtifact, planBaseline } from './baseline.js'
+import { findBaselineArtifact, historyName, historyWindow, planBaseline } from './baseline.js'
 import { downloadResult, uploadArtifact } from './artifacts.js'
 import { commentBody, marker, upsertComment } from './comment.js'
 import { annotateFailedSlos, setOutputs, writeSummary } from './summary.js'
@@ -101,6 +101,7 @@ async function main(): Promise<void> {
     writeFileSync(join(out, 'pull-request.json'), `${JSON.stringify({ number: ctx.pullRequest.number })}\n`)
     files.push(join(out, 'comment.md'), join(out, 'pull-request.json'))
   }
+  if (ctx.eventName === 'schedule') files.push(...carryHistory(out, baseline.dir, resultPath, ctx.runId))
   await upload(inputs.artifactName, files, out)
 
   let commentUrl: string | undefined
@@ -149,9 +150,26 @@ function engineFailure(what: string, r: Invocation): string {
   return `loadgate ${what}: ${m} (exit code ${r.code})${said ? `:\n${said}` : ''}`
 }
 
+/**
+ * The window of scheduled results for the trend: the previous scheduled run's `history/` (its
+ * newest results) plus this run's result, written to `out/history/`; returns the files.
+ */
+function carryHistory(out: string, previous: string | undefined, resultPath: string, runId: number): string[] {
+  const dir = join(out, 'history')
+  mkdirSync(dir, { recursive: true })
+  const from = previous ? join(previous, 'history') : undefined
+  const kept = from && existsSync(from) ? historyWindow(readdirSync(from)) : []
+  for (const name of kept) copyFileSync(join(from!, name), join(dir, name))
+  copyFileSync(resultPath, join(dir, historyName(runId)))
+  core.info(`Trend window: ${kept.length + 1} scheduled result(s) kept in the artifact's history/`)
+  return [...kept, historyName(runId)].map((name) => join(dir, name))
+}
+
 interface ResolvedBaseline {
   /** The baseline result file, when there is one. */
   path?: string
+  /** The folder the baseline artifact was downloaded to. */
+  dir?: string
   /** One line for the log and the top of the report. */
   note: string
 }
@@ -199,6 +217,7 @@ async function resolveBaseline(
   const r = found.run
   return {
     path,
+    dir,
     note: `Baseline: [run #${r.run_number}](${r.html_url}) (${r.event}, ${r.head_sha.slice(0, 7)}), ${plan.describe}.`
   }
 }

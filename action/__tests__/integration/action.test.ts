@@ -12,7 +12,7 @@ import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } fro
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { StandIn } from './standin.js'
-import { ACTION_ROOT, engineBinary, engineHasReport, freePort, runAction, spec, type ActionRun, type Event } from './harness.js'
+import { ACTION_ROOT, engineBinary, engineHasReport, freePort, runAction, spec, zipEntries, type ActionRun, type Event } from './harness.js'
 
 const bin = engineBinary()
 const hasReport = await engineHasReport(bin)
@@ -110,10 +110,9 @@ describe.skipIf(!hasReport)('a repository history: baseline on main, pull reques
     expect(r.outputs['comment-url']).toBe(`https://github.com/octo/shop/pull/7#issuecomment-${ours[0].id}`)
     // The artifact of a pull request carries what a trusted workflow_run workflow needs.
     const pr = api.artifacts.find((a) => a.runId === 101)!
-    const listing = execFileSync('unzip', ['-l', '/dev/stdin'], { input: pr.zip }).toString()
-    for (const f of ['result.json', 'report.md', 'report.html', 'verdict.json', 'comment.md', 'pull-request.json']) {
-      expect(listing).toContain(f)
-    }
+    expect(zipEntries(pr.zip).sort()).toEqual(
+      ['comment.md', 'pull-request.json', 'report.html', 'report.md', 'result.json', 'verdict.json'].sort()
+    )
   })
 
   it('the same pull request again updates that comment instead of adding one', async () => {
@@ -134,7 +133,8 @@ describe.skipIf(!hasReport)('a repository history: baseline on main, pull reques
     expect(r.outputs).toMatchObject({ verdict: 'fail', slo: 'fail' })
     expect(r.errors).toEqual(
       expect.arrayContaining([
-        expect.stringMatching(/^::error title=loadgate SLO failed: latency p\(95\) < 1ms,file=perf\/strict.yaml::total: p\(95\) < 1ms failed, measured \d+\.\d+ms \(limit 1000us\)$/),
+        // `:` in a property is escaped as %3A by the workflow command syntax
+        expect.stringMatching(/^::error title=loadgate SLO failed%3A latency p\(95\) < 1ms,file=perf\/strict.yaml::total: p\(95\) < 1ms failed, measured \d+\.\d+ms \(limit 1.00ms\)$/),
         expect.stringMatching(/^::error::loadgate: 1 SLO threshold failed \(fail-on: both\)$/)
       ])
     )
@@ -216,16 +216,26 @@ describe.skipIf(!hasReport)('a repository history: baseline on main, pull reques
     expect(r.stdout).toContain('Pull request comment: skipped')
   })
 
-  it('a schedule is compared with the previous scheduled run, not with pushes', async () => {
+  it('a schedule is compared with the previous scheduled run, not with pushes, and carries the trend window', async () => {
     api.addRun({ id: 90, event: 'schedule', head_branch: 'main' })
-    const from = api.requests.length
-    const r = await run({ name: 'schedule', runId: 110, branch: 'main' }, { spec: 'perf/fast.yaml' })
-    expect(r.code, r.stdout).toBe(0)
+    let from = api.requests.length
+    const first = await run({ name: 'schedule', runId: 110, branch: 'main' }, { spec: 'perf/fast.yaml' })
+    expect(first.code, first.stdout).toBe(0)
     const q = api.requests.slice(from).find((x) => x.url.includes('/workflows/perf.yml/runs'))!.url
     expect(q).toContain('event=schedule')
-    // Run 90 has no artifact: no baseline yet, said so.
-    expect(r.stdout).toContain('run #90 (https://github.com/octo/shop/actions/runs/90) has no unexpired artifact named loadgate')
-    expect(r.outputs.regression).toBe('no-baseline')
+    // Run 90 has no artifact: no baseline yet, said so; the push run 100 is not taken.
+    expect(first.stdout).toContain('run #90 (https://github.com/octo/shop/actions/runs/90) has no unexpired artifact named loadgate')
+    expect(first.outputs.regression).toBe('no-baseline')
+    api.addRun({ id: 110, event: 'schedule', head_branch: 'main' })
+
+    from = api.requests.length
+    const second = await run({ name: 'schedule', runId: 111, branch: 'main' }, { spec: 'perf/fast.yaml' })
+    expect(second.code, second.stdout).toBe(0)
+    expect(second.summary).toContain('Baseline: [run #110](https://github.com/octo/shop/actions/runs/110) (schedule, 110aaaa), the previous successful scheduled run of perf.yml on main.')
+    expect(api.calls(from)).not.toContain('GET /repos/octo/shop/actions/runs/100/artifacts')
+    const zip = api.artifacts.find((a) => a.runId === 111)!.zip
+    expect(zipEntries(zip)).toEqual(expect.arrayContaining(['history/run-110.json', 'history/run-111.json', 'result.json']))
+    expect(second.stdout).toContain("Trend window: 2 scheduled result(s) kept in the artifact's history/")
   })
 })
 

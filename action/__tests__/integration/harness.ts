@@ -219,3 +219,21 @@ slo:
   errors: ["rate < 1%"]
 `
 }
+
+/** The file names in a zip, read from its central directory. */
+export function zipEntries(zip: Buffer): string[] {
+  const eocd = zip.lastIndexOf(Buffer.from([0x50, 0x4b, 0x05, 0x06]))
+  if (eocd < 0) throw new Error('not a zip: no end of central directory record')
+  const count = zip.readUInt16LE(eocd + 10)
+  let at = zip.readUInt32LE(eocd + 16)
+  const names: string[] = []
+  for (let i = 0; i < count; i++) {
+    if (zip.readUInt32LE(at) !== 0x02014b50) throw new Error(`bad central directory entry at ${at}`)
+    const nameLen = zip.readUInt16LE(at + 28)
+    const extraLen = zip.readUInt16LE(at + 30)
+    const commentLen = zip.readUInt16LE(at + 32)
+    names.push(zip.toString('utf8', at + 46, at + 46 + nameLen))
+    at += 46 + nameLen + extraLen + commentLen
+  }
+  return names
+}

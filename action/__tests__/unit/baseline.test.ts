@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { planBaseline, selectRuns, type WorkflowRun } from '../../src/baseline.js'
+import { historyName, historyWindow, planBaseline, selectRuns, type WorkflowRun } from '../../src/baseline.js'
 import { readContext, workflowFile, type RunContext } from '../../src/context.js'
 
 const env = {
@@ -128,5 +128,18 @@ describe('selectRuns', () => {
   it('breaks ties in time by run number', () => {
     const runs = [run({ id: 1, run_number: 8 }), run({ id: 2, run_number: 9 })]
     expect(selectRuns(runs, filter).map((r) => r.id)).toEqual([2, 1])
+  })
+})
+
+describe('historyWindow', () => {
+  it('keeps the newest size - 1 results by run id, oldest first, and nothing else', () => {
+    const names = ['run-10.json', 'run-9.json', 'run-100.json', 'notes.txt', 'run-x.json', 'run-11.json']
+    expect(historyWindow(names, 3)).toEqual(['run-11.json', 'run-100.json'])
+    expect(historyWindow(names, 30)).toEqual(['run-9.json', 'run-10.json', 'run-11.json', 'run-100.json'])
+    expect(historyWindow([], 30)).toEqual([])
+  })
+
+  it('names a result by its run', () => {
+    expect(historyName(42)).toBe('run-42.json')
   })
 })
