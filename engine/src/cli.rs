@@ -5,6 +5,8 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
+pub use crate::report::Format;
+
 /// loadgate: a CI performance gate for HTTP services.
 #[derive(Debug, Parser)]
 #[command(name = "loadgate", version, about)]
@@ -29,12 +31,21 @@ pub enum Command {
     },
     /// Serve the built-in test target: responses shaped by query parameters.
     Serve(ServeArgs),
+    /// Compare a result with a baseline result; exit 0 pass, 1 SLO failed, 4 regression.
+    Compare(CompareArgs),
+    /// Render a result (compared with a baseline, with a trend over earlier results) as
+    /// Markdown, HTML, JUnit XML or JSON.
+    Report(ReportArgs),
+    /// Merge the results of several shards of one run into one result, losslessly.
+    Merge(MergeArgs),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum SchemaKind {
     Spec,
     Result,
+    /// The JSON verdict of `compare --format json` and `report --format json`.
+    Verdict,
 }
 
 #[derive(Debug, clap::Args)]
@@ -47,6 +58,60 @@ pub struct RunArgs {
     /// No progress line on stderr.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Compare the run with this baseline result and exit 4 on a regression; the file must
+    /// exist.
+    #[arg(long)]
+    pub baseline: Option<PathBuf>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct CompareArgs {
+    /// The baseline result (JSON).
+    pub baseline: PathBuf,
+    /// The current result (JSON); its regression rules are used.
+    pub current: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
+    /// Write the output here instead of stdout.
+    #[arg(long)]
+    pub output: Option<PathBuf>,
+    /// A folder whose templates (report.md, report.html, junit.xml) replace the built-in ones.
+    #[arg(long)]
+    pub templates: Option<PathBuf>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ReportArgs {
+    /// Result files or folders of them. Several results are taken in time order (by their
+    /// `started_at`): the latest is reported, the others give a trend.
+    #[arg(required = true)]
+    pub results: Vec<PathBuf>,
+    /// Compare the latest result with this baseline result.
+    #[arg(long)]
+    pub baseline: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "md")]
+    pub format: Format,
+    /// Write the report here instead of stdout.
+    #[arg(long)]
+    pub output: Option<PathBuf>,
+    /// A folder whose templates (report.md, report.html, junit.xml) replace the built-in ones.
+    #[arg(long)]
+    pub templates: Option<PathBuf>,
+    /// How many runs the trend shows, the latest included.
+    #[arg(long, default_value_t = crate::report::history::DEFAULT_WINDOW)]
+    pub window: usize,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct MergeArgs {
+    /// The shards' result files (same spec, same result_version).
+    #[arg(required = true, num_args = 2..)]
+    pub results: Vec<PathBuf>,
+    /// Write the merged result here.
+    #[arg(long)]
+    pub out: PathBuf,
 }
 
 #[derive(Debug, Clone, clap::Args)]

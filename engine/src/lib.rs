@@ -1,9 +1,10 @@
 //! loadgate: a CI performance gate for HTTP services.
 //!
-//! Data flows one way: spec → validate → plan → run → result → report. [`run`] is the entry
+//! Data flows one way: spec → validate → plan → run → result → compare → report. [`run`] is the entry
 //! point (the binary's `main` only maps its outcome to an exit code), callable from tests.
 
 pub mod cli;
+pub mod compare;
 pub mod plan;
 pub mod report;
 pub mod result;
@@ -17,9 +18,13 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
-use cli::{Cli, Command, RunArgs, SchemaKind};
+use std::path::PathBuf;
+
+use anyhow::Context as _;
+use cli::{Cli, Command, CompareArgs, ReportArgs, RunArgs, SchemaKind};
 use plan::Stop;
 use report::progress::ProgressLine;
+use report::verdict::Overall;
 
 /// How a command ended, when it ran to the end. Each maps to a documented exit code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,6 +35,9 @@ pub enum Outcome {
     SloFailed,
     /// Exit 3: the run was interrupted (Ctrl-C or SIGTERM) before its end.
     Interrupted,
+    /// Exit 4: every SLO passed, and a regression rule found a regression against the
+    /// baseline. (When an SLO failed too, the outcome is [`Outcome::SloFailed`].)
+    Regressed,
 }
 
 /// Exit code for an invalid spec or command line.
@@ -37,23 +45,44 @@ pub const EXIT_INVALID_SPEC: u8 = 2;
 /// Exit code for a run that could not be carried out (service did not start, target
 /// unreachable at start, result not writable).
 pub const EXIT_RUN_FAILED: u8 = 3;
+/// Exit code for a regression found against the baseline (and every SLO passed).
+pub const EXIT_REGRESSED: u8 = 4;
 
 impl Outcome {
-    /// The process exit code: 0 passed, 1 an SLO failed.
+    /// The process exit code: 0 passed, 1 an SLO failed, 3 interrupted, 4 regressed.
     pub fn exit_code(self) -> ExitCode {
+        ExitCode::from(self.code())
+    }
+
+    /// [`Outcome::exit_code`] as a number.
+    pub fn code(self) -> u8 {
         match self {
-            Outcome::Passed => ExitCode::SUCCESS,
-            Outcome::SloFailed => ExitCode::from(1),
-            Outcome::Interrupted => ExitCode::from(EXIT_RUN_FAILED),
+            Outcome::Passed => 0,
+            Outcome::SloFailed => 1,
+            Outcome::Interrupted => EXIT_RUN_FAILED,
+            Outcome::Regressed => EXIT_REGRESSED,
+        }
+    }
+
+    fn of(overall: Overall) -> Outcome {
+        match overall {
+            Overall::Pass => Outcome::Passed,
+            Overall::SloFailed => Outcome::SloFailed,
+            Overall::Regressed => Outcome::Regressed,
         }
     }
 }
 
-/// The exit code for an error that ended a command: 2 for an invalid spec, 3 otherwise.
+/// The exit code for an error that ended a command: 2 for an invalid spec or input (a result
+/// file that cannot be read, results that cannot be compared or merged), 3 otherwise.
 pub fn error_exit_code(error: &anyhow::Error) -> ExitCode {
-    let invalid_spec = error
-        .chain()
-        .any(|e| e.is::<validate::Diagnostics>() || e.is::<spec::SpecLoadError>());
+    let invalid_spec = error.chain().any(|e| {
+        e.is::<validate::Diagnostics>()
+            || e.is::<spec::SpecLoadError>()
+            || e.is::<result::ReadError>()
+            || e.is::<compare::CompareError>()
+            || e.is::<result::merge::MergeError>()
+    });
     ExitCode::from(if invalid_spec {
         EXIT_INVALID_SPEC
     } else {
@@ -79,6 +108,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
             let schema = match which {
                 SchemaKind::Spec => validate::spec_schema(),
                 SchemaKind::Result => result::schema(),
+                SchemaKind::Verdict => report::verdict::schema(),
             };
             println!("{}", serde_json::to_string_pretty(&schema)?);
             Ok(Outcome::Passed)
@@ -88,13 +118,116 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
             Ok(Outcome::Passed)
         }
         Command::Run(args) => run_spec(&args),
+        Command::Compare(args) => compare_files(&args),
+        Command::Report(args) => report_files(&args),
+        Command::Merge(args) => {
+            let results = args
+                .results
+                .iter()
+                .map(|p| result::read(p))
+                .collect::<Result<Vec<_>, _>>()?;
+            let merged = result::merge::merge(&results)?;
+            result::write(&merged, &args.out)?;
+            eprintln!(
+                "loadgate: merged {} results into `{}`",
+                results.len(),
+                args.out.display()
+            );
+            Ok(Outcome::Passed)
+        }
     }
+}
+
+/// `loadgate compare`: prints the comparison and ends by its verdict.
+fn compare_files(args: &CompareArgs) -> anyhow::Result<Outcome> {
+    let baseline = result::read(&args.baseline)?;
+    let current = result::read(&args.current)?;
+    let comparison = compare::compare(&baseline, &current)?;
+    let input = report::Input {
+        current: &current,
+        baseline: Some(&baseline),
+        comparison: Some(&comparison),
+        history: &[],
+    };
+    let text = report::render(args.format, &input, args.templates.as_deref())?;
+    report::output(&text, args.output.as_deref())?;
+    Ok(Outcome::of(Overall::of(&current, Some(&comparison))))
+}
+
+/// `loadgate report`: renders the latest result, compared with a baseline when given, with a
+/// trend when there are several. Succeeds whatever the verdict (the gate is `run`/`compare`).
+fn report_files(args: &ReportArgs) -> anyhow::Result<Outcome> {
+    let mut files = Vec::new();
+    for path in &args.results {
+        if path.is_dir() {
+            let mut inside: Vec<PathBuf> = std::fs::read_dir(path)
+                .with_context(|| format!("cannot list `{}`", path.display()))?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "json"))
+                .collect();
+            inside.sort();
+            if inside.is_empty() {
+                anyhow::bail!(result::ReadError::Invalid {
+                    path: path.display().to_string(),
+                    reason: "the folder has no .json result files".to_string(),
+                });
+            }
+            files.extend(inside);
+        } else {
+            files.push(path.clone());
+        }
+    }
+    let mut results = files
+        .iter()
+        .map(|p| result::read(p))
+        .collect::<Result<Vec<_>, _>>()?;
+    // Time order; RFC 3339 UTC strings of one format sort as times.
+    results.sort_by(|a, b| a.started_at.cmp(&b.started_at));
+    let current = results.pop().expect("at least one result");
+    if let Some(other) = results.iter().find(|r| r.spec.name != current.spec.name) {
+        return Err(compare::CompareError::DifferentSpecs {
+            baseline: other.spec.name.clone(),
+            current: current.spec.name.clone(),
+        }
+        .into());
+    }
+    let keep = args.window.max(1) - 1;
+    let history = &results[results.len().saturating_sub(keep)..];
+    let baseline = args.baseline.as_deref().map(result::read).transpose()?;
+    let comparison = baseline
+        .as_ref()
+        .map(|b| compare::compare(b, &current))
+        .transpose()?;
+    let input = report::Input {
+        current: &current,
+        baseline: baseline.as_ref(),
+        comparison: comparison.as_ref(),
+        history,
+    };
+    let text = report::render(args.format, &input, args.templates.as_deref())?;
+    report::output(&text, args.output.as_deref())?;
+    Ok(Outcome::Passed)
 }
 
 /// `loadgate run`: validate, start the service, run, stop the service, report.
 fn run_spec(args: &RunArgs) -> anyhow::Result<Outcome> {
     let source = spec::SourceSpec::read(&args.spec)?;
     let plan = validate::check(&source, &env_var)?;
+    // Read the baseline first: a missing or foreign baseline fails before any load is sent.
+    let baseline = match &args.baseline {
+        Some(path) => {
+            let baseline = result::read(path)?;
+            if baseline.spec.name != plan.name {
+                return Err(compare::CompareError::DifferentSpecs {
+                    baseline: baseline.spec.name,
+                    current: plan.name.clone(),
+                }
+                .into());
+            }
+            Some(baseline)
+        }
+        None => None,
+    };
 
     let stop = Arc::new(AtomicBool::new(false));
     for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
@@ -122,12 +255,23 @@ fn run_spec(args: &RunArgs) -> anyhow::Result<Outcome> {
         result::write(&result, path)?;
     }
     print!("{}", report::console::summary(&result));
+    let comparison = baseline
+        .as_ref()
+        .map(|b| compare::compare(b, &result))
+        .transpose()?;
+    if let (Some(b), Some(c)) = (&baseline, &comparison) {
+        let input = report::Input {
+            current: &result,
+            baseline: Some(b),
+            comparison: Some(c),
+            history: &[],
+        };
+        print!("{}", report::render(report::Format::Text, &input, None)?);
+    }
     Ok(if output.interrupted {
         Outcome::Interrupted
-    } else if result.passed {
-        Outcome::Passed
     } else {
-        Outcome::SloFailed
+        Outcome::of(Overall::of(&result, comparison.as_ref()))
     })
 }
 

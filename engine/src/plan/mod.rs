@@ -4,6 +4,7 @@
 //! the first), each naming the field path (`targets[1].expect.status`). The plan does not
 //! depend on YAML: an ad-hoc run from command-line flags builds the same types.
 
+pub mod regression;
 pub mod threshold;
 pub mod units;
 
@@ -15,6 +16,7 @@ use std::time::Duration;
 use sha2::{Digest, Sha256};
 
 use crate::spec::{self, Spec, StatusMatch};
+use regression::RegressionRule;
 use threshold::{Metric, Scope, Threshold};
 use units::parse_duration;
 
@@ -34,6 +36,8 @@ pub struct Plan {
     pub load: LoadPlan,
     /// Thresholds over the whole run and per target.
     pub slo: Vec<Threshold>,
+    /// Regression rules over the whole run, defaults applied (see [`regression`]).
+    pub regression: Vec<RegressionRule>,
 }
 
 /// How to start the system under test and tell that it is ready.
@@ -203,6 +207,10 @@ pub fn build(spec: &Spec, ctx: &BuildContext<'_>) -> Result<Plan, Vec<PlanError>
     slo.extend(build_slo(&spec.slo, "slo", Scope::Total, &mut errors));
 
     let load = build_load(&spec.load, &mut errors);
+    let (regression, regression_errors) = regression::build(&spec.regression);
+    for (path, message) in regression_errors {
+        errors.push(path, message);
+    }
 
     if !errors.0.is_empty() {
         return Err(errors.0);
@@ -214,6 +222,7 @@ pub fn build(spec: &Spec, ctx: &BuildContext<'_>) -> Result<Plan, Vec<PlanError>
         targets,
         load: load.expect("no errors, so the load plan was built"),
         slo,
+        regression,
     })
 }
 

@@ -165,7 +165,7 @@ impl Threshold {
     }
 }
 
-fn parse_aggregation(text: &str) -> Result<(Aggregation, &str), String> {
+pub(crate) fn parse_aggregation(text: &str) -> Result<(Aggregation, &str), String> {
     if let Some(rest) = text.strip_prefix("p(") {
         let close = rest
             .find(')')
@@ -235,7 +235,11 @@ fn parse_op(text: &str) -> Option<(Op, &str)> {
     None
 }
 
-fn parse_value(metric: Metric, aggregation: Aggregation, text: &str) -> Result<f64, String> {
+pub(crate) fn parse_value(
+    metric: Metric,
+    aggregation: Aggregation,
+    text: &str,
+) -> Result<f64, String> {
     match (metric, aggregation) {
         (Metric::Latency, _) => parse_duration(text).map(|d| d.as_secs_f64() * 1e6),
         (_, Aggregation::Count) => text

@@ -5,6 +5,7 @@
 //! (`_s`), rates per second. Each target carries its HDR histogram (V2 + DEFLATE, base64), so
 //! results can be merged and compared later without loss.
 
+pub mod merge;
 pub mod stats;
 
 use std::collections::BTreeMap;
@@ -17,6 +18,7 @@ use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer}
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::plan::regression::RegressionRule;
 use crate::plan::threshold::{Aggregation, Metric, Scope, Threshold};
 use crate::plan::{Plan, Stop};
 use crate::run::RunOutput;
@@ -50,6 +52,64 @@ pub struct RunResult {
     pub slo: Vec<SloVerdict>,
     /// Whether every SLO threshold passed.
     pub passed: bool,
+    /// The regression rules of the spec, resolved (defaults applied), so that
+    /// `loadgate compare` needs only two result files. Absent in results written before
+    /// loadgate recorded them.
+    #[serde(default)]
+    pub regression_rules: Option<Vec<RecordedRule>>,
+}
+
+/// A regression rule as resolved by the plan, in canonical units.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RecordedRule {
+    /// `latency`, `errors` or `requests`.
+    pub metric: String,
+    /// `p(95)`, `med`, `mean` (latency) or `rate`.
+    pub aggregation: String,
+    /// Allowed relative change in the worse direction (a rise; a drop for `requests`), as a
+    /// fraction: 0.1 = 10%.
+    pub max_change: f64,
+    /// Absolute change never counted as a regression, in `unit`.
+    pub floor: f64,
+    /// `us`, `ratio` (0.01 = 1%) or `1/s`.
+    pub unit: String,
+    /// The rule as written in the spec, or the default rule's text.
+    pub expression: String,
+}
+
+impl RecordedRule {
+    /// Records a plan's rule.
+    pub fn from_rule(rule: &RegressionRule) -> RecordedRule {
+        RecordedRule {
+            metric: rule.metric.name().to_string(),
+            aggregation: rule.aggregation.to_string(),
+            max_change: rule.max_change,
+            floor: rule.floor,
+            unit: rule.unit().to_string(),
+            expression: rule.expression.clone(),
+        }
+    }
+
+    /// The rule back from a result file. Errors: an unknown metric or aggregation.
+    pub fn to_rule(&self) -> Result<RegressionRule, String> {
+        let metric = match self.metric.as_str() {
+            "latency" => Metric::Latency,
+            "errors" => Metric::Errors,
+            "requests" => Metric::Requests,
+            other => return Err(format!("unknown regression metric `{other}`")),
+        };
+        let (aggregation, rest) = crate::plan::threshold::parse_aggregation(&self.aggregation)?;
+        if !rest.trim().is_empty() {
+            return Err(format!("unknown aggregation `{}`", self.aggregation));
+        }
+        Ok(RegressionRule {
+            metric,
+            aggregation,
+            max_change: self.max_change,
+            floor: self.floor,
+            expression: self.expression.clone(),
+        })
+    }
 }
 
 /// Which spec produced a result.
@@ -143,10 +203,23 @@ pub struct TimeSample {
     pub responses: u64,
     /// Failed requests that ended in this second.
     pub errors: u64,
-    /// Latency percentiles of this second's responses, microseconds (0 when none).
+    /// Latency percentiles of this second's responses, microseconds (0 when none), from a
+    /// histogram of 2 significant digits.
     pub p50_us: u64,
     pub p99_us: u64,
     pub max_us: u64,
+    /// 90th percentile, µs; absent in results written before it was recorded.
+    #[serde(default)]
+    pub p90_us: Option<u64>,
+    /// 95th percentile, µs; absent in older results.
+    #[serde(default)]
+    pub p95_us: Option<u64>,
+    /// 99.9th percentile, µs; absent in older results.
+    #[serde(default)]
+    pub p99_9_us: Option<u64>,
+    /// Mean latency, µs (0 when no responses); absent in older results.
+    #[serde(default)]
+    pub mean_us: Option<f64>,
 }
 
 /// The verdict on one SLO threshold.
@@ -235,6 +308,12 @@ pub fn build(plan: &Plan, output: &RunOutput) -> RunResult {
         time_series: output.time_series.clone(),
         passed: slo.iter().all(|v| v.passed),
         slo,
+        regression_rules: Some(
+            plan.regression
+                .iter()
+                .map(RecordedRule::from_rule)
+                .collect(),
+        ),
     }
 }
 
@@ -351,6 +430,52 @@ pub fn write(result: &RunResult, path: &Path) -> anyhow::Result<()> {
     file.persist(path)
         .with_context(|| format!("cannot write the result to `{}`", path.display()))?;
     Ok(())
+}
+
+/// Why a result file could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    #[error("cannot read the result `{path}`: {source}")]
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("`{path}` is not a loadgate result: {reason}")]
+    Invalid { path: String, reason: String },
+    #[error(
+        "`{path}` has result_version {found}; this loadgate reads version {RESULT_VERSION}: \
+         produce the results with the same loadgate major version"
+    )]
+    Version { path: String, found: u64 },
+}
+
+/// Reads a result file, checking its `result_version` before anything else.
+pub fn read(path: &Path) -> Result<RunResult, ReadError> {
+    let shown = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|source| ReadError::Io {
+        path: shown.clone(),
+        source,
+    })?;
+    let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| ReadError::Invalid {
+        path: shown.clone(),
+        reason: e.to_string(),
+    })?;
+    match value.get("result_version").and_then(|v| v.as_u64()) {
+        Some(v) if v == u64::from(RESULT_VERSION) => {}
+        Some(found) => {
+            return Err(ReadError::Version { path: shown, found });
+        }
+        None => {
+            return Err(ReadError::Invalid {
+                path: shown,
+                reason: "no `result_version`".to_string(),
+            });
+        }
+    }
+    serde_json::from_value(value).map_err(|e| ReadError::Invalid {
+        path: shown,
+        reason: e.to_string(),
+    })
 }
 
 /// The JSON Schema of the result file.

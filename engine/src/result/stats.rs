@@ -208,6 +208,10 @@ impl SecondStats {
             p50_us: at(0.5),
             p99_us: at(0.99),
             max_us: h.max(),
+            p90_us: Some(at(0.90)),
+            p95_us: Some(at(0.95)),
+            p99_9_us: Some(at(0.999)),
+            mean_us: Some(if h.is_empty() { 0.0 } else { h.mean() }),
         }
     }
 

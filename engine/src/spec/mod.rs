@@ -53,6 +53,10 @@ pub struct Spec {
     /// Thresholds over the whole run (all targets together).
     #[serde(default)]
     pub slo: Slo,
+    /// How much worse than a baseline result the whole run may get (`loadgate compare`,
+    /// `loadgate run --baseline`). Absent: the default rules.
+    #[serde(default)]
+    pub regression: Regression,
 }
 
 /// A command that starts the system under test, and how to tell that it is ready.
@@ -192,4 +196,34 @@ pub struct Slo {
     /// Completed requests: `rate` in `/s`, or `count`.
     #[serde(default)]
     pub requests: Vec<String>,
+}
+
+/// Regression rules: how much worse than the baseline a metric of the whole run may get before
+/// `loadgate compare` calls it a regression. Each rule is `aggregation change [floor value]`:
+///
+/// ```yaml
+/// regression:
+///   latency: ["p(95) +10%", "p(99) +20% floor 5ms"]   # may rise 10% (20%); never flag < 5ms
+///   errors: ["rate +10% floor 0.1%"]                  # floor in percentage points
+///   requests: ["rate -10%"]                           # throughput may drop 10%
+/// ```
+///
+/// A list that is absent keeps its defaults (latency `p(50) +10%`, `p(95) +10%`, `p(99) +20%`,
+/// each `floor 2ms`; errors `rate +10% floor 0.1%`; requests `rate -10%`); an empty list turns
+/// that metric's rules off.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Regression {
+    /// Latency rules: `p(50)`, `p(90)`, `p(95)`, `p(99)`, `p(99.9)`, `med` or `mean`, then the
+    /// allowed rise (`+10%`), then optionally `floor` and a duration (`floor 2ms`).
+    #[serde(default)]
+    pub latency: Option<Vec<String>>,
+    /// Error-rate rules: `rate`, the allowed relative rise (`+10%`), optionally `floor` and a
+    /// rate in percentage points (`floor 0.1%`).
+    #[serde(default)]
+    pub errors: Option<Vec<String>>,
+    /// Throughput rules: `rate`, the allowed relative drop (`-10%`), optionally `floor` and a
+    /// rate (`floor 50/s`).
+    #[serde(default)]
+    pub requests: Option<Vec<String>>,
 }

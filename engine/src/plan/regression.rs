@@ -1,0 +1,302 @@
+//! Regression rules: how much worse than a baseline a metric of the whole run may get.
+//!
+//! ```text
+//! rule        := aggregation change [ "floor" value ]
+//! aggregation := latency: "p(50)" | "p(90)" | "p(95)" | "p(99)" | "p(99.9)" | "med" | "mean"
+//!                errors, requests: "rate"
+//! change      := [ "+" | "-" ] number "%"
+//! value       := as in a threshold: a duration (latency), a percentage (errors), a rate in
+//!                `/s` (requests)
+//! ```
+//!
+//! `change` is the relative change allowed in the worse direction: a rise for latency and
+//! errors (`+10%`), a drop for throughput (`-10%`); a sign that points the other way is an
+//! error. `floor` is an absolute change under which a change is never a regression, however
+//! large in relative terms (2 ms on a 5 ms p50 is noise, not news). A metric's change is
+//! allowed up to `max(change × baseline, floor)`; see [`crate::compare`] for the verdict.
+//!
+//! Only these latency aggregations exist because the verdict is computed from the per-second
+//! series of the result, which records them (`p50_us` .. `p99_9_us`, `mean_us`).
+
+use super::threshold::{Aggregation, Metric, parse_aggregation, parse_value};
+use crate::spec;
+
+/// Latency floor of the default rules and of latency rules without `floor`, in µs (2 ms).
+pub const DEFAULT_LATENCY_FLOOR_US: f64 = 2_000.0;
+/// Error-rate floor of rules without `floor`, as a fraction (0.001 = 0.1 percentage points).
+pub const DEFAULT_ERRORS_FLOOR: f64 = 0.001;
+/// Throughput floor of rules without `floor`, in responses per second.
+pub const DEFAULT_REQUESTS_FLOOR: f64 = 0.0;
+
+/// The rules used for a metric whose list is absent from the spec's `regression` block.
+pub const DEFAULT_LATENCY_RULES: [&str; 3] = [
+    "p(50) +10% floor 2ms",
+    "p(95) +10% floor 2ms",
+    "p(99) +20% floor 2ms",
+];
+/// See [`DEFAULT_LATENCY_RULES`].
+pub const DEFAULT_ERRORS_RULES: [&str; 1] = ["rate +10% floor 0.1%"];
+/// See [`DEFAULT_LATENCY_RULES`].
+pub const DEFAULT_REQUESTS_RULES: [&str; 1] = ["rate -10%"];
+
+/// Latency percentiles that a rule may name (those the per-second series records).
+pub const RULE_PERCENTILES: [f64; 5] = [50.0, 90.0, 95.0, 99.0, 99.9];
+
+/// A parsed regression rule, in canonical units.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RegressionRule {
+    pub metric: Metric,
+    /// `Percentile`, `Median` or `Mean` for latency; `Rate` for errors and requests.
+    pub aggregation: Aggregation,
+    /// Allowed relative change in the worse direction, a non-negative fraction (0.10 = 10%).
+    pub max_change: f64,
+    /// Absolute change never counted as a regression, in [`RegressionRule::unit`].
+    pub floor: f64,
+    /// The rule as written (or the default rule's text).
+    pub expression: String,
+}
+
+impl RegressionRule {
+    /// Parses `text` as a rule for `metric`. Errors say what was expected.
+    pub fn parse(metric: Metric, text: &str) -> Result<RegressionRule, String> {
+        let text = text.trim();
+        let (aggregation, rest) = parse_aggregation(text)?;
+        let allowed = match metric {
+            Metric::Latency => match aggregation {
+                Aggregation::Percentile(p) => RULE_PERCENTILES.contains(&p),
+                Aggregation::Median | Aggregation::Mean => true,
+                _ => false,
+            },
+            Metric::Errors | Metric::Requests => aggregation == Aggregation::Rate,
+        };
+        if !allowed {
+            let what = match metric {
+                Metric::Latency => "p(50), p(90), p(95), p(99), p(99.9), med or mean",
+                Metric::Errors | Metric::Requests => "rate",
+            };
+            return Err(format!(
+                "`{text}`: a {} regression rule takes {what}, not `{aggregation}`",
+                metric.name()
+            ));
+        }
+        let rest = rest.trim_start();
+        let change_end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+        let (change_text, rest) = rest.split_at(change_end);
+        let max_change = parse_change(metric, change_text).map_err(|e| format!("`{text}`: {e}"))?;
+        let rest = rest.trim();
+        let floor = if rest.is_empty() {
+            match metric {
+                Metric::Latency => DEFAULT_LATENCY_FLOOR_US,
+                Metric::Errors => DEFAULT_ERRORS_FLOOR,
+                Metric::Requests => DEFAULT_REQUESTS_FLOOR,
+            }
+        } else {
+            let value = rest.strip_prefix("floor").ok_or_else(|| {
+                format!("`{text}`: expected `floor` and a value after the change, not `{rest}`")
+            })?;
+            parse_value(metric, aggregation, value.trim()).map_err(|e| format!("`{text}`: {e}"))?
+        };
+        Ok(RegressionRule {
+            metric,
+            aggregation,
+            max_change,
+            floor,
+            expression: text.to_string(),
+        })
+    }
+
+    /// Unit of values and of the floor: `us` (latency), `ratio` (error rate), `1/s`
+    /// (throughput). The same names as in SLO verdicts.
+    pub fn unit(&self) -> &'static str {
+        match self.metric {
+            Metric::Latency => "us",
+            Metric::Errors => "ratio",
+            Metric::Requests => "1/s",
+        }
+    }
+
+    /// Whether a lower value is worse (throughput); otherwise a higher value is.
+    pub fn lower_is_worse(&self) -> bool {
+        self.metric == Metric::Requests
+    }
+}
+
+/// Parses `+10%` / `-10%` for `metric`: the magnitude as a fraction.
+fn parse_change(metric: Metric, text: &str) -> Result<f64, String> {
+    let example = if metric == Metric::Requests {
+        "-10%"
+    } else {
+        "+10%"
+    };
+    let number = text.strip_suffix('%').ok_or_else(|| {
+        format!("expected the allowed relative change in %, e.g. `{example}`, not `{text}`")
+    })?;
+    let (sign, digits) = match number.as_bytes().first() {
+        Some(b'+') => (Some('+'), &number[1..]),
+        Some(b'-') => (Some('-'), &number[1..]),
+        _ => (None, number),
+    };
+    let worse = if metric == Metric::Requests { '-' } else { '+' };
+    if sign.is_some_and(|s| s != worse) {
+        let direction = if metric == Metric::Requests {
+            "a drop in throughput"
+        } else {
+            "a rise"
+        };
+        return Err(format!(
+            "a {} regression is {direction}: write `{worse}{digits}%`",
+            metric.name()
+        ));
+    }
+    let percent: f64 = digits
+        .parse()
+        .map_err(|_| format!("`{text}` is not a percentage, e.g. `{example}`"))?;
+    if !(percent.is_finite() && percent >= 0.0) {
+        return Err(format!("`{text}` is not a percentage, e.g. `{example}`"));
+    }
+    Ok(percent / 100.0)
+}
+
+/// Resolves the spec's `regression` block, applying defaults for absent lists. Errors carry the
+/// field path (`regression.latency[0]`) and the message.
+pub fn build(block: &spec::Regression) -> (Vec<RegressionRule>, Vec<(String, String)>) {
+    let mut rules = Vec::new();
+    let mut errors = Vec::new();
+    type List<'a> = (Metric, &'a Option<Vec<String>>, &'a [&'a str]);
+    let lists: [List<'_>; 3] = [
+        (Metric::Latency, &block.latency, &DEFAULT_LATENCY_RULES),
+        (Metric::Errors, &block.errors, &DEFAULT_ERRORS_RULES),
+        (Metric::Requests, &block.requests, &DEFAULT_REQUESTS_RULES),
+    ];
+    for (metric, list, defaults) in lists {
+        match list {
+            Some(list) => {
+                for (i, text) in list.iter().enumerate() {
+                    match RegressionRule::parse(metric, text) {
+                        Ok(rule) => rules.push(rule),
+                        Err(e) => errors.push((format!("regression.{}[{i}]", metric.name()), e)),
+                    }
+                }
+            }
+            None => rules.extend(
+                defaults
+                    .iter()
+                    .map(|text| RegressionRule::parse(metric, text).expect("default rules parse")),
+            ),
+        }
+    }
+    (rules, errors)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn valid_rules() {
+        let cases = [
+            (
+                Metric::Latency,
+                "p(95) +10%",
+                Aggregation::Percentile(95.0),
+                0.10,
+                2_000.0,
+            ),
+            (
+                Metric::Latency,
+                " p(99.9) 25% floor 5ms ",
+                Aggregation::Percentile(99.9),
+                0.25,
+                5_000.0,
+            ),
+            (
+                Metric::Latency,
+                "mean +0% floor 0us",
+                Aggregation::Mean,
+                0.0,
+                0.0,
+            ),
+            (
+                Metric::Latency,
+                "med +5%",
+                Aggregation::Median,
+                0.05,
+                2_000.0,
+            ),
+            (
+                Metric::Errors,
+                "rate +50% floor 0.5%",
+                Aggregation::Rate,
+                0.5,
+                0.005,
+            ),
+            (Metric::Requests, "rate -10%", Aggregation::Rate, 0.10, 0.0),
+            (
+                Metric::Requests,
+                "rate -5% floor 20/s",
+                Aggregation::Rate,
+                0.05,
+                20.0,
+            ),
+        ];
+        for (metric, text, aggregation, change, floor) in cases {
+            let rule = RegressionRule::parse(metric, text).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(rule.aggregation, aggregation, "{text}");
+            assert!((rule.max_change - change).abs() < 1e-12, "{text}");
+            assert!((rule.floor - floor).abs() < 1e-9, "{text}");
+            assert_eq!(rule.expression, text.trim());
+        }
+    }
+
+    #[test]
+    fn invalid_rules_say_why() {
+        let cases = [
+            (Metric::Latency, "p(75) +10%", "takes p(50), p(90)"),
+            (Metric::Latency, "max +10%", "not `max`"),
+            (Metric::Latency, "p(95) -10%", "write `+10%`"),
+            (Metric::Latency, "p(95) +10", "in %"),
+            (Metric::Latency, "p(95) +x%", "not a percentage"),
+            (Metric::Latency, "p(95) +10% floor 2", "has no unit"),
+            (Metric::Latency, "p(95) +10% 2ms", "expected `floor`"),
+            (Metric::Errors, "count +10%", "takes rate"),
+            (Metric::Errors, "rate +10% floor 0.1", "needs the unit `%`"),
+            (
+                Metric::Requests,
+                "rate +10%",
+                "a drop in throughput: write `-10%`",
+            ),
+            (Metric::Requests, "rate -10% floor 5", "needs the unit `/s`"),
+        ];
+        for (metric, text, want) in cases {
+            let err = RegressionRule::parse(metric, text).expect_err(text);
+            assert!(err.contains(want), "{text}: {err}");
+        }
+    }
+
+    #[test]
+    fn absent_lists_get_defaults_and_empty_lists_none() {
+        let (rules, errors) = build(&spec::Regression::default());
+        assert!(errors.is_empty());
+        let names: Vec<&str> = rules.iter().map(|r| r.expression.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "p(50) +10% floor 2ms",
+                "p(95) +10% floor 2ms",
+                "p(99) +20% floor 2ms",
+                "rate +10% floor 0.1%",
+                "rate -10%"
+            ]
+        );
+        let block = spec::Regression {
+            latency: Some(vec!["p(90) +5%".into(), "p(42) +1%".into()]),
+            errors: Some(vec![]),
+            requests: None,
+        };
+        let (rules, errors) = build(&block);
+        assert_eq!(rules.len(), 2, "{rules:?}");
+        assert_eq!(rules[1].metric, Metric::Requests);
+        assert_eq!(errors.len(), 1);
+        assert_eq!(errors[0].0, "regression.latency[1]");
+    }
+}

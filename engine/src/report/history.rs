@@ -1,0 +1,106 @@
+//! The trend over several results of one spec in time order (nightly runs): each key metric
+//! over the window, the latest compared with the run before it and with the median of the runs
+//! before it in the window.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::compare::stats::median;
+use crate::report::view::{MISSING, percent, value};
+use crate::result::RunResult;
+
+/// Default number of runs a trend shows (the latest included).
+pub const DEFAULT_WINDOW: usize = 10;
+
+/// One run of the window.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TrendRun {
+    /// Short label: the start date and time, `2024-05-01 03:00`.
+    pub label: String,
+    /// RFC 3339.
+    pub started_at: String,
+}
+
+/// One metric over the window.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TrendMetric {
+    /// `throughput`, `p50`, `p95`, `p99`, `error rate`.
+    pub label: String,
+    /// `rps`, `p50_us`, `p95_us`, `p99_us`, `error_rate`.
+    pub key: String,
+    /// `1/s`, `us` or `ratio`.
+    pub unit: String,
+    /// Formatted, oldest first.
+    pub values: Vec<String>,
+    /// In `unit`, oldest first; absent when a run had no responses.
+    pub raw: Vec<Option<f64>>,
+    /// The latest relative to the run before it, e.g. `+3.1%`.
+    pub vs_previous: String,
+    /// The latest relative to the median of the earlier runs of the window.
+    pub vs_median: String,
+}
+
+/// The trend of a window of runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Trend {
+    pub runs: Vec<TrendRun>,
+    pub metrics: Vec<TrendMetric>,
+}
+
+type Getter = fn(&RunResult) -> Option<f64>;
+
+/// The trend of `earlier` runs (oldest first) followed by `latest`.
+pub fn trend(earlier: &[RunResult], latest: &RunResult) -> Trend {
+    let runs: Vec<&RunResult> = earlier.iter().chain(std::iter::once(latest)).collect();
+    let metrics: [(&str, &str, &str, Getter); 5] = [
+        ("throughput", "rps", "1/s", |r| Some(r.total.rps)),
+        ("p50", "p50_us", "us", |r| {
+            r.total.latency_us.as_ref().map(|l| l.p50 as f64)
+        }),
+        ("p95", "p95_us", "us", |r| {
+            r.total.latency_us.as_ref().map(|l| l.p95 as f64)
+        }),
+        ("p99", "p99_us", "us", |r| {
+            r.total.latency_us.as_ref().map(|l| l.p99 as f64)
+        }),
+        ("error rate", "error_rate", "ratio", |r| {
+            Some(r.total.error_rate)
+        }),
+    ];
+    Trend {
+        runs: runs
+            .iter()
+            .map(|r| TrendRun {
+                label: r
+                    .started_at
+                    .get(..16)
+                    .unwrap_or(&r.started_at)
+                    .replace('T', " "),
+                started_at: r.started_at.clone(),
+            })
+            .collect(),
+        metrics: metrics
+            .iter()
+            .map(|(label, key, unit, get)| {
+                let raw: Vec<Option<f64>> = runs.iter().map(|r| get(r)).collect();
+                let latest = raw.last().copied().flatten();
+                let previous = raw.len().checked_sub(2).and_then(|i| raw[i]);
+                let before: Vec<f64> = raw[..raw.len() - 1].iter().flatten().copied().collect();
+                let rel = |base: Option<f64>| match (latest, base) {
+                    (Some(l), Some(b)) if b != 0.0 => percent(Some(l / b - 1.0)),
+                    (Some(l), Some(b)) if l == b => "±0".to_string(),
+                    _ => MISSING.to_string(),
+                };
+                TrendMetric {
+                    label: label.to_string(),
+                    key: key.to_string(),
+                    unit: unit.to_string(),
+                    values: raw.iter().map(|v| value(*v, unit)).collect(),
+                    vs_previous: rel(previous),
+                    vs_median: rel((!before.is_empty()).then(|| median(&before))),
+                    raw,
+                }
+            })
+            .collect(),
+    }
+}

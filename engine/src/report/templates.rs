@@ -1,0 +1,139 @@
+//! The report templates (minijinja): embedded in the binary from the repository's `templates/`
+//! folder, overridable file by file with `--templates DIR`.
+//!
+//! Escaping is automatic and chosen by the template's extension: `.html` and `.xml` get HTML
+//! escaping (minijinja's), `.md` gets [`escape_markdown`]. A template marks trusted markup
+//! (loadgate's own SVG charts) with `|safe`.
+
+use std::path::{Path, PathBuf};
+
+use minijinja::value::Value;
+use minijinja::{AutoEscape, Environment, Error, Output, State};
+
+/// The Markdown report (PR comment, job summary).
+pub const MARKDOWN: &str = "report.md";
+/// The self-contained HTML report.
+pub const HTML: &str = "report.html";
+/// The JUnit XML report.
+pub const JUNIT: &str = "junit.xml";
+
+/// The templates compiled into the binary, by name.
+const EMBEDDED: [(&str, &str); 3] = [
+    (MARKDOWN, include_str!("../../../templates/report.md")),
+    (HTML, include_str!("../../../templates/report.html")),
+    (JUNIT, include_str!("../../../templates/junit.xml")),
+];
+
+/// The template environment: a template from `dir` when it has one of that name, else the
+/// embedded one.
+pub fn environment(dir: Option<&Path>) -> Environment<'static> {
+    let mut env = Environment::new();
+    let dir: Option<PathBuf> = dir.map(Path::to_path_buf);
+    env.set_loader(move |name| {
+        if let Some(dir) = &dir {
+            let path = dir.join(name);
+            match std::fs::read_to_string(&path) {
+                Ok(text) => return Ok(Some(text)),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => {
+                    return Err(Error::new(
+                        minijinja::ErrorKind::TemplateNotFound,
+                        format!("cannot read `{}`", path.display()),
+                    )
+                    .with_source(e));
+                }
+            }
+        }
+        Ok(EMBEDDED
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, text)| (*text).to_string()))
+    });
+    env.set_auto_escape_callback(|name| match name.rsplit('.').next() {
+        Some("html" | "htm" | "xml" | "svg") => AutoEscape::Html,
+        Some("md") => AutoEscape::Custom("markdown"),
+        _ => AutoEscape::None,
+    });
+    env.set_formatter(format_value);
+    env.set_keep_trailing_newline(true);
+    env
+}
+
+fn format_value(out: &mut Output, state: &State, value: &Value) -> Result<(), Error> {
+    match state.auto_escape() {
+        AutoEscape::Custom("markdown") if !value.is_safe() => {
+            let text = if value.is_none() || value.is_undefined() {
+                String::new()
+            } else {
+                value.to_string()
+            };
+            out.write_str(&escape_markdown(&text))
+                .map_err(|e| Error::new(minijinja::ErrorKind::WriteFailure, e.to_string()))
+        }
+        _ => minijinja::escape_formatter(out, state, value),
+    }
+}
+
+/// Escapes text for GitHub-flavoured Markdown so that it stays text, also inside a table
+/// cell: `\`-escapes the characters that start markup (`\ ` * _ [ ] | # ~ !`), writes `<`, `>`
+/// and `&` as entities (no raw HTML), breaks `@mentions` with a zero-width space, and turns
+/// line breaks and other control characters into spaces.
+pub fn escape_markdown(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            '\\' | '`' | '*' | '_' | '[' | ']' | '|' | '#' | '~' | '!' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            '@' => out.push_str("@\u{200B}"),
+            c if c.is_control() => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn markdown_escaping_keeps_names_as_text() {
+        assert_eq!(
+            escape_markdown("<script>alert(1)</script>"),
+            "&lt;script&gt;alert(1)&lt;/script&gt;"
+        );
+        assert_eq!(escape_markdown("a|b"), "a\\|b");
+        assert_eq!(escape_markdown("*[x](y)*"), "\\*\\[x\\](y)\\*");
+        assert_eq!(escape_markdown("line\nbreak"), "line break");
+        assert_eq!(escape_markdown("@team"), "@\u{200B}team");
+    }
+
+    #[test]
+    fn escaping_follows_the_extension_and_overrides_win() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("x.md"), "md {{ v }}").unwrap();
+        std::fs::write(dir.path().join("x.html"), "html {{ v }}").unwrap();
+        std::fs::write(dir.path().join("x.txt"), "txt {{ v }}").unwrap();
+        std::fs::write(dir.path().join(MARKDOWN), "mine").unwrap();
+        let env = environment(Some(dir.path()));
+        let render = |name: &str| {
+            env.get_template(name)
+                .unwrap()
+                .render(minijinja::context! { v => "<b>|" })
+                .unwrap()
+        };
+        assert_eq!(render("x.md"), "md &lt;b&gt;\\|");
+        assert_eq!(render("x.html"), "html &lt;b&gt;|");
+        assert_eq!(render("x.txt"), "txt <b>|");
+        assert_eq!(render(MARKDOWN), "mine");
+        // Not overridden: the embedded template.
+        let junit = env.get_template(JUNIT).unwrap();
+        assert!(junit.source().contains("testsuite"));
+        assert!(environment(None).get_template("nope.md").is_err());
+    }
+}

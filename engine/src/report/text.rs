@@ -1,0 +1,95 @@
+//! The comparison as plain text for a terminal (`loadgate compare`, `run --baseline`): the
+//! checks with their numbers, the targets, the verdict last.
+
+use std::fmt::Write as _;
+
+use super::history::Trend;
+use super::view::{CheckRow, View};
+
+/// Renders `view` as text; names are cleaned of terminal control characters.
+pub fn render(view: &View, trend: Option<&Trend>) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "\nloadgate compare: {}", clean(&view.spec));
+    for note in &view.notes {
+        let _ = writeln!(out, "  note: {}", clean(note));
+    }
+    let _ = writeln!(
+        out,
+        "\n  {:<12}{:>12}{:>12}{:>9}",
+        "", "current", "baseline", "change"
+    );
+    for row in &view.headline {
+        let _ = writeln!(
+            out,
+            "  {:<12}{:>12}{:>12}{:>9}",
+            row.label, row.current, row.baseline, row.change
+        );
+    }
+    let checks: Vec<&CheckRow> = view.slo.iter().chain(&view.rules).collect();
+    if !checks.is_empty() {
+        let width = checks
+            .iter()
+            .map(|c| c.kind.len() + 1 + c.name.chars().count())
+            .max()
+            .unwrap_or(0);
+        let _ = writeln!(out);
+        for c in checks {
+            let name = format!("{} {}", c.kind, clean(&c.name));
+            let _ = writeln!(
+                out,
+                "  {:<12} {name:<width$}  {:>10} (baseline {}, {})",
+                c.verdict, c.measured, c.baseline, c.change
+            );
+            if c.kind == "rule" {
+                let _ = writeln!(out, "  {:<12} {}", "", clean(&c.reason));
+            }
+        }
+    }
+    if view.targets.len() > 1 {
+        let width = view
+            .targets
+            .iter()
+            .map(|t| t.name.chars().count())
+            .max()
+            .unwrap_or(0)
+            .max(6);
+        let _ = writeln!(
+            out,
+            "\n  {:<width$}  {:>12} {:>9} {:>10} {:>9}",
+            "target", "throughput", "errors", "p95", "change"
+        );
+        for t in &view.targets {
+            let _ = writeln!(
+                out,
+                "  {:<width$}  {:>12} {:>9} {:>10} {:>9}",
+                clean(&t.name),
+                t.rps,
+                t.error_rate,
+                t.p95,
+                t.p95_change
+            );
+        }
+    }
+    if let Some(trend) = trend {
+        let _ = writeln!(out, "\n  trend over {} runs", trend.runs.len());
+        for m in &trend.metrics {
+            let _ = writeln!(
+                out,
+                "  {:<12} {}  (vs previous {}, vs median {})",
+                m.label,
+                m.values.join("  "),
+                m.vs_previous,
+                m.vs_median
+            );
+        }
+    }
+    let _ = writeln!(out, "\n{}", view.summary);
+    out
+}
+
+/// Keeps terminal control characters out of names that come from a spec.
+fn clean(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_control() { '?' } else { c })
+        .collect()
+}

@@ -1,0 +1,428 @@
+//! The shared table logic of the report formats: a [`View`] of a result (and its comparison)
+//! with every number already formatted, handed to the templates. Templates only lay it out;
+//! they never compute or format a value, so all formats agree.
+
+use serde::Serialize;
+
+use crate::compare::{Comparison, MetricDelta, RuleState, format_value};
+use crate::report::console::latency;
+use crate::report::verdict::{self, Overall};
+use crate::result::{RunResult, TargetResult};
+
+/// Shown for a value that does not exist (no baseline, no responses).
+pub const MISSING: &str = "–";
+
+/// Everything a report template prints, formatted.
+#[derive(Debug, Clone, Serialize)]
+pub struct View {
+    /// The spec's name.
+    pub spec: String,
+    /// `pass`, `slo_failed` or `regressed`.
+    pub verdict: &'static str,
+    /// `PASSED`, `FAILED` or `REGRESSED`.
+    pub verdict_word: &'static str,
+    /// The one-line verdict.
+    pub summary: String,
+    pub has_baseline: bool,
+    /// Key numbers: throughput, p50, p95, p99, error rate.
+    pub headline: Vec<Row>,
+    pub slo: Vec<CheckRow>,
+    pub rules: Vec<CheckRow>,
+    /// Every target (not `total`), in the current run's order, then those only the baseline
+    /// has.
+    pub targets: Vec<TargetView>,
+    pub total: TargetView,
+    pub notes: Vec<String>,
+    /// Environment of the current run (and the baseline's, when there is one).
+    pub environment: Vec<EnvRow>,
+    pub counts: Counts,
+}
+
+/// A metric in both runs.
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    pub label: String,
+    pub current: String,
+    pub baseline: String,
+    /// Relative change, e.g. `+3.4%` (absolute when the baseline is 0).
+    pub change: String,
+}
+
+/// An SLO or a regression rule, judged.
+#[derive(Debug, Clone, Serialize)]
+pub struct CheckRow {
+    /// `SLO` or `rule`.
+    pub kind: &'static str,
+    /// e.g. `total latency p(95) < 200ms` or `latency p(95) +10% floor 2ms`.
+    pub name: String,
+    /// Scope (`total` or a target's name).
+    pub scope: String,
+    pub measured: String,
+    pub baseline: String,
+    pub change: String,
+    /// 95% interval of the relative change, rules only: `[-1.2%, +5.0%]`.
+    pub interval: String,
+    /// Allowed change, rules only: `+2.00ms`.
+    pub allowed: String,
+    /// `pass`, `fail` (SLO) or the rule's state.
+    pub verdict: &'static str,
+    /// Whether this check fails the gate.
+    pub failed: bool,
+    /// Why, in words (rules), or the threshold's limit (SLOs).
+    pub reason: String,
+}
+
+/// One target in both runs.
+#[derive(Debug, Clone, Serialize)]
+pub struct TargetView {
+    pub name: String,
+    pub method: String,
+    /// As written in the spec.
+    pub url: String,
+    pub requests: String,
+    pub rps: String,
+    pub error_rate: String,
+    pub p95: String,
+    pub p95_change: String,
+    pub p99: String,
+    pub p99_change: String,
+    pub in_baseline: bool,
+    pub in_current: bool,
+    /// p50 .. p99.9, mean, error rate, throughput.
+    pub metrics: Vec<Row>,
+    pub status_codes: Vec<KeyValue>,
+    pub errors_by_kind: Vec<KeyValue>,
+}
+
+/// A name and a value.
+#[derive(Debug, Clone, Serialize)]
+pub struct KeyValue {
+    pub key: String,
+    pub value: String,
+}
+
+/// A line of the environment table.
+#[derive(Debug, Clone, Serialize)]
+pub struct EnvRow {
+    pub key: String,
+    pub current: String,
+    pub baseline: String,
+}
+
+/// How many checks ended how.
+#[derive(Debug, Clone, Serialize)]
+pub struct Counts {
+    pub slo: usize,
+    pub slo_failed: usize,
+    pub rules: usize,
+    pub regressed: usize,
+    pub inconclusive: usize,
+    pub improved: usize,
+    pub unchanged: usize,
+}
+
+/// Builds the view of `current`, with its baseline and comparison when given.
+pub fn build(
+    current: &RunResult,
+    baseline: Option<&RunResult>,
+    comparison: Option<&Comparison>,
+) -> View {
+    let overall = Overall::of(current, comparison);
+    let count = |s| comparison.map_or(0, |c| c.count(s));
+    let deltas =
+        |name: &str| comparison.and_then(|c| c.targets.iter().find(|t| t.name == name).cloned());
+    let total_delta = deltas("total");
+    let total = target_view(
+        Some(&current.total),
+        baseline.map(|b| &b.total),
+        total_delta,
+    );
+    let mut targets: Vec<TargetView> = current
+        .targets
+        .iter()
+        .map(|t| {
+            let b = baseline.and_then(|b| b.targets.iter().find(|x| x.name == t.name));
+            target_view(Some(t), b, deltas(&t.name))
+        })
+        .collect();
+    if let Some(b) = baseline {
+        for t in &b.targets {
+            if !current.targets.iter().any(|c| c.name == t.name) {
+                targets.push(target_view(None, Some(t), deltas(&t.name)));
+            }
+        }
+    }
+    let headline = ["rps", "p50", "p95", "p99", "error_rate"]
+        .iter()
+        .filter_map(|m| total.metrics.iter().find(|r| metric_key(&r.label) == *m))
+        .cloned()
+        .collect();
+    View {
+        spec: current.spec.name.clone(),
+        verdict: overall.name(),
+        verdict_word: match overall {
+            Overall::Pass => "PASSED",
+            Overall::SloFailed => "FAILED",
+            Overall::Regressed => "REGRESSED",
+        },
+        summary: verdict::summary_line(current, comparison),
+        has_baseline: baseline.is_some(),
+        headline,
+        slo: slo_rows(current, comparison),
+        rules: comparison.map_or_else(Vec::new, rule_rows),
+        targets,
+        total,
+        notes: comparison.map_or_else(Vec::new, |c| c.notes.clone()),
+        environment: environment(current, baseline),
+        counts: Counts {
+            slo: current.slo.len(),
+            slo_failed: current.slo.iter().filter(|v| !v.passed).count(),
+            rules: comparison.map_or(0, |c| c.rules.len()),
+            regressed: count(RuleState::Regressed),
+            inconclusive: count(RuleState::Inconclusive),
+            improved: count(RuleState::Improved),
+            unchanged: count(RuleState::Unchanged),
+        },
+    }
+}
+
+/// Labels of the per-target metrics, by the comparison's metric names.
+fn metric_label(metric: &str) -> &'static str {
+    match metric {
+        "p50" => "p50",
+        "p90" => "p90",
+        "p95" => "p95",
+        "p99" => "p99",
+        "p99_9" => "p99.9",
+        "mean" => "mean",
+        "error_rate" => "error rate",
+        "rps" => "throughput",
+        _ => "?",
+    }
+}
+
+fn metric_key(label: &str) -> &'static str {
+    match label {
+        "p50" => "p50",
+        "p95" => "p95",
+        "p99" => "p99",
+        "error rate" => "error_rate",
+        "throughput" => "rps",
+        _ => "",
+    }
+}
+
+/// A value or [`MISSING`].
+pub fn value(v: Option<f64>, unit: &str) -> String {
+    v.map_or_else(|| MISSING.to_string(), |v| format_value(v, unit))
+}
+
+/// A relative change as a signed percentage (`+3.4%`), or [`MISSING`].
+pub fn percent(v: Option<f64>) -> String {
+    match v {
+        Some(v) if v.is_finite() => format!("{:+.1}%", v * 100.0),
+        _ => MISSING.to_string(),
+    }
+}
+
+/// The change of a metric: relative when the baseline is not 0, else absolute.
+fn change(d: &MetricDelta) -> String {
+    match (d.relative_change, d.change) {
+        (Some(r), _) => percent(Some(r)),
+        (None, Some(0.0)) => "±0".to_string(),
+        (None, Some(c)) => crate::compare::fmt_signed(c, &d.unit),
+        (None, None) => MISSING.to_string(),
+    }
+}
+
+fn target_view(
+    current: Option<&TargetResult>,
+    baseline: Option<&TargetResult>,
+    delta: Option<crate::compare::TargetDelta>,
+) -> TargetView {
+    let shown = current.or(baseline).expect("one side exists");
+    let metrics: Vec<Row> = match &delta {
+        Some(d) => d
+            .metrics
+            .iter()
+            .map(|m| Row {
+                label: metric_label(&m.metric).to_string(),
+                current: value(m.current, &m.unit),
+                baseline: value(m.baseline, &m.unit),
+                change: change(m),
+            })
+            .collect(),
+        None => crate::compare::target_metrics(shown)
+            .into_iter()
+            .map(|(metric, unit, v)| Row {
+                label: metric_label(metric).to_string(),
+                current: value(current.and(v), unit),
+                baseline: MISSING.to_string(),
+                change: MISSING.to_string(),
+            })
+            .collect(),
+    };
+    let find = |label: &str| metrics.iter().find(|r| r.label == label).cloned();
+    let p95 = find("p95").expect("always present");
+    let p99 = find("p99").expect("always present");
+    TargetView {
+        name: shown.name.clone(),
+        method: shown.method.clone().unwrap_or_default(),
+        url: shown.url.clone().unwrap_or_default(),
+        requests: current.map_or_else(|| MISSING.to_string(), |t| t.requests.to_string()),
+        rps: current.map_or_else(|| MISSING.to_string(), |t| format_value(t.rps, "1/s")),
+        error_rate: current.map_or_else(
+            || MISSING.to_string(),
+            |t| format_value(t.error_rate, "ratio"),
+        ),
+        p95: p95.current,
+        p95_change: p95.change,
+        p99: p99.current,
+        p99_change: p99.change,
+        in_baseline: baseline.is_some(),
+        in_current: current.is_some(),
+        metrics,
+        status_codes: current
+            .map(|t| {
+                t.status_codes
+                    .iter()
+                    .map(|(k, v)| KeyValue {
+                        key: k.clone(),
+                        value: v.to_string(),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default(),
+        errors_by_kind: current
+            .map(|t| {
+                t.errors_by_kind
+                    .iter()
+                    .map(|(k, v)| KeyValue {
+                        key: k.clone(),
+                        value: v.to_string(),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default(),
+    }
+}
+
+fn slo_rows(current: &RunResult, comparison: Option<&Comparison>) -> Vec<CheckRow> {
+    current
+        .slo
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let delta = comparison.and_then(|c| c.slo.get(i));
+            let base = delta.and_then(|d| d.baseline);
+            let rel = base
+                .zip(v.measured)
+                .filter(|(b, _)| *b != 0.0)
+                .map(|(b, m)| m / b - 1.0);
+            let change = match (rel, base.zip(v.measured)) {
+                (Some(r), _) => percent(Some(r)),
+                (None, Some((b, m))) if b == m => "±0".to_string(),
+                (None, Some((b, m))) => crate::compare::fmt_signed(m - b, &v.unit),
+                (None, None) => MISSING.to_string(),
+            };
+            CheckRow {
+                kind: "SLO",
+                name: format!("{} {}: {}", v.scope, v.metric, v.threshold),
+                scope: v.scope.clone(),
+                measured: value(v.measured, &v.unit),
+                baseline: value(base, &v.unit),
+                change,
+                interval: String::new(),
+                allowed: String::new(),
+                verdict: if v.passed { "pass" } else { "fail" },
+                failed: !v.passed,
+                reason: format!("limit {}", format_value(v.limit, &v.unit)),
+            }
+        })
+        .collect()
+}
+
+fn rule_rows(comparison: &Comparison) -> Vec<CheckRow> {
+    comparison
+        .rules
+        .iter()
+        .map(|r| CheckRow {
+            kind: "rule",
+            name: format!("{} {}", r.metric, r.rule),
+            scope: r.scope.clone(),
+            measured: value(r.current, &r.unit),
+            baseline: value(r.baseline, &r.unit),
+            change: match (r.relative_change, r.change) {
+                (Some(rel), _) => percent(Some(rel)),
+                (None, Some(0.0)) => "±0".to_string(),
+                (None, Some(c)) => crate::compare::fmt_signed(c, &r.unit),
+                (None, None) => MISSING.to_string(),
+            },
+            interval: match (r.relative_change_ci, r.change_ci) {
+                (Some([lo, hi]), _) => format!("[{}, {}]", percent(Some(lo)), percent(Some(hi))),
+                (None, Some([lo, hi])) => format!(
+                    "[{}, {}]",
+                    crate::compare::fmt_signed(lo, &r.unit),
+                    crate::compare::fmt_signed(hi, &r.unit)
+                ),
+                (None, None) => MISSING.to_string(),
+            },
+            allowed: r.allowed_change.map_or_else(
+                || MISSING.to_string(),
+                |a| {
+                    let sign = if r.metric == "requests" { "-" } else { "+" };
+                    format!("{sign}{}", format_value(a, &r.unit))
+                },
+            ),
+            verdict: r.verdict.name(),
+            failed: r.verdict == RuleState::Regressed,
+            reason: r.reason.clone(),
+        })
+        .collect()
+}
+
+fn environment(current: &RunResult, baseline: Option<&RunResult>) -> Vec<EnvRow> {
+    let rows = |r: &RunResult| {
+        let e = &r.environment;
+        let l = &r.load;
+        vec![
+            ("started", r.started_at.clone()),
+            ("measured", format!("{:.2} s", r.duration_s)),
+            (
+                "load",
+                format!(
+                    "{} connections ({}), {} s warmup",
+                    l.connections, l.model, l.warmup_s
+                ),
+            ),
+            ("loadgate", e.loadgate_version.clone()),
+            ("host", format!("{} ({}/{})", e.hostname, e.os, e.arch)),
+            ("CPUs", e.cpu_count.to_string()),
+            (
+                "client CPU",
+                format!(
+                    "{:.2} s user, {:.2} s system",
+                    e.client_cpu_user_s, e.client_cpu_system_s
+                ),
+            ),
+            ("spec SHA-256", r.spec.hash.chars().take(12).collect()),
+        ]
+    };
+    let cur = rows(current);
+    let base = baseline.map(rows);
+    cur.into_iter()
+        .enumerate()
+        .map(|(i, (key, value))| EnvRow {
+            key: key.to_string(),
+            current: value,
+            baseline: base
+                .as_ref()
+                .map_or_else(|| MISSING.to_string(), |b| b[i].1.clone()),
+        })
+        .collect()
+}
+
+/// Formats a latency for charts' labels, in a readable unit.
+pub fn latency_label(us: f64) -> String {
+    latency(us)
+}

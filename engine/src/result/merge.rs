@@ -1,0 +1,319 @@
+//! Merging the results of several shards of one run (the same spec, run at the same time from
+//! several machines) into one result.
+//!
+//! Lossless where the result allows it: HDR histograms are added (HdrHistogram's `add`),
+//! counters summed, and every percentile and SLO verdict recomputed from the merged histograms
+//! and counters, never averaged. The shards ran at the same time, so the merged window is the
+//! longest shard's, and throughput is the merged responses over it.
+//!
+//! The per-second series is merged second by second: counts are summed and `max_us` is the
+//! maximum, both exact; a result stores no per-second histogram, so the other per-second
+//! latency fields of a merged result are the response-weighted means of the shards' values, an
+//! approximation that only the regression rules' bootstrap uses.
+
+use std::collections::BTreeMap;
+
+use super::{
+    LatencySummary, RunResult, SloVerdict, TargetResult, TimeSample, decode_histogram,
+    encode_histogram, stats,
+};
+use crate::plan::threshold::{Aggregation, Metric, Scope, Threshold};
+
+/// Why results cannot be merged.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MergeError {
+    #[error("nothing to merge: give the result files of the shards")]
+    Empty,
+    #[error(
+        "result {index} comes from another spec (`{name}`, SHA-256 {hash:.12}) than the first \
+         (`{first_name}`, {first_hash:.12}): only shards of one run of one spec file merge"
+    )]
+    DifferentSpecs {
+        index: usize,
+        name: String,
+        hash: String,
+        first_name: String,
+        first_hash: String,
+    },
+    #[error(
+        "result {index} has result_version {found}, the first {expected}: merge results of one \
+         loadgate version"
+    )]
+    Version {
+        index: usize,
+        found: u32,
+        expected: u32,
+    },
+    #[error("the histogram of `{target}` in result {index} cannot be read: {reason}")]
+    Histogram {
+        index: usize,
+        target: String,
+        reason: String,
+    },
+    #[error("the SLO `{threshold}` of result 1 cannot be re-evaluated: {reason}")]
+    Threshold { threshold: String, reason: String },
+}
+
+/// Merges the shards' results. Errors: none given, different specs (name or file hash) or
+/// result versions, an unreadable histogram.
+pub fn merge(results: &[RunResult]) -> Result<RunResult, MergeError> {
+    let first = results.first().ok_or(MergeError::Empty)?;
+    for (i, r) in results.iter().enumerate().skip(1) {
+        if r.result_version != first.result_version {
+            return Err(MergeError::Version {
+                index: i + 1,
+                found: r.result_version,
+                expected: first.result_version,
+            });
+        }
+        if r.spec.name != first.spec.name || r.spec.hash != first.spec.hash {
+            return Err(MergeError::DifferentSpecs {
+                index: i + 1,
+                name: r.spec.name.clone(),
+                hash: r.spec.hash.clone(),
+                first_name: first.spec.name.clone(),
+                first_hash: first.spec.hash.clone(),
+            });
+        }
+    }
+    let duration_s = results.iter().map(|r| r.duration_s).fold(0.0, f64::max);
+
+    let total = merge_targets(
+        results.iter().map(|r| &r.total).enumerate().collect(),
+        duration_s,
+    )?;
+    let mut names: Vec<&str> = Vec::new();
+    for r in results {
+        for t in &r.targets {
+            if !names.contains(&t.name.as_str()) {
+                names.push(&t.name);
+            }
+        }
+    }
+    let targets = names
+        .iter()
+        .map(|name| {
+            let parts = results
+                .iter()
+                .enumerate()
+                .filter_map(|(i, r)| r.targets.iter().find(|t| t.name == *name).map(|t| (i, t)))
+                .collect();
+            merge_targets(parts, duration_s)
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+
+    let slo = first
+        .slo
+        .iter()
+        .map(|v| {
+            let target = if v.scope == "total" {
+                Some(&total)
+            } else {
+                targets.iter().find(|t| t.name == v.scope)
+            };
+            reevaluate(v, target, duration_s)
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+
+    let mut environment = first.environment.clone();
+    environment.client_cpu_user_s = results
+        .iter()
+        .map(|r| r.environment.client_cpu_user_s)
+        .sum();
+    environment.client_cpu_system_s = results
+        .iter()
+        .map(|r| r.environment.client_cpu_system_s)
+        .sum();
+    environment.cpu_count = results.iter().map(|r| r.environment.cpu_count).sum();
+    let mut hosts: Vec<&str> = results
+        .iter()
+        .map(|r| r.environment.hostname.as_str())
+        .collect();
+    hosts.dedup();
+    environment.hostname = hosts.join(", ");
+
+    let mut load = first.load.clone();
+    load.connections = results.iter().map(|r| r.load.connections).sum();
+    load.requests = results.iter().map(|r| r.load.requests).sum::<Option<u64>>();
+
+    Ok(RunResult {
+        result_version: first.result_version,
+        spec: first.spec.clone(),
+        started_at: results
+            .iter()
+            .map(|r| r.started_at.clone())
+            .min()
+            .expect("not empty"),
+        duration_s,
+        interrupted: results.iter().any(|r| r.interrupted),
+        environment,
+        load,
+        total,
+        targets,
+        time_series: merge_series(results),
+        passed: slo.iter().all(|v| v.passed),
+        slo,
+        regression_rules: first.regression_rules.clone(),
+    })
+}
+
+fn merge_targets(
+    parts: Vec<(usize, &TargetResult)>,
+    duration_s: f64,
+) -> Result<TargetResult, MergeError> {
+    let (_, head) = parts[0];
+    let mut histogram = stats::latency_histogram();
+    let mut out = TargetResult {
+        name: head.name.clone(),
+        method: head.method.clone(),
+        url: head.url.clone(),
+        requests: 0,
+        responses: 0,
+        errors: 0,
+        error_rate: 0.0,
+        rps: 0.0,
+        bytes_sent: 0,
+        bytes_received: 0,
+        status_codes: BTreeMap::new(),
+        errors_by_kind: BTreeMap::new(),
+        latency_us: None,
+        histogram: String::new(),
+    };
+    for (index, t) in parts {
+        let h = decode_histogram(&t.histogram).map_err(|e| MergeError::Histogram {
+            index: index + 1,
+            target: t.name.clone(),
+            reason: e.to_string(),
+        })?;
+        histogram.add(&h).map_err(|e| MergeError::Histogram {
+            index: index + 1,
+            target: t.name.clone(),
+            reason: format!("{e:?}"),
+        })?;
+        out.requests += t.requests;
+        out.responses += t.responses;
+        out.errors += t.errors;
+        out.bytes_sent += t.bytes_sent;
+        out.bytes_received += t.bytes_received;
+        for (k, v) in &t.status_codes {
+            *out.status_codes.entry(k.clone()).or_default() += v;
+        }
+        for (k, v) in &t.errors_by_kind {
+            *out.errors_by_kind.entry(k.clone()).or_default() += v;
+        }
+    }
+    out.error_rate = if out.requests > 0 {
+        out.errors as f64 / out.requests as f64
+    } else {
+        0.0
+    };
+    out.rps = if duration_s > 0.0 {
+        out.responses as f64 / duration_s
+    } else {
+        0.0
+    };
+    let h = &histogram;
+    out.latency_us = (!h.is_empty()).then(|| LatencySummary {
+        min: h.min(),
+        mean: h.mean(),
+        stdev: h.stdev(),
+        p50: h.value_at_quantile(0.50),
+        p90: h.value_at_quantile(0.90),
+        p95: h.value_at_quantile(0.95),
+        p99: h.value_at_quantile(0.99),
+        p99_9: h.value_at_quantile(0.999),
+        max: h.max(),
+    });
+    out.histogram = encode_histogram(h);
+    Ok(out)
+}
+
+/// Re-evaluates an SLO on merged numbers: the threshold is parsed again from its text.
+fn reevaluate(
+    v: &SloVerdict,
+    target: Option<&TargetResult>,
+    duration_s: f64,
+) -> Result<SloVerdict, MergeError> {
+    let metric = match v.metric.as_str() {
+        "latency" => Metric::Latency,
+        "errors" => Metric::Errors,
+        "requests" => Metric::Requests,
+        other => {
+            return Err(MergeError::Threshold {
+                threshold: v.threshold.clone(),
+                reason: format!("unknown metric `{other}`"),
+            });
+        }
+    };
+    let threshold = Threshold::parse(Scope::Total, metric, &v.threshold).map_err(|reason| {
+        MergeError::Threshold {
+            threshold: v.threshold.clone(),
+            reason,
+        }
+    })?;
+    let measured = target.and_then(|t| {
+        let h = decode_histogram(&t.histogram).ok()?;
+        match (metric, threshold.aggregation) {
+            (Metric::Latency, a) => (!h.is_empty()).then(|| match a {
+                Aggregation::Percentile(p) => h.value_at_quantile(p / 100.0) as f64,
+                Aggregation::Median => h.value_at_quantile(0.5) as f64,
+                Aggregation::Mean => h.mean(),
+                Aggregation::Min => h.min() as f64,
+                Aggregation::Max => h.max() as f64,
+                Aggregation::Rate | Aggregation::Count => f64::NAN,
+            }),
+            (Metric::Errors, Aggregation::Rate) => Some(t.error_rate),
+            (Metric::Errors, _) => Some(t.errors as f64),
+            (Metric::Requests, Aggregation::Rate) => Some(if duration_s > 0.0 {
+                t.responses as f64 / duration_s
+            } else {
+                0.0
+            }),
+            (Metric::Requests, _) => Some(t.responses as f64),
+        }
+    });
+    Ok(SloVerdict {
+        passed: measured.is_some_and(|m| threshold.passes(m)),
+        measured,
+        ..v.clone()
+    })
+}
+
+/// Merges the series second by second (see the module documentation).
+fn merge_series(results: &[RunResult]) -> Vec<TimeSample> {
+    let mut by_second: BTreeMap<u32, Vec<&TimeSample>> = BTreeMap::new();
+    for r in results {
+        for s in &r.time_series {
+            by_second.entry(s.second).or_default().push(s);
+        }
+    }
+    by_second
+        .into_iter()
+        .map(|(second, samples)| {
+            let responses: u64 = samples.iter().map(|s| s.responses).sum();
+            let weighted = |get: &dyn Fn(&TimeSample) -> Option<f64>| -> Option<f64> {
+                if responses == 0 {
+                    return Some(0.0);
+                }
+                let mut sum = 0.0;
+                for s in &samples {
+                    sum += get(s)? * s.responses as f64;
+                }
+                Some(sum / responses as f64)
+            };
+            let round = |v: Option<f64>| v.map(|v| v.round() as u64);
+            TimeSample {
+                second,
+                responses,
+                errors: samples.iter().map(|s| s.errors).sum(),
+                p50_us: round(weighted(&|s| Some(s.p50_us as f64))).unwrap_or(0),
+                p99_us: round(weighted(&|s| Some(s.p99_us as f64))).unwrap_or(0),
+                max_us: samples.iter().map(|s| s.max_us).max().unwrap_or(0),
+                p90_us: round(weighted(&|s| s.p90_us.map(|v| v as f64))),
+                p95_us: round(weighted(&|s| s.p95_us.map(|v| v as f64))),
+                p99_9_us: round(weighted(&|s| s.p99_9_us.map(|v| v as f64))),
+                mean_us: weighted(&|s| s.mean_us),
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,147 @@
+//! The regression verdict on real runs against the built-in target (`loadgate serve`, in
+//! process) with a controlled delay (20 ms, and 24 ms for a 20% regression): an A/A pair must pass, a
+//! 20% latency regression must be found. Runs of 5 s after a 1 s warmup, one at a time.
+//!
+//! The false-alarm rate over many A/A pairs is measured by the `false_alarms` example, not
+//! here (see README, "Comparing with a baseline").
+
+mod common;
+
+use loadgate::compare::{self, RuleState};
+use loadgate::report::verdict::Overall;
+use loadgate::serve::spawn;
+
+const RULES: &str = "regression:\n  latency: [\"p(50) +10% floor 1ms\", \"p(95) +10% floor 1ms\"]\n  requests: [\"rate -10%\"]\n";
+
+fn pair(base_delay: &str, current_delay: &str) -> compare::Comparison {
+    let _turn = common::turn();
+    let server = spawn("127.0.0.1:0".parse().unwrap(), 1).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let run = |delay| {
+        common::run_spec_text(
+            dir.path(),
+            &common::delay_spec("delay", &server.url(), delay, "5s", RULES),
+        )
+    };
+    let baseline = run(base_delay);
+    let current = run(current_delay);
+    assert!(
+        baseline.total.responses > 500,
+        "{}",
+        baseline.total.responses
+    );
+    assert!(current.passed, "{:?}", current.slo);
+    for r in [&baseline, &current] {
+        let series: Vec<_> = r
+            .time_series
+            .iter()
+            .map(|s| (s.responses, s.p50_us, s.p95_us))
+            .collect();
+        eprintln!("{:?} {series:?}", r.total.latency_us);
+    }
+    let comparison = compare::compare(&baseline, &current).unwrap();
+    for r in &comparison.rules {
+        eprintln!(
+            "{:>12} {}: {:?} -> {:?}: {}",
+            r.verdict.name(),
+            r.rule,
+            r.baseline,
+            r.current,
+            r.reason
+        );
+    }
+    comparison
+}
+
+#[test]
+fn an_a_a_comparison_is_not_a_regression() {
+    let comparison = pair("20ms", "20ms");
+    assert_eq!(
+        comparison.rules.len(),
+        4,
+        "3 rules and the default error rule"
+    );
+    assert!(!comparison.regressed(), "{:#?}", comparison.rules);
+    // The median is the steadiest statistic: it must come out unchanged, not merely "not
+    // regressed".
+    assert_eq!(comparison.rules[0].verdict, RuleState::Unchanged);
+    for r in &comparison.rules {
+        let [b, c] = r.samples;
+        assert_eq!((b, c), (5, 5), "5 complete seconds each: {r:?}");
+        let [lo, hi] = r.change_ci.expect("an interval");
+        assert!(lo <= 0.0 || hi - lo < 0.2 * r.baseline.unwrap(), "{r:?}");
+    }
+}
+
+#[test]
+fn a_20_percent_latency_regression_is_found() {
+    let comparison = pair("20ms", "24ms");
+    let by_rule = |text: &str| {
+        comparison
+            .rules
+            .iter()
+            .find(|r| r.rule == text)
+            .unwrap_or_else(|| panic!("{text}"))
+    };
+    let p50 = by_rule("p(50) +10% floor 1ms");
+    assert_eq!(p50.verdict, RuleState::Regressed, "{p50:#?}");
+    let rel = p50.relative_change.unwrap();
+    assert!((0.12..0.30).contains(&rel), "p50 change {rel}");
+    let [lo, hi] = p50.relative_change_ci.unwrap();
+    assert!(
+        lo > 0.10 && lo <= rel && rel <= hi + 0.02,
+        "{lo} {rel} {hi}"
+    );
+    // The tail is noisier on a busy machine: found, or at worst not ruled out.
+    let p95 = by_rule("p(95) +10% floor 1ms");
+    assert!(
+        matches!(p95.verdict, RuleState::Regressed | RuleState::Inconclusive),
+        "{p95:#?}"
+    );
+    assert!(p95.relative_change.unwrap() > 0.10, "{p95:#?}");
+    // A closed model: slower responses mean fewer of them (24 ms vs 20 ms: -17%).
+    let rps = by_rule("rate -10%");
+    assert!(
+        matches!(rps.verdict, RuleState::Regressed | RuleState::Inconclusive),
+        "{rps:#?}"
+    );
+    assert!(comparison.regressed());
+}
+
+#[test]
+fn the_same_numbers_with_the_default_floor_are_noise() {
+    // 5 ms → 6 ms is under the default 2 ms floor: never a regression by default.
+    let _turn = common::turn();
+    let server = spawn("127.0.0.1:0".parse().unwrap(), 1).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let run = |delay| {
+        common::run_spec_text(
+            dir.path(),
+            &common::delay_spec(
+                "delay",
+                &server.url(),
+                delay,
+                "2s",
+                "regression:\n  requests: []\n",
+            ),
+        )
+    };
+    let baseline = run("5ms");
+    let current = run("6ms");
+    let comparison = compare::compare(&baseline, &current).unwrap();
+    let latency: Vec<_> = comparison
+        .rules
+        .iter()
+        .filter(|r| r.metric == "latency")
+        .collect();
+    assert_eq!(latency.len(), 3, "the default latency rules");
+    for r in latency {
+        assert_eq!(r.verdict, RuleState::Unchanged, "{r:#?}");
+        assert!(
+            r.reason.contains("within the floor of 2.00ms") || r.reason.starts_with("not worse"),
+            "{}",
+            r.reason
+        );
+    }
+    assert_eq!(Overall::of(&current, Some(&comparison)), Overall::Pass);
+}
