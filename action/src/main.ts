@@ -66,18 +66,22 @@ async function main(): Promise<void> {
   const baseline = await resolveBaseline(inputs, ctx, api, cwd, out)
   core.info(baseline.note)
 
+  // On a schedule, the window of scheduled results goes to the report for its trend.
+  const history = ctx.eventName === 'schedule' ? carryHistory(out, baseline.dir, resultPath, ctx.runId) : []
+
   // report
   const mdPath = join(out, 'report.md')
   const htmlPath = join(out, 'report.html')
   const verdictPath = join(out, 'verdict.json')
+  const results = history.length > 1 ? [join(out, 'history')] : [resultPath]
   const against = baseline.path ? ['--baseline', baseline.path] : []
   await core.group('loadgate report', async () => {
     for (const [format, file] of [
       ['md', mdPath],
       ['html', htmlPath],
-      ...(baseline.path ? [['json', verdictPath]] : [])
+      ['json', verdictPath]
     ]) {
-      const r = await invoke(engine.path, ['report', resultPath, ...against, '--format', format, '--output', file], cwd)
+      const r = await invoke(engine.path, ['report', ...results, ...against, '--format', format, '--output', file], cwd)
       if (r.code !== EXIT.pass) throw new Error(engineFailure(`report --format ${format}`, r))
     }
   })
@@ -93,15 +97,13 @@ async function main(): Promise<void> {
 
   const mark = marker(`${ctx.workflowFile ?? ctx.workflowName}/${ctx.job}/${inputs.artifactName}`)
   const body = commentBody(mark, markdown, `[the job summary](${ctx.runUrl}) and the \`${inputs.artifactName}\` artifact`)
-  const files = [resultPath, mdPath, htmlPath]
-  if (baseline.path) files.push(verdictPath)
+  const files = [resultPath, mdPath, htmlPath, verdictPath, ...history]
   if (ctx.pullRequest) {
     // For a trusted workflow_run workflow that comments on pull requests from forks (README).
     writeFileSync(join(out, 'comment.md'), body)
     writeFileSync(join(out, 'pull-request.json'), `${JSON.stringify({ number: ctx.pullRequest.number })}\n`)
     files.push(join(out, 'comment.md'), join(out, 'pull-request.json'))
   }
-  if (ctx.eventName === 'schedule') files.push(...carryHistory(out, baseline.dir, resultPath, ctx.runId))
   await upload(inputs.artifactName, files, out)
 
   let commentUrl: string | undefined

@@ -34,7 +34,7 @@ beforeAll(async () => {
   ws = mkdtempSync(join(tmpdir(), 'loadgate-action-ws-'))
   mkdirSync(join(ws, 'perf'))
   writeFileSync(join(ws, 'perf', 'fast.yaml'), spec({ delay: '1ms', slo: 'p(95) < 1s' }))
-  writeFileSync(join(ws, 'perf', 'strict.yaml'), spec({ delay: '5ms', slo: 'p(95) < 1ms' }))
+  writeFileSync(join(ws, 'perf', 'strict.yaml'), spec({ delay: '5ms', slo: 'p(95) < 1ms', duration: '2s' }))
   writeFileSync(join(ws, 'perf', 'slow.yaml'), spec({ delay: '40ms', slo: 'p(95) < 1s' }))
   writeFileSync(join(ws, 'perf', 'invalid.yaml'), 'version: 1\nname: broken\ntargets: []\nload:\n  connections: 0\n')
   port = await freePort()
