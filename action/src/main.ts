@@ -74,17 +74,22 @@ async function main(): Promise<void> {
   const htmlPath = join(out, 'report.html')
   const verdictPath = join(out, 'verdict.json')
   const results = history.length > 1 ? [join(out, 'history')] : [resultPath]
-  const against = baseline.path ? ['--baseline', baseline.path] : []
-  await core.group('loadgate report', async () => {
-    for (const [format, file] of [
-      ['md', mdPath],
-      ['html', htmlPath],
-      ['json', verdictPath]
-    ]) {
-      const r = await invoke(engine.path, ['report', ...results, ...against, '--format', format, '--output', file], cwd)
-      if (r.code !== EXIT.pass) throw new Error(engineFailure(`report --format ${format}`, r))
-    }
-  })
+  const reports: Array<[string, string]> = [
+    ['md', mdPath],
+    ['html', htmlPath],
+    ['json', verdictPath]
+  ]
+  let refused = await core.group('loadgate report', () => report(engine.path, results, baseline.path, reports, cwd))
+  if (refused && baseline.found) {
+    // A baseline found in an earlier run that the engine refuses to compare with (another spec
+    // name, another result version) is no baseline: the first run of a renamed spec passes.
+    core.warning(`The baseline cannot be compared with this run: ${engineMessage(refused.stderr, 3)}`)
+    const said = engineMessage(refused.stderr, 1).replace(/^loadgate: error: /, '')
+    baseline.note = `Not compared: the baseline, ${baseline.found}, cannot be compared with this run (the engine says: ${said}).`
+    delete baseline.path
+    refused = await core.group('loadgate report (without the baseline)', () => report(engine.path, results, undefined, reports, cwd))
+  }
+  if (refused) throw new Error(engineFailure('report', refused))
   const regression: RegressionState = baseline.path
     ? readRegression(readFileSync(verdictPath, 'utf8'), verdictPath)
     : 'no-baseline'
@@ -139,6 +144,26 @@ async function main(): Promise<void> {
   }
 }
 
+/**
+ * Writes each report; returns the failed invocation when the engine refused the comparison
+ * (exit code 2 with a baseline), and throws for any other failure.
+ */
+async function report(
+  engine: string,
+  results: string[],
+  baseline: string | undefined,
+  reports: Array<[string, string]>,
+  cwd: string
+): Promise<Invocation | undefined> {
+  const against = baseline ? ['--baseline', baseline] : []
+  for (const [format, file] of reports) {
+    const r = await invoke(engine, ['report', ...results, ...against, '--format', format, '--output', file], cwd)
+    if (r.code === EXIT.invalid && baseline) return r
+    if (r.code !== EXIT.pass) throw new Error(engineFailure(`report --format ${format}`, r))
+  }
+  return undefined
+}
+
 /** What the engine said when it did not produce a verdict. */
 function engineFailure(what: string, r: Invocation): string {
   const meaning: Record<number, string> = {
@@ -170,6 +195,8 @@ function carryHistory(out: string, previous: string | undefined, resultPath: str
 interface ResolvedBaseline {
   /** The baseline result file, when there is one. */
   path?: string
+  /** The earlier run it was found in, for notes; unset when the `baseline` input named a file. */
+  found?: string
   /** The folder the baseline artifact was downloaded to. */
   dir?: string
   /** One line for the log and the top of the report. */
@@ -217,10 +244,12 @@ async function resolveBaseline(
     'result.json'
   )
   const r = found.run
+  const run = `[run #${r.run_number}](${r.html_url}) (${r.event}, ${r.head_sha.slice(0, 7)})`
   return {
     path,
+    found: run,
     dir,
-    note: `Baseline: [run #${r.run_number}](${r.html_url}) (${r.event}, ${r.head_sha.slice(0, 7)}), ${plan.describe}.`
+    note: `Baseline: ${run}, ${plan.describe}.`
   }
 }
 
