@@ -171,6 +171,7 @@ export const EXIT = {
 } as const
 
 export interface Invocation {
+  /** The exit code; -1 when the engine was killed by a signal (a crash). */
   code: number
   /** The engine's standard error, for the failure message. */
   stderr: string
@@ -179,7 +180,8 @@ export interface Invocation {
 /** Runs `loadgate ARGS` in `cwd`, streaming its output into the log. */
 export async function invoke(engine: string, args: string[], cwd: string, quiet = false): Promise<Invocation> {
   let stderr = ''
-  const code = await exec.exec(engine, args, {
+  // @actions/exec resolves with null when the process was killed by a signal.
+  const code: number | null = await exec.exec(engine, args, {
     cwd,
     ignoreReturnCode: true,
     silent: quiet,
@@ -189,7 +191,7 @@ export async function invoke(engine: string, args: string[], cwd: string, quiet 
       }
     }
   })
-  return { code, stderr }
+  return { code: code ?? -1, stderr }
 }
 
 /** The last lines of the engine's standard error: its message. */

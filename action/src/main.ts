@@ -4,7 +4,7 @@
  */
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { dirname, join, relative, resolve } from 'node:path'
+import { dirname, isAbsolute, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import * as core from '@actions/core'
 import * as github from '@actions/github'
@@ -46,10 +46,15 @@ async function main(): Promise<void> {
   mkdirSync(out, { recursive: true })
 
   // engine
+  // An action inside the workspace is this repository's own checkout (`uses: ./`): it gets the
+  // engine built from that source, never a release of another commit.
+  const root = actionDir()
+  const inWorkspace = relative(resolve(workspace), root)
+  const local = !inWorkspace.startsWith('..') && !isAbsolute(inWorkspace)
   const engine = await acquireEngine(inputs.engine, {
     api,
-    actionDir: actionDir(),
-    actionRepository: ctx.actionRepository,
+    actionDir: root,
+    actionRepository: local ? '' : ctx.actionRepository,
     workingDirectory: cwd
   })
   core.info(`Engine: ${engine.how}`)
@@ -172,9 +177,10 @@ function engineFailure(what: string, r: Invocation): string {
     [EXIT.regression]: 'a regression was found',
     [EXIT.invalidMeasurement]: 'the measurement is invalid'
   }
-  const m = meaning[r.code] ?? 'the engine failed unexpectedly'
+  const m =
+    r.code === -1 ? 'the engine crashed: it was killed by a signal' : `${meaning[r.code] ?? 'the engine failed unexpectedly'} (exit code ${r.code})`
   const said = engineMessage(r.stderr)
-  return `loadgate ${what}: ${m} (exit code ${r.code})${said ? `:\n${said}` : ''}`
+  return `loadgate ${what}: ${m}${said ? `:\n${said}` : ''}`
 }
 
 /**

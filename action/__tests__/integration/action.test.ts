@@ -283,6 +283,17 @@ describe('failures that stop the action before any report', () => {
   })
 })
 
+describe('an engine that crashes', () => {
+  it('fails the step and says the engine was killed, with what it printed', async () => {
+    // Not loadgate: a stand-in that prints a line and kills itself, as a crashing binary would.
+    const crasher = join(mkdtempSync(join(tmpdir(), 'loadgate-crash-')), 'crashing-engine')
+    writeFileSync(crasher, '#!/bin/sh\necho "about to crash" >&2\nkill -SEGV $$\n', { mode: 0o755 })
+    const r = await run({ name: 'push', runId: 250, branch: 'main' }, { spec: 'perf/fast.yaml', 'engine-path': crasher })
+    expect(r.code).toBe(1)
+    expect(r.errors.join('\n')).toContain('loadgate run: the engine crashed: it was killed by a signal:%0Aabout to crash')
+  })
+})
+
 describe('getting the engine', () => {
   const version = readFileSync(join(ACTION_ROOT, 'engine', 'Cargo.toml'), 'utf8').match(/^version = "([^"]+)"/m)![1]
   const asset = 'loadgate-x86_64-unknown-linux-gnu.tar.gz'
@@ -334,8 +345,16 @@ describe('getting the engine', () => {
     expect(r.errors.join('\n')).toContain('input `engine-version` is 9.9.9, but loadgate/loadgate has no release v9.9.9')
   })
 
-  it('uses: ./ builds the engine from the action source with cargo', async () => {
-    const r = await run({ name: 'push', runId: 304, branch: 'main' }, stopEarly)
+  it('uses: ./ (the action inside the workspace) builds the engine from that source with cargo', async () => {
+    // This checkout as the workspace, as in this repository's own workflow; even with an action
+    // repository set, a local action never downloads a release of another commit.
+    const r = await runAction({
+      api: api.url,
+      workspace: ACTION_ROOT,
+      event: { name: 'push', runId: 304, branch: 'main' },
+      inputs: { spec: 'engine/tests/specs/invalid/bad_threshold.yaml' },
+      env: { GITHUB_ACTION_REPOSITORY: 'loadgate/loadgate' }
+    })
     expect(r.stdout).toContain('No release binary: the action is used from a local path (uses: ./)')
     expect(r.stdout).toContain('::group::Build the loadgate engine (cargo build --release)')
     expect(r.stdout).toContain(`Engine: built from the action's source in ${ACTION_ROOT}`)
