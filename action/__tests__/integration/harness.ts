@@ -219,11 +219,12 @@ slo:
   latency: ["${o.slo}"]
   errors: ["rate < 1%"]
 # Loose rules: the test machine is small and shared, so two runs of the same build may differ a
-# lot; the 1ms -> 40ms regression the tests provoke is far beyond these.
+# lot (throughput most of all: no rule on it); the 1ms -> 40ms regression the tests provoke is
+# far beyond these.
 regression:
-  latency: ["p(95) +50% floor 5ms"]
+  latency: ["p(95) +100% floor 10ms"]
   errors: ["rate +10% floor 1%"]
-  requests: ["rate -50%"]
+  requests: []
 `
 }
 
