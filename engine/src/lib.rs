@@ -1,6 +1,6 @@
 //! loadgate: a CI performance gate for HTTP services.
 //!
-//! Data flows one way: spec → validate → plan → run → result → compare → report. [`run`] is the entry
+//! Data flows one way: spec → validate → plan → run → result → compare → report. [`run()`] is the entry
 //! point (the binary's `main` only maps its outcome to an exit code), callable from tests.
 
 pub mod cli;

@@ -15,9 +15,16 @@
 //! each (e.g. the mean of the per-second p95s), and records the change: `current / baseline - 1`
 //! ([`Change::Relative`]) or `current - baseline` ([`Change::Absolute`]). The confidence
 //! interval is the percentile interval of those changes (Efron & Tibshirani, *An Introduction
-//! to the Bootstrap*, 1993, ch. 13), its bounds the `(1 - c)/2` and `(1 + c)/2` quantiles
-//! (Hyndman & Fan type 8, as `statrs` computes them). The generator is seeded with [`SEED`], so
-//! the same two files always give the same interval.
+//! to the Bootstrap*, 1993, ch. 13), its bounds quantiles of them (Hyndman & Fan type 8, as
+//! `statrs` computes them). The generator is seeded with [`SEED`], so the same two files always
+//! give the same interval.
+//!
+//! Percentile intervals are too narrow on small samples, and a CI run of a few seconds gives
+//! few samples. So the interval is the *expanded* percentile interval of Hesterberg ("What
+//! teachers should know about the bootstrap", The American Statistician 69(4), 2015, §5.2):
+//! its tails are `α' = Φ(−√(n/(n−1)) · t(n−1, 1−α/2))` instead of `α/2`, with `n` the smaller
+//! run's sample count ([`expanded_tail`]; `statrs` gives Φ and Student's t). With 3 samples
+//! the interval spans the whole bootstrap distribution; with 30 it is close to the plain one.
 //!
 //! This is the shape of criterion.rs's comparison (book, "Analysis Process", *Comparison*): a
 //! bootstrap interval of the relative change, judged against a noise threshold; in loadgate the
@@ -25,10 +32,10 @@
 
 use statrs::statistics::{Data, OrderStatistics};
 
-/// Bootstrap rounds per interval. With 2,000 rounds the Monte-Carlo error of a 2.5% quantile is
-/// small against the interval's width (Efron & Tibshirani 1993, §19.3 suggest ≥ 1,000 for
+/// Bootstrap rounds per interval. With 10,000 rounds even the ~0.1% quantiles of the expanded
+/// interval rest on about ten resamples (Efron & Tibshirani 1993, §19.3 ask ≥ 1,000 for
 /// percentile intervals).
-pub const RESAMPLES: usize = 2_000;
+pub const RESAMPLES: usize = 10_000;
 /// Confidence level of the intervals: 95%.
 pub const CONFIDENCE: f64 = 0.95;
 /// Seed of the bootstrap's generator (wyrand, `fastrand`): "loadgate" in ASCII.
@@ -108,11 +115,23 @@ pub fn change_interval<T: Copy>(
         return None;
     }
     let mut data = Data::new(changes);
-    let tail = (1.0 - CONFIDENCE) / 2.0;
+    let tail = expanded_tail(baseline.len().min(current.len()), CONFIDENCE);
     Some(Interval {
         low: data.quantile(tail),
         high: data.quantile(1.0 - tail),
     })
+}
+
+/// The lower tail probability of Hesterberg's expanded percentile interval at `confidence` for
+/// `n` samples (n ≥ 2): `Φ(−√(n/(n−1)) · t(n−1, (1 + confidence)/2))`. It tends to
+/// `(1 − confidence)/2` as `n` grows.
+pub fn expanded_tail(n: usize, confidence: f64) -> f64 {
+    use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
+    let n = n.max(2) as f64;
+    let t = StudentsT::new(0.0, 1.0, n - 1.0)
+        .expect("valid Student's t")
+        .inverse_cdf((1.0 + confidence) / 2.0);
+    Normal::standard().cdf(-(n / (n - 1.0)).sqrt() * t)
 }
 
 /// The arithmetic mean of `values`; 0 when empty.
@@ -142,6 +161,16 @@ mod tests {
                 mean + sd * (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
             })
             .collect()
+    }
+
+    #[test]
+    fn expanded_tails_shrink_on_small_samples_and_tend_to_the_plain_ones() {
+        // n = 5: t(4, 0.975) = 2.776, × √(5/4) = 3.104, Φ(−3.104) = 0.00095.
+        assert!((expanded_tail(5, 0.95) - 0.000_95).abs() < 0.000_02);
+        // n = 30: t(29, 0.975) = 2.045, × √(30/29) = 2.080, Φ(−2.080) = 0.0188.
+        assert!((expanded_tail(30, 0.95) - 0.0188).abs() < 0.0002);
+        assert!((expanded_tail(100_000, 0.95) - 0.025).abs() < 0.0001);
+        assert!(expanded_tail(3, 0.95) < 1e-6);
     }
 
     #[test]

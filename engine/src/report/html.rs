@@ -1,22 +1,226 @@
-//! The self-contained HTML report: `templates/report.html` with inline SVG charts.
+//! The self-contained HTML report: `templates/report.html` with inline SVG charts drawn by
+//! [`super::svg`] (no script needed to see them, nothing fetched at view time).
+//!
+//! Charts, the current run solid with circles and the baseline dashed with squares:
+//! the latency percentile distribution on HdrHistogram's log "nines" scale, latency (p50, p99)
+//! and throughput over time, and the latency histogram on a log scale.
 
 use std::path::Path;
 
 use anyhow::Context as _;
+use serde::Serialize;
 
 use super::history::Trend;
+use super::svg::{self, LineChart, Series, Style};
 use super::view::View;
 use super::{Input, templates};
+use crate::report::console::latency;
+use crate::result::{self, RunResult};
+
+/// The charts of a report, as `<svg>` markup.
+#[derive(Debug, Clone, Serialize)]
+pub struct Charts {
+    pub percentiles: String,
+    pub latency_over_time: String,
+    pub throughput_over_time: String,
+    pub histogram: String,
+    /// p95 and throughput over the runs of a trend; empty without one.
+    pub trend: String,
+}
 
 /// Renders the HTML report.
 pub fn render(
     view: &View,
-    _input: &Input<'_>,
+    input: &Input<'_>,
     trend: Option<&Trend>,
     templates_dir: Option<&Path>,
 ) -> anyhow::Result<String> {
+    let charts = charts(input, trend);
     let env = templates::environment(templates_dir);
     env.get_template(templates::HTML)?
-        .render(minijinja::context! { view => view, history => trend })
+        .render(minijinja::context! { view => view, history => trend, charts => charts })
         .context("cannot render the HTML report")
+}
+
+fn ms(us: f64) -> String {
+    latency(us)
+}
+
+/// The runs to draw: the current one, then the baseline when there is one.
+fn runs<'a>(input: &Input<'a>) -> Vec<(&'static str, &'a RunResult, Style, Style)> {
+    let mut out = vec![("current", input.current, Style::Current, Style::CurrentAlt)];
+    if let Some(b) = input.baseline {
+        out.push(("baseline", b, Style::Baseline, Style::BaselineAlt));
+    }
+    out
+}
+
+/// Draws every chart of the report.
+pub fn charts(input: &Input<'_>, trend: Option<&Trend>) -> Charts {
+    let runs = runs(input);
+    let histograms: Vec<_> = runs
+        .iter()
+        .filter_map(|(name, r, style, _)| {
+            let h = result::decode_histogram(&r.total.histogram).ok()?;
+            (!h.is_empty()).then_some((*name, h, *style))
+        })
+        .collect();
+
+    let percentile_series: Vec<Series> = histograms
+        .iter()
+        .map(|(name, h, style)| Series {
+            name: name.to_string(),
+            style: *style,
+            points: svg::percentile_points(h),
+        })
+        .collect();
+    let max_nines = percentile_series
+        .iter()
+        .filter_map(|s| s.points.last().map(|p| p.0))
+        .fold(1.0, f64::max);
+    let percentiles = LineChart {
+        title: "Latency by percentile".into(),
+        x_label: "percentile (log scale of 1/(1-q))".into(),
+        y_label: "latency".into(),
+        x_ticks: svg::nines_ticks(max_nines),
+        y_format: ms,
+        series: percentile_series,
+        steps: false,
+    }
+    .render();
+
+    let mut latency_series = Vec::new();
+    let mut rps_series = Vec::new();
+    for (name, r, style, alt) in &runs {
+        let seconds = r.time_series.iter().filter(|s| s.responses > 0);
+        latency_series.push(Series {
+            name: format!("{name} p50"),
+            style: *style,
+            points: seconds
+                .clone()
+                .map(|s| (f64::from(s.second), s.p50_us as f64))
+                .collect(),
+        });
+        latency_series.push(Series {
+            name: format!("{name} p99"),
+            style: *alt,
+            points: seconds
+                .map(|s| (f64::from(s.second), s.p99_us as f64))
+                .collect(),
+        });
+        rps_series.push(Series {
+            name: name.to_string(),
+            style: *style,
+            points: r
+                .time_series
+                .iter()
+                .filter(|s| f64::from(s.second) + 1.0 <= r.duration_s + 1e-9)
+                .map(|s| (f64::from(s.second), s.responses as f64))
+                .collect(),
+        });
+    }
+    let last_second = runs
+        .iter()
+        .flat_map(|(_, r, _, _)| r.time_series.iter().map(|s| s.second))
+        .max()
+        .unwrap_or(1)
+        .max(1);
+    let step = (f64::from(last_second) / 8.0).ceil().max(1.0) as u32;
+    let time_ticks: Vec<(f64, String)> = (0..=last_second)
+        .step_by(step as usize)
+        .map(|s| (f64::from(s), format!("{s} s")))
+        .collect();
+    let latency_over_time = LineChart {
+        title: "Latency over time (p50, p99 of each second)".into(),
+        x_label: "seconds since measuring started".into(),
+        y_label: "latency".into(),
+        x_ticks: time_ticks.clone(),
+        y_format: ms,
+        series: latency_series,
+        steps: false,
+    }
+    .render();
+    let throughput_over_time = LineChart {
+        title: "Throughput over time (complete seconds)".into(),
+        x_label: "seconds since measuring started".into(),
+        y_label: "responses per second".into(),
+        x_ticks: time_ticks,
+        y_format: |v| format!("{v:.0}/s"),
+        series: rps_series,
+        steps: false,
+    }
+    .render();
+
+    let low = histograms
+        .iter()
+        .map(|(_, h, _)| h.min() as f64)
+        .fold(f64::INFINITY, f64::min);
+    let high = histograms
+        .iter()
+        .map(|(_, h, _)| h.value_at_quantile(0.999) as f64)
+        .fold(0.0, f64::max);
+    let (low, high) = if low.is_finite() && high > low {
+        (low, high)
+    } else {
+        (1.0, 10.0)
+    };
+    let histogram = LineChart {
+        title: "Latency histogram (share of responses, up to p99.9)".into(),
+        x_label: "latency (log scale)".into(),
+        y_label: "% of responses".into(),
+        x_ticks: svg::log_latency_ticks(low.log10(), high.log10()),
+        y_format: |v| format!("{v:.0}%"),
+        series: histograms
+            .iter()
+            .map(|(name, h, style)| Series {
+                name: name.to_string(),
+                style: *style,
+                points: svg::histogram_points(h, low, high, 40),
+            })
+            .collect(),
+        steps: true,
+    }
+    .render();
+
+    let trend = trend.map_or_else(String::new, |t| {
+        let series = |key: &str, name: &str, style| Series {
+            name: name.to_string(),
+            style,
+            points: t
+                .metrics
+                .iter()
+                .find(|m| m.key == key)
+                .map(|m| {
+                    m.raw
+                        .iter()
+                        .enumerate()
+                        .filter_map(|(i, v)| v.map(|v| (i as f64, v)))
+                        .collect()
+                })
+                .unwrap_or_default(),
+        };
+        LineChart {
+            title: "p50 and p95 over the runs".into(),
+            x_label: "run (oldest to latest)".into(),
+            y_label: "latency".into(),
+            x_ticks: (0..t.runs.len())
+                .map(|i| (i as f64, format!("{}", i + 1)))
+                .collect(),
+            y_format: ms,
+            series: vec![
+                series("p50_us", "p50", Style::Current),
+                series("p95_us", "p95", Style::CurrentAlt),
+            ],
+            steps: false,
+        }
+        .render()
+    });
+
+    Charts {
+        percentiles,
+        latency_over_time,
+        throughput_over_time,
+        histogram,
+        trend,
+    }
 }

@@ -13,6 +13,7 @@ pub mod console;
 pub mod history;
 pub mod html;
 pub mod progress;
+pub mod svg;
 pub mod templates;
 pub mod text;
 pub mod verdict;
@@ -125,24 +126,33 @@ pub fn markdown(
     Ok(truncate_markdown(&last, MARKDOWN_BUDGET))
 }
 
-/// Cuts `text` at the last line break that leaves room for a note, and adds the note.
+/// Cuts `text` at a line break so that it, the `</details>` closing any section left open and
+/// a note fit in `budget` characters, and adds them.
 pub fn truncate_markdown(text: &str, budget: usize) -> String {
     const NOTE: &str = "\n\n*This report was cut to stay under GitHub's size limit; the HTML and JSON reports are complete.*\n";
-    let keep = budget.saturating_sub(NOTE.chars().count());
-    let cut: String = text.chars().take(keep).collect();
-    let cut = match cut.rfind('\n') {
-        Some(i) => &cut[..i],
-        None => &cut[..],
-    };
-    // An open <details> would swallow the note.
-    let open = cut.matches("<details>").count();
-    let closed = cut.matches("</details>").count();
-    let mut out = cut.to_string();
-    for _ in closed..open {
-        out.push_str("\n</details>");
+    const CLOSE: &str = "\n</details>";
+    // Lines that fit on their own, then fewer until the closing tags and the note fit too.
+    let mut used = 0;
+    let mut lines: Vec<&str> = text
+        .lines()
+        .take_while(|l| {
+            used += l.chars().count() + 1;
+            used <= budget
+        })
+        .collect();
+    loop {
+        let body = lines.join("\n");
+        // An open <details> would swallow the note.
+        let open = body
+            .matches("<details>")
+            .count()
+            .saturating_sub(body.matches("</details>").count());
+        let out = format!("{body}{}{NOTE}", CLOSE.repeat(open));
+        if out.chars().count() <= budget || lines.is_empty() {
+            return out;
+        }
+        lines.pop();
     }
-    out.push_str(NOTE);
-    out
 }
 
 /// Writes `text` to `path`, or to stdout without a path.

@@ -1,0 +1,411 @@
+//! Inline SVG charts for the HTML report, drawn here so that the report needs no script or
+//! network to show them.
+//!
+//! Every series has its own dash pattern, marker shape and a label at its end, so charts read
+//! without colour (and printed in grey). The current run is solid with circles, the baseline
+//! dashed with squares.
+
+use std::fmt::Write as _;
+
+use hdrhistogram::Histogram;
+
+use crate::report::console::latency;
+
+/// Chart size in SVG user units (the SVG scales to its container).
+const WIDTH: f64 = 640.0;
+const HEIGHT: f64 = 300.0;
+const LEFT: f64 = 64.0;
+const RIGHT: f64 = 96.0;
+const TOP: f64 = 46.0;
+const BOTTOM: f64 = 44.0;
+
+/// How a series is drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Style {
+    /// The current run: solid line, circles.
+    Current,
+    /// The baseline: dashed line, squares.
+    Baseline,
+    /// A second line of the current run (e.g. p99 beside p50): dotted, triangles.
+    CurrentAlt,
+    /// A second line of the baseline: dash-dot, diamonds.
+    BaselineAlt,
+}
+
+impl Style {
+    fn stroke(self) -> (&'static str, &'static str) {
+        // (colour, dasharray)
+        match self {
+            Style::Current => ("#1f4e9c", ""),
+            Style::Baseline => ("#b35900", "7 4"),
+            Style::CurrentAlt => ("#1f4e9c", "2 3"),
+            Style::BaselineAlt => ("#b35900", "9 3 2 3"),
+        }
+    }
+
+    fn marker(self, x: f64, y: f64) -> String {
+        let (colour, _) = self.stroke();
+        match self {
+            Style::Current => format!(r#"<circle cx="{x:.1}" cy="{y:.1}" r="3" fill="{colour}"/>"#),
+            Style::Baseline => format!(
+                r#"<rect x="{:.1}" y="{:.1}" width="6" height="6" fill="white" stroke="{colour}" stroke-width="1.5"/>"#,
+                x - 3.0,
+                y - 3.0
+            ),
+            Style::CurrentAlt => format!(
+                r#"<path d="M{x:.1} {:.1} L{:.1} {:.1} L{:.1} {:.1} Z" fill="{colour}"/>"#,
+                y - 4.0,
+                x + 4.0,
+                y + 3.0,
+                x - 4.0,
+                y + 3.0
+            ),
+            Style::BaselineAlt => format!(
+                r#"<path d="M{x:.1} {:.1} L{:.1} {y:.1} L{x:.1} {:.1} L{:.1} {y:.1} Z" fill="white" stroke="{colour}" stroke-width="1.5"/>"#,
+                y - 4.0,
+                x + 4.0,
+                y + 4.0,
+                x - 4.0
+            ),
+        }
+    }
+}
+
+/// One line of a chart.
+#[derive(Debug, Clone)]
+pub struct Series {
+    /// Shown in the legend and at the line's end.
+    pub name: String,
+    pub style: Style,
+    /// `(x, y)` in data units, in x order.
+    pub points: Vec<(f64, f64)>,
+}
+
+/// A line chart with linear y from 0 and a linear x axis with the given ticks.
+#[derive(Debug, Clone)]
+pub struct LineChart {
+    pub title: String,
+    pub x_label: String,
+    pub y_label: String,
+    /// `(x, label)` in data units.
+    pub x_ticks: Vec<(f64, String)>,
+    /// Formats a y value for the axis.
+    pub y_format: fn(f64) -> String,
+    pub series: Vec<Series>,
+    /// Draw steps (a histogram) instead of straight segments.
+    pub steps: bool,
+}
+
+/// Escapes text for SVG (XML).
+pub fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// "Nice" round numbers for an axis from 0 to `max`: about 5 ticks.
+fn nice_ticks(max: f64) -> Vec<f64> {
+    if !(max > 0.0 && max.is_finite()) {
+        return vec![0.0, 1.0];
+    }
+    let raw = max / 5.0;
+    let magnitude = 10f64.powf(raw.log10().floor());
+    let step = [1.0, 2.0, 2.5, 5.0, 10.0]
+        .iter()
+        .map(|m| m * magnitude)
+        .find(|s| *s >= raw)
+        .unwrap_or(10.0 * magnitude);
+    let n = (max / step).ceil() as usize;
+    (0..=n).map(|i| i as f64 * step).collect()
+}
+
+impl LineChart {
+    /// The chart as an `<svg>` element.
+    pub fn render(&self) -> String {
+        let xs = self
+            .series
+            .iter()
+            .flat_map(|s| s.points.iter().map(|p| p.0))
+            .chain(self.x_ticks.iter().map(|t| t.0));
+        let (x_min, x_max) = xs.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
+            (a.min(x), b.max(x))
+        });
+        let (x_min, x_max) = if x_min.is_finite() && x_max > x_min {
+            (x_min, x_max)
+        } else {
+            (0.0, 1.0)
+        };
+        let y_max = self
+            .series
+            .iter()
+            .flat_map(|s| s.points.iter().map(|p| p.1))
+            .fold(0.0, f64::max);
+        let y_ticks = nice_ticks(y_max * 1.05);
+        let y_top = *y_ticks.last().expect("at least two ticks");
+        let plot_w = WIDTH - LEFT - RIGHT;
+        let plot_h = HEIGHT - TOP - BOTTOM;
+        let sx = |x: f64| LEFT + (x - x_min) / (x_max - x_min) * plot_w;
+        let sy = |y: f64| TOP + plot_h - y / y_top * plot_h;
+
+        let mut svg = String::new();
+        let _ = write!(
+            svg,
+            r#"<svg class="chart" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" aria-label="{}" xmlns="http://www.w3.org/2000/svg" font-family="sans-serif" font-size="11">"#,
+            escape(&self.title)
+        );
+        let _ = write!(
+            svg,
+            r#"<title>{}</title><text x="{LEFT}" y="16" font-size="13" font-weight="bold">{}</text>"#,
+            escape(&self.title),
+            escape(&self.title)
+        );
+        // Grid and axes.
+        for y in &y_ticks {
+            let py = sy(*y);
+            let _ = write!(
+                svg,
+                r##"<line x1="{LEFT}" y1="{py:.1}" x2="{:.1}" y2="{py:.1}" stroke="#ddd"/><text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"##,
+                LEFT + plot_w,
+                LEFT - 6.0,
+                py + 4.0,
+                escape(&(self.y_format)(*y))
+            );
+        }
+        for (x, label) in &self.x_ticks {
+            let px = sx(*x);
+            let _ = write!(
+                svg,
+                r##"<line x1="{px:.1}" y1="{TOP}" x2="{px:.1}" y2="{:.1}" stroke="#eee"/><text x="{px:.1}" y="{:.1}" text-anchor="middle">{}</text>"##,
+                TOP + plot_h,
+                TOP + plot_h + 16.0,
+                escape(label)
+            );
+        }
+        let _ = write!(
+            svg,
+            r##"<line x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{:.1}" stroke="#333"/><line x1="{LEFT}" y1="{:.1}" x2="{:.1}" y2="{:.1}" stroke="#333"/>"##,
+            TOP + plot_h,
+            TOP + plot_h,
+            LEFT + plot_w,
+            TOP + plot_h
+        );
+        let _ = write!(
+            svg,
+            r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text><text transform="translate(14 {:.1}) rotate(-90)" text-anchor="middle">{}</text>"#,
+            LEFT + plot_w / 2.0,
+            HEIGHT - 6.0,
+            escape(&self.x_label),
+            TOP + plot_h / 2.0,
+            escape(&self.y_label)
+        );
+        // Series: line, markers (at most ~12 per series), end label.
+        for s in &self.series {
+            if s.points.is_empty() {
+                continue;
+            }
+            let (colour, dash) = s.style.stroke();
+            let mut d = String::new();
+            let mut last: Option<(f64, f64)> = None;
+            for (i, &(x, y)) in s.points.iter().enumerate() {
+                let (px, py) = (sx(x), sy(y));
+                if i == 0 {
+                    let _ = write!(d, "M{px:.1} {py:.1}");
+                } else if self.steps {
+                    let (_, ly) = last.expect("set");
+                    let _ = write!(d, " L{px:.1} {ly:.1} L{px:.1} {py:.1}");
+                } else {
+                    let _ = write!(d, " L{px:.1} {py:.1}");
+                }
+                last = Some((px, py));
+            }
+            let dash_attr = if dash.is_empty() {
+                String::new()
+            } else {
+                format!(r#" stroke-dasharray="{dash}""#)
+            };
+            let _ = write!(
+                svg,
+                r#"<path d="{d}" fill="none" stroke="{colour}" stroke-width="2"{dash_attr}><title>{}</title></path>"#,
+                escape(&s.name)
+            );
+            let every = s.points.len().div_ceil(12).max(1);
+            for (i, &(x, y)) in s.points.iter().enumerate() {
+                if i % every == 0 || i + 1 == s.points.len() {
+                    svg.push_str(&s.style.marker(sx(x), sy(y)));
+                }
+            }
+            let (lx, ly) = s.points[s.points.len() - 1];
+            let _ = write!(
+                svg,
+                r#"<text x="{:.1}" y="{:.1}" fill="{colour}">{}</text>"#,
+                sx(lx) + 6.0,
+                sy(ly) + 4.0,
+                escape(&s.name)
+            );
+        }
+        // Legend, under the title: a sample of each line with its marker.
+        let mut lx = LEFT;
+        for s in &self.series {
+            let (colour, dash) = s.style.stroke();
+            let _ = write!(
+                svg,
+                r#"<line x1="{lx:.1}" y1="30" x2="{:.1}" y2="30" stroke="{colour}" stroke-width="2" stroke-dasharray="{dash}"/>"#,
+                lx + 24.0
+            );
+            svg.push_str(&s.style.marker(lx + 12.0, 30.0));
+            let _ = write!(
+                svg,
+                r#"<text x="{:.1}" y="34">{}</text>"#,
+                lx + 30.0,
+                escape(&s.name)
+            );
+            lx += 40.0 + 6.5 * s.name.chars().count() as f64;
+        }
+        svg.push_str("</svg>");
+        svg
+    }
+}
+
+/// Percentiles on the "nines" scale of HdrHistogram's percentile plot: `x = log10(1 / (1 -
+/// q))`, so 90% is 1, 99% is 2, 99.9% is 3. Returns `(x, latency µs)` from 0 to the last nine
+/// the histogram can resolve (at most 99.999%).
+pub fn percentile_points(h: &Histogram<u64>) -> Vec<(f64, f64)> {
+    if h.is_empty() {
+        return Vec::new();
+    }
+    // Beyond log10(count) nines a quantile is the max: stop there.
+    let max_nines = (h.len() as f64).log10().clamp(1.0, 5.0);
+    let steps = (max_nines * 20.0).round() as usize;
+    (0..=steps)
+        .map(|i| {
+            let x = max_nines * i as f64 / steps as f64;
+            let q = 1.0 - 10f64.powf(-x);
+            (x, h.value_at_quantile(q) as f64)
+        })
+        .collect()
+}
+
+/// Ticks of the nines scale up to `max_nines`.
+pub fn nines_ticks(max_nines: f64) -> Vec<(f64, String)> {
+    ["0%", "90%", "99%", "99.9%", "99.99%", "99.999%"]
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i as f64 <= max_nines + 1e-9)
+        .map(|(i, l)| (i as f64, l.to_string()))
+        .collect()
+}
+
+/// The share of responses (%) per latency bucket, buckets evenly spaced on a log scale from
+/// `low_us` to `high_us`: `(log10 of the bucket's upper bound, share)`.
+pub fn histogram_points(
+    h: &Histogram<u64>,
+    low_us: f64,
+    high_us: f64,
+    buckets: usize,
+) -> Vec<(f64, f64)> {
+    if h.is_empty() || high_us <= low_us {
+        return Vec::new();
+    }
+    let (a, b) = (low_us.max(1.0).log10(), high_us.log10());
+    let total = h.len() as f64;
+    let mut points = Vec::with_capacity(buckets + 1);
+    let mut below = h.count_between(0, low_us as u64);
+    points.push((a, 0.0));
+    for i in 1..=buckets {
+        let upper = 10f64.powf(a + (b - a) * i as f64 / buckets as f64);
+        let upto = h.count_between(0, upper as u64);
+        points.push((
+            a + (b - a) * i as f64 / buckets as f64,
+            (upto - below) as f64 / total * 100.0,
+        ));
+        below = upto;
+    }
+    points
+}
+
+/// Ticks for a log10 latency axis between `a` and `b` (log10 µs): 1-2-5 steps.
+pub fn log_latency_ticks(a: f64, b: f64) -> Vec<(f64, String)> {
+    let mut ticks = Vec::new();
+    let mut decade = 10f64.powf(a.floor());
+    while decade.log10() <= b + 1e-9 {
+        for m in [1.0, 2.0, 5.0] {
+            let v: f64 = decade * m;
+            let x = v.log10();
+            if x >= a - 1e-9 && x <= b + 1e-9 {
+                ticks.push((x, latency(v)));
+            }
+        }
+        decade *= 10.0;
+    }
+    ticks
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nice_ticks_cover_the_maximum() {
+        assert_eq!(nice_ticks(9.0), vec![0.0, 2.0, 4.0, 6.0, 8.0, 10.0]);
+        assert_eq!(nice_ticks(0.0), vec![0.0, 1.0]);
+        let t = nice_ticks(12_345.0);
+        assert!(*t.last().unwrap() >= 12_345.0 && t.len() <= 7, "{t:?}");
+    }
+
+    #[test]
+    fn percentile_points_follow_the_histogram() {
+        let mut h = crate::result::stats::latency_histogram();
+        for v in 1..=10_000u64 {
+            h.record(v).unwrap();
+        }
+        let points = percentile_points(&h);
+        assert_eq!(points.first().unwrap().0, 0.0);
+        assert!((points.last().unwrap().0 - 4.0).abs() < 1e-9);
+        // x = 1 is p90, x = 2 is p99.
+        let at = |x: f64| points.iter().find(|p| (p.0 - x).abs() < 1e-9).unwrap().1;
+        assert!((at(1.0) - 9_000.0).abs() < 20.0);
+        assert!((at(2.0) - 9_900.0).abs() < 20.0);
+        assert!(points.windows(2).all(|w| w[0].1 <= w[1].1));
+    }
+
+    #[test]
+    fn histogram_shares_add_up() {
+        let mut h = crate::result::stats::latency_histogram();
+        for v in [100u64, 200, 400, 800, 1_600, 3_200] {
+            h.record_n(v, 10).unwrap();
+        }
+        let points = histogram_points(&h, 90.0, 3_300.0, 20);
+        let sum: f64 = points.iter().map(|p| p.1).sum();
+        assert!((sum - 100.0).abs() < 1e-6, "{sum}");
+    }
+
+    #[test]
+    fn charts_escape_text_and_draw_each_series() {
+        let chart = LineChart {
+            title: "a <b>".into(),
+            x_label: "x".into(),
+            y_label: "y".into(),
+            x_ticks: vec![(0.0, "0".into()), (1.0, "1".into())],
+            y_format: |v| format!("{v}"),
+            series: vec![
+                Series {
+                    name: "current".into(),
+                    style: Style::Current,
+                    points: vec![(0.0, 1.0), (1.0, 2.0)],
+                },
+                Series {
+                    name: "baseline".into(),
+                    style: Style::Baseline,
+                    points: vec![(0.0, 1.5), (1.0, 1.0)],
+                },
+            ],
+            steps: false,
+        };
+        let svg = chart.render();
+        assert!(svg.contains("a &lt;b&gt;") && !svg.contains("a <b>"));
+        assert_eq!(svg.matches("<path d=\"M").count(), 2);
+        assert!(svg.contains(r#"stroke-dasharray="7 4""#));
+        assert!(svg.contains("<circle") && svg.contains("<rect"));
+    }
+}
