@@ -106,7 +106,9 @@ async function downloadRelease(env: EngineEnv, version: string, target: string):
   try {
     release = (await env.api.rest.repos.getReleaseByTag({ owner, repo, tag })).data
   } catch (error) {
-    if (httpStatus(error) === 404) return `${env.actionRepository} has no release ${tag}`
+    const status = httpStatus(error)
+    if (status === 404) return `${env.actionRepository} has no release ${tag}`
+    if (status === 403) return `the token may not read the releases of ${env.actionRepository} (${(error as Error).message})`
     throw error
   }
   const name = assetName(target)

@@ -70,7 +70,9 @@ describe('a repository history: baseline on main, pull requests compared with it
     expect(Number(r.outputs['p99-us'])).toBeGreaterThanOrEqual(Number(r.outputs['p95-us']))
     expect(r.outputs['error-rate']).toBe('0')
     expect(readFileSync(r.outputs.result, 'utf8')).toContain('"result_version": 1')
-    expect(readFileSync(r.outputs['report-html'], 'utf8')).toMatch(/^<!doctype html>/i)
+    const html = readFileSync(r.outputs['report-html'], 'utf8')
+    expect(html).toMatch(/^<!doctype html>/i)
+    expect(html).toContain('<svg') // the engine's charts
     expect(r.summary).toContain('Not compared with a baseline: a `push` event is not compared; this result becomes the baseline for pull requests into main.')
     expect(r.summary).toContain(readFileSync(r.outputs['report-markdown'], 'utf8'))
     expect(r.stdout).toContain('::group::loadgate run perf/fast.yaml')
