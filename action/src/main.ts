@@ -68,7 +68,7 @@ async function main(): Promise<void> {
   const result = readResult(readFileSync(resultPath, 'utf8'), resultPath)
 
   // baseline
-  const baseline = await resolveBaseline(inputs, ctx, api, cwd, out)
+  const baseline = await core.group('Find the baseline', () => resolveBaseline(inputs, ctx, api, cwd, out))
   core.info(baseline.note)
 
   // On a schedule, the window of scheduled results goes to the report for its trend.
@@ -264,6 +264,6 @@ async function upload(name: string, files: string[], root: string): Promise<void
     core.warning('No artifact upload: ACTIONS_RUNTIME_TOKEN or ACTIONS_RESULTS_URL is not set (not running on GitHub Actions?)')
     return
   }
-  const id = await uploadArtifact(name, files, root)
+  const id = await core.group(`Upload the artifact ${name}`, () => uploadArtifact(name, files, root))
   core.info(`Uploaded artifact ${name} (id ${id}): ${files.map((f) => relative(root, f)).join(', ')}`)
 }
