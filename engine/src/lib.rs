@@ -22,7 +22,6 @@ use std::path::PathBuf;
 
 use anyhow::Context as _;
 use cli::{Cli, Command, CompareArgs, ReportArgs, RunArgs, SchemaKind};
-use plan::Stop;
 use report::progress::ProgressLine;
 use report::verdict::Overall;
 
@@ -38,10 +37,15 @@ pub enum Outcome {
     /// Exit 4: every SLO passed, and a regression rule found a regression against the
     /// baseline. (When an SLO failed too, the outcome is [`Outcome::SloFailed`].)
     Regressed,
+    /// Exit 5: the load generator did not apply the planned load (rate short of target,
+    /// requests started late, or its CPU saturated): the numbers measure the generator.
+    InvalidMeasurement,
 }
 
 /// Exit code for an invalid spec or command line.
 pub const EXIT_INVALID_SPEC: u8 = 2;
+/// Exit code for a run whose load generator fell short of the plan.
+pub const EXIT_INVALID_MEASUREMENT: u8 = 5;
 /// Exit code for a run that could not be carried out (service did not start, target
 /// unreachable at start, result not writable).
 pub const EXIT_RUN_FAILED: u8 = 3;
@@ -61,6 +65,7 @@ impl Outcome {
             Outcome::SloFailed => 1,
             Outcome::Interrupted => EXIT_RUN_FAILED,
             Outcome::Regressed => EXIT_REGRESSED,
+            Outcome::InvalidMeasurement => EXIT_INVALID_MEASUREMENT,
         }
     }
 
@@ -69,6 +74,7 @@ impl Outcome {
             Overall::Pass => Outcome::Passed,
             Overall::SloFailed => Outcome::SloFailed,
             Overall::Regressed => Outcome::Regressed,
+            Overall::InvalidMeasurement => Outcome::InvalidMeasurement,
         }
     }
 }
@@ -240,21 +246,17 @@ fn run_spec(args: &RunArgs) -> anyhow::Result<Outcome> {
         }
         None => None,
     };
-    let planned = match plan.load.stop {
-        Stop::Duration(d) => Some(d),
-        Stop::Requests(_) => None,
-    };
-    let mut progress = ProgressLine::new(args.quiet, planned);
+    let mut progress = ProgressLine::new(args.quiet, plan.load.measured_duration());
     let output = run::execute(&plan, stop, &mut |p| progress.update(p));
     progress.finish();
     drop(service);
     let output = output?;
 
     let result = result::build(&plan, &output);
+    print!("{}", report::console::summary(&result));
     if let Some(path) = &args.out {
         result::write(&result, path)?;
     }
-    print!("{}", report::console::summary(&result));
     let comparison = baseline
         .as_ref()
         .map(|b| compare::compare(b, &result))
@@ -270,6 +272,8 @@ fn run_spec(args: &RunArgs) -> anyhow::Result<Outcome> {
     }
     Ok(if output.interrupted {
         Outcome::Interrupted
+    } else if !result.health.valid {
+        Outcome::InvalidMeasurement
     } else {
         Outcome::of(Overall::of(&result, comparison.as_ref()))
     })

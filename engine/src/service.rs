@@ -100,18 +100,20 @@ impl Service {
         }
     }
 
+    /// Stops the whole process group: SIGTERM, then SIGKILL after [`STOP_GRACE`]. The group
+    /// is signalled even when its leader has exited, since children it started may live on.
     fn stop(&mut self) {
-        if let Ok(Some(_)) = self.child.try_wait() {
-            return;
-        }
         let group = Pid::from_raw(self.child.id() as i32);
         let _ = killpg(group, Signal::SIGTERM);
         let deadline = Instant::now() + STOP_GRACE;
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                // The leader is gone; make sure the rest of its group is too.
-                let _ = killpg(group, Signal::SIGKILL);
+        loop {
+            let _ = self.child.try_wait(); // reap the leader when it exits
+            // Signal 0 checks whether any process of the group is left.
+            if killpg(group, None).is_err() {
                 return;
+            }
+            if Instant::now() >= deadline {
+                break;
             }
             std::thread::sleep(Duration::from_millis(20));
         }

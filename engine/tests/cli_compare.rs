@@ -80,6 +80,33 @@ fn an_slo_failure_wins_over_a_regression() {
 }
 
 #[test]
+fn an_invalid_measurement_wins_over_everything_with_exit_5() {
+    let dir = tempfile::tempdir().unwrap();
+    let (b, c) = (fixture("baseline.json"), fixture("current.json"));
+    let invalid = |name| {
+        edited(dir.path(), name, |v| {
+            v["passed"] = Value::Bool(false);
+            v["health"]["valid"] = Value::Bool(false);
+            v["health"]["problems"] = serde_json::json!(["achieved 80/s of 100/s"]);
+        })
+    };
+    for (baseline, current) in [
+        (b.display().to_string(), invalid("current.json")),
+        (invalid("baseline.json"), c.display().to_string()),
+    ] {
+        let out = loadgate(&["compare", &baseline, &current, "--format", "json"]);
+        assert_eq!(out.status.code(), Some(5));
+        let verdict: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(verdict["verdict"], "invalid_measurement");
+        let notes = verdict["notes"].to_string();
+        assert!(
+            notes.contains("measurement is invalid") && notes.contains("80/s"),
+            "{notes}"
+        );
+    }
+}
+
+#[test]
 fn results_that_cannot_be_compared_are_refused_with_exit_2() {
     let dir = tempfile::tempdir().unwrap();
     let b = fixture("baseline.json");
@@ -181,11 +208,11 @@ fn report_over_a_folder_adds_a_trend_in_time_order() {
         .iter()
         .find(|m| m["key"] == "p50_us")
         .unwrap();
-    // baseline.json ran first (7.11 ms), current.json last (8.40 ms).
-    assert_eq!(p50["raw"], serde_json::json!([7111.0, 8399.0]));
-    assert_eq!(p50["vs_previous"], "+18.1%");
-    assert_eq!(p50["vs_median"], "+18.1%");
-    assert_eq!(verdict["current"]["headline"]["p50_us"], 8399);
+    // baseline.json ran first (7.30 ms), current.json last (8.06 ms).
+    assert_eq!(p50["raw"], serde_json::json!([7295.0, 8063.0]));
+    assert_eq!(p50["vs_previous"], "+10.5%");
+    assert_eq!(p50["vs_median"], "+10.5%");
+    assert_eq!(verdict["current"]["headline"]["p50_us"], 8063);
 
     let out = loadgate(&["report", dir.path().to_str().unwrap(), "--format", "md"]);
     let (md, _) = text(&out);

@@ -174,6 +174,8 @@ pub struct Comparison {
     pub spec_name: String,
     /// The spec file changed between the runs (its SHA-256 differs).
     pub spec_changed: bool,
+    /// The baseline's measurement is invalid (`health.valid` false): nothing can be concluded.
+    pub baseline_invalid: bool,
     /// Things a reader should know: a changed spec, an interrupted run, where the rules came
     /// from.
     pub notes: Vec<String>,
@@ -228,6 +230,15 @@ pub fn compare(baseline: &RunResult, current: &RunResult) -> Result<Comparison, 
     if current.interrupted {
         notes.push("the current run was interrupted: it covers part of its plan".to_string());
     }
+    for (which, r) in [("baseline", baseline), ("current", current)] {
+        if !r.health.valid {
+            notes.push(format!(
+                "the {which} run's measurement is invalid (the load generator fell short of the \
+                 plan): {}",
+                r.health.problems.join("; ")
+            ));
+        }
+    }
     let (recorded, file) = match (&current.regression_rules, &baseline.regression_rules) {
         (Some(rules), _) => (Some(rules), "current"),
         (None, Some(rules)) => {
@@ -254,6 +265,7 @@ pub fn compare(baseline: &RunResult, current: &RunResult) -> Result<Comparison, 
     Ok(Comparison {
         spec_name: current.spec.name.clone(),
         spec_changed,
+        baseline_invalid: !baseline.health.valid,
         notes,
         rules: rules
             .iter()
@@ -302,6 +314,7 @@ pub fn whole_run_value(rule: &RegressionRule, t: &TargetResult) -> Option<f64> {
         }
         Metric::Errors => Some(t.error_rate),
         Metric::Requests => Some(t.rps),
+        Metric::Checks => None,
     }
 }
 
@@ -341,10 +354,11 @@ fn throughput_samples(result: &RunResult) -> Vec<f64> {
         .collect()
 }
 
-/// `(errors, requests)` of each complete second. The series counts responses (any status) and errors
-/// (transport errors and unexpected statuses); requests are estimated as responses plus the
-/// transport errors, taking the share of unexpected statuses among errors from the run's totals
-/// (exact when only one kind of error happened).
+/// `(errors, requests)` of each complete second. Results written before the series recorded
+/// `requests` have only responses (any status) and errors (transport errors and unexpected
+/// statuses); there requests are estimated as responses plus the transport errors, taking the
+/// share of unexpected statuses among errors from the run's totals (exact when only one kind
+/// of error happened).
 fn error_samples(result: &RunResult) -> Vec<(f64, f64)> {
     let t = &result.total;
     let unexpected = t
@@ -360,7 +374,10 @@ fn error_samples(result: &RunResult) -> Vec<(f64, f64)> {
     complete_seconds(result)
         .map(|s| {
             let errors = s.errors as f64;
-            (errors, s.responses as f64 + transport_share * errors)
+            let requests = s
+                .requests
+                .map_or(s.responses as f64 + transport_share * errors, |r| r as f64);
+            (errors, requests)
         })
         .filter(|(_, requests)| *requests > 0.0)
         .collect()
@@ -403,6 +420,7 @@ fn judge_rule(rule: &RegressionRule, baseline: &RunResult, current: &RunResult) 
             let abs = stats::change_interval(&sb, &sc, &pooled_rate, Change::Absolute);
             (abs, [sb.len(), sc.len()])
         }
+        Metric::Checks => (None, [0, 0]),
     };
     let (verdict, reason) = match (b, c) {
         (Some(b), Some(c)) => judge(rule, b, c, interval, samples),

@@ -4,9 +4,12 @@
 //! the first), each naming the field path (`targets[1].expect.status`). The plan does not
 //! depend on YAML: an ad-hoc run from command-line flags builds the same types.
 
+pub mod load;
 pub mod regression;
 pub mod threshold;
 pub mod units;
+
+pub use load::{LoadPlan, Model, Stage, Stop, ThinkTime};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -89,6 +92,49 @@ pub struct TargetPlan {
     pub weight: u32,
     /// From connect to the last byte of the response.
     pub timeout: Duration,
+    /// Checks on each response.
+    pub checks: Vec<CheckPlan>,
+}
+
+impl TargetPlan {
+    /// Whether responses must be kept for the checks (their head at least).
+    pub fn captures(&self) -> bool {
+        !self.checks.is_empty()
+    }
+
+    /// Whether the checks need the body too (up to 1 MiB of it).
+    pub fn captures_body(&self) -> bool {
+        self.checks
+            .iter()
+            .any(|c| matches!(c, CheckPlan::BodyContains(_) | CheckPlan::JsonEquals(..)))
+    }
+}
+
+/// One resolved response check.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CheckPlan {
+    /// A header (name lower-case) is present.
+    HeaderPresent(String),
+    /// A header (name lower-case) equals this value exactly.
+    HeaderEquals(String, String),
+    /// The body contains these bytes.
+    BodyContains(Vec<u8>),
+    /// The value at this JSON pointer in the JSON body equals this value.
+    JsonEquals(String, serde_json::Value),
+}
+
+impl CheckPlan {
+    /// A short description for reports, e.g. `header content-type == "application/json"`.
+    pub fn describe(&self) -> String {
+        match self {
+            CheckPlan::HeaderPresent(name) => format!("header {name} present"),
+            CheckPlan::HeaderEquals(name, value) => format!("header {name} == {value:?}"),
+            CheckPlan::BodyContains(text) => {
+                format!("body contains {:?}", String::from_utf8_lossy(text))
+            }
+            CheckPlan::JsonEquals(pointer, value) => format!("json {pointer} == {value}"),
+        }
+    }
 }
 
 /// The set of accepted status codes (100–599), as a bitset.
@@ -116,25 +162,6 @@ impl StatusSet {
     pub fn contains(&self, code: u16) -> bool {
         code < 640 && self.0[usize::from(code / 64)] & (1 << (code % 64)) != 0
     }
-}
-
-/// How much load, for how long.
-#[derive(Debug, Clone, PartialEq)]
-pub struct LoadPlan {
-    /// Concurrent connections (closed model: each sends its next request when the last ends).
-    pub connections: u32,
-    pub stop: Stop,
-    /// Load applied before measuring; its requests are not counted.
-    pub warmup: Duration,
-}
-
-/// When the measured part of a run ends.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Stop {
-    /// After this long (then in-flight requests finish, bounded by their timeout).
-    Duration(Duration),
-    /// After this many requests have been sent.
-    Requests(u64),
 }
 
 /// A semantic error in a spec: the field path (`targets[1].url`) and what is wrong with it.
@@ -177,7 +204,7 @@ pub fn build(spec: &Spec, ctx: &BuildContext<'_>) -> Result<Plan, Vec<PlanError>
         .and_then(|s| build_service(s, ctx, &mut errors));
 
     let mut targets = Vec::with_capacity(spec.targets.len());
-    let mut slo = Vec::new();
+    let mut slo = build_slo(&spec.slo, "slo", Scope::Total, &mut errors);
     for (i, target) in spec.targets.iter().enumerate() {
         let path = format!("targets[{i}]");
         if spec.targets[..i].iter().any(|t| t.name == target.name) {
@@ -204,9 +231,8 @@ pub fn build(spec: &Spec, ctx: &BuildContext<'_>) -> Result<Plan, Vec<PlanError>
             &mut errors,
         ));
     }
-    slo.extend(build_slo(&spec.slo, "slo", Scope::Total, &mut errors));
 
-    let load = build_load(&spec.load, &mut errors);
+    let load = load::build(&spec.load, &mut errors);
     let (regression, regression_errors) = regression::build(&spec.regression);
     for (path, message) in regression_errors {
         errors.push(path, message);
@@ -283,7 +309,8 @@ fn build_service(
         })
         .collect();
     let ready_url = errors.interpolate("service.ready_url", &service.ready_url, ctx);
-    let ready = ready_url.and_then(|u| parse_http_url("service.ready_url", &u, errors));
+    let ready =
+        ready_url.and_then(|u| parse_http_url("service.ready_url", &u, &service.ready_url, errors));
     let ready_timeout = match &service.ready_timeout {
         Some(t) => errors.duration("service.ready_timeout", t, false),
         None => Some(DEFAULT_READY_TIMEOUT),
@@ -308,11 +335,18 @@ fn build_service(
 }
 
 /// Splits an absolute `http://` URL into its endpoint and request target (`/path?query`).
-fn parse_http_url(path: &str, text: &str, errors: &mut Errors) -> Option<(Endpoint, String)> {
+/// `text` is the URL after `${VAR}` interpolation; messages show `shown`, the URL as written,
+/// so that no interpolated secret reaches an error.
+fn parse_http_url(
+    path: &str,
+    text: &str,
+    shown: &str,
+    errors: &mut Errors,
+) -> Option<(Endpoint, String)> {
     let url = match url::Url::parse(text) {
         Ok(url) => url,
         Err(e) => {
-            errors.push(path, format!("`{text}` is not a valid URL: {e}"));
+            errors.push(path, format!("`{shown}` is not a valid URL: {e}"));
             return None;
         }
     };
@@ -321,20 +355,27 @@ fn parse_http_url(path: &str, text: &str, errors: &mut Errors) -> Option<(Endpoi
         "https" => {
             errors.push(
                 path,
-                format!("`{text}`: https is not supported yet; use an http:// URL"),
+                format!("`{shown}`: https is not supported yet; use an http:// URL"),
             );
             return None;
         }
         other => {
             errors.push(
                 path,
-                format!("`{text}`: scheme `{other}` is not supported; use http://"),
+                format!("`{shown}`: scheme `{other}` is not supported; use http://"),
             );
             return None;
         }
     }
+    if !url.username().is_empty() || url.password().is_some() {
+        errors.push(
+            path,
+            format!("`{shown}`: credentials in a URL are not sent; use an `Authorization` header"),
+        );
+        return None;
+    }
     let Some(host) = url.host_str() else {
-        errors.push(path, format!("`{text}` has no host"));
+        errors.push(path, format!("`{shown}` has no host"));
         return None;
     };
     let host = host
@@ -392,7 +433,7 @@ fn build_target(
             return None;
         }
     };
-    let endpoint = url.and_then(|u| parse_http_url(&url_path, &u, errors));
+    let endpoint = url.and_then(|u| parse_http_url(&url_path, &u, &raw_url, errors));
 
     let method = target.method.clone().unwrap_or_else(|| "GET".to_string());
     let mut headers: BTreeMap<String, (String, String)> = BTreeMap::new();
@@ -469,6 +510,7 @@ fn build_target(
         errors.push(format!("{path}.weight"), "must be at least 1");
     }
 
+    let checks = build_checks(&target.checks, path, errors);
     let (endpoint, request_target) = endpoint?;
     let body = body?;
     let headers: Vec<(String, String)> = headers.into_values().collect();
@@ -483,7 +525,65 @@ fn build_target(
         expect_status,
         weight,
         timeout,
+        checks: checks?,
     })
+}
+
+fn build_checks(checks: &[spec::Check], path: &str, errors: &mut Errors) -> Option<Vec<CheckPlan>> {
+    let before = errors.0.len();
+    let mut out = Vec::with_capacity(checks.len());
+    for (i, check) in checks.iter().enumerate() {
+        let path = format!("{path}.checks[{i}]");
+        let plan = match (
+            &check.header,
+            &check.body_contains,
+            &check.json,
+            &check.equals,
+        ) {
+            (Some(name), None, None, None) => CheckPlan::HeaderPresent(name.to_ascii_lowercase()),
+            (Some(name), None, None, Some(serde_json::Value::String(value))) => {
+                CheckPlan::HeaderEquals(name.to_ascii_lowercase(), value.clone())
+            }
+            (Some(_), None, None, Some(other)) => {
+                errors.push(
+                    format!("{path}.equals"),
+                    format!("a header's value is text: write `\"{other}\"`"),
+                );
+                continue;
+            }
+            (None, Some(text), None, None) => CheckPlan::BodyContains(text.as_bytes().to_vec()),
+            (None, None, Some(pointer), Some(value)) => {
+                if !(pointer.is_empty() || pointer.starts_with('/')) {
+                    errors.push(
+                        format!("{path}.json"),
+                        format!("`{pointer}` is not a JSON pointer: it starts with `/`, e.g. `/data/0/id`"),
+                    );
+                    continue;
+                }
+                CheckPlan::JsonEquals(pointer.clone(), value.clone())
+            }
+            (None, None, Some(_), None) => {
+                errors.push(&path, "a `json` check needs `equals`");
+                continue;
+            }
+            (None, Some(_), None, Some(_)) => {
+                errors.push(
+                    format!("{path}.equals"),
+                    "`body_contains` takes no `equals`",
+                );
+                continue;
+            }
+            _ => {
+                errors.push(
+                    &path,
+                    "give exactly one of `header`, `body_contains` or `json`",
+                );
+                continue;
+            }
+        };
+        out.push(plan);
+    }
+    (errors.0.len() == before).then_some(out)
 }
 
 fn ensure_slash(path: &str) -> String {
@@ -552,48 +652,59 @@ fn build_slo(slo: &spec::Slo, path: &str, scope: Scope, errors: &mut Errors) -> 
         (Metric::Latency, &slo.latency),
         (Metric::Errors, &slo.errors),
         (Metric::Requests, &slo.requests),
+        (Metric::Checks, &slo.checks),
     ] {
-        for (i, text) in list.iter().enumerate() {
-            match Threshold::parse(scope, metric, text) {
-                Ok(t) => out.push(t),
-                Err(e) => errors.push(format!("{path}.{}[{i}]", metric.name()), e),
+        for (i, entry) in list.iter().enumerate() {
+            let path = format!("{path}.{}[{i}]", metric.name());
+            let (text, options) = match entry {
+                spec::ThresholdSpec::Expression(text) => (text, None),
+                spec::ThresholdSpec::Detailed(d) => (&d.threshold, Some(d)),
+            };
+            let mut threshold = match Threshold::parse(scope, metric, text) {
+                Ok(t) => t,
+                Err(e) => {
+                    errors.push(path, e);
+                    continue;
+                }
+            };
+            if let Some(options) = options {
+                threshold.abort_on_fail = options.abort_on_fail;
+                if let Some(after) = &options.abort_after {
+                    if !options.abort_on_fail {
+                        errors.push(format!("{path}.abort_after"), "needs `abort_on_fail: true`");
+                    }
+                    threshold.abort_after = errors
+                        .duration(&format!("{path}.abort_after"), after, true)
+                        .unwrap_or_default();
+                }
+                if let Some(window) = &options.window {
+                    let field = format!("{path}.window");
+                    if scope != Scope::Total {
+                        errors.push(
+                            &field,
+                            "windows apply to the whole run's `slo`, not per target",
+                        );
+                    } else if metric == Metric::Checks {
+                        errors.push(&field, "`checks` thresholds have no windows");
+                    } else if let Some(d) = errors.duration(&field, window, false) {
+                        if d.subsec_nanos() != 0 {
+                            errors.push(&field, "a window is a whole number of seconds");
+                        } else {
+                            threshold.window_s = Some(d.as_secs().min(u64::from(u32::MAX)) as u32);
+                        }
+                    }
+                }
+                if options.abort_on_fail && scope != Scope::Total {
+                    errors.push(
+                        format!("{path}.abort_on_fail"),
+                        "aborting applies to the whole run's `slo`, not per target",
+                    );
+                }
             }
+            out.push(threshold);
         }
     }
     out
-}
-
-fn build_load(load: &spec::Load, errors: &mut Errors) -> Option<LoadPlan> {
-    if load.connections == 0 {
-        errors.push("load.connections", "must be at least 1");
-    }
-    let stop = match (&load.duration, load.requests) {
-        (Some(d), None) => errors
-            .duration("load.duration", d, false)
-            .map(Stop::Duration),
-        (None, Some(0)) => {
-            errors.push("load.requests", "must be at least 1");
-            None
-        }
-        (None, Some(n)) => Some(Stop::Requests(n)),
-        (Some(_), Some(_)) => {
-            errors.push("load", "give either `duration` or `requests`, not both");
-            None
-        }
-        (None, None) => {
-            errors.push("load", "missing `duration` or `requests`");
-            None
-        }
-    };
-    let warmup = match &load.warmup {
-        Some(w) => errors.duration("load.warmup", w, true),
-        None => Some(Duration::ZERO),
-    };
-    Some(LoadPlan {
-        connections: load.connections,
-        stop: stop?,
-        warmup: warmup?,
-    })
 }
 
 /// Replaces `${NAME}` with `var(NAME)`; `$${` stays a literal `${`.

@@ -68,11 +68,15 @@ impl RegressionRule {
                 _ => false,
             },
             Metric::Errors | Metric::Requests => aggregation == Aggregation::Rate,
+            Metric::Checks => false,
         };
         if !allowed {
             let what = match metric {
                 Metric::Latency => "p(50), p(90), p(95), p(99), p(99.9), med or mean",
                 Metric::Errors | Metric::Requests => "rate",
+                Metric::Checks => {
+                    return Err(format!("`{text}`: checks have no regression rules"));
+                }
             };
             return Err(format!(
                 "`{text}`: a {} regression rule takes {what}, not `{aggregation}`",
@@ -89,6 +93,7 @@ impl RegressionRule {
                 Metric::Latency => DEFAULT_LATENCY_FLOOR_US,
                 Metric::Errors => DEFAULT_ERRORS_FLOOR,
                 Metric::Requests => DEFAULT_REQUESTS_FLOOR,
+                Metric::Checks => unreachable!("rejected above"),
             }
         } else {
             let value = rest.strip_prefix("floor").ok_or_else(|| {
@@ -110,7 +115,7 @@ impl RegressionRule {
     pub fn unit(&self) -> &'static str {
         match self.metric {
             Metric::Latency => "us",
-            Metric::Errors => "ratio",
+            Metric::Errors | Metric::Checks => "ratio",
             Metric::Requests => "1/s",
         }
     }

@@ -16,13 +16,15 @@
 //! | `errors`   | `count`                            | none (a whole number)       |
 //! | `requests` | `rate`                             | `/s`                        |
 //! | `requests` | `count`                            | none (a whole number)       |
+//! | `checks`   | `rate`                             | `%`                         |
 //!
 //! White space between the parts is optional. Values are kept in canonical units: latency in
 //! microseconds, rates of errors as a fraction (0.1% is 0.001), request rates per second.
 
 use std::fmt;
+use std::time::Duration;
 
-use super::units::parse_duration;
+use super::units::{parse_duration, parse_rate};
 
 /// The metric a threshold applies to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,6 +35,8 @@ pub enum Metric {
     Errors,
     /// Completed requests (any status).
     Requests,
+    /// Response checks: the share that passed.
+    Checks,
 }
 
 impl Metric {
@@ -42,6 +46,7 @@ impl Metric {
             Metric::Latency => "latency",
             Metric::Errors => "errors",
             Metric::Requests => "requests",
+            Metric::Checks => "checks",
         }
     }
 }
@@ -117,6 +122,12 @@ pub struct Threshold {
     pub limit: f64,
     /// The expression as written in the spec.
     pub expression: String,
+    /// Stop the run as soon as the threshold fails.
+    pub abort_on_fail: bool,
+    /// With `abort_on_fail`: measured time before it is first checked.
+    pub abort_after: Duration,
+    /// Judge every window of this many whole seconds (sliding by a second), not the whole run.
+    pub window_s: Option<u32>,
 }
 
 impl Threshold {
@@ -138,6 +149,9 @@ impl Threshold {
             op,
             limit,
             expression: text.to_string(),
+            abort_on_fail: false,
+            abort_after: Duration::ZERO,
+            window_s: None,
         })
     }
 
@@ -204,6 +218,7 @@ fn check_aggregation(metric: Metric, aggregation: Aggregation) -> Result<(), Str
         Metric::Errors | Metric::Requests => {
             matches!(aggregation, Aggregation::Rate | Aggregation::Count)
         }
+        Metric::Checks => aggregation == Aggregation::Rate,
     };
     if ok {
         return Ok(());
@@ -211,6 +226,7 @@ fn check_aggregation(metric: Metric, aggregation: Aggregation) -> Result<(), Str
     let allowed = match metric {
         Metric::Latency => "p(N), med, mean, min or max",
         Metric::Errors | Metric::Requests => "rate or count",
+        Metric::Checks => "rate",
     };
     Err(format!(
         "`{aggregation}` does not apply to `{}`: use {allowed}",
@@ -246,9 +262,12 @@ pub(crate) fn parse_value(
             .parse::<u64>()
             .map(|n| n as f64)
             .map_err(|_| format!("a count is a whole number without a unit, not `{text}`")),
-        (Metric::Errors, _) => {
+        (Metric::Errors | Metric::Checks, _) => {
             let number = text.strip_suffix('%').ok_or_else(|| {
-                format!("an error rate needs the unit `%`, e.g. `1%` or `0.1%`, not `{text}`")
+                format!(
+                    "a rate of {} needs the unit `%`, e.g. `1%` or `99.9%`, not `{text}`",
+                    metric.name()
+                )
             })?;
             let percent: f64 = number
                 .trim()
@@ -259,19 +278,7 @@ pub(crate) fn parse_value(
             }
             Ok(percent / 100.0)
         }
-        (Metric::Requests, _) => {
-            let number = text.strip_suffix("/s").ok_or_else(|| {
-                format!("a request rate needs the unit `/s`, e.g. `500/s`, not `{text}`")
-            })?;
-            let rate: f64 = number
-                .trim()
-                .parse()
-                .map_err(|_| format!("`{text}` is not a rate"))?;
-            if !(rate.is_finite() && rate >= 0.0) {
-                return Err(format!("`{text}` is not a rate"));
-            }
-            Ok(rate)
-        }
+        (Metric::Requests, _) => parse_rate(text),
     }
 }
 
@@ -305,6 +312,7 @@ mod tests {
             (Metric::Errors, "count == 0", (Count, Op::Eq, 0.0)),
             (Metric::Requests, "rate > 500/s", (Rate, Op::Gt, 500.0)),
             (Metric::Requests, "count != 7", (Count, Op::Ne, 7.0)),
+            (Metric::Checks, "rate == 100%", (Rate, Op::Eq, 1.0)),
         ];
         for (metric, text, want) in cases {
             let got = parse(metric, text).unwrap_or_else(|e| panic!("{text}: {e}"));
@@ -331,6 +339,8 @@ mod tests {
             (Metric::Latency, "rate < 1%", "does not apply to `latency`"),
             (Metric::Latency, "max 200ms", "expected an operator"),
             (Metric::Errors, "rate < 0.01", "needs the unit `%`"),
+            (Metric::Checks, "rate == 1", "needs the unit `%`"),
+            (Metric::Checks, "count > 1", "does not apply to `checks`"),
             (Metric::Errors, "rate < 120%", "between 0% and 100%"),
             (Metric::Errors, "p(99) < 1%", "does not apply to `errors`"),
             (Metric::Errors, "count < 1.5", "whole number"),

@@ -36,6 +36,18 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs_f64(seconds))
 }
 
+/// Parses a rate with its unit `/s` (`500/s`, `2.5/s`) into events per second.
+pub fn parse_rate(text: &str) -> Result<f64, String> {
+    let text = text.trim();
+    let number = text
+        .strip_suffix("/s")
+        .ok_or_else(|| format!("`{text}` needs the unit `/s`, e.g. `500/s`"))?;
+    match number.trim().parse::<f64>() {
+        Ok(rate) if rate.is_finite() && rate >= 0.0 => Ok(rate),
+        _ => Err(format!("`{text}` is not a rate such as `500/s`")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -58,5 +70,18 @@ mod tests {
         for (text, want) in cases {
             assert_eq!(parse_duration(text).ok(), *want, "{text}");
         }
+    }
+
+    #[test]
+    fn rates_need_units() {
+        assert_eq!(parse_rate("500/s"), Ok(500.0));
+        assert_eq!(parse_rate("2.5/s"), Ok(2.5));
+        assert!(
+            parse_rate("500")
+                .unwrap_err()
+                .contains("needs the unit `/s`")
+        );
+        assert!(parse_rate("fast/s").unwrap_err().contains("not a rate"));
+        assert!(parse_rate("-1/s").is_err());
     }
 }

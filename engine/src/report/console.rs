@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use crate::result::{self, RunResult, SloVerdict, TargetResult};
+use crate::result::{self, LatencySummary, RunResult, SloVerdict, TargetResult};
 
 /// Renders the summary of `result` as plain text.
 pub fn summary(result: &RunResult) -> String {
@@ -17,10 +17,14 @@ pub fn summary(result: &RunResult) -> String {
             "  (interrupted: the numbers cover only part of the run)"
         );
     }
+    let concurrency = match load.model.as_str() {
+        "open" => format!("open model, at most {} in flight", load.connections),
+        _ => format!("{} connections, closed model", load.connections),
+    };
     let _ = writeln!(
         out,
-        "  load        {} connections (closed model), measured {:.2} s after a {} s warmup",
-        load.connections, result.duration_s, load.warmup_s
+        "  load        {concurrency}; measured {:.2} s after a {} s warmup",
+        result.duration_s, load.warmup_s
     );
     let _ = writeln!(
         out,
@@ -57,8 +61,29 @@ pub fn summary(result: &RunResult) -> String {
         .max()
         .unwrap_or(5)
         .max(7);
-    for row in rows {
-        let _ = writeln!(out, "  {:<width$}{}", clean(&row.name), percentile_row(row));
+    for row in &rows {
+        let _ = writeln!(
+            out,
+            "  {:<width$}{}",
+            clean(&row.name),
+            percentile_row(&row.latency_us)
+        );
+    }
+    // Service time differs from latency only when requests had due times (open model, pacing).
+    let scheduled = result.health.stages.iter().any(|s| s.lateness_us.is_some());
+    if scheduled {
+        let _ = writeln!(
+            out,
+            "  service time (from the actual send, not from when the request was due)"
+        );
+        for row in &rows {
+            let _ = writeln!(
+                out,
+                "  {:<width$}{}",
+                clean(&row.name),
+                percentile_row(&row.service_time_us)
+            );
+        }
     }
 
     if let Ok(histogram) = result::decode_histogram(&t.histogram)
@@ -85,6 +110,28 @@ pub fn summary(result: &RunResult) -> String {
         let _ = writeln!(out, "  errors        {}", kinds.join(", "));
     }
 
+    let checks: Vec<String> = result
+        .targets
+        .iter()
+        .flat_map(|t| {
+            t.checks.iter().map(move |c| {
+                let total = c.passed + c.failed;
+                format!(
+                    "  {}  {}: {}  {}/{} passed",
+                    if c.failed == 0 { "pass" } else { "FAIL" },
+                    clean(&t.name),
+                    clean(&c.check),
+                    c.passed,
+                    total
+                )
+            })
+        })
+        .collect();
+    if !checks.is_empty() {
+        let _ = writeln!(out, "\n  checks\n{}", checks.join("\n"));
+    }
+    out.push_str(&health(result));
+
     if !result.slo.is_empty() {
         let _ = writeln!(out, "\n  SLO");
         let width = result
@@ -104,15 +151,72 @@ pub fn summary(result: &RunResult) -> String {
         }
     }
     let failed = result.slo.iter().filter(|v| !v.passed).count();
-    let _ = writeln!(
-        out,
-        "\n{}",
-        match (result.slo.len(), failed) {
-            (0, _) => "PASSED: no SLOs defined".to_string(),
-            (n, 0) => format!("PASSED: all {n} SLO thresholds met"),
-            (n, f) => format!("FAILED: {f} of {n} SLO thresholds not met"),
+    let verdict = match (result.slo.len(), failed) {
+        (0, _) => "PASSED: no SLOs defined".to_string(),
+        (n, 0) => format!("PASSED: all {n} SLO thresholds met"),
+        (n, f) => format!("FAILED: {f} of {n} SLO thresholds not met"),
+    };
+    if result.health.valid {
+        let _ = writeln!(out, "\n{verdict}");
+    } else {
+        let _ = writeln!(
+            out,
+            "\nINVALID MEASUREMENT: the load generator did not apply the planned load ({})",
+            verdict.to_lowercase()
+        );
+    }
+    out
+}
+
+/// The generator's health: a stage table when there is more than one stage or a schedule,
+/// and every problem.
+fn health(result: &RunResult) -> String {
+    let mut out = String::new();
+    let h = &result.health;
+    let scheduled = h.stages.iter().any(|s| s.lateness_us.is_some());
+    if h.stages.len() > 1 || scheduled || !h.valid {
+        let _ = writeln!(
+            out,
+            "\n  {:<14} {:<18} {:>8} {:>10} {:>9} {:>8} {:>9} {:>11}",
+            "load by stage",
+            "target",
+            "sent",
+            "achieved",
+            "in flight",
+            "dropped",
+            "late p99",
+            "client CPU"
+        );
+        for (i, s) in h.stages.iter().enumerate() {
+            let unit = if s.target_unit == "connections" {
+                ""
+            } else {
+                "/s"
+            };
+            let target = if s.target_from == s.target_to {
+                format!("{}{unit}", s.target_to)
+            } else {
+                format!("{} -> {}{unit}", s.target_from, s.target_to)
+            };
+            let _ = writeln!(
+                out,
+                "  {:<14} {:<18} {:>8} {:>8.1}/s {:>9.1} {:>8} {:>9} {:>9.2} s",
+                format!("{}{}", i + 1, if s.warmup { " (warmup)" } else { "" }),
+                target,
+                s.sent,
+                s.achieved_rate,
+                s.achieved_concurrency,
+                s.dropped,
+                s.lateness_us
+                    .as_ref()
+                    .map_or("-".to_string(), |l| latency(l.p99 as f64)),
+                s.client_cpu_s,
+            );
         }
-    );
+    }
+    for problem in &h.problems {
+        let _ = writeln!(out, "  INVALID: {}", clean(problem));
+    }
     out
 }
 
@@ -123,8 +227,8 @@ fn percentile_header() -> String {
         .collect()
 }
 
-fn percentile_row(row: &TargetResult) -> String {
-    match &row.latency_us {
+fn percentile_row(summary: &Option<LatencySummary>) -> String {
+    match summary {
         Some(l) => [
             l.min as f64,
             l.p50 as f64,
@@ -169,7 +273,17 @@ fn histogram_bars(h: &hdrhistogram::Histogram<u64>) -> String {
 }
 
 fn slo_name(v: &SloVerdict) -> String {
-    format!("{} {}: {}", clean(&v.scope), v.metric, v.threshold)
+    let mut name = format!("{} {}: {}", clean(&v.scope), v.metric, clean(&v.threshold));
+    if let Some(w) = v.window_s {
+        name.push_str(&format!(" in every {w} s window"));
+        if let Some(start) = v.failed_window_start_s {
+            name.push_str(&format!(" (failed from {start} s)"));
+        }
+    }
+    if v.aborted_run {
+        name.push_str(" (stopped the run)");
+    }
+    name
 }
 
 fn measured(v: &SloVerdict) -> String {

@@ -26,12 +26,17 @@ pub enum Overall {
     SloFailed,
     /// Every SLO passed, and at least one regression rule regressed: exit 4.
     Regressed,
+    /// The current run's (or the baseline's) measurement is invalid (`health.valid` false:
+    /// the generator did not apply the planned load): exit 5, whatever the SLOs and rules say.
+    InvalidMeasurement,
 }
 
 impl Overall {
     /// The verdict of a current result and, when there is a baseline, its comparison.
     pub fn of(current: &RunResult, comparison: Option<&Comparison>) -> Overall {
-        if !current.passed {
+        if !current.health.valid || comparison.is_some_and(|c| c.baseline_invalid) {
+            Overall::InvalidMeasurement
+        } else if !current.passed {
             Overall::SloFailed
         } else if comparison.is_some_and(Comparison::regressed) {
             Overall::Regressed
@@ -40,21 +45,23 @@ impl Overall {
         }
     }
 
-    /// The documented exit code: 0, 1 or 4.
+    /// The documented exit code: 0, 1, 4 or 5.
     pub fn exit_code(self) -> u8 {
         match self {
             Overall::Pass => 0,
             Overall::SloFailed => 1,
             Overall::Regressed => 4,
+            Overall::InvalidMeasurement => 5,
         }
     }
 
-    /// `pass`, `slo_failed` or `regressed`.
+    /// `pass`, `slo_failed`, `regressed` or `invalid_measurement`.
     pub fn name(self) -> &'static str {
         match self {
             Overall::Pass => "pass",
             Overall::SloFailed => "slo_failed",
             Overall::Regressed => "regressed",
+            Overall::InvalidMeasurement => "invalid_measurement",
         }
     }
 }
@@ -128,9 +135,10 @@ pub struct RuleCounts {
 pub struct VerdictDoc {
     /// Version of this format: 1.
     pub verdict_version: u32,
-    /// `pass`, `slo_failed` (wins when both fail) or `regressed`.
+    /// `pass`, `slo_failed` (wins over `regressed`), `regressed`, or `invalid_measurement`
+    /// (wins over both).
     pub verdict: Overall,
-    /// The exit code `loadgate compare` / `run --baseline` ends with: 0, 1 or 4.
+    /// The exit code `loadgate compare` / `run --baseline` ends with: 0, 1, 4 or 5.
     pub exit_code: u8,
     /// The verdict in one line, for a human.
     pub summary: String,
@@ -248,6 +256,7 @@ pub fn summary_line(current: &RunResult, comparison: Option<&Comparison>) -> Str
         Overall::Pass => "PASSED",
         Overall::SloFailed => "FAILED",
         Overall::Regressed => "REGRESSED",
+        Overall::InvalidMeasurement => "INVALID MEASUREMENT",
     };
     format!("{word}: {slo}; {rules}")
 }

@@ -17,9 +17,9 @@ pub const MISSING: &str = "–";
 pub struct View {
     /// The spec's name.
     pub spec: String,
-    /// `pass`, `slo_failed` or `regressed`.
+    /// `pass`, `slo_failed`, `regressed` or `invalid_measurement`.
     pub verdict: &'static str,
-    /// `PASSED`, `FAILED` or `REGRESSED`.
+    /// `PASSED`, `FAILED`, `REGRESSED` or `INVALID MEASUREMENT`.
     pub verdict_word: &'static str,
     /// The one-line verdict.
     pub summary: String,
@@ -164,6 +164,7 @@ pub fn build(
             Overall::Pass => "PASSED",
             Overall::SloFailed => "FAILED",
             Overall::Regressed => "REGRESSED",
+            Overall::InvalidMeasurement => "INVALID MEASUREMENT",
         },
         summary: verdict::summary_line(current, comparison),
         has_baseline: baseline.is_some(),

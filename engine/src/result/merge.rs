@@ -6,18 +6,26 @@
 //! and counters, never averaged. The shards ran at the same time, so the merged window is the
 //! longest shard's, and throughput is the merged responses over it.
 //!
-//! The per-second series is merged second by second: counts are summed and `max_us` is the
-//! maximum, both exact; a result stores no per-second histogram, so the other per-second
-//! latency fields of a merged result are the response-weighted means of the shards' values, an
-//! approximation that only the regression rules' bootstrap uses.
+//! What a result keeps no histogram of cannot be merged exactly, and is said so:
+//!
+//! - the per-second series is merged second by second: counts are summed and `max_us` is the
+//!   maximum, both exact; the other per-second latency fields are the response-weighted means
+//!   of the shards' values, an approximation that only the regression rules' bootstrap uses;
+//! - `service_time_us` (a summary without a histogram) is absent from a merge of several
+//!   shards;
+//! - an SLO with a window (`window_s`) passes when it passed in every shard, and shows the
+//!   first failing shard's window (or the first shard's); other SLOs are re-evaluated;
+//! - health: valid when every shard's was, with every shard's problems; stages are the first
+//!   shard's, with sent, dropped, achieved rate and concurrency and client CPU summed over the
+//!   shards when they have the same stages (lateness, a summary, is the first shard's).
 
 use std::collections::BTreeMap;
 
 use super::{
-    LatencySummary, RunResult, SloVerdict, TargetResult, TimeSample, decode_histogram,
+    LatencySummary, Measures, RunResult, SloVerdict, TargetResult, TimeSample, decode_histogram,
     encode_histogram, stats,
 };
-use crate::plan::threshold::{Aggregation, Metric, Scope, Threshold};
+use crate::plan::threshold::{Metric, Scope, Threshold};
 
 /// Why results cannot be merged.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -105,7 +113,17 @@ pub fn merge(results: &[RunResult]) -> Result<RunResult, MergeError> {
     let slo = first
         .slo
         .iter()
-        .map(|v| {
+        .enumerate()
+        .map(|(i, v)| {
+            if v.window_s.is_some() {
+                let shards: Vec<&SloVerdict> =
+                    results.iter().filter_map(|r| r.slo.get(i)).collect();
+                let shown = shards.iter().find(|s| !s.passed).unwrap_or(&shards[0]);
+                return Ok(SloVerdict {
+                    passed: shards.iter().all(|s| s.passed),
+                    ..(*shown).clone()
+                });
+            }
             let target = if v.scope == "total" {
                 Some(&total)
             } else {
@@ -136,8 +154,37 @@ pub fn merge(results: &[RunResult]) -> Result<RunResult, MergeError> {
     load.connections = results.iter().map(|r| r.load.connections).sum();
     load.requests = results.iter().map(|r| r.load.requests).sum::<Option<u64>>();
 
+    let mut health = first.health.clone();
+    health.valid = results.iter().all(|r| r.health.valid);
+    health.problems = results
+        .iter()
+        .enumerate()
+        .flat_map(|(i, r)| {
+            r.health
+                .problems
+                .iter()
+                .map(move |p| format!("shard {}: {p}", i + 1))
+        })
+        .collect();
+    if results
+        .iter()
+        .all(|r| r.health.stages.len() == health.stages.len())
+    {
+        for (j, stage) in health.stages.iter_mut().enumerate() {
+            for r in &results[1..] {
+                let other = &r.health.stages[j];
+                stage.sent += other.sent;
+                stage.dropped += other.dropped;
+                stage.achieved_rate += other.achieved_rate;
+                stage.achieved_concurrency += other.achieved_concurrency;
+                stage.client_cpu_s += other.client_cpu_s;
+            }
+        }
+    }
+
     Ok(RunResult {
         result_version: first.result_version,
+        health,
         spec: first.spec.clone(),
         started_at: results
             .iter()
@@ -177,8 +224,13 @@ fn merge_targets(
         status_codes: BTreeMap::new(),
         errors_by_kind: BTreeMap::new(),
         latency_us: None,
+        service_time_us: None,
         histogram: String::new(),
+        checks_passed: 0,
+        checks_failed: 0,
+        checks: Vec::new(),
     };
+    let single = parts.len() == 1;
     for (index, t) in parts {
         let h = decode_histogram(&t.histogram).map_err(|e| MergeError::Histogram {
             index: index + 1,
@@ -200,6 +252,20 @@ fn merge_targets(
         }
         for (k, v) in &t.errors_by_kind {
             *out.errors_by_kind.entry(k.clone()).or_default() += v;
+        }
+        out.checks_passed += t.checks_passed;
+        out.checks_failed += t.checks_failed;
+        for c in &t.checks {
+            match out.checks.iter_mut().find(|o| o.check == c.check) {
+                Some(o) => {
+                    o.passed += c.passed;
+                    o.failed += c.failed;
+                }
+                None => out.checks.push(c.clone()),
+            }
+        }
+        if single {
+            out.service_time_us = t.service_time_us.clone();
         }
     }
     out.error_rate = if out.requests > 0 {
@@ -238,6 +304,7 @@ fn reevaluate(
         "latency" => Metric::Latency,
         "errors" => Metric::Errors,
         "requests" => Metric::Requests,
+        "checks" => Metric::Checks,
         other => {
             return Err(MergeError::Threshold {
                 threshold: v.threshold.clone(),
@@ -253,24 +320,16 @@ fn reevaluate(
     })?;
     let measured = target.and_then(|t| {
         let h = decode_histogram(&t.histogram).ok()?;
-        match (metric, threshold.aggregation) {
-            (Metric::Latency, a) => (!h.is_empty()).then(|| match a {
-                Aggregation::Percentile(p) => h.value_at_quantile(p / 100.0) as f64,
-                Aggregation::Median => h.value_at_quantile(0.5) as f64,
-                Aggregation::Mean => h.mean(),
-                Aggregation::Min => h.min() as f64,
-                Aggregation::Max => h.max() as f64,
-                Aggregation::Rate | Aggregation::Count => f64::NAN,
-            }),
-            (Metric::Errors, Aggregation::Rate) => Some(t.error_rate),
-            (Metric::Errors, _) => Some(t.errors as f64),
-            (Metric::Requests, Aggregation::Rate) => Some(if duration_s > 0.0 {
-                t.responses as f64 / duration_s
-            } else {
-                0.0
-            }),
-            (Metric::Requests, _) => Some(t.responses as f64),
-        }
+        let checks = t.checks_passed + t.checks_failed;
+        let measures = Measures {
+            latency_us: &h,
+            requests: t.requests,
+            responses: t.responses,
+            errors: t.errors,
+            check_pass_rate: (checks > 0).then(|| t.checks_passed as f64 / checks as f64),
+            elapsed_s: duration_s,
+        };
+        measures.measure(&threshold).0
     });
     Ok(SloVerdict {
         passed: measured.is_some_and(|m| threshold.passes(m)),
@@ -313,6 +372,7 @@ fn merge_series(results: &[RunResult]) -> Vec<TimeSample> {
                 p95_us: round(weighted(&|s| s.p95_us.map(|v| v as f64))),
                 p99_9_us: round(weighted(&|s| s.p99_9_us.map(|v| v as f64))),
                 mean_us: weighted(&|s| s.mean_us),
+                requests: samples.iter().map(|s| s.requests).sum(),
             }
         })
         .collect()

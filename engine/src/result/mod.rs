@@ -7,6 +7,7 @@
 
 pub mod merge;
 pub mod stats;
+pub mod watch;
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -20,7 +21,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::plan::regression::RegressionRule;
 use crate::plan::threshold::{Aggregation, Metric, Scope, Threshold};
-use crate::plan::{Plan, Stop};
+use crate::plan::{Model, Plan, Stop};
 use crate::run::RunOutput;
 use stats::TargetStats;
 
@@ -35,8 +36,9 @@ pub struct RunResult {
     pub spec: SpecInfo,
     /// When measuring started (after the warmup), RFC 3339 in UTC.
     pub started_at: String,
-    /// Length of the measured window in seconds: from the end of the warmup until the last
-    /// measured request ended.
+    /// Length of the measured window in seconds: the planned duration; in count mode, or when
+    /// the run was stopped early, from the end of the warmup until the last measured request
+    /// ended. Rates divide by it.
     pub duration_s: f64,
     /// The run was stopped early (Ctrl-C); its numbers cover only part of the plan.
     pub interrupted: bool,
@@ -48,6 +50,9 @@ pub struct RunResult {
     pub targets: Vec<TargetResult>,
     /// One sample per second of the measured window.
     pub time_series: Vec<TimeSample>,
+    /// Whether the load generator applied the planned load: per stage, planned against
+    /// achieved. An invalid measurement measured the generator, not the service.
+    pub health: Health,
     /// Every SLO threshold, whole run first, then per target.
     pub slo: Vec<SloVerdict>,
     /// Whether every SLO threshold passed.
@@ -138,8 +143,11 @@ pub struct Environment {
 /// The load that was applied.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct LoadInfo {
-    /// `closed`: a fixed number of connections, each sending when its last response ended.
+    /// `closed`: connections each sending when their last response ended; `open`: requests
+    /// arriving on a schedule at a rate.
     pub model: String,
+    /// Closed model: the most connections of any stage. Open model: the cap on requests in
+    /// flight.
     pub connections: u32,
     /// Planned measuring time in seconds (duration mode).
     pub duration_s: Option<f64>,
@@ -174,10 +182,34 @@ pub struct TargetResult {
     /// Failed requests by kind: connect_refused, connect_timeout, connect_error, timeout,
     /// reset, closed, malformed, unexpected_status.
     pub errors_by_kind: BTreeMap<String, u64>,
-    /// Latency of complete responses; absent when there were none.
+    /// Latency of complete responses, from when each request was due (its intended start on
+    /// the open model's or a paced connection's schedule, else its actual start); absent when
+    /// there were none.
     pub latency_us: Option<LatencySummary>,
+    /// Service time of complete responses: from each request's actual start (including a
+    /// connect) to its last byte. Equal to `latency_us` unless requests were scheduled.
+    #[serde(default)]
+    pub service_time_us: Option<LatencySummary>,
     /// The latency histogram in microseconds: HdrHistogram V2 + DEFLATE, base64 (standard).
     pub histogram: String,
+    /// Response check evaluations that passed, over all checks.
+    #[serde(default)]
+    pub checks_passed: u64,
+    /// Response check evaluations that failed, over all checks.
+    #[serde(default)]
+    pub checks_failed: u64,
+    /// Per check (targets only).
+    #[serde(default)]
+    pub checks: Vec<CheckResult>,
+}
+
+/// How often one response check passed.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct CheckResult {
+    /// What was checked, e.g. `header content-type == "application/json"`.
+    pub check: String,
+    pub passed: u64,
+    pub failed: u64,
 }
 
 /// Latency percentiles and moments, in microseconds.
@@ -193,6 +225,59 @@ pub struct LatencySummary {
     pub p99_9: u64,
     pub max: u64,
 }
+
+/// The load generator's own health over the run.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Health {
+    /// False when the generator fell short of the plan (see `problems`): the numbers measure
+    /// the generator, not the service.
+    pub valid: bool,
+    /// Why the measurement is invalid, one sentence each.
+    pub problems: Vec<String>,
+    /// Per stage of the load, warmup stages included.
+    pub stages: Vec<StageHealth>,
+}
+
+/// Planned against achieved load in one stage.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct StageHealth {
+    pub warmup: bool,
+    /// Planned length in seconds; absent for a count-mode run's open-ended stage.
+    pub duration_s: Option<f64>,
+    /// The target at the stage's start and end: connections (closed) or requests per second
+    /// (open), see `target_unit`.
+    pub target_from: f64,
+    pub target_to: f64,
+    /// `connections` or `requests/s`.
+    pub target_unit: String,
+    /// Requests started (due in this stage).
+    pub sent: u64,
+    /// Open model: arrivals not sent because every in-flight slot was busy.
+    pub dropped: u64,
+    /// Requests started per second of the stage (as run).
+    pub achieved_rate: f64,
+    /// Mean requests in flight over the stage (as run).
+    pub achieved_concurrency: f64,
+    /// How late requests started after they were due, microseconds (open model and pacing).
+    pub lateness_us: Option<LatencySummary>,
+    /// CPU time loadgate used in the stage (user + system), seconds.
+    pub client_cpu_s: f64,
+}
+
+/// An open-model stage whose achieved arrival rate falls short of its target by more than this
+/// fraction makes the measurement invalid.
+pub const RATE_TOLERANCE: f64 = 0.05;
+/// A stage that dropped more than this share of its due requests makes the measurement
+/// invalid: the planned load was not applied.
+pub const MAX_DROPPED_SHARE: f64 = 0.001;
+/// A stage whose requests started later than this after they were due (p99, microseconds)
+/// makes the measurement invalid.
+pub const MAX_LATENESS_P99_US: u64 = 10_000;
+/// A stage in which loadgate used more than this share of all CPUs makes the measurement
+/// invalid: the generator was the bottleneck.
+pub const MAX_CLIENT_CPU_SHARE: f64 = 0.9;
+/// Stages shorter than this (seconds, as run) are not judged: too short to say.
+pub const MIN_JUDGED_STAGE_S: f64 = 1.0;
 
 /// One second of the measured window, all targets together.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -220,6 +305,10 @@ pub struct TimeSample {
     /// Mean latency, µs (0 when no responses); absent in older results.
     #[serde(default)]
     pub mean_us: Option<f64>,
+    /// Requests that ended in this second (responses plus transport errors); absent in older
+    /// results.
+    #[serde(default)]
+    pub requests: Option<u64>,
 }
 
 /// The verdict on one SLO threshold.
@@ -238,6 +327,17 @@ pub struct SloVerdict {
     /// The threshold's limit in `unit`.
     pub limit: f64,
     pub passed: bool,
+    /// For a window threshold: the window's length in seconds; `measured` is then the first
+    /// failing window's value, or the worst window's when all passed.
+    #[serde(default)]
+    pub window_s: Option<u32>,
+    /// For a failed window threshold: where the first failing window starts, seconds into
+    /// the measured window.
+    #[serde(default)]
+    pub failed_window_start_s: Option<u32>,
+    /// This threshold failed during the run and stopped it (`abort_on_fail`).
+    #[serde(default)]
+    pub aborted_run: bool,
 }
 
 /// Builds the result of a run.
@@ -250,12 +350,24 @@ pub fn build(plan: &Plan, output: &RunOutput) -> RunResult {
     let slo: Vec<SloVerdict> = plan
         .slo
         .iter()
-        .map(|threshold| {
+        .enumerate()
+        .map(|(i, threshold)| {
             let (scope, stats) = match threshold.scope {
                 Scope::Total => ("total".to_string(), &total),
                 Scope::Target(i) => (plan.targets[i].name.clone(), &output.targets[i]),
             };
-            verdict(threshold, scope, stats, elapsed_s)
+            let mut verdict = verdict(threshold, scope, &Measures::of(stats, elapsed_s));
+            if let Some(window) = output.windows.get(i).and_then(|w| w.as_ref()) {
+                verdict.measured = window.measured;
+                verdict.passed = window.passed;
+                verdict.window_s = threshold.window_s;
+                verdict.failed_window_start_s = window.failed_start_s;
+            }
+            if output.aborted_by == Some(i) {
+                verdict.passed = false;
+                verdict.aborted_run = true;
+            }
+            verdict
         })
         .collect();
     let targets = plan
@@ -266,6 +378,19 @@ pub fn build(plan: &Plan, output: &RunOutput) -> RunResult {
             let mut result = target_result(&target.name, stats, elapsed_s);
             result.method = Some(target.method.clone());
             result.url = Some(target.display_url.clone());
+            result.checks = target
+                .checks
+                .iter()
+                .enumerate()
+                .map(|(i, check)| {
+                    let [passed, failed] = stats.checks.get(i).copied().unwrap_or([0, 0]);
+                    CheckResult {
+                        check: check.describe(),
+                        passed,
+                        failed,
+                    }
+                })
+                .collect();
             result
         })
         .collect();
@@ -286,23 +411,21 @@ pub fn build(plan: &Plan, output: &RunOutput) -> RunResult {
                 .unwrap_or_default(),
             os: std::env::consts::OS.to_string(),
             arch: std::env::consts::ARCH.to_string(),
-            cpu_count: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            cpu_count: cpu_count(),
             client_cpu_user_s: cpu_user.as_secs_f64(),
             client_cpu_system_s: cpu_system.as_secs_f64(),
         },
         load: LoadInfo {
-            model: "closed".to_string(),
-            connections: plan.load.connections,
-            duration_s: match plan.load.stop {
-                Stop::Duration(d) => Some(d.as_secs_f64()),
-                Stop::Requests(_) => None,
-            },
+            model: plan.load.model.name().to_string(),
+            connections: plan.load.max_concurrency,
+            duration_s: plan.load.measured_duration().map(|d| d.as_secs_f64()),
             requests: match plan.load.stop {
                 Stop::Requests(n) => Some(n),
                 Stop::Duration(_) => None,
             },
-            warmup_s: plan.load.warmup.as_secs_f64(),
+            warmup_s: plan.load.warmup().as_secs_f64(),
         },
+        health: health(plan, output, cpu_count()),
         total: target_result("total", &total, elapsed_s),
         targets,
         time_series: output.time_series.clone(),
@@ -315,6 +438,116 @@ pub fn build(plan: &Plan, output: &RunOutput) -> RunResult {
                 .collect(),
         ),
     }
+}
+
+fn cpu_count() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// Judges the generator's health stage by stage (see [`RATE_TOLERANCE`],
+/// [`MAX_LATENESS_P99_US`], [`MAX_CLIENT_CPU_SHARE`]).
+fn health(plan: &Plan, output: &RunOutput, cpus: usize) -> Health {
+    let load = &plan.load;
+    let run_s = load.warmup().as_secs_f64() + output.elapsed.as_secs_f64();
+    let stop_is_duration = matches!(load.stop, Stop::Duration(_));
+    let ended_early = output.interrupted || output.aborted_by.is_some();
+    let mut problems = Vec::new();
+    let mut stage_start = 0.0;
+    let stages = load
+        .stages
+        .iter()
+        .zip(&output.stages)
+        .enumerate()
+        .map(|(i, (stage, stats))| {
+            let planned = stage.duration.map(|d| d.as_secs_f64());
+            // A stage lasts as planned, unless the run ended early (count mode, Ctrl-C).
+            let length = (run_s - stage_start).max(0.0);
+            let length = match planned {
+                Some(p) if !ended_early && stop_is_duration => p,
+                Some(p) => length.min(p),
+                None => length,
+            };
+            stage_start += planned.unwrap_or(0.0);
+            let per_s = |x: f64| if length > 0.0 { x / length } else { 0.0 };
+            let cpu_s = output.stage_cpu_s.get(i).copied().unwrap_or(0.0);
+            let lateness = summary(&stats.lateness_us);
+            let health = StageHealth {
+                warmup: stage.warmup,
+                duration_s: planned,
+                target_from: stage.from,
+                target_to: stage.to,
+                target_unit: match load.model {
+                    Model::Closed => "connections",
+                    Model::Open => "requests/s",
+                }
+                .to_string(),
+                sent: stats.sent,
+                dropped: stats.dropped,
+                achieved_rate: per_s(stats.sent as f64),
+                achieved_concurrency: per_s(stats.busy_us as f64 / 1e6),
+                lateness_us: lateness.clone(),
+                client_cpu_s: cpu_s,
+            };
+            if !stage.warmup && length >= MIN_JUDGED_STAGE_S && !ended_early {
+                let name = format!("stage {}", i + 1);
+                let mean_target = if planned.is_some() {
+                    (stage.from + stage.to) / 2.0
+                } else {
+                    stage.to
+                };
+                let due = stats.sent + stats.dropped;
+                if stats.dropped as f64 > due as f64 * MAX_DROPPED_SHARE {
+                    problems.push(format!(
+                        "{name}: {} of {due} requests were dropped: every in-flight slot was busy (raise `max_in_flight`)",
+                        stats.dropped
+                    ));
+                } else if load.model == Model::Open
+                    && health.achieved_rate < mean_target * (1.0 - RATE_TOLERANCE)
+                {
+                    problems.push(format!(
+                        "{name}: sent {:.1} requests/s of the planned {mean_target:.1}/s ({} dropped: raise `max_in_flight`, or the generator is too small)",
+                        health.achieved_rate, stats.dropped
+                    ));
+                }
+                if let Some(l) = &lateness
+                    && l.p99 > MAX_LATENESS_P99_US
+                {
+                    problems.push(format!(
+                        "{name}: requests started up to {:.1} ms late (p99), more than {} ms: the generator could not keep to the schedule",
+                        l.p99 as f64 / 1e3,
+                        MAX_LATENESS_P99_US / 1000
+                    ));
+                }
+                let share = per_s(cpu_s) / cpus as f64;
+                if share > MAX_CLIENT_CPU_SHARE {
+                    problems.push(format!(
+                        "{name}: loadgate used {:.0}% of all {cpus} CPUs: the generator was the bottleneck",
+                        share * 100.0
+                    ));
+                }
+            }
+            health
+        })
+        .collect();
+    Health {
+        valid: problems.is_empty(),
+        problems,
+        stages,
+    }
+}
+
+fn summary(h: &Histogram<u64>) -> Option<LatencySummary> {
+    (!h.is_empty()).then(|| LatencySummary {
+        min: h.min(),
+        mean: h.mean(),
+        stdev: h.stdev(),
+        p50: h.value_at_quantile(0.50),
+        p90: h.value_at_quantile(0.90),
+        p95: h.value_at_quantile(0.95),
+        p99: h.value_at_quantile(0.99),
+        p99_9: h.value_at_quantile(0.999),
+        max: h.max(),
+    })
 }
 
 fn target_result(name: &str, stats: &TargetStats, elapsed_s: f64) -> TargetResult {
@@ -340,18 +573,12 @@ fn target_result(name: &str, stats: &TargetStats, elapsed_s: f64) -> TargetResul
             .into_iter()
             .map(|(kind, n)| (kind.to_string(), n))
             .collect(),
-        latency_us: (!h.is_empty()).then(|| LatencySummary {
-            min: h.min(),
-            mean: h.mean(),
-            stdev: h.stdev(),
-            p50: h.value_at_quantile(0.50),
-            p90: h.value_at_quantile(0.90),
-            p95: h.value_at_quantile(0.95),
-            p99: h.value_at_quantile(0.99),
-            p99_9: h.value_at_quantile(0.999),
-            max: h.max(),
-        }),
+        latency_us: summary(h),
+        service_time_us: summary(&stats.service_us),
         histogram: encode_histogram(h),
+        checks_passed: stats.check_totals().0,
+        checks_failed: stats.check_totals().1,
+        checks: Vec::new(),
     }
 }
 
@@ -363,32 +590,83 @@ fn rate(count: u64, elapsed_s: f64) -> f64 {
     }
 }
 
-/// Measures `threshold`'s metric on `stats` and judges it. A latency threshold with no
-/// responses to measure fails.
-fn verdict(
-    threshold: &Threshold,
-    scope: String,
-    stats: &TargetStats,
-    elapsed_s: f64,
-) -> SloVerdict {
-    let h = &stats.latency_us;
-    let (measured, unit) = match (threshold.metric, threshold.aggregation) {
-        (Metric::Latency, aggregation) => {
-            let value = (!h.is_empty()).then(|| match aggregation {
-                Aggregation::Percentile(p) => h.value_at_quantile(p / 100.0) as f64,
-                Aggregation::Median => h.value_at_quantile(0.5) as f64,
-                Aggregation::Mean => h.mean(),
-                Aggregation::Min => h.min() as f64,
-                Aggregation::Max => h.max() as f64,
-                Aggregation::Rate | Aggregation::Count => unreachable!("rejected by the plan"),
-            });
-            (value, "us")
+/// What a threshold can be measured on: a target's (or the run's) stats, or a window of
+/// per-second stats.
+pub struct Measures<'a> {
+    /// Latency of complete responses, microseconds.
+    pub latency_us: &'a Histogram<u64>,
+    /// Requests that ended: complete responses plus transport errors.
+    pub requests: u64,
+    pub responses: u64,
+    pub errors: u64,
+    /// Share of check evaluations that passed, when any were evaluated.
+    pub check_pass_rate: Option<f64>,
+    /// Length of the measured span, seconds.
+    pub elapsed_s: f64,
+}
+
+impl<'a> Measures<'a> {
+    /// The measures of a target's (or the whole run's) stats over `elapsed_s` seconds.
+    pub fn of(stats: &'a TargetStats, elapsed_s: f64) -> Measures<'a> {
+        Measures {
+            latency_us: &stats.latency_us,
+            requests: stats.requests(),
+            responses: stats.responses(),
+            errors: stats.error_count(),
+            check_pass_rate: stats.check_pass_rate(),
+            elapsed_s,
         }
-        (Metric::Errors, Aggregation::Rate) => (Some(stats.error_rate()), "ratio"),
-        (Metric::Errors, _) => (Some(stats.error_count() as f64), "count"),
-        (Metric::Requests, Aggregation::Rate) => (Some(rate(stats.responses(), elapsed_s)), "1/s"),
-        (Metric::Requests, _) => (Some(stats.responses() as f64), "count"),
-    };
+    }
+
+    /// The measures of per-second stats merged over `seconds` seconds.
+    pub fn of_seconds(stats: &'a stats::SecondStats, seconds: f64) -> Measures<'a> {
+        Measures {
+            latency_us: &stats.latency_us,
+            requests: stats.requests,
+            responses: stats.responses,
+            errors: stats.errors,
+            check_pass_rate: None,
+            elapsed_s: seconds,
+        }
+    }
+
+    /// The value of `threshold`'s metric and aggregation, with its unit (`us`, `ratio`, `1/s`,
+    /// `count`); `None` when there is nothing to measure (no responses for a latency, no
+    /// checks for a check rate).
+    pub fn measure(&self, threshold: &Threshold) -> (Option<f64>, &'static str) {
+        let h = self.latency_us;
+        match (threshold.metric, threshold.aggregation) {
+            (Metric::Latency, aggregation) => {
+                let value = (!h.is_empty()).then(|| match aggregation {
+                    Aggregation::Percentile(p) => h.value_at_quantile(p / 100.0) as f64,
+                    Aggregation::Median => h.value_at_quantile(0.5) as f64,
+                    Aggregation::Mean => h.mean(),
+                    Aggregation::Min => h.min() as f64,
+                    Aggregation::Max => h.max() as f64,
+                    Aggregation::Rate | Aggregation::Count => unreachable!("rejected by the plan"),
+                });
+                (value, "us")
+            }
+            (Metric::Errors, Aggregation::Rate) => {
+                let rate = match self.requests {
+                    0 => 0.0,
+                    n => self.errors as f64 / n as f64,
+                };
+                (Some(rate), "ratio")
+            }
+            (Metric::Errors, _) => (Some(self.errors as f64), "count"),
+            (Metric::Requests, Aggregation::Rate) => {
+                (Some(rate(self.responses, self.elapsed_s)), "1/s")
+            }
+            (Metric::Requests, _) => (Some(self.responses as f64), "count"),
+            (Metric::Checks, _) => (self.check_pass_rate, "ratio"),
+        }
+    }
+}
+
+/// Judges `threshold` on `measures`. A latency threshold with no responses to measure fails.
+fn verdict(threshold: &Threshold, scope: String, measures: &Measures) -> SloVerdict {
+    let (measured, unit) = measures.measure(threshold);
     SloVerdict {
         scope,
         metric: threshold.metric.name().to_string(),
@@ -397,6 +675,9 @@ fn verdict(
         measured,
         unit: unit.to_string(),
         limit: threshold.limit,
+        window_s: None,
+        failed_window_start_s: None,
+        aborted_run: false,
     }
 }
 

@@ -64,11 +64,15 @@ impl ErrorKind {
     }
 }
 
-/// Counters and the latency histogram of one target (or of all targets, once merged).
+/// Counters and the latency histograms of one target (or of all targets, once merged).
 #[derive(Debug, Clone)]
 pub struct TargetStats {
-    /// Latency of every complete response (any status), in microseconds.
+    /// Latency of every complete response (any status), in microseconds, from when the request
+    /// was due: its intended start on the schedule (open model, pacing) or its actual start.
     pub latency_us: Histogram<u64>,
+    /// Service time of every complete response, in microseconds: from when the request was
+    /// actually started to its last byte.
+    pub service_us: Histogram<u64>,
     /// Complete responses by status code (index = code, 0..600).
     pub status: Box<[u64; 600]>,
     /// Failed requests by kind (index = position in [`ErrorKind::ALL`]).
@@ -77,25 +81,37 @@ pub struct TargetStats {
     pub bytes_sent: u64,
     /// Response bytes read (headers and body).
     pub bytes_received: u64,
+    /// Per response check (in the target's order): how often it passed and failed.
+    pub checks: Vec<[u64; 2]>,
 }
 
 impl Default for TargetStats {
     fn default() -> Self {
         TargetStats {
             latency_us: latency_histogram(),
+            service_us: latency_histogram(),
             status: Box::new([0; 600]),
             errors: [0; ErrorKind::ALL.len()],
             bytes_sent: 0,
             bytes_received: 0,
+            checks: Vec::new(),
         }
     }
 }
 
 impl TargetStats {
-    /// Records a complete response.
+    /// Records a complete response: its latency (from when it was due) and service time (from
+    /// when it started), both in microseconds.
     #[inline]
-    pub fn record_response(&mut self, status: u16, latency_us: u64, expected: bool) {
+    pub fn record_response(
+        &mut self,
+        status: u16,
+        latency_us: u64,
+        service_us: u64,
+        expected: bool,
+    ) {
         self.latency_us.saturating_record(latency_us.max(1));
+        self.service_us.saturating_record(service_us.max(1));
         if let Some(count) = self.status.get_mut(usize::from(status)) {
             *count += 1;
         }
@@ -108,6 +124,28 @@ impl TargetStats {
     #[inline]
     pub fn record_error(&mut self, kind: ErrorKind) {
         self.errors[kind as usize] += 1;
+    }
+
+    /// Records the outcome of check `index`.
+    #[inline]
+    pub fn record_check(&mut self, index: usize, passed: bool) {
+        if self.checks.len() <= index {
+            self.checks.resize(index + 1, [0, 0]);
+        }
+        self.checks[index][usize::from(!passed)] += 1;
+    }
+
+    /// Share of check evaluations that passed; `None` when no check was evaluated.
+    pub fn check_pass_rate(&self) -> Option<f64> {
+        let (passed, failed) = self.check_totals();
+        (passed + failed > 0).then(|| passed as f64 / (passed + failed) as f64)
+    }
+
+    /// Check evaluations that passed and failed, over all checks.
+    pub fn check_totals(&self) -> (u64, u64) {
+        self.checks
+            .iter()
+            .fold((0, 0), |(p, f), [cp, cf]| (p + cp, f + cf))
     }
 
     /// Complete responses, any status.
@@ -157,6 +195,9 @@ impl TargetStats {
         self.latency_us
             .add(&other.latency_us)
             .expect("histograms of equal bounds add");
+        self.service_us
+            .add(&other.service_us)
+            .expect("histograms of equal bounds add");
         for (a, b) in self.status.iter_mut().zip(other.status.iter()) {
             *a += b;
         }
@@ -165,12 +206,60 @@ impl TargetStats {
         }
         self.bytes_sent += other.bytes_sent;
         self.bytes_received += other.bytes_received;
+        if self.checks.len() < other.checks.len() {
+            self.checks.resize(other.checks.len(), [0, 0]);
+        }
+        for (a, b) in self.checks.iter_mut().zip(&other.checks) {
+            a[0] += b[0];
+            a[1] += b[1];
+        }
+    }
+}
+
+/// What the generator did in one stage of the load: the raw material of its health check.
+#[derive(Debug, Clone)]
+pub struct StageStats {
+    /// Requests started whose due time fell in this stage.
+    pub sent: u64,
+    /// Open model: arrivals that found every in-flight slot busy and were not sent.
+    pub dropped: u64,
+    /// Sum of the service times of this stage's requests, in microseconds; divided by the
+    /// stage's length it gives the mean number of requests in flight.
+    pub busy_us: u64,
+    /// How late requests started after they were due, in microseconds (open model and
+    /// pacing only; 2 significant digits).
+    pub lateness_us: Histogram<u64>,
+}
+
+impl Default for StageStats {
+    fn default() -> Self {
+        StageStats {
+            sent: 0,
+            dropped: 0,
+            busy_us: 0,
+            lateness_us: Histogram::new_with_bounds(1, MAX_LATENCY_US, 2)
+                .expect("valid histogram bounds"),
+        }
+    }
+}
+
+impl StageStats {
+    /// Adds `other` into `self`.
+    pub fn merge(&mut self, other: &StageStats) {
+        self.sent += other.sent;
+        self.dropped += other.dropped;
+        self.busy_us += other.busy_us;
+        self.lateness_us
+            .add(&other.lateness_us)
+            .expect("histograms of equal bounds add");
     }
 }
 
 /// One second of a run, all targets together: what completed in that second.
 #[derive(Debug, Clone)]
 pub struct SecondStats {
+    /// Requests that ended: complete responses plus transport errors.
+    pub requests: u64,
     /// Complete responses (any status).
     pub responses: u64,
     /// Failed requests.
@@ -182,6 +271,7 @@ pub struct SecondStats {
 impl Default for SecondStats {
     fn default() -> Self {
         SecondStats {
+            requests: 0,
             responses: 0,
             errors: 0,
             latency_us: Histogram::new_with_bounds(1, MAX_LATENCY_US, 2)
@@ -212,11 +302,13 @@ impl SecondStats {
             p95_us: Some(at(0.95)),
             p99_9_us: Some(at(0.999)),
             mean_us: Some(if h.is_empty() { 0.0 } else { h.mean() }),
+            requests: Some(self.requests),
         }
     }
 
     /// Adds `other` into `self`.
     pub fn merge(&mut self, other: &SecondStats) {
+        self.requests += other.requests;
         self.responses += other.responses;
         self.errors += other.errors;
         self.latency_us
@@ -232,13 +324,18 @@ mod tests {
     #[test]
     fn counts_and_merge() {
         let mut a = TargetStats::default();
-        a.record_response(200, 1_000, true);
-        a.record_response(500, 2_000, false);
+        a.record_response(200, 1_000, 900, true);
+        a.record_response(500, 2_000, 1_500, false);
         a.record_error(ErrorKind::Timeout);
         let mut b = TargetStats::default();
-        b.record_response(200, 3_000, true);
+        b.record_response(200, 3_000, 100, true);
         b.record_error(ErrorKind::ConnectRefused);
+        b.record_check(1, true);
+        b.record_check(1, false);
+        a.record_check(0, true);
         a.merge(&b);
+        assert_eq!(a.checks, vec![[1, 0], [1, 1]]);
+        assert_eq!(a.check_totals(), (2, 1));
         assert_eq!(a.responses(), 3);
         assert_eq!(a.requests(), 5);
         assert_eq!(a.error_count(), 3);
@@ -254,5 +351,6 @@ mod tests {
         );
         assert!(a.latency_us.equivalent(a.latency_us.max(), 3_000));
         assert!(a.latency_us.equivalent(a.latency_us.min(), 1_000));
+        assert!(a.service_us.equivalent(a.service_us.max(), 1_500));
     }
 }

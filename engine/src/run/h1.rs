@@ -20,6 +20,29 @@ const MAX_HEAD_BYTES: usize = 64 * 1024;
 /// Most response headers accepted.
 const MAX_HEADERS: usize = 64;
 
+/// Most body bytes kept for checks, per response.
+pub const CAPTURE_BODY_BYTES: usize = 1024 * 1024;
+
+/// A response kept for checks: its head (status line and headers) and up to
+/// [`CAPTURE_BODY_BYTES`] of its (de-chunked) body. Reused across responses.
+#[derive(Debug, Default)]
+pub struct Capture {
+    pub head: Vec<u8>,
+    pub body: Vec<u8>,
+    /// Keep the body too (body and JSON checks); else only the head.
+    pub keep_body: bool,
+}
+
+impl Capture {
+    fn body(&mut self, bytes: &[u8]) {
+        if !self.keep_body {
+            return;
+        }
+        let room = CAPTURE_BODY_BYTES.saturating_sub(self.body.len());
+        self.body.extend_from_slice(&bytes[..bytes.len().min(room)]);
+    }
+}
+
 /// A complete response, as far as a load test cares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Response {
@@ -34,6 +57,24 @@ pub struct Response {
 pub struct H1Conn {
     stream: TcpStream,
     buf: Vec<u8>,
+    /// A response has been read on this connection: it is a reused keep-alive connection.
+    reused: bool,
+}
+
+/// Why an exchange failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Failure {
+    /// A reused keep-alive connection was closed by the server before any byte of the
+    /// response arrived: the race with the server's idle timeout. The request may be sent
+    /// again on a new connection (as hyper and browsers do).
+    Stale,
+    Error(ErrorKind),
+}
+
+impl From<ErrorKind> for Failure {
+    fn from(kind: ErrorKind) -> Failure {
+        Failure::Error(kind)
+    }
 }
 
 /// Opens a connection to `addr` (TCP_NODELAY on).
@@ -49,6 +90,7 @@ pub async fn connect(addr: SocketAddr) -> Result<H1Conn, ErrorKind> {
     Ok(H1Conn {
         stream,
         buf: vec![0; BUF_BYTES],
+        reused: false,
     })
 }
 
@@ -70,18 +112,54 @@ enum Framing {
 
 impl H1Conn {
     /// Sends `request` and reads one complete response. `is_head`: the request was `HEAD`,
-    /// so the response has no body.
+    /// so the response has no body. With `capture`, the response is kept there for checks.
     ///
-    /// Errors: [`ErrorKind::Closed`] when the server closes before the response is complete,
+    /// Errors: [`Failure::Stale`] for a reused connection the server had closed;
+    /// [`ErrorKind::Closed`] when the server closes before the response is complete,
     /// [`ErrorKind::Reset`] on a reset, [`ErrorKind::Malformed`] for anything not HTTP/1.x.
-    pub async fn exchange(&mut self, request: &[u8], is_head: bool) -> Result<Response, ErrorKind> {
-        self.stream.write_all(request).await.map_err(io_error)?;
+    pub async fn exchange(
+        &mut self,
+        request: &[u8],
+        is_head: bool,
+        capture: Option<&mut Capture>,
+    ) -> Result<Response, Failure> {
+        let stale = |kind: ErrorKind| {
+            if matches!(kind, ErrorKind::Closed | ErrorKind::Reset) {
+                Failure::Stale
+            } else {
+                Failure::Error(kind)
+            }
+        };
+        if let Err(e) = self.stream.write_all(request).await {
+            let kind = io_error(e);
+            return Err(if self.reused {
+                stale(kind)
+            } else {
+                kind.into()
+            });
+        }
+        match self.read_response(is_head, capture).await {
+            Err((kind, true)) if self.reused => Err(stale(kind)),
+            Err((kind, _)) => Err(kind.into()),
+            Ok(response) => {
+                self.reused = true;
+                Ok(response)
+            }
+        }
+    }
+
+    /// Reads one response. Errors carry whether nothing of the response had arrived.
+    async fn read_response(
+        &mut self,
+        is_head: bool,
+        mut capture: Option<&mut Capture>,
+    ) -> Result<Response, (ErrorKind, bool)> {
         let mut filled = 0;
         let mut total: u64 = 0;
         // Read until a final (non-1xx) response head is complete.
         let (status, head_len, framing, mut keep_alive) = loop {
             if filled > 0 {
-                match parse_head(&self.buf[..filled], is_head)? {
+                match parse_head(&self.buf[..filled], is_head).map_err(|k| (k, false))? {
                     Head::Partial => {}
                     Head::Interim(len) => {
                         self.buf.copy_within(len..filled, 0);
@@ -98,7 +176,7 @@ impl H1Conn {
             }
             if filled == self.buf.len() {
                 if self.buf.len() >= MAX_HEAD_BYTES {
-                    return Err(ErrorKind::Malformed);
+                    return Err((ErrorKind::Malformed, false));
                 }
                 self.buf.resize(self.buf.len() * 2, 0);
             }
@@ -106,15 +184,20 @@ impl H1Conn {
                 .stream
                 .read(&mut self.buf[filled..])
                 .await
-                .map_err(io_error)?;
+                .map_err(|e| (io_error(e), total == 0))?;
             if n == 0 {
-                return Err(ErrorKind::Closed);
+                return Err((ErrorKind::Closed, total == 0));
             }
             filled += n;
             total += n as u64;
         };
 
         let in_buf = filled - head_len;
+        if let Some(c) = capture.as_deref_mut() {
+            c.head.clear();
+            c.head.extend_from_slice(&self.buf[..head_len]);
+            c.body.clear();
+        }
         match framing {
             Framing::None => keep_alive &= in_buf == 0,
             Framing::Length(length) => {
@@ -122,32 +205,58 @@ impl H1Conn {
                     // Bytes beyond the response: the connection is out of step; do not reuse.
                     keep_alive = false;
                 }
+                if let Some(c) = capture.as_deref_mut() {
+                    let end = head_len + in_buf.min(usize::try_from(length).unwrap_or(usize::MAX));
+                    c.body(&self.buf[head_len..end]);
+                }
                 let mut remaining = length.saturating_sub(in_buf as u64);
                 while remaining > 0 {
-                    let n = self.stream.read(&mut self.buf).await.map_err(io_error)?;
+                    let n = self
+                        .stream
+                        .read(&mut self.buf)
+                        .await
+                        .map_err(|e| (io_error(e), false))?;
                     if n == 0 {
-                        return Err(ErrorKind::Closed);
+                        return Err((ErrorKind::Closed, false));
                     }
                     total += n as u64;
                     if n as u64 > remaining {
                         keep_alive = false;
+                    }
+                    if let Some(c) = capture.as_deref_mut() {
+                        c.body(
+                            &self.buf[..n.min(usize::try_from(remaining).unwrap_or(usize::MAX))],
+                        );
                     }
                     remaining = remaining.saturating_sub(n as u64);
                 }
             }
             Framing::Chunked => {
                 let mut decoder = ChunkedDecoder::default();
-                let used = decoder.feed(&self.buf[head_len..filled])?;
+                let mut sink = |data: &[u8]| {
+                    if let Some(c) = capture.as_deref_mut() {
+                        c.body(data);
+                    }
+                };
+                let used = decoder
+                    .feed(&self.buf[head_len..filled], &mut sink)
+                    .map_err(|k| (k, false))?;
                 if decoder.is_done() {
                     keep_alive &= used == in_buf;
                 }
                 while !decoder.is_done() {
-                    let n = self.stream.read(&mut self.buf).await.map_err(io_error)?;
+                    let n = self
+                        .stream
+                        .read(&mut self.buf)
+                        .await
+                        .map_err(|e| (io_error(e), false))?;
                     if n == 0 {
-                        return Err(ErrorKind::Closed);
+                        return Err((ErrorKind::Closed, false));
                     }
                     total += n as u64;
-                    let used = decoder.feed(&self.buf[..n])?;
+                    let used = decoder
+                        .feed(&self.buf[..n], &mut sink)
+                        .map_err(|k| (k, false))?;
                     if decoder.is_done() {
                         keep_alive &= used == n;
                     }
@@ -155,12 +264,22 @@ impl H1Conn {
             }
             Framing::Close => {
                 keep_alive = false;
+                if let Some(c) = capture.as_deref_mut() {
+                    c.body(&self.buf[head_len..filled]);
+                }
                 loop {
-                    let n = self.stream.read(&mut self.buf).await.map_err(io_error)?;
+                    let n = self
+                        .stream
+                        .read(&mut self.buf)
+                        .await
+                        .map_err(|e| (io_error(e), false))?;
                     if n == 0 {
                         break;
                     }
                     total += n as u64;
+                    if let Some(c) = capture.as_deref_mut() {
+                        c.body(&self.buf[..n]);
+                    }
                 }
             }
         }
@@ -199,6 +318,7 @@ fn parse_head(bytes: &[u8], is_head: bool) -> Result<Head, ErrorKind> {
     let mut keep_alive = response.version == Some(1);
     let mut content_length: Option<u64> = None;
     let mut chunked = false;
+    let mut transfer_encoding = false;
     for header in response.headers.iter() {
         if header.name.eq_ignore_ascii_case("content-length") {
             let value = std::str::from_utf8(header.value)
@@ -210,6 +330,7 @@ fn parse_head(bytes: &[u8], is_head: bool) -> Result<Head, ErrorKind> {
             }
             content_length = Some(value);
         } else if header.name.eq_ignore_ascii_case("transfer-encoding") {
+            transfer_encoding = true;
             chunked = header
                 .value
                 .rsplit(|&b| b == b',')
@@ -226,10 +347,18 @@ fn parse_head(bytes: &[u8], is_head: bool) -> Result<Head, ErrorKind> {
             }
         }
     }
+    if status == 101 {
+        // Switching protocols: what follows is not HTTP/1.1 any more.
+        keep_alive = false;
+    }
+    // RFC 9112 §6.3: a transfer coding other than chunked ends at the close, whatever
+    // Content-Length says.
     let framing = if is_head || status == 204 || status == 304 || (100..200).contains(&status) {
         Framing::None
     } else if chunked {
         Framing::Chunked
+    } else if transfer_encoding {
+        Framing::Close
     } else if let Some(length) = content_length {
         Framing::Length(length)
     } else {
@@ -273,14 +402,15 @@ impl ChunkedDecoder {
         self.state == ChunkState::Done
     }
 
-    /// Consumes bytes of the body; returns how many were used (fewer than given only when
-    /// the body ended). Errors: [`ErrorKind::Malformed`].
-    pub fn feed(&mut self, bytes: &[u8]) -> Result<usize, ErrorKind> {
+    /// Consumes bytes of the body, handing chunk data to `data`; returns how many bytes were
+    /// used (fewer than given only when the body ended). Errors: [`ErrorKind::Malformed`].
+    pub fn feed(&mut self, bytes: &[u8], data: &mut impl FnMut(&[u8])) -> Result<usize, ErrorKind> {
         use ChunkState::*;
         let mut i = 0;
         while i < bytes.len() && self.state != Done {
             if self.state == Data {
                 let take = (bytes.len() - i).min(usize::try_from(self.size).unwrap_or(usize::MAX));
+                data(&bytes[i..i + take]);
                 i += take;
                 self.size -= take as u64;
                 if self.size == 0 {
@@ -336,7 +466,7 @@ mod tests {
         let mut decoder = ChunkedDecoder::default();
         let mut used = 0;
         for part in body.chunks(piece) {
-            used += decoder.feed(part)?;
+            used += decoder.feed(part, &mut |_| {})?;
             if decoder.is_done() {
                 break;
             }
@@ -425,6 +555,17 @@ mod tests {
         assert_eq!(
             framing(b"HTTP/1.0 204 OK\r\nConnection: keep-alive\r\n\r\n", false),
             Some((204, s("none"), true))
+        );
+        assert_eq!(
+            framing(
+                b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\nContent-Length: 5\r\n\r\n",
+                false
+            ),
+            Some((200, s("close"), true))
+        );
+        assert_eq!(
+            framing(b"HTTP/1.1 101 Switching\r\nUpgrade: x\r\n\r\n", false),
+            Some((101, s("none"), false))
         );
         assert!(matches!(
             parse_head(b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200", false),

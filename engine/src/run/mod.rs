@@ -1,16 +1,21 @@
 //! The run: worker threads drive connections against the plan's targets and record what
 //! happens. The hot path lives here alone.
 //!
-//! Shape (closed model): `W = min(CPUs, connections)` worker threads, each with its own
-//! current-thread tokio runtime, own the connections spread over them. Each worker records
-//! into its own [`TargetStats`] (no lock or channel per request) and, once a second, hands
-//! its per-second [`SecondStats`] to the calling thread, which merges them into the time
-//! series and reports progress. Per-target stats are merged once at the end.
+//! Shape: `W = min(CPUs, concurrency)` worker threads, each with its own current-thread tokio
+//! runtime, own the virtual users (connections) spread over them (see [`vu`]). Each worker
+//! records into its own [`TargetStats`] (no lock or channel per request) and, once a second,
+//! hands its per-second [`SecondStats`] to the calling thread, which merges them into the time
+//! series and reports progress. Per-target and per-stage stats are merged once at the end.
 //!
-//! Latency is measured from the moment a connection starts a request (including a connect
-//! when the connection has to be opened) to the last byte of the response.
+//! Latency is measured from when a request was due (its intended start on the open model's
+//! schedule or a paced connection's, else its actual start; wrk2's correction for coordinated
+//! omission) to the last byte of the response; service time from its actual start (including
+//! a connect when the connection had to be opened).
 
+mod checks;
 mod h1;
+mod timer;
+mod vu;
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -23,25 +28,35 @@ use std::time::{Duration, Instant, SystemTime};
 
 use tokio::time::timeout_at;
 
-use crate::plan::{Endpoint, Plan, Stop, TargetPlan};
+use crate::plan::{Endpoint, LoadPlan, Model, Plan, Stop, TargetPlan};
 use crate::result::TimeSample;
-use crate::result::stats::{ErrorKind, SecondStats, TargetStats};
+use crate::result::stats::{SecondStats, StageStats, TargetStats};
+use crate::result::watch::{Watch, WindowVerdict};
 
 /// What a run measured, before it is turned into a result artifact.
 #[derive(Debug)]
 pub struct RunOutput {
     /// Wall-clock time when measuring started (after the warmup).
     pub started_at: SystemTime,
-    /// From the start of measuring until the last measured request ended.
+    /// The measured window: the planned duration; in count mode, or when the run was stopped
+    /// early, from the start of measuring until the last measured request ended.
     pub elapsed: Duration,
     /// Per target, in the plan's order.
     pub targets: Vec<TargetStats>,
+    /// Per stage of the load, in the plan's order.
+    pub stages: Vec<StageStats>,
+    /// CPU time (user + system) this process used during each stage, in seconds.
+    pub stage_cpu_s: Vec<f64>,
     /// One sample per second of measuring.
     pub time_series: Vec<TimeSample>,
     /// CPU time this process used during the run: (user, system).
     pub cpu: (Duration, Duration),
     /// The run was stopped early (Ctrl-C).
     pub interrupted: bool,
+    /// Index (in the plan's `slo`) of the `abort_on_fail` threshold that stopped the run.
+    pub aborted_by: Option<usize>,
+    /// Window thresholds' verdicts, indexed like the plan's `slo`.
+    pub windows: Vec<Option<WindowVerdict>>,
 }
 
 /// A snapshot for the progress line, reported a few times a second.
@@ -70,6 +85,9 @@ pub enum RunError {
     Start(#[from] std::io::Error),
 }
 
+/// How often the calling thread looks at reports, progress and `stop`.
+pub const COLLECT_INTERVAL: Duration = Duration::from_millis(250);
+
 /// Everything the workers share, read-only (but for the request tickets).
 struct Shared {
     targets: Vec<TargetPlan>,
@@ -78,16 +96,20 @@ struct Shared {
     addrs: Vec<SocketAddr>,
     /// Running sums of the targets' weights, for a weighted choice.
     cumulative_weights: Vec<u32>,
+    load: LoadPlan,
+    /// Requests have a due time apart from their start (open model, pacing): record lateness.
+    scheduled: bool,
+    start: Instant,
+    /// Start of each stage.
+    stage_starts: Vec<Instant>,
     measure_start: Instant,
-    mode: Mode,
+    /// End of the stages (duration mode).
+    end: Option<Instant>,
+    /// Count mode: the number of measured requests, and how many have been started.
+    tickets: Option<(u64, AtomicU64)>,
     /// When workers give up on requests still in flight.
     hard_deadline: Option<Instant>,
     stop: Arc<AtomicBool>,
-}
-
-enum Mode {
-    Until(Instant),
-    Count { total: u64, tickets: AtomicU64 },
 }
 
 impl Shared {
@@ -102,25 +124,126 @@ impl Shared {
             }
         }
     }
+
+    /// Seconds from the start of the run to `t`.
+    fn secs(&self, t: Instant) -> f64 {
+        t.saturating_duration_since(self.start).as_secs_f64()
+    }
+
+    /// The instant `secs` seconds after the start.
+    fn at(&self, secs: f64) -> Instant {
+        self.start + Duration::from_secs_f64(secs.max(0.0))
+    }
+
+    /// Index of the stage that `t` falls in.
+    #[inline]
+    fn stage_of(&self, t: Instant) -> usize {
+        self.stage_starts.iter().rposition(|s| *s <= t).unwrap_or(0)
+    }
+
+    /// Whether the run was stopped (Ctrl-C, or an `abort_on_fail` threshold).
+    #[inline]
+    fn halted(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+
+    /// Whether nothing due at `t` may start any more: stopped, or past the end of the stages.
+    #[inline]
+    fn over(&self, t: Instant) -> bool {
+        self.halted() || self.end.is_some_and(|end| t >= end)
+    }
+
+    /// May a request due at `intended` start? `None`: the run is over. `Some(measured)`:
+    /// yes, and whether it is counted (it is due after the warmup).
+    #[inline]
+    fn admit(&self, intended: Instant) -> Option<bool> {
+        if self.over(intended) {
+            return None;
+        }
+        if intended < self.measure_start {
+            return Some(false);
+        }
+        if let Some((total, tickets)) = &self.tickets
+            && tickets.fetch_add(1, Ordering::Relaxed) >= *total
+        {
+            return None;
+        }
+        Some(true)
+    }
 }
 
 /// One worker's per-second hand-over.
-struct SecondReport {
-    second: u32,
-    stats: SecondStats,
+enum Report {
+    /// What completed in one second.
+    Second { second: u32, stats: SecondStats },
+    /// The worker has ended; its last report was for second `last`.
+    Done { last: u32 },
+}
+
+/// Merges the workers' per-second reports on the calling thread. A second is final once every
+/// worker still running has handed it over; finished workers count as having reported.
+struct Collector {
+    workers: usize,
+    measure_start: Instant,
+    open: BTreeMap<u32, (usize, SecondStats)>,
+    /// Last seconds of the workers that have ended.
+    finished: Vec<u32>,
+    time_series: Vec<TimeSample>,
+    /// Measured responses and errors in final seconds.
+    totals: (u64, u64),
+    watch: Watch,
+    aborted_by: Option<usize>,
+}
+
+impl Collector {
+    /// Takes a report; returns true when an `abort_on_fail` threshold has just failed.
+    fn take(&mut self, report: Report) -> bool {
+        match report {
+            Report::Second { second, stats } => {
+                let entry = self.open.entry(second).or_default();
+                entry.0 += 1;
+                entry.1.merge(&stats);
+            }
+            Report::Done { last } => self.finished.push(last),
+        }
+        let mut abort = false;
+        while let Some((&second, entry)) = self.open.first_key_value() {
+            let ended = self.finished.iter().filter(|&&last| last < second).count();
+            if entry.0 + ended < self.workers {
+                break;
+            }
+            let (_, stats) = self.open.remove(&second).expect("present");
+            abort |= self.finalize(second, stats);
+        }
+        abort
+    }
+
+    fn finalize(&mut self, second: u32, stats: SecondStats) -> bool {
+        self.totals.0 += stats.responses;
+        self.totals.1 += stats.errors;
+        self.time_series.push(stats.sample(second));
+        let whole =
+            self.measure_start + Duration::from_secs(u64::from(second) + 1) <= Instant::now();
+        if whole && !self.watch.is_idle() && self.aborted_by.is_none() {
+            self.aborted_by = self.watch.second(&stats);
+            return self.aborted_by.is_some();
+        }
+        false
+    }
 }
 
 /// A worker's own records, shared by its connection tasks (one thread, no lock).
 struct WorkerStats {
     targets: Vec<TargetStats>,
+    stages: Vec<StageStats>,
     second: SecondStats,
     /// Index of the second `second` belongs to.
     second_index: u32,
     last_end: Option<Instant>,
 }
 
-/// Runs the plan's load. `stop` ends the run early (Ctrl-C); `progress` is called a few
-/// times a second from this thread.
+/// Runs the plan's load. `stop` ends the run early (Ctrl-C; noticed within
+/// [`COLLECT_INTERVAL`]); `progress` is called a few times a second from this thread.
 ///
 /// Errors: a target that cannot be resolved or connected to before the run starts.
 pub fn execute(
@@ -129,9 +252,10 @@ pub fn execute(
     progress: &mut dyn FnMut(&Progress),
 ) -> Result<RunOutput, RunError> {
     let (endpoint_of, addrs) = resolve(&plan.targets)?;
+    let load = plan.load.clone();
     let workers = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
-        .min(plan.load.connections as usize)
+        .min(load.max_concurrency as usize)
         .max(1);
     let cumulative_weights = plan
         .targets
@@ -148,77 +272,92 @@ pub fn execute(
         .max()
         .unwrap_or_default();
 
+    // Workers stop on `halt`: set on Ctrl-C (`stop`) or by an `abort_on_fail` threshold.
+    let halt = Arc::new(AtomicBool::new(false));
     let cpu_start = cpu_time();
-    let now = Instant::now();
-    let measure_start = now + plan.load.warmup;
-    let started_at = SystemTime::now() + plan.load.warmup;
-    let (mode, hard_deadline) = match plan.load.stop {
-        Stop::Duration(d) => (
-            Mode::Until(measure_start + d),
-            Some(measure_start + d + max_timeout + Duration::from_secs(1)),
-        ),
-        Stop::Requests(total) => (
-            Mode::Count {
-                total,
-                tickets: AtomicU64::new(0),
-            },
-            None,
-        ),
-    };
+    let start = Instant::now();
+    let measure_start = start + load.warmup();
+    let started_at = SystemTime::now() + load.warmup();
+    let mut stage_starts = Vec::with_capacity(load.stages.len());
+    let mut stage_start = start;
+    for stage in &load.stages {
+        stage_starts.push(stage_start);
+        stage_start += stage.duration.unwrap_or_default();
+    }
+    let end = load.measured_duration().map(|d| measure_start + d);
     let shared = Arc::new(Shared {
         targets: plan.targets.clone(),
         endpoint_of,
         addrs,
         cumulative_weights,
+        scheduled: load.model == Model::Open || load.pacing.is_some(),
+        stage_starts: stage_starts.clone(),
+        tickets: match load.stop {
+            Stop::Requests(n) => Some((n, AtomicU64::new(0))),
+            Stop::Duration(_) => None,
+        },
+        hard_deadline: end.map(|end| end + max_timeout + Duration::from_secs(1)),
+        load,
+        start,
         measure_start,
-        mode,
-        hard_deadline,
-        stop: stop.clone(),
+        end,
+        stop: halt.clone(),
     });
 
-    let (tx, rx) = mpsc::channel::<SecondReport>();
+    let (tx, rx) = mpsc::channel::<Report>();
     let mut handles = Vec::with_capacity(workers);
     for w in 0..workers {
-        let connections = (plan.load.connections as usize + workers - 1 - w) / workers;
         let shared = shared.clone();
         let tx = tx.clone();
         let handle = std::thread::Builder::new()
             .name(format!("loadgate-worker-{w}"))
-            .spawn(move || worker(w, shared, connections, tx))?;
+            .spawn(move || worker(w, workers, shared, tx))?;
         handles.push(handle);
     }
     drop(tx);
 
-    // Merge the per-second reports; a second is final once every worker has handed it over.
-    let mut open: BTreeMap<u32, (usize, SecondStats)> = BTreeMap::new();
-    let mut time_series = Vec::new();
-    let mut totals = (0u64, 0u64);
+    // CPU time used up to the start of each stage (and the end of the last), sampled here.
+    let mut stage_cpu = vec![cpu_start];
+    let mut collector = Collector {
+        workers,
+        measure_start,
+        open: BTreeMap::new(),
+        finished: Vec::new(),
+        time_series: Vec::new(),
+        totals: (0, 0),
+        watch: Watch::new(&plan.slo),
+        aborted_by: None,
+    };
+    let mut halted_at: Option<Instant> = None;
     loop {
-        match rx.recv_timeout(Duration::from_millis(250)) {
+        if stop.load(Ordering::Relaxed) && halted_at.is_none() {
+            halt.store(true, Ordering::Relaxed);
+            halted_at = Some(Instant::now());
+        }
+        match rx.recv_timeout(COLLECT_INTERVAL) {
             Ok(report) => {
-                let entry = open.entry(report.second).or_default();
-                entry.0 += 1;
-                entry.1.merge(&report.stats);
-                if entry.0 == workers {
-                    let (_, stats) = open.remove(&report.second).expect("present");
-                    totals.0 += stats.responses;
-                    totals.1 += stats.errors;
-                    time_series.push(stats.sample(report.second));
+                if collector.take(report) && halted_at.is_none() {
+                    halt.store(true, Ordering::Relaxed);
+                    halted_at = Some(Instant::now());
                 }
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {}
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
         }
         let now = Instant::now();
+        while stage_cpu.len() < stage_starts.len() && stage_starts[stage_cpu.len()] <= now {
+            stage_cpu.push(cpu_time());
+        }
         progress(&Progress {
             warming_up: now < measure_start,
             elapsed: now.saturating_duration_since(measure_start),
-            responses: totals.0,
-            errors: totals.1,
-            last_second_rps: time_series.last().map_or(0, |s: &TimeSample| s.responses),
+            responses: collector.totals.0,
+            errors: collector.totals.1,
+            last_second_rps: collector.time_series.last().map_or(0, |s| s.responses),
         });
     }
-    for (second, (_, stats)) in open {
+    let mut time_series = collector.time_series;
+    for (second, (_, stats)) in collector.open {
         time_series.push(stats.sample(second));
     }
     time_series.sort_by_key(|s| s.second);
@@ -228,10 +367,19 @@ pub fn execute(
         .iter()
         .map(|_| TargetStats::default())
         .collect();
+    let mut stages: Vec<StageStats> = shared
+        .load
+        .stages
+        .iter()
+        .map(|_| StageStats::default())
+        .collect();
     let mut last_end = measure_start;
     for handle in handles {
         let stats = handle.join().expect("a worker thread does not panic");
         for (sum, s) in targets.iter_mut().zip(&stats.targets) {
+            sum.merge(s);
+        }
+        for (sum, s) in stages.iter_mut().zip(&stats.stages) {
             sum.merge(s);
         }
         if let Some(end) = stats.last_end {
@@ -239,16 +387,35 @@ pub fn execute(
         }
     }
     let cpu_end = cpu_time();
+    stage_cpu.push(cpu_end);
+    let stage_cpu_s = stage_cpu
+        .windows(2)
+        .map(|w| {
+            (w[1].0 + w[1].1)
+                .saturating_sub(w[0].0 + w[0].1)
+                .as_secs_f64()
+        })
+        .chain(std::iter::repeat(0.0))
+        .take(stages.len())
+        .collect();
     Ok(RunOutput {
         started_at,
-        elapsed: last_end.saturating_duration_since(measure_start),
+        // The planned measured time, unless the run ended early or on a count.
+        elapsed: match (halted_at, shared.load.stop) {
+            (None, Stop::Duration(planned)) => planned,
+            _ => last_end.saturating_duration_since(measure_start),
+        },
         targets,
+        stages,
+        stage_cpu_s,
         time_series,
         cpu: (
             cpu_end.0.saturating_sub(cpu_start.0),
             cpu_end.1.saturating_sub(cpu_start.1),
         ),
         interrupted: stop.load(Ordering::Relaxed),
+        aborted_by: collector.aborted_by,
+        windows: collector.watch.finish(),
     })
 }
 
@@ -263,20 +430,32 @@ fn resolve(targets: &[TargetPlan]) -> Result<(Vec<usize>, Vec<SocketAddr>), RunE
             continue;
         }
         let endpoint = &target.endpoint;
-        let addr = (endpoint.host.as_str(), endpoint.port)
+        let candidates: Vec<SocketAddr> = (endpoint.host.as_str(), endpoint.port)
             .to_socket_addrs()
-            .map_err(|e| e.to_string())
-            .and_then(|mut a| a.next().ok_or_else(|| "no address".to_string()))
-            .map_err(|reason| RunError::Resolve {
+            .map_err(|e| RunError::Resolve {
+                endpoint: endpoint.clone(),
+                reason: e.to_string(),
+            })?
+            .collect();
+        // The first address that accepts a connection (`localhost` may give ::1 first to a
+        // server listening on 127.0.0.1 only).
+        let mut reason = "no address".to_string();
+        let addr = candidates
+            .iter()
+            .find(
+                |addr| match std::net::TcpStream::connect_timeout(addr, target.timeout) {
+                    Ok(_) => true,
+                    Err(e) => {
+                        reason = format!("{addr}: {e}");
+                        false
+                    }
+                },
+            )
+            .copied()
+            .ok_or_else(|| RunError::Unreachable {
                 endpoint: endpoint.clone(),
                 reason,
             })?;
-        std::net::TcpStream::connect_timeout(&addr, target.timeout).map_err(|e| {
-            RunError::Unreachable {
-                endpoint: endpoint.clone(),
-                reason: e.to_string(),
-            }
-        })?;
         endpoint_of.push(endpoints.len());
         endpoints.push(endpoint);
         addrs.push(addr);
@@ -300,9 +479,9 @@ fn cpu_time() -> (Duration, Duration) {
 
 fn worker(
     index: usize,
+    workers: usize,
     shared: Arc<Shared>,
-    connections: usize,
-    tx: mpsc::Sender<SecondReport>,
+    tx: mpsc::Sender<Report>,
 ) -> WorkerStats {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -314,19 +493,20 @@ fn worker(
             .iter()
             .map(|_| TargetStats::default())
             .collect(),
+        stages: shared
+            .load
+            .stages
+            .iter()
+            .map(|_| StageStats::default())
+            .collect(),
         second: SecondStats::default(),
         second_index: 0,
         last_end: None,
     }));
     let local = tokio::task::LocalSet::new();
     local.block_on(&runtime, async {
-        let tasks: Vec<_> = (0..connections)
-            .map(|c| {
-                let seed = ((index as u64) << 32) | c as u64;
-                tokio::task::spawn_local(connection(shared.clone(), stats.clone(), seed))
-            })
-            .collect();
         let ticker = tokio::task::spawn_local(ticker(shared.clone(), stats.clone(), tx.clone()));
+        let tasks = vu::spawn(index, workers, &shared, &stats);
         let all = async {
             for task in tasks {
                 let _ = task.await;
@@ -346,19 +526,18 @@ fn worker(
         .expect("all tasks have ended")
         .into_inner();
     let last = std::mem::take(&mut stats.second);
-    let _ = tx.send(SecondReport {
+    let _ = tx.send(Report::Second {
         second: stats.second_index,
         stats: last,
+    });
+    let _ = tx.send(Report::Done {
+        last: stats.second_index,
     });
     stats
 }
 
 /// Hands the worker's per-second stats over once a second, from the start of measuring.
-async fn ticker(
-    shared: Arc<Shared>,
-    stats: Rc<RefCell<WorkerStats>>,
-    tx: mpsc::Sender<SecondReport>,
-) {
+async fn ticker(shared: Arc<Shared>, stats: Rc<RefCell<WorkerStats>>, tx: mpsc::Sender<Report>) {
     let mut second = 0u32;
     loop {
         let boundary = shared.measure_start + Duration::from_secs(u64::from(second) + 1);
@@ -366,7 +545,7 @@ async fn ticker(
         let report = {
             let mut s = stats.borrow_mut();
             s.second_index = second + 1;
-            SecondReport {
+            Report::Second {
                 second,
                 stats: std::mem::take(&mut s.second),
             }
@@ -375,84 +554,5 @@ async fn ticker(
             return;
         }
         second += 1;
-    }
-}
-
-/// One connection (virtual user) of the closed model: request, response, next request.
-async fn connection(shared: Arc<Shared>, stats: Rc<RefCell<WorkerStats>>, seed: u64) {
-    let mut rng = fastrand::Rng::with_seed(seed);
-    let mut conns: Vec<Option<h1::H1Conn>> = shared.addrs.iter().map(|_| None).collect();
-    loop {
-        if shared.stop.load(Ordering::Relaxed) {
-            break;
-        }
-        let t = shared.pick(&mut rng);
-        let target = &shared.targets[t];
-        let start = Instant::now();
-        let measured = match &shared.mode {
-            Mode::Until(deadline) => {
-                if start >= *deadline {
-                    break;
-                }
-                start >= shared.measure_start
-            }
-            Mode::Count { total, tickets } => {
-                if start < shared.measure_start {
-                    false
-                } else if tickets.fetch_add(1, Ordering::Relaxed) >= *total {
-                    break;
-                } else {
-                    true
-                }
-            }
-        };
-        let e = shared.endpoint_of[t];
-        let conn = &mut conns[e];
-        let deadline = (start + target.timeout).into();
-        let outcome = timeout_at(deadline, async {
-            if conn.is_none() {
-                *conn = Some(h1::connect(shared.addrs[e]).await?);
-            }
-            let c = conn.as_mut().expect("just connected");
-            c.exchange(&target.request, target.is_head).await
-        })
-        .await;
-        let end = Instant::now();
-        let outcome = match outcome {
-            Ok(result) => result,
-            Err(_elapsed) if conn.is_none() => Err(ErrorKind::ConnectTimeout),
-            Err(_elapsed) => Err(ErrorKind::Timeout),
-        };
-        match &outcome {
-            Ok(response) if response.keep_alive => {}
-            _ => *conn = None,
-        }
-        if measured {
-            let latency_us = end.duration_since(start).as_micros() as u64;
-            let mut s = stats.borrow_mut();
-            let s = &mut *s;
-            s.last_end = Some(end);
-            let record = &mut s.targets[t];
-            match outcome {
-                Ok(response) => {
-                    let expected = target.expect_status.contains(response.status);
-                    record.record_response(response.status, latency_us, expected);
-                    record.bytes_sent += target.request.len() as u64;
-                    record.bytes_received += response.bytes;
-                    s.second.responses += 1;
-                    s.second.errors += u64::from(!expected);
-                    s.second.latency_us.saturating_record(latency_us.max(1));
-                }
-                Err(kind) => {
-                    record.record_error(kind);
-                    s.second.errors += 1;
-                }
-            }
-        }
-        if conn.is_none() {
-            // After an error or a closed connection: let the other tasks run, so that a
-            // target failing fast cannot starve this thread.
-            tokio::task::yield_now().await;
-        }
     }
 }

@@ -130,9 +130,43 @@ pub struct Target {
     #[serde(default)]
     #[schemars(range(min = 1))]
     pub weight: Option<u32>,
+    /// Checks on responses beyond their status. A failed check is not an error: it counts
+    /// towards the `checks` metric (its pass rate), which SLOs can gate on.
+    #[serde(default)]
+    pub checks: Vec<Check>,
     /// Thresholds over this target's requests alone.
     #[serde(default)]
     pub slo: Slo,
+}
+
+/// One check on a response; give exactly one of `header`, `body_contains` or `json`.
+///
+/// ```yaml
+/// checks:
+///   - header: Content-Type            # present
+///   - header: Content-Type            # equal (exact, case-sensitive value)
+///     equals: application/json
+///   - body_contains: '"ok"'
+///   - json: /data/0/id                # a JSON pointer (RFC 6901) into the body
+///     equals: 42
+/// ```
+/// Bodies are read and kept (up to 1 MiB) only for targets with `body_contains` or `json`
+/// checks.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Check {
+    /// A response header that must be present (name case-insensitive), or equal `equals`.
+    #[serde(default)]
+    pub header: Option<String>,
+    /// Text the response body must contain.
+    #[serde(default)]
+    pub body_contains: Option<String>,
+    /// A JSON pointer into the JSON response body; its value must equal `equals`.
+    #[serde(default)]
+    pub json: Option<String>,
+    /// For `header`: the exact value (a string). For `json`: the JSON value.
+    #[serde(default)]
+    pub equals: Option<serde_json::Value>,
 }
 
 /// Expectations on a response. A response that fails them counts as an error.
@@ -154,14 +188,40 @@ pub enum StatusMatch {
     Class(#[schemars(regex(pattern = STATUS_CLASS_PATTERN))] String),
 }
 
-/// The load model. Closed model: a fixed number of connections, each sending its next request
-/// as soon as the previous response is read.
+/// Regex for a rate with its unit: `500/s`, `2.5/s`.
+pub const RATE_PATTERN: &str = r"^[0-9]+(\.[0-9]+)?/s$";
+/// Regex for think time: a duration, or a uniform range `50ms..150ms`.
+pub const THINK_TIME_PATTERN: &str =
+    r"^[0-9]+(\.[0-9]+)?(us|ms|s|m|h)(\.\.[0-9]+(\.[0-9]+)?(us|ms|s|m|h))?$";
+
+/// The load: which model, how much, for how long.
+///
+/// - Closed model (default): `connections` virtual users, each sending its next request when
+///   its last response has been read (plus `think_time`, or at its `pacing` rate).
+/// - Open model: requests arrive at `rate` per second on a fixed schedule, whether or not the
+///   server keeps up (k6's `constant-arrival-rate`, wrk2's `-R`); at most `max_in_flight` at
+///   once, and an arrival that finds them all busy is counted as dropped.
+///
+/// A constant load gives `connections` or `rate` with `duration` (or `requests`); a changing
+/// load gives `stages` instead (k6's `stages`).
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Load {
-    /// Number of concurrent connections (virtual users).
+    /// `closed` (default) or `open`.
+    #[serde(default)]
+    pub model: Option<LoadModel>,
+    /// Closed model, constant load: concurrent connections (virtual users).
+    #[serde(default)]
     #[schemars(range(min = 1, max = 100000))]
-    pub connections: u32,
+    pub connections: Option<u32>,
+    /// Open model, constant load: arrival rate, e.g. `500/s`.
+    #[serde(default)]
+    #[schemars(regex(pattern = RATE_PATTERN))]
+    pub rate: Option<String>,
+    /// A changing load: steps, each ramped linearly from the previous step's target (the first
+    /// from 0). Replaces `connections`/`rate` and `duration`.
+    #[serde(default)]
+    pub stages: Vec<Stage>,
     /// How long to measure, after the warmup. Give `duration` or `requests`, not both.
     #[serde(default)]
     #[schemars(regex(pattern = DURATION_PATTERN))]
@@ -170,32 +230,125 @@ pub struct Load {
     #[serde(default)]
     #[schemars(range(min = 1))]
     pub requests: Option<u64>,
-    /// Load applied before measuring starts; its requests are not counted (default `0s`).
+    /// Constant load applied before measuring starts; its requests are not counted (default
+    /// `0s`). With `stages`, mark stages `warmup: true` instead.
     #[serde(default)]
     #[schemars(regex(pattern = DURATION_PATTERN))]
     pub warmup: Option<String>,
+    /// Open model: most requests in flight at once (k6's `maxVUs`); default: the peak rate
+    /// times one second, at least 16 and at most 10000.
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 100000))]
+    pub max_in_flight: Option<u32>,
+    /// Closed model: each connection sends at most this many requests per second (hey's
+    /// `-q`), on a schedule: a request that starts late is measured from when it was due.
+    #[serde(default)]
+    #[schemars(regex(pattern = RATE_PATTERN))]
+    pub pacing: Option<String>,
+    /// Closed model: pause between a response and the connection's next request: a duration
+    /// (`100ms`) or a uniform range (`50ms..150ms`). Not part of any latency.
+    #[serde(default)]
+    #[schemars(regex(pattern = THINK_TIME_PATTERN))]
+    pub think_time: Option<String>,
+}
+
+/// The load model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum LoadModel {
+    /// A fixed number of connections, each waiting for its response before the next request.
+    Closed,
+    /// Requests arrive on a schedule at a given rate, whatever the responses do.
+    Open,
+}
+
+/// One step of a changing load.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Stage {
+    /// How long the step lasts.
+    #[schemars(regex(pattern = DURATION_PATTERN))]
+    pub duration: String,
+    /// Where the step ends: connections (closed model, a whole number) or an arrival rate
+    /// (open model, `200/s`).
+    pub target: StageTarget,
+    /// A warmup step: its requests are not counted. Warmup steps come first.
+    #[serde(default)]
+    pub warmup: bool,
+}
+
+/// A stage's target: connections (closed model) or a rate (open model).
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum StageTarget {
+    /// Closed model: concurrent connections.
+    Connections(#[schemars(range(max = 100000))] u32),
+    /// Open model: arrival rate, `200/s`.
+    Rate(#[schemars(regex(pattern = RATE_PATTERN))] String),
 }
 
 /// Service level objectives: thresholds in k6's grammar, grouped by metric.
 ///
 /// ```yaml
 /// slo:
-///   latency: ["p(95) < 200ms", "p(99.9) < 1s", "mean < 50ms"]
+///   latency:
+///     - "p(95) < 200ms"
+///     - threshold: "p(99) < 300ms"    # in every 10 s window, not only over the whole run
+///       window: 10s
+///     - threshold: "p(99.9) < 2s"     # stop the run as soon as it is lost
+///       abort_on_fail: true
+///       abort_after: 5s
 ///   errors: ["rate < 0.1%"]
 ///   requests: ["rate > 500/s"]
+///   checks: ["rate == 100%"]
 /// ```
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Slo {
     /// Response latency: `p(N)` (e.g. `p(99.9)`), `med`, `mean`, `min`, `max`, with a time unit.
     #[serde(default)]
-    pub latency: Vec<String>,
+    pub latency: Vec<ThresholdSpec>,
     /// Failed requests (transport errors and unexpected statuses): `rate` in `%`, or `count`.
     #[serde(default)]
-    pub errors: Vec<String>,
+    pub errors: Vec<ThresholdSpec>,
     /// Completed requests: `rate` in `/s`, or `count`.
     #[serde(default)]
-    pub requests: Vec<String>,
+    pub requests: Vec<ThresholdSpec>,
+    /// Response checks: `rate` (the share that passed) in `%`, e.g. `rate == 100%`.
+    #[serde(default)]
+    pub checks: Vec<ThresholdSpec>,
+}
+
+/// A threshold: an expression, or an expression with options.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum ThresholdSpec {
+    /// `aggregation operator value`, e.g. `p(95) < 200ms`.
+    Expression(String),
+    Detailed(DetailedThreshold),
+}
+
+/// A threshold with options (k6's `abortOnFail` and `delayAbortEval`; sliding windows).
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DetailedThreshold {
+    /// `aggregation operator value`, e.g. `p(99) < 300ms`.
+    pub threshold: String,
+    /// Stop the run as soon as the threshold fails (whole-run thresholds: checked once a
+    /// second on the run so far).
+    #[serde(default)]
+    pub abort_on_fail: bool,
+    /// With `abort_on_fail`: measured time before the threshold is first checked (default
+    /// `0s`), so that a few slow first requests do not stop the run.
+    #[serde(default)]
+    #[schemars(regex(pattern = DURATION_PATTERN))]
+    pub abort_after: Option<String>,
+    /// Judge every window of this length (sliding by one second) instead of the whole run:
+    /// the threshold passes only if it holds in each. Whole-run `slo` only, not per target;
+    /// not for `checks`.
+    #[serde(default)]
+    #[schemars(regex(pattern = DURATION_PATTERN))]
+    pub window: Option<String>,
 }
 
 /// Regression rules: how much worse than the baseline a metric of the whole run may get before

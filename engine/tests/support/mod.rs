@@ -18,3 +18,22 @@ pub use servers::{
     CLOSE_MID_RESPONSE, COUNTING_BODY, CloseMidResponseServer, CountingServer, FIXTURE_LIFETIME,
     Framing, GARBAGE, GarbageServer, HangServer, down_addr,
 };
+
+/// Validates, plans and runs `yaml` in-process (spec -> validate -> plan -> run -> result);
+/// `${VAR}`s are all unset.
+pub fn run_yaml(yaml: &str) -> loadgate::result::RunResult {
+    let source = loadgate::spec::SourceSpec::parse("test.yaml".into(), yaml.to_string())
+        .expect("spec parses");
+    let plan = loadgate::validate::check(&source, &|_| None).unwrap_or_else(|e| panic!("{e}"));
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let output = loadgate::run::execute(&plan, stop, &mut |_| {}).expect("the run is carried out");
+    loadgate::result::build(&plan, &output)
+}
+
+/// Writes `yaml` to `spec.yaml` in a new temporary folder (removed when the guard drops).
+pub fn write_spec(yaml: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let path = dir.path().join("spec.yaml");
+    std::fs::write(&path, yaml).expect("the spec is written");
+    (dir, path)
+}

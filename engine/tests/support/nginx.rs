@@ -36,6 +36,8 @@ pub struct NginxOptions {
     pub static_size: usize,
     /// nginx's `keepalive_requests`: requests served on one connection before nginx closes it.
     pub keepalive_requests: u64,
+    /// nginx's `keepalive_timeout`, in milliseconds: how long an idle connection stays open.
+    pub keepalive_timeout_ms: u64,
 }
 
 impl Default for NginxOptions {
@@ -44,6 +46,7 @@ impl Default for NginxOptions {
         NginxOptions {
             static_size: 4096,
             keepalive_requests: 100_000,
+            keepalive_timeout_ms: 60_000,
         }
     }
 }
@@ -345,7 +348,7 @@ http {{
     access_log {d}/access.log loadgate;
 
     keepalive_requests {keepalive_requests};
-    keepalive_timeout 60s;
+    keepalive_timeout {keepalive_timeout_ms}ms;
 
     server {{
         listen {addr} backlog=1024;
@@ -367,6 +370,7 @@ http {{
 }}
 "#,
         keepalive_requests = options.keepalive_requests,
+        keepalive_timeout_ms = options.keepalive_timeout_ms,
         status = NGINX_STATUS_PATH,
     );
     config

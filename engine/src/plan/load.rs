@@ -1,0 +1,551 @@
+//! The load plan: model, stages and their schedule math.
+//!
+//! A load is a piecewise-linear target over time (k6's `stages`): connections in the closed
+//! model, arrivals per second in the open model. Warmup stages come first; measuring starts
+//! when they end. After the last stage the target holds (count mode ends on a request count).
+
+use std::time::Duration;
+
+use super::units::{parse_duration, parse_rate};
+use super::{Errors, PlanError};
+use crate::spec::{self, LoadModel, StageTarget};
+
+/// Lowest non-zero rate (arrival or pacing), per second: one request every 1000 s.
+pub const MIN_RATE: f64 = 0.001;
+/// Highest rate, per second.
+pub const MAX_RATE: f64 = 10_000_000.0;
+/// Most connections or in-flight requests a load may use.
+pub const MAX_CONCURRENCY: u32 = 100_000;
+
+/// The resolved load.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoadPlan {
+    pub model: Model,
+    /// At least one; warmup stages first.
+    pub stages: Vec<Stage>,
+    pub stop: Stop,
+    /// Closed model: the most connections any stage asks for. Open model: the cap on requests
+    /// in flight (k6's `maxVUs`).
+    pub max_concurrency: u32,
+    /// Closed model: requests per second per connection, on a schedule.
+    pub pacing: Option<f64>,
+    /// Closed model: pause between a response and the next request.
+    pub think_time: Option<ThinkTime>,
+}
+
+/// Closed or open model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Model {
+    Closed,
+    Open,
+}
+
+impl Model {
+    /// `closed` or `open`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Model::Closed => "closed",
+            Model::Open => "open",
+        }
+    }
+}
+
+/// A linear ramp of the target from `from` to `to` over `duration`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Stage {
+    /// `None` only for the last stage of a count-mode run: it lasts until the count is reached.
+    pub duration: Option<Duration>,
+    /// Connections (closed) or arrivals per second (open) at the start of the stage.
+    pub from: f64,
+    /// … and at its end.
+    pub to: f64,
+    pub warmup: bool,
+}
+
+/// When the measured part of a run ends.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Stop {
+    /// When the stages end (this long after the warmup); requests in flight then finish,
+    /// bounded by their timeout.
+    Duration(Duration),
+    /// After this many measured requests have started.
+    Requests(u64),
+}
+
+/// Think time between a response and the next request of a connection.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ThinkTime {
+    Fixed(Duration),
+    /// Uniformly distributed in `[low, high]`.
+    Uniform(Duration, Duration),
+}
+
+impl LoadPlan {
+    /// Total length of the warmup stages.
+    pub fn warmup(&self) -> Duration {
+        self.stages
+            .iter()
+            .take_while(|s| s.warmup)
+            .filter_map(|s| s.duration)
+            .sum()
+    }
+
+    /// The planned measuring time in duration mode.
+    pub fn measured_duration(&self) -> Option<Duration> {
+        match self.stop {
+            Stop::Duration(d) => Some(d),
+            Stop::Requests(_) => None,
+        }
+    }
+
+    /// The target at `t` seconds since the start (warmup included); holds after the last stage.
+    pub fn target_at(&self, t: f64) -> f64 {
+        let mut start = 0.0;
+        for stage in &self.stages {
+            let Some(d) = stage.duration.map(|d| d.as_secs_f64()) else {
+                return stage.from;
+            };
+            if t < start + d {
+                return stage.from + (stage.to - stage.from) * (t - start) / d;
+            }
+            start += d;
+        }
+        self.stages.last().map_or(0.0, |s| s.to)
+    }
+
+    /// The first time ≥ `t` (seconds since the start) at which the target is at least `level`,
+    /// or `None` if it never is again before the stages end.
+    pub fn first_time_at_least(&self, level: f64, t: f64) -> Option<f64> {
+        let mut start = 0.0;
+        for stage in &self.stages {
+            let Some(d) = stage.duration.map(|d| d.as_secs_f64()) else {
+                return (stage.from >= level).then_some(t.max(start));
+            };
+            let end = start + d;
+            if end > t {
+                let at = |x: f64| stage.from + (stage.to - stage.from) * (x - start) / d;
+                let from_t = t.max(start);
+                if at(from_t) >= level {
+                    return Some(from_t);
+                }
+                if stage.to > stage.from && stage.to >= level {
+                    let x = start + d * (level - stage.from) / (stage.to - stage.from);
+                    return Some(x.max(from_t));
+                }
+            }
+            start = end;
+        }
+        None
+    }
+}
+
+/// The open model's arrival schedule: the time of the k-th arrival (k from 0) is where the
+/// integral of the rate reaches k, so that a constant rate `r` gives `t_k = k / r` and a ramp
+/// spreads arrivals as its rate rises.
+///
+/// Within a stage whose rate goes linearly from `r0` to `r1` over `D`, the arrivals after
+/// `τ` seconds number `m(τ) = r0·τ + (r1 − r0)·τ² / (2D)`; solving for τ gives
+/// `τ = 2m / (r0 + sqrt(r0² + 2m(r1 − r0)/D))`, the numerically stable root of the quadratic.
+pub struct Arrivals<'a> {
+    stages: &'a [Stage],
+    stage: usize,
+    /// Start of `stages[stage]`, in seconds since the start of the run.
+    stage_start: f64,
+    /// Arrivals before `stages[stage]`.
+    before: f64,
+}
+
+impl<'a> Arrivals<'a> {
+    pub fn new(stages: &'a [Stage]) -> Arrivals<'a> {
+        Arrivals {
+            stages,
+            stage: 0,
+            stage_start: 0.0,
+            before: 0.0,
+        }
+    }
+
+    /// Seconds since the start at which arrival `k` is due; `None` after the last stage.
+    /// Calls must not decrease `k`.
+    pub fn time_of(&mut self, k: u64) -> Option<f64> {
+        let k = k as f64;
+        while let Some(stage) = self.stages.get(self.stage) {
+            let (r0, r1) = (stage.from, stage.to);
+            let Some(d) = stage.duration.map(|d| d.as_secs_f64()) else {
+                return (r0 > 0.0).then(|| self.stage_start + (k - self.before) / r0);
+            };
+            let in_stage = (r0 + r1) / 2.0 * d;
+            if k < self.before + in_stage {
+                let m = k - self.before;
+                let root = (r0 * r0 + 2.0 * m * (r1 - r0) / d).max(0.0).sqrt();
+                let tau = if m == 0.0 { 0.0 } else { 2.0 * m / (r0 + root) };
+                return Some(self.stage_start + tau.min(d));
+            }
+            self.before += in_stage;
+            self.stage_start += d;
+            self.stage += 1;
+        }
+        None
+    }
+}
+
+/// Resolves the spec's `load` block; every problem goes to `errors`.
+pub(super) fn build(load: &spec::Load, errors: &mut Errors) -> Option<LoadPlan> {
+    let model = match load.model.unwrap_or(LoadModel::Closed) {
+        LoadModel::Closed => Model::Closed,
+        LoadModel::Open => Model::Open,
+    };
+    let before = errors.0.len();
+    let stages = if load.stages.is_empty() {
+        constant_stages(load, model, errors)
+    } else {
+        ramped_stages(load, model, errors)
+    };
+    let stop = match (&load.duration, load.requests, load.stages.is_empty()) {
+        (None, None, false) => stages.as_ref().map(|s| {
+            Stop::Duration(
+                s.iter()
+                    .filter(|s| !s.warmup)
+                    .filter_map(|s| s.duration)
+                    .sum(),
+            )
+        }),
+        (Some(d), None, true) => errors
+            .duration("load.duration", d, false)
+            .map(Stop::Duration),
+        (None, Some(n), true) => Some(Stop::Requests(n)),
+        (Some(_), Some(_), _) => {
+            errors.push("load", "give either `duration` or `requests`, not both");
+            None
+        }
+        (None, None, true) => {
+            errors.push("load", "missing `duration` or `requests` (or `stages`)");
+            None
+        }
+        (_, _, false) => {
+            errors.push(
+                "load.stages",
+                "`stages` set the run's length: leave out `duration` and `requests`",
+            );
+            None
+        }
+    };
+    let pacing = load
+        .pacing
+        .as_deref()
+        .and_then(|p| rate(errors, "load.pacing", p, false));
+    let think_time = load
+        .think_time
+        .as_deref()
+        .and_then(|t| think_time(errors, "load.think_time", t));
+    if model == Model::Open {
+        for (field, given) in [
+            ("load.connections", load.connections.is_some()),
+            ("load.pacing", load.pacing.is_some()),
+            ("load.think_time", load.think_time.is_some()),
+        ] {
+            if given {
+                errors.push(field, "applies to the closed model only (`model: closed`)");
+            }
+        }
+    } else if load.rate.is_some() || load.max_in_flight.is_some() {
+        let field = if load.rate.is_some() {
+            "load.rate"
+        } else {
+            "load.max_in_flight"
+        };
+        errors.push(field, "applies to the open model only (`model: open`)");
+    }
+    if pacing.is_some() && think_time.is_some() {
+        errors.push("load", "give either `pacing` or `think_time`, not both");
+    }
+    if errors.0.len() > before {
+        return None;
+    }
+    let mut stages = stages?;
+    let stop = stop?;
+    if let Stop::Requests(_) = stop {
+        // Count mode: a last stage that holds the target until the count is reached.
+        let hold = stages.last().map_or(0.0, |s| s.to);
+        stages.retain(|s| s.warmup);
+        stages.push(Stage {
+            duration: None,
+            from: hold,
+            to: hold,
+            warmup: false,
+        });
+    }
+    let peak = stages.iter().map(|s| s.from.max(s.to)).fold(0.0, f64::max);
+    let max_concurrency = match model {
+        Model::Closed => peak.round() as u32,
+        Model::Open => load
+            .max_in_flight
+            .unwrap_or_else(|| (peak.ceil() as u32).clamp(16, 10_000)),
+    };
+    Some(LoadPlan {
+        model,
+        stages,
+        stop,
+        max_concurrency,
+        pacing,
+        think_time,
+    })
+}
+
+fn constant_stages(load: &spec::Load, model: Model, errors: &mut Errors) -> Option<Vec<Stage>> {
+    let level = match model {
+        Model::Closed => match load.connections {
+            Some(0) => {
+                errors.push("load.connections", "must be at least 1");
+                return None;
+            }
+            Some(c) => f64::from(c),
+            None => {
+                errors.push("load", "missing `connections` (or `stages`)");
+                return None;
+            }
+        },
+        Model::Open => match &load.rate {
+            Some(r) => rate(errors, "load.rate", r, false)?,
+            None => {
+                errors.push("load", "missing `rate` for the open model (or `stages`)");
+                return None;
+            }
+        },
+    };
+    let warmup = match &load.warmup {
+        Some(w) => errors.duration("load.warmup", w, true)?,
+        None => Duration::ZERO,
+    };
+    let duration = match &load.duration {
+        Some(d) => Some(errors.duration("load.duration", d, false)?),
+        None => None,
+    };
+    let mut stages = Vec::new();
+    if !warmup.is_zero() {
+        stages.push(Stage {
+            duration: Some(warmup),
+            from: level,
+            to: level,
+            warmup: true,
+        });
+    }
+    stages.push(Stage {
+        duration,
+        from: level,
+        to: level,
+        warmup: false,
+    });
+    Some(stages)
+}
+
+fn ramped_stages(load: &spec::Load, model: Model, errors: &mut Errors) -> Option<Vec<Stage>> {
+    for (field, given) in [
+        ("load.connections", load.connections.is_some()),
+        ("load.rate", load.rate.is_some()),
+        ("load.warmup", load.warmup.is_some()),
+    ] {
+        if given {
+            errors.push(
+                field,
+                "with `stages`, give the load in the stages (mark warmup stages `warmup: true`)",
+            );
+        }
+    }
+    let mut stages = Vec::with_capacity(load.stages.len());
+    let mut previous = 0.0;
+    let mut ok = true;
+    for (i, stage) in load.stages.iter().enumerate() {
+        let path = format!("load.stages[{i}]");
+        let duration = errors.duration(&format!("{path}.duration"), &stage.duration, false);
+        let target = match (&stage.target, model) {
+            (StageTarget::Connections(c), Model::Closed) if *c <= MAX_CONCURRENCY => {
+                Some(f64::from(*c))
+            }
+            (StageTarget::Rate(r), Model::Open) => rate(errors, &format!("{path}.target"), r, true),
+            (StageTarget::Connections(_), Model::Closed) => {
+                errors.push(
+                    format!("{path}.target"),
+                    format!("at most {MAX_CONCURRENCY} connections"),
+                );
+                None
+            }
+            (StageTarget::Rate(r), Model::Closed) => {
+                errors.push(
+                    format!("{path}.target"),
+                    format!("`{r}` is a rate: the closed model's target is a number of connections (or set `model: open`)"),
+                );
+                None
+            }
+            (StageTarget::Connections(c), Model::Open) => {
+                errors.push(
+                    format!("{path}.target"),
+                    format!("the open model's target is a rate such as `{c}/s`"),
+                );
+                None
+            }
+        };
+        if stage.warmup && load.stages[..i].iter().any(|s| !s.warmup) {
+            errors.push(format!("{path}.warmup"), "warmup stages must come first");
+            ok = false;
+        }
+        match (duration, target) {
+            (Some(d), Some(t)) => {
+                stages.push(Stage {
+                    duration: Some(d),
+                    from: previous,
+                    to: t,
+                    warmup: stage.warmup,
+                });
+                previous = t;
+            }
+            _ => ok = false,
+        }
+    }
+    if ok && stages.iter().all(|s| s.warmup) {
+        errors.push(
+            "load.stages",
+            "every stage is a warmup: nothing would be measured",
+        );
+        ok = false;
+    }
+    ok.then_some(stages)
+}
+
+/// A rate; `zero_ok` for stage targets (a ramp down to 0/s).
+fn rate(errors: &mut Errors, path: &str, text: &str, zero_ok: bool) -> Option<f64> {
+    match parse_rate(text) {
+        Ok(r) if r > MAX_RATE => {
+            errors.push(path, format!("at most {MAX_RATE}/s"));
+            None
+        }
+        Ok(r) if r > 0.0 && r < MIN_RATE => {
+            errors.push(path, format!("at least {MIN_RATE}/s (or 0/s for a stage)"));
+            None
+        }
+        Ok(r) if r > 0.0 || zero_ok => Some(r),
+        Ok(_) => {
+            errors.push(path, "must be more than 0/s");
+            None
+        }
+        Err(e) => {
+            errors.push(path, e);
+            None
+        }
+    }
+}
+
+fn think_time(errors: &mut Errors, path: &str, text: &str) -> Option<ThinkTime> {
+    let parsed = match text.split_once("..") {
+        Some((low, high)) => parse_duration(low).and_then(|low| {
+            let high = parse_duration(high)?;
+            if high < low {
+                return Err(format!(
+                    "`{text}`: the range's upper end is below its lower end"
+                ));
+            }
+            Ok(ThinkTime::Uniform(low, high))
+        }),
+        None => parse_duration(text).map(ThinkTime::Fixed),
+    };
+    parsed
+        .map_err(|e| {
+            errors.0.push(PlanError {
+                path: path.to_string(),
+                message: e,
+            })
+        })
+        .ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stage(secs: f64, from: f64, to: f64) -> Stage {
+        Stage {
+            duration: Some(Duration::from_secs_f64(secs)),
+            from,
+            to,
+            warmup: false,
+        }
+    }
+
+    fn plan(stages: Vec<Stage>) -> LoadPlan {
+        LoadPlan {
+            model: Model::Open,
+            stages,
+            stop: Stop::Duration(Duration::from_secs(1)),
+            max_concurrency: 1,
+            pacing: None,
+            think_time: None,
+        }
+    }
+
+    #[test]
+    fn constant_rate_arrivals_are_evenly_spaced() {
+        let stages = [stage(2.0, 100.0, 100.0)];
+        let mut arrivals = Arrivals::new(&stages);
+        assert_eq!(arrivals.time_of(0), Some(0.0));
+        assert!((arrivals.time_of(1).unwrap() - 0.01).abs() < 1e-12);
+        assert!((arrivals.time_of(150).unwrap() - 1.5).abs() < 1e-9);
+        assert!((arrivals.time_of(199).unwrap() - 1.99).abs() < 1e-9);
+        assert_eq!(arrivals.time_of(200), None);
+    }
+
+    #[test]
+    fn a_ramp_delivers_its_integral() {
+        // 0 -> 100/s over 10 s, then 100/s for 5 s: 500 + 500 arrivals.
+        let stages = [stage(10.0, 0.0, 100.0), stage(5.0, 100.0, 100.0)];
+        let mut arrivals = Arrivals::new(&stages);
+        let times: Vec<f64> = (0..).map_while(|k| arrivals.time_of(k)).collect();
+        assert_eq!(times.len(), 1000);
+        assert!(times.windows(2).all(|w| w[0] <= w[1]));
+        // m(τ) = 5τ² arrivals by τ seconds: arrival 125 is due at 5 s.
+        assert!((times[125] - 5.0).abs() < 1e-9, "{}", times[125]);
+        assert!((times[500] - 10.0).abs() < 1e-9, "{}", times[500]);
+        assert!((times[750] - 12.5).abs() < 1e-9, "{}", times[750]);
+        // A ramp down: 100 -> 0 over 2 s holds 100 arrivals, front-loaded.
+        let down = [stage(2.0, 100.0, 0.0)];
+        let mut arrivals = Arrivals::new(&down);
+        let times: Vec<f64> = (0..).map_while(|k| arrivals.time_of(k)).collect();
+        assert_eq!(times.len(), 100);
+        assert!(
+            times[50] < 1.0 && times[99] <= 2.0,
+            "{} {}",
+            times[50],
+            times[99]
+        );
+    }
+
+    #[test]
+    fn open_ended_stage_holds_its_rate() {
+        let stages = [Stage {
+            duration: None,
+            from: 50.0,
+            to: 50.0,
+            warmup: false,
+        }];
+        let mut arrivals = Arrivals::new(&stages);
+        assert!((arrivals.time_of(1_000_000).unwrap() - 20_000.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn targets_and_activation_times() {
+        let p = plan(vec![
+            stage(10.0, 0.0, 10.0),
+            stage(10.0, 10.0, 10.0),
+            stage(10.0, 10.0, 0.0),
+        ]);
+        assert_eq!(p.target_at(0.0), 0.0);
+        assert!((p.target_at(5.0) - 5.0).abs() < 1e-12);
+        assert_eq!(p.target_at(15.0), 10.0);
+        assert!((p.target_at(25.0) - 5.0).abs() < 1e-12);
+        assert_eq!(p.target_at(99.0), 0.0);
+        // The 4th connection (index 3) is active once the target reaches 3.5.
+        assert_eq!(p.first_time_at_least(3.5, 0.0), Some(3.5));
+        assert_eq!(p.first_time_at_least(3.5, 12.0), Some(12.0));
+        assert_eq!(p.first_time_at_least(9.5, 26.0), None);
+        assert_eq!(p.first_time_at_least(11.0, 0.0), None);
+    }
+}

@@ -1,0 +1,363 @@
+//! Virtual users: the tasks that send requests, for both load models.
+//!
+//! - Closed model: virtual user `i` (of all workers) is active while the stage target is at
+//!   least `i + 0.5` connections; it sends its next request when its last response has been
+//!   read, after its think time, or when its pacing schedule says the request is due.
+//! - Open model: a dispatcher per worker walks the arrival schedule ([`Arrivals`]), taking every
+//!   `W`-th arrival, and hands each to an idle virtual user of its pool; an arrival that finds
+//!   none idle is counted as dropped, never silently skipped (k6's `dropped_iterations`).
+//!
+//! A virtual user owns one connection per endpoint. Nothing here allocates per request: the
+//! dispatcher wakes a virtual user through its own [`Notify`].
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::sync::Notify;
+use tokio::task::JoinHandle;
+use tokio::time::{sleep_until, timeout_at};
+
+use super::timer::PreciseTimer;
+use super::{Shared, WorkerStats, checks, h1};
+use crate::plan::load::Arrivals;
+use crate::plan::{Model, ThinkTime};
+use crate::result::stats::ErrorKind;
+
+/// Spawns worker `index`'s (of `workers`) virtual users on the current `LocalSet`.
+pub(super) fn spawn(
+    index: usize,
+    workers: usize,
+    shared: &Arc<Shared>,
+    stats: &Rc<RefCell<WorkerStats>>,
+) -> Vec<JoinHandle<()>> {
+    let seed = |i: usize| ((index as u64) << 32) ^ i as u64 ^ 0x9e37_79b9_7f4a_7c15;
+    let total = shared.load.max_concurrency as usize;
+    let share: Vec<usize> = (index..total).step_by(workers).collect();
+    match shared.load.model {
+        Model::Closed => share
+            .into_iter()
+            .map(|i| tokio::task::spawn_local(closed_vu(shared.clone(), stats.clone(), i, seed(i))))
+            .collect(),
+        Model::Open => {
+            let pool = Rc::new(Pool {
+                idle: RefCell::new(Vec::with_capacity(share.len())),
+                done: Cell::new(false),
+            });
+            let mut tasks: Vec<JoinHandle<()>> = share
+                .into_iter()
+                .map(|i| {
+                    let slot = Rc::new(Slot {
+                        job: Cell::new(None),
+                        wake: Notify::new(),
+                    });
+                    pool.idle.borrow_mut().push(slot.clone());
+                    tokio::task::spawn_local(open_vu(
+                        shared.clone(),
+                        stats.clone(),
+                        pool.clone(),
+                        slot,
+                        seed(i),
+                    ))
+                })
+                .collect();
+            tasks.push(tokio::task::spawn_local(dispatcher(
+                shared.clone(),
+                stats.clone(),
+                pool,
+                index,
+                workers,
+            )));
+            tasks
+        }
+    }
+}
+
+/// A virtual user's connections, one per endpoint, and its buffer for checked responses.
+struct Connections {
+    slots: Vec<Option<h1::H1Conn>>,
+    capture: h1::Capture,
+}
+
+impl Connections {
+    fn new(shared: &Shared) -> Connections {
+        Connections {
+            slots: shared.addrs.iter().map(|_| None).collect(),
+            capture: h1::Capture::default(),
+        }
+    }
+
+    fn close_all(&mut self) {
+        self.slots.iter_mut().for_each(|c| *c = None);
+    }
+}
+
+/// Sends one request of target `t`, due at `intended`, and records it when `measured`.
+/// `ready`: when the virtual user was free to send it; a start later than both is the
+/// generator's own lateness (a paced connection still busy with a slow response is not).
+#[allow(clippy::too_many_arguments)]
+async fn request(
+    shared: &Shared,
+    stats: &RefCell<WorkerStats>,
+    conns: &mut Connections,
+    t: usize,
+    intended: Instant,
+    ready: Instant,
+    measured: bool,
+) {
+    let target = &shared.targets[t];
+    let e = shared.endpoint_of[t];
+    let conn = &mut conns.slots[e];
+    let capture = &mut conns.capture;
+    let captures = target.captures();
+    capture.keep_body = target.captures_body();
+    let started = Instant::now();
+    let outcome = timeout_at((started + target.timeout).into(), async {
+        loop {
+            if conn.is_none() {
+                *conn = Some(h1::connect(shared.addrs[e]).await?);
+            }
+            let c = conn.as_mut().expect("just connected");
+            let capture = captures.then_some(&mut *capture);
+            match c.exchange(&target.request, target.is_head, capture).await {
+                Ok(response) => return Ok(response),
+                // The server closed the idle connection just before we used it: send the
+                // request again on a new one (a fresh connection is never stale).
+                Err(h1::Failure::Stale) => *conn = None,
+                Err(h1::Failure::Error(kind)) => return Err(kind),
+            }
+        }
+    })
+    .await;
+    let end = Instant::now();
+    let outcome = match outcome {
+        Ok(result) => result,
+        Err(_elapsed) if conn.is_none() => Err(ErrorKind::ConnectTimeout),
+        Err(_elapsed) => Err(ErrorKind::Timeout),
+    };
+    match &outcome {
+        Ok(response) if response.keep_alive => {}
+        _ => *conn = None,
+    }
+    let service_us = end.duration_since(started).as_micros() as u64;
+    {
+        let mut guard = stats.borrow_mut();
+        let s = &mut *guard;
+        // The generator's health covers every stage, warmup included.
+        let stage = &mut s.stages[shared.stage_of(intended)];
+        stage.sent += 1;
+        stage.busy_us += service_us;
+        if shared.scheduled {
+            let late_us = started
+                .saturating_duration_since(intended.max(ready))
+                .as_micros() as u64;
+            stage.lateness_us.saturating_record(late_us.max(1));
+        }
+        if measured {
+            let latency_us = end.duration_since(intended).as_micros() as u64;
+            s.last_end = Some(end);
+            let record = &mut s.targets[t];
+            match outcome {
+                Ok(response) => {
+                    let expected = target.expect_status.contains(response.status);
+                    record.record_response(response.status, latency_us, service_us, expected);
+                    record.bytes_sent += target.request.len() as u64;
+                    record.bytes_received += response.bytes;
+                    if captures {
+                        checks::evaluate(&target.checks, capture, |i, passed| {
+                            record.record_check(i, passed)
+                        });
+                    }
+                    s.second.requests += 1;
+                    s.second.responses += 1;
+                    s.second.errors += u64::from(!expected);
+                    s.second.latency_us.saturating_record(latency_us.max(1));
+                }
+                Err(kind) => {
+                    record.record_error(kind);
+                    s.second.requests += 1;
+                    s.second.errors += 1;
+                }
+            }
+        }
+    }
+    if conn.is_none() {
+        // After an error or a closed connection: let the other tasks run, so that a target
+        // failing fast cannot starve this thread.
+        tokio::task::yield_now().await;
+    }
+}
+
+/// Closed model: virtual user `index`.
+async fn closed_vu(shared: Arc<Shared>, stats: Rc<RefCell<WorkerStats>>, index: usize, seed: u64) {
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let mut conns = Connections::new(&shared);
+    let level = index as f64 + 0.5;
+    let interval = shared
+        .load
+        .pacing
+        .map(|rate| Duration::from_secs_f64(1.0 / rate));
+    let mut next_due: Option<Instant> = None;
+    loop {
+        let now = Instant::now();
+        if shared.load.target_at(shared.secs(now)) < level {
+            // Not needed now: close, and wait until the stages need this user again.
+            conns.close_all();
+            next_due = None;
+            let Some(at) = shared.load.first_time_at_least(level, shared.secs(now)) else {
+                break;
+            };
+            let at = shared.at(at);
+            if shared.over(at) || !pause_until(&shared, at).await {
+                break;
+            }
+            continue;
+        }
+        let intended = match interval {
+            Some(interval) => {
+                let due = next_due.unwrap_or(now);
+                next_due = Some(due + interval);
+                if due > now && !pause_until(&shared, due).await {
+                    break;
+                }
+                if let Some(end) = shared.end
+                    && now >= end
+                {
+                    // Still behind schedule when the run ends: the requests that fell due
+                    // and were never sent are counted as dropped, not forgotten.
+                    let behind = end.saturating_duration_since(due).as_secs_f64();
+                    let missed = (behind / interval.as_secs_f64()).ceil() as u64;
+                    if due >= shared.measure_start {
+                        stats.borrow_mut().stages[shared.stage_of(due)].dropped += missed;
+                    }
+                    break;
+                }
+                due
+            }
+            None => now,
+        };
+        let Some(measured) = shared.admit(intended) else {
+            break;
+        };
+        let t = shared.pick(&mut rng);
+        request(&shared, &stats, &mut conns, t, intended, now, measured).await;
+        let think = match shared.load.think_time {
+            Some(ThinkTime::Fixed(d)) => d,
+            Some(ThinkTime::Uniform(low, high)) => {
+                let span = (high - low).as_nanos() as u64;
+                low + Duration::from_nanos(rng.u64(0..=span))
+            }
+            None => Duration::ZERO,
+        };
+        if !think.is_zero() && !pause_until(&shared, Instant::now() + think).await {
+            break;
+        }
+    }
+}
+
+/// Sleeps until `deadline` in slices of at most [`super::COLLECT_INTERVAL`], so that a stopped
+/// run is noticed; false when the run was stopped.
+async fn pause_until(shared: &Shared, deadline: Instant) -> bool {
+    loop {
+        if shared.halted() {
+            return false;
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            return true;
+        }
+        sleep_until(deadline.min(now + super::COLLECT_INTERVAL).into()).await;
+    }
+}
+
+/// How long before an arrival is due the dispatcher switches from tokio's 1 ms timer to the
+/// precise one.
+const PRECISE_SPAN: Duration = Duration::from_millis(2);
+
+/// The open model's virtual users of one worker.
+struct Pool {
+    /// Idle virtual users; the last one idled is reused first (its connection is warm).
+    idle: RefCell<Vec<Rc<Slot>>>,
+    /// The dispatcher has handed out its last arrival.
+    done: Cell<bool>,
+}
+
+/// How the dispatcher hands an arrival to a virtual user.
+struct Slot {
+    /// When the request is due, and whether it is measured.
+    job: Cell<Option<(Instant, bool)>>,
+    wake: Notify,
+}
+
+/// Open model: hands this worker's arrivals (every `workers`-th, from `index`) to idle users.
+async fn dispatcher(
+    shared: Arc<Shared>,
+    stats: Rc<RefCell<WorkerStats>>,
+    pool: Rc<Pool>,
+    index: usize,
+    workers: usize,
+) {
+    let mut arrivals = Arrivals::new(&shared.load.stages);
+    let mut timer = PreciseTimer::new().ok();
+    let mut k = index as u64;
+    while let Some(t) = arrivals.time_of(k) {
+        let intended = shared.at(t);
+        // Long gaps (low rates) are slept in slices, to notice a stop; the last stretch on
+        // the precise timer.
+        let coarse_until = intended.checked_sub(PRECISE_SPAN).unwrap_or(intended);
+        if !pause_until(&shared, coarse_until).await {
+            break;
+        }
+        if Instant::now() < intended {
+            let precise = match timer.as_mut() {
+                Some(timer) => timer.sleep_until(intended).await.is_ok(),
+                None => false,
+            };
+            if !precise {
+                sleep_until(intended.into()).await;
+            }
+        }
+        let Some(measured) = shared.admit(intended) else {
+            break;
+        };
+        let idle = pool.idle.borrow_mut().pop();
+        match idle {
+            Some(slot) => {
+                slot.job.set(Some((intended, measured)));
+                slot.wake.notify_one();
+            }
+            // Every in-flight slot is busy: counted (warmup included, for the stage's health).
+            None => stats.borrow_mut().stages[shared.stage_of(intended)].dropped += 1,
+        }
+        k += workers as u64;
+    }
+    pool.done.set(true);
+    for slot in pool.idle.borrow_mut().drain(..) {
+        slot.wake.notify_one();
+    }
+}
+
+/// Open model: a virtual user, sending each arrival the dispatcher hands it.
+async fn open_vu(
+    shared: Arc<Shared>,
+    stats: Rc<RefCell<WorkerStats>>,
+    pool: Rc<Pool>,
+    slot: Rc<Slot>,
+    seed: u64,
+) {
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let mut conns = Connections::new(&shared);
+    loop {
+        slot.wake.notified().await;
+        let Some((intended, measured)) = slot.job.take() else {
+            break;
+        };
+        let t = shared.pick(&mut rng);
+        request(&shared, &stats, &mut conns, t, intended, intended, measured).await;
+        if pool.done.get() {
+            break;
+        }
+        pool.idle.borrow_mut().push(slot.clone());
+    }
+}

@@ -1,0 +1,405 @@
+//! Load models against real servers on loopback: the open model's rate accuracy, honest
+//! latency through a server stall (SIGSTOP), dropped arrivals, ramps, pacing and think time.
+
+mod support;
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use loadgate::result::RunResult;
+use support::{run_yaml, write_spec};
+
+/// These tests measure timing on a 2-core machine: one at a time, so they do not disturb
+/// each other's schedules.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn spec(url: &str, load: &str) -> String {
+    format!(
+        "version: 1\nname: load model\ndefaults:\n  timeout: 5s\ntargets:\n  - name: t\n    url: {url}\nload:\n{load}"
+    )
+}
+
+/// `loadgate serve` as a child process, so that a test can stop it with SIGSTOP.
+struct ServeProcess {
+    child: Child,
+    url: String,
+}
+
+impl ServeProcess {
+    fn start() -> ServeProcess {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_loadgate"))
+            .args(["serve", "--listen", "127.0.0.1:0", "--threads", "1"])
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let url = line
+            .trim()
+            .rsplit(' ')
+            .next()
+            .expect("listening line")
+            .to_string();
+        assert!(url.starts_with("http://127.0.0.1:"), "{line}");
+        ServeProcess { child, url }
+    }
+
+    fn signal(&self, signal: nix::sys::signal::Signal) {
+        let pid = nix::unistd::Pid::from_raw(self.child.id() as i32);
+        nix::sys::signal::kill(pid, signal).unwrap();
+    }
+
+    /// Stops the server for `stall` after `after`, from a thread.
+    fn stall(&self, after: Duration, stall: Duration) -> std::thread::JoinHandle<()> {
+        let pid = nix::unistd::Pid::from_raw(self.child.id() as i32);
+        std::thread::spawn(move || {
+            use nix::sys::signal::{Signal, kill};
+            std::thread::sleep(after);
+            kill(pid, Signal::SIGSTOP).unwrap();
+            std::thread::sleep(stall);
+            kill(pid, Signal::SIGCONT).unwrap();
+        })
+    }
+}
+
+impl Drop for ServeProcess {
+    fn drop(&mut self) {
+        self.signal(nix::sys::signal::Signal::SIGCONT);
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn measured_stage(result: &RunResult) -> &loadgate::result::StageHealth {
+    result
+        .health
+        .stages
+        .iter()
+        .find(|s| !s.warmup)
+        .expect("a measured stage")
+}
+
+#[test]
+fn open_model_keeps_its_rate() {
+    let _serial = serial();
+    let server = loadgate::serve::spawn("127.0.0.1:0".parse().unwrap(), 1).unwrap();
+    let result = run_yaml(&spec(
+        &server.url(),
+        "  model: open\n  rate: 400/s\n  duration: 3s\n  warmup: 500ms\n",
+    ));
+    let stage = measured_stage(&result);
+    // 400/s for 3 s: 1200 arrivals, every one sent.
+    assert!((1188..=1212).contains(&stage.sent), "{}", stage.sent);
+    assert_eq!(stage.dropped, 0);
+    assert!(
+        (stage.achieved_rate - 400.0).abs() <= 4.0,
+        "{}",
+        stage.achieved_rate
+    );
+    assert_eq!(result.total.responses, stage.sent);
+    // Lateness is measured; how much depends on how busy this machine is, so the health
+    // verdict is not asserted here, only that the rate was not short.
+    let lateness = stage.lateness_us.as_ref().expect("lateness is recorded");
+    assert!(lateness.p99 < 100_000, "{lateness:?}");
+    assert!(
+        !result
+            .health
+            .problems
+            .iter()
+            .any(|p| p.contains("requests/s of the planned")),
+        "{:?}",
+        result.health.problems
+    );
+    assert_eq!(result.load.model, "open");
+}
+
+#[test]
+fn a_server_stall_shows_in_the_open_models_latency() {
+    let _serial = serial();
+    let server = ServeProcess::start();
+    let stall = server.stall(Duration::from_millis(1500), Duration::from_secs(1));
+    let result = run_yaml(&spec(
+        &server.url,
+        "  model: open\n  rate: 200/s\n  max_in_flight: 400\n  duration: 4s\n",
+    ));
+    stall.join().unwrap();
+    let latency = result.total.latency_us.as_ref().unwrap();
+    // 200 of the 800 arrivals were due during the stall: they waited up to a whole second.
+    assert!(latency.max >= 950_000, "{latency:?}");
+    assert!(latency.p99 >= 800_000, "{latency:?}");
+    assert!(latency.p90 >= 300_000, "{latency:?}");
+    assert!(latency.p50 < 50_000, "{latency:?}");
+    assert_eq!(measured_stage(&result).dropped, 0);
+    assert!(
+        (790..=810).contains(&result.total.responses),
+        "{}",
+        result.total.responses
+    );
+    // The stall shows in the per-second series too.
+    let worst = result.time_series.iter().map(|s| s.max_us).max().unwrap();
+    assert!(worst >= 900_000, "{:?}", result.time_series);
+}
+
+#[test]
+fn paced_connections_measure_from_when_requests_were_due() {
+    let _serial = serial();
+    let server = ServeProcess::start();
+    let stall = server.stall(Duration::from_millis(1000), Duration::from_secs(1));
+    let result = run_yaml(&spec(
+        &server.url,
+        "  connections: 2\n  pacing: 50/s\n  duration: 3s\n",
+    ));
+    stall.join().unwrap();
+    let latency = result.total.latency_us.as_ref().unwrap();
+    let service = result.total.service_time_us.as_ref().unwrap();
+    // Each connection fell ~50 requests behind during the stall and caught up after it: those
+    // requests waited (latency) though the server answered them fast (service time). Without
+    // the correction the stall would show only in the max (coordinated omission).
+    assert!(latency.p90 >= 200_000, "latency {latency:?}");
+    assert!(service.p90 < 20_000, "service time {service:?}");
+    assert!(service.max >= 900_000, "the stalled requests: {service:?}");
+    // Every scheduled request was sent: 2 × 50/s × 3 s.
+    assert!(
+        (290..=310).contains(&result.total.responses),
+        "{}",
+        result.total.responses
+    );
+    // Waiting for a slow server is not the generator's lateness.
+    assert!(
+        !result.health.problems.iter().any(|p| p.contains("late")),
+        "{:?}",
+        result.health.problems
+    );
+}
+
+#[test]
+fn a_paced_backlog_left_at_the_end_is_dropped_not_forgotten() {
+    let _serial = serial();
+    let server = loadgate::serve::spawn("127.0.0.1:0".parse().unwrap(), 1).unwrap();
+    let url = format!("{}/?delay=200ms", server.url());
+    let result = run_yaml(&spec(
+        &url,
+        "  connections: 1\n  pacing: 10/s\n  duration: 2s\n",
+    ));
+    let stage = measured_stage(&result);
+    // 20 requests fell due; one connection at 200 ms each sent about 10.
+    assert!((9..=11).contains(&stage.sent), "{}", stage.sent);
+    assert!(
+        (19..=21).contains(&(stage.sent + stage.dropped)),
+        "{} + {}",
+        stage.sent,
+        stage.dropped
+    );
+    assert_eq!(result.total.requests, stage.sent);
+    // The server was slow, not the generator: the only problem is the dropped backlog.
+    assert_eq!(
+        result.health.problems.len(),
+        1,
+        "{:?}",
+        result.health.problems
+    );
+    assert!(result.health.problems[0].contains("dropped"));
+}
+
+#[test]
+fn arrivals_beyond_max_in_flight_are_dropped_and_invalidate_the_measurement() {
+    let _serial = serial();
+    let server = loadgate::serve::spawn("127.0.0.1:0".parse().unwrap(), 1).unwrap();
+    let url = format!("{}/?delay=100ms", server.url());
+    let result = run_yaml(&spec(
+        &url,
+        "  model: open\n  rate: 100/s\n  max_in_flight: 2\n  duration: 2s\n",
+    ));
+    let stage = measured_stage(&result);
+    // 2 slots × 10 requests/s each: about 40 sent of 200 due, the rest dropped.
+    assert!((30..=50).contains(&stage.sent), "{}", stage.sent);
+    assert!(
+        (195..=205).contains(&(stage.sent + stage.dropped)),
+        "{} + {}",
+        stage.sent,
+        stage.dropped
+    );
+    assert!(!result.health.valid);
+    assert!(
+        result.health.problems[0].contains("dropped"),
+        "{:?}",
+        result.health.problems
+    );
+}
+
+#[test]
+fn binary_exits_5_on_an_invalid_measurement() {
+    let _serial = serial();
+    let server = loadgate::serve::spawn("127.0.0.1:0".parse().unwrap(), 1).unwrap();
+    let url = format!("{}/?delay=100ms", server.url());
+    let (_dir, path) = write_spec(&spec(
+        &url,
+        "  model: open\n  rate: 100/s\n  max_in_flight: 2\n  duration: 1s\n",
+    ));
+    let output = Command::new(env!("CARGO_BIN_EXE_loadgate"))
+        .args(["run", "-q"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(5), "{stdout}");
+    assert!(stdout.contains("INVALID MEASUREMENT"), "{stdout}");
+    assert!(stdout.contains("INVALID: stage 1: "), "{stdout}");
+    assert!(stdout.contains("requests were dropped"), "{stdout}");
+}
+
+#[test]
+fn an_open_ramp_delivers_its_integral_and_rises() {
+    let _serial = serial();
+    let server = loadgate::serve::spawn("127.0.0.1:0".parse().unwrap(), 1).unwrap();
+    let result = run_yaml(&spec(
+        &server.url(),
+        "  model: open\n  stages:\n    - { duration: 2s, target: 300/s }\n    - { duration: 1s, target: 300/s }\n",
+    ));
+    let sent: Vec<u64> = result.health.stages.iter().map(|s| s.sent).collect();
+    // 0 -> 300/s over 2 s holds 300 arrivals; 300/s for 1 s, 300 more.
+    assert!((294..=306).contains(&sent[0]), "{sent:?}");
+    assert!((294..=306).contains(&sent[1]), "{sent:?}");
+    let per_second: Vec<u64> = result.time_series.iter().map(|s| s.responses).collect();
+    // m(τ) = 75τ²: 75 due in the first second, 225 in the second, 300 in the third (the
+    // series counts responses by when they ended, so allow for a busy machine).
+    assert!(per_second.len() >= 3, "{per_second:?}");
+    assert!((60..=90).contains(&per_second[0]), "{per_second:?}");
+    assert!(
+        per_second[0] < per_second[1] && per_second[1] < per_second[2],
+        "{per_second:?}"
+    );
+    assert_eq!(per_second.iter().sum::<u64>(), result.total.responses);
+}
+
+#[test]
+fn a_closed_ramp_adds_connections() {
+    let _serial = serial();
+    let server = loadgate::serve::spawn("127.0.0.1:0".parse().unwrap(), 1).unwrap();
+    let url = format!("{}/?delay=20ms", server.url());
+    let result = run_yaml(&spec(
+        &url,
+        "  stages:\n    - { duration: 2s, target: 4 }\n    - { duration: 1s, target: 4 }\n",
+    ));
+    // Each connection does ~45 requests/s (20 ms each); the ramp adds one every 0.5 s
+    // (connection i joins at (i + 0.5) / 2 s).
+    let per_second: Vec<u64> = result.time_series.iter().map(|s| s.responses).collect();
+    assert!(per_second.len() >= 3, "{per_second:?}");
+    assert!(
+        per_second[0] < per_second[1] && per_second[1] < per_second[2],
+        "{per_second:?}"
+    );
+    let hold = &result.health.stages[1];
+    assert!(
+        (3.5..=4.2).contains(&hold.achieved_concurrency),
+        "{}",
+        hold.achieved_concurrency
+    );
+    assert!((140..=200).contains(&per_second[2]), "{per_second:?}");
+}
+
+#[test]
+fn think_time_spaces_a_connections_requests() {
+    let _serial = serial();
+    let server = loadgate::serve::spawn("127.0.0.1:0".parse().unwrap(), 1).unwrap();
+    let result = run_yaml(&spec(
+        &server.url(),
+        "  connections: 2\n  think_time: 40ms..60ms\n  duration: 2s\n",
+    ));
+    // 2 connections × 2 s / ~50 ms.
+    let n = result.total.responses;
+    assert!((60..=84).contains(&n), "{n}");
+    // Think time is not latency.
+    assert!(result.total.latency_us.as_ref().unwrap().p50 < 10_000);
+}
+
+#[test]
+fn checks_count_towards_their_own_metric() {
+    let _serial = serial();
+    let server = loadgate::serve::spawn("127.0.0.1:0".parse().unwrap(), 1).unwrap();
+    let yaml = format!(
+        "version: 1\nname: checks\ntargets:\n  - name: t\n    url: {}/?size=64&header=X-Id:7\n    checks:\n      - header: x-id\n      - header: X-Id\n        equals: \"7\"\n      - header: X-Id\n        equals: \"8\"\n      - body_contains: xx\n      - body_contains: y\n      - json: /status\n        equals: ok\n    slo:\n      checks: [\"rate >= 50%\"]\nload:\n  connections: 2\n  requests: 100\nslo:\n  checks: [\"rate == 100%\"]\n",
+        server.url()
+    );
+    let result = run_yaml(&yaml);
+    let counts: Vec<(u64, u64)> = result.targets[0]
+        .checks
+        .iter()
+        .map(|c| (c.passed, c.failed))
+        .collect();
+    // Present, equal, not equal; the server's filler body is `x` bytes; it is not JSON.
+    assert_eq!(
+        counts,
+        [(100, 0), (100, 0), (0, 100), (100, 0), (0, 100), (0, 100)]
+    );
+    assert_eq!(result.targets[0].checks[2].check, "header x-id == \"8\"");
+    // Checks are not errors.
+    assert_eq!(result.total.errors, 0);
+    assert_eq!(result.total.checks_passed, 300);
+    assert_eq!(result.total.checks_failed, 300);
+    let verdicts: Vec<(String, bool)> = result
+        .slo
+        .iter()
+        .map(|v| (v.scope.clone(), v.passed))
+        .collect();
+    assert_eq!(
+        verdicts,
+        [("total".to_string(), false), ("t".to_string(), true)]
+    );
+}
+
+#[test]
+fn a_window_threshold_catches_a_stall_the_whole_run_hides() {
+    let _serial = serial();
+    let server = ServeProcess::start();
+    let stall = server.stall(Duration::from_millis(2300), Duration::from_millis(600));
+    let yaml = spec(
+        &server.url,
+        "  model: open\n  rate: 100/s\n  max_in_flight: 200\n  duration: 5s\nslo:\n  latency:\n    - p(50) < 100ms\n    - threshold: max < 300ms\n      window: 2s\n",
+    );
+    let result = run_yaml(&yaml);
+    stall.join().unwrap();
+    let (whole, window) = (&result.slo[0], &result.slo[1]);
+    assert!(whole.passed, "{whole:?}");
+    assert!(!window.passed, "{window:?}");
+    assert_eq!(window.window_s, Some(2));
+    // The stall (2.3 s to 2.9 s) is first inside the window starting at second 1.
+    assert_eq!(window.failed_window_start_s, Some(1), "{window:?}");
+    assert!(window.measured.unwrap() >= 500_000.0, "{window:?}");
+}
+
+#[test]
+fn a_lost_threshold_aborts_the_run() {
+    let _serial = serial();
+    let server = loadgate::serve::spawn("127.0.0.1:0".parse().unwrap(), 1).unwrap();
+    let url = format!("{}/?delay=30ms", server.url());
+    let (_dir, path) = write_spec(&spec(
+        &url,
+        "  connections: 2\n  duration: 20s\nslo:\n  latency:\n    - threshold: p(50) < 10ms\n      abort_on_fail: true\n      abort_after: 1s\n  errors: [\"rate < 1%\"]\n",
+    ));
+    let started = std::time::Instant::now();
+    let output = Command::new(env!("CARGO_BIN_EXE_loadgate"))
+        .args(["run", "-q"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        started.elapsed() < Duration::from_secs(6),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(output.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("FAIL  total latency: p(50) < 10ms (stopped the run)"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("pass  total errors: rate < 1%"), "{stdout}");
+}
