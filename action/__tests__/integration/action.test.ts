@@ -1,0 +1,365 @@
+/**
+ * The bundled action, run as the runner runs it, against a local stand-in for GitHub that
+ * records requests, with the real loadgate engine loading its real built-in target.
+ *
+ * The tests in the first block share one stand-in and run in order, like the history of one
+ * repository: a push to main makes the baseline, pull requests compare with it.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { execFileSync } from 'node:child_process'
+import { createHash } from 'node:crypto'
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { StandIn } from './standin.js'
+import { ACTION_ROOT, engineBinary, engineHasReport, freePort, runAction, spec, zipEntries, type ActionRun, type Event } from './harness.js'
+
+const bin = engineBinary()
+if (!(await engineHasReport(bin))) {
+  throw new Error(`the engine at ${bin} has no \`report\` command, which the action calls: build this checkout's engine`)
+}
+
+const MARK = '<!-- loadgate-comment: perf.yml/gate/loadgate -->'
+
+let api: StandIn
+let ws: string
+let port: number
+
+beforeAll(async () => {
+  api = new StandIn()
+  await api.start()
+  ws = mkdtempSync(join(tmpdir(), 'loadgate-action-ws-'))
+  mkdirSync(join(ws, 'perf'))
+  writeFileSync(join(ws, 'perf', 'fast.yaml'), spec({ delay: '1ms', slo: 'p(95) < 1s' }))
+  writeFileSync(join(ws, 'perf', 'strict.yaml'), spec({ delay: '5ms', slo: 'p(95) < 1ms', duration: '2s' }))
+  writeFileSync(join(ws, 'perf', 'slow.yaml'), spec({ delay: '40ms', slo: 'p(95) < 1s' }))
+  writeFileSync(join(ws, 'perf', 'renamed.yaml'), spec({ name: 'renamed', delay: '1ms', slo: 'p(95) < 1s', duration: '2s' }))
+  writeFileSync(join(ws, 'perf', 'invalid.yaml'), 'version: 1\nname: broken\ntargets: []\nload:\n  connections: 0\n')
+  port = await freePort()
+})
+
+afterAll(async () => {
+  await api?.stop()
+})
+
+function run(event: Event, inputs: Record<string, string>, more: { env?: Record<string, string>; toolCache?: string } = {}): Promise<ActionRun> {
+  return runAction({
+    api: api.url,
+    workspace: ws,
+    event,
+    inputs: { 'engine-path': bin, ...inputs },
+    env: { LG_PORT: String(port), ...more.env },
+    toolCache: more.toolCache
+  })
+}
+
+function ourComments(pr: number) {
+  return (api.comments.get(pr) ?? []).filter((c) => c.body.startsWith(MARK))
+}
+
+describe('a repository history: baseline on main, pull requests compared with it', () => {
+  it('a push to main is not compared; its result is uploaded as the next baseline', async () => {
+    const from = api.requests.length
+    const r = await run({ name: 'push', runId: 100, branch: 'main' }, { spec: 'perf/fast.yaml' })
+    // The run is now in the repository's history, whatever the assertions below find.
+    api.addRun({ id: 100, event: 'push', head_branch: 'main' })
+    expect(r.code, r.stdout).toBe(0)
+    expect(r.outputs).toMatchObject({ verdict: 'pass', slo: 'pass', regression: 'no-baseline', 'comment-url': '' })
+    expect(Number(r.outputs.rps)).toBeGreaterThan(0)
+    expect(Number(r.outputs['p95-us'])).toBeGreaterThan(1000) // the target waits 1ms
+    expect(Number(r.outputs['p99-us'])).toBeGreaterThanOrEqual(Number(r.outputs['p95-us']))
+    expect(r.outputs['error-rate']).toBe('0')
+    expect(readFileSync(r.outputs.result, 'utf8')).toContain('"result_version": 1')
+    const html = readFileSync(r.outputs['report-html'], 'utf8')
+    expect(html).toMatch(/^<!doctype html>/i)
+    expect(html).toContain('<svg') // the engine's charts
+    expect(r.summary).toContain('Not compared with a baseline: a `push` event is not compared; this result becomes the baseline for pull requests into main.')
+    expect(r.summary).toContain(readFileSync(r.outputs['report-markdown'], 'utf8'))
+    expect(r.stdout).toContain('::group::loadgate run perf/fast.yaml')
+    expect(r.stdout).toContain(`Engine: the prebuilt binary at ${bin} (input engine-path)`)
+    // No REST calls at all on a push: only the artifact upload (twirp, blob PUTs, finalize).
+    const calls = api.calls(from)
+    expect(calls[0]).toBe('POST /twirp/github.actions.results.api.v1.ArtifactService/CreateArtifact')
+    expect(calls.at(-1)).toBe('POST /twirp/github.actions.results.api.v1.ArtifactService/FinalizeArtifact')
+    expect(calls.filter((c) => !c.includes('/twirp/') && !c.startsWith('PUT /devstoreaccount1/'))).toEqual([])
+    expect(api.artifacts.map((a) => [a.name, a.runId])).toEqual([['loadgate', 100]])
+  })
+
+  it('a pull request is compared with that run and gets one comment', async () => {
+    const from = api.requests.length
+    const r = await run({ name: 'pull_request', runId: 101, pr: 7, baseRef: 'main' }, { spec: 'perf/fast.yaml' })
+    expect(r.code, r.stdout).toBe(0)
+    expect(api.calls(from)).toEqual(
+      expect.arrayContaining([
+        'GET /repos/octo/shop/actions/workflows/perf.yml/runs',
+        'GET /repos/octo/shop/actions/runs/100/artifacts',
+        'GET /repos/octo/shop/actions/artifacts/1000/zip',
+        'GET /artifact-blobs/1000.zip',
+        'GET /repos/octo/shop/issues/7/comments',
+        'POST /repos/octo/shop/issues/7/comments'
+      ])
+    )
+    const runsQuery = api.requests.slice(from).find((q) => q.url.includes('/workflows/perf.yml/runs'))!.url
+    expect(runsQuery).toContain('branch=main')
+    expect(runsQuery).toContain('status=success')
+    expect(r.summary).toContain('Baseline: [run #100](https://github.com/octo/shop/actions/runs/100) (push, 100aaaa)')
+    expect(r.outputs.regression).not.toBe('no-baseline')
+    expect(r.outputs.regression).not.toBe('regressed')
+    const ours = ourComments(7)
+    expect(ours).toHaveLength(1)
+    expect(ours[0].body).toContain('Baseline: [run #100]')
+    expect(r.outputs['comment-url']).toBe(`https://github.com/octo/shop/pull/7#issuecomment-${ours[0].id}`)
+    // The artifact of a pull request carries what a trusted workflow_run workflow needs.
+    const pr = api.artifacts.find((a) => a.runId === 101)!
+    expect(zipEntries(pr.zip).sort()).toEqual(
+      ['comment.md', 'pull-request.json', 'report.html', 'report.md', 'result.json', 'verdict.json'].sort()
+    )
+  })
+
+  it('the same pull request again updates that comment instead of adding one', async () => {
+    const before = ourComments(7)[0]
+    const from = api.requests.length
+    const r = await run({ name: 'pull_request', runId: 102, pr: 7, baseRef: 'main' }, { spec: 'perf/fast.yaml' })
+    expect(r.code, r.stdout).toBe(0)
+    const calls = api.calls(from)
+    expect(calls).toContain(`PATCH /repos/octo/shop/issues/comments/${before.id}`)
+    expect(calls).not.toContain('POST /repos/octo/shop/issues/7/comments')
+    expect(ourComments(7)).toHaveLength(1)
+    expect(r.stdout).toContain('Pull request comment: updated')
+  })
+
+  it('an SLO failure fails the step, annotates the threshold and updates the comment', async () => {
+    const r = await run({ name: 'pull_request', runId: 103, pr: 7, baseRef: 'main' }, { spec: 'perf/strict.yaml' })
+    expect(r.code).toBe(1)
+    expect(r.outputs).toMatchObject({ verdict: 'fail', slo: 'fail' })
+    expect(r.errors).toEqual(
+      expect.arrayContaining([
+        // `:` in a property is escaped as %3A by the workflow command syntax
+        expect.stringMatching(/^::error title=loadgate SLO failed%3A latency p\(95\) < 1ms,file=perf\/strict.yaml::total: p\(95\) < 1ms failed, measured \d+\.\d+ms \(limit 1.00ms\)$/),
+        expect.stringMatching(/^::error::loadgate: 1 SLO threshold failed \(fail-on: both\)$/)
+      ])
+    )
+    expect(ourComments(7)).toHaveLength(1)
+    expect(ourComments(7)[0].body).toContain('p(95) &lt; 1ms') // the engine escapes its Markdown
+  })
+
+  it('fail-on: regression lets an SLO failure pass the step', async () => {
+    const r = await run(
+      { name: 'pull_request', runId: 104, pr: 7, baseRef: 'main' },
+      { spec: 'perf/strict.yaml', 'fail-on': 'regression', comment: 'never' }
+    )
+    expect(r.code, r.stdout).toBe(0)
+    expect(r.outputs).toMatchObject({ verdict: 'fail', slo: 'fail' })
+    expect(r.stdout).toMatch(/the step passes \(fail-on: regression\)/)
+  })
+
+  it('a regression against the baseline fails the step', async () => {
+    const r = await run({ name: 'pull_request', runId: 105, pr: 7, baseRef: 'main' }, { spec: 'perf/slow.yaml' })
+    expect(r.outputs).toMatchObject({ slo: 'pass', regression: 'regressed', verdict: 'fail' })
+    expect(r.code).toBe(1)
+    expect(r.errors).toContainEqual(expect.stringMatching(/a regression against the baseline was found/))
+    expect(ourComments(7)).toHaveLength(1)
+  })
+
+  it('a baseline of another spec (renamed in the pull request) is not compared, and that is not a failure', async () => {
+    const r = await run({ name: 'pull_request', runId: 112, pr: 12, baseRef: 'main' }, { spec: 'perf/renamed.yaml' })
+    expect(r.code, r.stdout).toBe(0)
+    expect(r.outputs).toMatchObject({ verdict: 'pass', regression: 'no-baseline' })
+    expect(r.warnings).toContainEqual(expect.stringMatching(/The baseline cannot be compared with this run: .*different specs/))
+    expect(r.summary).toMatch(
+      /Not compared: the baseline, \[run #100\]\(https:\/\/github.com\/octo\/shop\/actions\/runs\/100\) \(push, 100aaaa\), cannot be compared with this run \(the engine says: the results come from different specs/
+    )
+  })
+
+  it('a pull request into a branch without runs has no baseline yet, which is not a failure', async () => {
+    const r = await run({ name: 'pull_request', runId: 106, pr: 8, baseRef: 'release-2' }, { spec: 'perf/fast.yaml' })
+    expect(r.code, r.stdout).toBe(0)
+    expect(r.outputs).toMatchObject({ verdict: 'pass', regression: 'no-baseline' })
+    expect(r.summary).toContain(
+      'No baseline yet: the newest successful run of perf.yml on release-2 with an artifact named `loadgate` was not found, so this run is not compared (not a failure).'
+    )
+    expect(ourComments(8)).toHaveLength(1)
+  })
+
+  it('a pull request from a fork (403 on the comment) still passes and writes the summary', async () => {
+    api.forbidCommentWrites = true
+    try {
+      const r = await run(
+        { name: 'pull_request', runId: 107, pr: 9, baseRef: 'main', headRepo: 'eve/shop' },
+        { spec: 'perf/fast.yaml' }
+      )
+      expect(r.code, r.stdout).toBe(0)
+      expect(r.outputs.verdict).toBe('pass')
+      expect(r.summary).toContain('Baseline: [run #100]')
+      expect(r.warnings).toContainEqual(expect.stringMatching(/Could not comment on pull request #9: .*a pull request from a fork gets a read-only token/))
+      expect(api.comments.get(9) ?? []).toEqual([])
+    } finally {
+      api.forbidCommentWrites = false
+    }
+  })
+
+  it('finds its comment on a later page among comments of others, and ignores look-alikes', async () => {
+    const others = Array.from({ length: 130 }, (_, i) => ({
+      id: 50_000 + i,
+      body: i === 3 ? `> ${MARK}\nquoted by a reviewer` : `comment ${i}`,
+      user: { login: 'bob', type: 'User' }
+    }))
+    // A user's comment that starts with the marker: not ours (the token cannot be bob: /user is 403).
+    others[60] = { id: 50_060, body: `${MARK}\nforged`, user: { login: 'bob', type: 'User' } }
+    others[120] = { id: 50_120, body: `${MARK}\nold report`, user: { login: 'github-actions[bot]', type: 'Bot' } }
+    api.comments.set(10, others)
+    const from = api.requests.length
+    const r = await run({ name: 'pull_request', runId: 108, pr: 10, baseRef: 'main' }, { spec: 'perf/fast.yaml' })
+    expect(r.code, r.stdout).toBe(0)
+    const calls = api.calls(from)
+    expect(calls.filter((c) => c === 'GET /repos/octo/shop/issues/10/comments')).toHaveLength(2)
+    expect(calls).toContain('PATCH /repos/octo/shop/issues/comments/50120')
+    expect(calls).not.toContain('POST /repos/octo/shop/issues/10/comments')
+    expect(api.comments.get(10)![60].body).toBe(`${MARK}\nforged`)
+    expect(api.comments.get(10)![120].body).toContain('Baseline: [run #100]')
+  })
+
+  it('comment: on-failure does not create a comment for a passing run', async () => {
+    const from = api.requests.length
+    const r = await run({ name: 'pull_request', runId: 109, pr: 11, baseRef: 'main' }, { spec: 'perf/fast.yaml', comment: 'on-failure' })
+    expect(r.code, r.stdout).toBe(0)
+    expect(api.calls(from)).not.toContain('POST /repos/octo/shop/issues/11/comments')
+    expect(r.stdout).toContain('Pull request comment: skipped')
+  })
+
+  it('a schedule is compared with the previous scheduled run, not with pushes, and carries the trend window', async () => {
+    api.addRun({ id: 90, event: 'schedule', head_branch: 'main' })
+    let from = api.requests.length
+    const first = await run({ name: 'schedule', runId: 110, branch: 'main' }, { spec: 'perf/fast.yaml' })
+    expect(first.code, first.stdout).toBe(0)
+    const q = api.requests.slice(from).find((x) => x.url.includes('/workflows/perf.yml/runs'))!.url
+    expect(q).toContain('event=schedule')
+    // Run 90 has no artifact: no baseline yet, said so; the push run 100 is not taken.
+    expect(first.stdout).toContain('run #90 (https://github.com/octo/shop/actions/runs/90) has no unexpired artifact named loadgate')
+    expect(first.outputs.regression).toBe('no-baseline')
+    api.addRun({ id: 110, event: 'schedule', head_branch: 'main' })
+
+    from = api.requests.length
+    const second = await run({ name: 'schedule', runId: 111, branch: 'main' }, { spec: 'perf/fast.yaml' })
+    expect(second.code, second.stdout).toBe(0)
+    expect(second.summary).toContain('Baseline: [run #110](https://github.com/octo/shop/actions/runs/110) (schedule, 110aaaa), the previous successful scheduled run of perf.yml on main.')
+    expect(api.calls(from)).not.toContain('GET /repos/octo/shop/actions/runs/100/artifacts')
+    const zip = api.artifacts.find((a) => a.runId === 111)!.zip
+    expect(zipEntries(zip)).toEqual(expect.arrayContaining(['history/run-110.json', 'history/run-111.json', 'result.json']))
+    expect(second.stdout).toContain("Trend window: 2 scheduled result(s) kept in the artifact's history/")
+    expect(second.summary).toContain('Trend over the last 2 runs') // the engine's report of the window
+  })
+})
+
+describe('failures that stop the action before any report', () => {
+  it('an invalid spec fails the step with the engine message', async () => {
+    const r = await run({ name: 'push', runId: 200, branch: 'main' }, { spec: 'perf/invalid.yaml' })
+    expect(r.code).toBe(1)
+    const error = r.errors.join('\n')
+    expect(error).toMatch(/loadgate run: the spec or the command line is invalid \(exit code 2\)/)
+    expect(error).toContain('invalid.yaml') // the engine names the file and the problem
+    expect(r.outputs).toEqual({})
+  })
+
+  it('a missing spec fails the step and says where it looked', async () => {
+    const r = await run({ name: 'push', runId: 201, branch: 'main' }, { spec: 'perf/nope.yaml' })
+    expect(r.code).toBe(1)
+    expect(r.errors[0]).toMatch(/^::error::spec not found: .*perf\/nope.yaml \(input `spec` is perf\/nope.yaml, relative to the working directory /)
+  })
+
+  it('an invalid input fails the step with what is allowed', async () => {
+    const r = await run({ name: 'push', runId: 202, branch: 'main' }, { spec: 'perf/fast.yaml', 'fail-on': 'latency' })
+    expect(r.code).toBe(1)
+    expect(r.errors).toEqual(['::error::input `fail-on` is `latency`; use one of `slo`, `regression`, `both`, `none`'])
+  })
+
+  it('a service that cannot start fails the step with exit code 3 and the engine message', async () => {
+    const busy = await freePort()
+    writeFileSync(
+      join(ws, 'perf', 'nostart.yaml'),
+      spec({ delay: '1ms', slo: 'p(95) < 1s' }).replace('command: ["${LOADGATE}", "serve"', 'command: ["/nonexistent/server", "serve"')
+    )
+    const r = await run({ name: 'push', runId: 203, branch: 'main' }, { spec: 'perf/nostart.yaml' }, { env: { LG_PORT: String(busy) } })
+    expect(r.code).toBe(1)
+    expect(r.errors.join('\n')).toMatch(/loadgate run: the run could not be carried out \(exit code 3\)/)
+  })
+})
+
+describe('an engine that crashes', () => {
+  it('fails the step and says the engine was killed, with what it printed', async () => {
+    // Not loadgate: a stand-in that prints a line and kills itself, as a crashing binary would.
+    const crasher = join(mkdtempSync(join(tmpdir(), 'loadgate-crash-')), 'crashing-engine')
+    writeFileSync(crasher, '#!/bin/sh\necho "about to crash" >&2\nkill -SEGV $$\n', { mode: 0o755 })
+    const r = await run({ name: 'push', runId: 250, branch: 'main' }, { spec: 'perf/fast.yaml', 'engine-path': crasher })
+    expect(r.code).toBe(1)
+    expect(r.errors.join('\n')).toContain('loadgate run: the engine crashed: it was killed by a signal:%0Aabout to crash')
+  })
+})
+
+describe('getting the engine', () => {
+  const version = readFileSync(join(ACTION_ROOT, 'engine', 'Cargo.toml'), 'utf8').match(/^version = "([^"]+)"/m)![1]
+  const asset = 'loadgate-x86_64-unknown-linux-gnu.tar.gz'
+
+  function release(tamper: boolean) {
+    const dir = mkdtempSync(join(tmpdir(), 'loadgate-release-'))
+    mkdirSync(join(dir, 'loadgate'))
+    copyFileSync(bin, join(dir, 'loadgate', 'loadgate'))
+    execFileSync('tar', ['-czf', join(dir, asset), '-C', dir, 'loadgate'])
+    const data = readFileSync(join(dir, asset))
+    const sum = createHash('sha256').update(tamper ? Buffer.from('something else') : data).digest('hex')
+    return new Map([
+      [asset, data],
+      [`${asset}.sha256`, Buffer.from(`${sum}  ${asset}\n`)]
+    ])
+  }
+
+  // An invalid spec stops the action right after the engine has been got and has run once.
+  const stopEarly = { spec: 'perf/invalid.yaml', 'engine-path': '' }
+  const fromRepo = { env: { GITHUB_ACTION_REPOSITORY: 'loadgate/loadgate' } }
+
+  it.runIf(process.platform === 'linux' && process.arch === 'x64')(
+    'downloads the release binary of its own version, verifies its checksum, and caches it',
+    async () => {
+      api.releases.set(`v${version}`, release(false))
+      const toolCache = mkdtempSync(join(tmpdir(), 'loadgate-tool-cache-'))
+      const first = await run({ name: 'push', runId: 300, branch: 'main' }, stopEarly, { ...fromRepo, toolCache })
+      expect(first.stdout).toContain(`Engine: release v${version} for x86_64-unknown-linux-gnu (downloaded, sha256 verified, cached)`)
+      expect(first.errors.join('\n')).toMatch(/exit code 2/) // the downloaded engine ran and judged the spec
+
+      const from = api.requests.length
+      const second = await run({ name: 'push', runId: 301, branch: 'main' }, stopEarly, { ...fromRepo, toolCache })
+      expect(second.stdout).toContain(`Engine: release ${version} from the tool cache`)
+      expect(api.calls(from).filter((c) => c.includes('release'))).toEqual([])
+    }
+  )
+
+  it.runIf(process.platform === 'linux' && process.arch === 'x64')('refuses a download whose checksum does not match', async () => {
+    api.releases.set(`v${version}`, release(true))
+    const r = await run({ name: 'push', runId: 302, branch: 'main' }, stopEarly, fromRepo)
+    expect(r.code).toBe(1)
+    expect(r.errors.join('\n')).toMatch(new RegExp(`checksum mismatch for ${asset} of release v${version}: expected [0-9a-f]{64}, got [0-9a-f]{64}`))
+    expect(r.stdout).not.toContain('Engine:')
+  })
+
+  it('an explicit engine-version without a release fails and says so', async () => {
+    const r = await run({ name: 'push', runId: 303, branch: 'main' }, { ...stopEarly, 'engine-version': '9.9.9' }, fromRepo)
+    expect(r.code).toBe(1)
+    expect(r.errors.join('\n')).toContain('input `engine-version` is 9.9.9, but loadgate/loadgate has no release v9.9.9')
+  })
+
+  it('uses: ./ (the action inside the workspace) builds the engine from that source with cargo', async () => {
+    // This checkout as the workspace, as in this repository's own workflow; even with an action
+    // repository set, a local action never downloads a release of another commit.
+    const r = await runAction({
+      api: api.url,
+      workspace: ACTION_ROOT,
+      event: { name: 'push', runId: 304, branch: 'main' },
+      inputs: { spec: 'engine/tests/specs/invalid/bad_threshold.yaml' },
+      env: { GITHUB_ACTION_REPOSITORY: 'loadgate/loadgate' }
+    })
+    expect(r.stdout).toContain('No release binary: the action is used from a local path (uses: ./)')
+    expect(r.stdout).toContain('::group::Build the loadgate engine (cargo build --release)')
+    expect(r.stdout).toContain(`Engine: built from the action's source in ${ACTION_ROOT}`)
+    expect(r.errors.join('\n')).toMatch(/exit code 2/)
+  }, 900_000)
+})

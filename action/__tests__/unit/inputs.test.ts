@@ -1,0 +1,100 @@
+import { describe, expect, it } from 'vitest'
+import { InputError, readInputs, splitArgs } from '../../src/inputs.js'
+
+/** A `core.getInput` over a table; unset inputs are '' as on the runner. */
+function get(values: Record<string, string>) {
+  return (name: string) => values[name] ?? ''
+}
+
+const minimal = { spec: 'perf/api.yaml', 'github-token': 't0ken' }
+
+describe('readInputs', () => {
+  it('applies every default', () => {
+    expect(readInputs(get(minimal))).toEqual({
+      spec: 'perf/api.yaml',
+      workingDirectory: '.',
+      baseline: { kind: 'auto' },
+      artifactName: 'loadgate',
+      token: 't0ken',
+      comment: 'always',
+      failOn: 'both',
+      engine: { kind: 'release', version: undefined },
+      args: []
+    })
+  })
+
+  it('requires a spec and a token', () => {
+    expect(() => readInputs(get({ 'github-token': 't' }))).toThrow(/input `spec` is required/)
+    expect(() => readInputs(get({ spec: 'a.yaml' }))).toThrow(/input `github-token` is empty/)
+  })
+
+  it.each([
+    ['auto', { kind: 'auto' }],
+    ['none', { kind: 'none' }],
+    ['baselines/main.json', { kind: 'path', path: 'baselines/main.json' }],
+    ['  none  ', { kind: 'none' }]
+  ])('baseline %j', (value, expected) => {
+    expect(readInputs(get({ ...minimal, baseline: value })).baseline).toEqual(expected)
+  })
+
+  it.each([
+    ['comment', 'sometimes', /input `comment` is `sometimes`; use one of `always`, `on-failure`, `never`/],
+    ['fail-on', 'latency', /input `fail-on` is `latency`; use one of `slo`, `regression`, `both`, `none`/]
+  ])('rejects %s: %s with the allowed values', (name, value, message) => {
+    expect(() => readInputs(get({ ...minimal, [name]: value }))).toThrow(message)
+  })
+
+  it('accepts every documented comment and fail-on value', () => {
+    for (const c of ['always', 'on-failure', 'never']) {
+      expect(readInputs(get({ ...minimal, comment: c })).comment).toBe(c)
+    }
+    for (const f of ['slo', 'regression', 'both', 'none']) {
+      expect(readInputs(get({ ...minimal, 'fail-on': f })).failOn).toBe(f)
+    }
+  })
+
+  it('reads the engine from a path or a version, not both', () => {
+    expect(readInputs(get({ ...minimal, 'engine-path': 'bin/loadgate' })).engine).toEqual({
+      kind: 'path',
+      path: 'bin/loadgate'
+    })
+    expect(readInputs(get({ ...minimal, 'engine-version': 'v0.3.1' })).engine).toEqual({
+      kind: 'release',
+      version: '0.3.1'
+    })
+    expect(() => readInputs(get({ ...minimal, 'engine-version': 'latest' }))).toThrow(/release version such as `0.1.0`/)
+    expect(() => readInputs(get({ ...minimal, 'engine-path': 'x', 'engine-version': '0.1.0' }))).toThrow(
+      /exclude each other/
+    )
+  })
+
+  it('rejects artifact names the artifact service refuses', () => {
+    expect(() => readInputs(get({ ...minimal, 'artifact-name': 'perf/main' }))).toThrow(InputError)
+    expect(readInputs(get({ ...minimal, 'artifact-name': 'perf-main' })).artifactName).toBe('perf-main')
+  })
+
+  it('splits args and refuses the flags the action sets', () => {
+    expect(readInputs(get({ ...minimal, args: '--quiet' })).args).toEqual(['--quiet'])
+    expect(() => readInputs(get({ ...minimal, args: '--out x.json' }))).toThrow(/`--out`, which the action sets itself/)
+    expect(() => readInputs(get({ ...minimal, args: '--baseline=b.json' }))).toThrow(/`--baseline`/)
+  })
+})
+
+describe('splitArgs', () => {
+  it.each([
+    ['', []],
+    ['  ', []],
+    ['--quiet', ['--quiet']],
+    ['a  b\tc\nd', ['a', 'b', 'c', 'd']],
+    [`--name 'two words' "and \\"three\\"" x\\ y`, ['--name', 'two words', 'and "three"', 'x y']],
+    [`''`, ['']],
+    [`a"b"'c'`, ['abc']],
+    [`"$HOME"`, ['$HOME']]
+  ])('%j', (raw, words) => {
+    expect(splitArgs(raw)).toEqual(words)
+  })
+
+  it('refuses an unclosed quote', () => {
+    expect(() => splitArgs(`--name 'oops`)).toThrow(/unclosed ' quote/)
+  })
+})

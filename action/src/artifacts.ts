@@ -1,0 +1,41 @@
+/**
+ * Artifacts: uploading this run's result and reports (the next baseline), and downloading an
+ * earlier run's result (cross-run download through the REST API).
+ */
+import { existsSync, readdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { DefaultArtifactClient } from '@actions/artifact'
+
+/** Uploads `files` (all inside `rootDir`) as the artifact `name`; returns its id. */
+export async function uploadArtifact(name: string, files: string[], rootDir: string): Promise<number | undefined> {
+  const client = new DefaultArtifactClient()
+  const { id } = await client.uploadArtifact(name, files, rootDir)
+  return id
+}
+
+export interface ArtifactOrigin {
+  token: string
+  owner: string
+  repo: string
+  runId: number
+}
+
+/** Downloads artifact `id` of another run into `dir`; returns the path of the result JSON in it. */
+export async function downloadResult(id: number, from: ArtifactOrigin, dir: string, resultFile: string): Promise<string> {
+  const client = new DefaultArtifactClient()
+  await client.downloadArtifact(id, {
+    path: dir,
+    findBy: {
+      token: from.token,
+      workflowRunId: from.runId,
+      repositoryOwner: from.owner,
+      repositoryName: from.repo
+    }
+  })
+  const path = join(dir, resultFile)
+  if (!existsSync(path)) {
+    const found = readdirSync(dir).join(', ') || 'nothing'
+    throw new Error(`the baseline artifact of run ${from.runId} holds no ${resultFile} (it holds ${found})`)
+  }
+  return path
+}

@@ -1,0 +1,175 @@
+/**
+ * The action's inputs, read by one function and validated once (every default applied, every
+ * string parsed), so that the rest of the action never sees a raw input string.
+ *
+ * Each input is documented in action.yml and in the README; keep the three in step.
+ */
+
+/** Where the baseline result comes from. */
+export type BaselineSource =
+  /** Pull requests: the newest successful run of this workflow on the base branch; schedules: the
+   *  previous scheduled run; other events: none. */
+  | { kind: 'auto' }
+  /** A result JSON file (relative to the working directory). */
+  | { kind: 'path'; path: string }
+  | { kind: 'none' }
+
+export type CommentWhen = 'always' | 'on-failure' | 'never'
+export type FailOn = 'slo' | 'regression' | 'both' | 'none'
+
+/** How to get the engine binary. */
+export type EngineSource =
+  /** A prebuilt binary at this path (relative to the working directory). */
+  | { kind: 'path'; path: string }
+  /** The release binary of this version; `undefined`: the version of the action itself. */
+  | { kind: 'release'; version: string | undefined }
+
+export interface Inputs {
+  /** The spec file, relative to `workingDirectory`. */
+  spec: string
+  /** Absolute or relative to the workspace; where the engine runs. */
+  workingDirectory: string
+  baseline: BaselineSource
+  artifactName: string
+  token: string
+  comment: CommentWhen
+  failOn: FailOn
+  engine: EngineSource
+  /** Extra arguments for `loadgate run`, already split into words. */
+  args: string[]
+}
+
+/** Reads one input by its name in action.yml; `core.getInput` in the action. */
+export type GetInput = (name: string) => string
+
+/** An input that is present but wrong: the message says what is allowed. */
+export class InputError extends Error {
+  constructor(message: string) {
+    super(message)
+    this.name = 'InputError'
+  }
+}
+
+function oneOf<T extends string>(name: string, value: string, allowed: readonly T[], fallback: T): T {
+  const v = value.trim()
+  if (v === '') return fallback
+  if ((allowed as readonly string[]).includes(v)) return v as T
+  throw new InputError(
+    `input \`${name}\` is \`${v}\`; use one of ${allowed.map((a) => `\`${a}\``).join(', ')}`
+  )
+}
+
+/** Reads and validates every input. Throws an `InputError` naming the input and what it accepts. */
+export function readInputs(get: GetInput): Inputs {
+  const spec = get('spec').trim()
+  if (spec === '') {
+    throw new InputError('input `spec` is required: the path of the loadgate spec (YAML) to run')
+  }
+
+  const token = get('github-token').trim()
+  if (token === '') {
+    throw new InputError('input `github-token` is empty: leave it unset for the workflow token, or give a token')
+  }
+
+  const baselineRaw = get('baseline').trim()
+  let baseline: BaselineSource
+  if (baselineRaw === '' || baselineRaw === 'auto') baseline = { kind: 'auto' }
+  else if (baselineRaw === 'none') baseline = { kind: 'none' }
+  else baseline = { kind: 'path', path: baselineRaw }
+
+  const artifactName = get('artifact-name').trim() || 'loadgate'
+  // The artifact service refuses these characters; say so before running the load.
+  const bad = artifactName.match(/["':<>|*?\\/\r\n]/)
+  if (bad) {
+    throw new InputError(
+      `input \`artifact-name\` (\`${artifactName}\`) contains \`${bad[0]}\`, which artifact names cannot contain`
+    )
+  }
+
+  const enginePath = get('engine-path').trim()
+  const engineVersion = get('engine-version').trim()
+  let engine: EngineSource
+  if (enginePath !== '' && engineVersion !== '') {
+    throw new InputError(
+      'inputs `engine-path` and `engine-version` exclude each other: give a prebuilt binary or a release version, not both'
+    )
+  } else if (enginePath !== '') {
+    engine = { kind: 'path', path: enginePath }
+  } else if (engineVersion !== '') {
+    const version = engineVersion.replace(/^v/, '')
+    if (!/^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$/.test(version)) {
+      throw new InputError(
+        `input \`engine-version\` is \`${engineVersion}\`; use a release version such as \`0.1.0\` (or leave it empty for the action's own version)`
+      )
+    }
+    engine = { kind: 'release', version }
+  } else {
+    engine = { kind: 'release', version: undefined }
+  }
+
+  return {
+    spec,
+    workingDirectory: get('working-directory').trim() || '.',
+    baseline,
+    artifactName,
+    token,
+    comment: oneOf('comment', get('comment'), ['always', 'on-failure', 'never'] as const, 'always'),
+    failOn: oneOf('fail-on', get('fail-on'), ['slo', 'regression', 'both', 'none'] as const, 'both'),
+    engine,
+    args: engineArgs(get('args'))
+  }
+}
+
+/** Extra arguments, minus the ones the action itself passes. */
+function engineArgs(raw: string): string[] {
+  const args = splitArgs(raw)
+  for (const a of args) {
+    const flag = a.split('=')[0]
+    if (flag === '--out' || flag === '--baseline') {
+      throw new InputError(
+        `input \`args\` contains \`${flag}\`, which the action sets itself: use the \`baseline\` input, and read the result path from the \`result\` output`
+      )
+    }
+  }
+  return args
+}
+
+/**
+ * Splits extra engine arguments into words the way a POSIX shell would for plain words and
+ * quotes (`'...'`, `"..."`, backslash escapes outside single quotes), without expanding anything.
+ */
+export function splitArgs(raw: string): string[] {
+  const words: string[] = []
+  let word = ''
+  let inWord = false
+  let quote: '"' | "'" | null = null
+  for (let i = 0; i < raw.length; i++) {
+    const c = raw[i]
+    if (quote === "'") {
+      if (c === "'") quote = null
+      else word += c
+    } else if (quote === '"') {
+      if (c === '"') quote = null
+      else if (c === '\\' && i + 1 < raw.length && '"\\$`'.includes(raw[i + 1])) word += raw[++i]
+      else word += c
+    } else if (c === "'" || c === '"') {
+      quote = c
+      inWord = true
+    } else if (c === '\\' && i + 1 < raw.length) {
+      word += raw[++i]
+      inWord = true
+    } else if (/\s/.test(c)) {
+      if (inWord) words.push(word)
+      word = ''
+      inWord = false
+    } else {
+      word += c
+      inWord = true
+    }
+  }
+  if (quote !== null) {
+    throw new InputError(`input \`args\` has an unclosed ${quote} quote: ${raw}`)
+  }
+  if (inWord) words.push(word)
+  return words
+}
