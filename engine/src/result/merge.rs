@@ -22,8 +22,8 @@
 use std::collections::BTreeMap;
 
 use super::{
-    LatencySummary, Measures, RunResult, SloVerdict, TargetResult, TimeSample, decode_histogram,
-    encode_histogram, stats,
+    Measures, RunResult, SloVerdict, TargetResult, TimeSample, decode_histogram, encode_histogram,
+    stats, summary,
 };
 use crate::plan::threshold::{Metric, Scope, Threshold};
 
@@ -278,19 +278,8 @@ fn merge_targets(
     } else {
         0.0
     };
-    let h = &histogram;
-    out.latency_us = (!h.is_empty()).then(|| LatencySummary {
-        min: h.min(),
-        mean: h.mean(),
-        stdev: h.stdev(),
-        p50: h.value_at_quantile(0.50),
-        p90: h.value_at_quantile(0.90),
-        p95: h.value_at_quantile(0.95),
-        p99: h.value_at_quantile(0.99),
-        p99_9: h.value_at_quantile(0.999),
-        max: h.max(),
-    });
-    out.histogram = encode_histogram(h);
+    out.latency_us = summary(&histogram);
+    out.histogram = encode_histogram(&histogram);
     Ok(out)
 }
 

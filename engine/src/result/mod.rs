@@ -536,7 +536,8 @@ fn health(plan: &Plan, output: &RunOutput, cpus: usize) -> Health {
     }
 }
 
-fn summary(h: &Histogram<u64>) -> Option<LatencySummary> {
+/// Percentiles and moments of a latency histogram; `None` when it is empty.
+pub(crate) fn summary(h: &Histogram<u64>) -> Option<LatencySummary> {
     (!h.is_empty()).then(|| LatencySummary {
         min: h.min(),
         mean: h.mean(),
