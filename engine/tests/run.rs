@@ -254,6 +254,24 @@ fn service_spec(port: u16, load: &str, slo: &str) -> String {
     )
 }
 
+/// Sends SIGINT to `child` and waits for it to exit, at most `limit`; returns its status and
+/// when the signal was sent.
+fn interrupt(
+    child: &mut std::process::Child,
+    limit: Duration,
+) -> (std::process::ExitStatus, Instant) {
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    let stopped = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return (status, stopped);
+        }
+        assert!(stopped.elapsed() < limit, "no exit after Ctrl-C");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 fn port_is_closed(port: u16) -> bool {
     let addr: SocketAddr = ([127, 0, 0, 1], port).into();
     TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_err()
@@ -385,19 +403,7 @@ fn ctrl_c_stops_the_run_and_the_service() {
         std::thread::sleep(Duration::from_millis(50));
     }
     std::thread::sleep(Duration::from_millis(700));
-    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
-    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
-    let stopped = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        assert!(
-            stopped.elapsed() < Duration::from_secs(10),
-            "no exit after Ctrl-C"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let (status, _) = interrupt(&mut child, Duration::from_secs(10));
     assert_eq!(status.code(), Some(3));
     let mut stdout = String::new();
     std::io::Read::read_to_string(&mut child.stdout.take().unwrap(), &mut stdout).unwrap();
@@ -441,19 +447,7 @@ fn ctrl_c_is_noticed_during_a_long_think_time() {
         .spawn()
         .unwrap();
     std::thread::sleep(Duration::from_millis(800));
-    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
-    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
-    let stopped = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        assert!(
-            stopped.elapsed() < Duration::from_secs(5),
-            "no exit after Ctrl-C"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let (status, stopped) = interrupt(&mut child, Duration::from_secs(5));
     assert_eq!(status.code(), Some(3));
     assert!(
         stopped.elapsed() < Duration::from_secs(2),
