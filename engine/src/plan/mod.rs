@@ -5,6 +5,7 @@
 //! depend on YAML: an ad-hoc run from command-line flags builds the same types.
 
 pub mod threshold;
+pub mod tls;
 pub mod units;
 
 use std::collections::BTreeMap;
@@ -12,9 +13,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use bytes::Bytes;
 use sha2::{Digest, Sha256};
 
-use crate::spec::{self, Spec, StatusMatch};
+use crate::spec::{self, Protocol, Spec, StatusMatch, TlsRoots, TlsVersion};
 use threshold::{Metric, Scope, Threshold};
 use units::parse_duration;
 
@@ -78,6 +80,15 @@ pub struct TargetPlan {
     pub endpoint: Endpoint,
     /// The complete HTTP/1.1 request: request line, headers, body.
     pub request: Arc<[u8]>,
+    /// The same request for HTTP/2: pseudo-headers from the URL, the spec's headers but the
+    /// connection-specific ones (`Connection`, `Keep-Alive`, `Transfer-Encoding`, `Upgrade`,
+    /// `Proxy-Connection`), `Host` as `:authority`. Its body is [`TargetPlan::body`].
+    pub h2_request: http::Request<()>,
+    /// The request body (shared, not copied, per HTTP/2 request).
+    pub body: Bytes,
+    /// How connections to the endpoint are made: protocol and TLS. Targets with the same
+    /// endpoint and the same transport (`Arc::ptr_eq`) share connections.
+    pub transport: Arc<TransportPlan>,
     /// A `HEAD` request: responses carry no body whatever their headers say.
     pub is_head: bool,
     pub expect_status: StatusSet,
@@ -85,6 +96,44 @@ pub struct TargetPlan {
     pub weight: u32,
     /// From connect to the last byte of the response.
     pub timeout: Duration,
+}
+
+impl TargetPlan {
+    /// Whether requests of `self` and `other` may go over the same connections: same
+    /// endpoint, same protocol and TLS configuration.
+    pub fn shares_connections_with(&self, other: &TargetPlan) -> bool {
+        self.endpoint == other.endpoint && Arc::ptr_eq(&self.transport, &other.transport)
+    }
+}
+
+/// How a target's connections speak: HTTP version and TLS.
+#[derive(Debug)]
+pub struct TransportPlan {
+    /// The protocol the spec asks for (target, else `defaults`, else `auto`).
+    pub protocol: Protocol,
+    /// TLS for an `https://` URL; `None` for cleartext.
+    pub tls: Option<TlsPlan>,
+}
+
+impl TransportPlan {
+    /// Whether a cleartext connection speaks HTTP/2 (h2c with prior knowledge): only when
+    /// `protocol: h2`. Over TLS, ALPN decides (see [`tls::alpn`]).
+    pub fn cleartext_h2(&self) -> bool {
+        self.tls.is_none() && self.protocol == Protocol::H2
+    }
+}
+
+/// A target's TLS: the shared client configuration and the name to ask for.
+#[derive(Debug)]
+pub struct TlsPlan {
+    /// Built once; shared by every connection with these settings (and their session cache).
+    pub config: Arc<rustls::ClientConfig>,
+    /// SNI and the name verified in the server's certificate.
+    pub server_name: rustls_pki_types::ServerName<'static>,
+    /// `server_name` as text, for reports.
+    pub server_name_text: String,
+    /// Certificates are not verified (`insecure_skip_verify`): reports say so.
+    pub insecure_skip_verify: bool,
 }
 
 /// The set of accepted status codes (100–599), as a bitset.
@@ -119,6 +168,8 @@ impl StatusSet {
 pub struct LoadPlan {
     /// Concurrent connections (closed model: each sends its next request when the last ends).
     pub connections: u32,
+    /// Concurrent requests per HTTP/2 connection, ≥ 1 (1 for HTTP/1.1).
+    pub streams: u32,
     pub stop: Stop,
     /// Load applied before measuring; its requests are not counted.
     pub warmup: Duration,
@@ -173,6 +224,7 @@ pub fn build(spec: &Spec, ctx: &BuildContext<'_>) -> Result<Plan, Vec<PlanError>
         .and_then(|s| build_service(s, ctx, &mut errors));
 
     let mut targets = Vec::with_capacity(spec.targets.len());
+    let mut transports = Transports::default();
     let mut slo = build_slo(&spec.slo, "slo", Scope::Total, &mut errors);
     for (i, target) in spec.targets.iter().enumerate() {
         let path = format!("targets[{i}]");
@@ -189,6 +241,7 @@ pub fn build(spec: &Spec, ctx: &BuildContext<'_>) -> Result<Plan, Vec<PlanError>
             base_url.as_deref(),
             timeout,
             ctx,
+            &mut transports,
             &mut errors,
         ) {
             targets.push(t);
@@ -202,6 +255,24 @@ pub fn build(spec: &Spec, ctx: &BuildContext<'_>) -> Result<Plan, Vec<PlanError>
     }
 
     let load = build_load(&spec.load, &mut errors);
+    if let Some(streams) = spec.load.streams.filter(|s| *s > 1) {
+        let not_h2: Vec<&str> = spec
+            .targets
+            .iter()
+            .filter(|t| t.protocol.or(spec.defaults.protocol) != Some(Protocol::H2))
+            .map(|t| t.name.as_str())
+            .collect();
+        if !not_h2.is_empty() {
+            errors.push(
+                "load.streams",
+                format!(
+                    "{streams} streams per connection need `protocol: h2` for every target \
+                     (HTTP/1.1 carries one request at a time); not h2: {}",
+                    not_h2.join(", ")
+                ),
+            );
+        }
+    }
 
     if !errors.0.is_empty() {
         return Err(errors.0);
@@ -273,7 +344,19 @@ fn build_service(
         })
         .collect();
     let ready_url = errors.interpolate("service.ready_url", &service.ready_url, ctx);
-    let ready = ready_url.and_then(|u| parse_http_url("service.ready_url", &u, errors));
+    let ready = ready_url
+        .and_then(|u| parse_http_url("service.ready_url", &u, errors))
+        .and_then(|(endpoint, target, tls)| {
+            if tls {
+                errors.push(
+                    "service.ready_url",
+                    "the readiness probe speaks cleartext HTTP/1.1: use an http:// URL",
+                );
+                None
+            } else {
+                Some((endpoint, target))
+            }
+        });
     let ready_timeout = match &service.ready_timeout {
         Some(t) => errors.duration("service.ready_timeout", t, false),
         None => Some(DEFAULT_READY_TIMEOUT),
@@ -291,14 +374,15 @@ fn build_service(
         display_command: service.command.join(" "),
         env,
         working_dir,
-        ready_request: request_bytes("GET", &target, &ready, &[], &[]).into(),
+        ready_request: request_bytes("GET", &target, &ready, false, &[], &[]).into(),
         ready,
         ready_timeout: ready_timeout?,
     })
 }
 
-/// Splits an absolute `http://` URL into its endpoint and request target (`/path?query`).
-fn parse_http_url(path: &str, text: &str, errors: &mut Errors) -> Option<(Endpoint, String)> {
+/// Splits an absolute `http://` or `https://` URL into its endpoint, request target
+/// (`/path?query`) and whether it is `https`.
+fn parse_http_url(path: &str, text: &str, errors: &mut Errors) -> Option<(Endpoint, String, bool)> {
     let url = match url::Url::parse(text) {
         Ok(url) => url,
         Err(e) => {
@@ -306,23 +390,17 @@ fn parse_http_url(path: &str, text: &str, errors: &mut Errors) -> Option<(Endpoi
             return None;
         }
     };
-    match url.scheme() {
-        "http" => {}
-        "https" => {
-            errors.push(
-                path,
-                format!("`{text}`: https is not supported yet; use an http:// URL"),
-            );
-            return None;
-        }
+    let tls = match url.scheme() {
+        "http" => false,
+        "https" => true,
         other => {
             errors.push(
                 path,
-                format!("`{text}`: scheme `{other}` is not supported; use http://"),
+                format!("`{text}`: scheme `{other}` is not supported; use http:// or https://"),
             );
             return None;
         }
-    }
+    };
     let Some(host) = url.host_str() else {
         errors.push(path, format!("`{text}` has no host"));
         return None;
@@ -331,13 +409,15 @@ fn parse_http_url(path: &str, text: &str, errors: &mut Errors) -> Option<(Endpoi
         .trim_start_matches('[')
         .trim_end_matches(']')
         .to_string();
-    let port = url.port_or_known_default().unwrap_or(80);
+    let port = url
+        .port_or_known_default()
+        .unwrap_or(if tls { 443 } else { 80 });
     let mut target = url.path().to_string();
     if let Some(query) = url.query() {
         target.push('?');
         target.push_str(query);
     }
-    Some((Endpoint { host, port }, target))
+    Some((Endpoint { host, port }, target, tls))
 }
 
 fn build_target(
@@ -347,6 +427,7 @@ fn build_target(
     base_url: Option<&str>,
     timeout: Duration,
     ctx: &BuildContext<'_>,
+    transports: &mut Transports,
     errors: &mut Errors,
 ) -> Option<TargetPlan> {
     let (raw_url, url_path, url) = match (&target.url, &target.path, &spec.defaults.base_url) {
@@ -459,10 +540,18 @@ fn build_target(
         errors.push(format!("{path}.weight"), "must be at least 1");
     }
 
-    let (endpoint, request_target) = endpoint?;
+    let (endpoint, request_target, https) = endpoint?;
+    let transport = transports.get(spec, target, path, https, &endpoint, ctx, errors)?;
     let body = body?;
     let headers: Vec<(String, String)> = headers.into_values().collect();
-    let request = request_bytes(&method, &request_target, &endpoint, &headers, &body);
+    let request = request_bytes(&method, &request_target, &endpoint, https, &headers, &body);
+    let h2_request = match h2_request(&method, &request_target, &endpoint, https, &headers, &body) {
+        Ok(request) => request,
+        Err(e) => {
+            errors.push(path, format!("cannot build the HTTP/2 request: {e}"));
+            return None;
+        }
+    };
     Some(TargetPlan {
         name: target.name.clone(),
         is_head: method == "HEAD",
@@ -470,10 +559,184 @@ fn build_target(
         display_url: raw_url,
         endpoint,
         request: request.into(),
+        h2_request,
+        body: Bytes::from(body),
+        transport,
         expect_status,
         weight,
         timeout,
     })
+}
+
+/// The targets' transports, each built once: targets with equal settings share one (and so
+/// their connections and TLS sessions).
+#[derive(Default)]
+struct Transports {
+    /// (protocol, TLS settings and server name, or `None` for cleartext) -> transport;
+    /// `None` when building it failed (the error is reported once).
+    built: Vec<(TransportKey, Option<Arc<TransportPlan>>)>,
+}
+
+type TransportKey = (Protocol, Option<(tls::TlsSettings, String)>);
+
+impl Transports {
+    /// The transport of `target` (at `path`); `https` for an `https://` URL.
+    #[allow(clippy::too_many_arguments)]
+    fn get(
+        &mut self,
+        spec: &Spec,
+        target: &spec::Target,
+        path: &str,
+        https: bool,
+        endpoint: &Endpoint,
+        ctx: &BuildContext<'_>,
+        errors: &mut Errors,
+    ) -> Option<Arc<TransportPlan>> {
+        let protocol = target
+            .protocol
+            .or(spec.defaults.protocol)
+            .unwrap_or(Protocol::Auto);
+        if !https {
+            if target.tls.is_some() {
+                errors.push(
+                    format!("{path}.tls"),
+                    "`tls` is for https:// URLs; this target's URL is http://",
+                );
+                return None;
+            }
+            let key = (protocol, None);
+            if let Some(built) = self.find(&key) {
+                return built;
+            }
+            let built = Some(Arc::new(TransportPlan {
+                protocol,
+                tls: None,
+            }));
+            self.built.push((key, built.clone()));
+            return built;
+        }
+        // Each setting: the target's, else the defaults', with the field path it came from.
+        let own = target.tls.as_ref();
+        let shared = spec.defaults.tls.as_ref();
+        fn pick<'a, T>(
+            own: Option<&'a spec::Tls>,
+            shared: Option<&'a spec::Tls>,
+            path: &str,
+            field: &str,
+            get: impl Fn(&'a spec::Tls) -> Option<&'a T>,
+        ) -> Option<(&'a T, String)> {
+            own.and_then(&get)
+                .map(|v| (v, format!("{path}.tls.{field}")))
+                .or_else(|| {
+                    shared
+                        .and_then(&get)
+                        .map(|v| (v, format!("defaults.tls.{field}")))
+                })
+        }
+        let mut file = |field: &str, get: fn(&spec::Tls) -> Option<&String>| {
+            pick(own, shared, path, field, get).and_then(|(name, at)| {
+                errors
+                    .interpolate(&at, name, ctx)
+                    .map(|name| (ctx.spec_dir.join(name), at))
+            })
+        };
+        let ca_file = file("ca_file", |t| t.ca_file.as_ref());
+        let client_cert = file("client_cert", |t| t.client_cert.as_ref());
+        let client_key = file("client_key", |t| t.client_key.as_ref());
+        let client_auth = match (client_cert, client_key) {
+            (Some((cert, _)), Some((key, _))) => Some((cert, key)),
+            (None, None) => None,
+            (Some((_, at)), None) => {
+                errors.push(at, "`client_cert` needs `client_key`");
+                return None;
+            }
+            (None, Some((_, at))) => {
+                errors.push(at, "`client_key` needs `client_cert`");
+                return None;
+            }
+        };
+        let roots = pick(own, shared, path, "roots", |t| t.roots.as_ref())
+            .map(|(r, _)| *r)
+            .unwrap_or(if ca_file.is_some() {
+                TlsRoots::None
+            } else {
+                TlsRoots::Webpki
+            });
+        let settings = tls::TlsSettings {
+            roots,
+            ca_file: ca_file.as_ref().map(|(file, _)| file.clone()),
+            client_auth,
+            insecure_skip_verify: pick(own, shared, path, "insecure_skip_verify", |t| {
+                t.insecure_skip_verify.as_ref()
+            })
+            .is_some_and(|(v, _)| *v),
+            min_version: pick(own, shared, path, "min_version", |t| t.min_version.as_ref())
+                .map_or(TlsVersion::V1_2, |(v, _)| *v),
+            resumption: pick(own, shared, path, "resumption", |t| t.resumption.as_ref())
+                .is_none_or(|(v, _)| *v),
+            protocol,
+        };
+        let (name, name_at) =
+            match pick(own, shared, path, "server_name", |t| t.server_name.as_ref()) {
+                Some((name, at)) => (errors.interpolate(&at, name, ctx)?, at),
+                None => (endpoint.host.clone(), format!("{path}.url")),
+            };
+        let server_name = match tls::server_name(&name) {
+            Ok(n) => n,
+            Err(e) => {
+                errors.push(name_at, e.message);
+                return None;
+            }
+        };
+        // Where to report a problem with the configuration: the field it is about, as given.
+        let field_path = |field: &str| {
+            pick(own, shared, path, field, |t| match field {
+                "ca_file" => t.ca_file.as_ref().map(|_| &()),
+                "client_cert" => t.client_cert.as_ref().map(|_| &()),
+                "client_key" => t.client_key.as_ref().map(|_| &()),
+                "roots" => t.roots.as_ref().map(|_| &()),
+                "min_version" => t.min_version.as_ref().map(|_| &()),
+                _ => None,
+            })
+            .map_or_else(|| format!("{path}.tls"), |(_, at)| at)
+        };
+        let key = (protocol, Some((settings.clone(), name.clone())));
+        // Equal settings with another server name share the configuration (and sessions).
+        let config = self.built.iter().find_map(|((_, k), t)| match (k, t) {
+            (Some((s, _)), Some(t)) if *s == settings => {
+                t.tls.as_ref().map(|tls| tls.config.clone())
+            }
+            _ => None,
+        });
+        if let Some(built) = self.find(&key) {
+            return built;
+        }
+        let built = match config.map_or_else(|| tls::client_config(&settings).map(Arc::new), Ok) {
+            Ok(config) => Some(Arc::new(TransportPlan {
+                protocol,
+                tls: Some(TlsPlan {
+                    config,
+                    server_name,
+                    server_name_text: name,
+                    insecure_skip_verify: settings.insecure_skip_verify,
+                }),
+            })),
+            Err(e) => {
+                errors.push(field_path(e.field), e.message);
+                None
+            }
+        };
+        self.built.push((key, built.clone()));
+        built
+    }
+
+    /// The transport built (or failed) for `key` before, if any.
+    fn find(&self, key: &TransportKey) -> Option<Option<Arc<TransportPlan>>> {
+        self.built
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, built)| built.clone())
+    }
 }
 
 fn ensure_slash(path: &str) -> String {
@@ -489,24 +752,30 @@ fn is_token_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
 }
 
+/// The `Host` header (and HTTP/2 `:authority`) of `endpoint`: the port is left out when it
+/// is the scheme's default.
+fn authority(endpoint: &Endpoint, https: bool) -> String {
+    if endpoint.port == if https { 443 } else { 80 } {
+        bracket(&endpoint.host)
+    } else {
+        format!("{}:{}", bracket(&endpoint.host), endpoint.port)
+    }
+}
+
 /// Builds the bytes of an HTTP/1.1 request. Adds `Host`, `User-Agent` and `Content-Length`
 /// unless given.
 fn request_bytes(
     method: &str,
     target: &str,
     endpoint: &Endpoint,
+    https: bool,
     headers: &[(String, String)],
     body: &[u8],
 ) -> Vec<u8> {
     let has = |name: &str| headers.iter().any(|(k, _)| k.eq_ignore_ascii_case(name));
     let mut out = format!("{method} {target} HTTP/1.1\r\n");
     if !has("host") {
-        let host = if endpoint.port == 80 {
-            bracket(&endpoint.host)
-        } else {
-            format!("{}:{}", bracket(&endpoint.host), endpoint.port)
-        };
-        out.push_str(&format!("Host: {host}\r\n"));
+        out.push_str(&format!("Host: {}\r\n", authority(endpoint, https)));
     }
     if !has("user-agent") {
         out.push_str(concat!(
@@ -526,6 +795,62 @@ fn request_bytes(
     let mut bytes = out.into_bytes();
     bytes.extend_from_slice(body);
     bytes
+}
+
+/// Headers that HTTP/2 forbids (RFC 9113 §8.2.2): left out of HTTP/2 requests.
+const CONNECTION_SPECIFIC: [&str; 5] = [
+    "connection",
+    "keep-alive",
+    "proxy-connection",
+    "transfer-encoding",
+    "upgrade",
+];
+
+/// Builds the HTTP/2 form of a request: `:scheme`, `:authority` (the `Host` header if given)
+/// and `:path` from the URL; `User-Agent` and `Content-Length` as for HTTP/1.1.
+fn h2_request(
+    method: &str,
+    target: &str,
+    endpoint: &Endpoint,
+    https: bool,
+    headers: &[(String, String)],
+    body: &[u8],
+) -> Result<http::Request<()>, http::Error> {
+    let host = headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case("host"))
+        .map_or_else(|| authority(endpoint, https), |(_, v)| v.clone());
+    let uri = http::Uri::builder()
+        .scheme(if https { "https" } else { "http" })
+        .authority(host)
+        .path_and_query(target)
+        .build()?;
+    let mut builder = http::Request::builder()
+        .method(method)
+        .uri(uri)
+        .version(http::Version::HTTP_2);
+    let has = |name: &str| headers.iter().any(|(k, _)| k.eq_ignore_ascii_case(name));
+    if !has("user-agent") {
+        builder = builder.header(
+            "user-agent",
+            concat!("loadgate/", env!("CARGO_PKG_VERSION")),
+        );
+    }
+    for (name, value) in headers {
+        let lower = name.to_ascii_lowercase();
+        if lower == "host" || CONNECTION_SPECIFIC.contains(&lower.as_str()) {
+            continue;
+        }
+        if lower == "te" && !value.eq_ignore_ascii_case("trailers") {
+            continue;
+        }
+        builder = builder.header(lower, value);
+    }
+    let needs_length = !body.is_empty() || matches!(method, "POST" | "PUT" | "PATCH");
+    if needs_length && !has("content-length") {
+        builder = builder.header("content-length", body.len());
+    }
+    builder.body(())
 }
 
 fn bracket(host: &str) -> String {
@@ -581,6 +906,7 @@ fn build_load(load: &spec::Load, errors: &mut Errors) -> Option<LoadPlan> {
     };
     Some(LoadPlan {
         connections: load.connections,
+        streams: load.streams.unwrap_or(1).max(1),
         stop: stop?,
         warmup: warmup?,
     })
@@ -678,7 +1004,7 @@ mod tests {
             port: 8080,
         };
         let headers = [("X-Id".to_string(), "7".to_string())];
-        let bytes = request_bytes("POST", "/items?a=1", &endpoint, &headers, b"{}");
+        let bytes = request_bytes("POST", "/items?a=1", &endpoint, false, &headers, b"{}");
         let text = String::from_utf8(bytes).unwrap();
         assert!(
             text.starts_with("POST /items?a=1 HTTP/1.1\r\nHost: [::1]:8080\r\n"),

@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use crate::plan::threshold::{Aggregation, Metric, Scope, Threshold};
 use crate::plan::{Plan, Stop};
 use crate::run::RunOutput;
-use stats::TargetStats;
+use stats::{Phases, TargetStats};
 
 /// Version of the result format; bumped on any incompatible change.
 pub const RESULT_VERSION: u32 = 1;
@@ -81,6 +81,9 @@ pub struct LoadInfo {
     /// `closed`: a fixed number of connections, each sending when its last response ended.
     pub model: String,
     pub connections: u32,
+    /// Concurrent requests per HTTP/2 connection (1 for HTTP/1.1).
+    #[serde(default = "one")]
+    pub streams: u32,
     /// Planned measuring time in seconds (duration mode).
     pub duration_s: Option<f64>,
     /// Planned number of requests (count mode).
@@ -111,13 +114,84 @@ pub struct TargetResult {
     pub bytes_received: u64,
     /// Complete responses by status code.
     pub status_codes: BTreeMap<String, u64>,
-    /// Failed requests by kind: connect_refused, connect_timeout, connect_error, timeout,
-    /// reset, closed, malformed, unexpected_status.
+    /// Failed requests by kind: connect_refused, connect_timeout, connect_error,
+    /// tls_handshake, timeout, reset, closed, malformed, stream_reset, goaway,
+    /// unexpected_status.
     pub errors_by_kind: BTreeMap<String, u64>,
     /// Latency of complete responses; absent when there were none.
     pub latency_us: Option<LatencySummary>,
     /// The latency histogram in microseconds: HdrHistogram V2 + DEFLATE, base64 (standard).
     pub histogram: String,
+    /// Phase timings in microseconds: connection setup (`dns`, `connect`, `tls`) per
+    /// connection opened in the measured window, `ttfb` and `body` per complete response.
+    /// Absent in results written before phases were measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phases_us: Option<PhasesResult>,
+    /// How this target's connections spoke: what was asked, what was negotiated, TLS.
+    /// Absent for `total`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transport: Option<TransportResult>,
+}
+
+/// Phase timings of a target, each absent when it has no sample (`dns` for an IP address,
+/// `tls` over cleartext, setup phases when every connection was opened before measuring).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PhasesResult {
+    /// Connections opened in the measured window (each has a `connect` sample).
+    pub connections_opened: u64,
+    /// Of those, TLS handshakes that resumed an earlier session.
+    pub tls_resumed: u64,
+    /// Host name resolution, per connection opened.
+    pub dns: Option<PhaseSummary>,
+    /// TCP connect, per connection opened.
+    pub connect: Option<PhaseSummary>,
+    /// TLS handshake, per connection opened.
+    pub tls: Option<PhaseSummary>,
+    /// Time to first byte: request written until the first response byte (HTTP/1.1) or the
+    /// response header block (HTTP/2), per response.
+    pub ttfb: Option<PhaseSummary>,
+    /// Body read: first byte (or header block) until the last byte, per response.
+    pub body: Option<PhaseSummary>,
+}
+
+/// One phase's distribution, in microseconds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PhaseSummary {
+    /// Samples.
+    pub count: u64,
+    pub min: u64,
+    pub mean: f64,
+    pub p50: u64,
+    pub p90: u64,
+    pub p99: u64,
+    pub max: u64,
+    /// The histogram: HdrHistogram V2 + DEFLATE, base64 (standard).
+    pub histogram: String,
+}
+
+/// A target's protocol and TLS, as asked in the spec and as negotiated by the check at
+/// start (every connection of a target uses the same configuration).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TransportResult {
+    /// What the spec asked for: `h1`, `h2` or `auto`.
+    pub requested: String,
+    /// What the connections speak: `h1` or `h2`.
+    pub protocol: String,
+    /// TLS parameters; absent over cleartext.
+    pub tls: Option<TlsResult>,
+}
+
+/// The TLS parameters of a target's connections.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TlsResult {
+    /// Negotiated version: `1.2` or `1.3`.
+    pub version: String,
+    /// Negotiated cipher suite, e.g. `TLS13_AES_128_GCM_SHA256`.
+    pub cipher: String,
+    /// The name sent as SNI and verified in the certificate.
+    pub server_name: String,
+    /// The server's certificate was NOT verified (`insecure_skip_verify`).
+    pub insecure_skip_verify: bool,
 }
 
 /// Latency percentiles and moments, in microseconds.
@@ -189,10 +263,15 @@ pub fn build(plan: &Plan, output: &RunOutput) -> RunResult {
         .targets
         .iter()
         .zip(&output.targets)
-        .map(|(target, stats)| {
+        .enumerate()
+        .map(|(i, (target, stats))| {
             let mut result = target_result(&target.name, stats, elapsed_s);
             result.method = Some(target.method.clone());
             result.url = Some(target.display_url.clone());
+            result.transport = output
+                .negotiated
+                .get(i)
+                .map(|negotiated| transport_result(target, negotiated));
             result
         })
         .collect();
@@ -220,6 +299,7 @@ pub fn build(plan: &Plan, output: &RunOutput) -> RunResult {
         load: LoadInfo {
             model: "closed".to_string(),
             connections: plan.load.connections,
+            streams: plan.load.streams,
             duration_s: match plan.load.stop {
                 Stop::Duration(d) => Some(d.as_secs_f64()),
                 Stop::Requests(_) => None,
@@ -273,7 +353,62 @@ fn target_result(name: &str, stats: &TargetStats, elapsed_s: f64) -> TargetResul
             max: h.max(),
         }),
         histogram: encode_histogram(h),
+        phases_us: Some(phases_result(&stats.phases)),
+        transport: None,
     }
+}
+
+fn phases_result(phases: &Phases) -> PhasesResult {
+    let summary = |h: &Histogram<u64>| {
+        (!h.is_empty()).then(|| PhaseSummary {
+            count: h.len(),
+            min: h.min(),
+            mean: h.mean(),
+            p50: h.value_at_quantile(0.50),
+            p90: h.value_at_quantile(0.90),
+            p99: h.value_at_quantile(0.99),
+            max: h.max(),
+            histogram: encode_histogram(h),
+        })
+    };
+    PhasesResult {
+        connections_opened: phases.connections,
+        tls_resumed: phases.tls_resumed,
+        dns: summary(&phases.dns_us),
+        connect: summary(&phases.connect_us),
+        tls: summary(&phases.tls_us),
+        ttfb: summary(&phases.ttfb_us),
+        body: summary(&phases.body_us),
+    }
+}
+
+fn transport_result(
+    target: &crate::plan::TargetPlan,
+    negotiated: &crate::run::transport::Negotiated,
+) -> TransportResult {
+    let transport = &target.transport;
+    TransportResult {
+        requested: match transport.protocol {
+            crate::spec::Protocol::H1 => "h1",
+            crate::spec::Protocol::H2 => "h2",
+            crate::spec::Protocol::Auto => "auto",
+        }
+        .to_string(),
+        protocol: negotiated.protocol.to_string(),
+        tls: transport.tls.as_ref().map(|tls| {
+            let (version, cipher) = negotiated.tls.clone().unwrap_or_default();
+            TlsResult {
+                version,
+                cipher,
+                server_name: tls.server_name_text.clone(),
+                insecure_skip_verify: tls.insecure_skip_verify,
+            }
+        }),
+    }
+}
+
+fn one() -> u32 {
+    1
 }
 
 fn rate(count: u64, elapsed_s: f64) -> f64 {

@@ -11,6 +11,9 @@
 //! when the connection has to be opened) to the last byte of the response.
 
 mod h1;
+mod h2;
+mod tls;
+pub mod transport;
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -42,6 +45,8 @@ pub struct RunOutput {
     pub cpu: (Duration, Duration),
     /// The run was stopped early (Ctrl-C).
     pub interrupted: bool,
+    /// Per target: protocol and TLS parameters negotiated by the check at start.
+    pub negotiated: Vec<transport::Negotiated>,
 }
 
 /// A snapshot for the progress line, reported a few times a second.
@@ -83,6 +88,8 @@ struct Shared {
     /// When workers give up on requests still in flight.
     hard_deadline: Option<Instant>,
     stop: Arc<AtomicBool>,
+    /// Virtual users per connection (HTTP/2 streams), ≥ 1.
+    streams: u32,
 }
 
 enum Mode {
@@ -128,7 +135,8 @@ pub fn execute(
     stop: Arc<AtomicBool>,
     progress: &mut dyn FnMut(&Progress),
 ) -> Result<RunOutput, RunError> {
-    let (endpoint_of, addrs) = resolve(&plan.targets)?;
+    let (endpoint_of, addrs, negotiated) = resolve(&plan.targets)?;
+    let negotiated = endpoint_of.iter().map(|&e| negotiated[e].clone()).collect();
     let workers = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(plan.load.connections as usize)
@@ -174,6 +182,7 @@ pub fn execute(
         mode,
         hard_deadline,
         stop: stop.clone(),
+        streams: plan.load.streams,
     });
 
     let (tx, rx) = mpsc::channel::<SecondReport>();
@@ -249,16 +258,25 @@ pub fn execute(
             cpu_end.1.saturating_sub(cpu_start.1),
         ),
         interrupted: stop.load(Ordering::Relaxed),
+        negotiated,
     })
 }
 
-/// Resolves each distinct endpoint once and checks that it accepts a connection.
-fn resolve(targets: &[TargetPlan]) -> Result<(Vec<usize>, Vec<SocketAddr>), RunError> {
-    let mut endpoints: Vec<&Endpoint> = Vec::new();
+/// Resolves each distinct endpoint (connection slot: endpoint and transport) once and checks
+/// that it accepts a connection (with TLS and HTTP/2 as the run will speak them).
+#[allow(clippy::type_complexity)]
+fn resolve(
+    targets: &[TargetPlan],
+) -> Result<(Vec<usize>, Vec<SocketAddr>, Vec<transport::Negotiated>), RunError> {
+    let mut endpoints: Vec<&TargetPlan> = Vec::new();
     let mut addrs = Vec::new();
+    let mut negotiated = Vec::new();
     let mut endpoint_of = Vec::with_capacity(targets.len());
     for target in targets {
-        if let Some(i) = endpoints.iter().position(|e| **e == target.endpoint) {
+        if let Some(i) = endpoints
+            .iter()
+            .position(|e| e.shares_connections_with(target))
+        {
             endpoint_of.push(i);
             continue;
         }
@@ -271,17 +289,19 @@ fn resolve(targets: &[TargetPlan]) -> Result<(Vec<usize>, Vec<SocketAddr>), RunE
                 endpoint: endpoint.clone(),
                 reason,
             })?;
-        std::net::TcpStream::connect_timeout(&addr, target.timeout).map_err(|e| {
-            RunError::Unreachable {
-                endpoint: endpoint.clone(),
-                reason: e.to_string(),
-            }
-        })?;
+        negotiated.push(
+            transport::check(addr, target, target.timeout).map_err(|reason| {
+                RunError::Unreachable {
+                    endpoint: endpoint.clone(),
+                    reason,
+                }
+            })?,
+        );
         endpoint_of.push(endpoints.len());
-        endpoints.push(endpoint);
+        endpoints.push(target);
         addrs.push(addr);
     }
-    Ok((endpoint_of, addrs))
+    Ok((endpoint_of, addrs, negotiated))
 }
 
 fn cpu_time() -> (Duration, Duration) {
@@ -320,10 +340,16 @@ fn worker(
     }));
     let local = tokio::task::LocalSet::new();
     local.block_on(&runtime, async {
-        let tasks: Vec<_> = (0..connections)
+        // `streams` virtual users per connection: each group shares its HTTP/2 connections.
+        let streams = shared.streams as usize;
+        let groups: Vec<Rc<transport::Group>> = (0..connections)
+            .map(|_| Rc::new(transport::Group::new(shared.addrs.len())))
+            .collect();
+        let tasks: Vec<_> = (0..connections * streams)
             .map(|c| {
                 let seed = ((index as u64) << 32) | c as u64;
-                tokio::task::spawn_local(connection(shared.clone(), stats.clone(), seed))
+                let group = groups[c / streams].clone();
+                tokio::task::spawn_local(connection(shared.clone(), stats.clone(), group, seed))
             })
             .collect();
         let ticker = tokio::task::spawn_local(ticker(shared.clone(), stats.clone(), tx.clone()));
@@ -379,9 +405,14 @@ async fn ticker(
 }
 
 /// One connection (virtual user) of the closed model: request, response, next request.
-async fn connection(shared: Arc<Shared>, stats: Rc<RefCell<WorkerStats>>, seed: u64) {
+async fn connection(
+    shared: Arc<Shared>,
+    stats: Rc<RefCell<WorkerStats>>,
+    group: Rc<transport::Group>,
+    seed: u64,
+) {
     let mut rng = fastrand::Rng::with_seed(seed);
-    let mut conns: Vec<Option<h1::H1Conn>> = shared.addrs.iter().map(|_| None).collect();
+    let mut conns: Vec<Option<transport::Conn>> = shared.addrs.iter().map(|_| None).collect();
     loop {
         if shared.stop.load(Ordering::Relaxed) {
             break;
@@ -411,10 +442,10 @@ async fn connection(shared: Arc<Shared>, stats: Rc<RefCell<WorkerStats>>, seed: 
         let deadline = (start + target.timeout).into();
         let outcome = timeout_at(deadline, async {
             if conn.is_none() {
-                *conn = Some(h1::connect(shared.addrs[e]).await?);
+                *conn = Some(transport::connect(shared.addrs[e], target, &group, e).await?);
             }
             let c = conn.as_mut().expect("just connected");
-            c.exchange(&target.request, target.is_head).await
+            c.exchange(target, shared.addrs[e], &group, e).await
         })
         .await;
         let end = Instant::now();
@@ -437,6 +468,7 @@ async fn connection(shared: Arc<Shared>, stats: Rc<RefCell<WorkerStats>>, seed: 
                 Ok(response) => {
                     let expected = target.expect_status.contains(response.status);
                     record.record_response(response.status, latency_us, expected);
+                    record.phases.record(&response.timing);
                     record.bytes_sent += target.request.len() as u64;
                     record.bytes_received += response.bytes;
                     s.second.responses += 1;
