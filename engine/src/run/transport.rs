@@ -13,7 +13,6 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use tokio::io::AsyncReadExt as _;
 use tokio::net::TcpStream;
 
 use crate::plan::{TargetPlan, TransportPlan};
@@ -314,13 +313,20 @@ async fn check_async(addr: SocketAddr, target: &TargetPlan) -> Result<Negotiated
         }
         None => (None, None),
     };
-    let (stream, _setup) =
-        open_with(addr, target, config)
-            .await
-            .map_err(|(kind, why)| match kind {
-                ErrorKind::TlsHandshake => format!("TLS handshake failed: {why}"),
-                _ => why,
-            })?;
+    let (mut stream, _setup) = open_with(addr, target, config)
+        .await
+        .map_err(|(kind, why)| match kind {
+            ErrorKind::TlsHandshake => format!("TLS handshake failed: {why}"),
+            _ => why,
+        })?;
+    if let (Stream::Tls(tls), Some(asked)) = (&mut stream, &asked_for_cert)
+        && asked.load(Ordering::Relaxed)
+        && tls.get_ref().1.protocol_version() == Some(rustls::ProtocolVersion::TLSv1_3)
+    {
+        client_auth_verdict(tls).await.map_err(|e| {
+            format!("TLS handshake failed: the server refused the client certificate: {e}")
+        })?;
+    }
     let tls_info = match &stream {
         Stream::Tls(tls) => Some(tls::negotiated(tls)),
         Stream::Tcp(_) => None,
@@ -329,8 +335,6 @@ async fn check_async(addr: SocketAddr, target: &TargetPlan) -> Result<Negotiated
         Stream::Tcp(_) => transport.cleartext_h2(),
         Stream::Tls(tls) => transport.protocol == Protocol::H2 || tls::alpn_is_h2(tls),
     };
-    let rejected =
-        |e: String| format!("the server ended the connection after the TLS handshake: {e}");
     if h2 {
         let (_, started) = h2_handshake(stream).await;
         let (_send, driver, ping) =
@@ -341,27 +345,49 @@ async fn check_async(addr: SocketAddr, target: &TargetPlan) -> Result<Negotiated
         pong.map_err(|e| {
             let e = describe_h2(e);
             if tls_info.is_some() {
-                rejected(e)
+                format!("HTTP/2 over TLS failed: {e}")
             } else {
                 format!("does not speak HTTP/2 with prior knowledge (h2c): {e}")
             }
         })?;
-    } else if let (Stream::Tls(mut tls), Some(asked)) = (stream, asked_for_cert)
-        && asked.load(Ordering::Relaxed)
-        && tls_info.as_ref().is_some_and(|(v, _)| v == "1.3")
-    {
-        let mut byte = [0u8; 1];
-        match tokio::time::timeout(CLIENT_AUTH_VERDICT_WAIT, tls.read(&mut byte)).await {
-            Err(_elapsed) => {}
-            Ok(Ok(0)) => return Err(rejected("closed".to_string())),
-            Ok(Ok(_)) => {}
-            Ok(Err(e)) => return Err(rejected(tls::describe(&e))),
-        }
     }
     Ok(Negotiated {
         protocol: if h2 { "h2" } else { "h1" },
         tls: tls_info,
     })
+}
+
+/// Waits (at most [`CLIENT_AUTH_VERDICT_WAIT`]) for a TLS 1.3 server's verdict on the client
+/// certificate: an alert is a refusal; application data (an HTTP/2 server's SETTINGS) or
+/// silence is acceptance. Records are decrypted into rustls' buffer, not read out, so the
+/// connection stays usable.
+async fn client_auth_verdict(tls: &mut TlsStream) -> Result<(), String> {
+    /// `std::io::Read` over a non-blocking tokio socket.
+    struct TryRead<'a>(&'a TcpStream);
+    impl io::Read for TryRead<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            self.0.try_read(buf)
+        }
+    }
+    let (tcp, connection) = tls.get_mut();
+    let verdict = async {
+        loop {
+            tcp.readable().await.map_err(|e| e.to_string())?;
+            match connection.read_tls(&mut TryRead(tcp)) {
+                Ok(0) => return Err("the server closed the connection".to_string()),
+                Ok(_) => match connection.process_new_packets() {
+                    Err(e) => return Err(e.to_string()),
+                    Ok(state) if state.plaintext_bytes_to_read() > 0 => return Ok(()),
+                    Ok(_) => {}
+                },
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                Err(e) => return Err(e.to_string()),
+            }
+        }
+    };
+    tokio::time::timeout(CLIENT_AUTH_VERDICT_WAIT, verdict)
+        .await
+        .unwrap_or(Ok(()))
 }
 
 /// An HTTP/2 error, with rustls' reason when TLS ended the connection.
