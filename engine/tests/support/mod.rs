@@ -5,10 +5,12 @@
 // Each test crate uses a different part of this module (and of its re-exports).
 #![allow(dead_code, unused_imports)]
 
+mod certs;
 mod client;
 mod nginx;
 mod servers;
 
+pub use certs::{SERVER_NAMES, TestPki, WRONG_NAME};
 pub use client::{HttpConn, IO_TIMEOUT, RawResponse};
 pub use nginx::{
     AccessLogEntry, NGINX_BIN, NGINX_HELLO, NGINX_START_TIMEOUT, NGINX_STATIC_PATH,
