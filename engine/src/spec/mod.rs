@@ -99,16 +99,17 @@ pub struct Defaults {
     pub tls: Option<Tls>,
 }
 
-/// Which HTTP version a target speaks.
+/// Which HTTP version a target speaks: `h1` (HTTP/1.1, over TLS with ALPN `http/1.1` or
+/// cleartext), `h2` (HTTP/2: over TLS with ALPN `h2`, over cleartext with prior knowledge,
+/// h2c) or `auto` (over TLS what the server picks by ALPN, `h2` offered first; HTTP/1.1 over
+/// cleartext).
+// Variants without doc comments: the schema then lists them as one `enum`, which makes for
+// a clear validation message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Protocol {
-    /// HTTP/1.1, over TLS (ALPN `http/1.1`) or cleartext.
     H1,
-    /// HTTP/2: over TLS with ALPN `h2`, or cleartext with prior knowledge (h2c).
     H2,
-    /// Over TLS, what the server picks by ALPN (`h2` offered first, then `http/1.1`);
-    /// HTTP/1.1 over cleartext.
     Auto,
 }
 
@@ -154,25 +155,21 @@ pub struct Tls {
     pub resumption: Option<bool>,
 }
 
-/// Where trusted root certificates come from.
+/// Where trusted root certificates come from: `webpki` (Mozilla's, built into loadgate),
+/// `platform` (the operating system's store) or `none` (only `ca_file`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum TlsRoots {
-    /// Mozilla's root certificates, built into loadgate (`webpki-roots`).
     Webpki,
-    /// The operating system's certificate store.
     Platform,
-    /// None: only `ca_file`.
     None,
 }
 
-/// A TLS protocol version.
+/// A TLS protocol version, as a string: `"1.2"` or `"1.3"`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize, JsonSchema)]
 pub enum TlsVersion {
-    /// TLS 1.2.
     #[serde(rename = "1.2")]
     V1_2,
-    /// TLS 1.3.
     #[serde(rename = "1.3")]
     V1_3,
 }
