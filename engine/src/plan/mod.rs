@@ -420,6 +420,7 @@ fn parse_http_url(path: &str, text: &str, errors: &mut Errors) -> Option<(Endpoi
     Some((Endpoint { host, port }, target, tls))
 }
 
+#[allow(clippy::too_many_arguments)]
 fn build_target(
     spec: &Spec,
     target: &spec::Target,
