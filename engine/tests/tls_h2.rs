@@ -12,7 +12,7 @@ use std::time::Duration;
 use loadgate::result::RunResult;
 use loadgate::serve::{ServerHandle, spawn_with};
 use loadgate::spec::SourceSpec;
-use support::{Nginx, NginxOptions, TestPki};
+use support::{H2ResetServer, Nginx, NginxOptions, TestPki};
 
 /// Validates, plans and runs `yaml` in-process: the result, or why the run could not start.
 fn try_run(yaml: &str) -> Result<RunResult, String> {
@@ -171,6 +171,30 @@ fn h2c_with_prior_knowledge_multiplexes_streams_on_each_connection() {
     let summary = loadgate::report::console::summary(&result);
     assert!(summary.contains("2 connections x 8 streams"), "{summary}");
     assert!(summary.contains("h2 over cleartext TCP"), "{summary}");
+}
+
+#[test]
+fn rst_stream_is_counted_as_stream_reset_and_the_connection_kept() {
+    let server = H2ResetServer::start();
+    let url = format!("http://{}/", server.addr());
+    let result = run(&spec(
+        &url,
+        "h2",
+        "",
+        "  connections: 2\n  streams: 4\n  requests: 400\n",
+    ));
+    assert_eq!(result.total.requests, 400);
+    // The check at start sends a PING, no stream: every stream is the run's.
+    assert_eq!(server.streams(), 400);
+    assert_eq!(server.resets(), 200);
+    assert_eq!(errors(&result).get("stream_reset"), Some(&200));
+    assert_eq!(result.total.errors, 200, "{:?}", errors(&result));
+    assert_eq!(result.total.responses, 200);
+    assert_eq!(
+        phases(&result).connections_opened,
+        2,
+        "a reset stream leaves its connection open"
+    );
 }
 
 #[test]

@@ -64,6 +64,9 @@ pub struct Shared {
     opened: Notify,
     /// Serial number of the next connection, to tell a dead one from its successor.
     serial: Cell<u64>,
+    /// The setup of connection `.0`, until a response on it reports it (a stream that fails
+    /// does not: the next one that succeeds, on any handle, does).
+    unreported_setup: Cell<Option<(u64, Setup)>>,
 }
 
 /// An open HTTP/2 connection.
@@ -80,8 +83,6 @@ pub struct H2Conn {
     serial: u64,
     io_error: fn(io::Error) -> ErrorKind,
     shared: Rc<Shared>,
-    /// The setup of the connection, when this virtual user opened it (reported once).
-    pub setup: Option<Setup>,
 }
 
 /// A complete HTTP/2 response.
@@ -104,6 +105,15 @@ pub enum H2Failure {
     NotSent(ErrorKind),
     /// The request failed after it was sent.
     Failed(ErrorKind),
+}
+
+impl H2Failure {
+    /// How the failure is counted.
+    pub fn kind(self) -> ErrorKind {
+        match self {
+            H2Failure::NotSent(kind) | H2Failure::Failed(kind) => kind,
+        }
+    }
 }
 
 impl Shared {
@@ -131,12 +141,12 @@ impl Shared {
     pub fn install(self: &Rc<Self>, opened: Opened) -> H2Conn {
         let serial = self.serial.get();
         self.serial.set(serial + 1);
+        self.unreported_setup.set(Some((serial, opened.setup)));
         let conn = H2Conn {
             send: opened.send.clone(),
             serial,
             io_error: opened.io_error,
             shared: self.clone(),
-            setup: Some(opened.setup),
         };
         *self.live.borrow_mut() = Some(Live {
             send: opened.send,
@@ -157,7 +167,6 @@ impl Shared {
             serial: l.serial,
             io_error: l.io_error,
             shared: self.clone(),
-            setup: None,
         })
     }
 
@@ -200,6 +209,17 @@ pub struct Opened {
 }
 
 impl H2Conn {
+    /// The setup of this connection, if no response has reported it yet.
+    pub fn take_setup(&self) -> Option<Setup> {
+        match self.shared.unreported_setup.get() {
+            Some((serial, setup)) if serial == self.serial => {
+                self.shared.unreported_setup.set(None);
+                Some(setup)
+            }
+            _ => None,
+        }
+    }
+
     /// Sends `target`'s request on a new stream and reads the whole response, releasing
     /// flow-control capacity as data arrives. Waits for a free stream first when the server's
     /// `SETTINGS_MAX_CONCURRENT_STREAMS` is reached.

@@ -124,20 +124,17 @@ impl Conn {
             Conn::H1Tls(conn, setup) => h1_exchange(conn, setup, target).await,
             Conn::H2(conn) => match h2_exchange(conn, target).await {
                 Err(H2Failure::NotSent(_)) => {
-                    let mut fresh = match connect(addr, target, group, slot).await? {
-                        Conn::H2(fresh) => fresh,
-                        _ => unreachable!("an HTTP/2 slot stays HTTP/2"),
-                    };
-                    // A setup not yet reported goes with the next response.
-                    fresh.setup = fresh.setup.or(conn.setup.take());
-                    *conn = fresh;
-                    h2_exchange(conn, target).await.map_err(|f| match f {
-                        H2Failure::NotSent(kind) | H2Failure::Failed(kind) => kind,
-                    })
+                    *self = connect(addr, target, group, slot).await?;
+                    match self {
+                        Conn::H2(fresh) => {
+                            h2_exchange(fresh, target).await.map_err(H2Failure::kind)
+                        }
+                        // ALPN chose HTTP/1.1 this time.
+                        Conn::H1(conn, setup) => h1_exchange(conn, setup, target).await,
+                        Conn::H1Tls(conn, setup) => h1_exchange(conn, setup, target).await,
+                    }
                 }
-                other => other.map_err(|f| match f {
-                    H2Failure::NotSent(kind) | H2Failure::Failed(kind) => kind,
-                }),
+                other => other.map_err(H2Failure::kind),
             },
         }
     }
@@ -174,7 +171,7 @@ async fn h2_exchange(conn: &mut H2Conn, target: &TargetPlan) -> Result<Response,
         bytes: response.bytes,
         keep_alive: true,
         timing: Timing {
-            setup: conn.setup.take(),
+            setup: conn.take_setup(),
             ttfb_us: micros(
                 response
                     .headers_at
