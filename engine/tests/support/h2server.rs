@@ -98,7 +98,7 @@ async fn serve_connection(
     };
     while let Some(Ok((_request, mut respond))) = connection.accept().await {
         let n = streams.fetch_add(1, Ordering::SeqCst);
-        if n % 2 == 0 {
+        if n.is_multiple_of(2) {
             resets.fetch_add(1, Ordering::SeqCst);
             respond.send_reset(h2::Reason::INTERNAL_ERROR);
         } else {
