@@ -1014,4 +1014,47 @@ mod tests {
         assert!(text.contains("X-Id: 7\r\n"));
         assert!(text.ends_with("Content-Length: 2\r\n\r\n{}"), "{text}");
     }
+
+    #[test]
+    fn https_default_port_is_left_out_of_host_and_authority() {
+        let endpoint = |port| Endpoint {
+            host: "api.example.com".to_string(),
+            port,
+        };
+        let text =
+            String::from_utf8(request_bytes("GET", "/", &endpoint(443), true, &[], &[])).unwrap();
+        assert!(text.contains("Host: api.example.com\r\n"), "{text}");
+        let text =
+            String::from_utf8(request_bytes("GET", "/", &endpoint(443), false, &[], &[])).unwrap();
+        assert!(text.contains("Host: api.example.com:443\r\n"), "{text}");
+        let request = h2_request("GET", "/a?b=1", &endpoint(8443), true, &[], &[]).unwrap();
+        assert_eq!(
+            request.uri().to_string(),
+            "https://api.example.com:8443/a?b=1"
+        );
+    }
+
+    #[test]
+    fn h2_requests_drop_connection_specific_headers_and_take_host_as_authority() {
+        let endpoint = Endpoint {
+            host: "127.0.0.1".to_string(),
+            port: 8080,
+        };
+        let headers: Vec<(String, String)> = [
+            ("Host", "api.internal"),
+            ("Connection", "keep-alive"),
+            ("Transfer-Encoding", "chunked"),
+            ("TE", "gzip"),
+            ("X-Id", "7"),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        let request = h2_request("POST", "/items", &endpoint, false, &headers, b"{}").unwrap();
+        assert_eq!(request.uri().to_string(), "http://api.internal/items");
+        assert_eq!(request.method(), "POST");
+        let names: Vec<&str> = request.headers().keys().map(|k| k.as_str()).collect();
+        assert_eq!(names, ["user-agent", "x-id", "content-length"]);
+        assert_eq!(request.headers()["content-length"], "2");
+    }
 }
