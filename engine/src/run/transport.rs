@@ -4,7 +4,7 @@
 //!
 //! The run's connection loop only calls [`connect`] when a virtual user has no connection
 //! and [`Conn::exchange`] per request; which protocol is spoken is decided here, from the
-//! target's [`TransportPlan`](crate::plan::TransportPlan) and, over TLS, by ALPN.
+//! target's [`crate::plan::TransportPlan`] and, over TLS, by ALPN.
 
 use std::io;
 use std::net::{IpAddr, SocketAddr};
@@ -49,7 +49,7 @@ pub struct Response {
     pub timing: Timing,
 }
 
-/// The virtual users that share HTTP/2 connections: one [`h2::Shared`] per connection slot
+/// The virtual users that share HTTP/2 connections: one shared connection per connection slot
 /// (an endpoint with one transport). With `streams: 1` every virtual user has a group of its
 /// own.
 pub struct Group {
