@@ -466,3 +466,49 @@ fn binary_serves_tls_and_exits_3_when_the_certificate_does_not_verify() {
     assert!(stdout.contains("h2 over TLS 1.3"), "{stdout}");
     drop(serve);
 }
+
+#[test]
+fn binary_starts_a_tls_service_probes_its_https_ready_url_and_loads_it_over_h2() {
+    let pki = TestPki::generate();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let yaml = format!(
+        "version: 1\nname: tls-service\nservice:\n  command: [\"${{LOADGATE}}\", \"serve\", \"--listen\", \"127.0.0.1:{port}\", \"--threads\", \"1\", \"--tls-cert\", \"{cert}\", \"--tls-key\", \"{key}\"]\n  ready_url: https://127.0.0.1:{port}/health\n  ready_timeout: 10s\ndefaults:\n  base_url: https://localhost:{port}\n  protocol: h2\n  tls:\n    ca_file: {ca}\ntargets:\n  - name: home\n    path: /?size=2000\nload:\n  connections: 2\n  streams: 4\n  requests: 400\nslo:\n  errors: [\"count == 0\"]\n",
+        cert = pki.path("server.pem").display(),
+        key = pki.path("server.key").display(),
+        ca = pki.path("ca.pem").display(),
+    );
+    let spec_path = pki.dir().join("service.yaml");
+    std::fs::write(&spec_path, yaml).unwrap();
+    let out = pki.dir().join("result.json");
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_loadgate"))
+        .args(["run", "-q"])
+        .arg(&spec_path)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(stdout.contains("protocol    h2 over TLS 1.3"), "{stdout}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let schema = loadgate::result::schema();
+    assert!(
+        jsonschema::validator_for(&schema).unwrap().is_valid(&json),
+        "the result matches its schema"
+    );
+    let result: RunResult = serde_json::from_value(json).unwrap();
+    assert_eq!(result.total.responses, 400);
+    assert_eq!(result.load.streams, 4);
+    let phases = result.targets[0].phases_us.as_ref().unwrap();
+    assert_eq!(phases.connections_opened, 2);
+    assert_eq!(phases.dns.as_ref().map(|p| p.count), Some(2));
+    let ttfb = loadgate::result::decode_histogram(&phases.ttfb.as_ref().unwrap().histogram)
+        .expect("the ttfb histogram decodes");
+    assert_eq!(ttfb.len(), 400);
+}

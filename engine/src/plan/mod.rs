@@ -50,6 +50,12 @@ pub struct ServicePlan {
     pub ready: Endpoint,
     /// Request bytes of the readiness probe (`GET ready_url`).
     pub ready_request: Arc<[u8]>,
+    /// For an `https://` ready URL: TLS without certificate verification (the probe asks
+    /// only whether the service answers) and the name to send as SNI.
+    pub ready_tls: Option<(
+        Arc<rustls::ClientConfig>,
+        rustls_pki_types::ServerName<'static>,
+    )>,
     pub ready_timeout: Duration,
 }
 
@@ -344,19 +350,7 @@ fn build_service(
         })
         .collect();
     let ready_url = errors.interpolate("service.ready_url", &service.ready_url, ctx);
-    let ready = ready_url
-        .and_then(|u| parse_http_url("service.ready_url", &u, errors))
-        .and_then(|(endpoint, target, tls)| {
-            if tls {
-                errors.push(
-                    "service.ready_url",
-                    "the readiness probe speaks cleartext HTTP/1.1: use an http:// URL",
-                );
-                None
-            } else {
-                Some((endpoint, target))
-            }
-        });
+    let ready = ready_url.and_then(|u| parse_http_url("service.ready_url", &u, errors));
     let ready_timeout = match &service.ready_timeout {
         Some(t) => errors.duration("service.ready_timeout", t, false),
         None => Some(DEFAULT_READY_TIMEOUT),
@@ -368,13 +362,36 @@ fn build_service(
     if command.len() != service.command.len() || env.len() != service.env.len() {
         return None;
     }
-    let (ready, target) = ready?;
+    let (ready, target, https) = ready?;
+    let ready_tls = if https {
+        let settings = tls::TlsSettings {
+            roots: TlsRoots::None,
+            ca_file: None,
+            client_auth: None,
+            insecure_skip_verify: true,
+            min_version: TlsVersion::V1_2,
+            resumption: false,
+            protocol: Protocol::H1,
+        };
+        let config = tls::client_config(&settings).map(Arc::new);
+        let name = tls::server_name(&ready.host);
+        match (config, name) {
+            (Ok(config), Ok(name)) => Some((config, name)),
+            (Err(e), _) | (_, Err(e)) => {
+                errors.push("service.ready_url", e.message);
+                return None;
+            }
+        }
+    } else {
+        None
+    };
     Some(ServicePlan {
         command,
         display_command: service.command.join(" "),
         env,
         working_dir,
-        ready_request: request_bytes("GET", &target, &ready, false, &[], &[]).into(),
+        ready_request: request_bytes("GET", &target, &ready, https, &[], &[]).into(),
+        ready_tls,
         ready,
         ready_timeout: ready_timeout?,
     })
