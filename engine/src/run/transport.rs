@@ -330,7 +330,14 @@ async fn check_async(addr: SocketAddr, target: &TargetPlan) -> Result<Negotiated
     };
     let h2 = match &stream {
         Stream::Tcp(_) => transport.cleartext_h2(),
-        Stream::Tls(tls) => transport.protocol == Protocol::H2 || tls::alpn_is_h2(tls),
+        Stream::Tls(tls) if transport.protocol == Protocol::H2 && !tls::alpn_is_h2(tls) => {
+            return Err(
+                "`protocol: h2`, but the server did not choose HTTP/2 by ALPN: \
+                 use `protocol: auto` or `h1`"
+                    .to_string(),
+            );
+        }
+        Stream::Tls(tls) => tls::alpn_is_h2(tls),
     };
     if h2 {
         let (_, started) = h2_handshake(stream).await;
