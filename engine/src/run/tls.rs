@@ -81,6 +81,11 @@ pub fn describe(e: &io::Error) -> String {
         .get_ref()
         .and_then(|inner| inner.downcast_ref::<rustls::Error>())
     {
+        Some(rustls::Error::AlertReceived(AlertDescription::NoApplicationProtocol)) => {
+            "the server accepts none of the HTTP versions offered by ALPN (alert \
+             NoApplicationProtocol): check `protocol`"
+                .to_string()
+        }
         Some(tls) => tls.to_string(),
         None if e.kind() == io::ErrorKind::UnexpectedEof => {
             "the server closed the connection during the handshake".to_string()
