@@ -520,3 +520,26 @@ fn binary_starts_a_tls_service_probes_its_https_ready_url_and_loads_it_over_h2()
         .expect("the ttfb histogram decodes");
     assert_eq!(ttfb.len(), 400);
 }
+
+#[test]
+fn auto_over_cleartext_is_http_1_1() {
+    let server = loadgate::serve::spawn("127.0.0.1:0".parse().unwrap(), 1).unwrap();
+    let result = run(&spec(
+        &format!("{}/", server.url()),
+        "auto",
+        "",
+        "  connections: 2\n  requests: 100\n",
+    ));
+    assert_eq!(result.total.responses, 100);
+    let t = transport(&result);
+    assert_eq!((t.requested.as_str(), t.protocol.as_str()), ("auto", "h1"));
+    assert!(t.tls.is_none());
+    let p = phases(&result);
+    assert_eq!(p.connections_opened, 2);
+    assert!(p.tls.is_none(), "no handshake over cleartext");
+    let summary = loadgate::report::console::summary(&result);
+    assert!(
+        summary.contains("protocol    h1 over cleartext TCP"),
+        "{summary}"
+    );
+}
