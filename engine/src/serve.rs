@@ -1,8 +1,9 @@
 //! `loadgate serve`: the built-in test target (hyper, HTTP/1.1 with keep-alive and HTTP/2), shaped
 //! by query parameters so that users can calibrate a spec and our tests can control the target.
 //!
-//! Over cleartext it speaks HTTP/1.1 and HTTP/2 with prior knowledge (h2c), told apart by the
-//! connection's first bytes. With `--tls-cert` and `--tls-key` it speaks TLS only, offering
+//! Over cleartext it speaks HTTP/1.1 and HTTP/2 with prior knowledge (h2c), told apart by
+//! peeking at the connection's first bytes (the HTTP/2 preface), so that HTTP/1.1 connections
+//! are served by hyper's HTTP/1.1 server with nothing in between. With `--tls-cert` and `--tls-key` it speaks TLS only, offering
 //! `h2` and `http/1.1` by ALPN; `--tls-client-ca` makes it require a client certificate signed
 //! by that CA (mTLS), refusing the handshake otherwise.
 //!
@@ -49,15 +50,15 @@ use anyhow::Context as _;
 use http_body_util::BodyExt as _;
 use hyper::body::{Body, Bytes, Frame, Incoming, SizeHint};
 use hyper::header::{self, HeaderName, HeaderValue};
+use hyper::server::conn::{http1, http2};
 use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioExecutor, TokioIo};
-use hyper_util::server::conn::auto;
 use rustls::ServerConfig;
 use rustls_pki_types::pem::PemObject as _;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::net::{TcpListener, TcpSocket};
+use tokio::net::{TcpListener, TcpSocket, TcpStream};
 use tokio::sync::{oneshot, watch};
 use tokio::task::JoinSet;
 use tokio_rustls::TlsAcceptor;
@@ -347,9 +348,12 @@ impl Server {
     /// flight finish for up to [`SHUTDOWN_GRACE`] (idle keep-alive connections are closed at
     /// once), drops the remaining connections and returns.
     pub async fn run_until(self, shutdown: impl Future<Output = ()>) {
-        let mut builder = auto::Builder::new(TokioExecutor::new());
-        builder.http1().keep_alive(true);
-        let builder = Arc::new(builder);
+        let mut http1 = http1::Builder::new();
+        http1.keep_alive(true);
+        let builders = Arc::new(Builders {
+            http1,
+            http2: http2::Builder::new(TokioExecutor::new()),
+        });
         let (stopping_tx, stopping) = watch::channel(false);
         let mut connections = JoinSet::new();
         tokio::pin!(shutdown);
@@ -360,16 +364,20 @@ impl Server {
                 accepted = self.listener.accept() => match accepted {
                     Ok((stream, _peer)) => {
                         let _ = stream.set_nodelay(true);
-                        let (builder, stopping) = (builder.clone(), stopping.clone());
+                        let (builders, stopping) = (builders.clone(), stopping.clone());
                         match self.tls.clone().map(TlsAcceptor::from) {
-                            None => connections.spawn(serve_connection(stream, builder, stopping)),
+                            None => connections.spawn(async move {
+                                let h2 = starts_with_h2_preface(&stream).await;
+                                serve_connection(stream, h2, builders, stopping).await;
+                            }),
                             Some(tls) => connections.spawn(async move {
                                 let accepted =
                                     tokio::time::timeout(TLS_HANDSHAKE_TIMEOUT, tls.accept(stream));
                                 // A failed handshake (no client certificate, say) only ends
                                 // this connection; rustls has sent the alert.
                                 if let Ok(Ok(stream)) = accepted.await {
-                                    serve_connection(stream, builder, stopping).await;
+                                    let h2 = stream.get_ref().1.alpn_protocol() == Some(b"h2");
+                                    serve_connection(stream, h2, builders, stopping).await;
                                 }
                             }),
                         };
@@ -392,24 +400,61 @@ impl Server {
     }
 }
 
-/// Serves one connection until the client closes it, or until `stopping` turns true, after which
-/// the response in flight (if any) is finished and the connection closed.
+/// hyper's HTTP/1.1 and HTTP/2 servers, configured once.
+struct Builders {
+    http1: http1::Builder,
+    http2: http2::Builder<TokioExecutor>,
+}
+
+/// The client connection preface of HTTP/2 (RFC 9113 §3.4).
+const H2_PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+
+/// Whether a cleartext connection starts with the HTTP/2 preface: peeks (does not read) until
+/// the bytes differ from it or all of it is there.
+async fn starts_with_h2_preface(stream: &TcpStream) -> bool {
+    let mut buf = [0u8; H2_PREFACE.len()];
+    loop {
+        match stream.peek(&mut buf).await {
+            Ok(0) | Err(_) => return false,
+            Ok(n) if buf[..n] != H2_PREFACE[..n] => return false,
+            Ok(n) if n == H2_PREFACE.len() => return true,
+            // A preface split across segments (rare): peek returns at once with the same
+            // bytes, so wait a moment for the rest.
+            Ok(_) => tokio::time::sleep(Duration::from_millis(1)).await,
+        }
+    }
+}
+
+/// Serves one connection with HTTP/2 (`h2`) or HTTP/1.1 until the client closes it, or until
+/// `stopping` turns true, after which the response in flight (if any) is finished and the
+/// connection closed.
 async fn serve_connection<S>(
     stream: S,
-    builder: Arc<auto::Builder<TokioExecutor>>,
+    h2: bool,
+    builders: Arc<Builders>,
     mut stopping: watch::Receiver<bool>,
 ) where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
-    let connection = builder.serve_connection(TokioIo::new(stream), service_fn(handle));
-    tokio::pin!(connection);
-    tokio::select! {
-        // A connection error (the client reset, sent garbage) only ends this connection.
-        _ = connection.as_mut() => {}
-        _ = async { stopping.wait_for(|stopping| *stopping).await.map(|_| ()) } => {
-            connection.as_mut().graceful_shutdown();
-            let _ = connection.await;
-        }
+    macro_rules! drive {
+        ($connection:expr) => {{
+            let connection = $connection;
+            tokio::pin!(connection);
+            tokio::select! {
+                // A connection error (the client reset, sent garbage) only ends this connection.
+                _ = connection.as_mut() => {}
+                _ = async { stopping.wait_for(|stopping| *stopping).await.map(|_| ()) } => {
+                    connection.as_mut().graceful_shutdown();
+                    let _ = connection.await;
+                }
+            }
+        }};
+    }
+    let io = TokioIo::new(stream);
+    if h2 {
+        drive!(builders.http2.serve_connection(io, service_fn(handle)));
+    } else {
+        drive!(builders.http1.serve_connection(io, service_fn(handle)));
     }
 }
 
