@@ -122,4 +122,13 @@ pub struct ServeArgs {
     /// Worker threads (default: the number of CPUs).
     #[arg(long)]
     pub threads: Option<usize>,
+    /// Speak TLS (HTTP/1.1 and HTTP/2 by ALPN) with this certificate chain (PEM).
+    #[arg(long, requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// The private key of `--tls-cert` (PEM).
+    #[arg(long, requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
+    /// Require client certificates signed by a CA in this PEM file (mTLS).
+    #[arg(long, requires = "tls_cert")]
+    pub tls_client_ca: Option<PathBuf>,
 }

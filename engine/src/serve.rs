@@ -1,5 +1,11 @@
-//! `loadgate serve`: the built-in test target (hyper, HTTP/1.1 with keep-alive), shaped by query
-//! parameters so that users can calibrate a spec and our tests can control the target.
+//! `loadgate serve`: the built-in test target (hyper, HTTP/1.1 with keep-alive and HTTP/2), shaped
+//! by query parameters so that users can calibrate a spec and our tests can control the target.
+//!
+//! Over cleartext it speaks HTTP/1.1 and HTTP/2 with prior knowledge (h2c), told apart by
+//! peeking at the connection's first bytes (the HTTP/2 preface), so that HTTP/1.1 connections
+//! are served by hyper's HTTP/1.1 server with nothing in between. With `--tls-cert` and `--tls-key` it speaks TLS only, offering
+//! `h2` and `http/1.1` by ALPN; `--tls-client-ca` makes it require a client certificate signed
+//! by that CA (mTLS), refusing the handshake otherwise.
 //!
 //! # Requests
 //!
@@ -44,13 +50,18 @@ use anyhow::Context as _;
 use http_body_util::BodyExt as _;
 use hyper::body::{Body, Bytes, Frame, Incoming, SizeHint};
 use hyper::header::{self, HeaderName, HeaderValue};
-use hyper::server::conn::http1;
+use hyper::server::conn::{http1, http2};
 use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use rustls::ServerConfig;
+use rustls_pki_types::pem::PemObject as _;
+use rustls_pki_types::{CertificateDer, PrivateKeyDer};
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, TcpSocket, TcpStream};
 use tokio::sync::{oneshot, watch};
 use tokio::task::JoinSet;
+use tokio_rustls::TlsAcceptor;
 
 use crate::cli::ServeArgs;
 use crate::plan::units::parse_duration;
@@ -61,6 +72,9 @@ pub const MAX_BODY_SIZE: u64 = 1 << 30;
 /// How long, after a shutdown is asked for, requests in flight may take to finish before their
 /// connections are dropped.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(1);
+
+/// How long a client may take over its TLS handshake before the connection is dropped.
+pub const TLS_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The listen backlog: pending connections the kernel queues before we accept them. Generous,
 /// so that a burst of new connections at the start of a run is not dropped (a dropped SYN costs
@@ -94,12 +108,24 @@ pub fn serve(args: &ServeArgs) -> anyhow::Result<()> {
         // Install the handlers before announcing the address, so that a SIGTERM sent as soon as
         // the line is read stops us cleanly instead of killing us.
         let shutdown = shutdown_signal().context("cannot install the SIGINT/SIGTERM handlers")?;
-        let server = Server::bind(args.listen)
+        let mut server = Server::bind(args.listen)
             .with_context(|| format!("cannot listen on {}", args.listen))?;
+        let scheme = match (&args.tls_cert, &args.tls_key) {
+            (Some(cert), Some(key)) => {
+                let config = tls_config(cert, key, args.tls_client_ca.as_deref())?;
+                server = server.with_tls(config);
+                "https"
+            }
+            (None, None) if args.tls_client_ca.is_some() => {
+                anyhow::bail!("--tls-client-ca needs --tls-cert and --tls-key")
+            }
+            (None, None) => "http",
+            _ => anyhow::bail!("give both --tls-cert and --tls-key, or neither"),
+        };
         let mut stdout = io::stdout().lock();
         writeln!(
             stdout,
-            "loadgate serve: listening on http://{}",
+            "loadgate serve: listening on {scheme}://{}",
             server.local_addr()
         )?;
         stdout.flush()?;
@@ -136,11 +162,66 @@ fn raise_open_files_limit() {
     }
 }
 
+/// The TLS configuration of the server: the certificate chain and private key (PEM files), ALPN
+/// `h2` then `http/1.1`, and, with `client_ca`, a mandatory client certificate signed by one of
+/// the CAs in that PEM file.
+pub fn tls_config(
+    cert: &std::path::Path,
+    key: &std::path::Path,
+    client_ca: Option<&std::path::Path>,
+) -> anyhow::Result<Arc<ServerConfig>> {
+    let chain = CertificateDer::pem_file_iter(cert)
+        .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
+        .with_context(|| format!("cannot read certificates from {}", cert.display()))?;
+    anyhow::ensure!(
+        !chain.is_empty(),
+        "{} holds no PEM certificate",
+        cert.display()
+    );
+    let key = PrivateKeyDer::from_pem_file(key)
+        .with_context(|| format!("cannot read a private key from {}", key.display()))?;
+    let provider = crate::plan::tls::provider();
+    let builder = ServerConfig::builder_with_provider(provider.clone())
+        .with_safe_default_protocol_versions()
+        .context("TLS versions")?;
+    let builder = match client_ca {
+        None => builder.with_no_client_auth(),
+        Some(file) => {
+            let mut roots = rustls::RootCertStore::empty();
+            for ca in CertificateDer::pem_file_iter(file)
+                .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
+                .with_context(|| format!("cannot read certificates from {}", file.display()))?
+            {
+                roots.add(ca).context("unusable client CA certificate")?;
+            }
+            let verifier =
+                rustls::server::WebPkiClientVerifier::builder_with_provider(roots.into(), provider)
+                    .build()
+                    .context("client certificate verifier")?;
+            builder.with_client_cert_verifier(verifier)
+        }
+    };
+    let mut config = builder
+        .with_single_cert(chain, key)
+        .context("the certificate and key do not go together")?;
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    Ok(Arc::new(config))
+}
+
 /// Starts a server on `addr` (e.g. `127.0.0.1:0` for a free port) on a thread of its own, with a
 /// multi-thread Tokio runtime of `threads` workers (at least 1). Returns once the socket is
 /// bound, so that the server accepts connections as soon as this returns. The server stops when
 /// the [`ServerHandle`] is dropped or [`ServerHandle::shutdown`] is called.
 pub fn spawn(addr: SocketAddr, threads: usize) -> io::Result<ServerHandle> {
+    spawn_with(addr, threads, None)
+}
+
+/// [`spawn`], speaking TLS with `tls` when given (see [`tls_config`]).
+pub fn spawn_with(
+    addr: SocketAddr,
+    threads: usize,
+    tls: Option<Arc<ServerConfig>>,
+) -> io::Result<ServerHandle> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(threads.max(1))
         .thread_name("loadgate-serve")
@@ -151,7 +232,10 @@ pub fn spawn(addr: SocketAddr, threads: usize) -> io::Result<ServerHandle> {
         Server::bind(addr)
     };
     let server = match bound {
-        Ok(server) => server,
+        Ok(server) => match tls.clone() {
+            Some(config) => server.with_tls(config),
+            None => server,
+        },
         Err(error) => {
             // Not a plain drop: that would panic when called from within another runtime.
             runtime.shutdown_background();
@@ -171,6 +255,7 @@ pub fn spawn(addr: SocketAddr, threads: usize) -> io::Result<ServerHandle> {
         })?;
     Ok(ServerHandle {
         addr,
+        tls: tls.is_some(),
         stop: Some(stop),
         thread: Some(thread),
     })
@@ -181,6 +266,7 @@ pub fn spawn(addr: SocketAddr, threads: usize) -> io::Result<ServerHandle> {
 #[derive(Debug)]
 pub struct ServerHandle {
     addr: SocketAddr,
+    tls: bool,
     stop: Option<oneshot::Sender<()>>,
     thread: Option<JoinHandle<()>>,
 }
@@ -191,9 +277,10 @@ impl ServerHandle {
         self.addr
     }
 
-    /// `http://ADDR`, the base URL of the server (no trailing slash).
+    /// `http://ADDR` (`https://ADDR` with TLS), the base URL of the server (no trailing slash).
     pub fn url(&self) -> String {
-        format!("http://{}", self.addr)
+        let scheme = if self.tls { "https" } else { "http" };
+        format!("{scheme}://{}", self.addr)
     }
 
     /// Stops the server and waits for it to be stopped (at most about [`SHUTDOWN_GRACE`] plus
@@ -219,6 +306,8 @@ impl Drop for ServerHandle {
 pub struct Server {
     listener: TcpListener,
     addr: SocketAddr,
+    /// The TLS configuration, when the server speaks TLS.
+    tls: Option<Arc<ServerConfig>>,
 }
 
 impl Server {
@@ -235,7 +324,19 @@ impl Server {
         socket.bind(addr)?;
         let listener = socket.listen(LISTEN_BACKLOG)?;
         let addr = listener.local_addr()?;
-        Ok(Server { listener, addr })
+        Ok(Server {
+            listener,
+            addr,
+            tls: None,
+        })
+    }
+
+    /// Speaks TLS with `config` (see [`tls_config`]) on every connection.
+    pub fn with_tls(self, config: Arc<ServerConfig>) -> Server {
+        Server {
+            tls: Some(config),
+            ..self
+        }
     }
 
     /// The address the server listens on, with the real port.
@@ -247,9 +348,12 @@ impl Server {
     /// flight finish for up to [`SHUTDOWN_GRACE`] (idle keep-alive connections are closed at
     /// once), drops the remaining connections and returns.
     pub async fn run_until(self, shutdown: impl Future<Output = ()>) {
-        let mut builder = http1::Builder::new();
-        builder.keep_alive(true);
-        let builder = Arc::new(builder);
+        let mut http1 = http1::Builder::new();
+        http1.keep_alive(true);
+        let builders = Arc::new(Builders {
+            http1,
+            http2: http2::Builder::new(TokioExecutor::new()),
+        });
         let (stopping_tx, stopping) = watch::channel(false);
         let mut connections = JoinSet::new();
         tokio::pin!(shutdown);
@@ -259,7 +363,24 @@ impl Server {
                 () = &mut shutdown => break,
                 accepted = self.listener.accept() => match accepted {
                     Ok((stream, _peer)) => {
-                        connections.spawn(serve_connection(stream, builder.clone(), stopping.clone()));
+                        let _ = stream.set_nodelay(true);
+                        let (builders, stopping) = (builders.clone(), stopping.clone());
+                        match self.tls.clone().map(TlsAcceptor::from) {
+                            None => connections.spawn(async move {
+                                let h2 = starts_with_h2_preface(&stream).await;
+                                serve_connection(stream, h2, builders, stopping).await;
+                            }),
+                            Some(tls) => connections.spawn(async move {
+                                let accepted =
+                                    tokio::time::timeout(TLS_HANDSHAKE_TIMEOUT, tls.accept(stream));
+                                // A failed handshake (no client certificate, say) only ends
+                                // this connection; rustls has sent the alert.
+                                if let Ok(Ok(stream)) = accepted.await {
+                                    let h2 = stream.get_ref().1.alpn_protocol() == Some(b"h2");
+                                    serve_connection(stream, h2, builders, stopping).await;
+                                }
+                            }),
+                        };
                     }
                     Err(error) => {
                         // Out of file descriptors, or a connection reset before it was
@@ -279,23 +400,61 @@ impl Server {
     }
 }
 
-/// Serves one connection until the client closes it, or until `stopping` turns true, after which
-/// the response in flight (if any) is finished and the connection closed.
-async fn serve_connection(
-    stream: TcpStream,
-    builder: Arc<http1::Builder>,
-    mut stopping: watch::Receiver<bool>,
-) {
-    let _ = stream.set_nodelay(true);
-    let connection = builder.serve_connection(TokioIo::new(stream), service_fn(handle));
-    tokio::pin!(connection);
-    tokio::select! {
-        // A connection error (the client reset, sent garbage) only ends this connection.
-        _ = connection.as_mut() => {}
-        _ = async { stopping.wait_for(|stopping| *stopping).await.map(|_| ()) } => {
-            connection.as_mut().graceful_shutdown();
-            let _ = connection.await;
+/// hyper's HTTP/1.1 and HTTP/2 servers, configured once.
+struct Builders {
+    http1: http1::Builder,
+    http2: http2::Builder<TokioExecutor>,
+}
+
+/// The client connection preface of HTTP/2 (RFC 9113 §3.4).
+const H2_PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+
+/// Whether a cleartext connection starts with the HTTP/2 preface: peeks (does not read) until
+/// the bytes differ from it or all of it is there.
+async fn starts_with_h2_preface(stream: &TcpStream) -> bool {
+    let mut buf = [0u8; H2_PREFACE.len()];
+    loop {
+        match stream.peek(&mut buf).await {
+            Ok(0) | Err(_) => return false,
+            Ok(n) if buf[..n] != H2_PREFACE[..n] => return false,
+            Ok(n) if n == H2_PREFACE.len() => return true,
+            // A preface split across segments (rare): peek returns at once with the same
+            // bytes, so wait a moment for the rest.
+            Ok(_) => tokio::time::sleep(Duration::from_millis(1)).await,
         }
+    }
+}
+
+/// Serves one connection with HTTP/2 (`h2`) or HTTP/1.1 until the client closes it, or until
+/// `stopping` turns true, after which the response in flight (if any) is finished and the
+/// connection closed.
+async fn serve_connection<S>(
+    stream: S,
+    h2: bool,
+    builders: Arc<Builders>,
+    mut stopping: watch::Receiver<bool>,
+) where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    macro_rules! drive {
+        ($connection:expr) => {{
+            let connection = $connection;
+            tokio::pin!(connection);
+            tokio::select! {
+                // A connection error (the client reset, sent garbage) only ends this connection.
+                _ = connection.as_mut() => {}
+                _ = async { stopping.wait_for(|stopping| *stopping).await.map(|_| ()) } => {
+                    connection.as_mut().graceful_shutdown();
+                    let _ = connection.await;
+                }
+            }
+        }};
+    }
+    let io = TokioIo::new(stream);
+    if h2 {
+        drive!(builders.http2.serve_connection(io, service_fn(handle)));
+    } else {
+        drive!(builders.http1.serve_connection(io, service_fn(handle)));
     }
 }
 

@@ -128,7 +128,8 @@ impl Drop for Service {
     }
 }
 
-/// One readiness probe: does the URL answer with an HTTP response within a second?
+/// One readiness probe: does the URL answer with an HTTP response within a second? Over TLS
+/// for an `https://` URL (the certificate is not verified: only whether it answers).
 fn probe(plan: &ServicePlan) -> bool {
     let timeout = Duration::from_secs(1);
     let Some(addr) = (plan.ready.host.as_str(), plan.ready.port)
@@ -138,12 +139,27 @@ fn probe(plan: &ServicePlan) -> bool {
     else {
         return false;
     };
-    let Ok(mut stream) = TcpStream::connect_timeout(&addr, timeout) else {
+    let Ok(stream) = TcpStream::connect_timeout(&addr, timeout) else {
         return false;
     };
     let _ = stream.set_read_timeout(Some(timeout));
     let _ = stream.set_write_timeout(Some(timeout));
-    if stream.write_all(&plan.ready_request).is_err() {
+    match &plan.ready_tls {
+        None => answers(stream, &plan.ready_request),
+        Some((config, name)) => match rustls::ClientConnection::new(config.clone(), name.clone()) {
+            Ok(tls) => answers(rustls::StreamOwned::new(tls, stream), &plan.ready_request),
+            Err(_) => false,
+        },
+    }
+}
+
+/// Sends `request` and reads the start of the answer: does it begin like an HTTP response?
+fn answers(mut stream: impl Read + Write, request: &[u8]) -> bool {
+    if stream
+        .write_all(request)
+        .and_then(|()| stream.flush())
+        .is_err()
+    {
         return false;
     }
     let mut head = [0u8; 8];

@@ -452,6 +452,15 @@ fn describe(root: &Value, node: &Value) -> String {
 fn describe_type(node: &Value, json_type: &str) -> String {
     match json_type {
         "string" => match node.get("pattern").and_then(Value::as_str) {
+            _ if node.get("enum").is_some_and(Value::is_array) => {
+                let options: Vec<String> = node["enum"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|v| format!("`{}`", v.as_str().unwrap_or_default()))
+                    .collect();
+                format!("one of {}", options.join(", "))
+            }
             Some(pattern) => describe_pattern(pattern),
             None if node.get("minLength").and_then(Value::as_u64) >= Some(1) => {
                 "a non-empty string".to_string()

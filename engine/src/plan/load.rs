@@ -31,6 +31,10 @@ pub struct LoadPlan {
     pub pacing: Option<f64>,
     /// Closed model: pause between a response and the next request.
     pub think_time: Option<ThinkTime>,
+    /// Requests each HTTP/2 connection carries at once (h2load's `-m`), at least 1; 1 for
+    /// HTTP/1.1. Closed model: each connection carries `streams` virtual users; open model:
+    /// each connection carries up to `streams` requests at once.
+    pub streams: u32,
 }
 
 /// Closed or open model.
@@ -81,6 +85,21 @@ pub enum ThinkTime {
 }
 
 impl LoadPlan {
+    /// Virtual users: closed model, `max_concurrency × streams` (one per stream of each
+    /// connection); open model, `max_concurrency` (the cap on requests in flight).
+    pub fn virtual_users(&self) -> usize {
+        match self.model {
+            Model::Closed => self.max_concurrency as usize * self.streams as usize,
+            Model::Open => self.max_concurrency as usize,
+        }
+    }
+
+    /// Groups of `streams` virtual users that share their connections (one connection per
+    /// endpoint and group): `ceil(virtual_users / streams)`.
+    pub fn connection_groups(&self) -> usize {
+        self.virtual_users().div_ceil(self.streams as usize)
+    }
+
     /// Total length of the warmup stages.
     pub fn warmup(&self) -> Duration {
         self.stages
@@ -289,6 +308,7 @@ pub(super) fn build(load: &spec::Load, errors: &mut Errors) -> Option<LoadPlan> 
         max_concurrency,
         pacing,
         think_time,
+        streams: load.streams.unwrap_or(1).max(1),
     })
 }
 
@@ -479,6 +499,7 @@ mod tests {
             max_concurrency: 1,
             pacing: None,
             think_time: None,
+            streams: 1,
         }
     }
 

@@ -7,6 +7,7 @@
 pub mod load;
 pub mod regression;
 pub mod threshold;
+pub mod tls;
 pub mod units;
 
 pub use load::{LoadPlan, Model, Stage, Stop, ThinkTime};
@@ -16,9 +17,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use bytes::Bytes;
 use sha2::{Digest, Sha256};
 
-use crate::spec::{self, Spec, StatusMatch};
+use crate::spec::{self, Protocol, Spec, StatusMatch, TlsRoots, TlsVersion};
 use regression::RegressionRule;
 use threshold::{Metric, Scope, Threshold};
 use units::parse_duration;
@@ -55,6 +57,12 @@ pub struct ServicePlan {
     pub ready: Endpoint,
     /// Request bytes of the readiness probe (`GET ready_url`).
     pub ready_request: Arc<[u8]>,
+    /// For an `https://` ready URL: TLS without certificate verification (the probe asks
+    /// only whether the service answers) and the name to send as SNI.
+    pub ready_tls: Option<(
+        Arc<rustls::ClientConfig>,
+        rustls_pki_types::ServerName<'static>,
+    )>,
     pub ready_timeout: Duration,
 }
 
@@ -85,6 +93,15 @@ pub struct TargetPlan {
     pub endpoint: Endpoint,
     /// The complete HTTP/1.1 request: request line, headers, body.
     pub request: Arc<[u8]>,
+    /// The same request for HTTP/2: pseudo-headers from the URL, the spec's headers but the
+    /// connection-specific ones (`Connection`, `Keep-Alive`, `Transfer-Encoding`, `Upgrade`,
+    /// `Proxy-Connection`), `Host` as `:authority`. Its body is [`TargetPlan::body`].
+    pub h2_request: http::Request<()>,
+    /// The request body (shared, not copied, per HTTP/2 request).
+    pub body: Bytes,
+    /// How connections to the endpoint are made: protocol and TLS. Targets with the same
+    /// endpoint and the same transport (`Arc::ptr_eq`) share connections.
+    pub transport: Arc<TransportPlan>,
     /// A `HEAD` request: responses carry no body whatever their headers say.
     pub is_head: bool,
     pub expect_status: StatusSet,
@@ -135,6 +152,44 @@ impl CheckPlan {
             CheckPlan::JsonEquals(pointer, value) => format!("json {pointer} == {value}"),
         }
     }
+}
+
+impl TargetPlan {
+    /// Whether requests of `self` and `other` may go over the same connections: same
+    /// endpoint, same protocol and TLS configuration.
+    pub fn shares_connections_with(&self, other: &TargetPlan) -> bool {
+        self.endpoint == other.endpoint && Arc::ptr_eq(&self.transport, &other.transport)
+    }
+}
+
+/// How a target's connections speak: HTTP version and TLS.
+#[derive(Debug)]
+pub struct TransportPlan {
+    /// The protocol the spec asks for (target, else `defaults`, else `auto`).
+    pub protocol: Protocol,
+    /// TLS for an `https://` URL; `None` for cleartext.
+    pub tls: Option<TlsPlan>,
+}
+
+impl TransportPlan {
+    /// Whether a cleartext connection speaks HTTP/2 (h2c with prior knowledge): only when
+    /// `protocol: h2`. Over TLS, ALPN decides (see [`tls::alpn`]).
+    pub fn cleartext_h2(&self) -> bool {
+        self.tls.is_none() && self.protocol == Protocol::H2
+    }
+}
+
+/// A target's TLS: the shared client configuration and the name to ask for.
+#[derive(Debug)]
+pub struct TlsPlan {
+    /// Built once; shared by every connection with these settings (and their session cache).
+    pub config: Arc<rustls::ClientConfig>,
+    /// SNI and the name verified in the server's certificate.
+    pub server_name: rustls_pki_types::ServerName<'static>,
+    /// `server_name` as text, for reports.
+    pub server_name_text: String,
+    /// Certificates are not verified (`insecure_skip_verify`): reports say so.
+    pub insecure_skip_verify: bool,
 }
 
 /// The set of accepted status codes (100–599), as a bitset.
@@ -204,6 +259,7 @@ pub fn build(spec: &Spec, ctx: &BuildContext<'_>) -> Result<Plan, Vec<PlanError>
         .and_then(|s| build_service(s, ctx, &mut errors));
 
     let mut targets = Vec::with_capacity(spec.targets.len());
+    let mut transports = Transports::default();
     let mut slo = build_slo(&spec.slo, "slo", Scope::Total, &mut errors);
     for (i, target) in spec.targets.iter().enumerate() {
         let path = format!("targets[{i}]");
@@ -220,6 +276,7 @@ pub fn build(spec: &Spec, ctx: &BuildContext<'_>) -> Result<Plan, Vec<PlanError>
             base_url.as_deref(),
             timeout,
             ctx,
+            &mut transports,
             &mut errors,
         ) {
             targets.push(t);
@@ -236,6 +293,24 @@ pub fn build(spec: &Spec, ctx: &BuildContext<'_>) -> Result<Plan, Vec<PlanError>
     let (regression, regression_errors) = regression::build(&spec.regression);
     for (path, message) in regression_errors {
         errors.push(path, message);
+    }
+    if let Some(streams) = spec.load.streams.filter(|s| *s > 1) {
+        let not_h2: Vec<&str> = spec
+            .targets
+            .iter()
+            .filter(|t| t.protocol.or(spec.defaults.protocol) != Some(Protocol::H2))
+            .map(|t| t.name.as_str())
+            .collect();
+        if !not_h2.is_empty() {
+            errors.push(
+                "load.streams",
+                format!(
+                    "{streams} streams per connection need `protocol: h2` for every target \
+                     (HTTP/1.1 carries one request at a time); not h2: {}",
+                    not_h2.join(", ")
+                ),
+            );
+        }
     }
 
     if !errors.0.is_empty() {
@@ -322,27 +397,50 @@ fn build_service(
     if command.len() != service.command.len() || env.len() != service.env.len() {
         return None;
     }
-    let (ready, target) = ready?;
+    let (ready, target, https) = ready?;
+    let ready_tls = if https {
+        let settings = tls::TlsSettings {
+            roots: TlsRoots::None,
+            ca_file: None,
+            client_auth: None,
+            insecure_skip_verify: true,
+            min_version: TlsVersion::V1_2,
+            resumption: false,
+            protocol: Protocol::H1,
+        };
+        let config = tls::client_config(&settings).map(Arc::new);
+        let name = tls::server_name(&ready.host);
+        match (config, name) {
+            (Ok(config), Ok(name)) => Some((config, name)),
+            (Err(e), _) | (_, Err(e)) => {
+                errors.push("service.ready_url", e.message);
+                return None;
+            }
+        }
+    } else {
+        None
+    };
     Some(ServicePlan {
         command,
         display_command: service.command.join(" "),
         env,
         working_dir,
-        ready_request: request_bytes("GET", &target, &ready, &[], &[]).into(),
+        ready_request: request_bytes("GET", &target, &ready, https, &[], &[]).into(),
+        ready_tls,
         ready,
         ready_timeout: ready_timeout?,
     })
 }
 
-/// Splits an absolute `http://` URL into its endpoint and request target (`/path?query`).
-/// `text` is the URL after `${VAR}` interpolation; messages show `shown`, the URL as written,
-/// so that no interpolated secret reaches an error.
+/// Splits an absolute `http://` or `https://` URL into its endpoint, request target
+/// (`/path?query`) and whether it is `https`. `text` is the URL after `${VAR}` interpolation;
+/// messages show `shown`, the URL as written, so that no interpolated secret reaches an error.
 fn parse_http_url(
     path: &str,
     text: &str,
     shown: &str,
     errors: &mut Errors,
-) -> Option<(Endpoint, String)> {
+) -> Option<(Endpoint, String, bool)> {
     let url = match url::Url::parse(text) {
         Ok(url) => url,
         Err(e) => {
@@ -350,23 +448,17 @@ fn parse_http_url(
             return None;
         }
     };
-    match url.scheme() {
-        "http" => {}
-        "https" => {
-            errors.push(
-                path,
-                format!("`{shown}`: https is not supported yet; use an http:// URL"),
-            );
-            return None;
-        }
+    let tls = match url.scheme() {
+        "http" => false,
+        "https" => true,
         other => {
             errors.push(
                 path,
-                format!("`{shown}`: scheme `{other}` is not supported; use http://"),
+                format!("`{shown}`: scheme `{other}` is not supported; use http:// or https://"),
             );
             return None;
         }
-    }
+    };
     if !url.username().is_empty() || url.password().is_some() {
         errors.push(
             path,
@@ -382,15 +474,18 @@ fn parse_http_url(
         .trim_start_matches('[')
         .trim_end_matches(']')
         .to_string();
-    let port = url.port_or_known_default().unwrap_or(80);
+    let port = url
+        .port_or_known_default()
+        .unwrap_or(if tls { 443 } else { 80 });
     let mut target = url.path().to_string();
     if let Some(query) = url.query() {
         target.push('?');
         target.push_str(query);
     }
-    Some((Endpoint { host, port }, target))
+    Some((Endpoint { host, port }, target, tls))
 }
 
+#[allow(clippy::too_many_arguments)]
 fn build_target(
     spec: &Spec,
     target: &spec::Target,
@@ -398,6 +493,7 @@ fn build_target(
     base_url: Option<&str>,
     timeout: Duration,
     ctx: &BuildContext<'_>,
+    transports: &mut Transports,
     errors: &mut Errors,
 ) -> Option<TargetPlan> {
     let (raw_url, url_path, url) = match (&target.url, &target.path, &spec.defaults.base_url) {
@@ -511,10 +607,18 @@ fn build_target(
     }
 
     let checks = build_checks(&target.checks, path, errors);
-    let (endpoint, request_target) = endpoint?;
+    let (endpoint, request_target, https) = endpoint?;
+    let transport = transports.get(spec, target, path, https, &endpoint, ctx, errors)?;
     let body = body?;
     let headers: Vec<(String, String)> = headers.into_values().collect();
-    let request = request_bytes(&method, &request_target, &endpoint, &headers, &body);
+    let request = request_bytes(&method, &request_target, &endpoint, https, &headers, &body);
+    let h2_request = match h2_request(&method, &request_target, &endpoint, https, &headers, &body) {
+        Ok(request) => request,
+        Err(e) => {
+            errors.push(path, format!("cannot build the HTTP/2 request: {e}"));
+            return None;
+        }
+    };
     Some(TargetPlan {
         name: target.name.clone(),
         is_head: method == "HEAD",
@@ -522,6 +626,9 @@ fn build_target(
         display_url: raw_url,
         endpoint,
         request: request.into(),
+        h2_request,
+        body: Bytes::from(body),
+        transport,
         expect_status,
         weight,
         timeout,
@@ -586,6 +693,177 @@ fn build_checks(checks: &[spec::Check], path: &str, errors: &mut Errors) -> Opti
     (errors.0.len() == before).then_some(out)
 }
 
+/// The targets' transports, each built once: targets with equal settings share one (and so
+/// their connections and TLS sessions).
+#[derive(Default)]
+struct Transports {
+    /// (protocol, TLS settings and server name, or `None` for cleartext) -> transport;
+    /// `None` when building it failed (the error is reported once).
+    built: Vec<(TransportKey, Option<Arc<TransportPlan>>)>,
+}
+
+type TransportKey = (Protocol, Option<(tls::TlsSettings, String)>);
+
+impl Transports {
+    /// The transport of `target` (at `path`); `https` for an `https://` URL.
+    #[allow(clippy::too_many_arguments)]
+    fn get(
+        &mut self,
+        spec: &Spec,
+        target: &spec::Target,
+        path: &str,
+        https: bool,
+        endpoint: &Endpoint,
+        ctx: &BuildContext<'_>,
+        errors: &mut Errors,
+    ) -> Option<Arc<TransportPlan>> {
+        let protocol = target
+            .protocol
+            .or(spec.defaults.protocol)
+            .unwrap_or(Protocol::Auto);
+        if !https {
+            if target.tls.is_some() {
+                errors.push(
+                    format!("{path}.tls"),
+                    "`tls` is for https:// URLs; this target's URL is http://",
+                );
+                return None;
+            }
+            let key = (protocol, None);
+            if let Some(built) = self.find(&key) {
+                return built;
+            }
+            let built = Some(Arc::new(TransportPlan {
+                protocol,
+                tls: None,
+            }));
+            self.built.push((key, built.clone()));
+            return built;
+        }
+        // Each setting: the target's, else the defaults', with the field path it came from.
+        let own = target.tls.as_ref();
+        let shared = spec.defaults.tls.as_ref();
+        fn pick<'a, T>(
+            own: Option<&'a spec::Tls>,
+            shared: Option<&'a spec::Tls>,
+            path: &str,
+            field: &str,
+            get: impl Fn(&'a spec::Tls) -> Option<&'a T>,
+        ) -> Option<(&'a T, String)> {
+            own.and_then(&get)
+                .map(|v| (v, format!("{path}.tls.{field}")))
+                .or_else(|| {
+                    shared
+                        .and_then(&get)
+                        .map(|v| (v, format!("defaults.tls.{field}")))
+                })
+        }
+        let mut file = |field: &str, get: fn(&spec::Tls) -> Option<&String>| {
+            pick(own, shared, path, field, get).and_then(|(name, at)| {
+                errors
+                    .interpolate(&at, name, ctx)
+                    .map(|name| (ctx.spec_dir.join(name), at))
+            })
+        };
+        let ca_file = file("ca_file", |t| t.ca_file.as_ref());
+        let client_cert = file("client_cert", |t| t.client_cert.as_ref());
+        let client_key = file("client_key", |t| t.client_key.as_ref());
+        let client_auth = match (client_cert, client_key) {
+            (Some((cert, _)), Some((key, _))) => Some((cert, key)),
+            (None, None) => None,
+            (Some((_, at)), None) => {
+                errors.push(at, "`client_cert` needs `client_key`");
+                return None;
+            }
+            (None, Some((_, at))) => {
+                errors.push(at, "`client_key` needs `client_cert`");
+                return None;
+            }
+        };
+        let roots = pick(own, shared, path, "roots", |t| t.roots.as_ref())
+            .map(|(r, _)| *r)
+            .unwrap_or(if ca_file.is_some() {
+                TlsRoots::None
+            } else {
+                TlsRoots::Webpki
+            });
+        let settings = tls::TlsSettings {
+            roots,
+            ca_file: ca_file.as_ref().map(|(file, _)| file.clone()),
+            client_auth,
+            insecure_skip_verify: pick(own, shared, path, "insecure_skip_verify", |t| {
+                t.insecure_skip_verify.as_ref()
+            })
+            .is_some_and(|(v, _)| *v),
+            min_version: pick(own, shared, path, "min_version", |t| t.min_version.as_ref())
+                .map_or(TlsVersion::V1_2, |(v, _)| *v),
+            resumption: pick(own, shared, path, "resumption", |t| t.resumption.as_ref())
+                .is_none_or(|(v, _)| *v),
+            protocol,
+        };
+        let (name, name_at) =
+            match pick(own, shared, path, "server_name", |t| t.server_name.as_ref()) {
+                Some((name, at)) => (errors.interpolate(&at, name, ctx)?, at),
+                None => (endpoint.host.clone(), format!("{path}.url")),
+            };
+        let server_name = match tls::server_name(&name) {
+            Ok(n) => n,
+            Err(e) => {
+                errors.push(name_at, e.message);
+                return None;
+            }
+        };
+        // Where to report a problem with the configuration: the field it is about, as given.
+        let field_path = |field: &str| {
+            pick(own, shared, path, field, |t| match field {
+                "ca_file" => t.ca_file.as_ref().map(|_| &()),
+                "client_cert" => t.client_cert.as_ref().map(|_| &()),
+                "client_key" => t.client_key.as_ref().map(|_| &()),
+                "roots" => t.roots.as_ref().map(|_| &()),
+                "min_version" => t.min_version.as_ref().map(|_| &()),
+                _ => None,
+            })
+            .map_or_else(|| format!("{path}.tls"), |(_, at)| at)
+        };
+        let key = (protocol, Some((settings.clone(), name.clone())));
+        // Equal settings with another server name share the configuration (and sessions).
+        let config = self.built.iter().find_map(|((_, k), t)| match (k, t) {
+            (Some((s, _)), Some(t)) if *s == settings => {
+                t.tls.as_ref().map(|tls| tls.config.clone())
+            }
+            _ => None,
+        });
+        if let Some(built) = self.find(&key) {
+            return built;
+        }
+        let built = match config.map_or_else(|| tls::client_config(&settings).map(Arc::new), Ok) {
+            Ok(config) => Some(Arc::new(TransportPlan {
+                protocol,
+                tls: Some(TlsPlan {
+                    config,
+                    server_name,
+                    server_name_text: name,
+                    insecure_skip_verify: settings.insecure_skip_verify,
+                }),
+            })),
+            Err(e) => {
+                errors.push(field_path(e.field), e.message);
+                None
+            }
+        };
+        self.built.push((key, built.clone()));
+        built
+    }
+
+    /// The transport built (or failed) for `key` before, if any.
+    fn find(&self, key: &TransportKey) -> Option<Option<Arc<TransportPlan>>> {
+        self.built
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, built)| built.clone())
+    }
+}
+
 fn ensure_slash(path: &str) -> String {
     if path.starts_with('/') {
         path.to_string()
@@ -599,24 +877,30 @@ fn is_token_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
 }
 
+/// The `Host` header (and HTTP/2 `:authority`) of `endpoint`: the port is left out when it
+/// is the scheme's default.
+fn authority(endpoint: &Endpoint, https: bool) -> String {
+    if endpoint.port == if https { 443 } else { 80 } {
+        bracket(&endpoint.host)
+    } else {
+        format!("{}:{}", bracket(&endpoint.host), endpoint.port)
+    }
+}
+
 /// Builds the bytes of an HTTP/1.1 request. Adds `Host`, `User-Agent` and `Content-Length`
 /// unless given.
 fn request_bytes(
     method: &str,
     target: &str,
     endpoint: &Endpoint,
+    https: bool,
     headers: &[(String, String)],
     body: &[u8],
 ) -> Vec<u8> {
     let has = |name: &str| headers.iter().any(|(k, _)| k.eq_ignore_ascii_case(name));
     let mut out = format!("{method} {target} HTTP/1.1\r\n");
     if !has("host") {
-        let host = if endpoint.port == 80 {
-            bracket(&endpoint.host)
-        } else {
-            format!("{}:{}", bracket(&endpoint.host), endpoint.port)
-        };
-        out.push_str(&format!("Host: {host}\r\n"));
+        out.push_str(&format!("Host: {}\r\n", authority(endpoint, https)));
     }
     if !has("user-agent") {
         out.push_str(concat!(
@@ -636,6 +920,62 @@ fn request_bytes(
     let mut bytes = out.into_bytes();
     bytes.extend_from_slice(body);
     bytes
+}
+
+/// Headers that HTTP/2 forbids (RFC 9113 §8.2.2): left out of HTTP/2 requests.
+const CONNECTION_SPECIFIC: [&str; 5] = [
+    "connection",
+    "keep-alive",
+    "proxy-connection",
+    "transfer-encoding",
+    "upgrade",
+];
+
+/// Builds the HTTP/2 form of a request: `:scheme`, `:authority` (the `Host` header if given)
+/// and `:path` from the URL; `User-Agent` and `Content-Length` as for HTTP/1.1.
+fn h2_request(
+    method: &str,
+    target: &str,
+    endpoint: &Endpoint,
+    https: bool,
+    headers: &[(String, String)],
+    body: &[u8],
+) -> Result<http::Request<()>, http::Error> {
+    let host = headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case("host"))
+        .map_or_else(|| authority(endpoint, https), |(_, v)| v.clone());
+    let uri = http::Uri::builder()
+        .scheme(if https { "https" } else { "http" })
+        .authority(host)
+        .path_and_query(target)
+        .build()?;
+    let mut builder = http::Request::builder()
+        .method(method)
+        .uri(uri)
+        .version(http::Version::HTTP_2);
+    let has = |name: &str| headers.iter().any(|(k, _)| k.eq_ignore_ascii_case(name));
+    if !has("user-agent") {
+        builder = builder.header(
+            "user-agent",
+            concat!("loadgate/", env!("CARGO_PKG_VERSION")),
+        );
+    }
+    for (name, value) in headers {
+        let lower = name.to_ascii_lowercase();
+        if lower == "host" || CONNECTION_SPECIFIC.contains(&lower.as_str()) {
+            continue;
+        }
+        if lower == "te" && !value.eq_ignore_ascii_case("trailers") {
+            continue;
+        }
+        builder = builder.header(lower, value);
+    }
+    let needs_length = !body.is_empty() || matches!(method, "POST" | "PUT" | "PATCH");
+    if needs_length && !has("content-length") {
+        builder = builder.header("content-length", body.len());
+    }
+    builder.body(())
 }
 
 fn bracket(host: &str) -> String {
@@ -799,7 +1139,7 @@ mod tests {
             port: 8080,
         };
         let headers = [("X-Id".to_string(), "7".to_string())];
-        let bytes = request_bytes("POST", "/items?a=1", &endpoint, &headers, b"{}");
+        let bytes = request_bytes("POST", "/items?a=1", &endpoint, false, &headers, b"{}");
         let text = String::from_utf8(bytes).unwrap();
         assert!(
             text.starts_with("POST /items?a=1 HTTP/1.1\r\nHost: [::1]:8080\r\n"),
@@ -807,5 +1147,48 @@ mod tests {
         );
         assert!(text.contains("X-Id: 7\r\n"));
         assert!(text.ends_with("Content-Length: 2\r\n\r\n{}"), "{text}");
+    }
+
+    #[test]
+    fn https_default_port_is_left_out_of_host_and_authority() {
+        let endpoint = |port| Endpoint {
+            host: "api.example.com".to_string(),
+            port,
+        };
+        let text =
+            String::from_utf8(request_bytes("GET", "/", &endpoint(443), true, &[], &[])).unwrap();
+        assert!(text.contains("Host: api.example.com\r\n"), "{text}");
+        let text =
+            String::from_utf8(request_bytes("GET", "/", &endpoint(443), false, &[], &[])).unwrap();
+        assert!(text.contains("Host: api.example.com:443\r\n"), "{text}");
+        let request = h2_request("GET", "/a?b=1", &endpoint(8443), true, &[], &[]).unwrap();
+        assert_eq!(
+            request.uri().to_string(),
+            "https://api.example.com:8443/a?b=1"
+        );
+    }
+
+    #[test]
+    fn h2_requests_drop_connection_specific_headers_and_take_host_as_authority() {
+        let endpoint = Endpoint {
+            host: "127.0.0.1".to_string(),
+            port: 8080,
+        };
+        let headers: Vec<(String, String)> = [
+            ("Host", "api.internal"),
+            ("Connection", "keep-alive"),
+            ("Transfer-Encoding", "chunked"),
+            ("TE", "gzip"),
+            ("X-Id", "7"),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        let request = h2_request("POST", "/items", &endpoint, false, &headers, b"{}").unwrap();
+        assert_eq!(request.uri().to_string(), "http://api.internal/items");
+        assert_eq!(request.method(), "POST");
+        let names: Vec<&str> = request.headers().keys().map(|k| k.as_str()).collect();
+        assert_eq!(names, ["user-agent", "x-id", "content-length"]);
+        assert_eq!(request.headers()["content-length"], "2");
     }
 }

@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use crate::result::{self, LatencySummary, RunResult, SloVerdict, TargetResult};
+use crate::result::{self, LatencySummary, PhasesResult, RunResult, SloVerdict, TargetResult};
 
 /// Renders the summary of `result` as plain text.
 pub fn summary(result: &RunResult) -> String {
@@ -17,9 +17,14 @@ pub fn summary(result: &RunResult) -> String {
             "  (interrupted: the numbers cover only part of the run)"
         );
     }
+    let streams = if load.streams > 1 {
+        format!(" x {} streams", load.streams)
+    } else {
+        String::new()
+    };
     let concurrency = match load.model.as_str() {
         "open" => format!("open model, at most {} in flight", load.connections),
-        _ => format!("{} connections, closed model", load.connections),
+        _ => format!("{} connections{streams}, closed model", load.connections),
     };
     let _ = writeln!(
         out,
@@ -48,6 +53,7 @@ pub fn summary(result: &RunResult) -> String {
         "  client CPU  {:.2} s user, {:.2} s system",
         result.environment.client_cpu_user_s, result.environment.client_cpu_system_s
     );
+    out.push_str(&transport_lines(result));
 
     let _ = writeln!(out, "\n  latency{}", percentile_header());
     let rows: Vec<&TargetResult> = if result.targets.len() > 1 {
@@ -84,6 +90,10 @@ pub fn summary(result: &RunResult) -> String {
                 percentile_row(&row.service_time_us)
             );
         }
+    }
+
+    if let Some(phases) = &t.phases_us {
+        out.push_str(&phase_table(phases));
     }
 
     if let Ok(histogram) = result::decode_histogram(&t.histogram)
@@ -217,6 +227,86 @@ fn health(result: &RunResult) -> String {
     for problem in &h.problems {
         let _ = writeln!(out, "  INVALID: {}", clean(problem));
     }
+    out
+}
+
+/// One line per distinct transport (`h2 over TLS 1.3 (cipher)`), naming the targets when
+/// they differ, and a warning for targets whose certificates were not verified.
+fn transport_lines(result: &RunResult) -> String {
+    let mut out = String::new();
+    let mut lines: Vec<(String, Vec<&str>)> = Vec::new();
+    let mut insecure = Vec::new();
+    for target in &result.targets {
+        let Some(transport) = &target.transport else {
+            continue;
+        };
+        let text = clean(&transport.describe());
+        if transport.insecure() {
+            insecure.push(target.name.as_str());
+        }
+        match lines.iter_mut().find(|(t, _)| *t == text) {
+            Some((_, names)) => names.push(&target.name),
+            None => lines.push((text, vec![&target.name])),
+        }
+    }
+    let single = lines.len() == 1;
+    for (text, names) in lines {
+        if single {
+            let _ = writeln!(out, "  protocol    {text}");
+        } else {
+            let _ = writeln!(out, "  protocol    {text}: {}", clean(&names.join(", ")));
+        }
+    }
+    if !insecure.is_empty() {
+        let _ = writeln!(
+            out,
+            "  INSECURE    server certificates NOT verified (insecure_skip_verify): {}",
+            clean(&insecure.join(", "))
+        );
+    }
+    out
+}
+
+/// The phase table: connection setup (per connection opened) and TTFB / body read (per
+/// response); phases without samples are left out.
+fn phase_table(phases: &PhasesResult) -> String {
+    let rows = [
+        ("dns", &phases.dns),
+        ("connect", &phases.connect),
+        ("tls", &phases.tls),
+        ("ttfb", &phases.ttfb),
+        ("body", &phases.body),
+    ];
+    if rows.iter().all(|(_, p)| p.is_none()) {
+        return String::new();
+    }
+    let mut out = format!(
+        "\n  phases  {:>9}{:>9}{:>9}{:>9}{:>9}{:>9}\n",
+        "count", "min", "p50", "p90", "p99", "max"
+    );
+    for (name, phase) in rows {
+        if let Some(p) = phase {
+            let _ = writeln!(
+                out,
+                "  {name:<7} {:>9}{}",
+                p.count,
+                [p.min, p.p50, p.p90, p.p99, p.max]
+                    .iter()
+                    .map(|us| format!("{:>9}", latency(*us as f64)))
+                    .collect::<String>()
+            );
+        }
+    }
+    let _ = writeln!(
+        out,
+        "  {} connection(s) opened while measuring{}",
+        phases.connections_opened,
+        if phases.tls_resumed > 0 {
+            format!(", {} TLS session(s) resumed", phases.tls_resumed)
+        } else {
+            String::new()
+        }
+    );
     out
 }
 

@@ -7,7 +7,7 @@ use serde::Serialize;
 use crate::compare::{Comparison, MetricDelta, RuleState, format_value};
 use crate::report::console::latency;
 use crate::report::verdict::{self, Overall};
-use crate::result::{RunResult, TargetResult};
+use crate::result::{PhasesResult, RunResult, TargetResult};
 
 /// Shown for a value that does not exist (no baseline, no responses).
 pub const MISSING: &str = "–";
@@ -92,6 +92,26 @@ pub struct TargetView {
     pub metrics: Vec<Row>,
     pub status_codes: Vec<KeyValue>,
     pub errors_by_kind: Vec<KeyValue>,
+    /// How the current run's connections spoke (`h2 over TLS 1.3 (...)`); empty if unknown.
+    pub transport: String,
+    /// The server's certificate was not verified (`insecure_skip_verify`).
+    pub insecure: bool,
+    /// The current run's phase timings: connection setup and TTFB / body read.
+    pub phases: Vec<PhaseRow>,
+    /// Connections opened while measuring (and TLS sessions resumed), in words.
+    pub connections: String,
+}
+
+/// One phase of a target's requests, durations as labels (`1.25ms`).
+#[derive(Debug, Clone, Serialize)]
+pub struct PhaseRow {
+    /// `dns`, `connect`, `tls`, `ttfb` or `body`.
+    pub name: String,
+    pub count: String,
+    pub p50: String,
+    pub p90: String,
+    pub p99: String,
+    pub max: String,
 }
 
 /// A name and a value.
@@ -305,7 +325,50 @@ fn target_view(
                     .collect()
             })
             .unwrap_or_default(),
+        transport: current
+            .and_then(|t| t.transport.as_ref())
+            .map(|t| t.describe())
+            .unwrap_or_default(),
+        insecure: current
+            .and_then(|t| t.transport.as_ref())
+            .is_some_and(|t| t.insecure()),
+        phases: current
+            .and_then(|t| t.phases_us.as_ref())
+            .map(phase_rows)
+            .unwrap_or_default(),
+        connections: current
+            .and_then(|t| t.phases_us.as_ref())
+            .map(|p| match p.tls_resumed {
+                0 => format!("{} opened while measuring", p.connections_opened),
+                resumed => format!(
+                    "{} opened while measuring, {resumed} TLS sessions resumed",
+                    p.connections_opened
+                ),
+            })
+            .unwrap_or_default(),
     }
+}
+
+fn phase_rows(p: &PhasesResult) -> Vec<PhaseRow> {
+    [
+        ("dns", &p.dns),
+        ("connect", &p.connect),
+        ("tls", &p.tls),
+        ("ttfb", &p.ttfb),
+        ("body", &p.body),
+    ]
+    .into_iter()
+    .filter_map(|(name, phase)| {
+        phase.as_ref().map(|s| PhaseRow {
+            name: name.to_string(),
+            count: s.count.to_string(),
+            p50: latency(s.p50 as f64),
+            p90: latency(s.p90 as f64),
+            p99: latency(s.p99 as f64),
+            max: latency(s.max as f64),
+        })
+    })
+    .collect()
 }
 
 fn slo_rows(current: &RunResult, comparison: Option<&Comparison>) -> Vec<CheckRow> {

@@ -21,9 +21,10 @@
 
 use std::collections::BTreeMap;
 
+use super::stats::Phases;
 use super::{
-    Measures, RunResult, SloVerdict, TargetResult, TimeSample, decode_histogram, encode_histogram,
-    stats, summary,
+    Measures, PhasesResult, RunResult, SloVerdict, TargetResult, TimeSample, decode_histogram,
+    encode_histogram, phases_result, stats, summary,
 };
 use crate::plan::threshold::{Metric, Scope, Threshold};
 
@@ -229,8 +230,12 @@ fn merge_targets(
         checks_passed: 0,
         checks_failed: 0,
         checks: Vec::new(),
+        phases_us: None,
+        // Shards of one spec ask for the same transport.
+        transport: head.transport.clone(),
     };
     let single = parts.len() == 1;
+    let mut phases: Option<Phases> = None;
     for (index, t) in parts {
         let h = decode_histogram(&t.histogram).map_err(|e| MergeError::Histogram {
             index: index + 1,
@@ -267,7 +272,16 @@ fn merge_targets(
         if single {
             out.service_time_us = t.service_time_us.clone();
         }
+        if let Some(p) = &t.phases_us {
+            let part = decode_phases(p).map_err(|reason| MergeError::Histogram {
+                index: index + 1,
+                target: t.name.clone(),
+                reason,
+            })?;
+            phases.get_or_insert_with(Phases::default).merge(&part);
+        }
     }
+    out.phases_us = phases.as_ref().map(phases_result);
     out.error_rate = if out.requests > 0 {
         out.errors as f64 / out.requests as f64
     } else {
@@ -281,6 +295,28 @@ fn merge_targets(
     out.latency_us = summary(&histogram);
     out.histogram = encode_histogram(&histogram);
     Ok(out)
+}
+
+/// A target's phase histograms, read back from its result.
+fn decode_phases(p: &PhasesResult) -> Result<Phases, String> {
+    let mut phases = Phases {
+        connections: p.connections_opened,
+        tls_resumed: p.tls_resumed,
+        ..Phases::default()
+    };
+    for (summary, histogram) in [
+        (&p.dns, &mut phases.dns_us),
+        (&p.connect, &mut phases.connect_us),
+        (&p.tls, &mut phases.tls_us),
+        (&p.ttfb, &mut phases.ttfb_us),
+        (&p.body, &mut phases.body_us),
+    ] {
+        if let Some(summary) = summary {
+            let h = decode_histogram(&summary.histogram).map_err(|e| e.to_string())?;
+            histogram.add(&h).map_err(|e| format!("{e:?}"))?;
+        }
+    }
+    Ok(phases)
 }
 
 /// Re-evaluates an SLO on merged numbers: the threshold is parsed again from its text.

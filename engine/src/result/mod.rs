@@ -23,7 +23,7 @@ use crate::plan::regression::RegressionRule;
 use crate::plan::threshold::{Aggregation, Metric, Scope, Threshold};
 use crate::plan::{Model, Plan, Stop};
 use crate::run::RunOutput;
-use stats::TargetStats;
+use stats::{Phases, TargetStats};
 
 /// Version of the result format; bumped on any incompatible change.
 pub const RESULT_VERSION: u32 = 1;
@@ -149,6 +149,9 @@ pub struct LoadInfo {
     /// Closed model: the most connections of any stage. Open model: the cap on requests in
     /// flight.
     pub connections: u32,
+    /// Concurrent requests per HTTP/2 connection (1 for HTTP/1.1).
+    #[serde(default = "one")]
+    pub streams: u32,
     /// Planned measuring time in seconds (duration mode).
     pub duration_s: Option<f64>,
     /// Planned number of requests (count mode).
@@ -179,8 +182,9 @@ pub struct TargetResult {
     pub bytes_received: u64,
     /// Complete responses by status code.
     pub status_codes: BTreeMap<String, u64>,
-    /// Failed requests by kind: connect_refused, connect_timeout, connect_error, timeout,
-    /// reset, closed, malformed, unexpected_status.
+    /// Failed requests by kind: connect_refused, connect_timeout, connect_error,
+    /// tls_handshake, timeout, reset, closed, malformed, stream_reset, goaway,
+    /// unexpected_status.
     pub errors_by_kind: BTreeMap<String, u64>,
     /// Latency of complete responses, from when each request was due (its intended start on
     /// the open model's or a paced connection's schedule, else its actual start); absent when
@@ -201,6 +205,15 @@ pub struct TargetResult {
     /// Per check (targets only).
     #[serde(default)]
     pub checks: Vec<CheckResult>,
+    /// Phase timings in microseconds: connection setup (`dns`, `connect`, `tls`) per
+    /// connection opened in the measured window, `ttfb` and `body` per complete response.
+    /// Absent in results written before phases were measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phases_us: Option<PhasesResult>,
+    /// How this target's connections spoke: what was asked, what was negotiated, TLS.
+    /// Absent for `total`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transport: Option<TransportResult>,
 }
 
 /// How often one response check passed.
@@ -210,6 +223,86 @@ pub struct CheckResult {
     pub check: String,
     pub passed: u64,
     pub failed: u64,
+}
+
+/// Phase timings of a target, each absent when it has no sample (`dns` for an IP address,
+/// `tls` over cleartext, setup phases when every connection was opened before measuring).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PhasesResult {
+    /// Connections opened in the measured window (each has a `connect` sample).
+    pub connections_opened: u64,
+    /// Of those, TLS handshakes that resumed an earlier session.
+    pub tls_resumed: u64,
+    /// Host name resolution, per connection opened.
+    pub dns: Option<PhaseSummary>,
+    /// TCP connect, per connection opened.
+    pub connect: Option<PhaseSummary>,
+    /// TLS handshake, per connection opened.
+    pub tls: Option<PhaseSummary>,
+    /// Time to first byte: request written until the first response byte (HTTP/1.1) or the
+    /// response header block (HTTP/2), per response.
+    pub ttfb: Option<PhaseSummary>,
+    /// Body read: first byte (or header block) until the last byte, per response.
+    pub body: Option<PhaseSummary>,
+}
+
+/// One phase's distribution, in microseconds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PhaseSummary {
+    /// Samples.
+    pub count: u64,
+    pub min: u64,
+    pub mean: f64,
+    pub p50: u64,
+    pub p90: u64,
+    pub p99: u64,
+    pub max: u64,
+    /// The histogram: HdrHistogram V2 + DEFLATE, base64 (standard).
+    pub histogram: String,
+}
+
+/// A target's protocol and TLS, as asked in the spec and as negotiated by the check at
+/// start (every connection of a target uses the same configuration).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TransportResult {
+    /// What the spec asked for: `h1`, `h2` or `auto`.
+    pub requested: String,
+    /// What the connections speak: `h1` or `h2`.
+    pub protocol: String,
+    /// TLS parameters; absent over cleartext.
+    pub tls: Option<TlsResult>,
+}
+
+impl TransportResult {
+    /// In words: `h2 over TLS 1.3 (TLS13_AES_128_GCM_SHA256), server name api.example.com`
+    /// or `h1 over cleartext TCP`.
+    pub fn describe(&self) -> String {
+        match &self.tls {
+            Some(tls) => format!(
+                "{} over TLS {} ({}), server name {}",
+                self.protocol, tls.version, tls.cipher, tls.server_name
+            ),
+            None => format!("{} over cleartext TCP", self.protocol),
+        }
+    }
+
+    /// The server's certificate was not verified.
+    pub fn insecure(&self) -> bool {
+        self.tls.as_ref().is_some_and(|t| t.insecure_skip_verify)
+    }
+}
+
+/// The TLS parameters of a target's connections.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TlsResult {
+    /// Negotiated version: `1.2` or `1.3`.
+    pub version: String,
+    /// Negotiated cipher suite, e.g. `TLS13_AES_128_GCM_SHA256`.
+    pub cipher: String,
+    /// The name sent as SNI and verified in the certificate.
+    pub server_name: String,
+    /// The server's certificate was NOT verified (`insecure_skip_verify`).
+    pub insecure_skip_verify: bool,
 }
 
 /// Latency percentiles and moments, in microseconds.
@@ -374,7 +467,8 @@ pub fn build(plan: &Plan, output: &RunOutput) -> RunResult {
         .targets
         .iter()
         .zip(&output.targets)
-        .map(|(target, stats)| {
+        .enumerate()
+        .map(|(i, (target, stats))| {
             let mut result = target_result(&target.name, stats, elapsed_s);
             result.method = Some(target.method.clone());
             result.url = Some(target.display_url.clone());
@@ -391,6 +485,10 @@ pub fn build(plan: &Plan, output: &RunOutput) -> RunResult {
                     }
                 })
                 .collect();
+            result.transport = output
+                .negotiated
+                .get(i)
+                .map(|negotiated| transport_result(target, negotiated));
             result
         })
         .collect();
@@ -418,6 +516,7 @@ pub fn build(plan: &Plan, output: &RunOutput) -> RunResult {
         load: LoadInfo {
             model: plan.load.model.name().to_string(),
             connections: plan.load.max_concurrency,
+            streams: plan.load.streams,
             duration_s: plan.load.measured_duration().map(|d| d.as_secs_f64()),
             requests: match plan.load.stop {
                 Stop::Requests(n) => Some(n),
@@ -580,7 +679,63 @@ fn target_result(name: &str, stats: &TargetStats, elapsed_s: f64) -> TargetResul
         checks_passed: stats.check_totals().0,
         checks_failed: stats.check_totals().1,
         checks: Vec::new(),
+        phases_us: Some(phases_result(&stats.phases)),
+        transport: None,
     }
+}
+
+/// The summary of a target's phase histograms.
+pub(crate) fn phases_result(phases: &Phases) -> PhasesResult {
+    let summary = |h: &Histogram<u64>| {
+        (!h.is_empty()).then(|| PhaseSummary {
+            count: h.len(),
+            min: h.min(),
+            mean: h.mean(),
+            p50: h.value_at_quantile(0.50),
+            p90: h.value_at_quantile(0.90),
+            p99: h.value_at_quantile(0.99),
+            max: h.max(),
+            histogram: encode_histogram(h),
+        })
+    };
+    PhasesResult {
+        connections_opened: phases.connections,
+        tls_resumed: phases.tls_resumed,
+        dns: summary(&phases.dns_us),
+        connect: summary(&phases.connect_us),
+        tls: summary(&phases.tls_us),
+        ttfb: summary(&phases.ttfb_us),
+        body: summary(&phases.body_us),
+    }
+}
+
+fn transport_result(
+    target: &crate::plan::TargetPlan,
+    negotiated: &crate::run::transport::Negotiated,
+) -> TransportResult {
+    let transport = &target.transport;
+    TransportResult {
+        requested: match transport.protocol {
+            crate::spec::Protocol::H1 => "h1",
+            crate::spec::Protocol::H2 => "h2",
+            crate::spec::Protocol::Auto => "auto",
+        }
+        .to_string(),
+        protocol: negotiated.protocol.to_string(),
+        tls: transport.tls.as_ref().map(|tls| {
+            let (version, cipher) = negotiated.tls.clone().unwrap_or_default();
+            TlsResult {
+                version,
+                cipher,
+                server_name: tls.server_name_text.clone(),
+                insecure_skip_verify: tls.insecure_skip_verify,
+            }
+        }),
+    }
+}
+
+fn one() -> u32 {
+    1
 }
 
 fn rate(count: u64, elapsed_s: f64) -> f64 {

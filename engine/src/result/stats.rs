@@ -22,30 +22,42 @@ pub enum ErrorKind {
     ConnectRefused,
     /// The connection was not established within the request timeout.
     ConnectTimeout,
-    /// Any other failure to connect (unreachable, address error).
+    /// Any other failure to connect (unreachable, address error, a host name that does not
+    /// resolve).
     ConnectError,
+    /// The TLS handshake failed: certificate not trusted or for another name, no common
+    /// version or cipher, or the server rejected the client certificate (which TLS 1.3
+    /// servers report just after the handshake, before the first response).
+    TlsHandshake,
     /// No complete response within the request timeout.
     Timeout,
     /// The connection was reset (ECONNRESET, EPIPE).
     Reset,
     /// The server closed the connection before the response was complete.
     Closed,
-    /// The response was not valid HTTP/1.1.
+    /// The response was not valid HTTP/1.1, or the peer broke the HTTP/2 or TLS protocol.
     Malformed,
+    /// The server reset the HTTP/2 stream (RST_STREAM, e.g. `REFUSED_STREAM`).
+    StreamReset,
+    /// The server closed the HTTP/2 connection with GOAWAY before processing this stream.
+    GoAway,
     /// A complete response whose status is not in the target's `expect.status`.
     UnexpectedStatus,
 }
 
 impl ErrorKind {
     /// Every kind, in order.
-    pub const ALL: [ErrorKind; 8] = [
+    pub const ALL: [ErrorKind; 11] = [
         ErrorKind::ConnectRefused,
         ErrorKind::ConnectTimeout,
         ErrorKind::ConnectError,
+        ErrorKind::TlsHandshake,
         ErrorKind::Timeout,
         ErrorKind::Reset,
         ErrorKind::Closed,
         ErrorKind::Malformed,
+        ErrorKind::StreamReset,
+        ErrorKind::GoAway,
         ErrorKind::UnexpectedStatus,
     ];
 
@@ -55,12 +67,117 @@ impl ErrorKind {
             ErrorKind::ConnectRefused => "connect_refused",
             ErrorKind::ConnectTimeout => "connect_timeout",
             ErrorKind::ConnectError => "connect_error",
+            ErrorKind::TlsHandshake => "tls_handshake",
             ErrorKind::Timeout => "timeout",
             ErrorKind::Reset => "reset",
             ErrorKind::Closed => "closed",
             ErrorKind::Malformed => "malformed",
+            ErrorKind::StreamReset => "stream_reset",
+            ErrorKind::GoAway => "goaway",
             ErrorKind::UnexpectedStatus => "unexpected_status",
         }
+    }
+}
+
+/// How long the phases of one request took, in microseconds: what the transport reports with
+/// each response.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Timing {
+    /// The setup of the connection, when this request opened it.
+    pub setup: Option<Setup>,
+    /// Time to first byte: from writing the request until the first byte of the response
+    /// (HTTP/1.1) or its header block (HTTP/2) arrived.
+    pub ttfb_us: u64,
+    /// Body read: from the first byte (HTTP/1.1) or the header block (HTTP/2) to the last
+    /// byte of the response.
+    pub body_us: u64,
+}
+
+/// How long opening one connection took, in microseconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Setup {
+    /// Resolving the host name; `None` when the URL's host is an IP address.
+    pub dns_us: Option<u64>,
+    /// TCP connect (SYN to established).
+    pub connect_us: u64,
+    /// TLS handshake; `None` over cleartext.
+    pub tls_us: Option<u64>,
+    /// The TLS handshake resumed an earlier session.
+    pub tls_resumed: bool,
+}
+
+/// Phase histograms of one target, in microseconds (3 significant digits): connection setup
+/// (DNS, TCP connect, TLS handshake) per connection opened, TTFB and body read per response.
+#[derive(Debug, Clone)]
+pub struct Phases {
+    pub dns_us: Histogram<u64>,
+    pub connect_us: Histogram<u64>,
+    pub tls_us: Histogram<u64>,
+    pub ttfb_us: Histogram<u64>,
+    pub body_us: Histogram<u64>,
+    /// Connections opened (each has a `connect_us` sample).
+    pub connections: u64,
+    /// TLS handshakes that resumed a session.
+    pub tls_resumed: u64,
+}
+
+impl Default for Phases {
+    fn default() -> Self {
+        Phases {
+            dns_us: latency_histogram(),
+            connect_us: latency_histogram(),
+            tls_us: latency_histogram(),
+            ttfb_us: latency_histogram(),
+            body_us: latency_histogram(),
+            connections: 0,
+            tls_resumed: 0,
+        }
+    }
+}
+
+impl Phases {
+    /// Records the phases of one complete response.
+    #[inline]
+    pub fn record(&mut self, timing: &Timing) {
+        if let Some(setup) = &timing.setup {
+            if let Some(dns) = setup.dns_us {
+                self.dns_us.saturating_record(dns);
+            }
+            self.connect_us.saturating_record(setup.connect_us);
+            if let Some(tls) = setup.tls_us {
+                self.tls_us.saturating_record(tls);
+            }
+            self.connections += 1;
+            self.tls_resumed += u64::from(setup.tls_resumed);
+        }
+        self.ttfb_us.saturating_record(timing.ttfb_us);
+        self.body_us.saturating_record(timing.body_us);
+    }
+
+    /// The phases in report order, with their names: `dns`, `connect`, `tls`, `ttfb`, `body`.
+    pub fn named(&self) -> [(&'static str, &Histogram<u64>); 5] {
+        [
+            ("dns", &self.dns_us),
+            ("connect", &self.connect_us),
+            ("tls", &self.tls_us),
+            ("ttfb", &self.ttfb_us),
+            ("body", &self.body_us),
+        ]
+    }
+
+    /// Adds `other` into `self`.
+    pub fn merge(&mut self, other: &Phases) {
+        for (a, b) in [
+            (&mut self.dns_us, &other.dns_us),
+            (&mut self.connect_us, &other.connect_us),
+            (&mut self.tls_us, &other.tls_us),
+            (&mut self.ttfb_us, &other.ttfb_us),
+            (&mut self.body_us, &other.body_us),
+        ] {
+            a.add(b).expect("histograms of equal bounds add");
+        }
+        self.connections += other.connections;
+        self.tls_resumed += other.tls_resumed;
     }
 }
 
@@ -83,6 +200,8 @@ pub struct TargetStats {
     pub bytes_received: u64,
     /// Per response check (in the target's order): how often it passed and failed.
     pub checks: Vec<[u64; 2]>,
+    /// Connection setup and request phases.
+    pub phases: Phases,
 }
 
 impl Default for TargetStats {
@@ -95,6 +214,7 @@ impl Default for TargetStats {
             bytes_sent: 0,
             bytes_received: 0,
             checks: Vec::new(),
+            phases: Phases::default(),
         }
     }
 }
@@ -213,6 +333,7 @@ impl TargetStats {
             a[0] += b[0];
             a[1] += b[1];
         }
+        self.phases.merge(&other.phases);
     }
 }
 
@@ -352,5 +473,40 @@ mod tests {
         assert!(a.latency_us.equivalent(a.latency_us.max(), 3_000));
         assert!(a.latency_us.equivalent(a.latency_us.min(), 1_000));
         assert!(a.service_us.equivalent(a.service_us.max(), 1_500));
+    }
+
+    #[test]
+    fn phases_record_setup_only_when_a_connection_was_opened() {
+        let mut p = Phases::default();
+        let reused = Timing {
+            setup: None,
+            ttfb_us: 300,
+            body_us: 20,
+        };
+        let opened = Timing {
+            setup: Some(Setup {
+                dns_us: None,
+                connect_us: 80,
+                tls_us: Some(900),
+                tls_resumed: true,
+            }),
+            ..reused
+        };
+        p.record(&reused);
+        p.record(&opened);
+        let mut q = Phases::default();
+        q.record(&opened);
+        p.merge(&q);
+        assert_eq!(p.ttfb_us.len(), 3);
+        assert_eq!(p.body_us.len(), 3);
+        assert_eq!(p.connect_us.len(), 2);
+        assert_eq!(p.tls_us.len(), 2);
+        assert!(p.dns_us.is_empty(), "an IP address is not resolved");
+        assert_eq!((p.connections, p.tls_resumed), (2, 2));
+        assert!(p.tls_us.equivalent(p.tls_us.max(), 900));
+        assert_eq!(
+            p.named().map(|(name, _)| name),
+            ["dns", "connect", "tls", "ttfb", "body"]
+        );
     }
 }

@@ -3,13 +3,12 @@
 //! Responses are parsed with httparse; bodies are framed by `Content-Length`, chunked
 //! transfer coding (RFC 9112 §7.1) or the connection's close (RFC 9112 §6.3), and are
 //! counted, not kept. One buffer per connection is reused for every response: no heap
-//! allocation per request.
+//! allocation per request. The stream is a TCP connection or TLS over one.
 
 use std::io;
-use std::net::SocketAddr;
+use std::time::Instant;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use crate::result::stats::ErrorKind;
 
@@ -34,7 +33,8 @@ pub struct Capture {
 }
 
 impl Capture {
-    fn body(&mut self, bytes: &[u8]) {
+    /// Keeps `bytes` of the body, up to [`CAPTURE_BODY_BYTES`] in all, if the body is wanted.
+    pub fn body(&mut self, bytes: &[u8]) {
         if !self.keep_body {
             return;
         }
@@ -51,12 +51,16 @@ pub struct Response {
     pub bytes: u64,
     /// Whether the connection may carry the next request.
     pub keep_alive: bool,
+    /// When the first byte of the response arrived.
+    pub first_byte_at: Instant,
 }
 
-/// One open HTTP/1.1 connection.
-pub struct H1Conn {
-    stream: TcpStream,
+/// One open HTTP/1.1 connection over `S`: TCP, or TLS over TCP.
+pub struct H1Conn<S> {
+    stream: S,
     buf: Vec<u8>,
+    /// Maps a read or write error to its kind (TLS errors differ from TCP ones).
+    io_error: fn(io::Error) -> ErrorKind,
     /// A response has been read on this connection: it is a reused keep-alive connection.
     reused: bool,
 }
@@ -77,24 +81,25 @@ impl From<ErrorKind> for Failure {
     }
 }
 
-/// Opens a connection to `addr` (TCP_NODELAY on).
-pub async fn connect(addr: SocketAddr) -> Result<H1Conn, ErrorKind> {
-    let stream = TcpStream::connect(addr).await.map_err(|e| match e.kind() {
-        io::ErrorKind::ConnectionRefused => ErrorKind::ConnectRefused,
-        io::ErrorKind::TimedOut => ErrorKind::ConnectTimeout,
-        _ => ErrorKind::ConnectError,
-    })?;
-    stream
-        .set_nodelay(true)
-        .map_err(|_| ErrorKind::ConnectError)?;
-    Ok(H1Conn {
-        stream,
-        buf: vec![0; BUF_BYTES],
-        reused: false,
-    })
+impl<S: AsyncRead + AsyncWrite + Unpin> H1Conn<S> {
+    /// Wraps an open stream; `io_error` classifies its read and write errors.
+    pub fn new(stream: S, io_error: fn(io::Error) -> ErrorKind) -> H1Conn<S> {
+        H1Conn {
+            stream,
+            buf: vec![0; BUF_BYTES],
+            io_error,
+            reused: false,
+        }
+    }
+
+    /// The stream, e.g. to ask a TLS stream what was negotiated.
+    pub fn stream(&self) -> &S {
+        &self.stream
+    }
 }
 
-fn io_error(e: io::Error) -> ErrorKind {
+/// Classifies a read or write error of a TCP stream.
+pub fn tcp_io_error(e: io::Error) -> ErrorKind {
     match e.kind() {
         io::ErrorKind::UnexpectedEof => ErrorKind::Closed,
         io::ErrorKind::TimedOut => ErrorKind::Timeout,
@@ -110,7 +115,7 @@ enum Framing {
     Close,
 }
 
-impl H1Conn {
+impl<S: AsyncRead + AsyncWrite + Unpin> H1Conn<S> {
     /// Sends `request` and reads one complete response. `is_head`: the request was `HEAD`,
     /// so the response has no body. With `capture`, the response is kept there for checks.
     ///
@@ -130,7 +135,12 @@ impl H1Conn {
                 Failure::Error(kind)
             }
         };
-        if let Err(e) = self.stream.write_all(request).await {
+        let io_error = self.io_error;
+        let written = match self.stream.write_all(request).await {
+            Ok(()) => self.stream.flush().await,
+            Err(e) => Err(e),
+        };
+        if let Err(e) = written {
             let kind = io_error(e);
             return Err(if self.reused {
                 stale(kind)
@@ -154,7 +164,9 @@ impl H1Conn {
         is_head: bool,
         mut capture: Option<&mut Capture>,
     ) -> Result<Response, (ErrorKind, bool)> {
+        let io_error = self.io_error;
         let mut filled = 0;
+        let mut first_byte_at = None;
         let mut total: u64 = 0;
         // Read until a final (non-1xx) response head is complete.
         let (status, head_len, framing, mut keep_alive) = loop {
@@ -188,6 +200,7 @@ impl H1Conn {
             if n == 0 {
                 return Err((ErrorKind::Closed, total == 0));
             }
+            first_byte_at.get_or_insert_with(Instant::now);
             filled += n;
             total += n as u64;
         };
@@ -287,6 +300,7 @@ impl H1Conn {
             status,
             bytes: total,
             keep_alive,
+            first_byte_at: first_byte_at.expect("a head was read"),
         })
     }
 }

@@ -14,7 +14,10 @@
 
 mod checks;
 mod h1;
+mod h2;
 mod timer;
+mod tls;
+pub mod transport;
 mod vu;
 
 use std::cell::RefCell;
@@ -57,6 +60,8 @@ pub struct RunOutput {
     pub aborted_by: Option<usize>,
     /// Window thresholds' verdicts, indexed like the plan's `slo`.
     pub windows: Vec<Option<WindowVerdict>>,
+    /// Per target: protocol and TLS parameters negotiated by the check at start.
+    pub negotiated: Vec<transport::Negotiated>,
 }
 
 /// A snapshot for the progress line, reported a few times a second.
@@ -251,11 +256,12 @@ pub fn execute(
     stop: Arc<AtomicBool>,
     progress: &mut dyn FnMut(&Progress),
 ) -> Result<RunOutput, RunError> {
-    let (endpoint_of, addrs) = resolve(&plan.targets)?;
+    let (endpoint_of, addrs, negotiated) = resolve(&plan.targets)?;
+    let negotiated = endpoint_of.iter().map(|&e| negotiated[e].clone()).collect();
     let load = plan.load.clone();
     let workers = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
-        .min(load.max_concurrency as usize)
+        .min(load.connection_groups())
         .max(1);
     let cumulative_weights = plan
         .targets
@@ -416,16 +422,25 @@ pub fn execute(
         interrupted: stop.load(Ordering::Relaxed),
         aborted_by: collector.aborted_by,
         windows: collector.watch.finish(),
+        negotiated,
     })
 }
 
-/// Resolves each distinct endpoint once and checks that it accepts a connection.
-fn resolve(targets: &[TargetPlan]) -> Result<(Vec<usize>, Vec<SocketAddr>), RunError> {
-    let mut endpoints: Vec<&Endpoint> = Vec::new();
+/// Resolves each distinct endpoint (connection slot: endpoint and transport) once and checks
+/// that it accepts a connection (with TLS and HTTP/2 as the run will speak them).
+#[allow(clippy::type_complexity)]
+fn resolve(
+    targets: &[TargetPlan],
+) -> Result<(Vec<usize>, Vec<SocketAddr>, Vec<transport::Negotiated>), RunError> {
+    let mut endpoints: Vec<&TargetPlan> = Vec::new();
     let mut addrs = Vec::new();
+    let mut negotiated = Vec::new();
     let mut endpoint_of = Vec::with_capacity(targets.len());
     for target in targets {
-        if let Some(i) = endpoints.iter().position(|e| **e == target.endpoint) {
+        if let Some(i) = endpoints
+            .iter()
+            .position(|e| e.shares_connections_with(target))
+        {
             endpoint_of.push(i);
             continue;
         }
@@ -438,29 +453,39 @@ fn resolve(targets: &[TargetPlan]) -> Result<(Vec<usize>, Vec<SocketAddr>), RunE
             })?
             .collect();
         // The first address that accepts a connection (`localhost` may give ::1 first to a
-        // server listening on 127.0.0.1 only).
+        // server listening on 127.0.0.1 only); a single address is left to the check below,
+        // so that the check at start opens one connection per endpoint.
         let mut reason = "no address".to_string();
         let addr = candidates
             .iter()
-            .find(
-                |addr| match std::net::TcpStream::connect_timeout(addr, target.timeout) {
-                    Ok(_) => true,
-                    Err(e) => {
-                        reason = format!("{addr}: {e}");
-                        false
+            .find(|addr| {
+                candidates.len() == 1
+                    || match std::net::TcpStream::connect_timeout(addr, target.timeout) {
+                        Ok(_) => true,
+                        Err(e) => {
+                            reason = format!("{addr}: {e}");
+                            false
+                        }
                     }
-                },
-            )
+            })
             .copied()
             .ok_or_else(|| RunError::Unreachable {
                 endpoint: endpoint.clone(),
                 reason,
             })?;
+        negotiated.push(
+            transport::check(addr, target, target.timeout).map_err(|reason| {
+                RunError::Unreachable {
+                    endpoint: endpoint.clone(),
+                    reason,
+                }
+            })?,
+        );
         endpoint_of.push(endpoints.len());
-        endpoints.push(endpoint);
+        endpoints.push(target);
         addrs.push(addr);
     }
-    Ok((endpoint_of, addrs))
+    Ok((endpoint_of, addrs, negotiated))
 }
 
 fn cpu_time() -> (Duration, Duration) {

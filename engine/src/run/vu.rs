@@ -7,8 +7,10 @@
 //!   `W`-th arrival, and hands each to an idle virtual user of its pool; an arrival that finds
 //!   none idle is counted as dropped, never silently skipped (k6's `dropped_iterations`).
 //!
-//! A virtual user owns one connection per endpoint. Nothing here allocates per request: the
-//! dispatcher wakes a virtual user through its own [`Notify`].
+//! A virtual user owns one connection per endpoint; with HTTP/2, a handle to a connection it
+//! shares with the other `streams - 1` users of its group (closed model: the group is one
+//! "connection" of the stages' target). Nothing here allocates per request: the dispatcher
+//! wakes a virtual user through its own [`Notify`].
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -20,12 +22,16 @@ use tokio::task::JoinHandle;
 use tokio::time::{sleep_until, timeout_at};
 
 use super::timer::PreciseTimer;
-use super::{Shared, WorkerStats, checks, h1};
+use super::{Shared, WorkerStats, checks, h1, transport};
 use crate::plan::load::Arrivals;
 use crate::plan::{Model, ThinkTime};
 use crate::result::stats::ErrorKind;
 
 /// Spawns worker `index`'s (of `workers`) virtual users on the current `LocalSet`.
+///
+/// Virtual users come in groups of `streams` that share their connections (HTTP/2: one
+/// connection per endpoint carries the group's requests at once); group `g` runs on worker
+/// `g mod workers`, so that a group never spans threads.
 pub(super) fn spawn(
     index: usize,
     workers: usize,
@@ -33,21 +39,41 @@ pub(super) fn spawn(
     stats: &Rc<RefCell<WorkerStats>>,
 ) -> Vec<JoinHandle<()>> {
     let seed = |i: usize| ((index as u64) << 32) ^ i as u64 ^ 0x9e37_79b9_7f4a_7c15;
-    let total = shared.load.max_concurrency as usize;
-    let share: Vec<usize> = (index..total).step_by(workers).collect();
+    let streams = shared.load.streams as usize;
+    let total = shared.load.virtual_users();
+    // This worker's virtual users, each with its group's shared connections.
+    let share: Vec<(usize, Rc<transport::Group>)> = (index..shared.load.connection_groups())
+        .step_by(workers)
+        .flat_map(|g| {
+            let group = Rc::new(transport::Group::new(shared.addrs.len()));
+            (g * streams..((g + 1) * streams).min(total)).map(move |i| (i, group.clone()))
+        })
+        .collect();
     match shared.load.model {
         Model::Closed => share
             .into_iter()
-            .map(|i| tokio::task::spawn_local(closed_vu(shared.clone(), stats.clone(), i, seed(i))))
+            .map(|(i, group)| {
+                let conns = Connections::new(shared, group);
+                let level = (i / streams) as f64 + 0.5;
+                tokio::task::spawn_local(closed_vu(
+                    shared.clone(),
+                    stats.clone(),
+                    conns,
+                    level,
+                    seed(i),
+                ))
+            })
             .collect(),
         Model::Open => {
             let pool = Rc::new(Pool {
                 idle: RefCell::new(Vec::with_capacity(share.len())),
                 done: Cell::new(false),
             });
+            // Reversed: the idle stack hands out the first group's users first.
             let mut tasks: Vec<JoinHandle<()>> = share
                 .into_iter()
-                .map(|i| {
+                .rev()
+                .map(|(i, group)| {
                     let slot = Rc::new(Slot {
                         job: Cell::new(None),
                         wake: Notify::new(),
@@ -58,6 +84,7 @@ pub(super) fn spawn(
                         stats.clone(),
                         pool.clone(),
                         slot,
+                        Connections::new(shared, group),
                         seed(i),
                     ))
                 })
@@ -74,22 +101,28 @@ pub(super) fn spawn(
     }
 }
 
-/// A virtual user's connections, one per endpoint, and its buffer for checked responses.
+/// A virtual user's connections, one per endpoint (HTTP/2: handles to its group's), and its
+/// buffer for checked responses.
 struct Connections {
-    slots: Vec<Option<h1::H1Conn>>,
+    slots: Vec<Option<transport::Conn>>,
+    group: Rc<transport::Group>,
     capture: h1::Capture,
 }
 
 impl Connections {
-    fn new(shared: &Shared) -> Connections {
+    fn new(shared: &Shared, group: Rc<transport::Group>) -> Connections {
         Connections {
             slots: shared.addrs.iter().map(|_| None).collect(),
+            group,
             capture: h1::Capture::default(),
         }
     }
 
+    /// Closes this virtual user's connections, and its group's shared HTTP/2 connections
+    /// (streams still in flight on them finish first).
     fn close_all(&mut self) {
         self.slots.iter_mut().for_each(|c| *c = None);
+        self.group.close();
     }
 }
 
@@ -108,19 +141,24 @@ async fn request(
 ) {
     let target = &shared.targets[t];
     let e = shared.endpoint_of[t];
-    let conn = &mut conns.slots[e];
-    let capture = &mut conns.capture;
+    let addr = shared.addrs[e];
+    let Connections {
+        slots,
+        group,
+        capture,
+    } = conns;
+    let conn = &mut slots[e];
     let captures = target.captures();
     capture.keep_body = target.captures_body();
     let started = Instant::now();
     let outcome = timeout_at((started + target.timeout).into(), async {
         loop {
             if conn.is_none() {
-                *conn = Some(h1::connect(shared.addrs[e]).await?);
+                *conn = Some(transport::connect(addr, target, group, e).await?);
             }
             let c = conn.as_mut().expect("just connected");
             let capture = captures.then_some(&mut *capture);
-            match c.exchange(&target.request, target.is_head, capture).await {
+            match c.exchange(target, addr, group, e, capture).await {
                 Ok(response) => return Ok(response),
                 // The server closed the idle connection just before we used it: send the
                 // request again on a new one (a fresh connection is never stale).
@@ -162,6 +200,7 @@ async fn request(
                 Ok(response) => {
                     let expected = target.expect_status.contains(response.status);
                     record.record_response(response.status, latency_us, service_us, expected);
+                    record.phases.record(&response.timing);
                     record.bytes_sent += target.request.len() as u64;
                     record.bytes_received += response.bytes;
                     if captures {
@@ -189,11 +228,16 @@ async fn request(
     }
 }
 
-/// Closed model: virtual user `index`.
-async fn closed_vu(shared: Arc<Shared>, stats: Rc<RefCell<WorkerStats>>, index: usize, seed: u64) {
+/// Closed model: a virtual user, active while the stages' target (in connections) is at
+/// least `level`.
+async fn closed_vu(
+    shared: Arc<Shared>,
+    stats: Rc<RefCell<WorkerStats>>,
+    mut conns: Connections,
+    level: f64,
+    seed: u64,
+) {
     let mut rng = fastrand::Rng::with_seed(seed);
-    let mut conns = Connections::new(&shared);
-    let level = index as f64 + 0.5;
     let interval = shared
         .load
         .pacing
@@ -344,10 +388,10 @@ async fn open_vu(
     stats: Rc<RefCell<WorkerStats>>,
     pool: Rc<Pool>,
     slot: Rc<Slot>,
+    mut conns: Connections,
     seed: u64,
 ) {
     let mut rng = fastrand::Rng::with_seed(seed);
-    let mut conns = Connections::new(&shared);
     loop {
         slot.wake.notified().await;
         let Some((intended, measured)) = slot.job.take() else {

@@ -95,6 +95,87 @@ pub struct Defaults {
     #[serde(default)]
     #[schemars(regex(pattern = DURATION_PATTERN))]
     pub timeout: Option<String>,
+    /// HTTP version for every target without its own `protocol` (default `auto`).
+    #[serde(default)]
+    pub protocol: Option<Protocol>,
+    /// TLS settings for `https://` targets; a target's own `tls` fields replace these one by one.
+    #[serde(default)]
+    pub tls: Option<Tls>,
+}
+
+/// Which HTTP version a target speaks: `h1` (HTTP/1.1, over TLS with ALPN `http/1.1` or
+/// cleartext), `h2` (HTTP/2: over TLS with ALPN `h2`, over cleartext with prior knowledge,
+/// h2c) or `auto` (over TLS what the server picks by ALPN, `h2` offered first; HTTP/1.1 over
+/// cleartext).
+// Variants without doc comments: the schema then lists them as one `enum`, which makes for
+// a clear validation message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Protocol {
+    H1,
+    H2,
+    Auto,
+}
+
+/// TLS settings for `https://` targets. Files are relative to the spec file.
+///
+/// ```yaml
+/// tls:
+///   ca_file: certs/ca.pem            # trust these CAs (instead of the default roots)
+///   client_cert: certs/client.pem    # mTLS: certificate chain, PEM
+///   client_key: certs/client.key     # mTLS: private key, PEM (PKCS#8, PKCS#1 or SEC1)
+///   min_version: "1.3"
+///   server_name: api.internal        # SNI and the name checked in the certificate
+/// ```
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Tls {
+    /// Trust anchors: `webpki` (Mozilla's roots, built in), `platform` (the operating system's
+    /// store) or `none`. Default: `webpki`, or `none` when `ca_file` is given.
+    #[serde(default)]
+    pub roots: Option<TlsRoots>,
+    /// PEM file of CA certificates to trust, in addition to `roots`.
+    #[serde(default)]
+    pub ca_file: Option<String>,
+    /// PEM file with the client certificate chain (mTLS); needs `client_key`.
+    #[serde(default)]
+    pub client_cert: Option<String>,
+    /// PEM file with the client certificate's private key; needs `client_cert`.
+    #[serde(default)]
+    pub client_key: Option<String>,
+    /// Skip verifying the server's certificate (any certificate, any name). Only for test
+    /// setups: reports mark such targets as insecure. Default `false`.
+    #[serde(default)]
+    pub insecure_skip_verify: Option<bool>,
+    /// Lowest TLS version offered: `"1.2"` (default) or `"1.3"`.
+    #[serde(default)]
+    pub min_version: Option<TlsVersion>,
+    /// Name sent as SNI and checked against the certificate (default: the URL's host).
+    #[serde(default)]
+    #[schemars(length(min = 1))]
+    pub server_name: Option<String>,
+    /// Resume TLS sessions when a connection is re-opened (default `true`).
+    #[serde(default)]
+    pub resumption: Option<bool>,
+}
+
+/// Where trusted root certificates come from: `webpki` (Mozilla's, built into loadgate),
+/// `platform` (the operating system's store) or `none` (only `ca_file`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum TlsRoots {
+    Webpki,
+    Platform,
+    None,
+}
+
+/// A TLS protocol version, as a string: `"1.2"` or `"1.3"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize, JsonSchema)]
+pub enum TlsVersion {
+    #[serde(rename = "1.2")]
+    V1_2,
+    #[serde(rename = "1.3")]
+    V1_3,
 }
 
 /// One named request.
@@ -126,6 +207,12 @@ pub struct Target {
     /// What a successful response looks like.
     #[serde(default)]
     pub expect: Expect,
+    /// HTTP version (default: `defaults.protocol`, else `auto`).
+    #[serde(default)]
+    pub protocol: Option<Protocol>,
+    /// TLS settings; each field given replaces the one of `defaults.tls`.
+    #[serde(default)]
+    pub tls: Option<Tls>,
     /// Relative share of requests for this target (default 1).
     #[serde(default)]
     #[schemars(range(min = 1))]
@@ -222,6 +309,13 @@ pub struct Load {
     /// from 0). Replaces `connections`/`rate` and `duration`.
     #[serde(default)]
     pub stages: Vec<Stage>,
+    /// Concurrent requests per HTTP/2 connection (h2load's `-m`, default 1): each connection
+    /// carries this many virtual users, so the run keeps `connections × streams` requests in
+    /// flight. Above 1, every target needs `protocol: h2`, since HTTP/1.1 carries one request
+    /// at a time.
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 1000))]
+    pub streams: Option<u32>,
     /// How long to measure, after the warmup. Give `duration` or `requests`, not both.
     #[serde(default)]
     #[schemars(regex(pattern = DURATION_PATTERN))]

@@ -34,10 +34,18 @@ pub const NGINX_START_TIMEOUT: Duration = Duration::from_secs(5);
 pub struct NginxOptions {
     /// Size of the static file at [`NGINX_STATIC_PATH`], in bytes.
     pub static_size: usize,
-    /// nginx's `keepalive_requests`: requests served on one connection before nginx closes it.
+    /// nginx's `keepalive_requests`: requests served on one connection before nginx closes it
+    /// (over HTTP/2: with a GOAWAY).
     pub keepalive_requests: u64,
     /// nginx's `keepalive_timeout`, in milliseconds: how long an idle connection stays open.
     pub keepalive_timeout_ms: u64,
+    /// Speak TLS with this certificate chain and key (PEM files): `listen ... ssl`.
+    pub tls: Option<(PathBuf, PathBuf)>,
+    /// nginx's `ssl_protocols` with `tls`.
+    pub tls_protocols: &'static str,
+    /// Speak HTTP/2 (`listen ... http2`): by ALPN over TLS; over cleartext, HTTP/2 with prior
+    /// knowledge only (h2c).
+    pub http2: bool,
 }
 
 impl Default for NginxOptions {
@@ -47,6 +55,9 @@ impl Default for NginxOptions {
             static_size: 4096,
             keepalive_requests: 100_000,
             keepalive_timeout_ms: 60_000,
+            tls: None,
+            tls_protocols: "TLSv1.2 TLSv1.3",
+            http2: false,
         }
     }
 }
@@ -68,6 +79,8 @@ pub struct AccessLogEntry {
     pub connection: u64,
     /// The request's rank on its connection, from 1.
     pub connection_requests: u64,
+    /// `HTTP/1.1` or `HTTP/2.0`.
+    pub protocol: String,
 }
 
 /// The counters of nginx's `stub_status` page.
@@ -344,16 +357,17 @@ http {{
 
     log_format loadgate escape=json '{{"method":"$request_method","uri":"$request_uri",'
         '"status":$status,"body_bytes_sent":$body_bytes_sent,"request_time":$request_time,'
-        '"connection":$connection,"connection_requests":$connection_requests}}';
+        '"connection":$connection,"connection_requests":$connection_requests,'
+        '"protocol":"$server_protocol"}}';
     access_log {d}/access.log loadgate;
 
     keepalive_requests {keepalive_requests};
     keepalive_timeout {keepalive_timeout_ms}ms;
 
     server {{
-        listen {addr} backlog=1024;
+        listen {addr} backlog=1024{ssl}{http2};
         server_name localhost;
-
+{tls}
         location = {status} {{
             stub_status;
             access_log off;
@@ -372,6 +386,18 @@ http {{
         keepalive_requests = options.keepalive_requests,
         keepalive_timeout_ms = options.keepalive_timeout_ms,
         status = NGINX_STATUS_PATH,
+        ssl = if options.tls.is_some() { " ssl" } else { "" },
+        http2 = if options.http2 { " http2" } else { "" },
+        tls = match &options.tls {
+            Some((cert, key)) => format!(
+                "        ssl_certificate {};\n        ssl_certificate_key {};\n        \
+                 ssl_protocols {};\n        ssl_session_tickets on;\n",
+                cert.display(),
+                key.display(),
+                options.tls_protocols
+            ),
+            None => String::new(),
+        },
     );
     config
 }

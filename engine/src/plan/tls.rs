@@ -1,0 +1,335 @@
+//! TLS client configurations, built once in the plan and shared (`Arc`) by every connection
+//! of the targets that use them, so that session resumption works across reconnects.
+//!
+//! rustls with the *ring* provider. Roots are Mozilla's (`webpki-roots`), the platform's
+//! (`rustls-native-certs`), or none, plus an optional CA bundle; client certificates for
+//! mTLS; an insecure mode that accepts any certificate (reports say so); a minimum version.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::client::{ResolvesClientCert, Resumption};
+use rustls::crypto::{CryptoProvider, WebPkiSupportedAlgorithms};
+use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
+use rustls_pki_types::pem::PemObject;
+use rustls_pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
+
+use crate::spec::{Protocol, TlsRoots, TlsVersion};
+
+/// Sessions remembered per configuration for resumption (rustls' in-memory cache).
+pub const SESSION_CACHE_SIZE: usize = 1024;
+
+/// TLS settings of one target, every default applied, files resolved against the spec's folder.
+/// Equal settings share one [`ClientConfig`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TlsSettings {
+    pub roots: TlsRoots,
+    pub ca_file: Option<PathBuf>,
+    /// Certificate chain and private key files for mTLS.
+    pub client_auth: Option<(PathBuf, PathBuf)>,
+    pub insecure_skip_verify: bool,
+    pub min_version: TlsVersion,
+    pub resumption: bool,
+    /// Which ALPN protocols are offered: `h2`, `http/1.1`, or both for `auto`.
+    pub protocol: Protocol,
+}
+
+/// A TLS configuration problem, naming the setting (`ca_file`, `client_key`, ...) it is about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TlsError {
+    /// The `tls` field the problem is about.
+    pub field: &'static str,
+    pub message: String,
+}
+
+impl TlsError {
+    fn new(field: &'static str, message: impl Into<String>) -> TlsError {
+        TlsError {
+            field,
+            message: message.into(),
+        }
+    }
+}
+
+/// The ALPN protocol ids offered for `protocol`, most preferred first.
+pub fn alpn(protocol: Protocol) -> Vec<Vec<u8>> {
+    match protocol {
+        Protocol::H1 => vec![b"http/1.1".to_vec()],
+        Protocol::H2 => vec![b"h2".to_vec()],
+        Protocol::Auto => vec![b"h2".to_vec(), b"http/1.1".to_vec()],
+    }
+}
+
+/// The crypto provider: *ring*.
+pub fn provider() -> Arc<CryptoProvider> {
+    Arc::new(rustls::crypto::ring::default_provider())
+}
+
+/// Builds the client configuration for `settings`. Errors name the setting at fault: a file
+/// that cannot be read or holds no certificate or key, a key that does not match its
+/// certificate, an empty set of roots.
+pub fn client_config(settings: &TlsSettings) -> Result<ClientConfig, TlsError> {
+    let provider = provider();
+    let versions: &[&rustls::SupportedProtocolVersion] = match settings.min_version {
+        TlsVersion::V1_2 => &[&rustls::version::TLS13, &rustls::version::TLS12],
+        TlsVersion::V1_3 => &[&rustls::version::TLS13],
+    };
+    let builder = ClientConfig::builder_with_provider(provider.clone())
+        .with_protocol_versions(versions)
+        .map_err(|e| TlsError::new("min_version", e.to_string()))?;
+    let builder = if settings.insecure_skip_verify {
+        builder
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(AcceptAnyCertificate(
+                provider.signature_verification_algorithms,
+            )))
+    } else {
+        builder.with_root_certificates(root_store(settings)?)
+    };
+    let mut config = match &settings.client_auth {
+        None => builder.with_no_client_auth(),
+        Some((cert_file, key_file)) => {
+            let chain = read_certificates("client_cert", cert_file)?;
+            let key = PrivateKeyDer::from_pem_file(key_file).map_err(|e| {
+                TlsError::new(
+                    "client_key",
+                    format!(
+                        "cannot read a private key from `{}`: {e}",
+                        key_file.display()
+                    ),
+                )
+            })?;
+            builder.with_client_auth_cert(chain, key).map_err(|e| {
+                TlsError::new(
+                    "client_key",
+                    format!(
+                        "`{}` does not go with `{}`: {e}",
+                        key_file.display(),
+                        cert_file.display()
+                    ),
+                )
+            })?
+        }
+    };
+    config.alpn_protocols = alpn(settings.protocol);
+    config.resumption = if settings.resumption {
+        Resumption::in_memory_sessions(SESSION_CACHE_SIZE)
+    } else {
+        Resumption::disabled()
+    };
+    Ok(config)
+}
+
+/// A copy of `config` that records whether the server asked for a client certificate: the
+/// check at start uses it to wait for a TLS 1.3 server's verdict on that certificate, which
+/// arrives only after the client's side of the handshake is done. Sessions are shared with
+/// `config`.
+pub fn recording_client_auth(
+    config: &ClientConfig,
+) -> (Arc<ClientConfig>, Arc<std::sync::atomic::AtomicBool>) {
+    let asked = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut copy = config.clone();
+    copy.client_auth_cert_resolver = Arc::new(RecordingResolver {
+        inner: config.client_auth_cert_resolver.clone(),
+        asked: asked.clone(),
+    });
+    (Arc::new(copy), asked)
+}
+
+#[derive(Debug)]
+struct RecordingResolver {
+    inner: Arc<dyn ResolvesClientCert>,
+    asked: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl ResolvesClientCert for RecordingResolver {
+    fn resolve(
+        &self,
+        root_hint_subjects: &[&[u8]],
+        sigschemes: &[SignatureScheme],
+    ) -> Option<Arc<rustls::sign::CertifiedKey>> {
+        self.asked.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.inner.resolve(root_hint_subjects, sigschemes)
+    }
+
+    fn has_certs(&self) -> bool {
+        self.inner.has_certs()
+    }
+}
+
+/// The server name for SNI and verification: a DNS name or an IP address.
+pub fn server_name(name: &str) -> Result<ServerName<'static>, TlsError> {
+    ServerName::try_from(name.to_string())
+        .map_err(|e| TlsError::new("server_name", format!("`{name}`: {e}")))
+}
+
+fn root_store(settings: &TlsSettings) -> Result<RootCertStore, TlsError> {
+    let mut store = RootCertStore::empty();
+    match settings.roots {
+        TlsRoots::Webpki => store.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned()),
+        TlsRoots::Platform => {
+            let found = rustls_native_certs::load_native_certs();
+            let (added, _ignored) = store.add_parsable_certificates(found.certs);
+            if added == 0 {
+                let why = found
+                    .errors
+                    .first()
+                    .map_or(String::new(), |e| format!(": {e}"));
+                return Err(TlsError::new(
+                    "roots",
+                    format!("no usable certificates in the platform's store{why}"),
+                ));
+            }
+        }
+        TlsRoots::None => {}
+    }
+    if let Some(file) = &settings.ca_file {
+        for cert in read_certificates("ca_file", file)? {
+            store.add(cert).map_err(|e| {
+                TlsError::new(
+                    "ca_file",
+                    format!("`{}` holds an unusable CA certificate: {e}", file.display()),
+                )
+            })?;
+        }
+    }
+    if store.is_empty() {
+        return Err(TlsError::new(
+            "roots",
+            "no trusted roots: `roots: none` needs a `ca_file`",
+        ));
+    }
+    Ok(store)
+}
+
+fn read_certificates(
+    field: &'static str,
+    file: &Path,
+) -> Result<Vec<CertificateDer<'static>>, TlsError> {
+    let certs = CertificateDer::pem_file_iter(file)
+        .and_then(|iter| iter.collect::<Result<Vec<_>, _>>())
+        .map_err(|e| {
+            TlsError::new(
+                field,
+                format!("cannot read certificates from `{}`: {e}", file.display()),
+            )
+        })?;
+    if certs.is_empty() {
+        return Err(TlsError::new(
+            field,
+            format!("`{}` holds no PEM certificate", file.display()),
+        ));
+    }
+    Ok(certs)
+}
+
+/// `insecure_skip_verify`: accepts any certificate for any name. Handshake signatures are
+/// still checked, so the peer must hold the key of the certificate it sent.
+#[derive(Debug)]
+struct AcceptAnyCertificate(WebPkiSupportedAlgorithms);
+
+impl ServerCertVerifier for AcceptAnyCertificate {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp_response: &[u8],
+        _now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        Ok(ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.0)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.0)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.supported_schemes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings() -> TlsSettings {
+        TlsSettings {
+            roots: TlsRoots::Webpki,
+            ca_file: None,
+            client_auth: None,
+            insecure_skip_verify: false,
+            min_version: TlsVersion::V1_2,
+            resumption: true,
+            protocol: Protocol::Auto,
+        }
+    }
+
+    #[test]
+    fn webpki_roots_and_alpn() {
+        let config = client_config(&settings()).unwrap();
+        assert_eq!(
+            config.alpn_protocols,
+            [b"h2".to_vec(), b"http/1.1".to_vec()]
+        );
+        let h1 = client_config(&TlsSettings {
+            protocol: Protocol::H1,
+            ..settings()
+        })
+        .unwrap();
+        assert_eq!(h1.alpn_protocols, [b"http/1.1".to_vec()]);
+    }
+
+    #[test]
+    fn missing_and_empty_files_name_the_field() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = TlsSettings {
+            ca_file: Some(dir.path().join("nope.pem")),
+            ..settings()
+        };
+        let e = client_config(&missing).unwrap_err();
+        assert_eq!(e.field, "ca_file");
+        assert!(e.message.contains("nope.pem"), "{}", e.message);
+
+        let empty = dir.path().join("empty.pem");
+        std::fs::write(&empty, "not pem\n").unwrap();
+        let e = client_config(&TlsSettings {
+            ca_file: Some(empty),
+            ..settings()
+        })
+        .unwrap_err();
+        assert!(e.message.contains("no PEM certificate"), "{}", e.message);
+
+        let e = client_config(&TlsSettings {
+            roots: TlsRoots::None,
+            ..settings()
+        })
+        .unwrap_err();
+        assert_eq!(e.field, "roots");
+    }
+
+    #[test]
+    fn server_names() {
+        assert!(server_name("api.example.com").is_ok());
+        assert!(matches!(
+            server_name("127.0.0.1").unwrap(),
+            ServerName::IpAddress(_)
+        ));
+        assert_eq!(server_name("bad name!").unwrap_err().field, "server_name");
+    }
+}

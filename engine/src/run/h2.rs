@@ -1,0 +1,331 @@
+//! The HTTP/2 path (the `h2` crate): one connection carries up to `streams` concurrent
+//! requests, one per virtual user of its group.
+//!
+//! A group's virtual users share a [`Shared`] per connection slot: the first that needs a
+//! connection opens it while the others wait, then each sends its requests on a handle to
+//! it. A task of its own drives the connection (frames, flow control, pings). When the server
+//! sends GOAWAY, streams it will not process fail (counted as [`ErrorKind::GoAway`]), the
+//! connection is dropped from the slot and the next request opens a new one. Bodies are
+//! counted and their flow-control capacity released at once, with windows sized so that a
+//! connection is not held back by WINDOW_UPDATE round trips.
+
+use std::cell::{Cell, RefCell};
+use std::future::poll_fn;
+use std::io;
+use std::rc::Rc;
+use std::time::Instant;
+
+use bytes::Bytes;
+use h2::client::SendRequest;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::Notify;
+use tokio::task::JoinHandle;
+
+use crate::plan::TargetPlan;
+use crate::result::stats::{ErrorKind, Setup};
+use crate::run::h1::Capture;
+
+/// Initial flow-control window of each stream, in bytes (4 MiB; the protocol's default is
+/// 64 KiB, which caps a stream at 64 KiB per round trip).
+pub const STREAM_WINDOW_BYTES: u32 = 4 << 20;
+/// Initial flow-control window of each connection, in bytes (64 MiB: room for many streams
+/// receiving at once).
+pub const CONNECTION_WINDOW_BYTES: u32 = 64 << 20;
+
+/// Starts HTTP/2 on an open stream (prior knowledge: the client preface goes out at once)
+/// and spawns the task that drives the connection. Returns the request handle, the driver
+/// task, and the ping handle (for the check at start).
+pub async fn handshake<T>(
+    io: T,
+) -> Result<(SendRequest<Bytes>, JoinHandle<()>, Option<h2::PingPong>), h2::Error>
+where
+    T: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let (send, mut connection) = h2::client::Builder::new()
+        .initial_window_size(STREAM_WINDOW_BYTES)
+        .initial_connection_window_size(CONNECTION_WINDOW_BYTES)
+        .enable_push(false)
+        .handshake::<T, Bytes>(io)
+        .await?;
+    let ping = connection.ping_pong();
+    let driver = tokio::spawn(async move {
+        // Ends when the connection closes: GOAWAY and its streams done, an I/O error, or
+        // every handle dropped. Request futures see the error themselves.
+        let _ = connection.await;
+    });
+    Ok((send, driver, ping))
+}
+
+/// The connection of one slot, shared by a group's virtual users.
+#[derive(Default)]
+pub struct Shared {
+    live: RefCell<Option<Live>>,
+    /// A virtual user is opening the connection; the others wait on `opened`.
+    opening: Cell<bool>,
+    opened: Notify,
+    /// Serial number of the next connection, to tell a dead one from its successor.
+    serial: Cell<u64>,
+    /// The setup of connection `.0`, until a response on it reports it (a stream that fails
+    /// does not: the next one that succeeds, on any handle, does).
+    unreported_setup: Cell<Option<(u64, Setup)>>,
+}
+
+/// An open HTTP/2 connection.
+struct Live {
+    send: SendRequest<Bytes>,
+    driver: JoinHandle<()>,
+    serial: u64,
+    io_error: fn(io::Error) -> ErrorKind,
+}
+
+/// A virtual user's handle to a shared connection.
+pub struct H2Conn {
+    send: SendRequest<Bytes>,
+    serial: u64,
+    io_error: fn(io::Error) -> ErrorKind,
+    shared: Rc<Shared>,
+}
+
+/// A complete HTTP/2 response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct H2Response {
+    pub status: u16,
+    /// DATA payload bytes of the response.
+    pub bytes: u64,
+    /// When the request was handed to the connection (a stream was free).
+    pub sent_at: Instant,
+    /// When the response's header block arrived.
+    pub headers_at: Instant,
+}
+
+/// Why an HTTP/2 request failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum H2Failure {
+    /// The request was not sent: the connection was already going away or closed. Safe to
+    /// send again on a new connection; the kind counts it if that fails too.
+    NotSent(ErrorKind),
+    /// The request failed after it was sent.
+    Failed(ErrorKind),
+}
+
+impl H2Failure {
+    /// How the failure is counted.
+    pub fn kind(self) -> ErrorKind {
+        match self {
+            H2Failure::NotSent(kind) | H2Failure::Failed(kind) => kind,
+        }
+    }
+}
+
+impl Shared {
+    /// A handle to the slot's open connection; or, when there is none, opens one with `open`
+    /// (which returns an HTTP/2 connection and its setup) while other virtual users wait.
+    pub async fn connect<F, Fut>(self: &Rc<Self>, open: F) -> Result<H2Conn, ErrorKind>
+    where
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = Result<Opened, ErrorKind>>,
+    {
+        loop {
+            if let Some(conn) = self.handle() {
+                return Ok(conn);
+            }
+            if self.opening.get() {
+                // Registered on its first poll, before the opener can run again (one thread).
+                self.opened.notified().await;
+                continue;
+            }
+            return self.open(open).await;
+        }
+    }
+
+    /// Installs a connection opened elsewhere (HTTP/2 chosen by ALPN) as the slot's.
+    pub fn install(self: &Rc<Self>, opened: Opened) -> H2Conn {
+        let serial = self.serial.get();
+        self.serial.set(serial + 1);
+        self.unreported_setup.set(Some((serial, opened.setup)));
+        let conn = H2Conn {
+            send: opened.send.clone(),
+            serial,
+            io_error: opened.io_error,
+            shared: self.clone(),
+        };
+        *self.live.borrow_mut() = Some(Live {
+            send: opened.send,
+            driver: opened.driver,
+            serial,
+            io_error: opened.io_error,
+        });
+        conn
+    }
+
+    fn handle(self: &Rc<Self>) -> Option<H2Conn> {
+        let mut live = self.live.borrow_mut();
+        if live.as_ref().is_some_and(|l| l.driver.is_finished()) {
+            *live = None;
+        }
+        live.as_ref().map(|l| H2Conn {
+            send: l.send.clone(),
+            serial: l.serial,
+            io_error: l.io_error,
+            shared: self.clone(),
+        })
+    }
+
+    async fn open<F, Fut>(self: &Rc<Self>, open: F) -> Result<H2Conn, ErrorKind>
+    where
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = Result<Opened, ErrorKind>>,
+    {
+        /// Lets the waiting virtual users go on when the opener is done, fails, or is
+        /// cancelled by its request's timeout.
+        struct Opening<'a>(&'a Shared);
+        impl Drop for Opening<'_> {
+            fn drop(&mut self) {
+                self.0.opening.set(false);
+                self.0.opened.notify_waiters();
+            }
+        }
+        self.opening.set(true);
+        let _opening = Opening(self);
+        let opened = open().await?;
+        Ok(self.install(opened))
+    }
+
+    /// Forgets the slot's connection, whatever it is: the next request opens anew.
+    pub fn close(&self) {
+        self.live.borrow_mut().take();
+    }
+
+    /// Forgets connection `serial` if it is still the slot's: the next request opens anew.
+    fn forget(&self, serial: u64) {
+        let mut live = self.live.borrow_mut();
+        if live.as_ref().is_some_and(|l| l.serial == serial) {
+            *live = None;
+        }
+    }
+}
+
+/// An HTTP/2 connection just opened.
+pub struct Opened {
+    pub send: SendRequest<Bytes>,
+    pub driver: JoinHandle<()>,
+    pub setup: Setup,
+    /// Classifies I/O errors of its stream (TCP or TLS).
+    pub io_error: fn(io::Error) -> ErrorKind,
+}
+
+impl H2Conn {
+    /// The setup of this connection, if no response has reported it yet.
+    pub fn take_setup(&self) -> Option<Setup> {
+        match self.shared.unreported_setup.get() {
+            Some((serial, setup)) if serial == self.serial => {
+                self.shared.unreported_setup.set(None);
+                Some(setup)
+            }
+            _ => None,
+        }
+    }
+
+    /// Sends `target`'s request on a new stream and reads the whole response, releasing
+    /// flow-control capacity as data arrives. Waits for a free stream first when the server's
+    /// `SETTINGS_MAX_CONCURRENT_STREAMS` is reached. With `capture`, the response is kept
+    /// there for checks, its head written as an HTTP/1.1 head (`HTTP/1.1 200 \r\n` and the
+    /// header fields) so that one set of checks reads both protocols.
+    pub async fn exchange(
+        &mut self,
+        target: &TargetPlan,
+        mut capture: Option<&mut Capture>,
+    ) -> Result<H2Response, H2Failure> {
+        if let Err(e) = poll_fn(|cx| self.send.poll_ready(cx)).await {
+            // The connection takes no more streams (GOAWAY, closed): forget it.
+            self.shared.forget(self.serial);
+            return Err(H2Failure::NotSent(classify(e, self.io_error)));
+        }
+        let end_of_stream = target.body.is_empty();
+        let sent_at = Instant::now();
+        let (response, mut stream) = match self
+            .send
+            .send_request(target.h2_request.clone(), end_of_stream)
+        {
+            Ok(sent) => sent,
+            Err(e) => return Err(self.not_sent(e)),
+        };
+        if !end_of_stream {
+            stream
+                .send_data(target.body.clone(), true)
+                .map_err(|e| H2Failure::Failed(self.classify(e)))?;
+        }
+        let response = response
+            .await
+            .map_err(|e| H2Failure::Failed(self.classify(e)))?;
+        let headers_at = Instant::now();
+        let status = response.status().as_u16();
+        if let Some(c) = capture.as_deref_mut() {
+            c.head.clear();
+            c.body.clear();
+            c.head
+                .extend_from_slice(format!("HTTP/1.1 {status} \r\n").as_bytes());
+            for (name, value) in response.headers() {
+                c.head.extend_from_slice(name.as_str().as_bytes());
+                c.head.extend_from_slice(b": ");
+                c.head.extend_from_slice(value.as_bytes());
+                c.head.extend_from_slice(b"\r\n");
+            }
+            c.head.extend_from_slice(b"\r\n");
+        }
+        let mut body = response.into_body();
+        let mut bytes = 0u64;
+        while let Some(data) = body.data().await {
+            let data = data.map_err(|e| H2Failure::Failed(self.classify(e)))?;
+            bytes += data.len() as u64;
+            if let Some(c) = capture.as_deref_mut() {
+                c.body(&data);
+            }
+            // Releasing capacity can fail only when the stream is already gone: ignore it.
+            let _ = body.flow_control().release_capacity(data.len());
+        }
+        Ok(H2Response {
+            status,
+            bytes,
+            sent_at,
+            headers_at,
+        })
+    }
+
+    /// A request refused before it was sent: when the connection is gone or going away, the
+    /// slot forgets it and the request may go on a new one. Anything else is a failure.
+    fn not_sent(&self, e: h2::Error) -> H2Failure {
+        if e.is_go_away() || e.is_io() {
+            self.shared.forget(self.serial);
+            H2Failure::NotSent(classify(e, self.io_error))
+        } else {
+            H2Failure::Failed(self.classify(e))
+        }
+    }
+
+    /// Counts a failure after the request was sent.
+    fn classify(&self, e: h2::Error) -> ErrorKind {
+        if e.is_go_away() || e.is_io() {
+            // The connection is done for; the next request opens a new one.
+            self.shared.forget(self.serial);
+        }
+        classify(e, self.io_error)
+    }
+}
+
+/// The kind of an HTTP/2 error on a stream that was sent: refused by the server's GOAWAY, reset
+/// by the server (RST_STREAM), an I/O error of the connection, or a protocol error.
+pub fn classify(e: h2::Error, io_error: fn(io::Error) -> ErrorKind) -> ErrorKind {
+    if e.is_go_away() && e.is_remote() {
+        ErrorKind::GoAway
+    } else if e.is_reset() && e.is_remote() {
+        ErrorKind::StreamReset
+    } else if e.is_io() {
+        match e.into_io() {
+            Some(io) => io_error(io),
+            None => ErrorKind::Reset,
+        }
+    } else {
+        ErrorKind::Malformed
+    }
+}

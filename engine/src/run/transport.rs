@@ -1,0 +1,421 @@
+//! Connections of every kind behind one type: HTTP/1.1 over TCP or TLS, HTTP/2 over TCP
+//! (h2c, prior knowledge) or TLS (ALPN `h2`). Opening one is timed phase by phase (DNS, TCP
+//! connect, TLS handshake); each response reports its time to first byte and body read.
+//!
+//! The run's connection loop only calls [`connect`] when a virtual user has no connection
+//! and [`Conn::exchange`] per request; which protocol is spoken is decided here, from the
+//! target's [`crate::plan::TransportPlan`] and, over TLS, by ALPN.
+
+use std::io;
+use std::net::{IpAddr, SocketAddr};
+use std::rc::Rc;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use tokio::net::TcpStream;
+
+use crate::plan::{TargetPlan, TransportPlan};
+use crate::result::stats::{ErrorKind, Setup, Timing};
+use crate::run::h1::{self, Capture, Failure, H1Conn};
+use crate::run::h2::{self, H2Conn, H2Failure, Opened};
+use crate::run::tls::{self, TlsStream};
+use crate::spec::Protocol;
+
+/// How long the check at start waits, after a TLS 1.3 handshake in which the server asked for
+/// a client certificate, for the server to reject that certificate (it does so right after
+/// the handshake; silence means accepted).
+pub const CLIENT_AUTH_VERDICT_WAIT: Duration = Duration::from_millis(300);
+
+/// One virtual user's connection to one endpoint.
+pub enum Conn {
+    /// HTTP/1.1 over TCP.
+    H1(H1Conn<TcpStream>, Option<Setup>),
+    /// HTTP/1.1 over TLS (boxed: a TLS session is large).
+    H1Tls(Box<H1Conn<TlsStream>>, Option<Setup>),
+    /// A handle to an HTTP/2 connection shared with the rest of the group.
+    H2(H2Conn),
+}
+
+/// A complete response, as far as a load test cares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Response {
+    pub status: u16,
+    /// Bytes read for this response: HTTP/1.1 head and body; HTTP/2 DATA payload.
+    pub bytes: u64,
+    /// Whether the connection may carry the next request.
+    pub keep_alive: bool,
+    /// Phase timings: setup when this request opened the connection, TTFB, body read.
+    pub timing: Timing,
+}
+
+/// The virtual users that share HTTP/2 connections: one shared connection per connection slot
+/// (an endpoint with one transport). With `streams: 1` every virtual user has a group of its
+/// own.
+pub struct Group {
+    slots: Vec<Rc<h2::Shared>>,
+}
+
+impl Group {
+    /// A group for `slots` connection slots.
+    pub fn new(slots: usize) -> Group {
+        Group {
+            slots: (0..slots).map(|_| Rc::default()).collect(),
+        }
+    }
+
+    /// Lets go of the group's HTTP/2 connections: each closes once the handles still in use
+    /// are dropped (streams in flight finish first).
+    pub fn close(&self) {
+        self.slots.iter().for_each(|slot| slot.close());
+    }
+}
+
+/// What a connection negotiated, as the check at start saw it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Negotiated {
+    /// `h1` or `h2`.
+    pub protocol: &'static str,
+    /// TLS version (`1.3`) and cipher suite; `None` over cleartext.
+    pub tls: Option<(String, String)>,
+}
+
+/// Opens a connection for `target` to `addr` (slot `slot` of `group`): resolves the host
+/// name when it is not an IP address, connects, runs the TLS handshake and, for HTTP/2,
+/// the preface. An HTTP/2 slot that already has an open connection returns a handle to it.
+pub async fn connect(
+    addr: SocketAddr,
+    target: &TargetPlan,
+    group: &Group,
+    slot: usize,
+) -> Result<Conn, ErrorKind> {
+    let transport = &target.transport;
+    if transport.protocol == Protocol::H2 {
+        let shared = &group.slots[slot];
+        return shared
+            .connect(|| async {
+                let (stream, setup) = open(addr, target).await?;
+                start_h2(stream, setup).await
+            })
+            .await
+            .map(Conn::H2);
+    }
+    let (stream, setup) = open(addr, target).await?;
+    match stream {
+        Stream::Tcp(tcp) => Ok(Conn::H1(H1Conn::new(tcp, h1::tcp_io_error), Some(setup))),
+        Stream::Tls(tls) if tls::alpn_is_h2(&tls) => {
+            let opened = start_h2(Stream::Tls(tls), setup).await?;
+            Ok(Conn::H2(group.slots[slot].install(opened)))
+        }
+        Stream::Tls(tls) => Ok(Conn::H1Tls(
+            Box::new(H1Conn::new(*tls, tls::io_error)),
+            Some(setup),
+        )),
+    }
+}
+
+impl Conn {
+    /// Sends `target`'s request and reads the whole response; with `capture`, keeps the
+    /// response there for checks. An HTTP/2 request that the connection refused before
+    /// sending it (GOAWAY received, connection closed) is sent once more on a new connection
+    /// of the group.
+    ///
+    /// Errors: [`Failure::Stale`] when a reused HTTP/1.1 connection had been closed by the
+    /// server (the caller sends the request again on a new connection).
+    pub async fn exchange(
+        &mut self,
+        target: &TargetPlan,
+        addr: SocketAddr,
+        group: &Group,
+        slot: usize,
+        mut capture: Option<&mut Capture>,
+    ) -> Result<Response, Failure> {
+        match self {
+            Conn::H1(conn, setup) => h1_exchange(conn, setup, target, capture).await,
+            Conn::H1Tls(conn, setup) => h1_exchange(conn, setup, target, capture).await,
+            Conn::H2(conn) => match h2_exchange(conn, target, capture.as_deref_mut()).await {
+                Err(H2Failure::NotSent(_)) => {
+                    *self = connect(addr, target, group, slot).await?;
+                    match self {
+                        Conn::H2(fresh) => h2_exchange(fresh, target, capture)
+                            .await
+                            .map_err(|e| e.kind().into()),
+                        // ALPN chose HTTP/1.1 this time.
+                        Conn::H1(conn, setup) => h1_exchange(conn, setup, target, capture).await,
+                        Conn::H1Tls(conn, setup) => h1_exchange(conn, setup, target, capture).await,
+                    }
+                }
+                other => other.map_err(|e| e.kind().into()),
+            },
+        }
+    }
+}
+
+async fn h1_exchange<S>(
+    conn: &mut H1Conn<S>,
+    setup: &mut Option<Setup>,
+    target: &TargetPlan,
+    capture: Option<&mut Capture>,
+) -> Result<Response, Failure>
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
+    let sent_at = Instant::now();
+    let response = conn
+        .exchange(&target.request, target.is_head, capture)
+        .await?;
+    let end = Instant::now();
+    Ok(Response {
+        status: response.status,
+        bytes: response.bytes,
+        keep_alive: response.keep_alive,
+        timing: Timing {
+            setup: setup.take(),
+            ttfb_us: micros(response.first_byte_at.saturating_duration_since(sent_at)),
+            body_us: micros(end.saturating_duration_since(response.first_byte_at)),
+        },
+    })
+}
+
+async fn h2_exchange(
+    conn: &mut H2Conn,
+    target: &TargetPlan,
+    capture: Option<&mut Capture>,
+) -> Result<Response, H2Failure> {
+    let response = conn.exchange(target, capture).await?;
+    let end = Instant::now();
+    Ok(Response {
+        status: response.status,
+        bytes: response.bytes,
+        keep_alive: true,
+        timing: Timing {
+            setup: conn.take_setup(),
+            ttfb_us: micros(
+                response
+                    .headers_at
+                    .saturating_duration_since(response.sent_at),
+            ),
+            body_us: micros(end.saturating_duration_since(response.headers_at)),
+        },
+    })
+}
+
+fn micros(d: Duration) -> u64 {
+    d.as_micros().try_into().unwrap_or(u64::MAX)
+}
+
+/// An open byte stream: TCP, or TLS over TCP.
+enum Stream {
+    Tcp(TcpStream),
+    Tls(Box<TlsStream>),
+}
+
+/// Resolves (host names only), connects and, for `https`, runs the TLS handshake with the
+/// plan's configuration; times each phase.
+async fn open(addr: SocketAddr, target: &TargetPlan) -> Result<(Stream, Setup), ErrorKind> {
+    let config = target.transport.tls.as_ref().map(|t| t.config.clone());
+    open_with(addr, target, config)
+        .await
+        .map_err(|(kind, _)| kind)
+}
+
+/// [`open`] with a given TLS configuration; the error carries a description for the check
+/// at start.
+async fn open_with(
+    addr: SocketAddr,
+    target: &TargetPlan,
+    config: Option<Arc<rustls::ClientConfig>>,
+) -> Result<(Stream, Setup), (ErrorKind, String)> {
+    let mut setup = Setup::default();
+    let host = &target.endpoint.host;
+    let addr = if host.parse::<IpAddr>().is_ok() {
+        addr
+    } else {
+        let start = Instant::now();
+        let found = tokio::net::lookup_host((host.as_str(), target.endpoint.port))
+            .await
+            .map_err(|e| (ErrorKind::ConnectError, format!("cannot resolve: {e}")))?;
+        setup.dns_us = Some(micros(start.elapsed()));
+        // The address the check at start reached, if the name still resolves to it.
+        let found: Vec<SocketAddr> = found.collect();
+        found
+            .iter()
+            .copied()
+            .find(|a| *a == addr)
+            .or_else(|| found.first().copied())
+            .ok_or_else(|| (ErrorKind::ConnectError, "no address".to_string()))?
+    };
+    let start = Instant::now();
+    let tcp = TcpStream::connect(addr).await.map_err(|e| {
+        let kind = match e.kind() {
+            io::ErrorKind::ConnectionRefused => ErrorKind::ConnectRefused,
+            io::ErrorKind::TimedOut => ErrorKind::ConnectTimeout,
+            _ => ErrorKind::ConnectError,
+        };
+        (kind, e.to_string())
+    })?;
+    tcp.set_nodelay(true)
+        .map_err(|e| (ErrorKind::ConnectError, e.to_string()))?;
+    setup.connect_us = micros(start.elapsed());
+    let (Some(tls), Some(config)) = (&target.transport.tls, config) else {
+        return Ok((Stream::Tcp(tcp), setup));
+    };
+    let start = Instant::now();
+    let stream = tls::handshake(tcp, tls, config)
+        .await
+        .map_err(|e| (ErrorKind::TlsHandshake, tls::describe(&e)))?;
+    setup.tls_us = Some(micros(start.elapsed()));
+    setup.tls_resumed = tls::resumed(&stream);
+    Ok((Stream::Tls(Box::new(stream)), setup))
+}
+
+/// What [`h2::handshake`] returns.
+type H2Started = (
+    ::h2::client::SendRequest<bytes::Bytes>,
+    tokio::task::JoinHandle<()>,
+    Option<::h2::PingPong>,
+);
+
+/// Sends the HTTP/2 preface on `stream`; also returns how to classify the stream's I/O errors.
+async fn h2_handshake(
+    stream: Stream,
+) -> (fn(io::Error) -> ErrorKind, Result<H2Started, ::h2::Error>) {
+    match stream {
+        Stream::Tcp(tcp) => (h1::tcp_io_error, h2::handshake(tcp).await),
+        Stream::Tls(tls) => (tls::io_error, h2::handshake(*tls).await),
+    }
+}
+
+/// Starts HTTP/2 on `stream`, a connection just opened with `setup`.
+async fn start_h2(stream: Stream, setup: Setup) -> Result<Opened, ErrorKind> {
+    let (io_error, started) = h2_handshake(stream).await;
+    let (send, driver, _ping) = started.map_err(|e| h2::classify(e, io_error))?;
+    Ok(Opened {
+        send,
+        driver,
+        setup,
+        io_error,
+    })
+}
+
+/// The check at start, for one connection slot: connects to `addr` like the run will, with
+/// a TLS handshake and, for HTTP/2, a PING answered; over TLS 1.3 with a server that asked
+/// for a client certificate, waits [`CLIENT_AUTH_VERDICT_WAIT`] for a rejection. Returns what
+/// was negotiated, or why the target cannot be loaded. Blocks the calling thread (at most
+/// `timeout` plus that wait).
+pub fn check(
+    addr: SocketAddr,
+    target: &TargetPlan,
+    timeout: Duration,
+) -> Result<Negotiated, String> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start a runtime: {e}"))?;
+    runtime.block_on(async {
+        tokio::time::timeout(timeout, check_async(addr, target))
+            .await
+            .unwrap_or_else(|_| Err(format!("no answer within {timeout:?}")))
+    })
+}
+
+async fn check_async(addr: SocketAddr, target: &TargetPlan) -> Result<Negotiated, String> {
+    let transport: &TransportPlan = &target.transport;
+    let (config, asked_for_cert) = match &transport.tls {
+        Some(tls) => {
+            let (config, asked) = crate::plan::tls::recording_client_auth(&tls.config);
+            (Some(config), Some(asked))
+        }
+        None => (None, None),
+    };
+    let (mut stream, _setup) = open_with(addr, target, config)
+        .await
+        .map_err(|(kind, why)| match kind {
+            ErrorKind::TlsHandshake => format!("TLS handshake failed: {why}"),
+            _ => why,
+        })?;
+    if let (Stream::Tls(tls), Some(asked)) = (&mut stream, &asked_for_cert)
+        && asked.load(Ordering::Relaxed)
+        && tls.get_ref().1.protocol_version() == Some(rustls::ProtocolVersion::TLSv1_3)
+    {
+        client_auth_verdict(tls).await.map_err(|e| {
+            format!("TLS handshake failed: the server refused the client certificate: {e}")
+        })?;
+    }
+    let tls_info = match &stream {
+        Stream::Tls(tls) => Some(tls::negotiated(tls)),
+        Stream::Tcp(_) => None,
+    };
+    let h2 = match &stream {
+        Stream::Tcp(_) => transport.cleartext_h2(),
+        Stream::Tls(tls) if transport.protocol == Protocol::H2 && !tls::alpn_is_h2(tls) => {
+            return Err(
+                "`protocol: h2`, but the server did not choose HTTP/2 by ALPN: \
+                 use `protocol: auto` or `h1`"
+                    .to_string(),
+            );
+        }
+        Stream::Tls(tls) => tls::alpn_is_h2(tls),
+    };
+    if h2 {
+        let (_, started) = h2_handshake(stream).await;
+        let (_send, driver, ping) =
+            started.map_err(|e| format!("HTTP/2 preface failed: {}", describe_h2(e)))?;
+        let mut ping = ping.ok_or("HTTP/2: no ping handle")?;
+        let pong = ping.ping(::h2::Ping::opaque()).await;
+        driver.abort();
+        pong.map_err(|e| {
+            let e = describe_h2(e);
+            if tls_info.is_some() {
+                format!("HTTP/2 over TLS failed: {e}")
+            } else {
+                format!("does not speak HTTP/2 with prior knowledge (h2c): {e}")
+            }
+        })?;
+    }
+    Ok(Negotiated {
+        protocol: if h2 { "h2" } else { "h1" },
+        tls: tls_info,
+    })
+}
+
+/// Waits (at most [`CLIENT_AUTH_VERDICT_WAIT`]) for a TLS 1.3 server's verdict on the client
+/// certificate: an alert is a refusal; application data (an HTTP/2 server's SETTINGS) or
+/// silence is acceptance. Records are decrypted into rustls' buffer, not read out, so the
+/// connection stays usable.
+async fn client_auth_verdict(tls: &mut TlsStream) -> Result<(), String> {
+    /// `std::io::Read` over a non-blocking tokio socket.
+    struct TryRead<'a>(&'a TcpStream);
+    impl io::Read for TryRead<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            self.0.try_read(buf)
+        }
+    }
+    let (tcp, connection) = tls.get_mut();
+    let verdict = async {
+        loop {
+            tcp.readable().await.map_err(|e| e.to_string())?;
+            match connection.read_tls(&mut TryRead(tcp)) {
+                Ok(0) => return Err("the server closed the connection".to_string()),
+                Ok(_) => match connection.process_new_packets() {
+                    Err(e) => return Err(e.to_string()),
+                    Ok(state) if state.plaintext_bytes_to_read() > 0 => return Ok(()),
+                    Ok(_) => {}
+                },
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                Err(e) => return Err(e.to_string()),
+            }
+        }
+    };
+    tokio::time::timeout(CLIENT_AUTH_VERDICT_WAIT, verdict)
+        .await
+        .unwrap_or(Ok(()))
+}
+
+/// An HTTP/2 error, with rustls' reason when TLS ended the connection.
+fn describe_h2(e: ::h2::Error) -> String {
+    match e.get_io() {
+        Some(io) => tls::describe(io),
+        None => e.to_string(),
+    }
+}
