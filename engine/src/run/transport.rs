@@ -47,6 +47,8 @@ pub struct Response {
     pub keep_alive: bool,
     /// Phase timings: setup when this request opened the connection, TTFB, body read.
     pub timing: Timing,
+    /// When the last byte arrived.
+    pub end: Instant,
 }
 
 /// The virtual users that share HTTP/2 connections: one shared connection per connection slot
@@ -120,6 +122,9 @@ impl Conn {
     /// sending it (GOAWAY received, connection closed) is sent once more on a new connection
     /// of the group.
     ///
+    /// `now`: the time (the caller has just read the clock; TTFB of HTTP/1.1 counts from
+    /// it).
+    ///
     /// Errors: [`Failure::Stale`] when a reused HTTP/1.1 connection had been closed by the
     /// server (the caller sends the request again on a new connection).
     pub async fn exchange(
@@ -128,11 +133,12 @@ impl Conn {
         addr: SocketAddr,
         group: &Group,
         slot: usize,
+        now: Instant,
         mut capture: Option<&mut Capture>,
     ) -> Result<Response, Failure> {
         match self {
-            Conn::H1(conn, setup) => h1_exchange(conn, setup, target, capture).await,
-            Conn::H1Tls(conn, setup) => h1_exchange(conn, setup, target, capture).await,
+            Conn::H1(conn, setup) => h1_exchange(conn, setup, target, now, capture).await,
+            Conn::H1Tls(conn, setup) => h1_exchange(conn, setup, target, now, capture).await,
             Conn::H2(conn) => match h2_exchange(conn, target, capture.as_deref_mut()).await {
                 Err(H2Failure::NotSent(_)) => {
                     *self = connect(addr, target, group, slot).await?;
@@ -141,8 +147,12 @@ impl Conn {
                             .await
                             .map_err(|e| e.kind().into()),
                         // ALPN chose HTTP/1.1 this time.
-                        Conn::H1(conn, setup) => h1_exchange(conn, setup, target, capture).await,
-                        Conn::H1Tls(conn, setup) => h1_exchange(conn, setup, target, capture).await,
+                        Conn::H1(conn, setup) => {
+                            h1_exchange(conn, setup, target, Instant::now(), capture).await
+                        }
+                        Conn::H1Tls(conn, setup) => {
+                            h1_exchange(conn, setup, target, Instant::now(), capture).await
+                        }
                     }
                 }
                 other => other.map_err(|e| e.kind().into()),
@@ -155,12 +165,12 @@ async fn h1_exchange<S>(
     conn: &mut H1Conn<S>,
     setup: &mut Option<Setup>,
     target: &TargetPlan,
+    sent_at: Instant,
     capture: Option<&mut Capture>,
 ) -> Result<Response, Failure>
 where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
 {
-    let sent_at = Instant::now();
     let response = conn
         .exchange(&target.request, target.is_head, capture)
         .await?;
@@ -174,6 +184,7 @@ where
             ttfb_us: micros(response.first_byte_at.saturating_duration_since(sent_at)),
             body_us: micros(end.saturating_duration_since(response.first_byte_at)),
         },
+        end,
     })
 }
 
@@ -197,6 +208,7 @@ async fn h2_exchange(
             ),
             body_us: micros(end.saturating_duration_since(response.headers_at)),
         },
+        end,
     })
 }
 

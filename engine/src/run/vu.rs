@@ -152,13 +152,15 @@ async fn request(
     capture.keep_body = target.captures_body();
     let started = Instant::now();
     let outcome = timeout_at((started + target.timeout).into(), async {
+        let mut now = started;
         loop {
             if conn.is_none() {
                 *conn = Some(transport::connect(addr, target, group, e).await?);
+                now = Instant::now();
             }
             let c = conn.as_mut().expect("just connected");
             let capture = captures.then_some(&mut *capture);
-            match c.exchange(target, addr, group, e, capture).await {
+            match c.exchange(target, addr, group, e, now, capture).await {
                 Ok(response) => return Ok(response),
                 // The server closed the idle connection just before we used it: send the
                 // request again on a new one (a fresh connection is never stale).
@@ -168,7 +170,10 @@ async fn request(
         }
     })
     .await;
-    let end = Instant::now();
+    let end = match &outcome {
+        Ok(Ok(response)) => response.end,
+        _ => Instant::now(),
+    };
     let outcome = match outcome {
         Ok(result) => result,
         Err(_elapsed) if conn.is_none() => Err(ErrorKind::ConnectTimeout),
