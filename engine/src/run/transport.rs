@@ -85,7 +85,19 @@ pub struct Negotiated {
 /// Opens a connection for `target` to `addr` (slot `slot` of `group`): resolves the host
 /// name when it is not an IP address, connects, runs the TLS handshake and, for HTTP/2,
 /// the preface. An HTTP/2 slot that already has an open connection returns a handle to it.
+///
+/// The work is boxed: a connect (TLS handshake included) is a large future, and inline it
+/// would make every request's future as large, to be copied on each request.
 pub async fn connect(
+    addr: SocketAddr,
+    target: &TargetPlan,
+    group: &Group,
+    slot: usize,
+) -> Result<Conn, ErrorKind> {
+    Box::pin(open_conn(addr, target, group, slot)).await
+}
+
+async fn open_conn(
     addr: SocketAddr,
     target: &TargetPlan,
     group: &Group,

@@ -13,13 +13,14 @@
 //! wakes a virtual user through its own [`Notify`].
 
 use std::cell::{Cell, RefCell};
+use std::pin::Pin;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
-use tokio::time::{sleep_until, timeout_at};
+use tokio::time::{Sleep, sleep_until};
 
 use super::timer::PreciseTimer;
 use super::{Shared, WorkerStats, checks, h1, transport};
@@ -107,6 +108,7 @@ struct Connections {
     slots: Vec<Option<transport::Conn>>,
     group: Rc<transport::Group>,
     capture: h1::Capture,
+    deadline: Deadline,
 }
 
 impl Connections {
@@ -115,6 +117,7 @@ impl Connections {
             slots: shared.addrs.iter().map(|_| None).collect(),
             group,
             capture: h1::Capture::default(),
+            deadline: Deadline::new(),
         }
     }
 
@@ -123,6 +126,52 @@ impl Connections {
     fn close_all(&mut self) {
         self.slots.iter_mut().for_each(|c| *c = None);
         self.group.close();
+    }
+}
+
+/// A virtual user's request timeout: one tokio timer, re-armed lazily. Each request's
+/// deadline only moves later, so the timer stays armed at an earlier request's deadline; when
+/// it fires before the current deadline it is re-armed. A request then costs no timer-wheel
+/// insertion and removal, only a poll (at most one re-arm per timeout period).
+struct Deadline {
+    sleep: Pin<Box<Sleep>>,
+    /// When `sleep` fires.
+    armed: Instant,
+}
+
+impl Deadline {
+    fn new() -> Deadline {
+        let now = Instant::now();
+        Deadline {
+            sleep: Box::pin(sleep_until(now.into())),
+            armed: now,
+        }
+    }
+
+    /// Runs `work` until it ends, or until `deadline` (`None`).
+    async fn run<F: Future>(&mut self, deadline: Instant, work: F) -> Option<F::Output> {
+        if self.armed > deadline {
+            // A shorter timeout than the last request's (another target).
+            self.arm(deadline);
+        }
+        let mut work = std::pin::pin!(work);
+        loop {
+            tokio::select! {
+                biased;
+                output = &mut work => return Some(output),
+                () = self.sleep.as_mut() => {
+                    if Instant::now() >= deadline {
+                        return None;
+                    }
+                    self.arm(deadline);
+                }
+            }
+        }
+    }
+
+    fn arm(&mut self, at: Instant) {
+        self.sleep.as_mut().reset(at.into());
+        self.armed = at;
     }
 }
 
@@ -146,38 +195,40 @@ async fn request(
         slots,
         group,
         capture,
+        deadline,
     } = conns;
     let conn = &mut slots[e];
     let captures = target.captures();
     capture.keep_body = target.captures_body();
     let started = Instant::now();
-    let outcome = timeout_at((started + target.timeout).into(), async {
-        let mut now = started;
-        loop {
-            if conn.is_none() {
-                *conn = Some(transport::connect(addr, target, group, e).await?);
-                now = Instant::now();
+    let outcome = deadline
+        .run(started + target.timeout, async {
+            let mut now = started;
+            loop {
+                if conn.is_none() {
+                    *conn = Some(transport::connect(addr, target, group, e).await?);
+                    now = Instant::now();
+                }
+                let c = conn.as_mut().expect("just connected");
+                let capture = captures.then_some(&mut *capture);
+                match c.exchange(target, addr, group, e, now, capture).await {
+                    Ok(response) => return Ok(response),
+                    // The server closed the idle connection just before we used it: send the
+                    // request again on a new one (a fresh connection is never stale).
+                    Err(h1::Failure::Stale) => *conn = None,
+                    Err(h1::Failure::Error(kind)) => return Err(kind),
+                }
             }
-            let c = conn.as_mut().expect("just connected");
-            let capture = captures.then_some(&mut *capture);
-            match c.exchange(target, addr, group, e, now, capture).await {
-                Ok(response) => return Ok(response),
-                // The server closed the idle connection just before we used it: send the
-                // request again on a new one (a fresh connection is never stale).
-                Err(h1::Failure::Stale) => *conn = None,
-                Err(h1::Failure::Error(kind)) => return Err(kind),
-            }
-        }
-    })
-    .await;
+        })
+        .await;
     let end = match &outcome {
-        Ok(Ok(response)) => response.end,
+        Some(Ok(response)) => response.end,
         _ => Instant::now(),
     };
     let outcome = match outcome {
-        Ok(result) => result,
-        Err(_elapsed) if conn.is_none() => Err(ErrorKind::ConnectTimeout),
-        Err(_elapsed) => Err(ErrorKind::Timeout),
+        Some(result) => result,
+        None if conn.is_none() => Err(ErrorKind::ConnectTimeout),
+        None => Err(ErrorKind::Timeout),
     };
     match &outcome {
         Ok(response) if response.keep_alive => {}
