@@ -20,11 +20,12 @@ import sys
 def loadgate_errors(path):
     r = json.load(open(path))
     out = ["errors=%d" % r["total"]["errors"]]
-    dropped = sum(s.get("dropped", 0) for s in r["health"]["stages"])
+    health = r.get("health", {})  # results of older loadgates have no health
+    dropped = sum(s.get("dropped", 0) for s in health.get("stages", []))
     if dropped:
         out.append("dropped=%d" % dropped)
-    if not r["health"]["valid"]:
-        out.append("invalid: " + " / ".join(r["health"].get("problems", []))[:80].replace(";", ","))
+    if not health.get("valid", True):
+        out.append("invalid: " + " / ".join(health.get("problems", []))[:80].replace(";", ","))
     print(";".join(out))
 
 
