@@ -5,6 +5,7 @@
 #
 #   bench/compare.sh                                      # everything, 3 rounds of 5 s
 #   ROUNDS=1 DURATION=2s SCENARIOS="h1-c50 open" bench/compare.sh
+#   LOADGATE_BASE=/path/to/older/loadgate TOOLS="loadgate wrk" bench/compare.sh   # before/after
 #
 # nginx runs pinned to core 0 and every client to core 1 (taskset). Missing reference tools are
 # installed (Debian packages with apt-get, the others with `cargo install --locked`) unless
@@ -25,6 +26,7 @@ RETRIES=${RETRIES:-2}
 INSTALL=${INSTALL:-1}
 OUT=${OUT:-}
 LOADGATE=${LOADGATE:-}
+LOADGATE_BASE=${LOADGATE_BASE:-}
 NGINX=${NGINX:-/usr/sbin/nginx}
 export PATH="$PATH:${CARGO_HOME:-$HOME/.cargo}/bin"
 
@@ -86,6 +88,10 @@ ensure_tools() {
     if [ "$t" = loadgate ] || command -v "$t" >/dev/null; then AVAILABLE+=("$t")
     else say "SKIPPED tool $t: not installed"; fi
   done
+  if [ -n "$LOADGATE_BASE" ]; then
+    [ -x "$LOADGATE_BASE" ] || { say "LOADGATE_BASE=$LOADGATE_BASE is not an executable"; exit 2; }
+    AVAILABLE+=(base)
+  fi
 }
 
 build_loadgate() {
@@ -229,9 +235,11 @@ tool_cmd() {
   [[ $URL == https* ]] && insecure=(--insecure)
   CMD=()
   case $tool in
-    loadgate)
+    loadgate|base) # base: LOADGATE_BASE, an older loadgate, with the same spec
       write_spec "$secs"
-      CMD=("$LOADGATE" run -q "$work/spec.yaml" --out "$work/result.json") ;;
+      local binary=$LOADGATE
+      [ "$tool" = base ] && binary=$LOADGATE_BASE
+      CMD=("$binary" run -q "$work/spec.yaml" --out "$work/result.json") ;;
     wrk)
       [ "$PROTO" = h1 ] && [ "$MODEL" = closed ] || return 1
       CMD=(wrk -t1 -c "$C" -d "${secs}s" "$URL") ;;
@@ -303,11 +311,11 @@ measure() {
     s1=$(served)
     requests=$((s1 - s0 - 1))
     read -r user sys rss < <(tail -n 1 "$work/time")
-    if [ "$tool" = loadgate ] && [ -s "$work/result.json" ]; then
+    if [ -s "$work/result.json" ]; then
       extra="$extra${extra:+;}$(python3 "$HERE/compare_report.py" loadgate-errors "$work/result.json")"
     fi
     # rc 5 is loadgate's "invalid measurement" verdict: the numbers are still reported.
-    if { [ "$rc" != 0 ] && ! { [ "$tool" = loadgate ] && [ "$rc" = 5 ]; }; } || [ "$requests" -le 0 ]; then
+    if { [ "$rc" != 0 ] && ! { [ -s "$work/result.json" ] && [ "$rc" = 5 ]; }; } || [ "$requests" -le 0 ]; then
       say "FAILED $tool in $scen (exit $rc, $requests requests): $(grep -v '^\s*$' "$work/log" | head -n 3 | tr '\n' ' ')"
       return 1
     fi
@@ -348,14 +356,15 @@ run_load() {
 
 # Start-up: from exec to the first request nginx logs, for one request on one connection.
 run_startup() {
-  local round tool t0 first ms
+  local round tool t0 t1 first ms whole
   for round in $(seq "$ROUNDS"); do
     for tool in "${AVAILABLE[@]}"; do
       case $tool in
-        loadgate)
+        loadgate|base)
           printf 'version: 1\nname: startup\ntargets:\n  - name: t\n    url: http://127.0.0.1:%s/\nload:\n  connections: 1\n  requests: 1\n' \
             "$P_LOG" >"$work/spec.yaml"
-          CMD=("$LOADGATE" run -q "$work/spec.yaml" --out "$work/result.json") ;;
+          CMD=("$LOADGATE" run -q "$work/spec.yaml" --out "$work/result.json")
+          [ "$tool" = base ] && CMD[0]=$LOADGATE_BASE ;;
         wrk) CMD=(wrk -t1 -c1 -d1s "http://127.0.0.1:$P_LOG/") ;;
         h2load) CMD=(h2load --h1 -n1 -c1 "http://127.0.0.1:$P_LOG/") ;;
         hey) CMD=(hey -n 1 -c 1 "http://127.0.0.1:$P_LOG/") ;;
@@ -367,11 +376,13 @@ run_startup() {
       : >"$work/access.log"
       t0=$EPOCHREALTIME
       timeout -k 5 30 taskset -c 1 "${CMD[@]}" >"$work/log" 2>&1 || true
+      t1=$EPOCHREALTIME
       first=$(awk 'NR == 1 { printf "%.3f", $1 - $2 }' "$work/access.log")
       if [ -z "$first" ]; then say "FAILED startup $tool: no request arrived"; continue; fi
       ms=$(awk -v a="$t0" -v f="$first" 'BEGIN { printf "%.0f", (f - a) * 1000 }')
-      say "startup round $round $tool: first request after $ms ms"
-      printf 'startup\t%s\t%s\t%s\n' "$tool" "$round" "$ms" >>"$work/startup.tsv"
+      whole=$(awk -v a="$t0" -v z="$t1" 'BEGIN { printf "%.0f", (z - a) * 1000 }')
+      say "startup round $round $tool: first request after $ms ms, exit after $whole ms"
+      printf 'startup\t%s\t%s\t%s\t%s\n' "$tool" "$round" "$ms" "$whole" >>"$work/startup.tsv"
     done
   done
 }

@@ -87,7 +87,7 @@ def report(runs_path, startup_path, settings):
                 notes.append(part)
         print("| %s | %s | %.0f | %.2f | %.1f | %s | %s | %s | %.2f | %.2f | %d/%d%s | %s |" % (
             scen, tool, m["rps"], m["cpu"], m["rss"], *ratios, m["nginx"], m["other"],
-            len(k), len(runs), flag, ", ".join(dict.fromkeys(notes))))
+            sum(r["clean"] for r in runs), len(runs), flag, ", ".join(dict.fromkeys(notes))))
 
     flat = [key for key in order if key[0].startswith("flat-")]
     if flat:
@@ -103,15 +103,17 @@ def report(runs_path, startup_path, settings):
 
     startup = {}
     for f in read_tsv(startup_path):
-        startup.setdefault(f[1], []).append(float(f[3]))
+        startup.setdefault(f[1], []).append((float(f[3]), float(f[4])))
     if startup:
         print()
-        print("Start-up: exec to the first request nginx logged (one request, one connection)")
+        print("Start-up: from exec to the first request nginx logged, and to the exit "
+              "(one request on one connection; wrk and rewrk run for 1 s)")
         print()
-        print("| tool | ms (median) | runs |")
-        print("|---|---:|---:|")
-        for tool, ms in startup.items():
-            print("| %s | %.0f | %d |" % (tool, statistics.median(ms), len(ms)))
+        print("| tool | first request ms (median) | exit ms (median) | runs |")
+        print("|---|---:|---:|---:|")
+        for tool, runs in startup.items():
+            print("| %s | %.0f | %.0f | %d |" % (tool, statistics.median(r[0] for r in runs),
+                                               statistics.median(r[1] for r in runs), len(runs)))
 
 
 if __name__ == "__main__":
