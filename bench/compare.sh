@@ -169,7 +169,10 @@ EOF
 }
 
 # Requests nginx has served so far (stub_status; the status request itself counts as one).
-served() { curl -sf "http://127.0.0.1:$P_STATUS/" | awk 'NR == 3 { print $3 }'; }
+served() {
+  curl -sf "http://127.0.0.1:$P_STATUS/" | awk 'NR == 3 { print $3 }' ||
+    { say "nginx stopped answering:"; tail -n 5 "$work/error.log" >&2; exit 1; }
+}
 # CPU time of nginx so far, in clock ticks.
 nginx_ticks() { awk '{ print $14 + $15 }' "/proc/$nginx_pid/stat"; }
 # Busy time of the whole machine so far, in clock ticks: user nice system irq softirq.
@@ -245,18 +248,18 @@ tool_cmd() {
       CMD=(wrk -t1 -c "$C" -d "${secs}s" "$URL") ;;
     h2load)
       CMD=(h2load -t1 -c "$C" -m "$M" -D "$secs")
-      [ "$PROTO" = h1 ] && CMD+=(--h1)
-      [ "$MODEL" = open ] && CMD+=(--rps "$per_conn")
+      if [ "$PROTO" = h1 ]; then CMD+=(--h1); fi
+      if [ "$MODEL" = open ]; then CMD+=(--rps "$per_conn"); fi
       CMD+=("$URL") ;;
     hey)
       [ "$PROTO" = h1 ] || return 1
       CMD=(hey -z "${secs}s" -c "$C")
-      [ "$MODEL" = open ] && CMD+=(-q "$per_conn")
+      if [ "$MODEL" = open ]; then CMD+=(-q "$per_conn"); fi
       CMD+=("$URL") ;;
     oha)
       CMD=(oha --no-tui -z "${secs}s" -c "$C" "${insecure[@]}")
-      [ "$PROTO" = h2 ] && CMD+=(--http2 -p "$M")
-      [ "$MODEL" = open ] && CMD+=(-q "$OPEN_RATE" --latency-correction)
+      if [ "$PROTO" = h2 ]; then CMD+=(--http2 -p "$M"); fi
+      if [ "$MODEL" = open ]; then CMD+=(-q "$OPEN_RATE" --latency-correction); fi
       CMD+=("$URL") ;;
     vastar) # no TLS, no HTTP/2; its -q did not limit the rate with -z (measured: 6x the target)
       [ "$PROTO" = h1 ] && [ "$MODEL" = closed ] || return 1
@@ -264,8 +267,7 @@ tool_cmd() {
     rewrk)
       [ "$MODEL" = closed ] && [ "$M" = 1 ] || return 1
       CMD=(rewrk -t 1 -c "$C" -d "${secs}s" -h "$URL")
-      [ "$PROTO" = h2 ] && CMD+=(--http2)
-      ;;
+      if [ "$PROTO" = h2 ]; then CMD+=(--http2); fi ;;
     *) say "unknown tool $tool"; exit 2 ;;
   esac
 }
