@@ -21,7 +21,7 @@ SCENARIOS=${SCENARIOS:-"h1-c1 h1-c50 h1-c500 h1-100k-c50 h1-c10k h2c-c8m16 h2tls
 TOOLS=${TOOLS:-"loadgate wrk h2load hey oha vastar rewrk"}
 OPEN_RATE=${OPEN_RATE:-5000}
 OTHER_MAX=${OTHER_MAX:-0.05}
-IDLE_WAIT=${IDLE_WAIT:-30}
+IDLE_WAIT=${IDLE_WAIT:-10}
 RETRIES=${RETRIES:-2}
 INSTALL=${INSTALL:-1}
 OUT=${OUT:-}
@@ -179,7 +179,8 @@ nginx_ticks() { awk '{ print $14 + $15 }' "/proc/$nginx_pid/stat"; }
 busy_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 }' /proc/stat; }
 HZ=$(getconf CLK_TCK)
 
-# Waits (at most IDLE_WAIT seconds) until the machine uses less than OTHER_MAX cores over 1 s.
+# Waits (at most IDLE_WAIT seconds) until the machine uses less than OTHER_MAX cores over 1 s;
+# returns 1 when it did not.
 wait_idle() {
   local waited=0 b0 b1 cores
   while :; do
@@ -189,7 +190,7 @@ wait_idle() {
     waited=$((waited + 1))
     if [ "$waited" -ge "$IDLE_WAIT" ]; then
       say "machine still busy ($cores cores) after ${IDLE_WAIT}s; measuring anyway"
-      return 0
+      return 1
     fi
   done
 }
@@ -292,9 +293,10 @@ sample_conns() {
 # scenario tool round requests rps cpu_us rss_kb other_cores nginx_cores clean extra
 measure() {
   local scen=$1 tool=$2 round=$3 secs=$4 attempt=0 rc
-  local s0 s1 b0 b1 n0 n1 t0 t1 wall user sys rss requests extra other clean sampler=0
+  local s0 s1 b0 b1 n0 n1 t0 t1 wall user sys rss requests extra other clean sampler=0 idle
   while :; do
-    wait_idle
+    idle=1
+    wait_idle || idle=0
     rm -f "$work/stop" "$work/conns" "$work/sampler.time" "$work/result.json"
     s0=$(served)
     [ "$scen" = h1-c10k ] && sample_conns
@@ -334,7 +336,8 @@ measure() {
     say "$scen round $round $tool: $requests requests in ${wall}s, client CPU ${user}+${sys}s," \
       "max RSS ${rss} KB, nginx ${nginx_cores} cores, other ${other} cores$([ "$clean" = 1 ] || echo ' (BUSY)') $extra"
     attempt=$((attempt + 1))
-    if [ "$clean" = 1 ] || [ "$attempt" -gt "$RETRIES" ]; then return 0; fi
+    # A retry helps when something woke up during the run, not when the machine is busy anyway.
+    if [ "$clean" = 1 ] || [ "$idle" = 0 ] || [ "$attempt" -gt "$RETRIES" ]; then return 0; fi
     say "retrying: other processes used more than $OTHER_MAX cores"
   done
 }
@@ -361,6 +364,7 @@ run_startup() {
   local round tool t0 t1 first ms whole
   for round in $(seq "$ROUNDS"); do
     for tool in "${AVAILABLE[@]}"; do
+      CMD=()
       case $tool in
         loadgate|base)
           printf 'version: 1\nname: startup\ntargets:\n  - name: t\n    url: http://127.0.0.1:%s/\nload:\n  connections: 1\n  requests: 1\n' \
@@ -374,7 +378,7 @@ run_startup() {
         vastar) CMD=(vastar -n 1 -c 1 "http://127.0.0.1:$P_LOG/") ;;
         rewrk) CMD=(rewrk -t 1 -c 1 -d 1s -h "http://127.0.0.1:$P_LOG/") ;;
       esac
-      wait_idle
+      wait_idle || true
       : >"$work/access.log"
       t0=$EPOCHREALTIME
       timeout -k 5 30 taskset -c 1 "${CMD[@]}" >"$work/log" 2>&1 || true
