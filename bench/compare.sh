@@ -17,7 +17,7 @@ cd "$(dirname "$0")/.."
 ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-5s}
 LONG=${LONG:-60s}
-SCENARIOS=${SCENARIOS:-"h1-c1 h1-c50 h1-c500 h1-100k-c50 h1-c10k h2c-c8m16 h2tls-c8m16 h2tls-c50 open startup flat"}
+SCENARIOS=${SCENARIOS:-"h1-c1 h1-c50 h1-c500 h1-100k-c50 h1-c10k h1tls-c50 h2c-c8m16 h2tls-c8m16 h2tls-c50 open startup flat"}
 TOOLS=${TOOLS:-"loadgate wrk h2load hey oha vastar rewrk"}
 OPEN_RATE=${OPEN_RATE:-5000}
 OTHER_MAX=${OTHER_MAX:-0.05}
@@ -206,6 +206,7 @@ scenario() {
     h1-c500) C=500 ;;
     h1-100k-c50) C=50; URL=http://127.0.0.1:$P_H1/100k ;;
     h1-c10k) C=10000 ;;
+    h1tls-c50) C=50; URL=https://127.0.0.1:$P_TLS/ ;;
     h2c-c8m16) C=8; M=16; PROTO=h2; URL=http://127.0.0.1:$P_H2C/ ;;
     h2tls-c8m16) C=8; M=16; PROTO=h2; URL=https://127.0.0.1:$P_TLS/ ;;
     h2tls-c50) C=50; PROTO=h2; URL=https://127.0.0.1:$P_TLS/ ;;
@@ -263,7 +264,7 @@ tool_cmd() {
       if [ "$MODEL" = open ]; then CMD+=(-q "$OPEN_RATE" --latency-correction); fi
       CMD+=("$URL") ;;
     vastar) # no TLS, no HTTP/2; its -q did not limit the rate with -z (measured: 6x the target)
-      [ "$PROTO" = h1 ] && [ "$MODEL" = closed ] || return 1
+      [ "$PROTO" = h1 ] && [ "$MODEL" = closed ] && [[ $URL != https* ]] || return 1
       CMD=(vastar -z "${secs}s" -c "$C" "$URL") ;;
     rewrk)
       [ "$MODEL" = closed ] && [ "$M" = 1 ] || return 1
