@@ -861,8 +861,12 @@ pub fn write(result: &RunResult, path: &Path) -> anyhow::Result<()> {
     };
     let mut file = tempfile::NamedTempFile::new_in(dir)
         .with_context(|| format!("cannot write the result into `{}`", dir.display()))?;
-    serde_json::to_writer_pretty(&mut file, result)?;
-    file.write_all(b"\n")?;
+    // Buffered: serde_json writes token by token, a system call each on a bare file.
+    let mut out = std::io::BufWriter::new(&mut file);
+    serde_json::to_writer_pretty(&mut out, result)?;
+    out.write_all(b"\n")?;
+    out.flush()?;
+    drop(out);
     // Readable by others, like any file written with the default umask (a temporary file
     // starts at 0600; a container step running as another user must read the result).
     file.as_file()
