@@ -17,7 +17,7 @@
 //! | `status=NNN`        | response status, 200..=599                                   | 200      |
 //! | `size=N`            | body length in bytes (`x` bytes), at most [`MAX_BODY_SIZE`] | `ok\n`   |
 //! | `delay=DUR`         | wait this long before answering, e.g. `20ms`, `1.5s`         | none     |
-//! | `header=Name:Value` | add a response header; may be repeated                      | none     |
+//! | `header=Name:Value` | set a response header (replaces the default `Content-Type`); repeat to add values | none |
 //! | `close=1`           | answer with `Connection: close` and close the connection    | `close=0`|
 //!
 //! e.g. `GET /any/path?status=503&size=1024&delay=20ms&header=Retry-After:1&close=1`.
@@ -493,8 +493,15 @@ async fn handle(request: Request<Incoming>) -> Result<Response<ResponseBody>, In
     };
     let mut response = text_response(shape.status, body);
     let headers = response.headers_mut();
+    // A name given in the query replaces the default (`Content-Type`); repeats add values.
+    let mut given: Vec<header::HeaderName> = Vec::new();
     for (name, value) in shape.headers {
-        headers.append(name, value);
+        if given.contains(&name) {
+            headers.append(name, value);
+        } else {
+            given.push(name.clone());
+            headers.insert(name, value);
+        }
     }
     if shape.close {
         headers.insert(header::CONNECTION, HeaderValue::from_static("close"));

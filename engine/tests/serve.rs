@@ -64,6 +64,10 @@ fn status_size_and_headers_shape_the_response_on_any_path() {
     assert_eq!(response.status, 200);
     assert_eq!(response.header("content-length"), Some("0"));
     assert!(response.body.is_empty());
+
+    // A header named in the query replaces the default Content-Type, not a second one.
+    let response = conn.get("/?header=Content-Type:application/json").unwrap();
+    assert_eq!(response.header_all("content-type"), ["application/json"]);
 }
 
 #[test]

@@ -1,4 +1,5 @@
-//! The spec corpus: every `tests/specs/valid/*.yaml` must resolve into a plan, and every
+//! The spec corpus: every `tests/specs/valid/*.yaml` and `examples/*.yaml` must resolve into
+//! a plan, and every
 //! `tests/specs/invalid/*.yaml` must produce exactly the diagnostics in its sibling
 //! `*.expected` file, one per line, as `loadgate validate` prints them.
 //!
@@ -67,6 +68,15 @@ fn valid_specs_resolve_into_a_plan() {
         "valid specs were rejected:\n{}",
         failures.join("\n")
     );
+}
+
+#[test]
+fn the_examples_are_valid_specs() {
+    for path in specs("../examples") {
+        if let Err(diagnostics) = check(&path) {
+            panic!("{}:\n{diagnostics}", path.display());
+        }
+    }
 }
 
 #[test]
