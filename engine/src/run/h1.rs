@@ -57,6 +57,9 @@ pub struct Response {
     pub keep_alive: bool,
     /// When the first byte of the response arrived.
     pub first_byte_at: Instant,
+    /// When the last byte of the response arrived (the same read as the first byte, for a
+    /// response that came in one read).
+    pub last_byte_at: Instant,
 }
 
 /// One open HTTP/1.1 connection over `S`: TCP, or TLS over TCP.
@@ -171,6 +174,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> H1Conn<S> {
         let io_error = self.io_error;
         let mut filled = 0;
         let mut first_byte_at = None;
+        let mut last_byte_at = None;
         let mut total: u64 = 0;
         // Read until a final (non-1xx) response head is complete.
         let (status, head_len, framing, mut keep_alive) = loop {
@@ -204,7 +208,9 @@ impl<S: AsyncRead + AsyncWrite + Unpin> H1Conn<S> {
             if n == 0 {
                 return Err((ErrorKind::Closed, total == 0));
             }
-            first_byte_at.get_or_insert_with(Instant::now);
+            let at = Instant::now();
+            first_byte_at.get_or_insert(at);
+            last_byte_at = Some(at);
             filled += n;
             total += n as u64;
         };
@@ -232,6 +238,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> H1Conn<S> {
                     if n == 0 {
                         return Err((ErrorKind::Closed, false));
                     }
+                    last_byte_at = Some(Instant::now());
                     total += n as u64;
                     if n as u64 > remaining {
                         keep_alive = false;
@@ -262,6 +269,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> H1Conn<S> {
                     if n == 0 {
                         return Err((ErrorKind::Closed, false));
                     }
+                    last_byte_at = Some(Instant::now());
                     total += n as u64;
                     let used = decoder
                         .feed(&self.buf[..n], &mut sink)
@@ -281,6 +289,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> H1Conn<S> {
                     if n == 0 {
                         break;
                     }
+                    last_byte_at = Some(Instant::now());
                     total += n as u64;
                     if let Some(c) = capture.as_deref_mut() {
                         c.body(&self.buf[..n]);
@@ -293,6 +302,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> H1Conn<S> {
             bytes: total,
             keep_alive,
             first_byte_at: first_byte_at.expect("a head was read"),
+            last_byte_at: last_byte_at.expect("a head was read"),
         })
     }
 }
@@ -322,9 +332,14 @@ enum Head {
 }
 
 fn parse_head(bytes: &[u8], is_head: bool) -> Result<Head, ErrorKind> {
-    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
-    let mut response = httparse::Response::new(&mut headers);
-    let len = match response.parse(bytes) {
+    // Uninitialised: zeroing 64 headers per response costs more than parsing a short head.
+    let mut headers = [const { std::mem::MaybeUninit::uninit() }; MAX_HEADERS];
+    let mut response = httparse::Response::new(&mut []);
+    let len = match httparse::ParserConfig::default().parse_response_with_uninit_headers(
+        &mut response,
+        bytes,
+        &mut headers,
+    ) {
         Ok(httparse::Status::Complete(len)) => len,
         Ok(httparse::Status::Partial) => return Ok(Head::Partial),
         Err(_) => return Err(ErrorKind::Malformed),

@@ -186,7 +186,7 @@ where
     let response = conn
         .exchange(&target.request, target.is_head, capture)
         .await?;
-    let end = Instant::now();
+    let end = response.last_byte_at;
     Ok(Response {
         status: response.status,
         bytes: response.bytes,

@@ -176,7 +176,8 @@ impl Deadline {
 }
 
 /// Sends one request of target `t`, due at `intended`, and records it when `measured`.
-/// `ready`: when the virtual user was free to send it; a start later than both is the
+/// `ready`: when the virtual user was free to send it; `started`: now (the caller's clock
+/// reading, one fewer per request). A start later than both `intended` and `ready` is the
 /// generator's own lateness (a paced connection still busy with a slow response is not).
 #[allow(clippy::too_many_arguments)]
 async fn request(
@@ -186,6 +187,7 @@ async fn request(
     t: usize,
     intended: Instant,
     ready: Instant,
+    started: Instant,
     measured: bool,
 ) {
     let target = &shared.targets[t];
@@ -200,7 +202,6 @@ async fn request(
     let conn = &mut slots[e];
     let captures = target.captures();
     capture.keep_body = target.captures_body();
-    let started = Instant::now();
     let outcome = deadline
         .run(started + target.timeout, async {
             let mut now = started;
@@ -341,7 +342,12 @@ async fn closed_vu(
             break;
         };
         let t = shared.pick(&mut rng);
-        request(&shared, &stats, &mut conns, t, intended, now, measured).await;
+        // After a pacing pause the clock is read again; else `now` is this request's start.
+        let started = if intended > now { Instant::now() } else { now };
+        request(
+            &shared, &stats, &mut conns, t, intended, now, started, measured,
+        )
+        .await;
         let think = match shared.load.think_time {
             Some(ThinkTime::Fixed(d)) => d,
             Some(ThinkTime::Uniform(low, high)) => {
@@ -454,7 +460,11 @@ async fn open_vu(
             break;
         };
         let t = shared.pick(&mut rng);
-        request(&shared, &stats, &mut conns, t, intended, intended, measured).await;
+        let started = Instant::now();
+        request(
+            &shared, &stats, &mut conns, t, intended, intended, started, measured,
+        )
+        .await;
         if pool.done.get() {
             break;
         }
