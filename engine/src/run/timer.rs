@@ -60,19 +60,19 @@ impl PreciseTimer {
             return Ok(());
         }
         let wait = TimeSpec::from_duration(deadline - now);
+        // Arming resets the timer's expiration count, and the reactor is edge-triggered, so
+        // the expiration need not be read (one syscall fewer per sleep): each expiry after
+        // the arming is a new readiness event.
         self.fd
             .get_ref()
             .0
             .set(Expiration::OneShot(wait), TimerSetTimeFlags::empty())?;
         loop {
             let mut ready = self.fd.readable().await?;
-            match ready.try_io(|fd| fd.get_ref().0.wait().map_err(io::Error::from)) {
-                Ok(result) => {
-                    // The expiration is read: the next sleep must wait for a new one.
-                    ready.clear_ready();
-                    return result;
-                }
-                Err(_would_block) => continue,
+            ready.clear_ready();
+            // An expiry of an earlier arming that the reactor reports late wakes us early.
+            if Instant::now() >= deadline {
+                return Ok(());
             }
         }
     }
@@ -104,6 +104,31 @@ mod tests {
             assert!(late[25] < Duration::from_micros(500), "{late:?}");
             // A deadline in the past returns at once.
             timer.sleep_until(Instant::now()).await.unwrap();
+        });
+    }
+
+    #[test]
+    fn an_abandoned_sleep_does_not_wake_the_next_one_early() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let mut timer = PreciseTimer::new().unwrap();
+            // Armed for 200 µs, polled once, then dropped; it expires while nobody waits.
+            tokio::select! {
+                biased;
+                _ = timer.sleep_until(Instant::now() + Duration::from_micros(200)) => {
+                    panic!("a 200 µs sleep ended at its first poll")
+                }
+                () = std::future::ready(()) => {}
+            }
+            // The reactor sees that expiry while this task sleeps on tokio's timer.
+            tokio::time::sleep(Duration::from_millis(3)).await;
+            // Its readiness is still pending; the next sleep must not end on it.
+            let deadline = Instant::now() + Duration::from_millis(5);
+            timer.sleep_until(deadline).await.unwrap();
+            assert!(Instant::now() >= deadline);
         });
     }
 }
