@@ -1,7 +1,6 @@
 //! The spec corpus: every `tests/specs/valid/*.yaml` and `examples/*.yaml` must resolve into
-//! a plan, and every
-//! `tests/specs/invalid/*.yaml` must produce exactly the diagnostics in its sibling
-//! `*.expected` file, one per line, as `loadgate validate` prints them.
+//! a plan, and every `tests/specs/invalid/*.yaml` must produce exactly the diagnostics in its
+//! sibling `*.expected` file, one per line, as `loadgate validate` prints them.
 //!
 //! After changing a message, regenerate the expected files and review the diff:
 //!
