@@ -11,7 +11,8 @@
 #
 # Evenly spaced arrivals wake the server and the client about once per request; arrivals in
 # bursts share the wake-ups, so they cost both sides less CPU per request, and measure a
-# different load. Tools missing from PATH are skipped.
+# different load. nginx, perf (tracepoints: root, or a perf_event_paranoid that allows them),
+# python3 and taskset are needed; h2load, oha and hey are skipped when missing.
 #
 #   bench/open_spacing.sh
 #   RATE=2000 DURATION=6 LOADGATE=/path/to/loadgate bench/open_spacing.sh
