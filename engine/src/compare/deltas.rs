@@ -52,8 +52,13 @@ pub struct SloDelta {
     pub unit: String,
     /// The threshold's limit in `unit`.
     pub limit: f64,
+    /// `limit` formatted by the engine as its reports show it, e.g. `200.00ms`, `1.000%`.
+    pub limit_text: String,
     /// The current run's measured value in `unit`; absent when it could not be measured.
     pub measured: Option<f64>,
+    /// `measured` formatted by the engine as the Markdown report shows it, e.g. `12.34ms`;
+    /// the reports' missing-value text `–` when absent.
+    pub measured_text: String,
     /// The same threshold's measured value in the baseline, when it had it.
     pub baseline: Option<f64>,
     /// `measured - baseline`.
@@ -66,13 +71,16 @@ impl SloDelta {
     /// The SLO verdict `v` of the current run, beside `baseline`, the baseline's measured value
     /// of the same threshold (in `v.unit`).
     pub(crate) fn of(v: &SloVerdict, baseline: Option<f64>) -> SloDelta {
+        let unit = Unit::from_name(&v.unit);
         SloDelta {
             scope: v.scope.clone(),
             metric: v.metric.clone(),
             threshold: v.threshold.clone(),
             unit: v.unit.clone(),
             limit: v.limit,
+            limit_text: unit.format(v.limit),
             measured: v.measured,
+            measured_text: unit.format_or_missing(v.measured),
             baseline,
             change: v.measured.zip(baseline).map(|(m, b)| m - b),
             passed: v.passed,

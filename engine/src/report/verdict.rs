@@ -3,7 +3,8 @@
 //! (`loadgate schema verdict`, committed as `schema/verdict.schema.json`).
 //!
 //! Units as in the result: latencies in microseconds (`_us`), rates per second, error rates as
-//! fractions (0.01 = 1%).
+//! fractions (0.01 = 1%). Beside the numbers, the engine's own formatting of them (`*_text`,
+//! `display`), as its reports show them, so that a reader need not format numbers again.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -13,6 +14,7 @@ use super::{Render, Report};
 use crate::compare::gate::{self, Overall};
 use crate::compare::{Comparison, RuleState, RuleVerdict, SloDelta, TargetDelta};
 use crate::result::{RunResult, TargetResult};
+use crate::units::Unit;
 
 /// Version of the verdict format; bumped on any incompatible change.
 const VERDICT_VERSION: u32 = 1;
@@ -48,11 +50,32 @@ pub(crate) struct Headline {
     pub error_rate: f64,
     /// Requests ended (responses and transport errors).
     pub requests: u64,
+    /// The same numbers formatted by the engine, as its reports show them.
+    pub display: HeadlineDisplay,
+}
+
+/// The headline's numbers formatted by the engine as its reports show them; `–` for a value
+/// that does not exist.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub(crate) struct HeadlineDisplay {
+    /// Throughput, e.g. `876.8/s`.
+    pub rps: String,
+    /// Latency p50 in a readable unit, e.g. `850us`, `8.40ms`, `1.20s`; `–` without responses.
+    pub p50: String,
+    /// Latency p95, as `p50`.
+    pub p95: String,
+    /// Latency p99, as `p50`.
+    pub p99: String,
+    /// Error rate as a percentage, e.g. `0.150%`.
+    pub error_rate: String,
+    /// Requests ended, e.g. `3511`.
+    pub requests: String,
 }
 
 impl Headline {
     /// The headline of a target result (usually `total`).
     fn of(t: &TargetResult) -> Headline {
+        let latency = |p: Option<u64>| Unit::Micros.format_or_missing(p.map(|us| us as f64));
         let (p50_us, p95_us, p99_us) = (
             t.latency_us.as_ref().map(|l| l.p50),
             t.latency_us.as_ref().map(|l| l.p95),
@@ -65,6 +88,14 @@ impl Headline {
             p99_us,
             error_rate: t.error_rate,
             requests: t.requests,
+            display: HeadlineDisplay {
+                rps: Unit::PerSecond.format(t.rps),
+                p50: latency(p50_us),
+                p95: latency(p95_us),
+                p99: latency(p99_us),
+                error_rate: Unit::Ratio.format(t.error_rate),
+                requests: t.requests.to_string(),
+            },
         }
     }
 }

@@ -359,14 +359,14 @@ fn slo_rows(current: &RunResult, comparison: Option<&Comparison>) -> Vec<CheckRo
                 kind: "SLO",
                 name: format!("{} {}: {}", v.scope, v.metric, v.threshold),
                 scope: v.scope.clone(),
-                measured: unit.format_or_missing(d.measured),
+                measured: d.measured_text,
                 baseline: unit.format_or_missing(d.baseline),
                 change: format_change(rel, d.change, unit),
                 interval: String::new(),
                 allowed: String::new(),
                 verdict: if v.passed { "pass" } else { "fail" },
                 failed: !v.passed,
-                reason: format!("limit {}", unit.format(d.limit)),
+                reason: format!("limit {}", d.limit_text),
             }
         })
         .collect()
