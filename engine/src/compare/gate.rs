@@ -1,5 +1,5 @@
 //! The gate's decision and the exit codes: [`Overall`] decides a current result (and its
-//! comparison with a baseline), [`Outcome`] is how a command ended, and [`Exit`] is the one
+//! comparison with a baseline), [`Outcome`] is how a command ended, and `Exit` is the one
 //! table of the documented exit codes (README, "Exit codes") that both map to. `lib.rs`, the
 //! JSON verdict and the reports read them from here.
 
@@ -13,7 +13,7 @@ use crate::result::RunResult;
 /// [`Exit::InvalidInput`], [`Exit::RunFailed`], [`Exit::InvalidMeasurement`],
 /// [`Exit::SloFailed`], [`Exit::Regressed`], [`Exit::Passed`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Exit {
+pub(crate) enum Exit {
     /// 0: the command succeeded; for `run` and `compare`, every SLO passed and no rule
     /// regressed.
     Passed = 0,
@@ -33,12 +33,12 @@ pub enum Exit {
 
 impl Exit {
     /// The process exit code, 0 to 5.
-    pub fn code(self) -> u8 {
+    pub(crate) fn code(self) -> u8 {
         self as u8
     }
 }
 
-/// How a command ended, when it ran to the end. Each maps to an [`Exit`] code.
+/// How a command ended, when it ran to the end. Each maps to an `Exit` code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {
     /// Exit 0: the command succeeded; for `run`, every SLO passed.
@@ -57,7 +57,7 @@ pub enum Outcome {
 
 impl Outcome {
     /// The exit code the outcome ends the process with.
-    pub fn exit(self) -> Exit {
+    pub(crate) fn exit(self) -> Exit {
         match self {
             Outcome::Passed => Exit::Passed,
             Outcome::SloFailed => Exit::SloFailed,
@@ -67,7 +67,7 @@ impl Outcome {
         }
     }
 
-    /// [`Outcome::exit`] as the process's exit code.
+    /// `Outcome::exit` as the process's exit code.
     pub fn exit_code(self) -> std::process::ExitCode {
         std::process::ExitCode::from(self.exit().code())
     }
@@ -115,12 +115,12 @@ impl Overall {
     }
 
     /// The exit code of the verdict: 0, 1, 4 or 5.
-    pub fn exit(self) -> Exit {
+    pub(crate) fn exit(self) -> Exit {
         Outcome::from(self).exit()
     }
 
     /// `pass`, `slo_failed`, `regressed` or `invalid_measurement`.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Overall::Pass => "pass",
             Overall::SloFailed => "slo_failed",
@@ -131,7 +131,7 @@ impl Overall {
 
     /// The verdict as the reports' headline word: `PASSED`, `FAILED`, `REGRESSED` or
     /// `INVALID MEASUREMENT`.
-    pub fn word(self) -> &'static str {
+    pub(crate) fn word(self) -> &'static str {
         match self {
             Overall::Pass => "PASSED",
             Overall::SloFailed => "FAILED",
@@ -143,7 +143,7 @@ impl Overall {
 
 /// The one-line verdict, e.g. `PASSED: 3/3 SLOs met; no regression (5 rules: 4 unchanged, 1
 /// inconclusive)`.
-pub fn summary_line(current: &RunResult, comparison: Option<&Comparison>) -> String {
+pub(crate) fn summary_line(current: &RunResult, comparison: Option<&Comparison>) -> String {
     let overall = Overall::of(current, comparison);
     let total = current.slo.len();
     let failed = current.slo.iter().filter(|v| !v.passed).count();

@@ -104,7 +104,7 @@ impl Comparison {
     }
 
     /// Number of rules with the given verdict.
-    pub fn count(&self, state: RuleState) -> usize {
+    pub(crate) fn count(&self, state: RuleState) -> usize {
         self.rules.iter().filter(|r| r.verdict == state).count()
     }
 }
