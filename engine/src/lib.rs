@@ -12,6 +12,7 @@ pub mod run;
 pub mod serve;
 pub mod service;
 pub mod spec;
+mod units;
 pub mod validate;
 
 use std::process::ExitCode;
@@ -22,62 +23,10 @@ use std::path::PathBuf;
 
 use anyhow::Context as _;
 use cli::{Cli, Command, CompareArgs, ReportArgs, RunArgs, SchemaKind};
+use compare::gate::{Exit, Overall};
 use report::progress::ProgressLine;
-use report::verdict::Overall;
 
-/// How a command ended, when it ran to the end. Each maps to a documented exit code.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
-    /// Exit 0: the command succeeded; for `run`, every SLO passed.
-    Passed,
-    /// Exit 1: the run completed and at least one SLO failed.
-    SloFailed,
-    /// Exit 3: the run was interrupted (Ctrl-C or SIGTERM) before its end.
-    Interrupted,
-    /// Exit 4: every SLO passed, and a regression rule found a regression against the
-    /// baseline. (When an SLO failed too, the outcome is [`Outcome::SloFailed`].)
-    Regressed,
-    /// Exit 5: the load generator did not apply the planned load (rate short of target,
-    /// requests started late, or its CPU saturated): the numbers measure the generator.
-    InvalidMeasurement,
-}
-
-/// Exit code for an invalid spec or command line.
-pub const EXIT_INVALID_SPEC: u8 = 2;
-/// Exit code for a run whose load generator fell short of the plan.
-pub const EXIT_INVALID_MEASUREMENT: u8 = 5;
-/// Exit code for a run that could not be carried out (service did not start, target
-/// unreachable at start, result not writable).
-pub const EXIT_RUN_FAILED: u8 = 3;
-/// Exit code for a regression found against the baseline (and every SLO passed).
-pub const EXIT_REGRESSED: u8 = 4;
-
-impl Outcome {
-    /// The process exit code: 0 passed, 1 an SLO failed, 3 interrupted, 4 regressed.
-    pub fn exit_code(self) -> ExitCode {
-        ExitCode::from(self.code())
-    }
-
-    /// [`Outcome::exit_code`] as a number.
-    pub fn code(self) -> u8 {
-        match self {
-            Outcome::Passed => 0,
-            Outcome::SloFailed => 1,
-            Outcome::Interrupted => EXIT_RUN_FAILED,
-            Outcome::Regressed => EXIT_REGRESSED,
-            Outcome::InvalidMeasurement => EXIT_INVALID_MEASUREMENT,
-        }
-    }
-
-    fn of(overall: Overall) -> Outcome {
-        match overall {
-            Overall::Pass => Outcome::Passed,
-            Overall::SloFailed => Outcome::SloFailed,
-            Overall::Regressed => Outcome::Regressed,
-            Overall::InvalidMeasurement => Outcome::InvalidMeasurement,
-        }
-    }
-}
+pub use compare::gate::Outcome;
 
 /// The exit code for an error that ended a command: 2 for an invalid spec or input (a result
 /// file that cannot be read, results that cannot be compared or merged), 3 otherwise.
@@ -89,11 +38,12 @@ pub fn error_exit_code(error: &anyhow::Error) -> ExitCode {
             || e.is::<compare::CompareError>()
             || e.is::<result::merge::MergeError>()
     });
-    ExitCode::from(if invalid_spec {
-        EXIT_INVALID_SPEC
+    let exit = if invalid_spec {
+        Exit::InvalidInput
     } else {
-        EXIT_RUN_FAILED
-    })
+        Exit::RunFailed
+    };
+    ExitCode::from(exit.code())
 }
 
 /// Runs one command.
@@ -157,7 +107,7 @@ fn compare_files(args: &CompareArgs) -> anyhow::Result<Outcome> {
     };
     let text = report::render(args.format, &input, args.templates.as_deref())?;
     report::output(&text, args.output.as_deref())?;
-    Ok(Outcome::of(Overall::of(&current, Some(&comparison))))
+    Ok(Overall::of(&current, Some(&comparison)).into())
 }
 
 /// `loadgate report`: renders the latest result, compared with a baseline when given, with a
@@ -275,7 +225,7 @@ fn run_spec(args: &RunArgs) -> anyhow::Result<Outcome> {
     } else if !result.health.valid {
         Outcome::InvalidMeasurement
     } else {
-        Outcome::of(Overall::of(&result, comparison.as_ref()))
+        Overall::of(&result, comparison.as_ref()).into()
     })
 }
 

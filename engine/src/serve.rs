@@ -64,7 +64,7 @@ use tokio::task::JoinSet;
 use tokio_rustls::TlsAcceptor;
 
 use crate::cli::ServeArgs;
-use crate::plan::units::parse_duration;
+use crate::units::parse_duration;
 
 /// The largest body `size=N` may ask for, in bytes (1 GiB).
 pub const MAX_BODY_SIZE: u64 = 1 << 30;

@@ -7,8 +7,8 @@
 
 mod common;
 
+use loadgate::compare::gate::Overall;
 use loadgate::compare::{self, RuleState};
-use loadgate::report::verdict::Overall;
 use loadgate::serve::spawn;
 
 const RULES: &str = "regression:\n  latency: [\"p(50) +10% floor 1ms\", \"p(95) +10% floor 1ms\"]\n  requests: [\"rate -10%\"]\n";

@@ -130,7 +130,7 @@ fn markdown_stays_under_the_comment_limit() {
         };
         let md = report::render(Format::Md, &input, None).unwrap();
         let chars = md.chars().count();
-        assert!(chars <= report::GITHUB_COMMENT_LIMIT, "{chars}");
+        assert!(chars <= report::markdown::GITHUB_COMMENT_LIMIT, "{chars}");
         assert!(chars > 10_000, "{chars}: summarised too much");
         assert!(md.contains("more targets are not listed"), "{n}");
         // The verdict line and the checks survive.
@@ -143,7 +143,7 @@ fn markdown_stays_under_the_comment_limit() {
 #[test]
 fn truncation_closes_open_details_and_says_so() {
     let text = format!("head\n<details>\n{}", "line\n".repeat(1_000));
-    let cut = report::truncate_markdown(&text, 500);
+    let cut = report::markdown::truncate_markdown(&text, 500);
     assert!(cut.chars().count() <= 500);
     assert!(cut.contains("</details>"));
     assert!(cut.ends_with("the HTML and JSON reports are complete.*\n"));

@@ -28,25 +28,25 @@
 //!
 //! This is the shape of criterion.rs's comparison (book, "Analysis Process", *Comparison*): a
 //! bootstrap interval of the relative change, judged against a noise threshold; in loadgate the
-//! threshold is the rule's allowed change and floor ([`super::judge`]).
+//! threshold is the rule's allowed change and floor (`rules::judge`).
 
 use statrs::statistics::{Data, OrderStatistics};
 
 /// Bootstrap rounds per interval. With 10,000 rounds even the ~0.1% quantiles of the expanded
 /// interval rest on about ten resamples (Efron & Tibshirani 1993, §19.3 ask ≥ 1,000 for
 /// percentile intervals).
-pub const RESAMPLES: usize = 10_000;
+pub(crate) const RESAMPLES: usize = 10_000;
 /// Confidence level of the intervals: 95%.
-pub const CONFIDENCE: f64 = 0.95;
+pub(crate) const CONFIDENCE: f64 = 0.95;
 /// Seed of the bootstrap's generator (wyrand, `fastrand`): "loadgate" in ASCII.
-pub const SEED: u64 = 0x6c6f_6164_6761_7465;
+pub(crate) const SEED: u64 = 0x6c6f_6164_6761_7465;
 /// Fewest per-second samples a run needs for an interval; with fewer the verdict is
 /// inconclusive.
-pub const MIN_SAMPLES: usize = 3;
+pub(crate) const MIN_SAMPLES: usize = 3;
 
 /// How the change between the two statistics is expressed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Change {
+pub(crate) enum Change {
     /// `current / baseline - 1`, a fraction. Resamples whose baseline statistic is 0 are
     /// skipped.
     Relative,
@@ -56,20 +56,22 @@ pub enum Change {
 
 /// A confidence interval of a change.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Interval {
-    pub low: f64,
-    pub high: f64,
+pub(crate) struct Interval {
+    /// Lower bound, in the change's unit.
+    pub(crate) low: f64,
+    /// Upper bound, in the change's unit.
+    pub(crate) high: f64,
 }
 
 /// Block length of the moving-block bootstrap for `n` samples: `round(n^(1/3))`, at least 1.
-pub fn block_length(n: usize) -> usize {
+pub(crate) fn block_length(n: usize) -> usize {
     ((n as f64).cbrt().round() as usize).clamp(1, n.max(1))
 }
 
 /// Appends to `out` a moving-block resample of `data` (same length as `data`): blocks of
 /// [`block_length`] consecutive samples starting at uniformly drawn positions, the last block
 /// cut short.
-pub fn block_resample<T: Copy>(data: &[T], rng: &mut fastrand::Rng, out: &mut Vec<T>) {
+pub(crate) fn block_resample<T: Copy>(data: &[T], rng: &mut fastrand::Rng, out: &mut Vec<T>) {
     out.clear();
     let n = data.len();
     if n == 0 {
@@ -86,7 +88,7 @@ pub fn block_resample<T: Copy>(data: &[T], rng: &mut fastrand::Rng, out: &mut Ve
 /// The [`CONFIDENCE`] bootstrap interval of the change of `statistic` from `baseline` to
 /// `current` (see the module documentation). `None` when either side has fewer than
 /// [`MIN_SAMPLES`] samples, or (relative) when no resample had a baseline statistic above 0.
-pub fn change_interval<T: Copy>(
+pub(crate) fn change_interval<T: Copy>(
     baseline: &[T],
     current: &[T],
     statistic: &dyn Fn(&[T]) -> f64,
@@ -125,7 +127,7 @@ pub fn change_interval<T: Copy>(
 /// The lower tail probability of Hesterberg's expanded percentile interval at `confidence` for
 /// `n` samples (n ≥ 2): `Φ(−√(n/(n−1)) · t(n−1, (1 + confidence)/2))`. It tends to
 /// `(1 − confidence)/2` as `n` grows.
-pub fn expanded_tail(n: usize, confidence: f64) -> f64 {
+pub(crate) fn expanded_tail(n: usize, confidence: f64) -> f64 {
     use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
     let n = n.max(2) as f64;
     let t = StudentsT::new(0.0, 1.0, n - 1.0)
@@ -135,7 +137,7 @@ pub fn expanded_tail(n: usize, confidence: f64) -> f64 {
 }
 
 /// The arithmetic mean of `values`; 0 when empty.
-pub fn mean(values: &[f64]) -> f64 {
+pub(crate) fn mean(values: &[f64]) -> f64 {
     use statrs::statistics::Statistics as _;
     if values.is_empty() {
         0.0
@@ -145,7 +147,7 @@ pub fn mean(values: &[f64]) -> f64 {
 }
 
 /// The median of `values` (statrs); NaN when empty.
-pub fn median(values: &[f64]) -> f64 {
+pub(crate) fn median(values: &[f64]) -> f64 {
     Data::new(values.to_vec()).median()
 }
 

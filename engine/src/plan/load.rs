@@ -6,9 +6,9 @@
 
 use std::time::Duration;
 
-use super::units::{parse_duration, parse_rate};
 use super::{Errors, PlanError};
 use crate::spec::{self, LoadModel, StageTarget};
+use crate::units::{parse_duration, parse_rate};
 
 /// Lowest non-zero rate (arrival or pacing), per second: one request every 1000 s.
 pub const MIN_RATE: f64 = 0.001;

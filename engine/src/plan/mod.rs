@@ -8,7 +8,6 @@ pub mod load;
 pub mod regression;
 pub mod threshold;
 pub mod tls;
-pub mod units;
 
 pub use load::{LoadPlan, Model, Stage, Stop, ThinkTime};
 
@@ -21,9 +20,9 @@ use bytes::Bytes;
 use sha2::{Digest, Sha256};
 
 use crate::spec::{self, Protocol, Spec, StatusMatch, TlsRoots, TlsVersion};
+use crate::units::parse_duration;
 use regression::RegressionRule;
 use threshold::{Metric, Scope, Threshold};
-use units::parse_duration;
 
 /// Default request timeout when neither the spec nor the target gives one.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);

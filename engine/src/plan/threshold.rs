@@ -24,7 +24,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use super::units::{parse_duration, parse_rate};
+use crate::units::{parse_duration, parse_rate};
 
 /// The metric a threshold applies to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

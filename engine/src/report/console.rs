@@ -4,9 +4,33 @@
 use std::fmt::Write as _;
 
 use crate::result::{self, LatencySummary, PhasesResult, RunResult, SloVerdict, TargetResult};
+use crate::units::{Unit, format_bytes, format_duration_us};
 
 /// Renders the summary of `result` as plain text.
 pub fn summary(result: &RunResult) -> String {
+    let t = &result.total;
+    let mut out = totals(result);
+    out.push_str(&transport_lines(result));
+    out.push_str(&latency_table(result));
+    if let Some(phases) = &t.phases_us {
+        out.push_str(&phase_table(phases));
+    }
+    if let Ok(histogram) = result::decode_histogram(&t.histogram)
+        && !histogram.is_empty()
+    {
+        let _ = writeln!(out, "\n  latency histogram");
+        out.push_str(&histogram_bars(&histogram));
+    }
+    out.push_str(&status_lines(t));
+    out.push_str(&check_lines(result));
+    out.push_str(&health(result));
+    out.push_str(&slo_table(result));
+    out.push_str(&verdict_line(result));
+    out
+}
+
+/// The run's name, its load and its totals: requests, errors, data, client CPU.
+fn totals(result: &RunResult) -> String {
     let mut out = String::new();
     let t = &result.total;
     let load = &result.load;
@@ -45,16 +69,22 @@ pub fn summary(result: &RunResult) -> String {
     let _ = writeln!(
         out,
         "  data        {} received, {} sent",
-        bytes(t.bytes_received),
-        bytes(t.bytes_sent)
+        format_bytes(t.bytes_received),
+        format_bytes(t.bytes_sent)
     );
     let _ = writeln!(
         out,
         "  client CPU  {:.2} s user, {:.2} s system",
         result.environment.client_cpu_user_s, result.environment.client_cpu_system_s
     );
-    out.push_str(&transport_lines(result));
+    out
+}
 
+/// The latency percentiles of the whole run and of each target (when there are several);
+/// the service time too when requests had due times.
+fn latency_table(result: &RunResult) -> String {
+    let mut out = String::new();
+    let t = &result.total;
     let _ = writeln!(out, "\n  latency{}", percentile_header());
     let rows: Vec<&TargetResult> = if result.targets.len() > 1 {
         std::iter::once(t).chain(&result.targets).collect()
@@ -91,18 +121,12 @@ pub fn summary(result: &RunResult) -> String {
             );
         }
     }
+    out
+}
 
-    if let Some(phases) = &t.phases_us {
-        out.push_str(&phase_table(phases));
-    }
-
-    if let Ok(histogram) = result::decode_histogram(&t.histogram)
-        && !histogram.is_empty()
-    {
-        let _ = writeln!(out, "\n  latency histogram");
-        out.push_str(&histogram_bars(&histogram));
-    }
-
+/// Status codes and errors by kind, when there are any.
+fn status_lines(t: &TargetResult) -> String {
+    let mut out = String::new();
     if !t.status_codes.is_empty() {
         let codes: Vec<String> = t
             .status_codes
@@ -119,7 +143,11 @@ pub fn summary(result: &RunResult) -> String {
             .collect();
         let _ = writeln!(out, "  errors        {}", kinds.join(", "));
     }
+    out
+}
 
+/// Each response check of each target, with how many responses passed it.
+fn check_lines(result: &RunResult) -> String {
     let checks: Vec<String> = result
         .targets
         .iter()
@@ -137,11 +165,16 @@ pub fn summary(result: &RunResult) -> String {
             })
         })
         .collect();
-    if !checks.is_empty() {
-        let _ = writeln!(out, "\n  checks\n{}", checks.join("\n"));
+    if checks.is_empty() {
+        String::new()
+    } else {
+        format!("\n  checks\n{}\n", checks.join("\n"))
     }
-    out.push_str(&health(result));
+}
 
+/// The SLO table, when there are SLOs.
+fn slo_table(result: &RunResult) -> String {
+    let mut out = String::new();
     if !result.slo.is_empty() {
         let _ = writeln!(out, "\n  SLO");
         let width = result
@@ -160,6 +193,11 @@ pub fn summary(result: &RunResult) -> String {
             );
         }
     }
+    out
+}
+
+/// The verdict of the run alone (no baseline), last.
+fn verdict_line(result: &RunResult) -> String {
     let failed = result.slo.iter().filter(|v| !v.passed).count();
     let verdict = match (result.slo.len(), failed) {
         (0, _) => "PASSED: no SLOs defined".to_string(),
@@ -167,15 +205,13 @@ pub fn summary(result: &RunResult) -> String {
         (n, f) => format!("FAILED: {f} of {n} SLO thresholds not met"),
     };
     if result.health.valid {
-        let _ = writeln!(out, "\n{verdict}");
+        format!("\n{verdict}\n")
     } else {
-        let _ = writeln!(
-            out,
-            "\nINVALID MEASUREMENT: the load generator did not apply the planned load ({})",
+        format!(
+            "\nINVALID MEASUREMENT: the load generator did not apply the planned load ({})\n",
             verdict.to_lowercase()
-        );
+        )
     }
-    out
 }
 
 /// The generator's health: a stage table when there is more than one stage or a schedule,
@@ -219,7 +255,7 @@ fn health(result: &RunResult) -> String {
                 s.dropped,
                 s.lateness_us
                     .as_ref()
-                    .map_or("-".to_string(), |l| latency(l.p99 as f64)),
+                    .map_or("-".to_string(), |l| format_duration_us(l.p99 as f64)),
                 s.client_cpu_s,
             );
         }
@@ -292,7 +328,7 @@ fn phase_table(phases: &PhasesResult) -> String {
                 p.count,
                 [p.min, p.p50, p.p90, p.p99, p.max]
                     .iter()
-                    .map(|us| format!("{:>9}", latency(*us as f64)))
+                    .map(|us| format!("{:>9}", format_duration_us(*us as f64)))
                     .collect::<String>()
             );
         }
@@ -330,7 +366,7 @@ fn percentile_row(summary: &Option<LatencySummary>) -> String {
             l.mean,
         ]
         .iter()
-        .map(|us| format!("{:>9}", latency(*us)))
+        .map(|us| format!("{:>9}", format_duration_us(*us)))
         .collect(),
         None => format!("{:>9}", "no responses"),
     }
@@ -352,8 +388,8 @@ fn histogram_bars(h: &hdrhistogram::Histogram<u64>) -> String {
         let _ = writeln!(
             out,
             "  {:>9} .. {:<9} {:<40} {:>5.1}%",
-            latency(low),
-            latency(high),
+            format_duration_us(low),
+            format_duration_us(high),
             "#".repeat((share * 40.0).round() as usize),
             share * 100.0
         );
@@ -376,38 +412,10 @@ fn slo_name(v: &SloVerdict) -> String {
     name
 }
 
+/// An SLO's measured value in its unit, or `n/a`.
 fn measured(v: &SloVerdict) -> String {
-    match (v.measured, v.unit.as_str()) {
-        (None, _) => "n/a".to_string(),
-        (Some(us), "us") => latency(us),
-        (Some(ratio), "ratio") => format!("{:.3}%", ratio * 100.0),
-        (Some(rate), "1/s") => format!("{rate:.1}/s"),
-        (Some(n), _) => format!("{n}"),
-    }
-}
-
-/// A latency in microseconds, in a readable unit: `850us`, `1.23ms`, `2.50s`.
-pub fn latency(us: f64) -> String {
-    if us < 1_000.0 {
-        format!("{us:.0}us")
-    } else if us < 1_000_000.0 {
-        format!("{:.2}ms", us / 1_000.0)
-    } else {
-        format!("{:.2}s", us / 1_000_000.0)
-    }
-}
-
-fn bytes(n: u64) -> String {
-    let n = n as f64;
-    if n < 1024.0 {
-        format!("{n} B")
-    } else if n < 1024.0 * 1024.0 {
-        format!("{:.1} KiB", n / 1024.0)
-    } else if n < 1024.0 * 1024.0 * 1024.0 {
-        format!("{:.1} MiB", n / (1024.0 * 1024.0))
-    } else {
-        format!("{:.2} GiB", n / (1024.0 * 1024.0 * 1024.0))
-    }
+    v.measured
+        .map_or_else(|| "n/a".to_string(), |m| Unit::from_name(&v.unit).format(m))
 }
 
 /// Names come from the spec: keep terminal control characters out.
@@ -420,13 +428,6 @@ fn clean(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn latency_units() {
-        assert_eq!(latency(850.0), "850us");
-        assert_eq!(latency(1_234.0), "1.23ms");
-        assert_eq!(latency(2_500_000.0), "2.50s");
-    }
 
     #[test]
     fn histogram_bars_cover_every_sample() {

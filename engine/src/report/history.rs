@@ -5,12 +5,12 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::compare::stats::median;
-use crate::report::view::{MISSING, percent, value};
+use crate::compare::median;
 use crate::result::RunResult;
+use crate::units::{MISSING, Unit, format_relative};
 
 /// Default number of runs a trend shows (the latest included).
-pub const DEFAULT_WINDOW: usize = 10;
+pub(crate) const DEFAULT_WINDOW: usize = 10;
 
 /// One run of the window.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -43,7 +43,9 @@ pub struct TrendMetric {
 /// The trend of a window of runs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Trend {
+    /// The runs of the window, oldest first, the latest last.
     pub runs: Vec<TrendRun>,
+    /// Throughput, p50, p95, p99 and error rate over the runs.
     pub metrics: Vec<TrendMetric>,
 }
 
@@ -52,18 +54,18 @@ type Getter = fn(&RunResult) -> Option<f64>;
 /// The trend of `earlier` runs (oldest first) followed by `latest`.
 pub fn trend(earlier: &[RunResult], latest: &RunResult) -> Trend {
     let runs: Vec<&RunResult> = earlier.iter().chain(std::iter::once(latest)).collect();
-    let metrics: [(&str, &str, &str, Getter); 5] = [
-        ("throughput", "rps", "1/s", |r| Some(r.total.rps)),
-        ("p50", "p50_us", "us", |r| {
+    let metrics: [(&str, &str, Unit, Getter); 5] = [
+        ("throughput", "rps", Unit::PerSecond, |r| Some(r.total.rps)),
+        ("p50", "p50_us", Unit::Micros, |r| {
             r.total.latency_us.as_ref().map(|l| l.p50 as f64)
         }),
-        ("p95", "p95_us", "us", |r| {
+        ("p95", "p95_us", Unit::Micros, |r| {
             r.total.latency_us.as_ref().map(|l| l.p95 as f64)
         }),
-        ("p99", "p99_us", "us", |r| {
+        ("p99", "p99_us", Unit::Micros, |r| {
             r.total.latency_us.as_ref().map(|l| l.p99 as f64)
         }),
-        ("error rate", "error_rate", "ratio", |r| {
+        ("error rate", "error_rate", Unit::Ratio, |r| {
             Some(r.total.error_rate)
         }),
     ];
@@ -87,15 +89,15 @@ pub fn trend(earlier: &[RunResult], latest: &RunResult) -> Trend {
                 let previous = raw.len().checked_sub(2).and_then(|i| raw[i]);
                 let before: Vec<f64> = raw[..raw.len() - 1].iter().flatten().copied().collect();
                 let rel = |base: Option<f64>| match (latest, base) {
-                    (Some(l), Some(b)) if b != 0.0 => percent(Some(l / b - 1.0)),
+                    (Some(l), Some(b)) if b != 0.0 => format_relative(Some(l / b - 1.0)),
                     (Some(l), Some(b)) if l == b => "±0".to_string(),
                     _ => MISSING.to_string(),
                 };
                 TrendMetric {
                     label: label.to_string(),
                     key: key.to_string(),
-                    unit: unit.to_string(),
-                    values: raw.iter().map(|v| value(*v, unit)).collect(),
+                    unit: unit.name().to_string(),
+                    values: raw.iter().map(|v| unit.format_or_missing(*v)).collect(),
                     vs_previous: rel(previous),
                     vs_median: rel((!before.is_empty()).then(|| median(&before))),
                     raw,

@@ -5,49 +5,50 @@
 //! the latency percentile distribution on HdrHistogram's log "nines" scale, latency (p50, p99)
 //! and throughput over time, and the latency histogram on a log scale.
 
-use std::path::Path;
-
 use anyhow::Context as _;
+use hdrhistogram::Histogram;
 use serde::Serialize;
 
 use super::history::Trend;
 use super::svg::{self, LineChart, Series, Style};
-use super::view::View;
-use super::{Input, templates};
-use crate::report::console::latency;
+use super::{Input, Render, Report, templates};
 use crate::result::{self, RunResult};
+use crate::units::format_duration_us;
 
 /// The charts of a report, as `<svg>` markup.
 #[derive(Debug, Clone, Serialize)]
-pub struct Charts {
-    pub percentiles: String,
-    pub latency_over_time: String,
-    pub throughput_over_time: String,
-    pub histogram: String,
-    /// p95 and throughput over the runs of a trend; empty without one.
-    pub trend: String,
+struct Charts {
+    /// Latency by percentile, on the log "nines" scale.
+    percentiles: String,
+    /// p50 and p99 of each second.
+    latency_over_time: String,
+    /// Responses of each complete second.
+    throughput_over_time: String,
+    /// Share of responses by latency, up to p99.9.
+    histogram: String,
+    /// p50 and p95 over the runs of a trend; empty without one.
+    trend: String,
 }
 
-/// Renders the HTML report.
-pub fn render(
-    view: &View,
-    input: &Input<'_>,
-    trend: Option<&Trend>,
-    templates_dir: Option<&Path>,
-) -> anyhow::Result<String> {
-    let charts = charts(input, trend);
-    let env = templates::environment(templates_dir);
-    env.get_template(templates::HTML)?
-        .render(minijinja::context! { view => view, history => trend, charts => charts })
-        .context("cannot render the HTML report")
+/// The HTML renderer.
+pub(super) struct Html;
+
+impl Render for Html {
+    fn render(&self, report: &Report<'_>) -> anyhow::Result<String> {
+        let trend = report.trend.as_ref();
+        let charts = charts(report.input, trend);
+        let env = templates::environment(report.templates_dir);
+        env.get_template(templates::HTML)?
+            .render(minijinja::context! { view => report.view, history => trend, charts => charts })
+            .context("cannot render the HTML report")
+    }
 }
 
-fn ms(us: f64) -> String {
-    latency(us)
-}
+/// A run to draw: its name, the result, the style of its main line and of its second line.
+type Run<'a> = (&'static str, &'a RunResult, Style, Style);
 
 /// The runs to draw: the current one, then the baseline when there is one.
-fn runs<'a>(input: &Input<'a>) -> Vec<(&'static str, &'a RunResult, Style, Style)> {
+fn runs<'a>(input: &Input<'a>) -> Vec<Run<'a>> {
     let mut out = vec![("current", input.current, Style::Current, Style::CurrentAlt)];
     if let Some(b) = input.baseline {
         out.push(("baseline", b, Style::Baseline, Style::BaselineAlt));
@@ -56,7 +57,7 @@ fn runs<'a>(input: &Input<'a>) -> Vec<(&'static str, &'a RunResult, Style, Style
 }
 
 /// Draws every chart of the report.
-pub fn charts(input: &Input<'_>, trend: Option<&Trend>) -> Charts {
+fn charts(input: &Input<'_>, trend: Option<&Trend>) -> Charts {
     let runs = runs(input);
     let histograms: Vec<_> = runs
         .iter()
@@ -65,8 +66,22 @@ pub fn charts(input: &Input<'_>, trend: Option<&Trend>) -> Charts {
             (!h.is_empty()).then_some((*name, h, *style))
         })
         .collect();
+    let (latency_over_time, throughput_over_time) = over_time_charts(&runs);
+    Charts {
+        percentiles: percentile_chart(&histograms),
+        latency_over_time,
+        throughput_over_time,
+        histogram: histogram_chart(&histograms),
+        trend: trend.map_or_else(String::new, trend_chart),
+    }
+}
 
-    let percentile_series: Vec<Series> = histograms
+/// A run's name, its whole-run latency histogram (µs) and its style.
+type Drawn = (&'static str, Histogram<u64>, Style);
+
+/// Latency by percentile, each run a line.
+fn percentile_chart(histograms: &[Drawn]) -> String {
+    let series: Vec<Series> = histograms
         .iter()
         .map(|(name, h, style)| Series {
             name: name.to_string(),
@@ -74,24 +89,27 @@ pub fn charts(input: &Input<'_>, trend: Option<&Trend>) -> Charts {
             points: svg::percentile_points(h),
         })
         .collect();
-    let max_nines = percentile_series
+    let max_nines = series
         .iter()
         .filter_map(|s| s.points.last().map(|p| p.0))
         .fold(1.0, f64::max);
-    let percentiles = LineChart {
+    LineChart {
         title: "Latency by percentile".into(),
         x_label: "percentile (log scale of 1/(1-q))".into(),
         y_label: "latency".into(),
         x_ticks: svg::nines_ticks(max_nines),
-        y_format: ms,
-        series: percentile_series,
+        y_format: format_duration_us,
+        series,
         steps: false,
     }
-    .render();
+    .render()
+}
 
+/// Latency (p50, p99 of each second) and throughput (of each complete second) over time.
+fn over_time_charts(runs: &[Run<'_>]) -> (String, String) {
     let mut latency_series = Vec::new();
     let mut rps_series = Vec::new();
-    for (name, r, style, alt) in &runs {
+    for (name, r, style, alt) in runs {
         let seconds = r.time_series.iter().filter(|s| s.responses > 0);
         latency_series.push(Series {
             name: format!("{name} p50"),
@@ -119,28 +137,18 @@ pub fn charts(input: &Input<'_>, trend: Option<&Trend>) -> Charts {
                 .collect(),
         });
     }
-    let last_second = runs
-        .iter()
-        .flat_map(|(_, r, _, _)| r.time_series.iter().map(|s| s.second))
-        .max()
-        .unwrap_or(1)
-        .max(1);
-    let step = (f64::from(last_second) / 8.0).ceil().max(1.0) as u32;
-    let time_ticks: Vec<(f64, String)> = (0..=last_second)
-        .step_by(step as usize)
-        .map(|s| (f64::from(s), format!("{s} s")))
-        .collect();
-    let latency_over_time = LineChart {
+    let time_ticks = time_ticks(runs);
+    let latency = LineChart {
         title: "Latency over time (p50, p99 of each second)".into(),
         x_label: "seconds since measuring started".into(),
         y_label: "latency".into(),
         x_ticks: time_ticks.clone(),
-        y_format: ms,
+        y_format: format_duration_us,
         series: latency_series,
         steps: false,
     }
     .render();
-    let throughput_over_time = LineChart {
+    let throughput = LineChart {
         title: "Throughput over time (complete seconds)".into(),
         x_label: "seconds since measuring started".into(),
         y_label: "responses per second".into(),
@@ -150,7 +158,28 @@ pub fn charts(input: &Input<'_>, trend: Option<&Trend>) -> Charts {
         steps: false,
     }
     .render();
+    (latency, throughput)
+}
 
+/// Ticks of a time axis, in seconds since measuring started: about eight, up to the last
+/// second of the longest run.
+fn time_ticks(runs: &[Run<'_>]) -> Vec<(f64, String)> {
+    let last_second = runs
+        .iter()
+        .flat_map(|(_, r, _, _)| r.time_series.iter().map(|s| s.second))
+        .max()
+        .unwrap_or(1)
+        .max(1);
+    let step = (f64::from(last_second) / 8.0).ceil().max(1.0) as u32;
+    (0..=last_second)
+        .step_by(step as usize)
+        .map(|s| (f64::from(s), format!("{s} s")))
+        .collect()
+}
+
+/// The share of responses by latency on a log scale, up to the highest p99.9, each run a
+/// stepped line.
+fn histogram_chart(histograms: &[Drawn]) -> String {
     let low = histograms
         .iter()
         .map(|(_, h, _)| h.min() as f64)
@@ -164,7 +193,7 @@ pub fn charts(input: &Input<'_>, trend: Option<&Trend>) -> Charts {
     } else {
         (1.0, 10.0)
     };
-    let histogram = LineChart {
+    LineChart {
         title: "Latency histogram (share of responses, up to p99.9)".into(),
         x_label: "latency (log scale)".into(),
         y_label: "% of responses".into(),
@@ -180,47 +209,40 @@ pub fn charts(input: &Input<'_>, trend: Option<&Trend>) -> Charts {
             .collect(),
         steps: true,
     }
-    .render();
+    .render()
+}
 
-    let trend = trend.map_or_else(String::new, |t| {
-        let series = |key: &str, name: &str, style| Series {
-            name: name.to_string(),
-            style,
-            points: t
-                .metrics
-                .iter()
-                .find(|m| m.key == key)
-                .map(|m| {
-                    m.raw
-                        .iter()
-                        .enumerate()
-                        .filter_map(|(i, v)| v.map(|v| (i as f64, v)))
-                        .collect()
-                })
-                .unwrap_or_default(),
-        };
-        LineChart {
-            title: "p50 and p95 over the runs".into(),
-            x_label: "run (oldest to latest)".into(),
-            y_label: "latency".into(),
-            x_ticks: (0..t.runs.len())
-                .map(|i| (i as f64, format!("{}", i + 1)))
-                .collect(),
-            y_format: ms,
-            series: vec![
-                series("p50_us", "p50", Style::Current),
-                series("p95_us", "p95", Style::CurrentAlt),
-            ],
-            steps: false,
-        }
-        .render()
-    });
-
-    Charts {
-        percentiles,
-        latency_over_time,
-        throughput_over_time,
-        histogram,
-        trend,
+/// p50 and p95 over the runs of a trend.
+fn trend_chart(t: &Trend) -> String {
+    let series = |key: &str, name: &str, style| Series {
+        name: name.to_string(),
+        style,
+        points: t
+            .metrics
+            .iter()
+            .find(|m| m.key == key)
+            .map(|m| {
+                m.raw
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, v)| v.map(|v| (i as f64, v)))
+                    .collect()
+            })
+            .unwrap_or_default(),
+    };
+    LineChart {
+        title: "p50 and p95 over the runs".into(),
+        x_label: "run (oldest to latest)".into(),
+        y_label: "latency".into(),
+        x_ticks: (0..t.runs.len())
+            .map(|i| (i as f64, format!("{}", i + 1)))
+            .collect(),
+        y_format: format_duration_us,
+        series: vec![
+            series("p50_us", "p50", Style::Current),
+            series("p95_us", "p95", Style::CurrentAlt),
+        ],
+        steps: false,
     }
+    .render()
 }

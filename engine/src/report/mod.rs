@@ -1,23 +1,30 @@
-//! Reports: one renderer per format, all reading the same [`view::View`] (or, for JSON, the
-//! [`verdict::VerdictDoc`]). Each reads only result artifacts.
+//! Reports: one renderer per format behind a small `Render` trait, all reading the same view
+//! of a result (`view.rs`: every number already formatted) or, for JSON, the verdict document.
+//! Each reads only result artifacts and their comparison; numbers are formatted by the crate's
+//! `units` module.
 //!
-//! | format  | renderer                                  |
-//! |---------|-------------------------------------------|
-//! | `text`  | [`text`]: the terminal                     |
-//! | `md`    | `templates/report.md` ([`markdown`])       |
-//! | `html`  | `templates/report.html` ([`html`])         |
-//! | `junit` | `templates/junit.xml`                      |
-//! | `json`  | [`verdict`]                                |
+//! | format  | renderer                                                        |
+//! |---------|-----------------------------------------------------------------|
+//! | `text`  | `text.rs`: the terminal                                         |
+//! | `md`    | [`markdown`]: `templates/report.md`, within GitHub's limit      |
+//! | `html`  | `html.rs`: `templates/report.html` with SVG charts (`svg.rs`)   |
+//! | `junit` | `junit.rs`: `templates/junit.xml`                               |
+//! | `json`  | [`verdict`]: the JSON verdict                                   |
+//!
+//! Beside them: the run's console summary ([`console`]) and progress line (`progress.rs`), the
+//! trend over several runs ([`history`]) and the template environment (`templates.rs`).
 
 pub mod console;
 pub mod history;
-pub mod html;
-pub mod progress;
-pub mod svg;
-pub mod templates;
-pub mod text;
+mod html;
+mod junit;
+pub mod markdown;
+pub(crate) mod progress;
+mod svg;
+mod templates;
+mod text;
 pub mod verdict;
-pub mod view;
+mod view;
 
 use std::path::Path;
 
@@ -25,12 +32,6 @@ use anyhow::Context as _;
 
 use crate::compare::Comparison;
 use crate::result::RunResult;
-
-/// GitHub's limit on a comment body and a job summary, in characters.
-pub const GITHUB_COMMENT_LIMIT: usize = 65_536;
-/// The Markdown report's budget: GitHub's limit less room for what the Action adds around it
-/// (a marker, a link to the full report).
-pub const MARKDOWN_BUDGET: usize = 60_000;
 
 /// A report format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -50,12 +51,42 @@ pub enum Format {
 /// What a report is about.
 #[derive(Debug, Clone, Copy)]
 pub struct Input<'a> {
+    /// The result reported on.
     pub current: &'a RunResult,
+    /// The result it is compared with, if any.
     pub baseline: Option<&'a RunResult>,
+    /// The comparison of `current` with `baseline`, when there is a baseline.
     pub comparison: Option<&'a Comparison>,
     /// Earlier results in time order, oldest first, for a trend (the current one not
     /// included); empty for none.
     pub history: &'a [RunResult],
+}
+
+/// What every renderer reads: the input, its view with every number formatted, the trend
+/// when there is a history, and the folder of overriding templates.
+struct Report<'a> {
+    input: &'a Input<'a>,
+    view: view::View,
+    trend: Option<history::Trend>,
+    templates_dir: Option<&'a Path>,
+}
+
+/// One report format.
+trait Render {
+    /// The whole report as text.
+    fn render(&self, report: &Report<'_>) -> anyhow::Result<String>;
+}
+
+impl Format {
+    fn renderer(self) -> &'static dyn Render {
+        match self {
+            Format::Text => &text::Text,
+            Format::Md => &markdown::Markdown,
+            Format::Html => &html::Html,
+            Format::Junit => &junit::Junit,
+            Format::Json => &verdict::Json,
+        }
+    }
 }
 
 /// Renders `input` in `format`; templates come from `templates_dir` when it has them.
@@ -64,99 +95,17 @@ pub fn render(
     input: &Input<'_>,
     templates_dir: Option<&Path>,
 ) -> anyhow::Result<String> {
-    let view = view::build(input.current, input.baseline, input.comparison);
-    let trend = (!input.history.is_empty()).then(|| history::trend(input.history, input.current));
-    match format {
-        Format::Text => Ok(text::render(&view, trend.as_ref())),
-        Format::Json => {
-            let doc = verdict::build(input.current, input.baseline, input.comparison, trend);
-            Ok(serde_json::to_string_pretty(&doc)? + "\n")
-        }
-        Format::Md => markdown(&view, trend.as_ref(), templates_dir),
-        Format::Junit => {
-            let env = templates::environment(templates_dir);
-            env.get_template(templates::JUNIT)?
-                .render(minijinja::context! { view => view })
-                .context("cannot render the JUnit report")
-        }
-        Format::Html => html::render(&view, input, trend.as_ref(), templates_dir),
-    }
-}
-
-/// Renders the Markdown report within [`MARKDOWN_BUDGET`] characters: first whole; when too
-/// long, with fewer targets' details, then fewer rows in the targets table (each with a note);
-/// as a last resort cut at a line with a note.
-pub fn markdown(
-    view: &view::View,
-    trend: Option<&history::Trend>,
-    templates_dir: Option<&Path>,
-) -> anyhow::Result<String> {
-    let env = templates::environment(templates_dir);
-    let template = env.get_template(templates::MARKDOWN)?;
-    let n = view.targets.len();
-    // (rows in the targets table, targets with details), most to least.
-    let mut plans = vec![(n, n)];
-    for details in [50, 20, 10, 5, 0] {
-        if details < n {
-            plans.push((n, details));
-        }
-    }
-    for rows in [500, 200, 100, 50, 20, 0] {
-        if rows < n {
-            plans.push((rows, 0));
-        }
-    }
-    let mut last = String::new();
-    for (rows, details) in plans {
-        let text = template
-            .render(minijinja::context! {
-                view => view,
-                history => trend,
-                table_targets => &view.targets[..rows],
-                detail_targets => &view.targets[..details],
-                omitted_rows => n - rows,
-                omitted_details => n - details,
-            })
-            .context("cannot render the Markdown report")?;
-        if text.chars().count() <= MARKDOWN_BUDGET {
-            return Ok(text);
-        }
-        last = text;
-    }
-    Ok(truncate_markdown(&last, MARKDOWN_BUDGET))
-}
-
-/// Cuts `text` at a line break so that it, the `</details>` closing any section left open and
-/// a note fit in `budget` characters, and adds them.
-pub fn truncate_markdown(text: &str, budget: usize) -> String {
-    const NOTE: &str = "\n\n*This report was cut to stay under GitHub's size limit; the HTML and JSON reports are complete.*\n";
-    const CLOSE: &str = "\n</details>";
-    // Lines that fit on their own, then fewer until the closing tags and the note fit too.
-    let mut used = 0;
-    let mut lines: Vec<&str> = text
-        .lines()
-        .take_while(|l| {
-            used += l.chars().count() + 1;
-            used <= budget
-        })
-        .collect();
-    loop {
-        let body = lines.join("\n");
-        // An open <details> would swallow the note.
-        let open = body
-            .matches("<details>")
-            .count()
-            .saturating_sub(body.matches("</details>").count());
-        let out = format!("{body}{}{NOTE}", CLOSE.repeat(open));
-        if out.chars().count() <= budget || lines.is_empty() {
-            return out;
-        }
-        lines.pop();
-    }
+    let report = Report {
+        input,
+        view: view::build(input.current, input.baseline, input.comparison),
+        trend: (!input.history.is_empty()).then(|| history::trend(input.history, input.current)),
+        templates_dir,
+    };
+    format.renderer().render(&report)
 }
 
 /// Writes `text` to `path`, or to stdout without a path.
-pub fn output(text: &str, path: Option<&Path>) -> anyhow::Result<()> {
+pub(crate) fn output(text: &str, path: Option<&Path>) -> anyhow::Result<()> {
     match path {
         Some(path) => std::fs::write(path, text)
             .with_context(|| format!("cannot write the report to `{}`", path.display())),

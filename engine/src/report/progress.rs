@@ -9,10 +9,10 @@ use indicatif::{ProgressBar, ProgressStyle};
 use crate::run::Progress;
 
 /// How often a plain progress line is printed when stderr is not a terminal.
-pub const PLAIN_INTERVAL: Duration = Duration::from_secs(5);
+pub(crate) const PLAIN_INTERVAL: Duration = Duration::from_secs(5);
 
 /// Shows run progress; silent when `quiet`.
-pub struct ProgressLine {
+pub(crate) struct ProgressLine {
     bar: Option<ProgressBar>,
     plain: bool,
     last_plain: Instant,
@@ -22,7 +22,7 @@ pub struct ProgressLine {
 
 impl ProgressLine {
     /// A progress line for a run of `planned` measuring time (None: bounded by a count).
-    pub fn new(quiet: bool, planned: Option<Duration>) -> ProgressLine {
+    pub(crate) fn new(quiet: bool, planned: Option<Duration>) -> ProgressLine {
         let terminal = !quiet && std::io::stderr().is_terminal();
         let bar = terminal.then(|| {
             let bar = ProgressBar::new_spinner();
@@ -41,7 +41,7 @@ impl ProgressLine {
     }
 
     /// Shows `progress`.
-    pub fn update(&mut self, progress: &Progress) {
+    pub(crate) fn update(&mut self, progress: &Progress) {
         let line = self.line(progress);
         if let Some(bar) = &self.bar {
             bar.set_message(line);
@@ -70,7 +70,7 @@ impl ProgressLine {
     }
 
     /// Removes the line from the terminal.
-    pub fn finish(self) {
+    pub(crate) fn finish(self) {
         if let Some(bar) = self.bar {
             bar.finish_and_clear();
         }

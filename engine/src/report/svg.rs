@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 
 use hdrhistogram::Histogram;
 
-use crate::report::console::latency;
+use crate::units::format_duration_us;
 
 /// Chart size in SVG user units (the SVG scales to its container).
 const WIDTH: f64 = 640.0;
@@ -21,7 +21,7 @@ const BOTTOM: f64 = 44.0;
 
 /// How a series is drawn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Style {
+pub(crate) enum Style {
     /// The current run: solid line, circles.
     Current,
     /// The baseline: dashed line, squares.
@@ -73,7 +73,7 @@ impl Style {
 
 /// One line of a chart.
 #[derive(Debug, Clone)]
-pub struct Series {
+pub(crate) struct Series {
     /// Shown in the legend and at the line's end.
     pub name: String,
     pub style: Style,
@@ -83,21 +83,25 @@ pub struct Series {
 
 /// A line chart with linear y from 0 and a linear x axis with the given ticks.
 #[derive(Debug, Clone)]
-pub struct LineChart {
+pub(crate) struct LineChart {
+    /// Shown above the chart and read by screen readers.
     pub title: String,
+    /// Under the x axis.
     pub x_label: String,
+    /// Beside the y axis.
     pub y_label: String,
     /// `(x, label)` in data units.
     pub x_ticks: Vec<(f64, String)>,
     /// Formats a y value for the axis.
     pub y_format: fn(f64) -> String,
+    /// The lines, drawn in this order.
     pub series: Vec<Series>,
     /// Draw steps (a histogram) instead of straight segments.
     pub steps: bool,
 }
 
 /// Escapes text for SVG (XML).
-pub fn escape(text: &str) -> String {
+pub(crate) fn escape(text: &str) -> String {
     text.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
@@ -120,9 +124,30 @@ fn nice_ticks(max: f64) -> Vec<f64> {
     (0..=n).map(|i| i as f64 * step).collect()
 }
 
+/// Where data land on the chart: the data ranges and the plot area inside the margins.
+struct Frame {
+    x_min: f64,
+    x_max: f64,
+    y_top: f64,
+    plot_w: f64,
+    plot_h: f64,
+}
+
+impl Frame {
+    /// The SVG x of a data x.
+    fn sx(&self, x: f64) -> f64 {
+        LEFT + (x - self.x_min) / (self.x_max - self.x_min) * self.plot_w
+    }
+
+    /// The SVG y of a data y.
+    fn sy(&self, y: f64) -> f64 {
+        TOP + self.plot_h - y / self.y_top * self.plot_h
+    }
+}
+
 impl LineChart {
     /// The chart as an `<svg>` element.
-    pub fn render(&self) -> String {
+    pub(crate) fn render(&self) -> String {
         let xs = self
             .series
             .iter()
@@ -142,11 +167,13 @@ impl LineChart {
             .flat_map(|s| s.points.iter().map(|p| p.1))
             .fold(0.0, f64::max);
         let y_ticks = nice_ticks(y_max * 1.05);
-        let y_top = *y_ticks.last().expect("at least two ticks");
-        let plot_w = WIDTH - LEFT - RIGHT;
-        let plot_h = HEIGHT - TOP - BOTTOM;
-        let sx = |x: f64| LEFT + (x - x_min) / (x_max - x_min) * plot_w;
-        let sy = |y: f64| TOP + plot_h - y / y_top * plot_h;
+        let frame = Frame {
+            x_min,
+            x_max,
+            y_top: *y_ticks.last().expect("at least two ticks"),
+            plot_w: WIDTH - LEFT - RIGHT,
+            plot_h: HEIGHT - TOP - BOTTOM,
+        };
 
         let mut svg = String::new();
         let _ = write!(
@@ -160,9 +187,20 @@ impl LineChart {
             escape(&self.title),
             escape(&self.title)
         );
-        // Grid and axes.
-        for y in &y_ticks {
-            let py = sy(*y);
+        self.axes(&mut svg, &frame, &y_ticks);
+        for s in &self.series {
+            self.line(&mut svg, &frame, s);
+        }
+        self.legend(&mut svg);
+        svg.push_str("</svg>");
+        svg
+    }
+
+    /// Grid, axes, tick labels and axis labels.
+    fn axes(&self, svg: &mut String, f: &Frame, y_ticks: &[f64]) {
+        let (plot_w, plot_h) = (f.plot_w, f.plot_h);
+        for y in y_ticks {
+            let py = f.sy(*y);
             let _ = write!(
                 svg,
                 r##"<line x1="{LEFT}" y1="{py:.1}" x2="{:.1}" y2="{py:.1}" stroke="#ddd"/><text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"##,
@@ -173,7 +211,7 @@ impl LineChart {
             );
         }
         for (x, label) in &self.x_ticks {
-            let px = sx(*x);
+            let px = f.sx(*x);
             let _ = write!(
                 svg,
                 r##"<line x1="{px:.1}" y1="{TOP}" x2="{px:.1}" y2="{:.1}" stroke="#eee"/><text x="{px:.1}" y="{:.1}" text-anchor="middle">{}</text>"##,
@@ -199,52 +237,56 @@ impl LineChart {
             TOP + plot_h / 2.0,
             escape(&self.y_label)
         );
-        // Series: line, markers (at most ~12 per series), end label.
-        for s in &self.series {
-            if s.points.is_empty() {
-                continue;
-            }
-            let (colour, dash) = s.style.stroke();
-            let mut d = String::new();
-            let mut last: Option<(f64, f64)> = None;
-            for (i, &(x, y)) in s.points.iter().enumerate() {
-                let (px, py) = (sx(x), sy(y));
-                if i == 0 {
-                    let _ = write!(d, "M{px:.1} {py:.1}");
-                } else if self.steps {
-                    let (_, ly) = last.expect("set");
-                    let _ = write!(d, " L{px:.1} {ly:.1} L{px:.1} {py:.1}");
-                } else {
-                    let _ = write!(d, " L{px:.1} {py:.1}");
-                }
-                last = Some((px, py));
-            }
-            let dash_attr = if dash.is_empty() {
-                String::new()
-            } else {
-                format!(r#" stroke-dasharray="{dash}""#)
-            };
-            let _ = write!(
-                svg,
-                r#"<path d="{d}" fill="none" stroke="{colour}" stroke-width="2"{dash_attr}><title>{}</title></path>"#,
-                escape(&s.name)
-            );
-            let every = s.points.len().div_ceil(12).max(1);
-            for (i, &(x, y)) in s.points.iter().enumerate() {
-                if i % every == 0 || i + 1 == s.points.len() {
-                    svg.push_str(&s.style.marker(sx(x), sy(y)));
-                }
-            }
-            let (lx, ly) = s.points[s.points.len() - 1];
-            let _ = write!(
-                svg,
-                r#"<text x="{:.1}" y="{:.1}" fill="{colour}">{}</text>"#,
-                sx(lx) + 6.0,
-                sy(ly) + 4.0,
-                escape(&s.name)
-            );
+    }
+
+    /// One series: its line, markers (at most ~12), and its name at its end.
+    fn line(&self, svg: &mut String, f: &Frame, s: &Series) {
+        if s.points.is_empty() {
+            return;
         }
-        // Legend, under the title: a sample of each line with its marker.
+        let (colour, dash) = s.style.stroke();
+        let mut d = String::new();
+        let mut last: Option<(f64, f64)> = None;
+        for (i, &(x, y)) in s.points.iter().enumerate() {
+            let (px, py) = (f.sx(x), f.sy(y));
+            if i == 0 {
+                let _ = write!(d, "M{px:.1} {py:.1}");
+            } else if self.steps {
+                let (_, ly) = last.expect("set");
+                let _ = write!(d, " L{px:.1} {ly:.1} L{px:.1} {py:.1}");
+            } else {
+                let _ = write!(d, " L{px:.1} {py:.1}");
+            }
+            last = Some((px, py));
+        }
+        let dash_attr = if dash.is_empty() {
+            String::new()
+        } else {
+            format!(r#" stroke-dasharray="{dash}""#)
+        };
+        let _ = write!(
+            svg,
+            r#"<path d="{d}" fill="none" stroke="{colour}" stroke-width="2"{dash_attr}><title>{}</title></path>"#,
+            escape(&s.name)
+        );
+        let every = s.points.len().div_ceil(12).max(1);
+        for (i, &(x, y)) in s.points.iter().enumerate() {
+            if i % every == 0 || i + 1 == s.points.len() {
+                svg.push_str(&s.style.marker(f.sx(x), f.sy(y)));
+            }
+        }
+        let (lx, ly) = s.points[s.points.len() - 1];
+        let _ = write!(
+            svg,
+            r#"<text x="{:.1}" y="{:.1}" fill="{colour}">{}</text>"#,
+            f.sx(lx) + 6.0,
+            f.sy(ly) + 4.0,
+            escape(&s.name)
+        );
+    }
+
+    /// The legend, under the title: a sample of each line with its marker.
+    fn legend(&self, svg: &mut String) {
         let mut lx = LEFT;
         for s in &self.series {
             let (colour, dash) = s.style.stroke();
@@ -262,15 +304,13 @@ impl LineChart {
             );
             lx += 40.0 + 6.5 * s.name.chars().count() as f64;
         }
-        svg.push_str("</svg>");
-        svg
     }
 }
 
 /// Percentiles on the "nines" scale of HdrHistogram's percentile plot: `x = log10(1 / (1 -
 /// q))`, so 90% is 1, 99% is 2, 99.9% is 3. Returns `(x, latency µs)` from 0 to the last nine
 /// the histogram can resolve (at most 99.999%).
-pub fn percentile_points(h: &Histogram<u64>) -> Vec<(f64, f64)> {
+pub(crate) fn percentile_points(h: &Histogram<u64>) -> Vec<(f64, f64)> {
     if h.is_empty() {
         return Vec::new();
     }
@@ -287,7 +327,7 @@ pub fn percentile_points(h: &Histogram<u64>) -> Vec<(f64, f64)> {
 }
 
 /// Ticks of the nines scale up to `max_nines`.
-pub fn nines_ticks(max_nines: f64) -> Vec<(f64, String)> {
+pub(crate) fn nines_ticks(max_nines: f64) -> Vec<(f64, String)> {
     ["0%", "90%", "99%", "99.9%", "99.99%", "99.999%"]
         .iter()
         .enumerate()
@@ -298,7 +338,7 @@ pub fn nines_ticks(max_nines: f64) -> Vec<(f64, String)> {
 
 /// The share of responses (%) per latency bucket, buckets evenly spaced on a log scale from
 /// `low_us` to `high_us`: `(log10 of the bucket's upper bound, share)`.
-pub fn histogram_points(
+pub(crate) fn histogram_points(
     h: &Histogram<u64>,
     low_us: f64,
     high_us: f64,
@@ -325,7 +365,7 @@ pub fn histogram_points(
 }
 
 /// Ticks for a log10 latency axis between `a` and `b` (log10 µs): 1-2-5 steps.
-pub fn log_latency_ticks(a: f64, b: f64) -> Vec<(f64, String)> {
+pub(crate) fn log_latency_ticks(a: f64, b: f64) -> Vec<(f64, String)> {
     let mut ticks = Vec::new();
     let mut decade = 10f64.powf(a.floor());
     while decade.log10() <= b + 1e-9 {
@@ -333,7 +373,7 @@ pub fn log_latency_ticks(a: f64, b: f64) -> Vec<(f64, String)> {
             let v: f64 = decade * m;
             let x = v.log10();
             if x >= a - 1e-9 && x <= b + 1e-9 {
-                ticks.push((x, latency(v)));
+                ticks.push((x, format_duration_us(v)));
             }
         }
         decade *= 10.0;

@@ -11,11 +11,11 @@ use minijinja::value::Value;
 use minijinja::{AutoEscape, Environment, Error, Output, State};
 
 /// The Markdown report (PR comment, job summary).
-pub const MARKDOWN: &str = "report.md";
+pub(crate) const MARKDOWN: &str = "report.md";
 /// The self-contained HTML report.
-pub const HTML: &str = "report.html";
+pub(crate) const HTML: &str = "report.html";
 /// The JUnit XML report.
-pub const JUNIT: &str = "junit.xml";
+pub(crate) const JUNIT: &str = "junit.xml";
 
 /// The templates compiled into the binary, by name.
 const EMBEDDED: [(&str, &str); 3] = [
@@ -26,7 +26,7 @@ const EMBEDDED: [(&str, &str); 3] = [
 
 /// The template environment: a template from `dir` when it has one of that name, else the
 /// embedded one.
-pub fn environment(dir: Option<&Path>) -> Environment<'static> {
+pub(crate) fn environment(dir: Option<&Path>) -> Environment<'static> {
     let mut env = Environment::new();
     let dir: Option<PathBuf> = dir.map(Path::to_path_buf);
     env.set_loader(move |name| {
@@ -54,12 +54,14 @@ pub fn environment(dir: Option<&Path>) -> Environment<'static> {
         Some("md") => AutoEscape::Custom("markdown"),
         _ => AutoEscape::None,
     });
-    env.set_formatter(format_value);
+    env.set_formatter(escaping_formatter);
     env.set_keep_trailing_newline(true);
     env
 }
 
-fn format_value(out: &mut Output, state: &State, value: &Value) -> Result<(), Error> {
+/// Writes a value escaped as the template's extension asks: Markdown by [`escape_markdown`],
+/// the rest by minijinja.
+fn escaping_formatter(out: &mut Output, state: &State, value: &Value) -> Result<(), Error> {
     match state.auto_escape() {
         AutoEscape::Custom("markdown") if !value.is_safe() => {
             let text = if value.is_none() || value.is_undefined() {
@@ -78,7 +80,7 @@ fn format_value(out: &mut Output, state: &State, value: &Value) -> Result<(), Er
 /// cell: `\`-escapes the characters that start markup (`\ ` * _ [ ] | # ~ !`), writes `<`, `>`
 /// and `&` as entities (no raw HTML), breaks `@mentions` with a zero-width space, and turns
 /// line breaks and other control characters into spaces.
-pub fn escape_markdown(text: &str) -> String {
+pub(crate) fn escape_markdown(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 8);
     for c in text.chars() {
         match c {

@@ -5,9 +5,19 @@ use std::fmt::Write as _;
 
 use super::history::Trend;
 use super::view::{CheckRow, View};
+use super::{Render, Report};
+
+/// The plain-text renderer.
+pub(super) struct Text;
+
+impl Render for Text {
+    fn render(&self, report: &Report<'_>) -> anyhow::Result<String> {
+        Ok(render(&report.view, report.trend.as_ref()))
+    }
+}
 
 /// Renders `view` as text; names are cleaned of terminal control characters.
-pub fn render(view: &View, trend: Option<&Trend>) -> String {
+fn render(view: &View, trend: Option<&Trend>) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "\nloadgate compare: {}", clean(&view.spec));
     for note in &view.notes {

@@ -1,109 +1,119 @@
 //! The JSON verdict: what a machine (the GitHub Action, a script) reads to decide and to
-//! summarise. snake_case throughout; its JSON Schema is generated from [`VerdictDoc`]
+//! summarise. snake_case throughout; its JSON Schema is generated from `VerdictDoc`
 //! (`loadgate schema verdict`, committed as `schema/verdict.schema.json`).
 //!
 //! Units as in the result: latencies in microseconds (`_us`), rates per second, error rates as
-//! fractions (0.01 = 1%).
+//! fractions (0.01 = 1%). Beside the numbers, the engine's own formatting of them (`*_text`,
+//! `display`), as its reports show them, so that a reader need not format numbers again.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::history::Trend;
+use super::{Render, Report};
+use crate::compare::gate::{self, Overall};
 use crate::compare::{Comparison, RuleState, RuleVerdict, SloDelta, TargetDelta};
-use crate::report::history::Trend;
 use crate::result::{RunResult, TargetResult};
+use crate::units::Unit;
 
 /// Version of the verdict format; bumped on any incompatible change.
-pub const VERDICT_VERSION: u32 = 1;
+const VERDICT_VERSION: u32 = 1;
 
-/// The overall verdict and its exit code.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Overall {
-    /// Every SLO passed and no rule regressed: exit 0.
-    Pass,
-    /// At least one SLO failed: exit 1. Wins over `regressed` when both happen: an SLO is an
-    /// absolute promise, a regression a relative signal; the rules are still reported.
-    SloFailed,
-    /// Every SLO passed, and at least one regression rule regressed: exit 4.
-    Regressed,
-    /// The current run's (or the baseline's) measurement is invalid (`health.valid` false:
-    /// the generator did not apply the planned load): exit 5, whatever the SLOs and rules say.
-    InvalidMeasurement,
-}
+/// The JSON renderer: the verdict document, pretty-printed.
+pub(super) struct Json;
 
-impl Overall {
-    /// The verdict of a current result and, when there is a baseline, its comparison.
-    pub fn of(current: &RunResult, comparison: Option<&Comparison>) -> Overall {
-        if !current.health.valid || comparison.is_some_and(|c| c.baseline_invalid) {
-            Overall::InvalidMeasurement
-        } else if !current.passed {
-            Overall::SloFailed
-        } else if comparison.is_some_and(Comparison::regressed) {
-            Overall::Regressed
-        } else {
-            Overall::Pass
-        }
-    }
-
-    /// The documented exit code: 0, 1, 4 or 5.
-    pub fn exit_code(self) -> u8 {
-        match self {
-            Overall::Pass => 0,
-            Overall::SloFailed => 1,
-            Overall::Regressed => 4,
-            Overall::InvalidMeasurement => 5,
-        }
-    }
-
-    /// `pass`, `slo_failed`, `regressed` or `invalid_measurement`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Overall::Pass => "pass",
-            Overall::SloFailed => "slo_failed",
-            Overall::Regressed => "regressed",
-            Overall::InvalidMeasurement => "invalid_measurement",
-        }
+impl Render for Json {
+    fn render(&self, report: &Report<'_>) -> anyhow::Result<String> {
+        let input = report.input;
+        let doc = build(
+            input.current,
+            input.baseline,
+            input.comparison,
+            report.trend.clone(),
+        );
+        Ok(serde_json::to_string_pretty(&doc)? + "\n")
     }
 }
 
 /// The key numbers of a run (all targets together).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct Headline {
+pub(crate) struct Headline {
     /// Complete responses per second.
     pub rps: f64,
-    /// Latency percentiles, µs; absent when there were no responses.
+    /// Latency p50, µs; absent when there were no responses.
     pub p50_us: Option<u64>,
+    /// Latency p95, µs; absent when there were no responses.
     pub p95_us: Option<u64>,
+    /// Latency p99, µs; absent when there were no responses.
     pub p99_us: Option<u64>,
     /// Failed requests / requests ended, a fraction.
     pub error_rate: f64,
+    /// Requests ended (responses and transport errors).
     pub requests: u64,
+    /// The same numbers formatted by the engine, as its reports show them.
+    pub display: HeadlineDisplay,
+}
+
+/// The headline's numbers formatted by the engine as its reports show them; `–` for a value
+/// that does not exist.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub(crate) struct HeadlineDisplay {
+    /// Throughput, e.g. `876.8/s`.
+    pub rps: String,
+    /// Latency p50 in a readable unit, e.g. `850us`, `8.40ms`, `1.20s`; `–` without responses.
+    pub p50: String,
+    /// Latency p95, as `p50`.
+    pub p95: String,
+    /// Latency p99, as `p50`.
+    pub p99: String,
+    /// Error rate as a percentage, e.g. `0.150%`.
+    pub error_rate: String,
+    /// Requests ended, e.g. `3511`.
+    pub requests: String,
 }
 
 impl Headline {
     /// The headline of a target result (usually `total`).
-    pub fn of(t: &TargetResult) -> Headline {
+    fn of(t: &TargetResult) -> Headline {
+        let latency = |p: Option<u64>| Unit::Micros.format_or_missing(p.map(|us| us as f64));
+        let (p50_us, p95_us, p99_us) = (
+            t.latency_us.as_ref().map(|l| l.p50),
+            t.latency_us.as_ref().map(|l| l.p95),
+            t.latency_us.as_ref().map(|l| l.p99),
+        );
         Headline {
             rps: t.rps,
-            p50_us: t.latency_us.as_ref().map(|l| l.p50),
-            p95_us: t.latency_us.as_ref().map(|l| l.p95),
-            p99_us: t.latency_us.as_ref().map(|l| l.p99),
+            p50_us,
+            p95_us,
+            p99_us,
             error_rate: t.error_rate,
             requests: t.requests,
+            display: HeadlineDisplay {
+                rps: Unit::PerSecond.format(t.rps),
+                p50: latency(p50_us),
+                p95: latency(p95_us),
+                p99: latency(p99_us),
+                error_rate: Unit::Ratio.format(t.error_rate),
+                requests: t.requests.to_string(),
+            },
         }
     }
 }
 
 /// Identifies one result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct RunInfo {
-    /// RFC 3339, UTC.
+pub(crate) struct RunInfo {
+    /// When the run started: RFC 3339, UTC.
     pub started_at: String,
+    /// Measured time, seconds (warmup excluded).
     pub duration_s: f64,
+    /// The run was interrupted before its end.
     pub interrupted: bool,
     /// Hex SHA-256 of the spec file.
     pub spec_hash: String,
+    /// The version of loadgate that ran it.
     pub loadgate_version: String,
+    /// The key numbers of the run.
     pub headline: Headline,
 }
 
@@ -122,17 +132,21 @@ impl RunInfo {
 
 /// How many rules ended in each state.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct RuleCounts {
+pub(crate) struct RuleCounts {
+    /// Rules that regressed.
     pub regressed: usize,
+    /// Rules within their allowed change.
     pub unchanged: usize,
+    /// Rules that improved.
     pub improved: usize,
+    /// Rules the data could not decide.
     pub inconclusive: usize,
 }
 
 /// The verdict document: `loadgate compare --format json`, `loadgate report --format json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[schemars(title = "loadgate verdict")]
-pub struct VerdictDoc {
+pub(crate) struct VerdictDoc {
     /// Version of this format: 1.
     pub verdict_version: u32,
     /// `pass`, `slo_failed` (wins over `regressed`), `regressed`, or `invalid_measurement`
@@ -144,6 +158,7 @@ pub struct VerdictDoc {
     pub summary: String,
     /// The spec's name.
     pub spec: String,
+    /// The current run.
     pub current: RunInfo,
     /// Absent without a baseline.
     pub baseline: Option<RunInfo>,
@@ -155,6 +170,7 @@ pub struct VerdictDoc {
     pub slo: Vec<SloDelta>,
     /// Whether a rule regressed (false without a baseline).
     pub regressed: bool,
+    /// How many rules ended in each state (all 0 without a baseline).
     pub rule_counts: RuleCounts,
     /// Every regression rule, judged; empty without a baseline.
     pub rules: Vec<RuleVerdict>,
@@ -168,7 +184,7 @@ pub struct VerdictDoc {
 }
 
 /// Builds the verdict of `current`, compared with a baseline when `comparison` is given.
-pub fn build(
+fn build(
     current: &RunResult,
     baseline: Option<&RunResult>,
     comparison: Option<&Comparison>,
@@ -178,27 +194,13 @@ pub fn build(
     let count = |s| comparison.map_or(0, |c| c.count(s));
     let slo = match comparison {
         Some(c) => c.slo.clone(),
-        None => current
-            .slo
-            .iter()
-            .map(|v| SloDelta {
-                scope: v.scope.clone(),
-                metric: v.metric.clone(),
-                threshold: v.threshold.clone(),
-                unit: v.unit.clone(),
-                limit: v.limit,
-                measured: v.measured,
-                baseline: None,
-                change: None,
-                passed: v.passed,
-            })
-            .collect(),
+        None => current.slo.iter().map(|v| SloDelta::of(v, None)).collect(),
     };
     VerdictDoc {
         verdict_version: VERDICT_VERSION,
         verdict: overall,
-        exit_code: overall.exit_code(),
-        summary: summary_line(current, comparison),
+        exit_code: overall.exit().code(),
+        summary: gate::summary_line(current, comparison),
         spec: current.spec.name.clone(),
         current: RunInfo::of(current),
         baseline: baseline.map(RunInfo::of),
@@ -217,48 +219,6 @@ pub fn build(
         notes: comparison.map_or_else(Vec::new, |c| c.notes.clone()),
         trend,
     }
-}
-
-/// The one-line verdict, e.g. `PASSED: 3/3 SLOs met; no regression (5 rules: 4 unchanged, 1
-/// inconclusive)`.
-pub fn summary_line(current: &RunResult, comparison: Option<&Comparison>) -> String {
-    let overall = Overall::of(current, comparison);
-    let total = current.slo.len();
-    let failed = current.slo.iter().filter(|v| !v.passed).count();
-    let slo = match (total, failed) {
-        (0, _) => "no SLOs defined".to_string(),
-        (n, 0) => format!("{n}/{n} SLOs met"),
-        (n, f) => format!("{f} of {n} SLOs failed"),
-    };
-    let rules = match comparison {
-        None => "no baseline to compare with".to_string(),
-        Some(c) if c.rules.is_empty() => "no regression rules".to_string(),
-        Some(c) => {
-            let parts: Vec<String> = [
-                RuleState::Regressed,
-                RuleState::Inconclusive,
-                RuleState::Improved,
-                RuleState::Unchanged,
-            ]
-            .iter()
-            .filter(|s| c.count(**s) > 0)
-            .map(|s| format!("{} {}", c.count(*s), s.name()))
-            .collect();
-            let head = if c.regressed() {
-                "regression found"
-            } else {
-                "no regression"
-            };
-            format!("{head} ({} rules: {})", c.rules.len(), parts.join(", "))
-        }
-    };
-    let word = match overall {
-        Overall::Pass => "PASSED",
-        Overall::SloFailed => "FAILED",
-        Overall::Regressed => "REGRESSED",
-        Overall::InvalidMeasurement => "INVALID MEASUREMENT",
-    };
-    format!("{word}: {slo}; {rules}")
 }
 
 /// The JSON Schema of the verdict document.

@@ -4,17 +4,14 @@
 
 use serde::Serialize;
 
-use crate::compare::{Comparison, MetricDelta, RuleState, format_value};
-use crate::report::console::latency;
-use crate::report::verdict::{self, Overall};
+use crate::compare::gate::{self, Overall};
+use crate::compare::{Comparison, MetricDelta, RuleState, SloDelta, TargetDelta, target_metrics};
 use crate::result::{PhasesResult, RunResult, TargetResult};
-
-/// Shown for a value that does not exist (no baseline, no responses).
-pub const MISSING: &str = "–";
+use crate::units::{MISSING, Unit, format_change, format_duration_us, format_relative};
 
 /// Everything a report template prints, formatted.
 #[derive(Debug, Clone, Serialize)]
-pub struct View {
+pub(crate) struct View {
     /// The spec's name.
     pub spec: String,
     /// `pass`, `slo_failed`, `regressed` or `invalid_measurement`.
@@ -40,7 +37,7 @@ pub struct View {
 
 /// A metric in both runs.
 #[derive(Debug, Clone, Serialize)]
-pub struct Row {
+pub(crate) struct Row {
     pub label: String,
     pub current: String,
     pub baseline: String,
@@ -50,7 +47,7 @@ pub struct Row {
 
 /// An SLO or a regression rule, judged.
 #[derive(Debug, Clone, Serialize)]
-pub struct CheckRow {
+pub(crate) struct CheckRow {
     /// `SLO` or `rule`.
     pub kind: &'static str,
     /// e.g. `total latency p(95) < 200ms` or `latency p(95) +10% floor 2ms`.
@@ -74,7 +71,7 @@ pub struct CheckRow {
 
 /// One target in both runs.
 #[derive(Debug, Clone, Serialize)]
-pub struct TargetView {
+pub(crate) struct TargetView {
     pub name: String,
     pub method: String,
     /// As written in the spec.
@@ -104,7 +101,7 @@ pub struct TargetView {
 
 /// One phase of a target's requests, durations as labels (`1.25ms`).
 #[derive(Debug, Clone, Serialize)]
-pub struct PhaseRow {
+pub(crate) struct PhaseRow {
     /// `dns`, `connect`, `tls`, `ttfb` or `body`.
     pub name: String,
     pub count: String,
@@ -116,14 +113,14 @@ pub struct PhaseRow {
 
 /// A name and a value.
 #[derive(Debug, Clone, Serialize)]
-pub struct KeyValue {
+pub(crate) struct KeyValue {
     pub key: String,
     pub value: String,
 }
 
 /// A line of the environment table.
 #[derive(Debug, Clone, Serialize)]
-pub struct EnvRow {
+pub(crate) struct EnvRow {
     pub key: String,
     pub current: String,
     pub baseline: String,
@@ -131,7 +128,7 @@ pub struct EnvRow {
 
 /// How many checks ended how.
 #[derive(Debug, Clone, Serialize)]
-pub struct Counts {
+pub(crate) struct Counts {
     pub slo: usize,
     pub slo_failed: usize,
     pub rules: usize,
@@ -142,7 +139,7 @@ pub struct Counts {
 }
 
 /// Builds the view of `current`, with its baseline and comparison when given.
-pub fn build(
+pub(crate) fn build(
     current: &RunResult,
     baseline: Option<&RunResult>,
     comparison: Option<&Comparison>,
@@ -180,13 +177,8 @@ pub fn build(
     View {
         spec: current.spec.name.clone(),
         verdict: overall.name(),
-        verdict_word: match overall {
-            Overall::Pass => "PASSED",
-            Overall::SloFailed => "FAILED",
-            Overall::Regressed => "REGRESSED",
-            Overall::InvalidMeasurement => "INVALID MEASUREMENT",
-        },
-        summary: verdict::summary_line(current, comparison),
+        verdict_word: overall.word(),
+        summary: gate::summary_line(current, comparison),
         has_baseline: baseline.is_some(),
         headline,
         slo: slo_rows(current, comparison),
@@ -233,51 +225,30 @@ fn metric_key(label: &str) -> &'static str {
     }
 }
 
-/// A value or [`MISSING`].
-pub fn value(v: Option<f64>, unit: &str) -> String {
-    v.map_or_else(|| MISSING.to_string(), |v| format_value(v, unit))
-}
-
-/// A relative change as a signed percentage (`+3.4%`), or [`MISSING`].
-pub fn percent(v: Option<f64>) -> String {
-    match v {
-        Some(v) if v.is_finite() => format!("{:+.1}%", v * 100.0),
-        _ => MISSING.to_string(),
-    }
-}
-
-/// The change of a metric: relative when the baseline is not 0, else absolute.
-fn change(d: &MetricDelta) -> String {
-    match (d.relative_change, d.change) {
-        (Some(r), _) => percent(Some(r)),
-        (None, Some(0.0)) => "±0".to_string(),
-        (None, Some(c)) => crate::compare::fmt_signed(c, &d.unit),
-        (None, None) => MISSING.to_string(),
+/// A metric of a target in both runs.
+fn metric_row(m: &MetricDelta) -> Row {
+    let unit = Unit::from_name(&m.unit);
+    Row {
+        label: metric_label(&m.metric).to_string(),
+        current: unit.format_or_missing(m.current),
+        baseline: unit.format_or_missing(m.baseline),
+        change: format_change(m.relative_change, m.change, unit),
     }
 }
 
 fn target_view(
     current: Option<&TargetResult>,
     baseline: Option<&TargetResult>,
-    delta: Option<crate::compare::TargetDelta>,
+    delta: Option<TargetDelta>,
 ) -> TargetView {
     let shown = current.or(baseline).expect("one side exists");
     let metrics: Vec<Row> = match &delta {
-        Some(d) => d
-            .metrics
-            .iter()
-            .map(|m| Row {
-                label: metric_label(&m.metric).to_string(),
-                current: value(m.current, &m.unit),
-                baseline: value(m.baseline, &m.unit),
-                change: change(m),
-            })
-            .collect(),
-        None => crate::compare::target_metrics(shown)
+        Some(d) => d.metrics.iter().map(metric_row).collect(),
+        None => target_metrics(shown)
             .into_iter()
             .map(|(metric, unit, v)| Row {
                 label: metric_label(metric).to_string(),
-                current: value(current.and(v), unit),
+                current: unit.format_or_missing(current.and(v)),
                 baseline: MISSING.to_string(),
                 change: MISSING.to_string(),
             })
@@ -291,11 +262,8 @@ fn target_view(
         method: shown.method.clone().unwrap_or_default(),
         url: shown.url.clone().unwrap_or_default(),
         requests: current.map_or_else(|| MISSING.to_string(), |t| t.requests.to_string()),
-        rps: current.map_or_else(|| MISSING.to_string(), |t| format_value(t.rps, "1/s")),
-        error_rate: current.map_or_else(
-            || MISSING.to_string(),
-            |t| format_value(t.error_rate, "ratio"),
-        ),
+        rps: Unit::PerSecond.format_or_missing(current.map(|t| t.rps)),
+        error_rate: Unit::Ratio.format_or_missing(current.map(|t| t.error_rate)),
         p95: p95.current,
         p95_change: p95.change,
         p99: p99.current,
@@ -362,10 +330,10 @@ fn phase_rows(p: &PhasesResult) -> Vec<PhaseRow> {
         phase.as_ref().map(|s| PhaseRow {
             name: name.to_string(),
             count: s.count.to_string(),
-            p50: latency(s.p50 as f64),
-            p90: latency(s.p90 as f64),
-            p99: latency(s.p99 as f64),
-            max: latency(s.max as f64),
+            p50: format_duration_us(s.p50 as f64),
+            p90: format_duration_us(s.p90 as f64),
+            p99: format_duration_us(s.p99 as f64),
+            max: format_duration_us(s.max as f64),
         })
     })
     .collect()
@@ -377,30 +345,28 @@ fn slo_rows(current: &RunResult, comparison: Option<&Comparison>) -> Vec<CheckRo
         .iter()
         .enumerate()
         .map(|(i, v)| {
-            let delta = comparison.and_then(|c| c.slo.get(i));
-            let base = delta.and_then(|d| d.baseline);
-            let rel = base
-                .zip(v.measured)
+            let base = comparison
+                .and_then(|c| c.slo.get(i))
+                .and_then(|d| d.baseline);
+            let d = SloDelta::of(v, base);
+            let unit = Unit::from_name(&d.unit);
+            let rel = d
+                .baseline
+                .zip(d.measured)
                 .filter(|(b, _)| *b != 0.0)
                 .map(|(b, m)| m / b - 1.0);
-            let change = match (rel, base.zip(v.measured)) {
-                (Some(r), _) => percent(Some(r)),
-                (None, Some((b, m))) if b == m => "±0".to_string(),
-                (None, Some((b, m))) => crate::compare::fmt_signed(m - b, &v.unit),
-                (None, None) => MISSING.to_string(),
-            };
             CheckRow {
                 kind: "SLO",
                 name: format!("{} {}: {}", v.scope, v.metric, v.threshold),
                 scope: v.scope.clone(),
-                measured: value(v.measured, &v.unit),
-                baseline: value(base, &v.unit),
-                change,
+                measured: d.measured_text,
+                baseline: unit.format_or_missing(d.baseline),
+                change: format_change(rel, d.change, unit),
                 interval: String::new(),
                 allowed: String::new(),
                 verdict: if v.passed { "pass" } else { "fail" },
                 failed: !v.passed,
-                reason: format!("limit {}", format_value(v.limit, &v.unit)),
+                reason: format!("limit {}", d.limit_text),
             }
         })
         .collect()
@@ -410,37 +376,37 @@ fn rule_rows(comparison: &Comparison) -> Vec<CheckRow> {
     comparison
         .rules
         .iter()
-        .map(|r| CheckRow {
-            kind: "rule",
-            name: format!("{} {}", r.metric, r.rule),
-            scope: r.scope.clone(),
-            measured: value(r.current, &r.unit),
-            baseline: value(r.baseline, &r.unit),
-            change: match (r.relative_change, r.change) {
-                (Some(rel), _) => percent(Some(rel)),
-                (None, Some(0.0)) => "±0".to_string(),
-                (None, Some(c)) => crate::compare::fmt_signed(c, &r.unit),
-                (None, None) => MISSING.to_string(),
-            },
-            interval: match (r.relative_change_ci, r.change_ci) {
-                (Some([lo, hi]), _) => format!("[{}, {}]", percent(Some(lo)), percent(Some(hi))),
-                (None, Some([lo, hi])) => format!(
-                    "[{}, {}]",
-                    crate::compare::fmt_signed(lo, &r.unit),
-                    crate::compare::fmt_signed(hi, &r.unit)
-                ),
-                (None, None) => MISSING.to_string(),
-            },
-            allowed: r.allowed_change.map_or_else(
-                || MISSING.to_string(),
-                |a| {
-                    let sign = if r.metric == "requests" { "-" } else { "+" };
-                    format!("{sign}{}", format_value(a, &r.unit))
+        .map(|r| {
+            let unit = Unit::from_name(&r.unit);
+            CheckRow {
+                kind: "rule",
+                name: format!("{} {}", r.metric, r.rule),
+                scope: r.scope.clone(),
+                measured: unit.format_or_missing(r.current),
+                baseline: unit.format_or_missing(r.baseline),
+                change: format_change(r.relative_change, r.change, unit),
+                interval: match (r.relative_change_ci, r.change_ci) {
+                    (Some([lo, hi]), _) => format!(
+                        "[{}, {}]",
+                        format_relative(Some(lo)),
+                        format_relative(Some(hi))
+                    ),
+                    (None, Some([lo, hi])) => {
+                        format!("[{}, {}]", unit.format_signed(lo), unit.format_signed(hi))
+                    }
+                    (None, None) => MISSING.to_string(),
                 },
-            ),
-            verdict: r.verdict.name(),
-            failed: r.verdict == RuleState::Regressed,
-            reason: r.reason.clone(),
+                allowed: r.allowed_change.map_or_else(
+                    || MISSING.to_string(),
+                    |a| {
+                        let sign = if r.metric == "requests" { "-" } else { "+" };
+                        format!("{sign}{}", unit.format(a))
+                    },
+                ),
+                verdict: r.verdict.name(),
+                failed: r.verdict == RuleState::Regressed,
+                reason: r.reason.clone(),
+            }
         })
         .collect()
 }
@@ -484,9 +450,4 @@ fn environment(current: &RunResult, baseline: Option<&RunResult>) -> Vec<EnvRow>
                 .map_or_else(|| MISSING.to_string(), |b| b[i].1.clone()),
         })
         .collect()
-}
-
-/// Formats a latency for charts' labels, in a readable unit.
-pub fn latency_label(us: f64) -> String {
-    latency(us)
 }

@@ -1,0 +1,167 @@
+//! Metrics of each target, and SLO verdicts, in both runs: values beside each other with their
+//! change, without a verdict of their own.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::result::{RunResult, SloVerdict, TargetResult};
+use crate::units::Unit;
+
+/// One metric of one target, in both runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct MetricDelta {
+    /// `p50`, `p90`, `p95`, `p99`, `p99_9`, `mean` (latency, `us`), `error_rate` (`ratio`),
+    /// `rps` (`1/s`).
+    pub metric: String,
+    /// Unit of `baseline`, `current` and `change`: `us`, `ratio` (0.01 = 1%) or `1/s`.
+    pub unit: String,
+    /// The baseline's value; absent when the target is not in it or had no responses.
+    pub baseline: Option<f64>,
+    /// The current run's value; absent when the target is not in it or had no responses.
+    pub current: Option<f64>,
+    /// `current - baseline`.
+    pub change: Option<f64>,
+    /// `current / baseline - 1`; absent when the baseline is 0 or absent.
+    pub relative_change: Option<f64>,
+}
+
+/// A target (or `total`) in both runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TargetDelta {
+    /// The target's name, or `total`.
+    pub name: String,
+    /// The target exists in the baseline.
+    pub in_baseline: bool,
+    /// The target exists in the current run.
+    pub in_current: bool,
+    /// The metrics of [`MetricDelta::metric`], in that order.
+    pub metrics: Vec<MetricDelta>,
+}
+
+/// An SLO verdict of the current run beside the same threshold's value in the baseline.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SloDelta {
+    /// `total`, or the target's name.
+    pub scope: String,
+    /// `latency`, `errors`, `requests` or `checks`.
+    pub metric: String,
+    /// The threshold as written, e.g. `p(95) < 200ms`.
+    pub threshold: String,
+    /// Unit of `limit`, `measured`, `baseline` and `change`: `us`, `ratio` (0.01 = 1%), `1/s`
+    /// or `count`.
+    pub unit: String,
+    /// The threshold's limit in `unit`.
+    pub limit: f64,
+    /// `limit` formatted by the engine as its reports show it, e.g. `200.00ms`, `1.000%`.
+    pub limit_text: String,
+    /// The current run's measured value in `unit`; absent when it could not be measured.
+    pub measured: Option<f64>,
+    /// `measured` formatted by the engine as the Markdown report shows it, e.g. `12.34ms`;
+    /// the reports' missing-value text `–` when absent.
+    pub measured_text: String,
+    /// The same threshold's measured value in the baseline, when it had it.
+    pub baseline: Option<f64>,
+    /// `measured - baseline`.
+    pub change: Option<f64>,
+    /// Whether the current run met the threshold.
+    pub passed: bool,
+}
+
+impl SloDelta {
+    /// The SLO verdict `v` of the current run, beside `baseline`, the baseline's measured value
+    /// of the same threshold (in `v.unit`).
+    pub(crate) fn of(v: &SloVerdict, baseline: Option<f64>) -> SloDelta {
+        let unit = Unit::from_name(&v.unit);
+        SloDelta {
+            scope: v.scope.clone(),
+            metric: v.metric.clone(),
+            threshold: v.threshold.clone(),
+            unit: v.unit.clone(),
+            limit: v.limit,
+            limit_text: unit.format(v.limit),
+            measured: v.measured,
+            measured_text: unit.format_or_missing(v.measured),
+            baseline,
+            change: v.measured.zip(baseline).map(|(m, b)| m - b),
+            passed: v.passed,
+        }
+    }
+}
+
+/// Every SLO of the current run, with the baseline's value of the same threshold (same scope,
+/// metric and threshold text).
+pub(super) fn slo_deltas(baseline: &RunResult, current: &RunResult) -> Vec<SloDelta> {
+    current
+        .slo
+        .iter()
+        .map(|v| {
+            let base = baseline
+                .slo
+                .iter()
+                .find(|b| b.scope == v.scope && b.metric == v.metric && b.threshold == v.threshold)
+                .and_then(|b| b.measured);
+            SloDelta::of(v, base)
+        })
+        .collect()
+}
+
+/// The metrics compared per target: name, unit, value.
+pub(crate) fn target_metrics(t: &TargetResult) -> Vec<(&'static str, Unit, Option<f64>)> {
+    let l = t.latency_us.as_ref();
+    vec![
+        ("p50", Unit::Micros, l.map(|l| l.p50 as f64)),
+        ("p90", Unit::Micros, l.map(|l| l.p90 as f64)),
+        ("p95", Unit::Micros, l.map(|l| l.p95 as f64)),
+        ("p99", Unit::Micros, l.map(|l| l.p99 as f64)),
+        ("p99_9", Unit::Micros, l.map(|l| l.p99_9 as f64)),
+        ("mean", Unit::Micros, l.map(|l| l.mean)),
+        ("error_rate", Unit::Ratio, Some(t.error_rate)),
+        ("rps", Unit::PerSecond, Some(t.rps)),
+    ]
+}
+
+fn delta(name: &str, b: Option<&TargetResult>, c: Option<&TargetResult>) -> TargetDelta {
+    let bm = b.map(target_metrics);
+    let cm = c.map(target_metrics);
+    let names = bm.as_ref().or(cm.as_ref()).expect("one side exists");
+    let metrics = names
+        .iter()
+        .enumerate()
+        .map(|(i, (metric, unit, _))| {
+            let base = bm.as_ref().and_then(|m| m[i].2);
+            let cur = cm.as_ref().and_then(|m| m[i].2);
+            MetricDelta {
+                metric: metric.to_string(),
+                unit: unit.name().to_string(),
+                baseline: base,
+                current: cur,
+                change: base.zip(cur).map(|(b, c)| c - b),
+                relative_change: base
+                    .zip(cur)
+                    .filter(|(b, _)| *b != 0.0)
+                    .map(|(b, c)| c / b - 1.0),
+            }
+        })
+        .collect();
+    TargetDelta {
+        name: name.to_string(),
+        in_baseline: b.is_some(),
+        in_current: c.is_some(),
+        metrics,
+    }
+}
+
+/// `total` first, then the current run's targets, then targets only the baseline has.
+pub(super) fn target_deltas(baseline: &RunResult, current: &RunResult) -> Vec<TargetDelta> {
+    let mut out = vec![delta("total", Some(&baseline.total), Some(&current.total))];
+    for t in &current.targets {
+        let b = baseline.targets.iter().find(|b| b.name == t.name);
+        out.push(delta(&t.name, b, Some(t)));
+    }
+    for b in &baseline.targets {
+        if !current.targets.iter().any(|t| t.name == b.name) {
+            out.push(delta(&b.name, Some(b), None));
+        }
+    }
+    out
+}

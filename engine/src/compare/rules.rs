@@ -1,0 +1,369 @@
+//! Regression rules judged: the whole-run values a rule compares, the interval of the change
+//! from the per-second samples, and the verdict in the order the module documentation of
+//! [`super`] gives.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::samples;
+use super::stats::{self, Change, Interval};
+use crate::plan::regression::{
+    DEFAULT_ERRORS_RULES, DEFAULT_LATENCY_RULES, DEFAULT_REQUESTS_RULES, RegressionRule,
+};
+use crate::plan::threshold::{Aggregation, Metric};
+use crate::result::{RunResult, TargetResult};
+use crate::units::Unit;
+
+/// The verdict on one regression rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RuleState {
+    /// Worse than allowed, with 95% confidence: fails the gate.
+    Regressed,
+    /// Within the allowed change (or the floor).
+    Unchanged,
+    /// Better by more than the allowed change, with 95% confidence.
+    Improved,
+    /// The data cannot tell: the interval straddles the allowed change, or too few samples.
+    Inconclusive,
+}
+
+impl RuleState {
+    /// The name used in reports: `regressed`, `unchanged`, `improved`, `inconclusive`.
+    pub fn name(self) -> &'static str {
+        match self {
+            RuleState::Regressed => "regressed",
+            RuleState::Unchanged => "unchanged",
+            RuleState::Improved => "improved",
+            RuleState::Inconclusive => "inconclusive",
+        }
+    }
+}
+
+/// One regression rule, judged.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RuleVerdict {
+    /// `total`: rules apply to the whole run.
+    pub scope: String,
+    /// `latency`, `errors` or `requests`.
+    pub metric: String,
+    /// `p(95)`, `med`, `mean` or `rate`.
+    pub aggregation: String,
+    /// The rule as written (or the default rule's text).
+    pub rule: String,
+    /// Unit of `baseline`, `current`, `change`, `allowed_change`, `floor` and `change_ci`:
+    /// `us`, `ratio` (0.01 = 1%) or `1/s`.
+    pub unit: String,
+    /// Whole-run value of the baseline; absent when it has no responses to measure.
+    pub baseline: Option<f64>,
+    /// Whole-run value of the current run; absent when it has no responses to measure.
+    pub current: Option<f64>,
+    /// `current - baseline`.
+    pub change: Option<f64>,
+    /// `current / baseline - 1`, a fraction; absent when the baseline is 0.
+    pub relative_change: Option<f64>,
+    /// Allowed relative change in the worse direction (a fraction), from the rule.
+    pub max_change: f64,
+    /// Absolute change never counted as a regression, from the rule.
+    pub floor: f64,
+    /// `max(max_change × baseline, floor)`: how far the value may move in the worse direction
+    /// (up; down for `requests`).
+    pub allowed_change: Option<f64>,
+    /// 95% confidence interval of `change` `[low, high]` (moving-block bootstrap over the
+    /// per-second samples); absent with too few samples.
+    pub change_ci: Option<[f64; 2]>,
+    /// The interval relative to the baseline, fractions; absent when the baseline is 0.
+    pub relative_change_ci: Option<[f64; 2]>,
+    /// Per-second samples used from the baseline and the current run.
+    pub samples: [usize; 2],
+    /// The verdict on the rule.
+    pub verdict: RuleState,
+    /// The verdict in words, with the numbers that decided it.
+    pub reason: String,
+}
+
+/// The default rules (a spec without a `regression` block).
+pub(super) fn default_rules() -> Vec<RegressionRule> {
+    let all = [
+        (Metric::Latency, &DEFAULT_LATENCY_RULES[..]),
+        (Metric::Errors, &DEFAULT_ERRORS_RULES[..]),
+        (Metric::Requests, &DEFAULT_REQUESTS_RULES[..]),
+    ];
+    all.iter()
+        .flat_map(|(metric, texts)| {
+            texts
+                .iter()
+                .map(|t| RegressionRule::parse(*metric, t).expect("default rules parse"))
+        })
+        .collect()
+}
+
+/// The whole-run value a rule looks at, in its unit.
+fn whole_run_value(rule: &RegressionRule, t: &TargetResult) -> Option<f64> {
+    match rule.metric {
+        Metric::Latency => {
+            let l = t.latency_us.as_ref()?;
+            Some(match rule.aggregation {
+                Aggregation::Mean => l.mean,
+                Aggregation::Median => l.p50 as f64,
+                Aggregation::Percentile(p) => {
+                    (match p {
+                        50.0 => l.p50,
+                        90.0 => l.p90,
+                        95.0 => l.p95,
+                        99.0 => l.p99,
+                        _ => l.p99_9,
+                    }) as f64
+                }
+                _ => return None,
+            })
+        }
+        Metric::Errors => Some(t.error_rate),
+        Metric::Requests => Some(t.rps),
+        Metric::Checks => None,
+    }
+}
+
+/// The 95% interval of the change `current - baseline` in the rule's unit, from the runs'
+/// per-second samples, and how many samples each run gave. `b` is the baseline's whole-run
+/// value, which scales a relative interval.
+fn change_interval(
+    rule: &RegressionRule,
+    baseline: &RunResult,
+    current: &RunResult,
+    b: Option<f64>,
+) -> (Option<Interval>, [usize; 2]) {
+    let scaled = |sb: Vec<f64>, sc: Vec<f64>| {
+        let rel = stats::change_interval(&sb, &sc, &|s| stats::mean(s), Change::Relative);
+        let abs = rel.zip(b).map(|(i, b)| Interval {
+            low: i.low * b,
+            high: i.high * b,
+        });
+        (abs, [sb.len(), sc.len()])
+    };
+    match rule.metric {
+        Metric::Latency => scaled(
+            samples::latency(rule, baseline),
+            samples::latency(rule, current),
+        ),
+        Metric::Requests => scaled(samples::throughput(baseline), samples::throughput(current)),
+        Metric::Errors => {
+            let (sb, sc) = (samples::errors(baseline), samples::errors(current));
+            let abs = stats::change_interval(&sb, &sc, &samples::pooled_rate, Change::Absolute);
+            (abs, [sb.len(), sc.len()])
+        }
+        Metric::Checks => (None, [0, 0]),
+    }
+}
+
+/// Judges `rule` on the whole runs.
+pub(super) fn judge_rule(
+    rule: &RegressionRule,
+    baseline: &RunResult,
+    current: &RunResult,
+) -> RuleVerdict {
+    let b = whole_run_value(rule, &baseline.total);
+    let c = whole_run_value(rule, &current.total);
+    let (interval, samples) = change_interval(rule, baseline, current, b);
+    let (verdict, reason) = match (b, c) {
+        (Some(b), Some(c)) => judge(rule, b, c, interval, samples),
+        _ => (
+            RuleState::Inconclusive,
+            "no responses to measure in one of the runs".to_string(),
+        ),
+    };
+    let relative = |x: f64| b.filter(|b| *b != 0.0).map(|b| x / b);
+    RuleVerdict {
+        scope: "total".to_string(),
+        metric: rule.metric.name().to_string(),
+        aggregation: rule.aggregation.to_string(),
+        rule: rule.expression.clone(),
+        unit: rule.unit().to_string(),
+        baseline: b,
+        current: c,
+        change: b.zip(c).map(|(b, c)| c - b),
+        relative_change: b.zip(c).and_then(|(b, c)| relative(c - b)),
+        max_change: rule.max_change,
+        floor: rule.floor,
+        allowed_change: b.map(|b| allowed_change(rule, b)),
+        change_ci: interval.map(|i| [i.low, i.high]),
+        relative_change_ci: interval.and_then(|i| Some([relative(i.low)?, relative(i.high)?])),
+        samples,
+        verdict,
+        reason,
+    }
+}
+
+/// `max(max_change × |baseline|, floor)`.
+fn allowed_change(rule: &RegressionRule, baseline: f64) -> f64 {
+    (rule.max_change * baseline.abs()).max(rule.floor)
+}
+
+/// The verdict of `rule` given the whole-run values and the interval of the change (in the
+/// rule's unit, `current - baseline`); see the module documentation of [`super`] for the order
+/// of the checks. `samples` is only used to explain a missing interval.
+fn judge(
+    rule: &RegressionRule,
+    baseline: f64,
+    current: f64,
+    interval: Option<Interval>,
+    samples: [usize; 2],
+) -> (RuleState, String) {
+    let allowed = allowed_change(rule, baseline);
+    // Everything in the worse direction: positive = worse.
+    let sign = if rule.lower_is_worse() { -1.0 } else { 1.0 };
+    let worse = sign * (current - baseline);
+    let worse_interval = interval.map(|i| {
+        let (a, b) = (sign * i.low, sign * i.high);
+        (a.min(b), a.max(b))
+    });
+    let unit = Unit::from_name(rule.unit());
+    let fmt = |v: f64| unit.format(v);
+    let ci_text = |_: (f64, f64)| {
+        let i = interval.expect("only called with an interval");
+        format!(
+            "95% interval of the change [{}, {}]",
+            fmt(i.low),
+            fmt(i.high)
+        )
+    };
+    if let Some(w) = worse_interval
+        && w.1 < -allowed
+    {
+        return (
+            RuleState::Improved,
+            format!(
+                "better by more than the allowed {}: {}",
+                fmt(allowed),
+                ci_text(w)
+            ),
+        );
+    }
+    if worse <= 0.0 {
+        return (
+            RuleState::Unchanged,
+            format!(
+                "not worse: change {}",
+                unit.format_signed(current - baseline)
+            ),
+        );
+    }
+    if worse <= rule.floor {
+        return (
+            RuleState::Unchanged,
+            format!(
+                "change {} is within the floor of {}",
+                unit.format_signed(current - baseline),
+                fmt(rule.floor)
+            ),
+        );
+    }
+    let Some(w) = worse_interval else {
+        return (
+            RuleState::Inconclusive,
+            format!(
+                "too few one-second samples for an interval ({} and {}; {} needed): run longer",
+                samples[0],
+                samples[1],
+                stats::MIN_SAMPLES
+            ),
+        );
+    };
+    if w.0 > allowed && worse > allowed {
+        (
+            RuleState::Regressed,
+            format!(
+                "worse by more than the allowed {}: {}",
+                fmt(allowed),
+                ci_text(w)
+            ),
+        )
+    } else if w.1 <= allowed {
+        (
+            RuleState::Unchanged,
+            format!("within the allowed {}: {}", fmt(allowed), ci_text(w)),
+        )
+    } else {
+        (
+            RuleState::Inconclusive,
+            format!(
+                "{} includes the allowed {}: a longer run would tell",
+                ci_text(w),
+                fmt(allowed)
+            ),
+        )
+    }
+}
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rule(metric: Metric, text: &str) -> RegressionRule {
+        RegressionRule::parse(metric, text).unwrap()
+    }
+
+    fn ci(low: f64, high: f64) -> Option<Interval> {
+        Some(Interval { low, high })
+    }
+
+    #[test]
+    fn verdicts_follow_the_interval_the_allowance_and_the_floor() {
+        let p95 = rule(Metric::Latency, "p(95) +10% floor 1ms");
+        let rps = rule(Metric::Requests, "rate -10%");
+        let errors = rule(Metric::Errors, "rate +10% floor 0.1%");
+        use RuleState::*;
+        // (rule, baseline, current, interval, expected)
+        let cases = [
+            // 20 ms → 24 ms, interval [3.5, 4.5] ms > allowed 2 ms.
+            (&p95, 20_000.0, 24_000.0, ci(3_500.0, 4_500.0), Regressed),
+            // Same change, but the interval reaches below the allowed 2 ms.
+            (&p95, 20_000.0, 24_000.0, ci(1_000.0, 7_000.0), Inconclusive),
+            // A/A: interval around 0.
+            (&p95, 20_000.0, 20_300.0, ci(-800.0, 900.0), Unchanged),
+            // A large relative change under the floor: 2 ms → 2.9 ms (+45%).
+            (&p95, 2_000.0, 2_900.0, ci(800.0, 1_000.0), Unchanged),
+            // Faster by 25%, confidently.
+            (&p95, 20_000.0, 15_000.0, ci(-5_500.0, -4_500.0), Improved),
+            // No interval: too few samples.
+            (&p95, 20_000.0, 30_000.0, None, Inconclusive),
+            // Throughput: a drop is worse.
+            (&rps, 1000.0, 800.0, ci(-220.0, -180.0), Regressed),
+            (&rps, 1000.0, 1200.0, ci(180.0, 220.0), Improved),
+            (&rps, 1000.0, 980.0, ci(-40.0, 10.0), Unchanged),
+            // Errors from 0: allowed = the floor (0.1 pp).
+            (&errors, 0.0, 0.02, ci(0.015, 0.025), Regressed),
+            (&errors, 0.0, 0.0005, ci(0.0, 0.001), Unchanged),
+            (&errors, 0.0, 0.002, ci(0.0, 0.004), Inconclusive),
+        ];
+        for (rule, b, c, interval, want) in cases {
+            let (got, reason) = judge(rule, b, c, interval, [10, 10]);
+            assert_eq!(got, want, "{} {b} -> {c}: {reason}", rule.expression);
+        }
+    }
+
+    #[test]
+    fn a_regression_needs_the_whole_run_change_beyond_the_allowance_too() {
+        let p95 = rule(Metric::Latency, "p(95) +10% floor 0us");
+        // The per-second interval says +15%, the whole-run values +5%.
+        let (got, _) = judge(&p95, 10_000.0, 10_500.0, ci(1_200.0, 1_800.0), [9, 9]);
+        assert_eq!(got, RuleState::Inconclusive);
+    }
+
+    #[test]
+    fn reasons_carry_the_numbers() {
+        let p95 = rule(Metric::Latency, "p(95) +10% floor 1ms");
+        let (_, reason) = judge(&p95, 20_000.0, 24_000.0, ci(3_500.0, 4_500.0), [5, 5]);
+        assert_eq!(
+            reason,
+            "worse by more than the allowed 2.00ms: 95% interval of the change [3.50ms, 4.50ms]"
+        );
+        let rps = rule(Metric::Requests, "rate -10%");
+        let (_, reason) = judge(&rps, 1000.0, 800.0, ci(-220.0, -180.0), [5, 5]);
+        assert_eq!(
+            reason,
+            "worse by more than the allowed 100.0/s: 95% interval of the change [-220.0/s, -180.0/s]"
+        );
+        let (_, reason) = judge(&p95, 20_000.0, 30_000.0, None, [2, 9]);
+        assert!(reason.contains("(2 and 9; 3 needed)"), "{reason}");
+    }
+}
