@@ -21,11 +21,11 @@
 
 use std::collections::BTreeMap;
 
-use super::stats::Phases;
 use super::{
-    Measures, PhasesResult, RunResult, SloVerdict, TargetResult, TimeSample, decode_histogram,
-    encode_histogram, phases_result, stats, summary,
+    PhasesResult, RunResult, SloVerdict, TargetResult, TimeSample, decode_histogram,
+    encode_histogram, phases_result, summary,
 };
+use crate::measure::{Measures, Phases, latency_histogram};
 use crate::plan::threshold::{Metric, Scope, Threshold};
 
 /// Why results cannot be merged.
@@ -210,7 +210,7 @@ fn merge_targets(
     duration_s: f64,
 ) -> Result<TargetResult, MergeError> {
     let (_, head) = parts[0];
-    let mut histogram = stats::latency_histogram();
+    let mut histogram = latency_histogram();
     let mut out = TargetResult {
         name: head.name.clone(),
         method: head.method.clone(),

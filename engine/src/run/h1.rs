@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
-use crate::result::stats::ErrorKind;
+use crate::measure::ErrorKind;
 
 /// Initial read buffer per connection, in bytes: small, so that 10,000 connections take
 /// 40 MB, not 160.
@@ -97,11 +97,6 @@ impl<S: AsyncRead + AsyncWrite + Unpin> H1Conn<S> {
             io_error,
             reused: false,
         }
-    }
-
-    /// The stream, e.g. to ask a TLS stream what was negotiated.
-    pub fn stream(&self) -> &S {
-        &self.stream
     }
 }
 

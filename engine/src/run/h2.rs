@@ -21,8 +21,8 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 
+use crate::measure::{ErrorKind, Setup};
 use crate::plan::TargetPlan;
-use crate::result::stats::{ErrorKind, Setup};
 use crate::run::h1::Capture;
 
 /// Initial flow-control window of each stream, in bytes (4 MiB; the protocol's default is

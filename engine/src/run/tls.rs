@@ -8,8 +8,8 @@ use rustls::{AlertDescription, ClientConfig, HandshakeKind};
 use tokio::net::TcpStream;
 use tokio_rustls::TlsConnector;
 
+use crate::measure::ErrorKind;
 use crate::plan::TlsPlan;
-use crate::result::stats::ErrorKind;
 use crate::run::h1::tcp_io_error;
 
 /// A client TLS connection over TCP.

@@ -15,8 +15,9 @@ use std::time::{Duration, Instant};
 
 use tokio::net::TcpStream;
 
+use super::{Negotiated, NegotiatedTls};
+use crate::measure::{ErrorKind, Setup, Timing};
 use crate::plan::{TargetPlan, TransportPlan};
-use crate::result::stats::{ErrorKind, Setup, Timing};
 use crate::run::h1::{self, Capture, Failure, H1Conn};
 use crate::run::h2::{self, H2Conn, H2Failure, Opened};
 use crate::run::tls::{self, TlsStream};
@@ -71,15 +72,6 @@ impl Group {
     pub fn close(&self) {
         self.slots.iter().for_each(|slot| slot.close());
     }
-}
-
-/// What a connection negotiated, as the check at start saw it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Negotiated {
-    /// `h1` or `h2`.
-    pub protocol: &'static str,
-    /// TLS version (`1.3`) and cipher suite; `None` over cleartext.
-    pub tls: Option<(String, String)>,
 }
 
 /// Opens a connection for `target` to `addr` (slot `slot` of `group`): resolves the host
@@ -399,7 +391,15 @@ async fn check_async(addr: SocketAddr, target: &TargetPlan) -> Result<Negotiated
     }
     Ok(Negotiated {
         protocol: if h2 { "h2" } else { "h1" },
-        tls: tls_info,
+        tls: transport.tls.as_ref().map(|tls| {
+            let (version, cipher) = tls_info.unwrap_or_default();
+            NegotiatedTls {
+                version,
+                cipher,
+                server_name: tls.server_name_text.clone(),
+                insecure_skip_verify: tls.insecure_skip_verify,
+            }
+        }),
     })
 }
 
