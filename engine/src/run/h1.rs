@@ -166,56 +166,16 @@ impl<S: AsyncRead + AsyncWrite + Unpin> H1Conn<S> {
         is_head: bool,
         mut capture: Option<&mut Capture>,
     ) -> Result<Response, (ErrorKind, bool)> {
-        let io_error = self.io_error;
-        let mut filled = 0;
-        let mut first_byte_at = None;
-        let mut last_byte_at = None;
-        let mut total: u64 = 0;
-        // Read until a final (non-1xx) response head is complete.
-        let (status, head_len, framing, mut keep_alive) = loop {
-            if filled > 0 {
-                match parse_head(&self.buf[..filled], is_head).map_err(|k| (k, false))? {
-                    Head::Partial => {}
-                    Head::Interim(len) => {
-                        self.buf.copy_within(len..filled, 0);
-                        filled -= len;
-                        continue;
-                    }
-                    Head::Complete {
-                        status,
-                        len,
-                        framing,
-                        keep_alive,
-                    } => break (status, len, framing, keep_alive),
-                }
-            }
-            if filled == self.buf.len() {
-                if self.buf.len() >= MAX_HEAD_BYTES {
-                    return Err((ErrorKind::Malformed, false));
-                }
-                self.buf.resize(self.buf.len() * 2, 0);
-            }
-            let n = self
-                .stream
-                .read(&mut self.buf[filled..])
-                .await
-                .map_err(|e| (io_error(e), total == 0))?;
-            if n == 0 {
-                return Err((ErrorKind::Closed, total == 0));
-            }
-            let at = Instant::now();
-            first_byte_at.get_or_insert(at);
-            last_byte_at = Some(at);
-            filled += n;
-            total += n as u64;
-        };
-
+        let mut arrival = Arrival::default();
+        let (status, head_len, framing, mut keep_alive, filled) =
+            self.read_head(is_head, &mut arrival).await?;
         let in_buf = filled - head_len;
         if let Some(c) = capture.as_deref_mut() {
             c.head.clear();
             c.head.extend_from_slice(&self.buf[..head_len]);
             c.body.clear();
         }
+        let io_error = self.io_error;
         match framing {
             Framing::None => keep_alive &= in_buf == 0,
             Framing::Length(length) => {
@@ -233,8 +193,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin> H1Conn<S> {
                     if n == 0 {
                         return Err((ErrorKind::Closed, false));
                     }
-                    last_byte_at = Some(Instant::now());
-                    total += n as u64;
+                    arrival.last_byte_at = Some(Instant::now());
+                    arrival.total += n as u64;
                     if n as u64 > remaining {
                         keep_alive = false;
                     }
@@ -264,8 +224,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin> H1Conn<S> {
                     if n == 0 {
                         return Err((ErrorKind::Closed, false));
                     }
-                    last_byte_at = Some(Instant::now());
-                    total += n as u64;
+                    arrival.last_byte_at = Some(Instant::now());
+                    arrival.total += n as u64;
                     let used = decoder
                         .feed(&self.buf[..n], &mut sink)
                         .map_err(|k| (k, false))?;
@@ -284,8 +244,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin> H1Conn<S> {
                     if n == 0 {
                         break;
                     }
-                    last_byte_at = Some(Instant::now());
-                    total += n as u64;
+                    arrival.last_byte_at = Some(Instant::now());
+                    arrival.total += n as u64;
                     if let Some(c) = capture.as_deref_mut() {
                         c.body(&self.buf[..n]);
                     }
@@ -294,12 +254,73 @@ impl<S: AsyncRead + AsyncWrite + Unpin> H1Conn<S> {
         }
         Ok(Response {
             status,
-            bytes: total,
+            bytes: arrival.total,
             keep_alive,
-            first_byte_at: first_byte_at.expect("a head was read"),
-            last_byte_at: last_byte_at.expect("a head was read"),
+            first_byte_at: arrival.first_byte_at.expect("a head was read"),
+            last_byte_at: arrival.last_byte_at.expect("a head was read"),
         })
     }
+
+    /// Reads until a final (non-1xx) response head is complete, skipping interim responses.
+    /// Returns its status, length, framing and keep-alive, and the bytes in the buffer (the
+    /// head and what came with it).
+    #[inline]
+    async fn read_head(
+        &mut self,
+        is_head: bool,
+        arrival: &mut Arrival,
+    ) -> Result<(u16, usize, Framing, bool, usize), (ErrorKind, bool)> {
+        let io_error = self.io_error;
+        let mut filled = 0;
+        loop {
+            if filled > 0 {
+                match parse_head(&self.buf[..filled], is_head).map_err(|k| (k, false))? {
+                    Head::Partial => {}
+                    Head::Interim(len) => {
+                        self.buf.copy_within(len..filled, 0);
+                        filled -= len;
+                        continue;
+                    }
+                    Head::Complete {
+                        status,
+                        len,
+                        framing,
+                        keep_alive,
+                    } => return Ok((status, len, framing, keep_alive, filled)),
+                }
+            }
+            if filled == self.buf.len() {
+                if self.buf.len() >= MAX_HEAD_BYTES {
+                    return Err((ErrorKind::Malformed, false));
+                }
+                self.buf.resize(self.buf.len() * 2, 0);
+            }
+            let n = self
+                .stream
+                .read(&mut self.buf[filled..])
+                .await
+                .map_err(|e| (io_error(e), arrival.total == 0))?;
+            if n == 0 {
+                return Err((ErrorKind::Closed, arrival.total == 0));
+            }
+            let at = Instant::now();
+            arrival.first_byte_at.get_or_insert(at);
+            arrival.last_byte_at = Some(at);
+            filled += n;
+            arrival.total += n as u64;
+        }
+    }
+}
+
+/// What has arrived of a response so far: its bytes, and when the first and the last came.
+#[derive(Debug, Default, Clone, Copy)]
+struct Arrival {
+    /// Bytes read for the response so far, head and body.
+    total: u64,
+    /// When the first byte arrived (`None` before it).
+    first_byte_at: Option<Instant>,
+    /// When the latest byte arrived (`None` before the first).
+    last_byte_at: Option<Instant>,
 }
 
 impl<S: AsyncRead + AsyncWrite + Unpin> H1Conn<S> {
