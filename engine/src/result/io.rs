@@ -19,7 +19,7 @@ pub(crate) fn encode_histogram(histogram: &Histogram<u64>) -> String {
     base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
-/// Decodes a histogram written by [`encode_histogram`]. Errors: bad base64 or histogram data.
+/// Decodes a histogram written by `encode_histogram`. Errors: bad base64 or histogram data.
 pub fn decode_histogram(text: &str) -> anyhow::Result<Histogram<u64>> {
     let bytes = base64::engine::general_purpose::STANDARD.decode(text)?;
     Ok(Deserializer::new().deserialize(&mut bytes.as_slice())?)

@@ -5,11 +5,11 @@
 //! (`_s`), rates per second. Each target carries its HDR histogram (V2 + DEFLATE, base64), so
 //! results can be merged and compared later without loss.
 //!
-//! - `artifact.rs`: the serialized types, [`RESULT_VERSION`] and [`schema()`];
-//! - `build.rs`: [`build`], the artifact from what the run handed over;
+//! - `artifact.rs`: the serialized types, `RESULT_VERSION` and [`schema()`];
+//! - `build.rs`: [`build()`], the artifact from what the run handed over;
 //! - `health.rs`: the load generator's health and the limits that invalidate a measurement;
 //! - `slo.rs`: the SLO verdicts;
-//! - `io.rs`: [`read`] and [`write`], and the histograms' text encoding;
+//! - `io.rs`: [`read()`] and [`write()`], and the histograms' text encoding;
 //! - `upgrade.rs`: results of older versions (or written before a field existed) brought up to
 //!   date as they are read;
 //! - [`merge`]: the results of several shards of one run merged into one.

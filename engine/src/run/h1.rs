@@ -24,21 +24,21 @@ const MAX_HEAD_BYTES: usize = 64 * 1024;
 const MAX_HEADERS: usize = 64;
 
 /// Most body bytes kept for checks, per response.
-pub const CAPTURE_BODY_BYTES: usize = 1024 * 1024;
+pub(crate) const CAPTURE_BODY_BYTES: usize = 1024 * 1024;
 
 /// A response kept for checks: its head (status line and headers) and up to
 /// [`CAPTURE_BODY_BYTES`] of its (de-chunked) body. Reused across responses.
 #[derive(Debug, Default)]
-pub struct Capture {
-    pub head: Vec<u8>,
-    pub body: Vec<u8>,
+pub(crate) struct Capture {
+    pub(crate) head: Vec<u8>,
+    pub(crate) body: Vec<u8>,
     /// Keep the body too (body and JSON checks); else only the head.
-    pub keep_body: bool,
+    pub(crate) keep_body: bool,
 }
 
 impl Capture {
     /// Keeps `bytes` of the body, up to [`CAPTURE_BODY_BYTES`] in all, if the body is wanted.
-    pub fn body(&mut self, bytes: &[u8]) {
+    pub(crate) fn body(&mut self, bytes: &[u8]) {
         if !self.keep_body {
             return;
         }
@@ -49,21 +49,21 @@ impl Capture {
 
 /// A complete response, as far as a load test cares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Response {
-    pub status: u16,
+pub(crate) struct Response {
+    pub(crate) status: u16,
     /// Bytes read for this response: head and body.
-    pub bytes: u64,
+    pub(crate) bytes: u64,
     /// Whether the connection may carry the next request.
-    pub keep_alive: bool,
+    pub(crate) keep_alive: bool,
     /// When the first byte of the response arrived.
-    pub first_byte_at: Instant,
+    pub(crate) first_byte_at: Instant,
     /// When the last byte of the response arrived (the same read as the first byte, for a
     /// response that came in one read).
-    pub last_byte_at: Instant,
+    pub(crate) last_byte_at: Instant,
 }
 
 /// One open HTTP/1.1 connection over `S`: TCP, or TLS over TCP.
-pub struct H1Conn<S> {
+pub(crate) struct H1Conn<S> {
     stream: S,
     buf: Vec<u8>,
     /// Maps a read or write error to its kind (TLS errors differ from TCP ones).
@@ -74,7 +74,7 @@ pub struct H1Conn<S> {
 
 /// Why an exchange failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Failure {
+pub(crate) enum Failure {
     /// A reused keep-alive connection was closed by the server before any byte of the
     /// response arrived: the race with the server's idle timeout. The request may be sent
     /// again on a new connection (as hyper and browsers do).
@@ -90,7 +90,7 @@ impl From<ErrorKind> for Failure {
 
 impl<S: AsyncRead + AsyncWrite + Unpin> H1Conn<S> {
     /// Wraps an open stream; `io_error` classifies its read and write errors.
-    pub fn new(stream: S, io_error: fn(io::Error) -> ErrorKind) -> H1Conn<S> {
+    pub(crate) fn new(stream: S, io_error: fn(io::Error) -> ErrorKind) -> H1Conn<S> {
         H1Conn {
             stream,
             buf: vec![0; BUF_BYTES],
@@ -101,7 +101,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> H1Conn<S> {
 }
 
 /// Classifies a read or write error of a TCP stream.
-pub fn tcp_io_error(e: io::Error) -> ErrorKind {
+pub(crate) fn tcp_io_error(e: io::Error) -> ErrorKind {
     match e.kind() {
         io::ErrorKind::UnexpectedEof => ErrorKind::Closed,
         io::ErrorKind::TimedOut => ErrorKind::Timeout,
@@ -124,7 +124,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> H1Conn<S> {
     /// Errors: [`Failure::Stale`] for a reused connection the server had closed;
     /// [`ErrorKind::Closed`] when the server closes before the response is complete,
     /// [`ErrorKind::Reset`] on a reset, [`ErrorKind::Malformed`] for anything not HTTP/1.x.
-    pub async fn exchange(
+    pub(crate) async fn exchange(
         &mut self,
         request: &[u8],
         is_head: bool,
@@ -424,7 +424,7 @@ fn parse_head(bytes: &[u8], is_head: bool) -> Result<Head, ErrorKind> {
 /// Incremental decoder of the chunked transfer coding (RFC 9112 §7.1) that counts and
 /// discards the data. Chunk extensions and trailer fields are skipped.
 #[derive(Debug, Default)]
-pub struct ChunkedDecoder {
+pub(crate) struct ChunkedDecoder {
     state: ChunkState,
     size: u64,
     digits: u32,
@@ -447,13 +447,17 @@ enum ChunkState {
 
 impl ChunkedDecoder {
     /// Whether the last chunk and the trailer have been read.
-    pub fn is_done(&self) -> bool {
+    pub(crate) fn is_done(&self) -> bool {
         self.state == ChunkState::Done
     }
 
     /// Consumes bytes of the body, handing chunk data to `data`; returns how many bytes were
     /// used (fewer than given only when the body ended). Errors: [`ErrorKind::Malformed`].
-    pub fn feed(&mut self, bytes: &[u8], data: &mut impl FnMut(&[u8])) -> Result<usize, ErrorKind> {
+    pub(crate) fn feed(
+        &mut self,
+        bytes: &[u8],
+        data: &mut impl FnMut(&[u8]),
+    ) -> Result<usize, ErrorKind> {
         use ChunkState::*;
         let mut i = 0;
         while i < bytes.len() && self.state != Done {

@@ -2,7 +2,7 @@
 //! happens. The hot path lives here alone.
 //!
 //! Shape: `W = min(CPUs, concurrency)` worker threads, each with its own current-thread tokio
-//! runtime, own the virtual users (connections) spread over them (see [`vu`]). Each worker
+//! runtime, own the virtual users (connections) spread over them (see `vu.rs`). Each worker
 //! records into its own `TargetStats` (no lock or channel per request) and, once a second,
 //! hands its per-second `SecondStats` to the calling thread, which merges them into the time
 //! series and reports progress. Per-target and per-stage stats are merged once at the end.
