@@ -5,6 +5,7 @@
 
 pub mod cli;
 pub mod compare;
+mod measure;
 pub mod plan;
 pub mod report;
 pub mod result;

@@ -431,7 +431,7 @@ mod tests {
 
     #[test]
     fn histogram_bars_cover_every_sample() {
-        let mut h = crate::result::stats::latency_histogram();
+        let mut h = crate::measure::latency_histogram();
         for v in 1..=1000u64 {
             h.record(v * 100).unwrap();
         }

@@ -395,7 +395,7 @@ mod tests {
 
     #[test]
     fn percentile_points_follow_the_histogram() {
-        let mut h = crate::result::stats::latency_histogram();
+        let mut h = crate::measure::latency_histogram();
         for v in 1..=10_000u64 {
             h.record(v).unwrap();
         }
@@ -411,7 +411,7 @@ mod tests {
 
     #[test]
     fn histogram_shares_add_up() {
-        let mut h = crate::result::stats::latency_histogram();
+        let mut h = crate::measure::latency_histogram();
         for v in [100u64, 200, 400, 800, 1_600, 3_200] {
             h.record_n(v, 10).unwrap();
         }

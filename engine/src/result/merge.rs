@@ -21,11 +21,11 @@
 
 use std::collections::BTreeMap;
 
-use super::stats::Phases;
 use super::{
-    Measures, PhasesResult, RunResult, SloVerdict, TargetResult, TimeSample, decode_histogram,
-    encode_histogram, phases_result, stats, summary,
+    Environment, Health, PhasesResult, RunResult, SloVerdict, TargetResult, TimeSample,
+    decode_histogram, encode_histogram, phases_result, summary,
 };
+use crate::measure::{Measures, Phases, latency_histogram};
 use crate::plan::threshold::{Metric, Scope, Threshold};
 
 /// Why results cannot be merged.
@@ -67,24 +67,7 @@ pub enum MergeError {
 /// result versions, an unreadable histogram.
 pub fn merge(results: &[RunResult]) -> Result<RunResult, MergeError> {
     let first = results.first().ok_or(MergeError::Empty)?;
-    for (i, r) in results.iter().enumerate().skip(1) {
-        if r.result_version != first.result_version {
-            return Err(MergeError::Version {
-                index: i + 1,
-                found: r.result_version,
-                expected: first.result_version,
-            });
-        }
-        if r.spec.name != first.spec.name || r.spec.hash != first.spec.hash {
-            return Err(MergeError::DifferentSpecs {
-                index: i + 1,
-                name: r.spec.name.clone(),
-                hash: r.spec.hash.clone(),
-                first_name: first.spec.name.clone(),
-                first_hash: first.spec.hash.clone(),
-            });
-        }
-    }
+    check_shards(results)?;
     let duration_s = results.iter().map(|r| r.duration_s).fold(0.0, f64::max);
 
     let total = merge_targets(
@@ -110,8 +93,66 @@ pub fn merge(results: &[RunResult]) -> Result<RunResult, MergeError> {
             merge_targets(parts, duration_s)
         })
         .collect::<Result<Vec<_>, _>>()?;
+    let slo = merge_slo(results, &total, &targets, duration_s)?;
 
-    let slo = first
+    let mut load = first.load.clone();
+    load.connections = results.iter().map(|r| r.load.connections).sum();
+    load.requests = results.iter().map(|r| r.load.requests).sum::<Option<u64>>();
+
+    Ok(RunResult {
+        result_version: first.result_version,
+        health: merge_health(results),
+        spec: first.spec.clone(),
+        started_at: results
+            .iter()
+            .map(|r| r.started_at.clone())
+            .min()
+            .expect("not empty"),
+        duration_s,
+        interrupted: results.iter().any(|r| r.interrupted),
+        environment: merge_environment(results),
+        load,
+        total,
+        targets,
+        time_series: merge_series(results),
+        passed: slo.iter().all(|v| v.passed),
+        slo,
+        regression_rules: first.regression_rules.clone(),
+    })
+}
+
+/// Checks that the shards (at least one) come from one spec file and one result version.
+fn check_shards(results: &[RunResult]) -> Result<(), MergeError> {
+    let first = &results[0];
+    for (i, r) in results.iter().enumerate().skip(1) {
+        if r.result_version != first.result_version {
+            return Err(MergeError::Version {
+                index: i + 1,
+                found: r.result_version,
+                expected: first.result_version,
+            });
+        }
+        if r.spec.name != first.spec.name || r.spec.hash != first.spec.hash {
+            return Err(MergeError::DifferentSpecs {
+                index: i + 1,
+                name: r.spec.name.clone(),
+                hash: r.spec.hash.clone(),
+                first_name: first.spec.name.clone(),
+                first_hash: first.spec.hash.clone(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The first shard's SLOs on the merged numbers (see the module documentation).
+fn merge_slo(
+    results: &[RunResult],
+    total: &TargetResult,
+    targets: &[TargetResult],
+    duration_s: f64,
+) -> Result<Vec<SloVerdict>, MergeError> {
+    results[0]
         .slo
         .iter()
         .enumerate()
@@ -126,15 +167,18 @@ pub fn merge(results: &[RunResult]) -> Result<RunResult, MergeError> {
                 });
             }
             let target = if v.scope == "total" {
-                Some(&total)
+                Some(total)
             } else {
                 targets.iter().find(|t| t.name == v.scope)
             };
             reevaluate(v, target, duration_s)
         })
-        .collect::<Result<Vec<_>, _>>()?;
+        .collect()
+}
 
-    let mut environment = first.environment.clone();
+/// The machines together: CPU counts and times summed, host names listed.
+fn merge_environment(results: &[RunResult]) -> Environment {
+    let mut environment = results[0].environment.clone();
     environment.client_cpu_user_s = results
         .iter()
         .map(|r| r.environment.client_cpu_user_s)
@@ -150,12 +194,12 @@ pub fn merge(results: &[RunResult]) -> Result<RunResult, MergeError> {
         .collect();
     hosts.dedup();
     environment.hostname = hosts.join(", ");
+    environment
+}
 
-    let mut load = first.load.clone();
-    load.connections = results.iter().map(|r| r.load.connections).sum();
-    load.requests = results.iter().map(|r| r.load.requests).sum::<Option<u64>>();
-
-    let mut health = first.health.clone();
+/// The generators' health together (see the module documentation).
+fn merge_health(results: &[RunResult]) -> Health {
+    let mut health = results[0].health.clone();
     health.valid = results.iter().all(|r| r.health.valid);
     health.problems = results
         .iter()
@@ -182,27 +226,7 @@ pub fn merge(results: &[RunResult]) -> Result<RunResult, MergeError> {
             }
         }
     }
-
-    Ok(RunResult {
-        result_version: first.result_version,
-        health,
-        spec: first.spec.clone(),
-        started_at: results
-            .iter()
-            .map(|r| r.started_at.clone())
-            .min()
-            .expect("not empty"),
-        duration_s,
-        interrupted: results.iter().any(|r| r.interrupted),
-        environment,
-        load,
-        total,
-        targets,
-        time_series: merge_series(results),
-        passed: slo.iter().all(|v| v.passed),
-        slo,
-        regression_rules: first.regression_rules.clone(),
-    })
+    health
 }
 
 fn merge_targets(
@@ -210,7 +234,7 @@ fn merge_targets(
     duration_s: f64,
 ) -> Result<TargetResult, MergeError> {
     let (_, head) = parts[0];
-    let mut histogram = stats::latency_histogram();
+    let mut histogram = latency_histogram();
     let mut out = TargetResult {
         name: head.name.clone(),
         method: head.method.clone(),

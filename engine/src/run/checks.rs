@@ -1,4 +1,4 @@
-//! Response checks: evaluated on a captured response (see [`h1::Capture`]).
+//! Response checks: evaluated on a captured response (see [`Capture`]).
 
 use super::h1::Capture;
 use crate::plan::CheckPlan;
@@ -7,7 +7,11 @@ use crate::plan::CheckPlan;
 const MAX_HEADERS: usize = 64;
 
 /// Evaluates every check on `capture`, calling `record(index, passed)` for each.
-pub fn evaluate(checks: &[CheckPlan], capture: &Capture, mut record: impl FnMut(usize, bool)) {
+pub(crate) fn evaluate(
+    checks: &[CheckPlan],
+    capture: &Capture,
+    mut record: impl FnMut(usize, bool),
+) {
     let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
     let mut response = httparse::Response::new(&mut headers);
     let parsed = response.parse(&capture.head).is_ok();

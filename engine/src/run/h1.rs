@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
-use crate::result::stats::ErrorKind;
+use crate::measure::ErrorKind;
 
 /// Initial read buffer per connection, in bytes: small, so that 10,000 connections take
 /// 40 MB, not 160.
@@ -24,21 +24,21 @@ const MAX_HEAD_BYTES: usize = 64 * 1024;
 const MAX_HEADERS: usize = 64;
 
 /// Most body bytes kept for checks, per response.
-pub const CAPTURE_BODY_BYTES: usize = 1024 * 1024;
+pub(crate) const CAPTURE_BODY_BYTES: usize = 1024 * 1024;
 
 /// A response kept for checks: its head (status line and headers) and up to
 /// [`CAPTURE_BODY_BYTES`] of its (de-chunked) body. Reused across responses.
 #[derive(Debug, Default)]
-pub struct Capture {
-    pub head: Vec<u8>,
-    pub body: Vec<u8>,
+pub(crate) struct Capture {
+    pub(crate) head: Vec<u8>,
+    pub(crate) body: Vec<u8>,
     /// Keep the body too (body and JSON checks); else only the head.
-    pub keep_body: bool,
+    pub(crate) keep_body: bool,
 }
 
 impl Capture {
     /// Keeps `bytes` of the body, up to [`CAPTURE_BODY_BYTES`] in all, if the body is wanted.
-    pub fn body(&mut self, bytes: &[u8]) {
+    pub(crate) fn body(&mut self, bytes: &[u8]) {
         if !self.keep_body {
             return;
         }
@@ -49,21 +49,21 @@ impl Capture {
 
 /// A complete response, as far as a load test cares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Response {
-    pub status: u16,
+pub(crate) struct Response {
+    pub(crate) status: u16,
     /// Bytes read for this response: head and body.
-    pub bytes: u64,
+    pub(crate) bytes: u64,
     /// Whether the connection may carry the next request.
-    pub keep_alive: bool,
+    pub(crate) keep_alive: bool,
     /// When the first byte of the response arrived.
-    pub first_byte_at: Instant,
+    pub(crate) first_byte_at: Instant,
     /// When the last byte of the response arrived (the same read as the first byte, for a
     /// response that came in one read).
-    pub last_byte_at: Instant,
+    pub(crate) last_byte_at: Instant,
 }
 
 /// One open HTTP/1.1 connection over `S`: TCP, or TLS over TCP.
-pub struct H1Conn<S> {
+pub(crate) struct H1Conn<S> {
     stream: S,
     buf: Vec<u8>,
     /// Maps a read or write error to its kind (TLS errors differ from TCP ones).
@@ -74,7 +74,7 @@ pub struct H1Conn<S> {
 
 /// Why an exchange failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Failure {
+pub(crate) enum Failure {
     /// A reused keep-alive connection was closed by the server before any byte of the
     /// response arrived: the race with the server's idle timeout. The request may be sent
     /// again on a new connection (as hyper and browsers do).
@@ -90,7 +90,7 @@ impl From<ErrorKind> for Failure {
 
 impl<S: AsyncRead + AsyncWrite + Unpin> H1Conn<S> {
     /// Wraps an open stream; `io_error` classifies its read and write errors.
-    pub fn new(stream: S, io_error: fn(io::Error) -> ErrorKind) -> H1Conn<S> {
+    pub(crate) fn new(stream: S, io_error: fn(io::Error) -> ErrorKind) -> H1Conn<S> {
         H1Conn {
             stream,
             buf: vec![0; BUF_BYTES],
@@ -98,15 +98,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin> H1Conn<S> {
             reused: false,
         }
     }
-
-    /// The stream, e.g. to ask a TLS stream what was negotiated.
-    pub fn stream(&self) -> &S {
-        &self.stream
-    }
 }
 
 /// Classifies a read or write error of a TCP stream.
-pub fn tcp_io_error(e: io::Error) -> ErrorKind {
+pub(crate) fn tcp_io_error(e: io::Error) -> ErrorKind {
     match e.kind() {
         io::ErrorKind::UnexpectedEof => ErrorKind::Closed,
         io::ErrorKind::TimedOut => ErrorKind::Timeout,
@@ -129,7 +124,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> H1Conn<S> {
     /// Errors: [`Failure::Stale`] for a reused connection the server had closed;
     /// [`ErrorKind::Closed`] when the server closes before the response is complete,
     /// [`ErrorKind::Reset`] on a reset, [`ErrorKind::Malformed`] for anything not HTTP/1.x.
-    pub async fn exchange(
+    pub(crate) async fn exchange(
         &mut self,
         request: &[u8],
         is_head: bool,
@@ -171,56 +166,16 @@ impl<S: AsyncRead + AsyncWrite + Unpin> H1Conn<S> {
         is_head: bool,
         mut capture: Option<&mut Capture>,
     ) -> Result<Response, (ErrorKind, bool)> {
-        let io_error = self.io_error;
-        let mut filled = 0;
-        let mut first_byte_at = None;
-        let mut last_byte_at = None;
-        let mut total: u64 = 0;
-        // Read until a final (non-1xx) response head is complete.
-        let (status, head_len, framing, mut keep_alive) = loop {
-            if filled > 0 {
-                match parse_head(&self.buf[..filled], is_head).map_err(|k| (k, false))? {
-                    Head::Partial => {}
-                    Head::Interim(len) => {
-                        self.buf.copy_within(len..filled, 0);
-                        filled -= len;
-                        continue;
-                    }
-                    Head::Complete {
-                        status,
-                        len,
-                        framing,
-                        keep_alive,
-                    } => break (status, len, framing, keep_alive),
-                }
-            }
-            if filled == self.buf.len() {
-                if self.buf.len() >= MAX_HEAD_BYTES {
-                    return Err((ErrorKind::Malformed, false));
-                }
-                self.buf.resize(self.buf.len() * 2, 0);
-            }
-            let n = self
-                .stream
-                .read(&mut self.buf[filled..])
-                .await
-                .map_err(|e| (io_error(e), total == 0))?;
-            if n == 0 {
-                return Err((ErrorKind::Closed, total == 0));
-            }
-            let at = Instant::now();
-            first_byte_at.get_or_insert(at);
-            last_byte_at = Some(at);
-            filled += n;
-            total += n as u64;
-        };
-
+        let mut arrival = Arrival::default();
+        let (status, head_len, framing, mut keep_alive, filled) =
+            self.read_head(is_head, &mut arrival).await?;
         let in_buf = filled - head_len;
         if let Some(c) = capture.as_deref_mut() {
             c.head.clear();
             c.head.extend_from_slice(&self.buf[..head_len]);
             c.body.clear();
         }
+        let io_error = self.io_error;
         match framing {
             Framing::None => keep_alive &= in_buf == 0,
             Framing::Length(length) => {
@@ -238,8 +193,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin> H1Conn<S> {
                     if n == 0 {
                         return Err((ErrorKind::Closed, false));
                     }
-                    last_byte_at = Some(Instant::now());
-                    total += n as u64;
+                    arrival.last_byte_at = Some(Instant::now());
+                    arrival.total += n as u64;
                     if n as u64 > remaining {
                         keep_alive = false;
                     }
@@ -269,8 +224,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin> H1Conn<S> {
                     if n == 0 {
                         return Err((ErrorKind::Closed, false));
                     }
-                    last_byte_at = Some(Instant::now());
-                    total += n as u64;
+                    arrival.last_byte_at = Some(Instant::now());
+                    arrival.total += n as u64;
                     let used = decoder
                         .feed(&self.buf[..n], &mut sink)
                         .map_err(|k| (k, false))?;
@@ -289,8 +244,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin> H1Conn<S> {
                     if n == 0 {
                         break;
                     }
-                    last_byte_at = Some(Instant::now());
-                    total += n as u64;
+                    arrival.last_byte_at = Some(Instant::now());
+                    arrival.total += n as u64;
                     if let Some(c) = capture.as_deref_mut() {
                         c.body(&self.buf[..n]);
                     }
@@ -299,12 +254,73 @@ impl<S: AsyncRead + AsyncWrite + Unpin> H1Conn<S> {
         }
         Ok(Response {
             status,
-            bytes: total,
+            bytes: arrival.total,
             keep_alive,
-            first_byte_at: first_byte_at.expect("a head was read"),
-            last_byte_at: last_byte_at.expect("a head was read"),
+            first_byte_at: arrival.first_byte_at.expect("a head was read"),
+            last_byte_at: arrival.last_byte_at.expect("a head was read"),
         })
     }
+
+    /// Reads until a final (non-1xx) response head is complete, skipping interim responses.
+    /// Returns its status, length, framing and keep-alive, and the bytes in the buffer (the
+    /// head and what came with it).
+    #[inline]
+    async fn read_head(
+        &mut self,
+        is_head: bool,
+        arrival: &mut Arrival,
+    ) -> Result<(u16, usize, Framing, bool, usize), (ErrorKind, bool)> {
+        let io_error = self.io_error;
+        let mut filled = 0;
+        loop {
+            if filled > 0 {
+                match parse_head(&self.buf[..filled], is_head).map_err(|k| (k, false))? {
+                    Head::Partial => {}
+                    Head::Interim(len) => {
+                        self.buf.copy_within(len..filled, 0);
+                        filled -= len;
+                        continue;
+                    }
+                    Head::Complete {
+                        status,
+                        len,
+                        framing,
+                        keep_alive,
+                    } => return Ok((status, len, framing, keep_alive, filled)),
+                }
+            }
+            if filled == self.buf.len() {
+                if self.buf.len() >= MAX_HEAD_BYTES {
+                    return Err((ErrorKind::Malformed, false));
+                }
+                self.buf.resize(self.buf.len() * 2, 0);
+            }
+            let n = self
+                .stream
+                .read(&mut self.buf[filled..])
+                .await
+                .map_err(|e| (io_error(e), arrival.total == 0))?;
+            if n == 0 {
+                return Err((ErrorKind::Closed, arrival.total == 0));
+            }
+            let at = Instant::now();
+            arrival.first_byte_at.get_or_insert(at);
+            arrival.last_byte_at = Some(at);
+            filled += n;
+            arrival.total += n as u64;
+        }
+    }
+}
+
+/// What has arrived of a response so far: its bytes, and when the first and the last came.
+#[derive(Debug, Default, Clone, Copy)]
+struct Arrival {
+    /// Bytes read for the response so far, head and body.
+    total: u64,
+    /// When the first byte arrived (`None` before it).
+    first_byte_at: Option<Instant>,
+    /// When the latest byte arrived (`None` before the first).
+    last_byte_at: Option<Instant>,
 }
 
 impl<S: AsyncRead + AsyncWrite + Unpin> H1Conn<S> {
@@ -408,7 +424,7 @@ fn parse_head(bytes: &[u8], is_head: bool) -> Result<Head, ErrorKind> {
 /// Incremental decoder of the chunked transfer coding (RFC 9112 §7.1) that counts and
 /// discards the data. Chunk extensions and trailer fields are skipped.
 #[derive(Debug, Default)]
-pub struct ChunkedDecoder {
+pub(crate) struct ChunkedDecoder {
     state: ChunkState,
     size: u64,
     digits: u32,
@@ -431,13 +447,17 @@ enum ChunkState {
 
 impl ChunkedDecoder {
     /// Whether the last chunk and the trailer have been read.
-    pub fn is_done(&self) -> bool {
+    pub(crate) fn is_done(&self) -> bool {
         self.state == ChunkState::Done
     }
 
     /// Consumes bytes of the body, handing chunk data to `data`; returns how many bytes were
     /// used (fewer than given only when the body ended). Errors: [`ErrorKind::Malformed`].
-    pub fn feed(&mut self, bytes: &[u8], data: &mut impl FnMut(&[u8])) -> Result<usize, ErrorKind> {
+    pub(crate) fn feed(
+        &mut self,
+        bytes: &[u8],
+        data: &mut impl FnMut(&[u8]),
+    ) -> Result<usize, ErrorKind> {
         use ChunkState::*;
         let mut i = 0;
         while i < bytes.len() && self.state != Done {

@@ -21,21 +21,21 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 
+use crate::measure::{ErrorKind, Setup};
 use crate::plan::TargetPlan;
-use crate::result::stats::{ErrorKind, Setup};
 use crate::run::h1::Capture;
 
 /// Initial flow-control window of each stream, in bytes (4 MiB; the protocol's default is
 /// 64 KiB, which caps a stream at 64 KiB per round trip).
-pub const STREAM_WINDOW_BYTES: u32 = 4 << 20;
+pub(crate) const STREAM_WINDOW_BYTES: u32 = 4 << 20;
 /// Initial flow-control window of each connection, in bytes (64 MiB: room for many streams
 /// receiving at once).
-pub const CONNECTION_WINDOW_BYTES: u32 = 64 << 20;
+pub(crate) const CONNECTION_WINDOW_BYTES: u32 = 64 << 20;
 
 /// Starts HTTP/2 on an open stream (prior knowledge: the client preface goes out at once)
 /// and spawns the task that drives the connection. Returns the request handle, the driver
 /// task, and the ping handle (for the check at start).
-pub async fn handshake<T>(
+pub(crate) async fn handshake<T>(
     io: T,
 ) -> Result<(SendRequest<Bytes>, JoinHandle<()>, Option<h2::PingPong>), h2::Error>
 where
@@ -58,7 +58,7 @@ where
 
 /// The connection of one slot, shared by a group's virtual users.
 #[derive(Default)]
-pub struct Shared {
+pub(crate) struct Shared {
     live: RefCell<Option<Live>>,
     /// A virtual user is opening the connection; the others wait on `opened`.
     opening: Cell<bool>,
@@ -79,7 +79,7 @@ struct Live {
 }
 
 /// A virtual user's handle to a shared connection.
-pub struct H2Conn {
+pub(crate) struct H2Conn {
     send: SendRequest<Bytes>,
     serial: u64,
     io_error: fn(io::Error) -> ErrorKind,
@@ -88,19 +88,19 @@ pub struct H2Conn {
 
 /// A complete HTTP/2 response.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct H2Response {
-    pub status: u16,
+pub(crate) struct H2Response {
+    pub(crate) status: u16,
     /// DATA payload bytes of the response.
-    pub bytes: u64,
+    pub(crate) bytes: u64,
     /// When the request was handed to the connection (a stream was free).
-    pub sent_at: Instant,
+    pub(crate) sent_at: Instant,
     /// When the response's header block arrived.
-    pub headers_at: Instant,
+    pub(crate) headers_at: Instant,
 }
 
 /// Why an HTTP/2 request failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum H2Failure {
+pub(crate) enum H2Failure {
     /// The request was not sent: the connection was already going away or closed. Safe to
     /// send again on a new connection; the kind counts it if that fails too.
     NotSent(ErrorKind),
@@ -110,7 +110,7 @@ pub enum H2Failure {
 
 impl H2Failure {
     /// How the failure is counted.
-    pub fn kind(self) -> ErrorKind {
+    pub(crate) fn kind(self) -> ErrorKind {
         match self {
             H2Failure::NotSent(kind) | H2Failure::Failed(kind) => kind,
         }
@@ -120,7 +120,7 @@ impl H2Failure {
 impl Shared {
     /// A handle to the slot's open connection; or, when there is none, opens one with `open`
     /// (which returns an HTTP/2 connection and its setup) while other virtual users wait.
-    pub async fn connect<F, Fut>(self: &Rc<Self>, open: F) -> Result<H2Conn, ErrorKind>
+    pub(crate) async fn connect<F, Fut>(self: &Rc<Self>, open: F) -> Result<H2Conn, ErrorKind>
     where
         F: FnOnce() -> Fut,
         Fut: Future<Output = Result<Opened, ErrorKind>>,
@@ -139,7 +139,7 @@ impl Shared {
     }
 
     /// Installs a connection opened elsewhere (HTTP/2 chosen by ALPN) as the slot's.
-    pub fn install(self: &Rc<Self>, opened: Opened) -> H2Conn {
+    pub(crate) fn install(self: &Rc<Self>, opened: Opened) -> H2Conn {
         let serial = self.serial.get();
         self.serial.set(serial + 1);
         self.unreported_setup.set(Some((serial, opened.setup)));
@@ -192,7 +192,7 @@ impl Shared {
     }
 
     /// Forgets the slot's connection, whatever it is: the next request opens anew.
-    pub fn close(&self) {
+    pub(crate) fn close(&self) {
         self.live.borrow_mut().take();
     }
 
@@ -206,17 +206,17 @@ impl Shared {
 }
 
 /// An HTTP/2 connection just opened.
-pub struct Opened {
-    pub send: SendRequest<Bytes>,
-    pub driver: JoinHandle<()>,
-    pub setup: Setup,
+pub(crate) struct Opened {
+    pub(crate) send: SendRequest<Bytes>,
+    pub(crate) driver: JoinHandle<()>,
+    pub(crate) setup: Setup,
     /// Classifies I/O errors of its stream (TCP or TLS).
-    pub io_error: fn(io::Error) -> ErrorKind,
+    pub(crate) io_error: fn(io::Error) -> ErrorKind,
 }
 
 impl H2Conn {
     /// The setup of this connection, if no response has reported it yet.
-    pub fn take_setup(&self) -> Option<Setup> {
+    pub(crate) fn take_setup(&self) -> Option<Setup> {
         match self.shared.unreported_setup.get() {
             Some((serial, setup)) if serial == self.serial => {
                 self.shared.unreported_setup.set(None);
@@ -231,7 +231,7 @@ impl H2Conn {
     /// `SETTINGS_MAX_CONCURRENT_STREAMS` is reached. With `capture`, the response is kept
     /// there for checks, its head written as an HTTP/1.1 head (`HTTP/1.1 200 \r\n` and the
     /// header fields) so that one set of checks reads both protocols.
-    pub async fn exchange(
+    pub(crate) async fn exchange(
         &mut self,
         target: &TargetPlan,
         mut capture: Option<&mut Capture>,
@@ -315,7 +315,7 @@ impl H2Conn {
 
 /// The kind of an HTTP/2 error on a stream that was sent: refused by the server's GOAWAY, reset
 /// by the server (RST_STREAM), an I/O error of the connection, or a protocol error.
-pub fn classify(e: h2::Error, io_error: fn(io::Error) -> ErrorKind) -> ErrorKind {
+pub(crate) fn classify(e: h2::Error, io_error: fn(io::Error) -> ErrorKind) -> ErrorKind {
     if e.is_go_away() && e.is_remote() {
         ErrorKind::GoAway
     } else if e.is_reset() && e.is_remote() {

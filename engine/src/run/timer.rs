@@ -16,10 +16,10 @@ use tokio::io::Interest;
 use tokio::io::unix::AsyncFd;
 
 /// Deadlines closer than this are waited for by spinning (the kernel's default timer slack).
-pub const SPIN_SPAN: std::time::Duration = std::time::Duration::from_micros(50);
+pub(crate) const SPIN_SPAN: std::time::Duration = std::time::Duration::from_micros(50);
 
 /// One timerfd, re-armed for each sleep.
-pub struct PreciseTimer {
+pub(crate) struct PreciseTimer {
     fd: AsyncFd<Fd>,
 }
 
@@ -34,7 +34,7 @@ impl AsRawFd for Fd {
 
 impl PreciseTimer {
     /// Creates the timer (needs a tokio runtime with I/O enabled).
-    pub fn new() -> io::Result<PreciseTimer> {
+    pub(crate) fn new() -> io::Result<PreciseTimer> {
         let fd = TimerFd::new(
             ClockId::CLOCK_MONOTONIC,
             TimerFlags::TFD_NONBLOCK | TimerFlags::TFD_CLOEXEC,
@@ -48,7 +48,7 @@ impl PreciseTimer {
 
     /// Sleeps until `deadline`; returns at once when it has passed. A deadline within
     /// [`SPIN_SPAN`] is waited for by spinning: a timer would wake later than that.
-    pub async fn sleep_until(&mut self, deadline: Instant) -> io::Result<()> {
+    pub(crate) async fn sleep_until(&mut self, deadline: Instant) -> io::Result<()> {
         let now = Instant::now();
         if deadline <= now {
             return Ok(());

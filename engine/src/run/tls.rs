@@ -8,17 +8,17 @@ use rustls::{AlertDescription, ClientConfig, HandshakeKind};
 use tokio::net::TcpStream;
 use tokio_rustls::TlsConnector;
 
+use crate::measure::ErrorKind;
 use crate::plan::TlsPlan;
-use crate::result::stats::ErrorKind;
 use crate::run::h1::tcp_io_error;
 
 /// A client TLS connection over TCP.
-pub type TlsStream = tokio_rustls::client::TlsStream<TcpStream>;
+pub(crate) type TlsStream = tokio_rustls::client::TlsStream<TcpStream>;
 
 /// Runs the TLS handshake on `tcp` with `config` (the plan's, or a copy for the check at
 /// start) and the target's server name. The error is rustls' (or the I/O error that ended
 /// the handshake).
-pub async fn handshake(
+pub(crate) async fn handshake(
     tcp: TcpStream,
     tls: &TlsPlan,
     config: Arc<ClientConfig>,
@@ -29,17 +29,17 @@ pub async fn handshake(
 }
 
 /// Whether the handshake resumed an earlier session.
-pub fn resumed(stream: &TlsStream) -> bool {
+pub(crate) fn resumed(stream: &TlsStream) -> bool {
     stream.get_ref().1.handshake_kind() == Some(HandshakeKind::Resumed)
 }
 
 /// Whether the server picked HTTP/2 by ALPN.
-pub fn alpn_is_h2(stream: &TlsStream) -> bool {
+pub(crate) fn alpn_is_h2(stream: &TlsStream) -> bool {
     stream.get_ref().1.alpn_protocol() == Some(b"h2")
 }
 
 /// The negotiated TLS version (`1.2`, `1.3`) and cipher suite (`TLS13_AES_128_GCM_SHA256`).
-pub fn negotiated(stream: &TlsStream) -> (String, String) {
+pub(crate) fn negotiated(stream: &TlsStream) -> (String, String) {
     let connection = stream.get_ref().1;
     let version = match connection.protocol_version() {
         Some(rustls::ProtocolVersion::TLSv1_3) => "1.3".to_string(),
@@ -57,7 +57,7 @@ pub fn negotiated(stream: &TlsStream) -> (String, String) {
 /// server, or a certificate problem, is a handshake failure: it is how a TLS 1.3 server
 /// rejects the client certificate, after the client's side of the handshake is done. Other
 /// TLS errors (bad records) are protocol errors; the rest are TCP errors.
-pub fn io_error(e: io::Error) -> ErrorKind {
+pub(crate) fn io_error(e: io::Error) -> ErrorKind {
     match e
         .get_ref()
         .and_then(|inner| inner.downcast_ref::<rustls::Error>())
@@ -76,7 +76,7 @@ pub fn io_error(e: io::Error) -> ErrorKind {
 }
 
 /// Describes a failed handshake for a message: rustls' reason, or the I/O error.
-pub fn describe(e: &io::Error) -> String {
+pub(crate) fn describe(e: &io::Error) -> String {
     match e
         .get_ref()
         .and_then(|inner| inner.downcast_ref::<rustls::Error>())

@@ -15,8 +15,9 @@ use std::time::{Duration, Instant};
 
 use tokio::net::TcpStream;
 
+use super::{Negotiated, NegotiatedTls};
+use crate::measure::{ErrorKind, Setup, Timing};
 use crate::plan::{TargetPlan, TransportPlan};
-use crate::result::stats::{ErrorKind, Setup, Timing};
 use crate::run::h1::{self, Capture, Failure, H1Conn};
 use crate::run::h2::{self, H2Conn, H2Failure, Opened};
 use crate::run::tls::{self, TlsStream};
@@ -25,10 +26,10 @@ use crate::spec::Protocol;
 /// How long the check at start waits, after a TLS 1.3 handshake in which the server asked for
 /// a client certificate, for the server to reject that certificate (it does so right after
 /// the handshake; silence means accepted).
-pub const CLIENT_AUTH_VERDICT_WAIT: Duration = Duration::from_millis(300);
+pub(crate) const CLIENT_AUTH_VERDICT_WAIT: Duration = Duration::from_millis(300);
 
 /// One virtual user's connection to one endpoint.
-pub enum Conn {
+pub(crate) enum Conn {
     /// HTTP/1.1 over TCP.
     H1(H1Conn<TcpStream>, Option<Setup>),
     /// HTTP/1.1 over TLS (boxed: a TLS session is large).
@@ -39,28 +40,28 @@ pub enum Conn {
 
 /// A complete response, as far as a load test cares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Response {
-    pub status: u16,
+pub(crate) struct Response {
+    pub(crate) status: u16,
     /// Bytes read for this response: HTTP/1.1 head and body; HTTP/2 DATA payload.
-    pub bytes: u64,
+    pub(crate) bytes: u64,
     /// Whether the connection may carry the next request.
-    pub keep_alive: bool,
+    pub(crate) keep_alive: bool,
     /// Phase timings: setup when this request opened the connection, TTFB, body read.
-    pub timing: Timing,
+    pub(crate) timing: Timing,
     /// When the last byte arrived.
-    pub end: Instant,
+    pub(crate) end: Instant,
 }
 
 /// The virtual users that share HTTP/2 connections: one shared connection per connection slot
 /// (an endpoint with one transport). With `streams: 1` every virtual user has a group of its
 /// own.
-pub struct Group {
+pub(crate) struct Group {
     slots: Vec<Rc<h2::Shared>>,
 }
 
 impl Group {
     /// A group for `slots` connection slots.
-    pub fn new(slots: usize) -> Group {
+    pub(crate) fn new(slots: usize) -> Group {
         Group {
             slots: (0..slots).map(|_| Rc::default()).collect(),
         }
@@ -68,18 +69,9 @@ impl Group {
 
     /// Lets go of the group's HTTP/2 connections: each closes once the handles still in use
     /// are dropped (streams in flight finish first).
-    pub fn close(&self) {
+    pub(crate) fn close(&self) {
         self.slots.iter().for_each(|slot| slot.close());
     }
-}
-
-/// What a connection negotiated, as the check at start saw it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Negotiated {
-    /// `h1` or `h2`.
-    pub protocol: &'static str,
-    /// TLS version (`1.3`) and cipher suite; `None` over cleartext.
-    pub tls: Option<(String, String)>,
 }
 
 /// Opens a connection for `target` to `addr` (slot `slot` of `group`): resolves the host
@@ -88,7 +80,7 @@ pub struct Negotiated {
 ///
 /// The work is boxed: a connect (TLS handshake included) is a large future, and inline it
 /// would make every request's future as large, to be copied on each request.
-pub async fn connect(
+pub(crate) async fn connect(
     addr: SocketAddr,
     target: &TargetPlan,
     group: &Group,
@@ -139,7 +131,7 @@ impl Conn {
     ///
     /// Errors: [`Failure::Stale`] when a reused HTTP/1.1 connection had been closed by the
     /// server (the caller sends the request again on a new connection).
-    pub async fn exchange(
+    pub(crate) async fn exchange(
         &mut self,
         target: &TargetPlan,
         addr: SocketAddr,
@@ -327,7 +319,7 @@ async fn start_h2(stream: Stream, setup: Setup) -> Result<Opened, ErrorKind> {
 /// for a client certificate, waits [`CLIENT_AUTH_VERDICT_WAIT`] for a rejection. Returns what
 /// was negotiated, or why the target cannot be loaded. Blocks the calling thread (at most
 /// `timeout` plus that wait).
-pub fn check(
+pub(crate) fn check(
     addr: SocketAddr,
     target: &TargetPlan,
     timeout: Duration,
@@ -399,7 +391,15 @@ async fn check_async(addr: SocketAddr, target: &TargetPlan) -> Result<Negotiated
     }
     Ok(Negotiated {
         protocol: if h2 { "h2" } else { "h1" },
-        tls: tls_info,
+        tls: transport.tls.as_ref().map(|tls| {
+            let (version, cipher) = tls_info.unwrap_or_default();
+            NegotiatedTls {
+                version,
+                cipher,
+                server_name: tls.server_name_text.clone(),
+                insecure_skip_verify: tls.insecure_skip_verify,
+            }
+        }),
     })
 }
 

@@ -24,9 +24,9 @@ use tokio::time::{Sleep, sleep_until};
 
 use super::timer::PreciseTimer;
 use super::{Shared, WorkerStats, checks, h1, transport};
+use crate::measure::ErrorKind;
 use crate::plan::load::Arrivals;
 use crate::plan::{Model, ThinkTime};
-use crate::result::stats::ErrorKind;
 
 /// Spawns worker `index`'s (of `workers`) virtual users on the current `LocalSet`.
 ///

@@ -7,22 +7,21 @@
 
 use std::collections::VecDeque;
 
-use super::Measures;
-use super::stats::SecondStats;
+use super::{Measures, SecondStats};
 use crate::plan::threshold::{Op, Scope, Threshold};
 
 /// The outcome of a window threshold over the run.
 #[derive(Debug, Clone, PartialEq)]
-pub struct WindowVerdict {
+pub(crate) struct WindowVerdict {
     /// The first failing window's value, else the worst window's (`None`: nothing measured).
-    pub measured: Option<f64>,
-    pub passed: bool,
+    pub(crate) measured: Option<f64>,
+    pub(crate) passed: bool,
     /// Start of the first failing window, seconds into the measured window.
-    pub failed_start_s: Option<u32>,
+    pub(crate) failed_start_s: Option<u32>,
 }
 
 /// Watches the whole-run thresholds that have a window or abort on failure.
-pub struct Watch {
+pub(crate) struct Watch {
     /// `(index in the plan's slo, threshold)`.
     windowed: Vec<(usize, Threshold)>,
     aborting: Vec<(usize, Threshold)>,
@@ -36,7 +35,7 @@ pub struct Watch {
 
 impl Watch {
     /// Watches `thresholds` (the plan's `slo`, indexes kept).
-    pub fn new(thresholds: &[Threshold]) -> Watch {
+    pub(crate) fn new(thresholds: &[Threshold]) -> Watch {
         let pick = |keep: fn(&Threshold) -> bool| -> Vec<(usize, Threshold)> {
             thresholds
                 .iter()
@@ -63,13 +62,13 @@ impl Watch {
     }
 
     /// Whether anything is watched at all.
-    pub fn is_idle(&self) -> bool {
+    pub(crate) fn is_idle(&self) -> bool {
         self.windowed.is_empty() && self.aborting.is_empty()
     }
 
     /// Takes the next whole second of the measured window. Returns the index (in the plan's
     /// `slo`) of an `abort_on_fail` threshold that now fails, if any.
-    pub fn second(&mut self, stats: &SecondStats) -> Option<usize> {
+    pub(crate) fn second(&mut self, stats: &SecondStats) -> Option<usize> {
         self.seconds += 1;
         self.total.merge(stats);
         if self.longest_window > 0 {
@@ -104,7 +103,7 @@ impl Watch {
 
     /// The window verdicts, indexed like the plan's `slo` (`None` for other thresholds). A run
     /// shorter than a window is judged as one window.
-    pub fn finish(mut self) -> Vec<Option<WindowVerdict>> {
+    pub(crate) fn finish(mut self) -> Vec<Option<WindowVerdict>> {
         for (i, threshold) in &self.windowed {
             if self.verdicts[*i].is_none() && self.seconds > 0 {
                 let seconds = f64::from(self.seconds);

@@ -1,0 +1,34 @@
+//! What a run records: per-target latency histograms and counters ([`TargetStats`], with
+//! their request [`Phases`]), per-stage ([`StageStats`]) and per-second ([`SecondStats`])
+//! records, why requests failed ([`ErrorKind`]), and the threshold aggregates measured on
+//! them ([`Measures`], also fed second by second to the window [`Watch`]).
+//!
+//! A leaf beneath `run` (which records) and `result` (which turns the records into the
+//! artifact): it depends on `plan` only. Each worker thread owns its own records and merges
+//! them once at the end (`merge`); nothing here is shared between threads while requests run.
+
+mod error_kind;
+mod measures;
+mod phases;
+mod second;
+mod stage;
+mod target;
+mod watch;
+
+use hdrhistogram::Histogram;
+
+pub(crate) use error_kind::ErrorKind;
+pub(crate) use measures::{Measures, rate};
+pub(crate) use phases::{Phases, Setup, Timing};
+pub(crate) use second::{SecondSample, SecondStats};
+pub(crate) use stage::StageStats;
+pub(crate) use target::TargetStats;
+pub(crate) use watch::{Watch, WindowVerdict};
+
+/// Highest latency a histogram records, in microseconds (one hour); larger values saturate.
+pub(crate) const MAX_LATENCY_US: u64 = 3_600_000_000;
+
+/// A latency histogram in microseconds with 3 significant digits (HdrHistogram).
+pub(crate) fn latency_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, MAX_LATENCY_US, 3).expect("valid histogram bounds")
+}

@@ -1,0 +1,133 @@
+//! The phases of a request (connection setup, time to first byte, body read): what the
+//! transport reports with each response, and a target's histograms of them.
+
+use hdrhistogram::Histogram;
+
+use super::latency_histogram;
+
+/// How long the phases of one request took, in microseconds: what the transport reports with
+/// each response.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Timing {
+    /// The setup of the connection, when this request opened it.
+    pub(crate) setup: Option<Setup>,
+    /// Time to first byte: from writing the request until the first byte of the response
+    /// (HTTP/1.1) or its header block (HTTP/2) arrived.
+    pub(crate) ttfb_us: u64,
+    /// Body read: from the first byte (HTTP/1.1) or the header block (HTTP/2) to the last
+    /// byte of the response.
+    pub(crate) body_us: u64,
+}
+
+/// How long opening one connection took, in microseconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Setup {
+    /// Resolving the host name; `None` when the URL's host is an IP address.
+    pub(crate) dns_us: Option<u64>,
+    /// TCP connect (SYN to established).
+    pub(crate) connect_us: u64,
+    /// TLS handshake; `None` over cleartext.
+    pub(crate) tls_us: Option<u64>,
+    /// The TLS handshake resumed an earlier session.
+    pub(crate) tls_resumed: bool,
+}
+
+/// Phase histograms of one target, in microseconds (3 significant digits): connection setup
+/// (DNS, TCP connect, TLS handshake) per connection opened, TTFB and body read per response.
+#[derive(Debug, Clone)]
+pub(crate) struct Phases {
+    pub(crate) dns_us: Histogram<u64>,
+    pub(crate) connect_us: Histogram<u64>,
+    pub(crate) tls_us: Histogram<u64>,
+    pub(crate) ttfb_us: Histogram<u64>,
+    pub(crate) body_us: Histogram<u64>,
+    /// Connections opened (each has a `connect_us` sample).
+    pub(crate) connections: u64,
+    /// TLS handshakes that resumed a session.
+    pub(crate) tls_resumed: u64,
+}
+
+impl Default for Phases {
+    fn default() -> Self {
+        Phases {
+            dns_us: latency_histogram(),
+            connect_us: latency_histogram(),
+            tls_us: latency_histogram(),
+            ttfb_us: latency_histogram(),
+            body_us: latency_histogram(),
+            connections: 0,
+            tls_resumed: 0,
+        }
+    }
+}
+
+impl Phases {
+    /// Records the phases of one complete response.
+    #[inline]
+    pub(crate) fn record(&mut self, timing: &Timing) {
+        if let Some(setup) = &timing.setup {
+            if let Some(dns) = setup.dns_us {
+                self.dns_us.saturating_record(dns);
+            }
+            self.connect_us.saturating_record(setup.connect_us);
+            if let Some(tls) = setup.tls_us {
+                self.tls_us.saturating_record(tls);
+            }
+            self.connections += 1;
+            self.tls_resumed += u64::from(setup.tls_resumed);
+        }
+        self.ttfb_us.saturating_record(timing.ttfb_us);
+        self.body_us.saturating_record(timing.body_us);
+    }
+
+    /// Adds `other` into `self`.
+    pub(crate) fn merge(&mut self, other: &Phases) {
+        for (a, b) in [
+            (&mut self.dns_us, &other.dns_us),
+            (&mut self.connect_us, &other.connect_us),
+            (&mut self.tls_us, &other.tls_us),
+            (&mut self.ttfb_us, &other.ttfb_us),
+            (&mut self.body_us, &other.body_us),
+        ] {
+            a.add(b).expect("histograms of equal bounds add");
+        }
+        self.connections += other.connections;
+        self.tls_resumed += other.tls_resumed;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn phases_record_setup_only_when_a_connection_was_opened() {
+        let mut p = Phases::default();
+        let reused = Timing {
+            setup: None,
+            ttfb_us: 300,
+            body_us: 20,
+        };
+        let opened = Timing {
+            setup: Some(Setup {
+                dns_us: None,
+                connect_us: 80,
+                tls_us: Some(900),
+                tls_resumed: true,
+            }),
+            ..reused
+        };
+        p.record(&reused);
+        p.record(&opened);
+        let mut q = Phases::default();
+        q.record(&opened);
+        p.merge(&q);
+        assert_eq!(p.ttfb_us.len(), 3);
+        assert_eq!(p.body_us.len(), 3);
+        assert_eq!(p.connect_us.len(), 2);
+        assert_eq!(p.tls_us.len(), 2);
+        assert!(p.dns_us.is_empty(), "an IP address is not resolved");
+        assert_eq!((p.connections, p.tls_resumed), (2, 2));
+        assert!(p.tls_us.equivalent(p.tls_us.max(), 900));
+    }
+}

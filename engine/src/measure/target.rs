@@ -1,0 +1,201 @@
+//! The counters and latency histograms of one target (or of all targets, once merged).
+
+use std::collections::BTreeMap;
+
+use hdrhistogram::Histogram;
+
+use super::{ErrorKind, Phases, latency_histogram};
+
+/// Counters and the latency histograms of one target (or of all targets, once merged).
+#[derive(Debug, Clone)]
+pub(crate) struct TargetStats {
+    /// Latency of every complete response (any status), in microseconds, from when the request
+    /// was due: its intended start on the schedule (open model, pacing) or its actual start.
+    pub(crate) latency_us: Histogram<u64>,
+    /// Service time of every complete response, in microseconds: from when the request was
+    /// actually started to its last byte.
+    pub(crate) service_us: Histogram<u64>,
+    /// Complete responses by status code (index = code, 0..600).
+    pub(crate) status: Box<[u64; 600]>,
+    /// Failed requests by kind (index = position in [`ErrorKind::ALL`]).
+    pub(crate) errors: [u64; ErrorKind::ALL.len()],
+    /// Request bytes written.
+    pub(crate) bytes_sent: u64,
+    /// Response bytes read (headers and body).
+    pub(crate) bytes_received: u64,
+    /// Per response check (in the target's order): how often it passed and failed.
+    pub(crate) checks: Vec<[u64; 2]>,
+    /// Connection setup and request phases.
+    pub(crate) phases: Phases,
+}
+
+impl Default for TargetStats {
+    fn default() -> Self {
+        TargetStats {
+            latency_us: latency_histogram(),
+            service_us: latency_histogram(),
+            status: Box::new([0; 600]),
+            errors: [0; ErrorKind::ALL.len()],
+            bytes_sent: 0,
+            bytes_received: 0,
+            checks: Vec::new(),
+            phases: Phases::default(),
+        }
+    }
+}
+
+impl TargetStats {
+    /// Records a complete response: its latency (from when it was due) and service time (from
+    /// when it started), both in microseconds.
+    #[inline]
+    pub(crate) fn record_response(
+        &mut self,
+        status: u16,
+        latency_us: u64,
+        service_us: u64,
+        expected: bool,
+    ) {
+        self.latency_us.saturating_record(latency_us.max(1));
+        self.service_us.saturating_record(service_us.max(1));
+        if let Some(count) = self.status.get_mut(usize::from(status)) {
+            *count += 1;
+        }
+        if !expected {
+            self.record_error(ErrorKind::UnexpectedStatus);
+        }
+    }
+
+    /// Records a failed request.
+    #[inline]
+    pub(crate) fn record_error(&mut self, kind: ErrorKind) {
+        self.errors[kind as usize] += 1;
+    }
+
+    /// Records the outcome of check `index`.
+    #[inline]
+    pub(crate) fn record_check(&mut self, index: usize, passed: bool) {
+        if self.checks.len() <= index {
+            self.checks.resize(index + 1, [0, 0]);
+        }
+        self.checks[index][usize::from(!passed)] += 1;
+    }
+
+    /// Share of check evaluations that passed; `None` when no check was evaluated.
+    pub(crate) fn check_pass_rate(&self) -> Option<f64> {
+        let (passed, failed) = self.check_totals();
+        (passed + failed > 0).then(|| passed as f64 / (passed + failed) as f64)
+    }
+
+    /// Check evaluations that passed and failed, over all checks.
+    pub(crate) fn check_totals(&self) -> (u64, u64) {
+        self.checks
+            .iter()
+            .fold((0, 0), |(p, f), [cp, cf]| (p + cp, f + cf))
+    }
+
+    /// Complete responses, any status.
+    pub(crate) fn responses(&self) -> u64 {
+        self.latency_us.len()
+    }
+
+    /// Failed requests: transport errors and unexpected statuses.
+    pub(crate) fn error_count(&self) -> u64 {
+        self.errors.iter().sum()
+    }
+
+    /// Requests that ended: complete responses plus transport errors.
+    pub(crate) fn requests(&self) -> u64 {
+        self.responses() + self.error_count() - self.errors[ErrorKind::UnexpectedStatus as usize]
+    }
+
+    /// Fraction of ended requests that failed, 0.0 when none ended.
+    pub(crate) fn error_rate(&self) -> f64 {
+        match self.requests() {
+            0 => 0.0,
+            n => self.error_count() as f64 / n as f64,
+        }
+    }
+
+    /// Status counts, non-zero only, keyed by code.
+    pub(crate) fn status_counts(&self) -> BTreeMap<u16, u64> {
+        (0u16..)
+            .zip(self.status.iter())
+            .filter(|(_, n)| **n > 0)
+            .map(|(code, n)| (code, *n))
+            .collect()
+    }
+
+    /// Error counts, non-zero only, keyed by [`ErrorKind::name`].
+    pub(crate) fn error_counts(&self) -> BTreeMap<&'static str, u64> {
+        ErrorKind::ALL
+            .iter()
+            .zip(self.errors.iter())
+            .filter(|(_, n)| **n > 0)
+            .map(|(kind, n)| (kind.name(), *n))
+            .collect()
+    }
+
+    /// Adds `other` into `self`: histograms added, counters summed.
+    pub(crate) fn merge(&mut self, other: &TargetStats) {
+        self.latency_us
+            .add(&other.latency_us)
+            .expect("histograms of equal bounds add");
+        self.service_us
+            .add(&other.service_us)
+            .expect("histograms of equal bounds add");
+        for (a, b) in self.status.iter_mut().zip(other.status.iter()) {
+            *a += b;
+        }
+        for (a, b) in self.errors.iter_mut().zip(other.errors.iter()) {
+            *a += b;
+        }
+        self.bytes_sent += other.bytes_sent;
+        self.bytes_received += other.bytes_received;
+        if self.checks.len() < other.checks.len() {
+            self.checks.resize(other.checks.len(), [0, 0]);
+        }
+        for (a, b) in self.checks.iter_mut().zip(&other.checks) {
+            a[0] += b[0];
+            a[1] += b[1];
+        }
+        self.phases.merge(&other.phases);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_and_merge() {
+        let mut a = TargetStats::default();
+        a.record_response(200, 1_000, 900, true);
+        a.record_response(500, 2_000, 1_500, false);
+        a.record_error(ErrorKind::Timeout);
+        let mut b = TargetStats::default();
+        b.record_response(200, 3_000, 100, true);
+        b.record_error(ErrorKind::ConnectRefused);
+        b.record_check(1, true);
+        b.record_check(1, false);
+        a.record_check(0, true);
+        a.merge(&b);
+        assert_eq!(a.checks, vec![[1, 0], [1, 1]]);
+        assert_eq!(a.check_totals(), (2, 1));
+        assert_eq!(a.responses(), 3);
+        assert_eq!(a.requests(), 5);
+        assert_eq!(a.error_count(), 3);
+        assert!((a.error_rate() - 0.6).abs() < 1e-12);
+        assert_eq!(a.status_counts(), BTreeMap::from([(200, 2), (500, 1)]));
+        assert_eq!(
+            a.error_counts(),
+            BTreeMap::from([
+                ("connect_refused", 1),
+                ("timeout", 1),
+                ("unexpected_status", 1)
+            ])
+        );
+        assert!(a.latency_us.equivalent(a.latency_us.max(), 3_000));
+        assert!(a.latency_us.equivalent(a.latency_us.min(), 1_000));
+        assert!(a.service_us.equivalent(a.service_us.max(), 1_500));
+    }
+}

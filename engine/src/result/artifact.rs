@@ -1,0 +1,411 @@
+//! The serialized types of the result artifact and its JSON Schema.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::plan::regression::RegressionRule;
+use crate::plan::threshold::Metric;
+
+/// Version of the result format; bumped on any incompatible change.
+pub(crate) const RESULT_VERSION: u32 = 1;
+
+/// The result of one run.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct RunResult {
+    /// Version of this format: 1.
+    pub result_version: u32,
+    pub spec: SpecInfo,
+    /// When measuring started (after the warmup), RFC 3339 in UTC.
+    pub started_at: String,
+    /// Length of the measured window in seconds: the planned duration; in count mode, or when
+    /// the run was stopped early, from the end of the warmup until the last measured request
+    /// ended. Rates divide by it.
+    pub duration_s: f64,
+    /// The run was stopped early (Ctrl-C); its numbers cover only part of the plan.
+    pub interrupted: bool,
+    pub environment: Environment,
+    pub load: LoadInfo,
+    /// All targets together.
+    pub total: TargetResult,
+    /// Per target, in the spec's order.
+    pub targets: Vec<TargetResult>,
+    /// One sample per second of the measured window.
+    pub time_series: Vec<TimeSample>,
+    /// Whether the load generator applied the planned load: per stage, planned against
+    /// achieved. An invalid measurement measured the generator, not the service.
+    pub health: Health,
+    /// Every SLO threshold, whole run first, then per target.
+    pub slo: Vec<SloVerdict>,
+    /// Whether every SLO threshold passed.
+    pub passed: bool,
+    /// The regression rules of the spec, resolved (defaults applied), so that
+    /// `loadgate compare` needs only two result files. Absent in results written before
+    /// loadgate recorded them.
+    #[serde(default)]
+    pub regression_rules: Option<Vec<RecordedRule>>,
+}
+
+/// A regression rule as resolved by the plan, in canonical units.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RecordedRule {
+    /// `latency`, `errors` or `requests`.
+    pub metric: String,
+    /// `p(95)`, `med`, `mean` (latency) or `rate`.
+    pub aggregation: String,
+    /// Allowed relative change in the worse direction (a rise; a drop for `requests`), as a
+    /// fraction: 0.1 = 10%.
+    pub max_change: f64,
+    /// Absolute change never counted as a regression, in `unit`.
+    pub floor: f64,
+    /// `us`, `ratio` (0.01 = 1%) or `1/s`.
+    pub unit: String,
+    /// The rule as written in the spec, or the default rule's text.
+    pub expression: String,
+}
+
+impl RecordedRule {
+    /// Records a plan's rule.
+    pub(crate) fn from_rule(rule: &RegressionRule) -> RecordedRule {
+        RecordedRule {
+            metric: rule.metric.name().to_string(),
+            aggregation: rule.aggregation.to_string(),
+            max_change: rule.max_change,
+            floor: rule.floor,
+            unit: rule.unit().to_string(),
+            expression: rule.expression.clone(),
+        }
+    }
+
+    /// The rule back from a result file. Errors: an unknown metric or aggregation.
+    pub(crate) fn to_rule(&self) -> Result<RegressionRule, String> {
+        let metric = match self.metric.as_str() {
+            "latency" => Metric::Latency,
+            "errors" => Metric::Errors,
+            "requests" => Metric::Requests,
+            other => return Err(format!("unknown regression metric `{other}`")),
+        };
+        let (aggregation, rest) = crate::plan::threshold::parse_aggregation(&self.aggregation)?;
+        if !rest.trim().is_empty() {
+            return Err(format!("unknown aggregation `{}`", self.aggregation));
+        }
+        Ok(RegressionRule {
+            metric,
+            aggregation,
+            max_change: self.max_change,
+            floor: self.floor,
+            expression: self.expression.clone(),
+        })
+    }
+}
+
+/// Which spec produced a result.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct SpecInfo {
+    pub name: String,
+    /// Hex SHA-256 of the spec file.
+    pub hash: String,
+}
+
+/// Where the run happened.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Environment {
+    pub loadgate_version: String,
+    pub hostname: String,
+    pub os: String,
+    pub arch: String,
+    /// Logical CPUs of the load generator's machine.
+    pub cpu_count: usize,
+    /// CPU time the load generator used in user mode during the run, seconds.
+    pub client_cpu_user_s: f64,
+    /// CPU time the load generator used in kernel mode during the run, seconds.
+    pub client_cpu_system_s: f64,
+}
+
+/// The load that was applied.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct LoadInfo {
+    /// `closed`: connections each sending when their last response ended; `open`: requests
+    /// arriving on a schedule at a rate.
+    pub model: String,
+    /// Closed model: the most connections of any stage. Open model: the cap on requests in
+    /// flight.
+    pub connections: u32,
+    /// Concurrent requests per HTTP/2 connection (1 for HTTP/1.1).
+    #[serde(default = "one")]
+    pub streams: u32,
+    /// Planned measuring time in seconds (duration mode).
+    pub duration_s: Option<f64>,
+    /// Planned number of requests (count mode).
+    pub requests: Option<u64>,
+    pub warmup_s: f64,
+}
+
+/// What one target (or all, for `total`) measured.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct TargetResult {
+    /// Target name; `total` for all targets together.
+    pub name: String,
+    /// HTTP method; absent for `total`.
+    pub method: Option<String>,
+    /// URL as written in the spec (before `${VAR}` interpolation); absent for `total`.
+    pub url: Option<String>,
+    /// Requests that ended: complete responses plus transport errors.
+    pub requests: u64,
+    /// Complete responses, any status.
+    pub responses: u64,
+    /// Failed requests: transport errors plus responses with an unexpected status.
+    pub errors: u64,
+    /// `errors / requests`, a fraction (0.01 = 1%).
+    pub error_rate: f64,
+    /// Complete responses per second of the measured window.
+    pub rps: f64,
+    pub bytes_sent: u64,
+    pub bytes_received: u64,
+    /// Complete responses by status code.
+    pub status_codes: BTreeMap<String, u64>,
+    /// Failed requests by kind: connect_refused, connect_timeout, connect_error,
+    /// tls_handshake, timeout, reset, closed, malformed, stream_reset, goaway,
+    /// unexpected_status.
+    pub errors_by_kind: BTreeMap<String, u64>,
+    /// Latency of complete responses, from when each request was due (its intended start on
+    /// the open model's or a paced connection's schedule, else its actual start); absent when
+    /// there were none.
+    pub latency_us: Option<LatencySummary>,
+    /// Service time of complete responses: from each request's actual start (including a
+    /// connect) to its last byte. Equal to `latency_us` unless requests were scheduled.
+    #[serde(default)]
+    pub service_time_us: Option<LatencySummary>,
+    /// The latency histogram in microseconds: HdrHistogram V2 + DEFLATE, base64 (standard).
+    pub histogram: String,
+    /// Response check evaluations that passed, over all checks.
+    #[serde(default)]
+    pub checks_passed: u64,
+    /// Response check evaluations that failed, over all checks.
+    #[serde(default)]
+    pub checks_failed: u64,
+    /// Per check (targets only).
+    #[serde(default)]
+    pub checks: Vec<CheckResult>,
+    /// Phase timings in microseconds: connection setup (`dns`, `connect`, `tls`) per
+    /// connection opened in the measured window, `ttfb` and `body` per complete response.
+    /// Absent in results written before phases were measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phases_us: Option<PhasesResult>,
+    /// How this target's connections spoke: what was asked, what was negotiated, TLS.
+    /// Absent for `total`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transport: Option<TransportResult>,
+}
+
+/// How often one response check passed.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct CheckResult {
+    /// What was checked, e.g. `header content-type == "application/json"`.
+    pub check: String,
+    pub passed: u64,
+    pub failed: u64,
+}
+
+/// Phase timings of a target, each absent when it has no sample (`dns` for an IP address,
+/// `tls` over cleartext, setup phases when every connection was opened before measuring).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PhasesResult {
+    /// Connections opened in the measured window (each has a `connect` sample).
+    pub connections_opened: u64,
+    /// Of those, TLS handshakes that resumed an earlier session.
+    pub tls_resumed: u64,
+    /// Host name resolution, per connection opened.
+    pub dns: Option<PhaseSummary>,
+    /// TCP connect, per connection opened.
+    pub connect: Option<PhaseSummary>,
+    /// TLS handshake, per connection opened.
+    pub tls: Option<PhaseSummary>,
+    /// Time to first byte: request written until the first response byte (HTTP/1.1) or the
+    /// response header block (HTTP/2), per response.
+    pub ttfb: Option<PhaseSummary>,
+    /// Body read: first byte (or header block) until the last byte, per response.
+    pub body: Option<PhaseSummary>,
+}
+
+/// One phase's distribution, in microseconds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PhaseSummary {
+    /// Samples.
+    pub count: u64,
+    pub min: u64,
+    pub mean: f64,
+    pub p50: u64,
+    pub p90: u64,
+    pub p99: u64,
+    pub max: u64,
+    /// The histogram: HdrHistogram V2 + DEFLATE, base64 (standard).
+    pub histogram: String,
+}
+
+/// A target's protocol and TLS, as asked in the spec and as negotiated by the check at
+/// start (every connection of a target uses the same configuration).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TransportResult {
+    /// What the spec asked for: `h1`, `h2` or `auto`.
+    pub requested: String,
+    /// What the connections speak: `h1` or `h2`.
+    pub protocol: String,
+    /// TLS parameters; absent over cleartext.
+    pub tls: Option<TlsResult>,
+}
+
+impl TransportResult {
+    /// In words: `h2 over TLS 1.3 (TLS13_AES_128_GCM_SHA256), server name api.example.com`
+    /// or `h1 over cleartext TCP`.
+    pub(crate) fn describe(&self) -> String {
+        match &self.tls {
+            Some(tls) => format!(
+                "{} over TLS {} ({}), server name {}",
+                self.protocol, tls.version, tls.cipher, tls.server_name
+            ),
+            None => format!("{} over cleartext TCP", self.protocol),
+        }
+    }
+
+    /// The server's certificate was not verified.
+    pub(crate) fn insecure(&self) -> bool {
+        self.tls.as_ref().is_some_and(|t| t.insecure_skip_verify)
+    }
+}
+
+/// The TLS parameters of a target's connections.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TlsResult {
+    /// Negotiated version: `1.2` or `1.3`.
+    pub version: String,
+    /// Negotiated cipher suite, e.g. `TLS13_AES_128_GCM_SHA256`.
+    pub cipher: String,
+    /// The name sent as SNI and verified in the certificate.
+    pub server_name: String,
+    /// The server's certificate was NOT verified (`insecure_skip_verify`).
+    pub insecure_skip_verify: bool,
+}
+
+/// Latency percentiles and moments, in microseconds.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct LatencySummary {
+    pub min: u64,
+    pub mean: f64,
+    pub stdev: f64,
+    pub p50: u64,
+    pub p90: u64,
+    pub p95: u64,
+    pub p99: u64,
+    pub p99_9: u64,
+    pub max: u64,
+}
+
+/// The load generator's own health over the run.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Health {
+    /// False when the generator fell short of the plan (see `problems`): the numbers measure
+    /// the generator, not the service.
+    pub valid: bool,
+    /// Why the measurement is invalid, one sentence each.
+    pub problems: Vec<String>,
+    /// Per stage of the load, warmup stages included.
+    pub stages: Vec<StageHealth>,
+}
+
+/// Planned against achieved load in one stage.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct StageHealth {
+    pub warmup: bool,
+    /// Planned length in seconds; absent for a count-mode run's open-ended stage.
+    pub duration_s: Option<f64>,
+    /// The target at the stage's start and end: connections (closed) or requests per second
+    /// (open), see `target_unit`.
+    pub target_from: f64,
+    pub target_to: f64,
+    /// `connections` or `requests/s`.
+    pub target_unit: String,
+    /// Requests started (due in this stage).
+    pub sent: u64,
+    /// Open model: arrivals not sent because every in-flight slot was busy.
+    pub dropped: u64,
+    /// Requests started per second of the stage (as run).
+    pub achieved_rate: f64,
+    /// Mean requests in flight over the stage (as run).
+    pub achieved_concurrency: f64,
+    /// How late requests started after they were due, microseconds (open model and pacing).
+    pub lateness_us: Option<LatencySummary>,
+    /// CPU time loadgate used in the stage (user + system), seconds.
+    pub client_cpu_s: f64,
+}
+
+/// One second of the measured window, all targets together.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct TimeSample {
+    /// Seconds since measuring started (this sample covers `[second, second + 1)`).
+    pub second: u32,
+    /// Complete responses that ended in this second.
+    pub responses: u64,
+    /// Failed requests that ended in this second.
+    pub errors: u64,
+    /// Latency percentiles of this second's responses, microseconds (0 when none), from a
+    /// histogram of 2 significant digits.
+    pub p50_us: u64,
+    pub p99_us: u64,
+    pub max_us: u64,
+    /// 90th percentile, µs; absent in results written before it was recorded.
+    #[serde(default)]
+    pub p90_us: Option<u64>,
+    /// 95th percentile, µs; absent in older results.
+    #[serde(default)]
+    pub p95_us: Option<u64>,
+    /// 99.9th percentile, µs; absent in older results.
+    #[serde(default)]
+    pub p99_9_us: Option<u64>,
+    /// Mean latency, µs (0 when no responses); absent in older results.
+    #[serde(default)]
+    pub mean_us: Option<f64>,
+    /// Requests that ended in this second (responses plus transport errors); absent in older
+    /// results.
+    #[serde(default)]
+    pub requests: Option<u64>,
+}
+
+/// The verdict on one SLO threshold.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct SloVerdict {
+    /// `total`, or the target's name.
+    pub scope: String,
+    /// `latency`, `errors` or `requests`.
+    pub metric: String,
+    /// The threshold as written, e.g. `p(95) < 200ms`.
+    pub threshold: String,
+    /// The measured value in `unit`; absent when it could not be measured (no responses).
+    pub measured: Option<f64>,
+    /// Unit of `measured` and `limit`: `us`, `ratio` (0.01 = 1%), `1/s` or `count`.
+    pub unit: String,
+    /// The threshold's limit in `unit`.
+    pub limit: f64,
+    pub passed: bool,
+    /// For a window threshold: the window's length in seconds; `measured` is then the first
+    /// failing window's value, or the worst window's when all passed.
+    #[serde(default)]
+    pub window_s: Option<u32>,
+    /// For a failed window threshold: where the first failing window starts, seconds into
+    /// the measured window.
+    #[serde(default)]
+    pub failed_window_start_s: Option<u32>,
+    /// This threshold failed during the run and stopped it (`abort_on_fail`).
+    #[serde(default)]
+    pub aborted_run: bool,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// The JSON Schema of the result file.
+pub fn schema() -> serde_json::Value {
+    serde_json::to_value(schemars::schema_for!(RunResult)).expect("a schema serializes")
+}

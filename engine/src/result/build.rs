@@ -1,0 +1,224 @@
+//! Building the result artifact from what the run hands over.
+
+use hdrhistogram::Histogram;
+
+use super::health::health;
+use super::{
+    CheckResult, Environment, LatencySummary, LoadInfo, PhaseSummary, PhasesResult, RESULT_VERSION,
+    RecordedRule, RunResult, SpecInfo, TargetResult, TimeSample, TlsResult, TransportResult,
+    encode_histogram, slo,
+};
+use crate::measure::{Phases, SecondSample, TargetStats, rate};
+use crate::plan::{Plan, Stop, TargetPlan};
+use crate::run::{Negotiated, RunOutput};
+
+/// Builds the result of a run of `plan` from what the run handed over.
+pub fn build(plan: &Plan, output: &RunOutput) -> RunResult {
+    let elapsed_s = output.elapsed.as_secs_f64();
+    let mut total = TargetStats::default();
+    for stats in &output.targets {
+        total.merge(stats);
+    }
+    let slo = slo::verdicts(plan, output, &total, elapsed_s);
+    RunResult {
+        result_version: RESULT_VERSION,
+        spec: SpecInfo {
+            name: plan.name.clone(),
+            hash: plan.spec_hash.clone(),
+        },
+        started_at: humantime::format_rfc3339_millis(output.started_at).to_string(),
+        duration_s: elapsed_s,
+        interrupted: output.interrupted,
+        environment: environment(output),
+        load: load_info(plan),
+        health: health(plan, output, cpu_count()),
+        total: target_result("total", &total, elapsed_s),
+        targets: targets(plan, output, elapsed_s),
+        time_series: output.time_series.iter().map(time_sample).collect(),
+        passed: slo.iter().all(|v| v.passed),
+        slo,
+        regression_rules: Some(
+            plan.regression
+                .iter()
+                .map(RecordedRule::from_rule)
+                .collect(),
+        ),
+    }
+}
+
+/// Per target, in the plan's order: its measures, checks and transport.
+fn targets(plan: &Plan, output: &RunOutput, elapsed_s: f64) -> Vec<TargetResult> {
+    plan.targets
+        .iter()
+        .zip(&output.targets)
+        .enumerate()
+        .map(|(i, (target, stats))| {
+            let mut result = target_result(&target.name, stats, elapsed_s);
+            result.method = Some(target.method.clone());
+            result.url = Some(target.display_url.clone());
+            result.checks = target
+                .checks
+                .iter()
+                .enumerate()
+                .map(|(i, check)| {
+                    let [passed, failed] = stats.checks.get(i).copied().unwrap_or([0, 0]);
+                    CheckResult {
+                        check: check.describe(),
+                        passed,
+                        failed,
+                    }
+                })
+                .collect();
+            result.transport = output
+                .negotiated
+                .get(i)
+                .map(|negotiated| transport_result(target, negotiated));
+            result
+        })
+        .collect()
+}
+
+/// This machine, and the CPU time the run used.
+fn environment(output: &RunOutput) -> Environment {
+    let (cpu_user, cpu_system) = output.cpu;
+    Environment {
+        loadgate_version: env!("CARGO_PKG_VERSION").to_string(),
+        hostname: nix::unistd::gethostname()
+            .map(|h| h.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        os: std::env::consts::OS.to_string(),
+        arch: std::env::consts::ARCH.to_string(),
+        cpu_count: cpu_count(),
+        client_cpu_user_s: cpu_user.as_secs_f64(),
+        client_cpu_system_s: cpu_system.as_secs_f64(),
+    }
+}
+
+/// The load the plan applied.
+fn load_info(plan: &Plan) -> LoadInfo {
+    LoadInfo {
+        model: plan.load.model.name().to_string(),
+        connections: plan.load.max_concurrency,
+        streams: plan.load.streams,
+        duration_s: plan.load.measured_duration().map(|d| d.as_secs_f64()),
+        requests: match plan.load.stop {
+            Stop::Requests(n) => Some(n),
+            Stop::Duration(_) => None,
+        },
+        warmup_s: plan.load.warmup().as_secs_f64(),
+    }
+}
+
+/// One second of the time series, as the artifact records it.
+fn time_sample(s: &SecondSample) -> TimeSample {
+    TimeSample {
+        second: s.second,
+        responses: s.responses,
+        errors: s.errors,
+        p50_us: s.p50_us,
+        p99_us: s.p99_us,
+        max_us: s.max_us,
+        p90_us: Some(s.p90_us),
+        p95_us: Some(s.p95_us),
+        p99_9_us: Some(s.p99_9_us),
+        mean_us: Some(s.mean_us),
+        requests: Some(s.requests),
+    }
+}
+
+fn cpu_count() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// Percentiles and moments of a latency histogram; `None` when it is empty.
+pub(crate) fn summary(h: &Histogram<u64>) -> Option<LatencySummary> {
+    (!h.is_empty()).then(|| LatencySummary {
+        min: h.min(),
+        mean: h.mean(),
+        stdev: h.stdev(),
+        p50: h.value_at_quantile(0.50),
+        p90: h.value_at_quantile(0.90),
+        p95: h.value_at_quantile(0.95),
+        p99: h.value_at_quantile(0.99),
+        p99_9: h.value_at_quantile(0.999),
+        max: h.max(),
+    })
+}
+
+fn target_result(name: &str, stats: &TargetStats, elapsed_s: f64) -> TargetResult {
+    let h = &stats.latency_us;
+    TargetResult {
+        name: name.to_string(),
+        method: None,
+        url: None,
+        requests: stats.requests(),
+        responses: stats.responses(),
+        errors: stats.error_count(),
+        error_rate: stats.error_rate(),
+        rps: rate(stats.responses(), elapsed_s),
+        bytes_sent: stats.bytes_sent,
+        bytes_received: stats.bytes_received,
+        status_codes: stats
+            .status_counts()
+            .into_iter()
+            .map(|(code, n)| (code.to_string(), n))
+            .collect(),
+        errors_by_kind: stats
+            .error_counts()
+            .into_iter()
+            .map(|(kind, n)| (kind.to_string(), n))
+            .collect(),
+        latency_us: summary(h),
+        service_time_us: summary(&stats.service_us),
+        histogram: encode_histogram(h),
+        checks_passed: stats.check_totals().0,
+        checks_failed: stats.check_totals().1,
+        checks: Vec::new(),
+        phases_us: Some(phases_result(&stats.phases)),
+        transport: None,
+    }
+}
+
+/// The summary of a target's phase histograms.
+pub(crate) fn phases_result(phases: &Phases) -> PhasesResult {
+    let summary = |h: &Histogram<u64>| {
+        (!h.is_empty()).then(|| PhaseSummary {
+            count: h.len(),
+            min: h.min(),
+            mean: h.mean(),
+            p50: h.value_at_quantile(0.50),
+            p90: h.value_at_quantile(0.90),
+            p99: h.value_at_quantile(0.99),
+            max: h.max(),
+            histogram: encode_histogram(h),
+        })
+    };
+    PhasesResult {
+        connections_opened: phases.connections,
+        tls_resumed: phases.tls_resumed,
+        dns: summary(&phases.dns_us),
+        connect: summary(&phases.connect_us),
+        tls: summary(&phases.tls_us),
+        ttfb: summary(&phases.ttfb_us),
+        body: summary(&phases.body_us),
+    }
+}
+
+/// A target's transport: what the spec asked for, and what the check at start negotiated.
+fn transport_result(target: &TargetPlan, negotiated: &Negotiated) -> TransportResult {
+    TransportResult {
+        requested: match target.transport.protocol {
+            crate::spec::Protocol::H1 => "h1",
+            crate::spec::Protocol::H2 => "h2",
+            crate::spec::Protocol::Auto => "auto",
+        }
+        .to_string(),
+        protocol: negotiated.protocol.to_string(),
+        tls: negotiated.tls.as_ref().map(|tls| TlsResult {
+            version: tls.version.clone(),
+            cipher: tls.cipher.clone(),
+            server_name: tls.server_name.clone(),
+            insecure_skip_verify: tls.insecure_skip_verify,
+        }),
+    }
+}

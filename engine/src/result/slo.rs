@@ -1,0 +1,57 @@
+//! The verdicts on the plan's SLO thresholds: measured on the run's stats, or taken from the
+//! window watch for thresholds with a window, and failed for the one that aborted the run.
+
+use super::SloVerdict;
+use crate::measure::{Measures, TargetStats};
+use crate::plan::Plan;
+use crate::plan::threshold::{Scope, Threshold};
+use crate::run::RunOutput;
+
+/// Every SLO threshold's verdict, in the plan's order; `total` is the targets' stats merged,
+/// measured over `elapsed_s` seconds.
+pub(super) fn verdicts(
+    plan: &Plan,
+    output: &RunOutput,
+    total: &TargetStats,
+    elapsed_s: f64,
+) -> Vec<SloVerdict> {
+    plan.slo
+        .iter()
+        .enumerate()
+        .map(|(i, threshold)| {
+            let (scope, stats) = match threshold.scope {
+                Scope::Total => ("total".to_string(), total),
+                Scope::Target(i) => (plan.targets[i].name.clone(), &output.targets[i]),
+            };
+            let mut verdict = verdict(threshold, scope, &Measures::of(stats, elapsed_s));
+            if let Some(window) = output.windows.get(i).and_then(|w| w.as_ref()) {
+                verdict.measured = window.measured;
+                verdict.passed = window.passed;
+                verdict.window_s = threshold.window_s;
+                verdict.failed_window_start_s = window.failed_start_s;
+            }
+            if output.aborted_by == Some(i) {
+                verdict.passed = false;
+                verdict.aborted_run = true;
+            }
+            verdict
+        })
+        .collect()
+}
+
+/// Judges `threshold` on `measures`. A latency threshold with no responses to measure fails.
+fn verdict(threshold: &Threshold, scope: String, measures: &Measures) -> SloVerdict {
+    let (measured, unit) = measures.measure(threshold);
+    SloVerdict {
+        scope,
+        metric: threshold.metric.name().to_string(),
+        threshold: threshold.expression.clone(),
+        passed: measured.is_some_and(|m| threshold.passes(m)),
+        measured,
+        unit: unit.to_string(),
+        limit: threshold.limit,
+        window_s: None,
+        failed_window_start_s: None,
+        aborted_run: false,
+    }
+}

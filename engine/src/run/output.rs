@@ -1,0 +1,84 @@
+//! What the run hands over: plain data for `result::build` to turn into the artifact, the
+//! progress snapshots, and why a run could not be carried out.
+
+use std::time::{Duration, SystemTime};
+
+use crate::measure::{SecondSample, StageStats, TargetStats, WindowVerdict};
+use crate::plan::Endpoint;
+
+/// What a run measured, before it is turned into a result artifact.
+#[derive(Debug)]
+pub struct RunOutput {
+    /// Wall-clock time when measuring started (after the warmup).
+    pub(crate) started_at: SystemTime,
+    /// The measured window: the planned duration; in count mode, or when the run was stopped
+    /// early, from the start of measuring until the last measured request ended.
+    pub(crate) elapsed: Duration,
+    /// Per target, in the plan's order.
+    pub(crate) targets: Vec<TargetStats>,
+    /// Per stage of the load, in the plan's order.
+    pub(crate) stages: Vec<StageStats>,
+    /// CPU time (user + system) this process used during each stage, in seconds.
+    pub(crate) stage_cpu_s: Vec<f64>,
+    /// One sample per second of measuring.
+    pub(crate) time_series: Vec<SecondSample>,
+    /// CPU time this process used during the run: (user, system).
+    pub(crate) cpu: (Duration, Duration),
+    /// The run was stopped early (Ctrl-C).
+    pub(crate) interrupted: bool,
+    /// Index (in the plan's `slo`) of the `abort_on_fail` threshold that stopped the run.
+    pub(crate) aborted_by: Option<usize>,
+    /// Window thresholds' verdicts, indexed like the plan's `slo`.
+    pub(crate) windows: Vec<Option<WindowVerdict>>,
+    /// Per target: protocol and TLS parameters negotiated by the check at start.
+    pub(crate) negotiated: Vec<Negotiated>,
+}
+
+/// A snapshot for the progress line, reported a few times a second.
+#[derive(Debug, Clone, Copy)]
+pub struct Progress {
+    /// Still in the warmup (nothing is counted yet).
+    pub warming_up: bool,
+    /// Time since measuring started (zero during the warmup).
+    pub elapsed: Duration,
+    /// Measured responses so far (complete seconds only).
+    pub responses: u64,
+    /// Failed requests so far (complete seconds only).
+    pub errors: u64,
+    /// Responses in the last complete second.
+    pub last_second_rps: u64,
+}
+
+/// Why a run could not be carried out.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error("cannot resolve `{endpoint}`: {reason}")]
+    Resolve { endpoint: Endpoint, reason: String },
+    #[error("target `{endpoint}` is unreachable at start: {reason}")]
+    Unreachable { endpoint: Endpoint, reason: String },
+    #[error("cannot start the run: {0}")]
+    Start(#[from] std::io::Error),
+}
+
+/// How a target's connections speak, as the check at start negotiated it (every connection
+/// of a target uses the same configuration).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Negotiated {
+    /// `h1` or `h2`.
+    pub(crate) protocol: &'static str,
+    /// TLS parameters; `None` over cleartext.
+    pub(crate) tls: Option<NegotiatedTls>,
+}
+
+/// The TLS parameters of a target's connections.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct NegotiatedTls {
+    /// Negotiated version: `1.2` or `1.3` (empty when the check could not tell).
+    pub(crate) version: String,
+    /// Negotiated cipher suite, e.g. `TLS13_AES_128_GCM_SHA256` (empty when unknown).
+    pub(crate) cipher: String,
+    /// The name sent as SNI and verified in the certificate.
+    pub(crate) server_name: String,
+    /// The server's certificate was NOT verified (`insecure_skip_verify`).
+    pub(crate) insecure_skip_verify: bool,
+}

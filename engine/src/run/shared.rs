@@ -1,0 +1,145 @@
+//! What the worker threads share, read-only (but for the request tickets): the targets,
+//! their addresses, the schedule's instants and the stop flag.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::plan::{LoadPlan, Model, Plan, Stop, TargetPlan};
+
+/// Everything the workers share, read-only (but for the request tickets).
+pub(super) struct Shared {
+    pub(super) targets: Vec<TargetPlan>,
+    /// `endpoint_of[target]` indexes `addrs`.
+    pub(super) endpoint_of: Vec<usize>,
+    pub(super) addrs: Vec<SocketAddr>,
+    /// Running sums of the targets' weights, for a weighted choice.
+    pub(super) cumulative_weights: Vec<u32>,
+    pub(super) load: LoadPlan,
+    /// Requests have a due time apart from their start (open model, pacing): record lateness.
+    pub(super) scheduled: bool,
+    pub(super) start: Instant,
+    /// Start of each stage.
+    pub(super) stage_starts: Vec<Instant>,
+    pub(super) measure_start: Instant,
+    /// End of the stages (duration mode).
+    pub(super) end: Option<Instant>,
+    /// Count mode: the number of measured requests, and how many have been started.
+    pub(super) tickets: Option<(u64, AtomicU64)>,
+    /// When workers give up on requests still in flight.
+    pub(super) hard_deadline: Option<Instant>,
+    pub(super) stop: Arc<AtomicBool>,
+}
+
+impl Shared {
+    /// What the workers of a run of `plan` share: the targets' `addrs` (indexed through
+    /// `endpoint_of`), the stages laid out from `start`, and the `stop` flag.
+    pub(super) fn new(
+        plan: &Plan,
+        endpoint_of: Vec<usize>,
+        addrs: Vec<SocketAddr>,
+        start: Instant,
+        stop: Arc<AtomicBool>,
+    ) -> Shared {
+        let load = plan.load.clone();
+        let cumulative_weights = plan
+            .targets
+            .iter()
+            .scan(0u32, |sum, t| {
+                *sum = sum.saturating_add(t.weight);
+                Some(*sum)
+            })
+            .collect();
+        let max_timeout = plan
+            .targets
+            .iter()
+            .map(|t| t.timeout)
+            .max()
+            .unwrap_or_default();
+        let measure_start = start + load.warmup();
+        let mut stage_starts = Vec::with_capacity(load.stages.len());
+        let mut stage_start = start;
+        for stage in &load.stages {
+            stage_starts.push(stage_start);
+            stage_start += stage.duration.unwrap_or_default();
+        }
+        let end = load.measured_duration().map(|d| measure_start + d);
+        Shared {
+            targets: plan.targets.clone(),
+            endpoint_of,
+            addrs,
+            cumulative_weights,
+            scheduled: load.model == Model::Open || load.pacing.is_some(),
+            stage_starts,
+            tickets: match load.stop {
+                Stop::Requests(n) => Some((n, AtomicU64::new(0))),
+                Stop::Duration(_) => None,
+            },
+            hard_deadline: end.map(|end| end + max_timeout + Duration::from_secs(1)),
+            load,
+            start,
+            measure_start,
+            end,
+            stop,
+        }
+    }
+
+    #[inline]
+    pub(super) fn pick(&self, rng: &mut fastrand::Rng) -> usize {
+        match self.cumulative_weights.as_slice() {
+            [_] => 0,
+            weights => {
+                let total = *weights.last().expect("at least one target");
+                let x = rng.u32(0..total);
+                weights.iter().position(|&w| x < w).unwrap_or(0)
+            }
+        }
+    }
+
+    /// Seconds from the start of the run to `t`.
+    pub(super) fn secs(&self, t: Instant) -> f64 {
+        t.saturating_duration_since(self.start).as_secs_f64()
+    }
+
+    /// The instant `secs` seconds after the start.
+    pub(super) fn at(&self, secs: f64) -> Instant {
+        self.start + Duration::from_secs_f64(secs.max(0.0))
+    }
+
+    /// Index of the stage that `t` falls in.
+    #[inline]
+    pub(super) fn stage_of(&self, t: Instant) -> usize {
+        self.stage_starts.iter().rposition(|s| *s <= t).unwrap_or(0)
+    }
+
+    /// Whether the run was stopped (Ctrl-C, or an `abort_on_fail` threshold).
+    #[inline]
+    pub(super) fn halted(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+
+    /// Whether nothing due at `t` may start any more: stopped, or past the end of the stages.
+    #[inline]
+    pub(super) fn over(&self, t: Instant) -> bool {
+        self.halted() || self.end.is_some_and(|end| t >= end)
+    }
+
+    /// May a request due at `intended` start? `None`: the run is over. `Some(measured)`:
+    /// yes, and whether it is counted (it is due after the warmup).
+    #[inline]
+    pub(super) fn admit(&self, intended: Instant) -> Option<bool> {
+        if self.over(intended) {
+            return None;
+        }
+        if intended < self.measure_start {
+            return Some(false);
+        }
+        if let Some((total, tickets)) = &self.tickets
+            && tickets.fetch_add(1, Ordering::Relaxed) >= *total
+        {
+            return None;
+        }
+        Some(true)
+    }
+}

@@ -1,0 +1,97 @@
+//! Results written by earlier loadgate versions still read, compare and report, through the
+//! binary as a user runs it.
+//!
+//! `v1-before-health.json` is `baseline.json` as committed in 7937571, before loadgate judged
+//! the load generator's health: `result_version` 1 without `health`, `load.streams`, a
+//! target's `service_time_us`, `checks`, `phases_us` and `transport`, or a per-second
+//! `requests`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn fixture(name: &str) -> String {
+    let path: PathBuf = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/results")
+        .join(name);
+    path.display().to_string()
+}
+
+fn loadgate(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_loadgate"))
+        .args(args)
+        .output()
+        .expect("run loadgate")
+}
+
+fn json(out: &Output) -> Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{e}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+const OLD: &str = "v1-before-health.json";
+
+#[test]
+fn the_fixture_is_a_v1_result_without_health() {
+    let old: Value = serde_json::from_str(&std::fs::read_to_string(fixture(OLD)).unwrap()).unwrap();
+    assert_eq!(old["result_version"], 1);
+    assert!(old.get("health").is_none());
+    assert!(old["targets"][0].get("transport").is_none());
+}
+
+#[test]
+fn an_older_result_reads_as_not_judged() {
+    let old = loadgate::result::read(Path::new(&fixture(OLD))).unwrap();
+    assert!(old.health.valid, "nothing found wrong with an unjudged run");
+    assert!(old.health.problems.is_empty());
+    assert!(old.health.stages.is_empty(), "no stages: not judged");
+    assert_eq!(old.load.streams, 1);
+    assert_eq!(old.total.responses, 4277);
+}
+
+#[test]
+fn an_older_baseline_compares_with_a_current_result() {
+    let (old, current) = (fixture(OLD), fixture("current.json"));
+    let out = loadgate(&["compare", &old, &current, "--format", "json"]);
+    let verdict = json(&out);
+    // The same gate as between two current results: p50 rose 13.4% (8.06 ms against the
+    // old 7.11 ms), beyond the +10% rule; no invalid measurement for the unjudged baseline.
+    assert_eq!(out.status.code(), Some(4), "{verdict:#}");
+    assert_eq!(verdict["verdict"], "regressed");
+    assert_eq!(
+        verdict["notes"],
+        serde_json::json!(["the spec file changed since the baseline run"])
+    );
+
+    let out = loadgate(&["compare", &current, &old]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        matches!(out.status.code(), Some(0 | 4)),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!stdout.contains("INVALID"), "{stdout}");
+}
+
+#[test]
+fn an_older_result_reports_beside_a_current_one() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(fixture(OLD), dir.path().join("a.json")).unwrap();
+    std::fs::copy(fixture("current.json"), dir.path().join("b.json")).unwrap();
+    let out = loadgate(&["report", dir.path().to_str().unwrap(), "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0));
+    let verdict = json(&out);
+    assert_eq!(verdict["trend"]["runs"].as_array().unwrap().len(), 2);
+
+    let out = loadgate(&["report", &fixture(OLD)]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("PASSED: 2/2 SLOs met"), "{stdout}");
+    assert!(!stdout.contains("INVALID"), "{stdout}");
+}
