@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 
 pub use crate::report::Format;
+use crate::serve::{ServeOptions, ServeTls};
 
 /// loadgate: a CI performance gate for HTTP services.
 #[derive(Debug, Parser)]
@@ -131,4 +132,33 @@ pub struct ServeArgs {
     /// Require client certificates signed by a CA in this PEM file (mTLS).
     #[arg(long, requires = "tls_cert")]
     pub tls_client_ca: Option<PathBuf>,
+}
+
+impl ServeArgs {
+    /// The options of [`crate::serve::serve`]: the thread count defaulted to the number of
+    /// CPUs, the TLS files paired. Errors name the flags to fix.
+    pub fn options(&self) -> anyhow::Result<ServeOptions> {
+        let threads = match self.threads {
+            Some(0) => anyhow::bail!("--threads 0: use --threads 1 or more"),
+            Some(n) => n,
+            None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        };
+        let tls = match (&self.tls_cert, &self.tls_key) {
+            (Some(cert), Some(key)) => Some(ServeTls {
+                cert: cert.clone(),
+                key: key.clone(),
+                client_ca: self.tls_client_ca.clone(),
+            }),
+            (None, None) if self.tls_client_ca.is_some() => {
+                anyhow::bail!("--tls-client-ca needs --tls-cert and --tls-key")
+            }
+            (None, None) => None,
+            _ => anyhow::bail!("give both --tls-cert and --tls-key, or neither"),
+        };
+        Ok(ServeOptions {
+            listen: self.listen,
+            threads,
+            tls,
+        })
+    }
 }
