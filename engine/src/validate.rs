@@ -287,6 +287,12 @@ fn explain(error: &ValidationError<'_>, schema: &Value, root: &Value, out: &mut 
 
 /// `unknown field `timout`; did you mean `timeout`?`, or the list of allowed names.
 fn unknown_field(name: &str, allowed: &[&str]) -> String {
+    // k6's stages ramp to a `target`; ours to a `level` (a target is an endpoint under test).
+    if name == "target" && allowed.contains(&"level") {
+        return "unknown field `target`; use `level` (k6's `target`): connections, or a rate \
+                such as `100/s`"
+            .to_string();
+    }
     match nearest(name, allowed) {
         Some(candidate) => format!("unknown field `{name}`; did you mean `{candidate}`?"),
         None if allowed.is_empty() => format!("unknown field `{name}`"),
@@ -559,6 +565,7 @@ mod tests {
             "unknown field `ramp`; expected one of `connections`, `duration`, `requests`, `warmup`"
         );
         assert_eq!(unknown_field("ramp", &[]), "unknown field `ramp`");
+        assert!(unknown_field("target", &["duration", "level", "warmup"]).contains("use `level`"));
     }
 
     #[test]

@@ -283,8 +283,9 @@ pub const THINK_TIME_PATTERN: &str =
 
 /// The load: which model, how much, for how long.
 ///
-/// - Closed model (default): `connections` virtual users, each sending its next request when
-///   its last response has been read (plus `think_time`, or at its `pacing` rate).
+/// - Closed model (default): `connections × streams` virtual users, each sending its next
+///   request when its last response has been read (plus `think_time`, or at its `pacing` rate).
+///   `connections` is how many connections to each target's host carry them.
 /// - Open model: requests arrive at `rate` per second on a fixed schedule, whether or not the
 ///   server keeps up (k6's `constant-arrival-rate`, wrk2's `-R`); at most `max_in_flight` at
 ///   once, and an arrival that finds them all busy is counted as dropped.
@@ -297,7 +298,8 @@ pub struct Load {
     /// `closed` (default) or `open`.
     #[serde(default)]
     pub model: Option<LoadModel>,
-    /// Closed model, constant load: concurrent connections (virtual users).
+    /// Closed model, constant load: connections to each target's host; each carries
+    /// `streams` virtual users.
     #[serde(default)]
     #[schemars(range(min = 1, max = 100000))]
     pub connections: Option<u32>,
@@ -305,14 +307,14 @@ pub struct Load {
     #[serde(default)]
     #[schemars(regex(pattern = RATE_PATTERN))]
     pub rate: Option<String>,
-    /// A changing load: steps, each ramped linearly from the previous step's target (the first
-    /// from 0). Replaces `connections`/`rate` and `duration`.
+    /// A changing load: steps, each ramped linearly from the previous step's level (the first
+    /// from 0) to its own. Replaces `connections`/`rate` and `duration`.
     #[serde(default)]
     pub stages: Vec<Stage>,
-    /// Concurrent requests per HTTP/2 connection (h2load's `-m`, default 1): each connection
-    /// carries this many virtual users, so the run keeps `connections × streams` requests in
-    /// flight. Above 1, every target needs `protocol: h2`, since HTTP/1.1 carries one request
-    /// at a time.
+    /// HTTP/2 streams: how many requests one connection carries at once (h2load's `-m`,
+    /// default 1). The closed model runs `connections × streams` virtual users, so as many
+    /// requests in flight. Above 1, every target needs `protocol: h2`, since HTTP/1.1 carries
+    /// one request at a time.
     #[serde(default)]
     #[schemars(range(min = 1, max = 1000))]
     pub streams: Option<u32>,
@@ -334,12 +336,12 @@ pub struct Load {
     #[serde(default)]
     #[schemars(range(min = 1, max = 100000))]
     pub max_in_flight: Option<u32>,
-    /// Closed model: each connection sends at most this many requests per second (hey's
+    /// Closed model: each virtual user sends at most this many requests per second (hey's
     /// `-q`), on a schedule: a request that starts late is measured from when it was due.
     #[serde(default)]
     #[schemars(regex(pattern = RATE_PATTERN))]
     pub pacing: Option<String>,
-    /// Closed model: pause between a response and the connection's next request: a duration
+    /// Closed model: pause between a response and the virtual user's next request: a duration
     /// (`100ms`) or a uniform range (`50ms..150ms`). Not part of any latency.
     #[serde(default)]
     #[schemars(regex(pattern = THINK_TIME_PATTERN))]
@@ -350,32 +352,33 @@ pub struct Load {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum LoadModel {
-    /// A fixed number of connections, each waiting for its response before the next request.
+    /// Virtual users, each waiting for its response before it sends the next request.
     Closed,
     /// Requests arrive on a schedule at a given rate, whatever the responses do.
     Open,
 }
 
-/// One step of a changing load.
+/// One step of a changing load: a linear ramp from the previous step's level (the first from
+/// 0) to this one's, over `duration`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Stage {
     /// How long the step lasts.
     #[schemars(regex(pattern = DURATION_PATTERN))]
     pub duration: String,
-    /// Where the step ends: connections (closed model, a whole number) or an arrival rate
-    /// (open model, `200/s`).
-    pub target: StageTarget,
+    /// The level at the step's end: connections (closed model, a whole number) or an arrival
+    /// rate (open model, `200/s`).
+    pub level: StageLevel,
     /// A warmup step: its requests are not counted. Warmup steps come first.
     #[serde(default)]
     pub warmup: bool,
 }
 
-/// A stage's target: connections (closed model) or a rate (open model).
+/// A stage's level: connections (closed model) or an arrival rate (open model).
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(untagged)]
-pub enum StageTarget {
-    /// Closed model: concurrent connections.
+pub enum StageLevel {
+    /// Closed model: connections (each carrying `streams` virtual users).
     Connections(#[schemars(range(max = 100000))] u32),
     /// Open model: arrival rate, `200/s`.
     Rate(#[schemars(regex(pattern = RATE_PATTERN))] String),
