@@ -515,7 +515,10 @@ pub fn build(plan: &Plan, output: &RunOutput) -> RunResult {
         },
         load: LoadInfo {
             model: plan.load.model.name().to_string(),
-            connections: plan.load.max_concurrency,
+            connections: match plan.load.model {
+                Model::Closed => plan.load.connections,
+                Model::Open => plan.load.max_in_flight,
+            },
             streams: plan.load.streams,
             duration_s: plan.load.measured_duration().map(|d| d.as_secs_f64()),
             requests: match plan.load.stop {
