@@ -21,15 +21,24 @@ impl std::fmt::Display for Endpoint {
     }
 }
 
-/// Splits an absolute `http://` or `https://` URL into its endpoint, its path and query
-/// (`/path?query`, the request line's target) and whether it is `https`. `text` is the URL after `${VAR}` interpolation;
+/// An absolute `http://` or `https://` URL, split.
+pub(super) struct HttpUrl {
+    /// Where its connections go.
+    pub(super) endpoint: Endpoint,
+    /// `/path?query`: the request line's target.
+    pub(super) path_and_query: String,
+    /// An `https://` URL.
+    pub(super) https: bool,
+}
+
+/// Splits an absolute `http://` or `https://` URL. `text` is the URL after `${VAR}` interpolation;
 /// messages show `shown`, the URL as written, so that no interpolated secret reaches an error.
 pub(super) fn parse_http_url(
     path: &str,
     text: &str,
     shown: &str,
     errors: &mut Errors,
-) -> Option<(Endpoint, String, bool)> {
+) -> Option<HttpUrl> {
     let url = match url::Url::parse(text) {
         Ok(url) => url,
         Err(e) => {
@@ -71,5 +80,9 @@ pub(super) fn parse_http_url(
         path_and_query.push('?');
         path_and_query.push_str(query);
     }
-    Some((Endpoint { host, port }, path_and_query, tls))
+    Some(HttpUrl {
+        endpoint: Endpoint { host, port },
+        path_and_query,
+        https: tls,
+    })
 }

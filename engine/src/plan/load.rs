@@ -244,35 +244,7 @@ pub(super) fn build(load: &spec::Load, errors: &mut Errors) -> Option<LoadPlan> 
     } else {
         ramped_stages(load, model, errors)
     };
-    let stop = match (&load.duration, load.requests, load.stages.is_empty()) {
-        (None, None, false) => stages.as_ref().map(|s| {
-            Stop::Duration(
-                s.iter()
-                    .filter(|s| !s.warmup)
-                    .filter_map(|s| s.duration)
-                    .sum(),
-            )
-        }),
-        (Some(d), None, true) => errors
-            .duration("load.duration", d, false)
-            .map(Stop::Duration),
-        (None, Some(n), true) => Some(Stop::Requests(n)),
-        (Some(_), Some(_), _) => {
-            errors.push("load", "give either `duration` or `requests`, not both");
-            None
-        }
-        (None, None, true) => {
-            errors.push("load", "missing `duration` or `requests` (or `stages`)");
-            None
-        }
-        (_, _, false) => {
-            errors.push(
-                "load.stages",
-                "`stages` set the run's length: leave out `duration` and `requests`",
-            );
-            None
-        }
-    };
+    let stop = stop(load, stages.as_deref(), errors);
     let pacing = load
         .pacing
         .as_deref()
@@ -339,6 +311,40 @@ pub(super) fn build(load: &spec::Load, errors: &mut Errors) -> Option<LoadPlan> 
     })
 }
 
+/// When the measured part ends: after `duration` or `requests`, or when the `stages` end.
+fn stop(load: &spec::Load, stages: Option<&[Stage]>, errors: &mut Errors) -> Option<Stop> {
+    match (&load.duration, load.requests, load.stages.is_empty()) {
+        (None, None, false) => stages.map(|s| {
+            Stop::Duration(
+                s.iter()
+                    .filter(|s| !s.warmup)
+                    .filter_map(|s| s.duration)
+                    .sum(),
+            )
+        }),
+        (Some(d), None, true) => errors
+            .duration("load.duration", d, false)
+            .map(Stop::Duration),
+        (None, Some(n), true) => Some(Stop::Requests(n)),
+        (Some(_), Some(_), _) => {
+            errors.push("load", "give either `duration` or `requests`, not both");
+            None
+        }
+        (None, None, true) => {
+            errors.push("load", "missing `duration` or `requests` (or `stages`)");
+            None
+        }
+        (_, _, false) => {
+            errors.push(
+                "load.stages",
+                "`stages` set the run's length: leave out `duration` and `requests`",
+            );
+            None
+        }
+    }
+}
+
+/// A constant load: one stage at `connections` or `rate`, after a warmup stage if any.
 fn constant_stages(load: &spec::Load, model: Model, errors: &mut Errors) -> Option<Vec<Stage>> {
     let level = match model {
         Model::Closed => match load.connections {
@@ -386,6 +392,7 @@ fn constant_stages(load: &spec::Load, model: Model, errors: &mut Errors) -> Opti
     Some(stages)
 }
 
+/// The spec's `stages`, each ramped from the previous one's level (the first from 0).
 fn ramped_stages(load: &spec::Load, model: Model, errors: &mut Errors) -> Option<Vec<Stage>> {
     for (field, given) in [
         ("load.connections", load.connections.is_some()),
@@ -482,6 +489,7 @@ fn rate(errors: &mut Errors, path: &str, text: &str, zero_ok: bool) -> Option<f6
     }
 }
 
+/// A think time: a duration (`100ms`) or a uniform range (`50ms..150ms`).
 fn think_time(errors: &mut Errors, path: &str, text: &str) -> Option<ThinkTime> {
     let parsed = match text.split_once("..") {
         Some((low, high)) => parse_duration(low).and_then(|low| {

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::endpoint::{Endpoint, parse_http_url};
+use super::endpoint::{Endpoint, HttpUrl, parse_http_url};
 use super::request::request_bytes;
 use super::{BuildContext, Errors, tls};
 use crate::spec::{self, Protocol, TlsRoots, TlsVersion};
@@ -73,7 +73,11 @@ pub(super) fn build_service(
     if command.len() != service.command.len() || env.len() != service.env.len() {
         return None;
     }
-    let (ready, path_and_query, https) = ready?;
+    let HttpUrl {
+        endpoint: ready,
+        path_and_query,
+        https,
+    } = ready?;
     let ready_tls = if https {
         let settings = tls::TlsSettings {
             roots: TlsRoots::None,

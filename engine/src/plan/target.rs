@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 
-use super::endpoint::{Endpoint, parse_http_url};
+use super::endpoint::{Endpoint, HttpUrl, parse_http_url};
 use super::request::{h2_request, request_bytes};
 use super::transport::{TransportPlan, Transports};
 use super::{BuildContext, Errors};
@@ -136,7 +136,7 @@ pub(super) fn build_target(
     transports: &mut Transports,
     errors: &mut Errors,
 ) -> Option<TargetPlan> {
-    let (raw_url, endpoint) = resolve_url(spec, target, path, base_url, ctx, errors)?;
+    let (raw_url, url) = resolve_url(spec, target, path, base_url, ctx, errors)?;
     let method = target.method.clone().unwrap_or_else(|| "GET".to_string());
     let headers = build_headers(spec, target, path, ctx, errors);
     let body = build_body(target, path, ctx, errors);
@@ -147,7 +147,11 @@ pub(super) fn build_target(
     }
 
     let checks = build_checks(&target.checks, path, errors);
-    let (endpoint, path_and_query, https) = endpoint?;
+    let HttpUrl {
+        endpoint,
+        path_and_query,
+        https,
+    } = url?;
     let transport = transports.get(spec, target, path, https, &endpoint, ctx, errors)?;
     let body = body?;
     let request = request_bytes(&method, &path_and_query, &endpoint, https, &headers, &body);
@@ -185,7 +189,7 @@ fn resolve_url(
     base_url: Option<&str>,
     ctx: &BuildContext<'_>,
     errors: &mut Errors,
-) -> Option<(String, Option<(Endpoint, String, bool)>)> {
+) -> Option<(String, Option<HttpUrl>)> {
     let (raw_url, url_path, url) = match (&target.url, &target.path, &spec.defaults.base_url) {
         (Some(url), None, _) => {
             let field = format!("{path}.url");
@@ -219,8 +223,8 @@ fn resolve_url(
             return None;
         }
     };
-    let endpoint = url.and_then(|u| parse_http_url(&url_path, &u, &raw_url, errors));
-    Some((raw_url, endpoint))
+    let url = url.and_then(|u| parse_http_url(&url_path, &u, &raw_url, errors));
+    Some((raw_url, url))
 }
 
 /// The request headers, `defaults.headers` then the target's (which replace a default of the
