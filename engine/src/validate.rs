@@ -1,5 +1,5 @@
 //! Validation: the spec's YAML against the published JSON Schema, then the semantic checks
-//! of [`crate::plan::build`]. Every problem becomes a [`Diagnostic`] naming the file, the field
+//! of the plan (`plan::build`). Every problem becomes a [`Diagnostic`] naming the file, the field
 //! path and the line:column; all are reported at once.
 
 use std::fmt;
@@ -61,7 +61,7 @@ impl fmt::Display for Diagnostics {
     }
 }
 
-/// The JSON Schema of the spec, generated from [`Spec`].
+/// The JSON Schema of the spec, generated from its Rust types (`spec::Spec`).
 pub fn spec_schema() -> serde_json::Value {
     serde_json::to_value(schemars::schema_for!(Spec)).expect("a schema serializes")
 }
@@ -69,7 +69,7 @@ pub fn spec_schema() -> serde_json::Value {
 /// Validates `source` and resolves it into a plan.
 ///
 /// First the YAML is checked against [`spec_schema`]; if it does not match, every mismatch is
-/// returned and nothing else is checked. Then the spec is resolved by [`plan::build`], whose
+/// returned and nothing else is checked. Then the spec is resolved by `plan::build`, whose
 /// errors (bad thresholds, unset `${VAR}`s, conflicting fields, ...) are returned together.
 /// `var` looks up `${NAME}` references.
 pub fn check(

@@ -30,46 +30,48 @@ use super::{Errors, PlanError};
 use crate::spec::{self, LoadModel, StageLevel};
 
 /// Lowest non-zero rate (arrival or pacing), per second: one request every 1000 s.
-pub const MIN_RATE: f64 = 0.001;
+pub(crate) const MIN_RATE: f64 = 0.001;
 /// Highest rate, per second.
-pub const MAX_RATE: f64 = 10_000_000.0;
+pub(crate) const MAX_RATE: f64 = 10_000_000.0;
 /// Most connections a closed-model stage may ask for (the schema bounds `connections` and
 /// `max_in_flight` alike).
 const MAX_CONNECTIONS: u32 = 100_000;
 
 /// The resolved load.
 #[derive(Debug, Clone, PartialEq)]
-pub struct LoadPlan {
-    pub model: Model,
+pub(crate) struct LoadPlan {
+    /// Closed (virtual users) or open (arrivals on a schedule).
+    pub(crate) model: Model,
     /// At least one; warmup stages first.
-    pub stages: Vec<Stage>,
-    pub stop: Stop,
+    pub(crate) stages: Vec<Stage>,
+    /// When the measured part ends: after a duration or a count of requests.
+    pub(crate) stop: Stop,
     /// Closed model: connections at the load's peak (the most any stage asks for), each
     /// carrying `streams` virtual users. 0 in the open model.
-    pub connections: u32,
+    pub(crate) connections: u32,
     /// Open model: the most requests in flight at once (k6's `maxVUs`); an arrival that finds
     /// them all busy is dropped. 0 in the closed model.
-    pub max_in_flight: u32,
+    pub(crate) max_in_flight: u32,
     /// Closed model: requests per second per connection, on a schedule.
-    pub pacing: Option<f64>,
+    pub(crate) pacing: Option<f64>,
     /// Closed model: pause between a response and the next request.
-    pub think_time: Option<ThinkTime>,
+    pub(crate) think_time: Option<ThinkTime>,
     /// Requests each HTTP/2 connection carries at once (h2load's `-m`), at least 1; 1 for
     /// HTTP/1.1. Closed model: each connection carries `streams` virtual users; open model:
     /// the requests in flight share connections, up to `streams` on each.
-    pub streams: u32,
+    pub(crate) streams: u32,
 }
 
 /// Closed or open model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Model {
+pub(crate) enum Model {
     Closed,
     Open,
 }
 
 impl Model {
     /// `closed` or `open`.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Model::Closed => "closed",
             Model::Open => "open",
@@ -79,19 +81,20 @@ impl Model {
 
 /// A linear ramp of the level from `from` to `to` over `duration`.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Stage {
+pub(crate) struct Stage {
     /// `None` only for the last stage of a count-mode run: it lasts until the count is reached.
-    pub duration: Option<Duration>,
+    pub(crate) duration: Option<Duration>,
     /// Connections (closed) or arrivals per second (open) at the start of the stage.
-    pub from: f64,
+    pub(crate) from: f64,
     /// … and at its end.
-    pub to: f64,
-    pub warmup: bool,
+    pub(crate) to: f64,
+    /// A warmup stage: its requests are sent but not counted.
+    pub(crate) warmup: bool,
 }
 
 /// When the measured part of a run ends.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Stop {
+pub(crate) enum Stop {
     /// When the stages end (this long after the warmup); requests in flight then finish,
     /// bounded by their timeout.
     Duration(Duration),
@@ -101,7 +104,7 @@ pub enum Stop {
 
 /// Think time between a response and the next request of a connection.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum ThinkTime {
+pub(crate) enum ThinkTime {
     Fixed(Duration),
     /// Uniformly distributed in `[low, high]`.
     Uniform(Duration, Duration),
@@ -110,7 +113,7 @@ pub enum ThinkTime {
 impl LoadPlan {
     /// The loops that send requests, each with at most one in flight: closed model, the
     /// virtual users (`connections × streams`); open model, `max_in_flight`.
-    pub fn request_loops(&self) -> usize {
+    pub(crate) fn request_loops(&self) -> usize {
         match self.model {
             Model::Closed => self.connections as usize * self.streams as usize,
             Model::Open => self.max_in_flight as usize,
@@ -119,12 +122,12 @@ impl LoadPlan {
 
     /// Groups of `streams` request loops that share their connections (one connection per
     /// endpoint and group): `ceil(request_loops / streams)`; `connections` in the closed model.
-    pub fn connection_groups(&self) -> usize {
+    pub(crate) fn connection_groups(&self) -> usize {
         self.request_loops().div_ceil(self.streams as usize)
     }
 
     /// Total length of the warmup stages.
-    pub fn warmup(&self) -> Duration {
+    pub(crate) fn warmup(&self) -> Duration {
         self.stages
             .iter()
             .take_while(|s| s.warmup)
@@ -133,7 +136,7 @@ impl LoadPlan {
     }
 
     /// The planned measuring time in duration mode.
-    pub fn measured_duration(&self) -> Option<Duration> {
+    pub(crate) fn measured_duration(&self) -> Option<Duration> {
         match self.stop {
             Stop::Duration(d) => Some(d),
             Stop::Requests(_) => None,
@@ -142,7 +145,7 @@ impl LoadPlan {
 
     /// The level at `t` seconds since the start (warmup included): connections (closed model)
     /// or arrivals per second (open model); holds after the last stage.
-    pub fn level_at(&self, t: f64) -> f64 {
+    pub(crate) fn level_at(&self, t: f64) -> f64 {
         let mut start = 0.0;
         for stage in &self.stages {
             let Some(d) = stage.duration.map(|d| d.as_secs_f64()) else {
@@ -158,7 +161,7 @@ impl LoadPlan {
 
     /// The first time ≥ `t` (seconds since the start) at which the level is at least `level`,
     /// or `None` if it never is again before the stages end.
-    pub fn first_time_at_least(&self, level: f64, t: f64) -> Option<f64> {
+    pub(crate) fn first_time_at_least(&self, level: f64, t: f64) -> Option<f64> {
         let mut start = 0.0;
         for stage in &self.stages {
             let Some(d) = stage.duration.map(|d| d.as_secs_f64()) else {
@@ -189,7 +192,7 @@ impl LoadPlan {
 /// Within a stage whose rate goes linearly from `r0` to `r1` over `D`, the arrivals after
 /// `τ` seconds number `m(τ) = r0·τ + (r1 − r0)·τ² / (2D)`; solving for τ gives
 /// `τ = 2m / (r0 + sqrt(r0² + 2m(r1 − r0)/D))`, the numerically stable root of the quadratic.
-pub struct Arrivals<'a> {
+pub(crate) struct Arrivals<'a> {
     stages: &'a [Stage],
     stage: usize,
     /// Start of `stages[stage]`, in seconds since the start of the run.
@@ -199,7 +202,8 @@ pub struct Arrivals<'a> {
 }
 
 impl<'a> Arrivals<'a> {
-    pub fn new(stages: &'a [Stage]) -> Arrivals<'a> {
+    /// The schedule of `stages`, from the start of the run.
+    pub(crate) fn new(stages: &'a [Stage]) -> Arrivals<'a> {
         Arrivals {
             stages,
             stage: 0,
@@ -210,7 +214,7 @@ impl<'a> Arrivals<'a> {
 
     /// Seconds since the start at which arrival `k` is due; `None` after the last stage.
     /// Calls must not decrease `k`.
-    pub fn time_of(&mut self, k: u64) -> Option<f64> {
+    pub(crate) fn time_of(&mut self, k: u64) -> Option<f64> {
         let k = k as f64;
         while let Some(stage) = self.stages.get(self.stage) {
             let (r0, r1) = (stage.from, stage.to);

@@ -1,32 +1,33 @@
 //! The resolved plan: every default applied, every string parsed, request bytes built.
 //!
-//! [`build`] turns a [`Spec`] into a [`Plan`], or into every [`PlanError`] it finds (not only
+//! `build` turns a spec (`spec::Spec`) into a [`Plan`], or into every error it finds (not only
 //! the first), each naming the field path (`targets[1].expect.status`). The plan does not
 //! depend on YAML: an ad-hoc run from command-line flags builds the same types.
 //!
-//! One file per part of the plan: [`target`] (the endpoints under test and their requests,
-//! built by [`request`]; [`endpoint`] is where their connections go), [`transport`] (protocol
-//! and TLS, see [`tls`]), [`load`] (model and stages), [`slo`] and [`threshold`], [`regression`]
-//! rules, and the [`service`] to start.
+//! One file per part of the plan: `target` (the endpoints under test and their requests, built
+//! by `request`; `endpoint` is where their connections go), `transport` (protocol and TLS, see
+//! `tls`), `load` (model and stages, and the glossary), `slo` and [`threshold`], [`regression`]
+//! rules, and the `service` to start.
 
 mod endpoint;
-pub mod load;
+pub(crate) mod load;
 pub mod regression;
 mod request;
 mod service;
 mod slo;
 mod target;
 pub mod threshold;
-pub mod tls;
+pub(crate) mod tls;
 mod transport;
 pub mod units;
 
 pub use endpoint::Endpoint;
-pub use load::{LoadPlan, Model, Stage, Stop, ThinkTime};
+pub(crate) use load::{LoadPlan, Model, Stop, ThinkTime};
 pub use service::ServicePlan;
 pub(crate) use target::CheckPlan;
 pub use target::TargetPlan;
-pub(crate) use transport::{TlsPlan, TransportPlan};
+pub(crate) use transport::TlsPlan;
+pub use transport::TransportPlan;
 
 use std::path::Path;
 use std::time::Duration;

@@ -10,7 +10,7 @@ use crate::spec::{self, Protocol, Spec, TlsRoots, TlsVersion};
 
 /// How a target's connections speak: HTTP version and TLS.
 #[derive(Debug)]
-pub(crate) struct TransportPlan {
+pub struct TransportPlan {
     /// The protocol the spec asks for (target, else `defaults`, else `auto`).
     pub(crate) protocol: Protocol,
     /// TLS for an `https://` URL; `None` for cleartext.
