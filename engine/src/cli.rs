@@ -6,17 +6,18 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 
 pub use crate::report::Format;
+use crate::serve::{ServeOptions, ServeTls};
 
 /// loadgate: a CI performance gate for HTTP services.
 #[derive(Debug, Parser)]
 #[command(name = "loadgate", version, about)]
 pub struct Cli {
     #[command(subcommand)]
-    pub command: Command,
+    pub(crate) command: Command,
 }
 
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Run a spec: start its service, apply the load, check the SLOs.
     Run(RunArgs),
     /// Check a spec against the schema and its semantics, without running it.
@@ -41,7 +42,7 @@ pub enum Command {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum SchemaKind {
+pub(crate) enum SchemaKind {
     Spec,
     Result,
     /// The JSON verdict of `compare --format json` and `report --format json`.
@@ -49,86 +50,115 @@ pub enum SchemaKind {
 }
 
 #[derive(Debug, clap::Args)]
-pub struct RunArgs {
+pub(crate) struct RunArgs {
     /// The spec file (YAML).
-    pub spec: PathBuf,
+    pub(crate) spec: PathBuf,
     /// Write the result artifact (JSON) here; written whole or not at all.
     #[arg(long)]
-    pub out: Option<PathBuf>,
+    pub(crate) out: Option<PathBuf>,
     /// No progress line on stderr.
     #[arg(long, short)]
-    pub quiet: bool,
+    pub(crate) quiet: bool,
     /// Compare the run with this baseline result and exit 4 on a regression; the file must
     /// exist.
     #[arg(long)]
-    pub baseline: Option<PathBuf>,
+    pub(crate) baseline: Option<PathBuf>,
 }
 
 #[derive(Debug, clap::Args)]
-pub struct CompareArgs {
+pub(crate) struct CompareArgs {
     /// The baseline result (JSON).
-    pub baseline: PathBuf,
+    pub(crate) baseline: PathBuf,
     /// The current result (JSON); its regression rules are used.
-    pub current: PathBuf,
+    pub(crate) current: PathBuf,
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
-    pub format: Format,
+    pub(crate) format: Format,
     /// Write the output here instead of stdout.
     #[arg(long)]
-    pub output: Option<PathBuf>,
+    pub(crate) output: Option<PathBuf>,
     /// A folder whose templates (report.md, report.html, junit.xml) replace the built-in ones.
     #[arg(long)]
-    pub templates: Option<PathBuf>,
+    pub(crate) templates: Option<PathBuf>,
 }
 
 #[derive(Debug, clap::Args)]
-pub struct ReportArgs {
+pub(crate) struct ReportArgs {
     /// Result files or folders of them. Several results are taken in time order (by their
     /// `started_at`): the latest is reported, the others give a trend.
     #[arg(required = true)]
-    pub results: Vec<PathBuf>,
+    pub(crate) results: Vec<PathBuf>,
     /// Compare the latest result with this baseline result.
     #[arg(long)]
-    pub baseline: Option<PathBuf>,
+    pub(crate) baseline: Option<PathBuf>,
     /// Output format.
     #[arg(long, value_enum, default_value = "md")]
-    pub format: Format,
+    pub(crate) format: Format,
     /// Write the report here instead of stdout.
     #[arg(long)]
-    pub output: Option<PathBuf>,
+    pub(crate) output: Option<PathBuf>,
     /// A folder whose templates (report.md, report.html, junit.xml) replace the built-in ones.
     #[arg(long)]
-    pub templates: Option<PathBuf>,
+    pub(crate) templates: Option<PathBuf>,
     /// How many runs the trend shows, the latest included.
     #[arg(long, default_value_t = crate::report::history::DEFAULT_WINDOW)]
-    pub window: usize,
+    pub(crate) window: usize,
 }
 
 #[derive(Debug, clap::Args)]
-pub struct MergeArgs {
+pub(crate) struct MergeArgs {
     /// The shards' result files (same spec, same result_version).
     #[arg(required = true, num_args = 2..)]
-    pub results: Vec<PathBuf>,
+    pub(crate) results: Vec<PathBuf>,
     /// Write the merged result here.
     #[arg(long)]
-    pub out: PathBuf,
+    pub(crate) out: PathBuf,
 }
 
 #[derive(Debug, Clone, clap::Args)]
-pub struct ServeArgs {
+pub(crate) struct ServeArgs {
     /// Address to listen on (loopback by default).
     #[arg(long, default_value = "127.0.0.1:8080")]
-    pub listen: SocketAddr,
+    pub(crate) listen: SocketAddr,
     /// Worker threads (default: the number of CPUs).
     #[arg(long)]
-    pub threads: Option<usize>,
+    pub(crate) threads: Option<usize>,
     /// Speak TLS (HTTP/1.1 and HTTP/2 by ALPN) with this certificate chain (PEM).
     #[arg(long, requires = "tls_key")]
-    pub tls_cert: Option<PathBuf>,
+    pub(crate) tls_cert: Option<PathBuf>,
     /// The private key of `--tls-cert` (PEM).
     #[arg(long, requires = "tls_cert")]
-    pub tls_key: Option<PathBuf>,
+    pub(crate) tls_key: Option<PathBuf>,
     /// Require client certificates signed by a CA in this PEM file (mTLS).
     #[arg(long, requires = "tls_cert")]
-    pub tls_client_ca: Option<PathBuf>,
+    pub(crate) tls_client_ca: Option<PathBuf>,
+}
+
+impl ServeArgs {
+    /// The options of [`crate::serve::serve`]: the thread count defaulted to the number of
+    /// CPUs, the TLS files paired. Errors name the flags to fix.
+    pub(crate) fn options(&self) -> anyhow::Result<ServeOptions> {
+        let threads = match self.threads {
+            Some(0) => anyhow::bail!("--threads 0: use --threads 1 or more"),
+            Some(n) => n,
+            None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        };
+        let tls = match (&self.tls_cert, &self.tls_key) {
+            (Some(cert), Some(key)) => Some(ServeTls {
+                cert: cert.clone(),
+                key: key.clone(),
+                client_ca: self.tls_client_ca.clone(),
+            }),
+            (None, None) if self.tls_client_ca.is_some() => {
+                anyhow::bail!("--tls-client-ca needs --tls-cert and --tls-key")
+            }
+            (None, None) => None,
+            _ => anyhow::bail!("give both --tls-cert and --tls-key, or neither"),
+        };
+        Ok(ServeOptions {
+            listen: self.listen,
+            threads,
+            tls,
+        })
+    }
 }

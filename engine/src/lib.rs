@@ -71,7 +71,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
             Ok(Outcome::Passed)
         }
         Command::Serve(args) => {
-            serve::serve(&args)?;
+            serve::serve(&args.options()?)?;
             Ok(Outcome::Passed)
         }
         Command::Run(args) => run_spec(&args),

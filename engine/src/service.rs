@@ -1,7 +1,7 @@
 //! The system under test: started before the run, stopped after it, on failure and on Ctrl-C.
 //!
 //! The command runs in its own process group, so stopping it (SIGTERM to the group, SIGKILL
-//! after [`STOP_GRACE`]) reaches the children it started too. Its output goes to our stderr.
+//! after 5 s, `STOP_GRACE`) reaches the children it started too. Its output goes to our stderr.
 
 use std::io::{Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
@@ -17,13 +17,13 @@ use nix::unistd::Pid;
 use crate::plan::ServicePlan;
 
 /// How long the service has to exit after SIGTERM before it gets SIGKILL.
-pub const STOP_GRACE: Duration = Duration::from_secs(5);
+pub(crate) const STOP_GRACE: Duration = Duration::from_secs(5);
 /// Pause between readiness probes.
 const PROBE_INTERVAL: Duration = Duration::from_millis(50);
 
 /// Why the service could not be brought up.
 #[derive(Debug, thiserror::Error)]
-pub enum ServiceError {
+pub(crate) enum ServiceError {
     #[error("cannot start service `{command}`: {source}")]
     Spawn {
         command: String,
@@ -42,14 +42,14 @@ pub enum ServiceError {
 }
 
 /// A running service; stopped when dropped.
-pub struct Service {
+pub(crate) struct Service {
     child: Child,
 }
 
 impl Service {
     /// Starts the command and waits until its readiness URL answers with any HTTP response.
     /// Gives up when the command exits, on `ready_timeout`, or when `stop` is set.
-    pub fn start(plan: &ServicePlan, stop: &AtomicBool) -> Result<Service, ServiceError> {
+    pub(crate) fn start(plan: &ServicePlan, stop: &AtomicBool) -> Result<Service, ServiceError> {
         let command = plan.display_command.clone();
         let stdout = std::io::stderr()
             .as_fd()

@@ -1,5 +1,5 @@
 //! Validation: the spec's YAML against the published JSON Schema, then the semantic checks
-//! of [`crate::plan::build`]. Every problem becomes a [`Diagnostic`] naming the file, the field
+//! of the plan (`plan::build`). Every problem becomes a [`Diagnostic`] naming the file, the field
 //! path and the line:column; all are reported at once.
 
 use std::fmt;
@@ -61,7 +61,7 @@ impl fmt::Display for Diagnostics {
     }
 }
 
-/// The JSON Schema of the spec, generated from [`Spec`].
+/// The JSON Schema of the spec, generated from its Rust types (`spec::Spec`).
 pub fn spec_schema() -> serde_json::Value {
     serde_json::to_value(schemars::schema_for!(Spec)).expect("a schema serializes")
 }
@@ -69,7 +69,7 @@ pub fn spec_schema() -> serde_json::Value {
 /// Validates `source` and resolves it into a plan.
 ///
 /// First the YAML is checked against [`spec_schema`]; if it does not match, every mismatch is
-/// returned and nothing else is checked. Then the spec is resolved by [`plan::build`], whose
+/// returned and nothing else is checked. Then the spec is resolved by `plan::build`, whose
 /// errors (bad thresholds, unset `${VAR}`s, conflicting fields, ...) are returned together.
 /// `var` looks up `${NAME}` references.
 pub fn check(
@@ -287,6 +287,12 @@ fn explain(error: &ValidationError<'_>, schema: &Value, root: &Value, out: &mut 
 
 /// `unknown field `timout`; did you mean `timeout`?`, or the list of allowed names.
 fn unknown_field(name: &str, allowed: &[&str]) -> String {
+    // k6's stages ramp to a `target`; ours to a `level` (a target is an endpoint under test).
+    if name == "target" && allowed.contains(&"level") {
+        return "unknown field `target`; use `level` (k6's `target`): connections, or a rate \
+                such as `100/s`"
+            .to_string();
+    }
     match nearest(name, allowed) {
         Some(candidate) => format!("unknown field `{name}`; did you mean `{candidate}`?"),
         None if allowed.is_empty() => format!("unknown field `{name}`"),
@@ -559,6 +565,7 @@ mod tests {
             "unknown field `ramp`; expected one of `connections`, `duration`, `requests`, `warmup`"
         );
         assert_eq!(unknown_field("ramp", &[]), "unknown field `ramp`");
+        assert!(unknown_field("target", &["duration", "level", "warmup"]).contains("use `level`"));
     }
 
     #[test]

@@ -261,7 +261,7 @@ fn an_open_ramp_delivers_its_integral_and_rises() {
     let server = loadgate::serve::spawn("127.0.0.1:0".parse().unwrap(), 1).unwrap();
     let result = run_yaml(&spec(
         &server.url(),
-        "  model: open\n  stages:\n    - { duration: 2s, target: 300/s }\n    - { duration: 1s, target: 300/s }\n",
+        "  model: open\n  stages:\n    - { duration: 2s, level: 300/s }\n    - { duration: 1s, level: 300/s }\n",
     ));
     let sent: Vec<u64> = result.health.stages.iter().map(|s| s.sent).collect();
     // 0 -> 300/s over 2 s holds 300 arrivals; 300/s for 1 s, 300 more.
@@ -286,7 +286,7 @@ fn a_closed_ramp_adds_connections() {
     let url = format!("{}/?delay=20ms", server.url());
     let result = run_yaml(&spec(
         &url,
-        "  stages:\n    - { duration: 2s, target: 4 }\n    - { duration: 1s, target: 4 }\n",
+        "  stages:\n    - { duration: 2s, level: 4 }\n    - { duration: 1s, level: 4 }\n",
     ));
     // Each connection does ~45 requests/s (20 ms each); the ramp adds one every 0.5 s
     // (connection i joins at (i + 0.5) / 2 s).

@@ -1,52 +1,77 @@
 //! The load plan: model, stages and their schedule math.
 //!
-//! A load is a piecewise-linear target over time (k6's `stages`): connections in the closed
+//! # Glossary
+//!
+//! The spec, the code, the reports and the README use these words in one sense each:
+//!
+//! - **connection**: one TCP (or TLS) connection to a target's host.
+//! - **stream**: an HTTP/2 stream; `streams` is how many requests one HTTP/2 connection
+//!   carries at once.
+//! - **virtual user**: one loop that sends a request and waits for its response before the
+//!   next (closed model): `connections × streams` of them.
+//! - **in flight**: requests sent whose response has not ended. Open model: at most
+//!   `max_in_flight`.
+//! - **arrival**: a request start scheduled by the open model's arrival rate (requests/s),
+//!   whatever the responses do.
+//! - **target**: an HTTP endpoint under test (`targets:`), and only that.
+//! - **stage**: a step of a changing load, ramped linearly to its `level` (connections in the
+//!   closed model, an arrival rate in the open model).
+//!
+//! # Load over time
+//!
+//! A load is a piecewise-linear level over time (k6's `stages`): connections in the closed
 //! model, arrivals per second in the open model. Warmup stages come first; measuring starts
-//! when they end. After the last stage the target holds (count mode ends on a request count).
+//! when they end. After the last stage the level holds (count mode ends on a request count).
 
 use std::time::Duration;
 
 use super::{Errors, PlanError};
-use crate::spec::{self, LoadModel, StageTarget};
+use crate::spec::{self, LoadModel, StageLevel};
 use crate::units::{parse_duration, parse_rate};
 
 /// Lowest non-zero rate (arrival or pacing), per second: one request every 1000 s.
-pub const MIN_RATE: f64 = 0.001;
+pub(crate) const MIN_RATE: f64 = 0.001;
 /// Highest rate, per second.
-pub const MAX_RATE: f64 = 10_000_000.0;
-/// Most connections or in-flight requests a load may use.
-pub const MAX_CONCURRENCY: u32 = 100_000;
+pub(crate) const MAX_RATE: f64 = 10_000_000.0;
+/// Most connections a closed-model stage may ask for (the schema bounds `connections` and
+/// `max_in_flight` alike).
+const MAX_CONNECTIONS: u32 = 100_000;
 
 /// The resolved load.
 #[derive(Debug, Clone, PartialEq)]
-pub struct LoadPlan {
-    pub model: Model,
+pub(crate) struct LoadPlan {
+    /// Closed (virtual users) or open (arrivals on a schedule).
+    pub(crate) model: Model,
     /// At least one; warmup stages first.
-    pub stages: Vec<Stage>,
-    pub stop: Stop,
-    /// Closed model: the most connections any stage asks for. Open model: the cap on requests
-    /// in flight (k6's `maxVUs`).
-    pub max_concurrency: u32,
+    pub(crate) stages: Vec<Stage>,
+    /// When the measured part ends: after a duration or a count of requests.
+    pub(crate) stop: Stop,
+    /// Closed model: connections at the load's peak (the most any stage asks for), each
+    /// carrying `streams` virtual users. 0 in the open model.
+    pub(crate) connections: u32,
+    /// Open model: the most requests in flight at once (k6's `maxVUs`); an arrival that finds
+    /// them all busy is dropped. 0 in the closed model.
+    pub(crate) max_in_flight: u32,
     /// Closed model: requests per second per connection, on a schedule.
-    pub pacing: Option<f64>,
+    pub(crate) pacing: Option<f64>,
     /// Closed model: pause between a response and the next request.
-    pub think_time: Option<ThinkTime>,
+    pub(crate) think_time: Option<ThinkTime>,
     /// Requests each HTTP/2 connection carries at once (h2load's `-m`), at least 1; 1 for
     /// HTTP/1.1. Closed model: each connection carries `streams` virtual users; open model:
-    /// each connection carries up to `streams` requests at once.
-    pub streams: u32,
+    /// the requests in flight share connections, up to `streams` on each.
+    pub(crate) streams: u32,
 }
 
 /// Closed or open model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Model {
+pub(crate) enum Model {
     Closed,
     Open,
 }
 
 impl Model {
     /// `closed` or `open`.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Model::Closed => "closed",
             Model::Open => "open",
@@ -54,21 +79,22 @@ impl Model {
     }
 }
 
-/// A linear ramp of the target from `from` to `to` over `duration`.
+/// A linear ramp of the level from `from` to `to` over `duration`.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Stage {
+pub(crate) struct Stage {
     /// `None` only for the last stage of a count-mode run: it lasts until the count is reached.
-    pub duration: Option<Duration>,
+    pub(crate) duration: Option<Duration>,
     /// Connections (closed) or arrivals per second (open) at the start of the stage.
-    pub from: f64,
+    pub(crate) from: f64,
     /// … and at its end.
-    pub to: f64,
-    pub warmup: bool,
+    pub(crate) to: f64,
+    /// A warmup stage: its requests are sent but not counted.
+    pub(crate) warmup: bool,
 }
 
 /// When the measured part of a run ends.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Stop {
+pub(crate) enum Stop {
     /// When the stages end (this long after the warmup); requests in flight then finish,
     /// bounded by their timeout.
     Duration(Duration),
@@ -78,30 +104,30 @@ pub enum Stop {
 
 /// Think time between a response and the next request of a connection.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum ThinkTime {
+pub(crate) enum ThinkTime {
     Fixed(Duration),
     /// Uniformly distributed in `[low, high]`.
     Uniform(Duration, Duration),
 }
 
 impl LoadPlan {
-    /// Virtual users: closed model, `max_concurrency × streams` (one per stream of each
-    /// connection); open model, `max_concurrency` (the cap on requests in flight).
-    pub fn virtual_users(&self) -> usize {
+    /// The loops that send requests, each with at most one in flight: closed model, the
+    /// virtual users (`connections × streams`); open model, `max_in_flight`.
+    pub(crate) fn request_loops(&self) -> usize {
         match self.model {
-            Model::Closed => self.max_concurrency as usize * self.streams as usize,
-            Model::Open => self.max_concurrency as usize,
+            Model::Closed => self.connections as usize * self.streams as usize,
+            Model::Open => self.max_in_flight as usize,
         }
     }
 
-    /// Groups of `streams` virtual users that share their connections (one connection per
-    /// endpoint and group): `ceil(virtual_users / streams)`.
-    pub fn connection_groups(&self) -> usize {
-        self.virtual_users().div_ceil(self.streams as usize)
+    /// Groups of `streams` request loops that share their connections (one connection per
+    /// endpoint and group): `ceil(request_loops / streams)`; `connections` in the closed model.
+    pub(crate) fn connection_groups(&self) -> usize {
+        self.request_loops().div_ceil(self.streams as usize)
     }
 
     /// Total length of the warmup stages.
-    pub fn warmup(&self) -> Duration {
+    pub(crate) fn warmup(&self) -> Duration {
         self.stages
             .iter()
             .take_while(|s| s.warmup)
@@ -110,15 +136,16 @@ impl LoadPlan {
     }
 
     /// The planned measuring time in duration mode.
-    pub fn measured_duration(&self) -> Option<Duration> {
+    pub(crate) fn measured_duration(&self) -> Option<Duration> {
         match self.stop {
             Stop::Duration(d) => Some(d),
             Stop::Requests(_) => None,
         }
     }
 
-    /// The target at `t` seconds since the start (warmup included); holds after the last stage.
-    pub fn target_at(&self, t: f64) -> f64 {
+    /// The level at `t` seconds since the start (warmup included): connections (closed model)
+    /// or arrivals per second (open model); holds after the last stage.
+    pub(crate) fn level_at(&self, t: f64) -> f64 {
         let mut start = 0.0;
         for stage in &self.stages {
             let Some(d) = stage.duration.map(|d| d.as_secs_f64()) else {
@@ -132,9 +159,9 @@ impl LoadPlan {
         self.stages.last().map_or(0.0, |s| s.to)
     }
 
-    /// The first time ≥ `t` (seconds since the start) at which the target is at least `level`,
+    /// The first time ≥ `t` (seconds since the start) at which the level is at least `level`,
     /// or `None` if it never is again before the stages end.
-    pub fn first_time_at_least(&self, level: f64, t: f64) -> Option<f64> {
+    pub(crate) fn first_time_at_least(&self, level: f64, t: f64) -> Option<f64> {
         let mut start = 0.0;
         for stage in &self.stages {
             let Some(d) = stage.duration.map(|d| d.as_secs_f64()) else {
@@ -165,7 +192,7 @@ impl LoadPlan {
 /// Within a stage whose rate goes linearly from `r0` to `r1` over `D`, the arrivals after
 /// `τ` seconds number `m(τ) = r0·τ + (r1 − r0)·τ² / (2D)`; solving for τ gives
 /// `τ = 2m / (r0 + sqrt(r0² + 2m(r1 − r0)/D))`, the numerically stable root of the quadratic.
-pub struct Arrivals<'a> {
+pub(crate) struct Arrivals<'a> {
     stages: &'a [Stage],
     stage: usize,
     /// Start of `stages[stage]`, in seconds since the start of the run.
@@ -175,7 +202,8 @@ pub struct Arrivals<'a> {
 }
 
 impl<'a> Arrivals<'a> {
-    pub fn new(stages: &'a [Stage]) -> Arrivals<'a> {
+    /// The schedule of `stages`, from the start of the run.
+    pub(crate) fn new(stages: &'a [Stage]) -> Arrivals<'a> {
         Arrivals {
             stages,
             stage: 0,
@@ -186,7 +214,7 @@ impl<'a> Arrivals<'a> {
 
     /// Seconds since the start at which arrival `k` is due; `None` after the last stage.
     /// Calls must not decrease `k`.
-    pub fn time_of(&mut self, k: u64) -> Option<f64> {
+    pub(crate) fn time_of(&mut self, k: u64) -> Option<f64> {
         let k = k as f64;
         while let Some(stage) = self.stages.get(self.stage) {
             let (r0, r1) = (stage.from, stage.to);
@@ -220,35 +248,7 @@ pub(super) fn build(load: &spec::Load, errors: &mut Errors) -> Option<LoadPlan> 
     } else {
         ramped_stages(load, model, errors)
     };
-    let stop = match (&load.duration, load.requests, load.stages.is_empty()) {
-        (None, None, false) => stages.as_ref().map(|s| {
-            Stop::Duration(
-                s.iter()
-                    .filter(|s| !s.warmup)
-                    .filter_map(|s| s.duration)
-                    .sum(),
-            )
-        }),
-        (Some(d), None, true) => errors
-            .duration("load.duration", d, false)
-            .map(Stop::Duration),
-        (None, Some(n), true) => Some(Stop::Requests(n)),
-        (Some(_), Some(_), _) => {
-            errors.push("load", "give either `duration` or `requests`, not both");
-            None
-        }
-        (None, None, true) => {
-            errors.push("load", "missing `duration` or `requests` (or `stages`)");
-            None
-        }
-        (_, _, false) => {
-            errors.push(
-                "load.stages",
-                "`stages` set the run's length: leave out `duration` and `requests`",
-            );
-            None
-        }
-    };
+    let stop = stop(load, stages.as_deref(), errors);
     let pacing = load
         .pacing
         .as_deref()
@@ -284,7 +284,7 @@ pub(super) fn build(load: &spec::Load, errors: &mut Errors) -> Option<LoadPlan> 
     let mut stages = stages?;
     let stop = stop?;
     if let Stop::Requests(_) = stop {
-        // Count mode: a last stage that holds the target until the count is reached.
+        // Count mode: a last stage that holds the level until the count is reached.
         let hold = stages.last().map_or(0.0, |s| s.to);
         stages.retain(|s| s.warmup);
         stages.push(Stage {
@@ -295,23 +295,60 @@ pub(super) fn build(load: &spec::Load, errors: &mut Errors) -> Option<LoadPlan> 
         });
     }
     let peak = stages.iter().map(|s| s.from.max(s.to)).fold(0.0, f64::max);
-    let max_concurrency = match model {
-        Model::Closed => peak.round() as u32,
-        Model::Open => load
-            .max_in_flight
-            .unwrap_or_else(|| (peak.ceil() as u32).clamp(16, 10_000)),
+    let (connections, max_in_flight) = match model {
+        Model::Closed => (peak.round() as u32, 0),
+        Model::Open => (
+            0,
+            load.max_in_flight
+                .unwrap_or_else(|| (peak.ceil() as u32).clamp(16, 10_000)),
+        ),
     };
     Some(LoadPlan {
         model,
         stages,
         stop,
-        max_concurrency,
+        connections,
+        max_in_flight,
         pacing,
         think_time,
         streams: load.streams.unwrap_or(1).max(1),
     })
 }
 
+/// When the measured part ends: after `duration` or `requests`, or when the `stages` end.
+fn stop(load: &spec::Load, stages: Option<&[Stage]>, errors: &mut Errors) -> Option<Stop> {
+    match (&load.duration, load.requests, load.stages.is_empty()) {
+        (None, None, false) => stages.map(|s| {
+            Stop::Duration(
+                s.iter()
+                    .filter(|s| !s.warmup)
+                    .filter_map(|s| s.duration)
+                    .sum(),
+            )
+        }),
+        (Some(d), None, true) => errors
+            .duration("load.duration", d, false)
+            .map(Stop::Duration),
+        (None, Some(n), true) => Some(Stop::Requests(n)),
+        (Some(_), Some(_), _) => {
+            errors.push("load", "give either `duration` or `requests`, not both");
+            None
+        }
+        (None, None, true) => {
+            errors.push("load", "missing `duration` or `requests` (or `stages`)");
+            None
+        }
+        (_, _, false) => {
+            errors.push(
+                "load.stages",
+                "`stages` set the run's length: leave out `duration` and `requests`",
+            );
+            None
+        }
+    }
+}
+
+/// A constant load: one stage at `connections` or `rate`, after a warmup stage if any.
 fn constant_stages(load: &spec::Load, model: Model, errors: &mut Errors) -> Option<Vec<Stage>> {
     let level = match model {
         Model::Closed => match load.connections {
@@ -359,6 +396,7 @@ fn constant_stages(load: &spec::Load, model: Model, errors: &mut Errors) -> Opti
     Some(stages)
 }
 
+/// The spec's `stages`, each ramped from the previous one's level (the first from 0).
 fn ramped_stages(load: &spec::Load, model: Model, errors: &mut Errors) -> Option<Vec<Stage>> {
     for (field, given) in [
         ("load.connections", load.connections.is_some()),
@@ -378,29 +416,29 @@ fn ramped_stages(load: &spec::Load, model: Model, errors: &mut Errors) -> Option
     for (i, stage) in load.stages.iter().enumerate() {
         let path = format!("load.stages[{i}]");
         let duration = errors.duration(&format!("{path}.duration"), &stage.duration, false);
-        let target = match (&stage.target, model) {
-            (StageTarget::Connections(c), Model::Closed) if *c <= MAX_CONCURRENCY => {
+        let level = match (&stage.level, model) {
+            (StageLevel::Connections(c), Model::Closed) if *c <= MAX_CONNECTIONS => {
                 Some(f64::from(*c))
             }
-            (StageTarget::Rate(r), Model::Open) => rate(errors, &format!("{path}.target"), r, true),
-            (StageTarget::Connections(_), Model::Closed) => {
+            (StageLevel::Rate(r), Model::Open) => rate(errors, &format!("{path}.level"), r, true),
+            (StageLevel::Connections(_), Model::Closed) => {
                 errors.push(
-                    format!("{path}.target"),
-                    format!("at most {MAX_CONCURRENCY} connections"),
+                    format!("{path}.level"),
+                    format!("at most {MAX_CONNECTIONS} connections"),
                 );
                 None
             }
-            (StageTarget::Rate(r), Model::Closed) => {
+            (StageLevel::Rate(r), Model::Closed) => {
                 errors.push(
-                    format!("{path}.target"),
-                    format!("`{r}` is a rate: the closed model's target is a number of connections (or set `model: open`)"),
+                    format!("{path}.level"),
+                    format!("`{r}` is a rate: the closed model's level is a number of connections (or set `model: open`)"),
                 );
                 None
             }
-            (StageTarget::Connections(c), Model::Open) => {
+            (StageLevel::Connections(c), Model::Open) => {
                 errors.push(
-                    format!("{path}.target"),
-                    format!("the open model's target is a rate such as `{c}/s`"),
+                    format!("{path}.level"),
+                    format!("the open model's level is a rate such as `{c}/s`"),
                 );
                 None
             }
@@ -409,15 +447,15 @@ fn ramped_stages(load: &spec::Load, model: Model, errors: &mut Errors) -> Option
             errors.push(format!("{path}.warmup"), "warmup stages must come first");
             ok = false;
         }
-        match (duration, target) {
-            (Some(d), Some(t)) => {
+        match (duration, level) {
+            (Some(d), Some(level)) => {
                 stages.push(Stage {
                     duration: Some(d),
                     from: previous,
-                    to: t,
+                    to: level,
                     warmup: stage.warmup,
                 });
-                previous = t;
+                previous = level;
             }
             _ => ok = false,
         }
@@ -432,7 +470,7 @@ fn ramped_stages(load: &spec::Load, model: Model, errors: &mut Errors) -> Option
     ok.then_some(stages)
 }
 
-/// A rate; `zero_ok` for stage targets (a ramp down to 0/s).
+/// A rate; `zero_ok` for stage levels (a ramp down to 0/s).
 fn rate(errors: &mut Errors, path: &str, text: &str, zero_ok: bool) -> Option<f64> {
     match parse_rate(text) {
         Ok(r) if r > MAX_RATE => {
@@ -455,6 +493,7 @@ fn rate(errors: &mut Errors, path: &str, text: &str, zero_ok: bool) -> Option<f6
     }
 }
 
+/// A think time: a duration (`100ms`) or a uniform range (`50ms..150ms`).
 fn think_time(errors: &mut Errors, path: &str, text: &str) -> Option<ThinkTime> {
     let parsed = match text.split_once("..") {
         Some((low, high)) => parse_duration(low).and_then(|low| {
@@ -496,7 +535,8 @@ mod tests {
             model: Model::Open,
             stages,
             stop: Stop::Duration(Duration::from_secs(1)),
-            max_concurrency: 1,
+            connections: 0,
+            max_in_flight: 1,
             pacing: None,
             think_time: None,
             streams: 1,
@@ -552,18 +592,18 @@ mod tests {
     }
 
     #[test]
-    fn targets_and_activation_times() {
+    fn levels_and_activation_times() {
         let p = plan(vec![
             stage(10.0, 0.0, 10.0),
             stage(10.0, 10.0, 10.0),
             stage(10.0, 10.0, 0.0),
         ]);
-        assert_eq!(p.target_at(0.0), 0.0);
-        assert!((p.target_at(5.0) - 5.0).abs() < 1e-12);
-        assert_eq!(p.target_at(15.0), 10.0);
-        assert!((p.target_at(25.0) - 5.0).abs() < 1e-12);
-        assert_eq!(p.target_at(99.0), 0.0);
-        // The 4th connection (index 3) is active once the target reaches 3.5.
+        assert_eq!(p.level_at(0.0), 0.0);
+        assert!((p.level_at(5.0) - 5.0).abs() < 1e-12);
+        assert_eq!(p.level_at(15.0), 10.0);
+        assert!((p.level_at(25.0) - 5.0).abs() < 1e-12);
+        assert_eq!(p.level_at(99.0), 0.0);
+        // The 4th connection (index 3) is active once the level reaches 3.5.
         assert_eq!(p.first_time_at_least(3.5, 0.0), Some(3.5));
         assert_eq!(p.first_time_at_least(3.5, 12.0), Some(12.0));
         assert_eq!(p.first_time_at_least(9.5, 26.0), None);

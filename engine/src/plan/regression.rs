@@ -22,43 +22,44 @@ use super::threshold::{Aggregation, Metric, parse_aggregation, parse_value};
 use crate::spec;
 
 /// Latency floor of the default rules and of latency rules without `floor`, in µs (2 ms).
-pub const DEFAULT_LATENCY_FLOOR_US: f64 = 2_000.0;
+pub(crate) const DEFAULT_LATENCY_FLOOR_US: f64 = 2_000.0;
 /// Error-rate floor of rules without `floor`, as a fraction (0.001 = 0.1 percentage points).
-pub const DEFAULT_ERRORS_FLOOR: f64 = 0.001;
+pub(crate) const DEFAULT_ERRORS_FLOOR: f64 = 0.001;
 /// Throughput floor of rules without `floor`, in responses per second.
-pub const DEFAULT_REQUESTS_FLOOR: f64 = 0.0;
+pub(crate) const DEFAULT_REQUESTS_FLOOR: f64 = 0.0;
 
 /// The rules used for a metric whose list is absent from the spec's `regression` block.
-pub const DEFAULT_LATENCY_RULES: [&str; 3] = [
+pub(crate) const DEFAULT_LATENCY_RULES: [&str; 3] = [
     "p(50) +10% floor 2ms",
     "p(95) +10% floor 2ms",
     "p(99) +20% floor 2ms",
 ];
 /// See [`DEFAULT_LATENCY_RULES`].
-pub const DEFAULT_ERRORS_RULES: [&str; 1] = ["rate +10% floor 0.1%"];
+pub(crate) const DEFAULT_ERRORS_RULES: [&str; 1] = ["rate +10% floor 0.1%"];
 /// See [`DEFAULT_LATENCY_RULES`].
-pub const DEFAULT_REQUESTS_RULES: [&str; 1] = ["rate -10%"];
+pub(crate) const DEFAULT_REQUESTS_RULES: [&str; 1] = ["rate -10%"];
 
 /// Latency percentiles that a rule may name (those the per-second series records).
-pub const RULE_PERCENTILES: [f64; 5] = [50.0, 90.0, 95.0, 99.0, 99.9];
+pub(crate) const RULE_PERCENTILES: [f64; 5] = [50.0, 90.0, 95.0, 99.0, 99.9];
 
 /// A parsed regression rule, in canonical units.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RegressionRule {
-    pub metric: Metric,
+    /// What the rule compares: latency, errors or requests.
+    pub(crate) metric: Metric,
     /// `Percentile`, `Median` or `Mean` for latency; `Rate` for errors and requests.
-    pub aggregation: Aggregation,
+    pub(crate) aggregation: Aggregation,
     /// Allowed relative change in the worse direction, a non-negative fraction (0.10 = 10%).
-    pub max_change: f64,
+    pub(crate) max_change: f64,
     /// Absolute change never counted as a regression, in [`RegressionRule::unit`].
-    pub floor: f64,
+    pub(crate) floor: f64,
     /// The rule as written (or the default rule's text).
-    pub expression: String,
+    pub(crate) expression: String,
 }
 
 impl RegressionRule {
     /// Parses `text` as a rule for `metric`. Errors say what was expected.
-    pub fn parse(metric: Metric, text: &str) -> Result<RegressionRule, String> {
+    pub(crate) fn parse(metric: Metric, text: &str) -> Result<RegressionRule, String> {
         let text = text.trim();
         let (aggregation, rest) = parse_aggregation(text)?;
         let allowed = match metric {
@@ -112,7 +113,7 @@ impl RegressionRule {
 
     /// Unit of values and of the floor: `us` (latency), `ratio` (error rate), `1/s`
     /// (throughput). The same names as in SLO verdicts.
-    pub fn unit(&self) -> &'static str {
+    pub(crate) fn unit(&self) -> &'static str {
         match self.metric {
             Metric::Latency => "us",
             Metric::Errors | Metric::Checks => "ratio",
@@ -121,7 +122,7 @@ impl RegressionRule {
     }
 
     /// Whether a lower value is worse (throughput); otherwise a higher value is.
-    pub fn lower_is_worse(&self) -> bool {
+    pub(crate) fn lower_is_worse(&self) -> bool {
         self.metric == Metric::Requests
     }
 }
@@ -164,7 +165,7 @@ fn parse_change(metric: Metric, text: &str) -> Result<f64, String> {
 
 /// Resolves the spec's `regression` block, applying defaults for absent lists. Errors carry the
 /// field path (`regression.latency[0]`) and the message.
-pub fn build(block: &spec::Regression) -> (Vec<RegressionRule>, Vec<(String, String)>) {
+pub(crate) fn build(block: &spec::Regression) -> (Vec<RegressionRule>, Vec<(String, String)>) {
     let mut rules = Vec::new();
     let mut errors = Vec::new();
     type List<'a> = (Metric, &'a Option<Vec<String>>, &'a [&'a str]);

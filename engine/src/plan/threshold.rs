@@ -28,7 +28,7 @@ use crate::units::{parse_duration, parse_rate};
 
 /// The metric a threshold applies to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Metric {
+pub(crate) enum Metric {
     /// Response latency of completed requests.
     Latency,
     /// Failed requests: transport errors and unexpected statuses.
@@ -41,7 +41,7 @@ pub enum Metric {
 
 impl Metric {
     /// The metric's name as written in the spec's `slo` block.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Metric::Latency => "latency",
             Metric::Errors => "errors",
@@ -53,7 +53,7 @@ impl Metric {
 
 /// How a metric's samples are reduced to one number.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Aggregation {
+pub(crate) enum Aggregation {
     /// The given percentile, 0 < p ≤ 100 (`p(99.9)`).
     Percentile(f64),
     /// `med`, the 50th percentile.
@@ -82,7 +82,7 @@ impl fmt::Display for Aggregation {
 
 /// Comparison operator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Op {
+pub(crate) enum Op {
     Lt,
     Le,
     Gt,
@@ -91,22 +91,9 @@ pub enum Op {
     Ne,
 }
 
-impl Op {
-    fn symbol(self) -> &'static str {
-        match self {
-            Op::Lt => "<",
-            Op::Le => "<=",
-            Op::Gt => ">",
-            Op::Ge => ">=",
-            Op::Eq => "==",
-            Op::Ne => "!=",
-        }
-    }
-}
-
 /// Where a threshold applies: the whole run, or one target (by index into the plan's targets).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Scope {
+pub(crate) enum Scope {
     Total,
     Target(usize),
 }
@@ -114,25 +101,33 @@ pub enum Scope {
 /// A parsed threshold: `aggregation(metric) op limit`, with `limit` in canonical units.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Threshold {
-    pub scope: Scope,
-    pub metric: Metric,
-    pub aggregation: Aggregation,
-    pub op: Op,
+    /// The whole run or one target.
+    pub(crate) scope: Scope,
+    /// What is measured.
+    pub(crate) metric: Metric,
+    /// How the measurements are reduced to one number (`p(95)`, `rate`, ...).
+    pub(crate) aggregation: Aggregation,
+    /// How that number is compared with `limit`.
+    pub(crate) op: Op,
     /// The limit in canonical units (latency: µs; error rate: fraction; request rate: 1/s).
-    pub limit: f64,
+    pub(crate) limit: f64,
     /// The expression as written in the spec.
-    pub expression: String,
+    pub(crate) expression: String,
     /// Stop the run as soon as the threshold fails.
-    pub abort_on_fail: bool,
+    pub(crate) abort_on_fail: bool,
     /// With `abort_on_fail`: measured time before it is first checked.
-    pub abort_after: Duration,
+    pub(crate) abort_after: Duration,
     /// Judge every window of this many whole seconds (sliding by a second), not the whole run.
-    pub window_s: Option<u32>,
+    pub(crate) window_s: Option<u32>,
 }
 
 impl Threshold {
     /// Parses `expression` for `metric`. Errors say what was expected.
-    pub fn parse(scope: Scope, metric: Metric, expression: &str) -> Result<Threshold, String> {
+    pub(crate) fn parse(
+        scope: Scope,
+        metric: Metric,
+        expression: &str,
+    ) -> Result<Threshold, String> {
         let text = expression.trim();
         let (aggregation, rest) = parse_aggregation(text)?;
         check_aggregation(metric, aggregation)?;
@@ -156,7 +151,7 @@ impl Threshold {
     }
 
     /// Whether `measured` (in canonical units) satisfies the threshold.
-    pub fn passes(&self, measured: f64) -> bool {
+    pub(crate) fn passes(&self, measured: f64) -> bool {
         match self.op {
             Op::Lt => measured < self.limit,
             Op::Le => measured <= self.limit,
@@ -166,19 +161,10 @@ impl Threshold {
             Op::Ne => measured != self.limit,
         }
     }
-
-    /// Canonical form, e.g. `latency p(95) < 200000us`.
-    pub fn canonical(&self) -> String {
-        format!(
-            "{} {} {} {}",
-            self.metric.name(),
-            self.aggregation,
-            self.op.symbol(),
-            self.limit
-        )
-    }
 }
 
+/// Parses the aggregation at the start of `text` (`p(95)`, `med`, `rate`, ...); returns it
+/// and the rest of `text`.
 pub(crate) fn parse_aggregation(text: &str) -> Result<(Aggregation, &str), String> {
     if let Some(rest) = text.strip_prefix("p(") {
         let close = rest
@@ -251,6 +237,9 @@ fn parse_op(text: &str) -> Option<(Op, &str)> {
     None
 }
 
+/// Parses a threshold's value for `metric` and `aggregation` into canonical units: a latency
+/// into µs, an error or check rate (`%`) into a fraction, a request rate (`/s`) into 1/s, a
+/// count as it is.
 pub(crate) fn parse_value(
     metric: Metric,
     aggregation: Aggregation,

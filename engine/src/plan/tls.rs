@@ -18,29 +18,35 @@ use rustls_pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
 use crate::spec::{Protocol, TlsRoots, TlsVersion};
 
 /// Sessions remembered per configuration for resumption (rustls' in-memory cache).
-pub const SESSION_CACHE_SIZE: usize = 1024;
+pub(crate) const SESSION_CACHE_SIZE: usize = 1024;
 
 /// TLS settings of one target, every default applied, files resolved against the spec's folder.
 /// Equal settings share one [`ClientConfig`].
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TlsSettings {
-    pub roots: TlsRoots,
-    pub ca_file: Option<PathBuf>,
+pub(crate) struct TlsSettings {
+    /// The built-in roots trusted besides `ca_file`: Mozilla's, the platform's, or none.
+    pub(crate) roots: TlsRoots,
+    /// A PEM bundle of CAs to trust.
+    pub(crate) ca_file: Option<PathBuf>,
     /// Certificate chain and private key files for mTLS.
-    pub client_auth: Option<(PathBuf, PathBuf)>,
-    pub insecure_skip_verify: bool,
-    pub min_version: TlsVersion,
-    pub resumption: bool,
+    pub(crate) client_auth: Option<(PathBuf, PathBuf)>,
+    /// Accept any server certificate (reports say so).
+    pub(crate) insecure_skip_verify: bool,
+    /// The lowest TLS version offered: 1.2 or 1.3.
+    pub(crate) min_version: TlsVersion,
+    /// Resume sessions on reconnect.
+    pub(crate) resumption: bool,
     /// Which ALPN protocols are offered: `h2`, `http/1.1`, or both for `auto`.
-    pub protocol: Protocol,
+    pub(crate) protocol: Protocol,
 }
 
 /// A TLS configuration problem, naming the setting (`ca_file`, `client_key`, ...) it is about.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TlsError {
+pub(crate) struct TlsError {
     /// The `tls` field the problem is about.
-    pub field: &'static str,
-    pub message: String,
+    pub(crate) field: &'static str,
+    /// What is wrong, and what to do about it.
+    pub(crate) message: String,
 }
 
 impl TlsError {
@@ -53,7 +59,7 @@ impl TlsError {
 }
 
 /// The ALPN protocol ids offered for `protocol`, most preferred first.
-pub fn alpn(protocol: Protocol) -> Vec<Vec<u8>> {
+pub(crate) fn alpn(protocol: Protocol) -> Vec<Vec<u8>> {
     match protocol {
         Protocol::H1 => vec![b"http/1.1".to_vec()],
         Protocol::H2 => vec![b"h2".to_vec()],
@@ -62,14 +68,14 @@ pub fn alpn(protocol: Protocol) -> Vec<Vec<u8>> {
 }
 
 /// The crypto provider: *ring*.
-pub fn provider() -> Arc<CryptoProvider> {
+pub(crate) fn provider() -> Arc<CryptoProvider> {
     Arc::new(rustls::crypto::ring::default_provider())
 }
 
 /// Builds the client configuration for `settings`. Errors name the setting at fault: a file
 /// that cannot be read or holds no certificate or key, a key that does not match its
 /// certificate, an empty set of roots.
-pub fn client_config(settings: &TlsSettings) -> Result<ClientConfig, TlsError> {
+pub(crate) fn client_config(settings: &TlsSettings) -> Result<ClientConfig, TlsError> {
     let provider = provider();
     let versions: &[&rustls::SupportedProtocolVersion] = match settings.min_version {
         TlsVersion::V1_2 => &[&rustls::version::TLS13, &rustls::version::TLS12],
@@ -125,7 +131,7 @@ pub fn client_config(settings: &TlsSettings) -> Result<ClientConfig, TlsError> {
 /// check at start uses it to wait for a TLS 1.3 server's verdict on that certificate, which
 /// arrives only after the client's side of the handshake is done. Sessions are shared with
 /// `config`.
-pub fn recording_client_auth(
+pub(crate) fn recording_client_auth(
     config: &ClientConfig,
 ) -> (Arc<ClientConfig>, Arc<std::sync::atomic::AtomicBool>) {
     let asked = Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -159,7 +165,7 @@ impl ResolvesClientCert for RecordingResolver {
 }
 
 /// The server name for SNI and verification: a DNS name or an IP address.
-pub fn server_name(name: &str) -> Result<ServerName<'static>, TlsError> {
+pub(crate) fn server_name(name: &str) -> Result<ServerName<'static>, TlsError> {
     ServerName::try_from(name.to_string())
         .map_err(|e| TlsError::new("server_name", format!("`{name}`: {e}")))
 }

@@ -9,7 +9,7 @@ use super::{
     encode_histogram, slo,
 };
 use crate::measure::{Phases, SecondSample, TargetStats, rate};
-use crate::plan::{Plan, Stop, TargetPlan};
+use crate::plan::{Model, Plan, Stop, TargetPlan};
 use crate::run::{Negotiated, RunOutput};
 
 /// Builds the result of a run of `plan` from what the run handed over.
@@ -98,7 +98,10 @@ fn environment(output: &RunOutput) -> Environment {
 fn load_info(plan: &Plan) -> LoadInfo {
     LoadInfo {
         model: plan.load.model.name().to_string(),
-        connections: plan.load.max_concurrency,
+        connections: match plan.load.model {
+            Model::Closed => plan.load.connections,
+            Model::Open => plan.load.max_in_flight,
+        },
         streams: plan.load.streams,
         duration_s: plan.load.measured_duration().map(|d| d.as_secs_f64()),
         requests: match plan.load.stop {

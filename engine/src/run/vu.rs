@@ -41,7 +41,7 @@ pub(super) fn spawn(
 ) -> Vec<JoinHandle<()>> {
     let seed = |i: usize| ((index as u64) << 32) ^ i as u64 ^ 0x9e37_79b9_7f4a_7c15;
     let streams = shared.load.streams as usize;
-    let total = shared.load.virtual_users();
+    let total = shared.load.request_loops();
     // This worker's virtual users, each with its group's shared connections.
     let share: Vec<(usize, Rc<transport::Group>)> = (index..shared.load.connection_groups())
         .step_by(workers)
@@ -302,7 +302,7 @@ async fn closed_vu(
     let mut next_due: Option<Instant> = None;
     loop {
         let now = Instant::now();
-        if shared.load.target_at(shared.secs(now)) < level {
+        if shared.load.level_at(shared.secs(now)) < level {
             // Not needed now: close, and wait until the stages need this user again.
             conns.close_all();
             next_due = None;

@@ -21,9 +21,9 @@ use serde_saphyr::{MessageFormatter, Spanned};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Location {
     /// Line, from 1.
-    pub line: u64,
+    pub(crate) line: u64,
     /// Column in characters, from 1.
-    pub column: u64,
+    pub(crate) column: u64,
 }
 
 impl Location {
@@ -39,11 +39,11 @@ impl Location {
 #[derive(Debug, Clone)]
 pub struct SourceSpec {
     /// The file's path, as given (diagnostics print it as is).
-    pub path: PathBuf,
+    pub(crate) path: PathBuf,
     /// The file's text.
-    pub text: String,
+    pub(crate) text: String,
     /// The YAML document as JSON, for schema validation and deserialization.
-    pub value: serde_json::Value,
+    pub(crate) value: serde_json::Value,
     /// Field path (`targets[1].expect.status`, root is ``) -> where its value starts.
     locations: HashMap<String, Location>,
     /// Field path of a mapping entry -> where its key starts.
@@ -117,7 +117,7 @@ impl SourceSpec {
 
     /// Where the value at `field_path` starts; falls back to the nearest ancestor (so a
     /// missing field points at the mapping that lacks it).
-    pub fn locate(&self, field_path: &str) -> Option<Location> {
+    pub(crate) fn locate(&self, field_path: &str) -> Option<Location> {
         let mut path = field_path;
         loop {
             if let Some(location) = self.locations.get(path) {
@@ -129,7 +129,7 @@ impl SourceSpec {
 
     /// Where the key of the mapping entry at `field_path` starts (`defaults.timeout` ->
     /// `timeout:`); for an array element or a missing field, the same as [`Self::locate`].
-    pub fn locate_key(&self, field_path: &str) -> Option<Location> {
+    pub(crate) fn locate_key(&self, field_path: &str) -> Option<Location> {
         self.key_locations
             .get(field_path)
             .copied()

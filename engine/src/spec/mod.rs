@@ -18,9 +18,9 @@ use serde::Deserialize;
 /// Regex for a duration with an explicit unit: `500us`, `200ms`, `1.5s`, `2m`, `1h`.
 pub const DURATION_PATTERN: &str = r"^[0-9]+(\.[0-9]+)?(us|ms|s|m|h)$";
 /// Regex for a status class: `1xx` to `5xx`.
-pub const STATUS_CLASS_PATTERN: &str = r"^[1-5]xx$";
+pub(crate) const STATUS_CLASS_PATTERN: &str = r"^[1-5]xx$";
 /// Regex for an HTTP method: upper-case letters (`GET`, `POST`).
-pub const METHOD_PATTERN: &str = r"^[A-Z]+$";
+pub(crate) const METHOD_PATTERN: &str = r"^[A-Z]+$";
 
 /// The `$id` of the published spec schema (`schema/loadgate.schema.json`).
 pub const SPEC_SCHEMA_ID: &str = "https://loadgate.dev/schema/loadgate.schema.json";
@@ -29,78 +29,80 @@ pub const SPEC_SCHEMA_ID: &str = "https://loadgate.dev/schema/loadgate.schema.js
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[schemars(title = "loadgate spec", extend("$id" = SPEC_SCHEMA_ID))]
-pub struct Spec {
+pub(crate) struct Spec {
     /// Spec format version. Only `1` exists.
     #[schemars(range(min = 1, max = 1))]
-    pub version: u32,
+    #[allow(dead_code, reason = "checked by the schema; nothing else reads it yet")]
+    pub(crate) version: u32,
     /// Name of this load test; results of different specs are never compared.
     #[schemars(length(min = 1))]
-    pub name: String,
+    pub(crate) name: String,
     /// Free text shown in reports.
     #[serde(default)]
-    pub description: Option<String>,
+    #[allow(dead_code, reason = "accepted and in the schema; nothing reads it yet")]
+    pub(crate) description: Option<String>,
     /// The system under test, started before the run and stopped after it (optional).
     #[serde(default)]
-    pub service: Option<Service>,
+    pub(crate) service: Option<Service>,
     /// Values shared by all targets.
     #[serde(default)]
-    pub defaults: Defaults,
+    pub(crate) defaults: Defaults,
     /// The requests to send, chosen by weight.
     #[schemars(length(min = 1))]
-    pub targets: Vec<Target>,
+    pub(crate) targets: Vec<Target>,
     /// How much load to apply and for how long.
-    pub load: Load,
+    pub(crate) load: Load,
     /// Thresholds over the whole run (all targets together).
     #[serde(default)]
-    pub slo: Slo,
+    pub(crate) slo: Slo,
     /// How much worse than a baseline result the whole run may get (`loadgate compare`,
     /// `loadgate run --baseline`). Absent: the default rules.
     #[serde(default)]
-    pub regression: Regression,
+    pub(crate) regression: Regression,
 }
 
 /// A command that starts the system under test, and how to tell that it is ready.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct Service {
+pub(crate) struct Service {
     /// Program and arguments, run without a shell. `${LOADGATE}` names the running loadgate
     /// binary, so `["${LOADGATE}", "serve", "--listen", "127.0.0.1:8080"]` works without install.
     #[schemars(length(min = 1))]
-    pub command: Vec<String>,
+    pub(crate) command: Vec<String>,
     /// Extra environment variables for the command.
     #[serde(default)]
-    pub env: BTreeMap<String, String>,
+    pub(crate) env: BTreeMap<String, String>,
     /// Working directory of the command, relative to the spec file (default: the spec's folder).
     #[serde(default)]
-    pub working_dir: Option<String>,
+    pub(crate) working_dir: Option<String>,
     /// URL polled with GET until it answers with any HTTP response.
-    pub ready_url: String,
+    pub(crate) ready_url: String,
     /// How long to wait for `ready_url` to answer (default `30s`).
     #[serde(default)]
     #[schemars(regex(pattern = DURATION_PATTERN))]
-    pub ready_timeout: Option<String>,
+    pub(crate) ready_timeout: Option<String>,
 }
 
 /// Values shared by all targets; a target's own value wins.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct Defaults {
+pub(crate) struct Defaults {
     /// Base URL that a target's `path` is joined to, e.g. `http://127.0.0.1:8080`.
     #[serde(default)]
-    pub base_url: Option<String>,
+    pub(crate) base_url: Option<String>,
     /// Headers sent with every request (a target's headers of the same name replace these).
     #[serde(default)]
-    pub headers: BTreeMap<String, String>,
+    pub(crate) headers: BTreeMap<String, String>,
     /// Request timeout, from connect to the last byte of the response (default `10s`).
     #[serde(default)]
     #[schemars(regex(pattern = DURATION_PATTERN))]
-    pub timeout: Option<String>,
+    pub(crate) timeout: Option<String>,
     /// HTTP version for every target without its own `protocol` (default `auto`).
     #[serde(default)]
-    pub protocol: Option<Protocol>,
+    pub(crate) protocol: Option<Protocol>,
     /// TLS settings for `https://` targets; a target's own `tls` fields replace these one by one.
     #[serde(default)]
-    pub tls: Option<Tls>,
+    pub(crate) tls: Option<Tls>,
 }
 
 /// Which HTTP version a target speaks: `h1` (HTTP/1.1, over TLS with ALPN `http/1.1` or
@@ -111,7 +113,7 @@ pub struct Defaults {
 // a clear validation message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
-pub enum Protocol {
+pub(crate) enum Protocol {
     H1,
     H2,
     Auto,
@@ -129,41 +131,41 @@ pub enum Protocol {
 /// ```
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct Tls {
+pub(crate) struct Tls {
     /// Trust anchors: `webpki` (Mozilla's roots, built in), `platform` (the operating system's
     /// store) or `none`. Default: `webpki`, or `none` when `ca_file` is given.
     #[serde(default)]
-    pub roots: Option<TlsRoots>,
+    pub(crate) roots: Option<TlsRoots>,
     /// PEM file of CA certificates to trust, in addition to `roots`.
     #[serde(default)]
-    pub ca_file: Option<String>,
+    pub(crate) ca_file: Option<String>,
     /// PEM file with the client certificate chain (mTLS); needs `client_key`.
     #[serde(default)]
-    pub client_cert: Option<String>,
+    pub(crate) client_cert: Option<String>,
     /// PEM file with the client certificate's private key; needs `client_cert`.
     #[serde(default)]
-    pub client_key: Option<String>,
+    pub(crate) client_key: Option<String>,
     /// Skip verifying the server's certificate (any certificate, any name). Only for test
     /// setups: reports mark such targets as insecure. Default `false`.
     #[serde(default)]
-    pub insecure_skip_verify: Option<bool>,
+    pub(crate) insecure_skip_verify: Option<bool>,
     /// Lowest TLS version offered: `"1.2"` (default) or `"1.3"`.
     #[serde(default)]
-    pub min_version: Option<TlsVersion>,
+    pub(crate) min_version: Option<TlsVersion>,
     /// Name sent as SNI and checked against the certificate (default: the URL's host).
     #[serde(default)]
     #[schemars(length(min = 1))]
-    pub server_name: Option<String>,
+    pub(crate) server_name: Option<String>,
     /// Resume TLS sessions when a connection is re-opened (default `true`).
     #[serde(default)]
-    pub resumption: Option<bool>,
+    pub(crate) resumption: Option<bool>,
 }
 
 /// Where trusted root certificates come from: `webpki` (Mozilla's, built into loadgate),
 /// `platform` (the operating system's store) or `none` (only `ca_file`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
-pub enum TlsRoots {
+pub(crate) enum TlsRoots {
     Webpki,
     Platform,
     None,
@@ -171,7 +173,7 @@ pub enum TlsRoots {
 
 /// A TLS protocol version, as a string: `"1.2"` or `"1.3"`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize, JsonSchema)]
-pub enum TlsVersion {
+pub(crate) enum TlsVersion {
     #[serde(rename = "1.2")]
     V1_2,
     #[serde(rename = "1.3")]
@@ -181,49 +183,49 @@ pub enum TlsVersion {
 /// One named request.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct Target {
+pub(crate) struct Target {
     /// Name used in reports and per-target SLOs; unique within the spec.
     #[schemars(length(min = 1))]
-    pub name: String,
+    pub(crate) name: String,
     /// HTTP method (default `GET`).
     #[serde(default)]
     #[schemars(regex(pattern = METHOD_PATTERN))]
-    pub method: Option<String>,
+    pub(crate) method: Option<String>,
     /// Absolute URL. Give either `url`, or `path` with `defaults.base_url`.
     #[serde(default)]
-    pub url: Option<String>,
+    pub(crate) url: Option<String>,
     /// Path (and query) joined to `defaults.base_url`, e.g. `/users?page=2`.
     #[serde(default)]
-    pub path: Option<String>,
+    pub(crate) path: Option<String>,
     /// Request headers.
     #[serde(default)]
-    pub headers: BTreeMap<String, String>,
+    pub(crate) headers: BTreeMap<String, String>,
     /// Request body, inline.
     #[serde(default)]
-    pub body: Option<String>,
+    pub(crate) body: Option<String>,
     /// Request body read from a file, relative to the spec file.
     #[serde(default)]
-    pub body_file: Option<String>,
+    pub(crate) body_file: Option<String>,
     /// What a successful response looks like.
     #[serde(default)]
-    pub expect: Expect,
+    pub(crate) expect: Expect,
     /// HTTP version (default: `defaults.protocol`, else `auto`).
     #[serde(default)]
-    pub protocol: Option<Protocol>,
+    pub(crate) protocol: Option<Protocol>,
     /// TLS settings; each field given replaces the one of `defaults.tls`.
     #[serde(default)]
-    pub tls: Option<Tls>,
+    pub(crate) tls: Option<Tls>,
     /// Relative share of requests for this target (default 1).
     #[serde(default)]
     #[schemars(range(min = 1))]
-    pub weight: Option<u32>,
+    pub(crate) weight: Option<u32>,
     /// Checks on responses beyond their status. A failed check is not an error: it counts
     /// towards the `checks` metric (its pass rate), which SLOs can gate on.
     #[serde(default)]
-    pub checks: Vec<Check>,
+    pub(crate) checks: Vec<Check>,
     /// Thresholds over this target's requests alone.
     #[serde(default)]
-    pub slo: Slo,
+    pub(crate) slo: Slo,
 }
 
 /// One check on a response; give exactly one of `header`, `body_contains` or `json`.
@@ -241,34 +243,34 @@ pub struct Target {
 /// checks.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct Check {
+pub(crate) struct Check {
     /// A response header that must be present (name case-insensitive), or equal `equals`.
     #[serde(default)]
-    pub header: Option<String>,
+    pub(crate) header: Option<String>,
     /// Text the response body must contain.
     #[serde(default)]
-    pub body_contains: Option<String>,
+    pub(crate) body_contains: Option<String>,
     /// A JSON pointer into the JSON response body; its value must equal `equals`.
     #[serde(default)]
-    pub json: Option<String>,
+    pub(crate) json: Option<String>,
     /// For `header`: the exact value (a string). For `json`: the JSON value.
     #[serde(default)]
-    pub equals: Option<serde_json::Value>,
+    pub(crate) equals: Option<serde_json::Value>,
 }
 
 /// Expectations on a response. A response that fails them counts as an error.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct Expect {
+pub(crate) struct Expect {
     /// Accepted status codes: numbers (`200`) or classes (`"2xx"`). Default: `["2xx"]`.
     #[serde(default)]
-    pub status: Vec<StatusMatch>,
+    pub(crate) status: Vec<StatusMatch>,
 }
 
 /// One accepted status: an exact code or a class such as `"2xx"`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(untagged)]
-pub enum StatusMatch {
+pub(crate) enum StatusMatch {
     /// An exact status code.
     Code(#[schemars(range(min = 100, max = 599))] u16),
     /// A status class: `1xx` to `5xx`.
@@ -276,15 +278,16 @@ pub enum StatusMatch {
 }
 
 /// Regex for a rate with its unit: `500/s`, `2.5/s`.
-pub const RATE_PATTERN: &str = r"^[0-9]+(\.[0-9]+)?/s$";
+pub(crate) const RATE_PATTERN: &str = r"^[0-9]+(\.[0-9]+)?/s$";
 /// Regex for think time: a duration, or a uniform range `50ms..150ms`.
-pub const THINK_TIME_PATTERN: &str =
+pub(crate) const THINK_TIME_PATTERN: &str =
     r"^[0-9]+(\.[0-9]+)?(us|ms|s|m|h)(\.\.[0-9]+(\.[0-9]+)?(us|ms|s|m|h))?$";
 
 /// The load: which model, how much, for how long.
 ///
-/// - Closed model (default): `connections` virtual users, each sending its next request when
-///   its last response has been read (plus `think_time`, or at its `pacing` rate).
+/// - Closed model (default): `connections × streams` virtual users, each sending its next
+///   request when its last response has been read (plus `think_time`, or at its `pacing` rate).
+///   `connections` is how many connections to each target's host carry them.
 /// - Open model: requests arrive at `rate` per second on a fixed schedule, whether or not the
 ///   server keeps up (k6's `constant-arrival-rate`, wrk2's `-R`); at most `max_in_flight` at
 ///   once, and an arrival that finds them all busy is counted as dropped.
@@ -293,89 +296,91 @@ pub const THINK_TIME_PATTERN: &str =
 /// load gives `stages` instead (k6's `stages`).
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct Load {
+pub(crate) struct Load {
     /// `closed` (default) or `open`.
     #[serde(default)]
-    pub model: Option<LoadModel>,
-    /// Closed model, constant load: concurrent connections (virtual users).
+    pub(crate) model: Option<LoadModel>,
+    /// Closed model, constant load: connections to each target's host; each carries
+    /// `streams` virtual users.
     #[serde(default)]
     #[schemars(range(min = 1, max = 100000))]
-    pub connections: Option<u32>,
+    pub(crate) connections: Option<u32>,
     /// Open model, constant load: arrival rate, e.g. `500/s`.
     #[serde(default)]
     #[schemars(regex(pattern = RATE_PATTERN))]
-    pub rate: Option<String>,
-    /// A changing load: steps, each ramped linearly from the previous step's target (the first
-    /// from 0). Replaces `connections`/`rate` and `duration`.
+    pub(crate) rate: Option<String>,
+    /// A changing load: steps, each ramped linearly from the previous step's level (the first
+    /// from 0) to its own. Replaces `connections`/`rate` and `duration`.
     #[serde(default)]
-    pub stages: Vec<Stage>,
-    /// Concurrent requests per HTTP/2 connection (h2load's `-m`, default 1): each connection
-    /// carries this many virtual users, so the run keeps `connections × streams` requests in
-    /// flight. Above 1, every target needs `protocol: h2`, since HTTP/1.1 carries one request
-    /// at a time.
+    pub(crate) stages: Vec<Stage>,
+    /// HTTP/2 streams: how many requests one connection carries at once (h2load's `-m`,
+    /// default 1). The closed model runs `connections × streams` virtual users, so as many
+    /// requests in flight. Above 1, every target needs `protocol: h2`, since HTTP/1.1 carries
+    /// one request at a time.
     #[serde(default)]
     #[schemars(range(min = 1, max = 1000))]
-    pub streams: Option<u32>,
+    pub(crate) streams: Option<u32>,
     /// How long to measure, after the warmup. Give `duration` or `requests`, not both.
     #[serde(default)]
     #[schemars(regex(pattern = DURATION_PATTERN))]
-    pub duration: Option<String>,
+    pub(crate) duration: Option<String>,
     /// How many requests to measure, after the warmup. Give `duration` or `requests`.
     #[serde(default)]
     #[schemars(range(min = 1))]
-    pub requests: Option<u64>,
+    pub(crate) requests: Option<u64>,
     /// Constant load applied before measuring starts; its requests are not counted (default
     /// `0s`). With `stages`, mark stages `warmup: true` instead.
     #[serde(default)]
     #[schemars(regex(pattern = DURATION_PATTERN))]
-    pub warmup: Option<String>,
+    pub(crate) warmup: Option<String>,
     /// Open model: most requests in flight at once (k6's `maxVUs`); default: the peak rate
     /// times one second, at least 16 and at most 10000.
     #[serde(default)]
     #[schemars(range(min = 1, max = 100000))]
-    pub max_in_flight: Option<u32>,
-    /// Closed model: each connection sends at most this many requests per second (hey's
+    pub(crate) max_in_flight: Option<u32>,
+    /// Closed model: each virtual user sends at most this many requests per second (hey's
     /// `-q`), on a schedule: a request that starts late is measured from when it was due.
     #[serde(default)]
     #[schemars(regex(pattern = RATE_PATTERN))]
-    pub pacing: Option<String>,
-    /// Closed model: pause between a response and the connection's next request: a duration
+    pub(crate) pacing: Option<String>,
+    /// Closed model: pause between a response and the virtual user's next request: a duration
     /// (`100ms`) or a uniform range (`50ms..150ms`). Not part of any latency.
     #[serde(default)]
     #[schemars(regex(pattern = THINK_TIME_PATTERN))]
-    pub think_time: Option<String>,
+    pub(crate) think_time: Option<String>,
 }
 
 /// The load model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum LoadModel {
-    /// A fixed number of connections, each waiting for its response before the next request.
+pub(crate) enum LoadModel {
+    /// Virtual users, each waiting for its response before it sends the next request.
     Closed,
     /// Requests arrive on a schedule at a given rate, whatever the responses do.
     Open,
 }
 
-/// One step of a changing load.
+/// One step of a changing load: a linear ramp from the previous step's level (the first from
+/// 0) to this one's, over `duration`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct Stage {
+pub(crate) struct Stage {
     /// How long the step lasts.
     #[schemars(regex(pattern = DURATION_PATTERN))]
-    pub duration: String,
-    /// Where the step ends: connections (closed model, a whole number) or an arrival rate
-    /// (open model, `200/s`).
-    pub target: StageTarget,
+    pub(crate) duration: String,
+    /// The level at the step's end: connections (closed model, a whole number) or an arrival
+    /// rate (open model, `200/s`).
+    pub(crate) level: StageLevel,
     /// A warmup step: its requests are not counted. Warmup steps come first.
     #[serde(default)]
-    pub warmup: bool,
+    pub(crate) warmup: bool,
 }
 
-/// A stage's target: connections (closed model) or a rate (open model).
+/// A stage's level: connections (closed model) or an arrival rate (open model).
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(untagged)]
-pub enum StageTarget {
-    /// Closed model: concurrent connections.
+pub(crate) enum StageLevel {
+    /// Closed model: connections (each carrying `streams` virtual users).
     Connections(#[schemars(range(max = 100000))] u32),
     /// Open model: arrival rate, `200/s`.
     Rate(#[schemars(regex(pattern = RATE_PATTERN))] String),
@@ -398,25 +403,25 @@ pub enum StageTarget {
 /// ```
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct Slo {
+pub(crate) struct Slo {
     /// Response latency: `p(N)` (e.g. `p(99.9)`), `med`, `mean`, `min`, `max`, with a time unit.
     #[serde(default)]
-    pub latency: Vec<ThresholdSpec>,
+    pub(crate) latency: Vec<ThresholdSpec>,
     /// Failed requests (transport errors and unexpected statuses): `rate` in `%`, or `count`.
     #[serde(default)]
-    pub errors: Vec<ThresholdSpec>,
+    pub(crate) errors: Vec<ThresholdSpec>,
     /// Completed requests: `rate` in `/s`, or `count`.
     #[serde(default)]
-    pub requests: Vec<ThresholdSpec>,
+    pub(crate) requests: Vec<ThresholdSpec>,
     /// Response checks: `rate` (the share that passed) in `%`, e.g. `rate == 100%`.
     #[serde(default)]
-    pub checks: Vec<ThresholdSpec>,
+    pub(crate) checks: Vec<ThresholdSpec>,
 }
 
 /// A threshold: an expression, or an expression with options.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(untagged)]
-pub enum ThresholdSpec {
+pub(crate) enum ThresholdSpec {
     /// `aggregation operator value`, e.g. `p(95) < 200ms`.
     Expression(String),
     Detailed(DetailedThreshold),
@@ -425,24 +430,24 @@ pub enum ThresholdSpec {
 /// A threshold with options (k6's `abortOnFail` and `delayAbortEval`; sliding windows).
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct DetailedThreshold {
+pub(crate) struct DetailedThreshold {
     /// `aggregation operator value`, e.g. `p(99) < 300ms`.
-    pub threshold: String,
+    pub(crate) threshold: String,
     /// Stop the run as soon as the threshold fails (whole-run thresholds: checked once a
     /// second on the run so far).
     #[serde(default)]
-    pub abort_on_fail: bool,
+    pub(crate) abort_on_fail: bool,
     /// With `abort_on_fail`: measured time before the threshold is first checked (default
     /// `0s`), so that a few slow first requests do not stop the run.
     #[serde(default)]
     #[schemars(regex(pattern = DURATION_PATTERN))]
-    pub abort_after: Option<String>,
+    pub(crate) abort_after: Option<String>,
     /// Judge every window of this length (sliding by one second) instead of the whole run:
     /// the threshold passes only if it holds in each. Whole-run `slo` only, not per target;
     /// not for `checks`.
     #[serde(default)]
     #[schemars(regex(pattern = DURATION_PATTERN))]
-    pub window: Option<String>,
+    pub(crate) window: Option<String>,
 }
 
 /// Regression rules: how much worse than the baseline a metric of the whole run may get before
@@ -460,17 +465,17 @@ pub struct DetailedThreshold {
 /// that metric's rules off.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct Regression {
+pub(crate) struct Regression {
     /// Latency rules: `p(50)`, `p(90)`, `p(95)`, `p(99)`, `p(99.9)`, `med` or `mean`, then the
     /// allowed rise (`+10%`), then optionally `floor` and a duration (`floor 2ms`).
     #[serde(default)]
-    pub latency: Option<Vec<String>>,
+    pub(crate) latency: Option<Vec<String>>,
     /// Error-rate rules: `rate`, the allowed relative rise (`+10%`), optionally `floor` and a
     /// rate in percentage points (`floor 0.1%`).
     #[serde(default)]
-    pub errors: Option<Vec<String>>,
+    pub(crate) errors: Option<Vec<String>>,
     /// Throughput rules: `rate`, the allowed relative drop (`-10%`), optionally `floor` and a
     /// rate (`floor 50/s`).
     #[serde(default)]
-    pub requests: Option<Vec<String>>,
+    pub(crate) requests: Option<Vec<String>>,
 }

@@ -1,0 +1,405 @@
+//! Targets: the HTTP endpoints under test, each resolved into one request ready to send, the
+//! statuses it expects and the checks on its responses.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+
+use super::endpoint::{Endpoint, HttpUrl, parse_http_url};
+use super::request::{h2_request, request_bytes};
+use super::transport::{TransportPlan, Transports};
+use super::{BuildContext, Errors};
+use crate::spec::{self, Spec, StatusMatch};
+
+/// One request, ready to send.
+#[derive(Debug, Clone)]
+pub struct TargetPlan {
+    /// The target's name, unique in the spec.
+    pub name: String,
+    /// The request method, e.g. `GET`.
+    pub(crate) method: String,
+    /// The URL as written in the spec, before `${VAR}` interpolation: safe to print.
+    pub(crate) display_url: String,
+    /// Where its connections go.
+    pub(crate) endpoint: Endpoint,
+    /// The complete HTTP/1.1 request: request line, headers, body.
+    pub request: Arc<[u8]>,
+    /// The same request for HTTP/2: pseudo-headers from the URL, the spec's headers but the
+    /// connection-specific ones (`Connection`, `Keep-Alive`, `Transfer-Encoding`, `Upgrade`,
+    /// `Proxy-Connection`), `Host` as `:authority`. Its body is [`TargetPlan::body`].
+    pub(crate) h2_request: http::Request<()>,
+    /// The request body (shared, not copied, per HTTP/2 request).
+    pub(crate) body: Bytes,
+    /// How connections to the endpoint are made: protocol and TLS. Targets with the same
+    /// endpoint and the same transport (`Arc::ptr_eq`) share connections.
+    pub(crate) transport: Arc<TransportPlan>,
+    /// A `HEAD` request: responses carry no body whatever their headers say.
+    pub(crate) is_head: bool,
+    /// The statuses that count as a success (default: every 2xx).
+    pub(crate) expect_status: StatusSet,
+    /// Relative share of requests, ≥ 1.
+    pub weight: u32,
+    /// From connect to the last byte of the response.
+    pub(crate) timeout: Duration,
+    /// Checks on each response.
+    pub(crate) checks: Vec<CheckPlan>,
+}
+
+impl TargetPlan {
+    /// Whether responses must be kept for the checks (their head at least).
+    pub(crate) fn captures(&self) -> bool {
+        !self.checks.is_empty()
+    }
+
+    /// Whether the checks need the body too (up to 1 MiB of it).
+    pub(crate) fn captures_body(&self) -> bool {
+        self.checks
+            .iter()
+            .any(|c| matches!(c, CheckPlan::BodyContains(_) | CheckPlan::JsonEquals(..)))
+    }
+}
+
+/// One resolved response check.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum CheckPlan {
+    /// A header (name lower-case) is present.
+    HeaderPresent(String),
+    /// A header (name lower-case) equals this value exactly.
+    HeaderEquals(String, String),
+    /// The body contains these bytes.
+    BodyContains(Vec<u8>),
+    /// The value at this JSON pointer in the JSON body equals this value.
+    JsonEquals(String, serde_json::Value),
+}
+
+impl CheckPlan {
+    /// A short description for reports, e.g. `header content-type == "application/json"`.
+    pub(crate) fn describe(&self) -> String {
+        match self {
+            CheckPlan::HeaderPresent(name) => format!("header {name} present"),
+            CheckPlan::HeaderEquals(name, value) => format!("header {name} == {value:?}"),
+            CheckPlan::BodyContains(text) => {
+                format!("body contains {:?}", String::from_utf8_lossy(text))
+            }
+            CheckPlan::JsonEquals(pointer, value) => format!("json {pointer} == {value}"),
+        }
+    }
+}
+
+impl TargetPlan {
+    /// Whether requests of `self` and `other` may go over the same connections: same
+    /// endpoint, same protocol and TLS configuration.
+    pub(crate) fn shares_connections_with(&self, other: &TargetPlan) -> bool {
+        self.endpoint == other.endpoint && Arc::ptr_eq(&self.transport, &other.transport)
+    }
+}
+
+/// The set of accepted status codes (100–599), as a bitset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct StatusSet([u64; 10]);
+
+impl StatusSet {
+    /// Every 2xx status: the default expectation.
+    pub(crate) fn success() -> StatusSet {
+        let mut set = StatusSet([0; 10]);
+        for code in 200..300 {
+            set.insert(code);
+        }
+        set
+    }
+
+    fn insert(&mut self, code: u16) {
+        if code < 640 {
+            self.0[usize::from(code / 64)] |= 1 << (code % 64);
+        }
+    }
+
+    /// Whether `code` is accepted.
+    #[inline]
+    pub(crate) fn contains(&self, code: u16) -> bool {
+        code < 640 && self.0[usize::from(code / 64)] & (1 << (code % 64)) != 0
+    }
+}
+
+/// Resolves one target of the spec (at `path`, e.g. `targets[1]`); every problem goes to
+/// `errors`. `base_url` is `defaults.base_url` interpolated; `timeout` the default timeout.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn build_target(
+    spec: &Spec,
+    target: &spec::Target,
+    path: &str,
+    base_url: Option<&str>,
+    timeout: Duration,
+    ctx: &BuildContext<'_>,
+    transports: &mut Transports,
+    errors: &mut Errors,
+) -> Option<TargetPlan> {
+    let (raw_url, url) = resolve_url(spec, target, path, base_url, ctx, errors)?;
+    let method = target.method.clone().unwrap_or_else(|| "GET".to_string());
+    let headers = build_headers(spec, target, path, ctx, errors);
+    let body = build_body(target, path, ctx, errors);
+    let expect_status = build_expect_status(target, path, errors);
+    let weight = target.weight.unwrap_or(1);
+    if weight == 0 {
+        errors.push(format!("{path}.weight"), "must be at least 1");
+    }
+
+    let checks = build_checks(&target.checks, path, errors);
+    let HttpUrl {
+        endpoint,
+        path_and_query,
+        https,
+    } = url?;
+    let transport = transports.get(spec, target, path, https, &endpoint, ctx, errors)?;
+    let body = body?;
+    let request = request_bytes(&method, &path_and_query, &endpoint, https, &headers, &body);
+    let h2_request = match h2_request(&method, &path_and_query, &endpoint, https, &headers, &body) {
+        Ok(request) => request,
+        Err(e) => {
+            errors.push(path, format!("cannot build the HTTP/2 request: {e}"));
+            return None;
+        }
+    };
+    Some(TargetPlan {
+        name: target.name.clone(),
+        is_head: method == "HEAD",
+        method,
+        display_url: raw_url,
+        endpoint,
+        request: request.into(),
+        h2_request,
+        body: Bytes::from(body),
+        transport,
+        expect_status,
+        weight,
+        timeout,
+        checks: checks?,
+    })
+}
+
+/// The target's URL (`url`, or `path` joined to `defaults.base_url`): as written, for reports,
+/// and split by [`parse_http_url`] after interpolation (`None` if it is wrong). `None` when
+/// neither or both of `url` and `path` are given.
+fn resolve_url(
+    spec: &Spec,
+    target: &spec::Target,
+    path: &str,
+    base_url: Option<&str>,
+    ctx: &BuildContext<'_>,
+    errors: &mut Errors,
+) -> Option<(String, Option<HttpUrl>)> {
+    let (raw_url, url_path, url) = match (&target.url, &target.path, &spec.defaults.base_url) {
+        (Some(url), None, _) => {
+            let field = format!("{path}.url");
+            let interpolated = errors.interpolate(&field, url, ctx);
+            (url.clone(), field, interpolated)
+        }
+        (None, Some(p), Some(raw_base)) => {
+            let field = format!("{path}.path");
+            let joined =
+                |base: &str, p: &str| format!("{}{}", base.trim_end_matches('/'), ensure_slash(p));
+            let interpolated = errors.interpolate(&field, p, ctx);
+            let url = match (base_url, interpolated) {
+                (Some(base), Some(p)) => Some(joined(base, &p)),
+                _ => None,
+            };
+            (joined(raw_base, p), field, url)
+        }
+        (None, Some(_), None) => {
+            errors.push(
+                format!("{path}.path"),
+                "`path` needs `defaults.base_url`; or give an absolute `url`",
+            );
+            return None;
+        }
+        (Some(_), Some(_), _) => {
+            errors.push(path, "give either `url` or `path`, not both");
+            return None;
+        }
+        (None, None, _) => {
+            errors.push(path, "missing `url` (or `path` with `defaults.base_url`)");
+            return None;
+        }
+    };
+    let url = url.and_then(|u| parse_http_url(&url_path, &u, &raw_url, errors));
+    Some((raw_url, url))
+}
+
+/// The request headers, `defaults.headers` then the target's (which replace a default of the
+/// same name, whatever its case), interpolated, in order of their lower-case names.
+fn build_headers(
+    spec: &Spec,
+    target: &spec::Target,
+    path: &str,
+    ctx: &BuildContext<'_>,
+    errors: &mut Errors,
+) -> Vec<(String, String)> {
+    let mut headers: BTreeMap<String, (String, String)> = BTreeMap::new();
+    for (source, map) in [
+        ("defaults.headers", &spec.defaults.headers),
+        (&*format!("{path}.headers"), &target.headers),
+    ] {
+        for (name, value) in map {
+            let field = format!("{source}.{name}");
+            if name.is_empty() || !name.bytes().all(is_token_byte) {
+                errors.push(&field, format!("`{name}` is not a valid header name"));
+                continue;
+            }
+            let Some(value) = errors.interpolate(&field, value, ctx) else {
+                continue;
+            };
+            if value.bytes().any(|b| b == b'\r' || b == b'\n' || b == 0) {
+                errors.push(&field, "header values may not contain CR, LF or NUL");
+                continue;
+            }
+            headers.insert(name.to_ascii_lowercase(), (name.clone(), value));
+        }
+    }
+    headers.into_values().collect()
+}
+
+/// The request body: `body` interpolated, or the bytes of `body_file` (relative to the spec's
+/// folder) as they are, or none.
+fn build_body(
+    target: &spec::Target,
+    path: &str,
+    ctx: &BuildContext<'_>,
+    errors: &mut Errors,
+) -> Option<Vec<u8>> {
+    match (&target.body, &target.body_file) {
+        (Some(_), Some(_)) => {
+            errors.push(path, "give either `body` or `body_file`, not both");
+            None
+        }
+        (Some(body), None) => errors
+            .interpolate(&format!("{path}.body"), body, ctx)
+            .map(String::into_bytes),
+        (None, Some(file)) => {
+            let full = ctx.spec_dir.join(file);
+            match std::fs::read(&full) {
+                Ok(bytes) => Some(bytes),
+                Err(e) => {
+                    errors.push(
+                        format!("{path}.body_file"),
+                        format!("cannot read `{}`: {e}", full.display()),
+                    );
+                    None
+                }
+            }
+        }
+        (None, None) => Some(Vec::new()),
+    }
+}
+
+/// The statuses of `expect.status` (codes and classes such as `2xx`); every 2xx if none.
+fn build_expect_status(target: &spec::Target, path: &str, errors: &mut Errors) -> StatusSet {
+    let mut expect_status = StatusSet([0; 10]);
+    if target.expect.status.is_empty() {
+        expect_status = StatusSet::success();
+    }
+    for (j, status) in target.expect.status.iter().enumerate() {
+        match status {
+            StatusMatch::Code(code) if (100..600).contains(code) => expect_status.insert(*code),
+            StatusMatch::Class(class)
+                if class.len() == 3
+                    && class.ends_with("xx")
+                    && (b'1'..=b'5').contains(&class.as_bytes()[0]) =>
+            {
+                let base = u16::from(class.as_bytes()[0] - b'0') * 100;
+                for code in base..base + 100 {
+                    expect_status.insert(code);
+                }
+            }
+            other => errors.push(
+                format!("{path}.expect.status[{j}]"),
+                format!("{other:?} is not a status code (100-599) or class (`2xx`)"),
+            ),
+        }
+    }
+    expect_status
+}
+
+/// Resolves a target's `checks`, or `None` if one of them is wrong (the errors say which).
+fn build_checks(checks: &[spec::Check], path: &str, errors: &mut Errors) -> Option<Vec<CheckPlan>> {
+    let before = errors.0.len();
+    let mut out = Vec::with_capacity(checks.len());
+    for (i, check) in checks.iter().enumerate() {
+        let path = format!("{path}.checks[{i}]");
+        let plan = match (
+            &check.header,
+            &check.body_contains,
+            &check.json,
+            &check.equals,
+        ) {
+            (Some(name), None, None, None) => CheckPlan::HeaderPresent(name.to_ascii_lowercase()),
+            (Some(name), None, None, Some(serde_json::Value::String(value))) => {
+                CheckPlan::HeaderEquals(name.to_ascii_lowercase(), value.clone())
+            }
+            (Some(_), None, None, Some(other)) => {
+                errors.push(
+                    format!("{path}.equals"),
+                    format!("a header's value is text: write `\"{other}\"`"),
+                );
+                continue;
+            }
+            (None, Some(text), None, None) => CheckPlan::BodyContains(text.as_bytes().to_vec()),
+            (None, None, Some(pointer), Some(value)) => {
+                if !(pointer.is_empty() || pointer.starts_with('/')) {
+                    errors.push(
+                        format!("{path}.json"),
+                        format!("`{pointer}` is not a JSON pointer: it starts with `/`, e.g. `/data/0/id`"),
+                    );
+                    continue;
+                }
+                CheckPlan::JsonEquals(pointer.clone(), value.clone())
+            }
+            (None, None, Some(_), None) => {
+                errors.push(&path, "a `json` check needs `equals`");
+                continue;
+            }
+            (None, Some(_), None, Some(_)) => {
+                errors.push(
+                    format!("{path}.equals"),
+                    "`body_contains` takes no `equals`",
+                );
+                continue;
+            }
+            _ => {
+                errors.push(
+                    &path,
+                    "give exactly one of `header`, `body_contains` or `json`",
+                );
+                continue;
+            }
+        };
+        out.push(plan);
+    }
+    (errors.0.len() == before).then_some(out)
+}
+
+fn ensure_slash(path: &str) -> String {
+    if path.starts_with('/') {
+        path.to_string()
+    } else {
+        format!("/{path}")
+    }
+}
+
+/// RFC 9110 `tchar`.
+fn is_token_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_set() {
+        let s = StatusSet::success();
+        assert!(s.contains(200) && s.contains(299));
+        assert!(!s.contains(199) && !s.contains(300) && !s.contains(9999));
+    }
+}

@@ -1,0 +1,272 @@
+//! How a target's connections speak: the protocol asked for and TLS, each combination built
+//! once and shared by the targets that use it.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use super::endpoint::Endpoint;
+use super::{BuildContext, Errors, tls};
+use crate::spec::{self, Protocol, Spec, TlsRoots, TlsVersion};
+
+/// How a target's connections speak: HTTP version and TLS.
+#[derive(Debug)]
+pub struct TransportPlan {
+    /// The protocol the spec asks for (target, else `defaults`, else `auto`).
+    pub(crate) protocol: Protocol,
+    /// TLS for an `https://` URL; `None` for cleartext.
+    pub(crate) tls: Option<TlsPlan>,
+}
+
+impl TransportPlan {
+    /// Whether a cleartext connection speaks HTTP/2 (h2c with prior knowledge): only when
+    /// `protocol: h2`. Over TLS, ALPN decides (see [`tls::alpn`]).
+    pub(crate) fn cleartext_h2(&self) -> bool {
+        self.tls.is_none() && self.protocol == Protocol::H2
+    }
+}
+
+/// A target's TLS: the shared client configuration and the name to ask for.
+#[derive(Debug)]
+pub(crate) struct TlsPlan {
+    /// Built once; shared by every connection with these settings (and their session cache).
+    pub(crate) config: Arc<rustls::ClientConfig>,
+    /// SNI and the name verified in the server's certificate.
+    pub(crate) server_name: rustls_pki_types::ServerName<'static>,
+    /// `server_name` as text, for reports.
+    pub(crate) server_name_text: String,
+    /// Certificates are not verified (`insecure_skip_verify`): reports say so.
+    pub(crate) insecure_skip_verify: bool,
+}
+
+/// The targets' transports, each built once: targets with equal settings share one (and so
+/// their connections and TLS sessions).
+#[derive(Default)]
+pub(super) struct Transports {
+    /// (protocol, TLS settings and server name, or `None` for cleartext) -> transport;
+    /// `None` when building it failed (the error is reported once).
+    built: Vec<(TransportKey, Option<Arc<TransportPlan>>)>,
+}
+
+type TransportKey = (Protocol, Option<(tls::TlsSettings, String)>);
+
+impl Transports {
+    /// The transport of `target` (at `path`); `https` for an `https://` URL.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn get(
+        &mut self,
+        spec: &Spec,
+        target: &spec::Target,
+        path: &str,
+        https: bool,
+        endpoint: &Endpoint,
+        ctx: &BuildContext<'_>,
+        errors: &mut Errors,
+    ) -> Option<Arc<TransportPlan>> {
+        let protocol = target
+            .protocol
+            .or(spec.defaults.protocol)
+            .unwrap_or(Protocol::Auto);
+        if !https {
+            if target.tls.is_some() {
+                errors.push(
+                    format!("{path}.tls"),
+                    "`tls` is for https:// URLs; this target's URL is http://",
+                );
+                return None;
+            }
+            return self.cleartext(protocol);
+        }
+        let sources = TlsSources {
+            own: target.tls.as_ref(),
+            shared: spec.defaults.tls.as_ref(),
+            path,
+        };
+        let (settings, name, server_name) =
+            tls_settings(&sources, protocol, endpoint, ctx, errors)?;
+        self.tls(&sources, settings, name, server_name, errors)
+    }
+
+    /// The cleartext transport speaking `protocol`.
+    fn cleartext(&mut self, protocol: Protocol) -> Option<Arc<TransportPlan>> {
+        let key = (protocol, None);
+        if let Some(built) = self.find(&key) {
+            return built;
+        }
+        let built = Some(Arc::new(TransportPlan {
+            protocol,
+            tls: None,
+        }));
+        self.built.push((key, built.clone()));
+        built
+    }
+
+    /// The TLS transport with `settings`, asking for `name`; its client configuration is
+    /// built once for equal settings, whatever the name.
+    fn tls(
+        &mut self,
+        sources: &TlsSources<'_>,
+        settings: tls::TlsSettings,
+        name: String,
+        server_name: rustls_pki_types::ServerName<'static>,
+        errors: &mut Errors,
+    ) -> Option<Arc<TransportPlan>> {
+        let protocol = settings.protocol;
+        let key = (protocol, Some((settings.clone(), name.clone())));
+        // Equal settings with another server name share the configuration (and sessions).
+        let config = self.built.iter().find_map(|((_, k), t)| match (k, t) {
+            (Some((s, _)), Some(t)) if *s == settings => {
+                t.tls.as_ref().map(|tls| tls.config.clone())
+            }
+            _ => None,
+        });
+        if let Some(built) = self.find(&key) {
+            return built;
+        }
+        let built = match config.map_or_else(|| tls::client_config(&settings).map(Arc::new), Ok) {
+            Ok(config) => Some(Arc::new(TransportPlan {
+                protocol,
+                tls: Some(TlsPlan {
+                    config,
+                    server_name,
+                    server_name_text: name,
+                    insecure_skip_verify: settings.insecure_skip_verify,
+                }),
+            })),
+            Err(e) => {
+                errors.push(sources.field_path(e.field), e.message);
+                None
+            }
+        };
+        self.built.push((key, built.clone()));
+        built
+    }
+
+    /// The transport built (or failed) for `key` before, if any.
+    fn find(&self, key: &TransportKey) -> Option<Option<Arc<TransportPlan>>> {
+        self.built
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, built)| built.clone())
+    }
+}
+
+/// Where a target's TLS settings come from: its own `tls` block, else `defaults.tls`.
+struct TlsSources<'a> {
+    own: Option<&'a spec::Tls>,
+    shared: Option<&'a spec::Tls>,
+    /// The target's field path, e.g. `targets[1]`.
+    path: &'a str,
+}
+
+impl<'a> TlsSources<'a> {
+    /// The setting that `get` reads: the target's, else the defaults', with the field path
+    /// it came from.
+    fn pick<T>(
+        &self,
+        field: &str,
+        get: impl Fn(&'a spec::Tls) -> Option<&'a T>,
+    ) -> Option<(&'a T, String)> {
+        self.own
+            .and_then(&get)
+            .map(|v| (v, format!("{}.tls.{field}", self.path)))
+            .or_else(|| {
+                self.shared
+                    .and_then(&get)
+                    .map(|v| (v, format!("defaults.tls.{field}")))
+            })
+    }
+
+    /// A file setting, interpolated and resolved against the spec's folder, with the field
+    /// path it came from.
+    fn file(
+        &self,
+        field: &str,
+        get: fn(&spec::Tls) -> Option<&String>,
+        ctx: &BuildContext<'_>,
+        errors: &mut Errors,
+    ) -> Option<(PathBuf, String)> {
+        self.pick(field, get).and_then(|(name, at)| {
+            errors
+                .interpolate(&at, name, ctx)
+                .map(|name| (ctx.spec_dir.join(name), at))
+        })
+    }
+
+    /// Where to report a problem with the configuration: the field it is about, as given,
+    /// else the target's `tls` block.
+    fn field_path(&self, field: &str) -> String {
+        self.pick(field, |t| match field {
+            "ca_file" => t.ca_file.as_ref().map(|_| &()),
+            "client_cert" => t.client_cert.as_ref().map(|_| &()),
+            "client_key" => t.client_key.as_ref().map(|_| &()),
+            "roots" => t.roots.as_ref().map(|_| &()),
+            "min_version" => t.min_version.as_ref().map(|_| &()),
+            _ => None,
+        })
+        .map_or_else(|| format!("{}.tls", self.path), |(_, at)| at)
+    }
+}
+
+/// A target's TLS settings, every default applied, with the server name to ask for (as text
+/// and parsed).
+fn tls_settings(
+    sources: &TlsSources<'_>,
+    protocol: Protocol,
+    endpoint: &Endpoint,
+    ctx: &BuildContext<'_>,
+    errors: &mut Errors,
+) -> Option<(
+    tls::TlsSettings,
+    String,
+    rustls_pki_types::ServerName<'static>,
+)> {
+    let ca_file = sources.file("ca_file", |t| t.ca_file.as_ref(), ctx, errors);
+    let client_cert = sources.file("client_cert", |t| t.client_cert.as_ref(), ctx, errors);
+    let client_key = sources.file("client_key", |t| t.client_key.as_ref(), ctx, errors);
+    let client_auth = match (client_cert, client_key) {
+        (Some((cert, _)), Some((key, _))) => Some((cert, key)),
+        (None, None) => None,
+        (Some((_, at)), None) => {
+            errors.push(at, "`client_cert` needs `client_key`");
+            return None;
+        }
+        (None, Some((_, at))) => {
+            errors.push(at, "`client_key` needs `client_cert`");
+            return None;
+        }
+    };
+    let roots = sources
+        .pick("roots", |t| t.roots.as_ref())
+        .map(|(r, _)| *r)
+        .unwrap_or(if ca_file.is_some() {
+            TlsRoots::None
+        } else {
+            TlsRoots::Webpki
+        });
+    let settings = tls::TlsSettings {
+        roots,
+        ca_file: ca_file.as_ref().map(|(file, _)| file.clone()),
+        client_auth,
+        insecure_skip_verify: sources
+            .pick("insecure_skip_verify", |t| t.insecure_skip_verify.as_ref())
+            .is_some_and(|(v, _)| *v),
+        min_version: sources
+            .pick("min_version", |t| t.min_version.as_ref())
+            .map_or(TlsVersion::V1_2, |(v, _)| *v),
+        resumption: sources
+            .pick("resumption", |t| t.resumption.as_ref())
+            .is_none_or(|(v, _)| *v),
+        protocol,
+    };
+    let (name, name_at) = match sources.pick("server_name", |t| t.server_name.as_ref()) {
+        Some((name, at)) => (errors.interpolate(&at, name, ctx)?, at),
+        None => (endpoint.host.clone(), format!("{}.url", sources.path)),
+    };
+    match tls::server_name(&name) {
+        Ok(server_name) => Some((settings, name, server_name)),
+        Err(e) => {
+            errors.push(name_at, e.message);
+            None
+        }
+    }
+}

@@ -1,0 +1,303 @@
+//! Answering a request: the response its query string asks for (see the [module
+//! documentation](super)), and the response body, never allocated per request.
+
+use std::convert::Infallible;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use http_body_util::BodyExt as _;
+use hyper::body::{Body, Bytes, Frame, Incoming, SizeHint};
+use hyper::header::{self, HeaderName, HeaderValue};
+use hyper::{Method, Request, Response, StatusCode};
+
+use crate::units::parse_duration;
+
+/// The largest body `size=N` may ask for, in bytes (1 GiB).
+const MAX_BODY_SIZE: u64 = 1 << 30;
+
+/// The body served when no `size` is given, and by `/health`.
+const DEFAULT_BODY: &[u8] = b"ok\n";
+
+/// Filler for `size=N` bodies: sliced, never copied or allocated per request. A larger body is
+/// sent as several frames of (a prefix of) this buffer.
+static FILL: [u8; 64 * 1024] = [b'x'; 64 * 1024];
+
+/// Answers one request: drains its body, parses the query into a [`Shape`], waits out the delay
+/// (counted from when the request head arrived) and builds the response.
+pub(super) async fn handle(
+    request: Request<Incoming>,
+) -> Result<Response<ResponseBody>, Infallible> {
+    let arrived = tokio::time::Instant::now();
+    let (head, mut body) = request.into_parts();
+    while let Some(frame) = body.frame().await {
+        if frame.is_err() {
+            // The client broke off mid-body; answer anyway, hyper closes the connection.
+            break;
+        }
+    }
+    if head.uri.path() == "/health" && matches!(head.method, Method::GET | Method::HEAD) {
+        return Ok(text_response(
+            StatusCode::OK,
+            ResponseBody::Bytes(Some(Bytes::from_static(DEFAULT_BODY))),
+        ));
+    }
+    let shape = match Shape::parse(head.uri.query().unwrap_or("")) {
+        Ok(shape) => shape,
+        Err(message) => {
+            return Ok(text_response(
+                StatusCode::BAD_REQUEST,
+                ResponseBody::Bytes(Some(Bytes::from(message + "\n"))),
+            ));
+        }
+    };
+    if !shape.delay.is_zero() {
+        tokio::time::sleep_until(arrived + shape.delay).await;
+    }
+    let body = match shape.size {
+        None => ResponseBody::Bytes(Some(Bytes::from_static(DEFAULT_BODY))),
+        Some(size) => ResponseBody::Fill { remaining: size },
+    };
+    let mut response = text_response(shape.status, body);
+    let headers = response.headers_mut();
+    // A name given in the query replaces the default (`Content-Type`); repeats add values.
+    let mut given: Vec<header::HeaderName> = Vec::new();
+    for (name, value) in shape.headers {
+        if given.contains(&name) {
+            headers.append(name, value);
+        } else {
+            given.push(name.clone());
+            headers.insert(name, value);
+        }
+    }
+    if shape.close {
+        headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
+    }
+    Ok(response)
+}
+
+/// A `text/plain` response; hyper adds `Content-Length` from the body's exact size.
+fn text_response(status: StatusCode, body: ResponseBody) -> Response<ResponseBody> {
+    let mut response = Response::new(body);
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    response
+}
+
+/// The response a request's query string asks for (see the module documentation).
+#[derive(Debug)]
+struct Shape {
+    status: StatusCode,
+    /// Body length in bytes; `None` for the default `ok\n`.
+    size: Option<u64>,
+    delay: Duration,
+    headers: Vec<(HeaderName, HeaderValue)>,
+    close: bool,
+}
+
+impl Shape {
+    /// Parses a query string (without the `?`); the error is the message for the 400 response.
+    fn parse(query: &str) -> Result<Shape, String> {
+        let mut shape = Shape {
+            status: StatusCode::OK,
+            size: None,
+            delay: Duration::ZERO,
+            headers: Vec::new(),
+            close: false,
+        };
+        let (mut seen_status, mut seen_size, mut seen_delay, mut seen_close) =
+            (false, false, false, false);
+        for (name, value) in url::form_urlencoded::parse(query.as_bytes()) {
+            let once = |seen: &mut bool| {
+                if std::mem::replace(seen, true) {
+                    Err(format!("parameter `{name}` is given twice: give it once"))
+                } else {
+                    Ok(())
+                }
+            };
+            match &*name {
+                "status" => {
+                    once(&mut seen_status)?;
+                    shape.status = value
+                        .parse::<u16>()
+                        .ok()
+                        .filter(|code| (200..=599).contains(code))
+                        .and_then(|code| StatusCode::from_u16(code).ok())
+                        .ok_or_else(|| {
+                            format!("invalid `status`: `{value}` is not a status from 200 to 599")
+                        })?;
+                }
+                "size" => {
+                    once(&mut seen_size)?;
+                    let size = value.parse::<u64>().map_err(|_| {
+                        format!(
+                            "invalid `size`: `{value}` is not a number of bytes, e.g. `size=1024`"
+                        )
+                    })?;
+                    if size > MAX_BODY_SIZE {
+                        return Err(format!(
+                            "invalid `size`: {size} bytes is more than the {MAX_BODY_SIZE} allowed"
+                        ));
+                    }
+                    shape.size = Some(size);
+                }
+                "delay" => {
+                    once(&mut seen_delay)?;
+                    shape.delay = parse_duration(&value)
+                        .map_err(|message| format!("invalid `delay`: {message}"))?;
+                }
+                "header" => shape.headers.push(parse_header(&value)?),
+                "close" => {
+                    once(&mut seen_close)?;
+                    shape.close = match &*value {
+                        "1" => true,
+                        "0" => false,
+                        _ => return Err(format!("invalid `close`: `{value}`: use 1 or 0")),
+                    };
+                }
+                _ => {
+                    return Err(format!(
+                        "unknown parameter `{name}`: use status, size, delay, header or close"
+                    ));
+                }
+            }
+        }
+        Ok(shape)
+    }
+}
+
+/// Parses a `header=Name:Value` parameter. The headers that frame the message (`Content-Length`,
+/// `Transfer-Encoding`, `Connection`) are refused: use `size` and `close` instead.
+fn parse_header(text: &str) -> Result<(HeaderName, HeaderValue), String> {
+    let (name, value) = text
+        .split_once(':')
+        .ok_or_else(|| format!("invalid `header`: `{text}` is not `Name:Value`"))?;
+    let name = HeaderName::from_bytes(name.trim().as_bytes())
+        .map_err(|_| format!("invalid `header`: `{}` is not a header name", name.trim()))?;
+    if name == header::CONTENT_LENGTH
+        || name == header::TRANSFER_ENCODING
+        || name == header::CONNECTION
+    {
+        return Err(format!(
+            "invalid `header`: `{name}` cannot be set: use `size` for the body and `close=1` to close"
+        ));
+    }
+    let value = HeaderValue::from_str(value.trim())
+        .map_err(|_| format!("invalid `header`: the value of `{name}` is not a header value"))?;
+    Ok((name, value))
+}
+
+/// A response body of exact, known length (so hyper sends `Content-Length`), never allocated
+/// per request except for error messages.
+#[derive(Debug)]
+pub(super) enum ResponseBody {
+    /// One frame; `None` once sent.
+    Bytes(Option<Bytes>),
+    /// `remaining` bytes of [`FILL`], sent in frames of up to `FILL.len()` bytes.
+    Fill { remaining: u64 },
+}
+
+impl Body for ResponseBody {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        _cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        let frame = match self.get_mut() {
+            ResponseBody::Bytes(bytes) => bytes.take(),
+            ResponseBody::Fill { remaining: 0 } => None,
+            ResponseBody::Fill { remaining } => {
+                let len = (*remaining).min(FILL.len() as u64);
+                *remaining -= len;
+                Some(Bytes::from_static(&FILL[..len as usize]))
+            }
+        };
+        Poll::Ready(frame.map(|data| Ok(Frame::data(data))))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        match self {
+            ResponseBody::Bytes(bytes) => bytes.is_none(),
+            ResponseBody::Fill { remaining } => *remaining == 0,
+        }
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        SizeHint::with_exact(match self {
+            ResponseBody::Bytes(bytes) => bytes.as_ref().map_or(0, |b| b.len() as u64),
+            ResponseBody::Fill { remaining } => *remaining,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_query_is_the_default_shape() {
+        let shape = Shape::parse("").unwrap();
+        assert_eq!(shape.status, StatusCode::OK);
+        assert_eq!(shape.size, None);
+        assert_eq!(shape.delay, Duration::ZERO);
+        assert!(shape.headers.is_empty());
+        assert!(!shape.close);
+    }
+
+    #[test]
+    fn every_parameter_is_parsed() {
+        let shape =
+            Shape::parse("status=503&size=10&delay=20ms&header=X-A:1&header=x-b:%20two&close=1")
+                .unwrap();
+        assert_eq!(shape.status, StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(shape.size, Some(10));
+        assert_eq!(shape.delay, Duration::from_millis(20));
+        assert_eq!(shape.headers.len(), 2);
+        assert_eq!(shape.headers[0].0, "x-a");
+        assert_eq!(shape.headers[1].1, "two");
+        assert!(shape.close);
+    }
+
+    #[test]
+    fn invalid_parameters_are_named_in_the_message() {
+        let cases = [
+            ("status=99", "`status`"),
+            ("status=600", "`status`"),
+            ("status=abc", "`status`"),
+            ("size=-1", "`size`"),
+            ("size=2000000000", "`size`"),
+            ("delay=20", "`delay`"),
+            ("delay=1parsec", "`delay`"),
+            ("header=NoColon", "`header`"),
+            ("header=Bad%20Name:1", "`header`"),
+            ("header=Content-Length:5", "`header`"),
+            ("close=yes", "`close`"),
+            ("sise=10", "`sise`"),
+            ("status=200&status=201", "`status`"),
+        ];
+        for (query, needle) in cases {
+            let message = Shape::parse(query).expect_err(query);
+            assert!(message.contains(needle), "{query}: {message}");
+        }
+    }
+
+    #[test]
+    fn fill_body_is_sent_in_frames_of_the_exact_total_length() {
+        let total = FILL.len() as u64 * 2 + 5;
+        let mut body = ResponseBody::Fill { remaining: total };
+        assert_eq!(body.size_hint().exact(), Some(total));
+        let waker = std::task::Waker::noop();
+        let mut cx = Context::from_waker(waker);
+        let mut sent = 0;
+        while let Poll::Ready(Some(Ok(frame))) = Pin::new(&mut body).poll_frame(&mut cx) {
+            sent += frame.into_data().unwrap().len() as u64;
+        }
+        assert_eq!(sent, total);
+        assert!(body.is_end_stream());
+    }
+}
