@@ -33,7 +33,7 @@ export async function run(): Promise<void> {
 }
 
 /** The steps, in order; each throws what stops the action. */
-export async function main(): Promise<void> {
+async function main(): Promise<void> {
   const setup = prepare()
   const engine = await getEngine(setup)
   const resultPath = await runSpec(setup, engine)

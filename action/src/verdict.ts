@@ -23,7 +23,15 @@ export function readVerdict(json: string, file: string): LoadgateVerdict {
   if (version !== VERDICT_VERSION) {
     throw new Error(`${file} is not a loadgate verdict of verdict_version ${VERDICT_VERSION} (verdict_version: ${JSON.stringify(version)})`)
   }
-  return v as LoadgateVerdict
+  const doc = v as LoadgateVerdict
+  // Fields added within version 1: an older engine (an old `engine-version`) lacks them.
+  if (doc.current?.headline?.display === undefined) {
+    throw new Error(
+      `${file} has no formatted headline (current.headline.display): the engine (loadgate ${doc.current?.loadgate_version ?? 'of unknown version'}) ` +
+        "is older than this action; leave `engine-version` empty to use the action's own version"
+    )
+  }
+  return doc
 }
 
 /** The `regression` output: the engine's rule verdicts in one word, `no-baseline` without a baseline. */

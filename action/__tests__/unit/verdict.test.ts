@@ -15,6 +15,14 @@ describe('readVerdict', () => {
     expect(() => readVerdict('{"result_version": 1, "total": {}}', 'v.json')).toThrow(/not a loadgate verdict/)
     expect(() => readVerdict(JSON.stringify({ ...verdictDoc(), verdict_version: 2 }), 'v.json')).toThrow(/\(verdict_version: 2\)/)
   })
+
+  it("says so when the engine is older than the action (no formatted values)", () => {
+    const doc = verdictDoc()
+    const old = { ...doc, current: { ...doc.current, loadgate_version: '0.0.9', headline: { ...doc.current.headline, display: undefined } } }
+    expect(() => readVerdict(JSON.stringify(old), 'v.json')).toThrow(
+      "v.json has no formatted headline (current.headline.display): the engine (loadgate 0.0.9) is older than this action; leave `engine-version` empty to use the action's own version"
+    )
+  })
 })
 
 describe('regressionState', () => {
