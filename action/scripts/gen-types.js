@@ -11,7 +11,7 @@ const here = dirname(fileURLToPath(import.meta.url))
 const schemaFile = join(here, '..', '..', 'schema', 'verdict.schema.json')
 const outFile = join(here, '..', 'src', 'generated', 'verdict.ts')
 
-const schema = JSON.parse(readFileSync(schemaFile, 'utf8'))
+const schema = refsWithoutSiblings(JSON.parse(readFileSync(schemaFile, 'utf8')))
 const ts = await compile(schema, 'VerdictDocument', {
   bannerComment:
     '// Generated from schema/verdict.schema.json by `npm run gen-types` (json-schema-to-typescript).\n' +
@@ -20,6 +20,23 @@ const ts = await compile(schema, 'VerdictDocument', {
   additionalProperties: false,
   style: { semi: false, singleQuote: true, printWidth: 120, trailingComma: 'none', bracketSpacing: true }
 })
+
+/**
+ * schemars writes a property's doc comment next to its `$ref` (`{"$ref": "#/$defs/RunInfo",
+ * "description": "The current run."}`); json-schema-to-typescript then copies the definition
+ * into a second type (`RunInfo1`). `{"description": ..., "allOf": [{"$ref": ...}]}` says the same
+ * and keeps one named type per definition.
+ */
+function refsWithoutSiblings(node) {
+  if (Array.isArray(node)) return node.map(refsWithoutSiblings)
+  if (node === null || typeof node !== 'object') return node
+  const out = Object.fromEntries(Object.entries(node).map(([k, v]) => [k, refsWithoutSiblings(v)]))
+  if (typeof out.$ref === 'string' && Object.keys(out).length > 1) {
+    const { $ref, ...siblings } = out
+    return { ...siblings, allOf: [{ $ref }] }
+  }
+  return out
+}
 
 if (process.argv.includes('--check')) {
   let committed = ''

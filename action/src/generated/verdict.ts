@@ -5,6 +5,10 @@
  * The verdict on one regression rule.
  */
 export type RuleState = 'regressed' | 'unchanged' | 'improved' | 'inconclusive'
+/**
+ * The overall verdict of a result, with its baseline when there is one.
+ */
+export type Overall = 'pass' | 'slo_failed' | 'regressed' | 'invalid_measurement'
 
 /**
  * The verdict document: `loadgate compare --format json`, `loadgate report --format json`.
@@ -14,6 +18,9 @@ export interface LoadgateVerdict {
    * Absent without a baseline.
    */
   baseline?: RunInfo | null
+  /**
+   * The current run.
+   */
   current: RunInfo
   /**
    * The exit code `loadgate compare` / `run --baseline` ends with: 0, 1, 4 or 5.
@@ -27,6 +34,9 @@ export interface LoadgateVerdict {
    * Whether a rule regressed (false without a baseline).
    */
   regressed: boolean
+  /**
+   * How many rules ended in each state (all 0 without a baseline).
+   */
   rule_counts: RuleCounts
   /**
    * Every regression rule, judged; empty without a baseline.
@@ -65,7 +75,7 @@ export interface LoadgateVerdict {
    * `pass`, `slo_failed` (wins over `regressed`), `regressed`, or `invalid_measurement`
    * (wins over both).
    */
-  verdict: 'pass' | 'slo_failed' | 'regressed' | 'invalid_measurement'
+  verdict: Overall
   /**
    * Version of this format: 1.
    */
@@ -75,16 +85,28 @@ export interface LoadgateVerdict {
  * Identifies one result.
  */
 export interface RunInfo {
+  /**
+   * Measured time, seconds (warmup excluded).
+   */
   duration_s: number
+  /**
+   * The key numbers of the run.
+   */
   headline: Headline
+  /**
+   * The run was interrupted before its end.
+   */
   interrupted: boolean
+  /**
+   * The version of loadgate that ran it.
+   */
   loadgate_version: string
   /**
    * Hex SHA-256 of the spec file.
    */
   spec_hash: string
   /**
-   * RFC 3339, UTC.
+   * When the run started: RFC 3339, UTC.
    */
   started_at: string
 }
@@ -92,17 +114,29 @@ export interface RunInfo {
  * The key numbers of a run (all targets together).
  */
 export interface Headline {
+  /**
+   * The same numbers formatted by the engine, as its reports show them.
+   */
   display: HeadlineDisplay
   /**
    * Failed requests / requests ended, a fraction.
    */
   error_rate: number
   /**
-   * Latency percentiles, µs; absent when there were no responses.
+   * Latency p50, µs; absent when there were no responses.
    */
   p50_us?: number | null
+  /**
+   * Latency p95, µs; absent when there were no responses.
+   */
   p95_us?: number | null
+  /**
+   * Latency p99, µs; absent when there were no responses.
+   */
   p99_us?: number | null
+  /**
+   * Requests ended (responses and transport errors).
+   */
   requests: number
   /**
    * Complete responses per second.
@@ -110,31 +144,32 @@ export interface Headline {
   rps: number
 }
 /**
- * The same numbers, formatted as the reports show them.
+ * The headline's numbers formatted by the engine as its reports show them; `–` for a value
+ * that does not exist.
  */
 export interface HeadlineDisplay {
   /**
-   * Failed requests / requests ended, a percentage.
+   * Error rate as a percentage, e.g. `0.150%`.
    */
   error_rate: string
   /**
-   * Latency percentile 50 (a duration).
+   * Latency p50 in a readable unit, e.g. `850us`, `8.40ms`, `1.20s`; `–` without responses.
    */
   p50: string
   /**
-   * Latency percentile 95 (a duration).
+   * Latency p95, as `p50`.
    */
   p95: string
   /**
-   * Latency percentile 99 (a duration).
+   * Latency p99, as `p50`.
    */
   p99: string
   /**
-   * Requests ended.
+   * Requests ended, e.g. `3511`.
    */
   requests: string
   /**
-   * Complete responses per second.
+   * Throughput, e.g. `876.8/s`.
    */
   rps: string
 }
@@ -142,9 +177,21 @@ export interface HeadlineDisplay {
  * How many rules ended in each state.
  */
 export interface RuleCounts {
+  /**
+   * Rules that improved.
+   */
   improved: number
+  /**
+   * Rules the data could not decide.
+   */
   inconclusive: number
+  /**
+   * Rules that regressed.
+   */
   regressed: number
+  /**
+   * Rules within their allowed change.
+   */
   unchanged: number
 }
 /**
@@ -227,6 +274,9 @@ export interface RuleVerdict {
    * `us`, `ratio` (0.01 = 1%) or `1/s`.
    */
   unit: string
+  /**
+   * The verdict on the rule.
+   */
   verdict: RuleState
 }
 /**
@@ -241,20 +291,43 @@ export interface SloDelta {
    * `measured - baseline`.
    */
   change?: number | null
+  /**
+   * The threshold's limit in `unit`.
+   */
   limit: number
   /**
-   * `limit`, formatted in its unit as the reports show it.
+   * `limit` formatted by the engine as its reports show it, e.g. `200.00ms`, `1.000%`.
    */
   limit_text: string
+  /**
+   * The current run's measured value in `unit`; absent when it could not be measured.
+   */
   measured?: number | null
   /**
-   * `measured`, formatted in its unit as the reports show it.
+   * `measured` formatted by the engine as the Markdown report shows it, e.g. `12.34ms`;
+   * the reports' missing-value text `–` when absent.
    */
   measured_text: string
+  /**
+   * `latency`, `errors`, `requests` or `checks`.
+   */
   metric: string
+  /**
+   * Whether the current run met the threshold.
+   */
   passed: boolean
+  /**
+   * `total`, or the target's name.
+   */
   scope: string
+  /**
+   * The threshold as written, e.g. `p(95) < 200ms`.
+   */
   threshold: string
+  /**
+   * Unit of `limit`, `measured`, `baseline` and `change`: `us`, `ratio` (0.01 = 1%), `1/s`
+   * or `count`.
+   */
   unit: string
 }
 /**
@@ -269,18 +342,30 @@ export interface TargetDelta {
    * The target exists in the current run.
    */
   in_current: boolean
+  /**
+   * The metrics of [`MetricDelta::metric`], in that order.
+   */
   metrics: MetricDelta[]
+  /**
+   * The target's name, or `total`.
+   */
   name: string
 }
 /**
  * One metric of one target, in both runs.
  */
 export interface MetricDelta {
+  /**
+   * The baseline's value; absent when the target is not in it or had no responses.
+   */
   baseline?: number | null
   /**
    * `current - baseline`.
    */
   change?: number | null
+  /**
+   * The current run's value; absent when the target is not in it or had no responses.
+   */
   current?: number | null
   /**
    * `p50`, `p90`, `p95`, `p99`, `p99_9`, `mean` (latency, `us`), `error_rate` (`ratio`),
@@ -291,13 +376,22 @@ export interface MetricDelta {
    * `current / baseline - 1`; absent when the baseline is 0 or absent.
    */
   relative_change?: number | null
+  /**
+   * Unit of `baseline`, `current` and `change`: `us`, `ratio` (0.01 = 1%) or `1/s`.
+   */
   unit: string
 }
 /**
  * The trend of a window of runs.
  */
 export interface Trend {
+  /**
+   * Throughput, p50, p95, p99 and error rate over the runs.
+   */
   metrics: TrendMetric[]
+  /**
+   * The runs of the window, oldest first, the latest last.
+   */
   runs: TrendRun[]
 }
 /**
