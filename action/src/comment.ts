@@ -1,13 +1,24 @@
 /**
  * The one sticky pull-request comment: found by a hidden marker at the start of its body and
- * by its author, created once, updated in place afterwards, left alone when unchanged, and cut
- * safely below GitHub's size limit.
+ * by its author, created once, updated in place afterwards, left alone when unchanged. The
+ * engine's report fits GitHub's size limit with room for the marker and the action's note.
  */
 import type { GitHubApi } from './github.js'
 import { httpStatus } from './github.js'
 
 /** GitHub refuses comment bodies longer than this many characters. */
 export const COMMENT_LIMIT = 65_536
+
+/**
+ * The engine keeps its Markdown report within this many characters (`MARKDOWN_BUDGET` in
+ * engine/src/report), cutting it itself when needed: the report is cut there and nowhere else.
+ * The rest of GitHub's limit is for what the action adds: the marker (made of a workflow file
+ * name, a job id and an artifact name) and the note above the report, at most `NOTE_LIMIT`.
+ */
+export const ENGINE_MARKDOWN_BUDGET = 60_000
+
+/** The longest note the action puts above the engine's report. */
+export const NOTE_LIMIT = 2_000
 
 /**
  * The hidden marker of the comment for one spec in one job, so that two loadgate steps in a pull
@@ -17,62 +28,25 @@ export function marker(key: string): string {
   return `<!-- loadgate-comment: ${key.replace(/--/g, '- -')} -->`
 }
 
-/** The full comment body: marker first, then the report, cut to fit `limit` with a note. */
-export function commentBody(mark: string, markdown: string, fullReport: string, limit = COMMENT_LIMIT): string {
-  const head = `${mark}\n`
-  const note = `\n\n> [!NOTE]\n> This report was cut to fit GitHub's comment size limit; the full report is in ${fullReport}.\n`
-  return head + truncate(markdown, limit - head.length, note)
-}
-
 /**
- * `text` if it fits in `limit` UTF-16 code units (GitHub counts characters; a code unit count is
- * never smaller), else its longest prefix that fits together with the closers and `note`: cut at a
- * line end when one is near, never inside a surrogate pair, with open code fences and `<details>`
- * blocks closed so the rest of the page renders.
+ * The report as the job summary and the comment show it: the action's one-line note (which
+ * baseline, or why none) quoted above the engine's Markdown. A note longer than `NOTE_LIMIT`
+ * (it may quote the engine's error message) is cut with `…`; the engine's Markdown is never cut.
  */
-export function truncate(text: string, limit: number, note: string): string {
-  if (text.length <= limit) return text
-  // The closers depend on where the cut falls: shrink the budget until prefix, closers and
-  // note fit together.
-  let budget = limit - note.length
-  for (;;) {
-    if (budget <= 0) return note.slice(0, Math.max(0, limit))
-    const prefix = cutAt(text, budget)
-    const closed = prefix + closers(prefix) + note
-    if (closed.length <= limit) return closed
-    budget -= closed.length - limit
+export function withNote(note: string, markdown: string): string {
+  let line = note
+  if (line.length > NOTE_LIMIT) {
+    let end = NOTE_LIMIT - 1
+    const code = line.charCodeAt(end - 1)
+    if (code >= 0xd800 && code <= 0xdbff) end -= 1 // do not split a surrogate pair
+    line = `${line.slice(0, end)}…`
   }
+  return `> ${line}\n\n${markdown}`
 }
 
-/** The prefix of `text` at most `budget` long, ending at a line end if one lies in the last quarter. */
-function cutAt(text: string, budget: number): string {
-  let end = budget
-  const code = text.charCodeAt(end - 1)
-  if (code >= 0xd800 && code <= 0xdbff) end -= 1 // do not split a surrogate pair
-  const nl = text.lastIndexOf('\n', end - 1)
-  if (nl >= 0 && nl >= end - Math.max(1, Math.floor(budget / 4))) end = nl
-  return text.slice(0, end)
-}
-
-/** What closes the code fence and the `<details>` blocks left open at the end of `prefix`. */
-function closers(prefix: string): string {
-  let fence: string | null = null
-  let details = 0
-  for (const line of prefix.split('\n')) {
-    const m = line.match(/^\s{0,3}(`{3,}|~{3,})/)
-    if (m) {
-      if (fence === null) fence = m[1]
-      else if (m[1][0] === fence[0] && m[1].length >= fence.length) fence = null
-      continue
-    }
-    if (fence !== null) continue
-    details += (line.match(/<details[\s>]/gi) ?? []).length
-    details -= (line.match(/<\/details>/gi) ?? []).length
-    if (details < 0) details = 0
-  }
-  let out = fence !== null ? `\n${fence}` : ''
-  for (let i = 0; i < details; i++) out += '\n</details>'
-  return out
+/** The full comment body: the marker first, then the report. */
+export function commentBody(mark: string, report: string): string {
+  return `${mark}\n${report}`
 }
 
 /** The fields of an issue comment that finding ours reads. */

@@ -1,6 +1,7 @@
 /**
- * The action: inputs -> engine -> run -> baseline -> report -> publish. Every step is awaited
- * inside the one try/catch that ends in `core.setFailed`.
+ * The action: inputs -> engine -> run -> baseline -> report -> publish, one function each, then
+ * the gate. Every step is awaited inside the one try/catch that ends in `core.setFailed`. The
+ * engine decides and formats; the action reads its verdict document and places what it says.
  */
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -8,14 +9,14 @@ import { dirname, isAbsolute, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import * as core from '@actions/core'
 import * as github from '@actions/github'
-import { readInputs, type Inputs } from './inputs.js'
+import { readInputs, type FailOn, type Inputs } from './inputs.js'
 import { readContext, type RunContext } from './context.js'
 import { acquireEngine, engineMessage, EXIT, invoke, type Invocation } from './engine.js'
 import { findBaselineArtifact, historyName, historyWindow, planBaseline } from './baseline.js'
 import { downloadResult, uploadArtifact } from './artifacts.js'
-import { commentBody, marker, upsertComment } from './comment.js'
-import { annotateFailedSlos, setOutputs, writeSummary } from './summary.js'
-import { failures, readRegression, readResult, verdict, type RegressionState } from './verdict.js'
+import { commentBody, marker, upsertComment, withNote } from './comment.js'
+import { annotateFailedSlos, headlineLine, setOutputs, writeSummary } from './summary.js'
+import { failures, readVerdict, type LoadgateVerdict } from './verdict.js'
 import { httpStatus, type GitHubApi } from './github.js'
 
 /** The root of the action's checkout: action/dist/index.js is two folders below it. */
@@ -31,7 +32,34 @@ export async function run(): Promise<void> {
   }
 }
 
+/** The steps, in order; each throws what stops the action. */
 async function main(): Promise<void> {
+  const setup = prepare()
+  const engine = await getEngine(setup)
+  const resultPath = await runSpec(setup, engine)
+  const baseline = await core.group('Find the baseline', () => resolveBaseline(setup))
+  core.info(baseline.note)
+  const report = await writeReports(setup, engine, baseline, resultPath)
+  await publish(setup, report)
+  gate(setup.inputs.failOn, report.verdict)
+}
+
+/** What every step needs: the inputs, the workflow run, and where things are. */
+interface Setup {
+  inputs: Inputs
+  ctx: RunContext
+  api: GitHubApi
+  workspace: string
+  /** The working directory the engine runs in. */
+  cwd: string
+  /** The spec file, absolute. */
+  spec: string
+  /** This run's folder: what is uploaded as the artifact. */
+  out: string
+}
+
+/** Step 1, inputs: reads and checks the inputs and the run's context; empties `out`. */
+function prepare(): Setup {
   const inputs = readInputs((name) => core.getInput(name))
   const ctx = readContext(process.env, github.context.payload)
   const api = github.getOctokit(inputs.token)
@@ -44,108 +72,141 @@ async function main(): Promise<void> {
   const out = join(process.env.RUNNER_TEMP || tmpdir(), 'loadgate', inputs.artifactName)
   rmSync(out, { recursive: true, force: true })
   mkdirSync(out, { recursive: true })
+  return { inputs, ctx, api, workspace, cwd, spec, out }
+}
 
-  // engine
+/** Step 2, engine: the binary to run. */
+async function getEngine(s: Setup): Promise<string> {
   // An action inside the workspace is this repository's own checkout (`uses: ./`): it gets the
   // engine built from that source, never a release of another commit.
   const root = actionDir()
-  const inWorkspace = relative(resolve(workspace), root)
+  const inWorkspace = relative(resolve(s.workspace), root)
   const local = !inWorkspace.startsWith('..') && !isAbsolute(inWorkspace)
-  const engine = await acquireEngine(inputs.engine, {
-    api,
+  const engine = await acquireEngine(s.inputs.engine, {
+    api: s.api,
     actionDir: root,
-    actionRepository: local ? '' : ctx.actionRepository,
-    workingDirectory: cwd
+    actionRepository: local ? '' : s.ctx.actionRepository,
+    workingDirectory: s.cwd
   })
   core.info(`Engine: ${engine.how}`)
+  return engine.path
+}
 
-  // run
-  const resultPath = join(out, 'result.json')
-  const ran = await core.group(`loadgate run ${inputs.spec}`, () =>
-    invoke(engine.path, ['run', spec, '--out', resultPath, ...inputs.args], cwd)
+/** Step 3, run: `loadgate run`; returns the result file. An SLO failure is not an error here. */
+async function runSpec(s: Setup, engine: string): Promise<string> {
+  const resultPath = join(s.out, 'result.json')
+  const ran = await core.group(`loadgate run ${s.inputs.spec}`, () =>
+    invoke(engine, ['run', s.spec, '--out', resultPath, ...s.inputs.args], s.cwd)
   )
   if (ran.code !== EXIT.pass && ran.code !== EXIT.sloFailed) throw new Error(engineFailure('run', ran))
-  const result = readResult(readFileSync(resultPath, 'utf8'), resultPath)
+  return resultPath
+}
 
-  // baseline
-  const baseline = await core.group('Find the baseline', () => resolveBaseline(inputs, ctx, api, cwd, out))
-  core.info(baseline.note)
+/** What the report step leaves: the engine's verdict, and the files to upload. */
+interface Report {
+  verdict: LoadgateVerdict
+  /** The one line above the report: which baseline, or why none. */
+  note: string
+  resultPath: string
+  mdPath: string
+  htmlPath: string
+  verdictPath: string
+  /** On a schedule, the trend window's result files. */
+  history: string[]
+}
 
+/**
+ * Step 5, report: the engine's Markdown, HTML and JSON verdict of the result (compared with the
+ * baseline when there is one the engine accepts; with the trend on a schedule), and the verdict
+ * read back.
+ */
+async function writeReports(s: Setup, engine: string, baseline: ResolvedBaseline, resultPath: string): Promise<Report> {
   // On a schedule, the window of scheduled results goes to the report for its trend.
-  const history = ctx.eventName === 'schedule' ? carryHistory(out, baseline.dir, resultPath, ctx.runId) : []
-
-  // report
-  const mdPath = join(out, 'report.md')
-  const htmlPath = join(out, 'report.html')
-  const verdictPath = join(out, 'verdict.json')
-  const results = history.length > 1 ? [join(out, 'history')] : [resultPath]
+  const history = s.ctx.eventName === 'schedule' ? carryHistory(s.out, baseline.dir, resultPath, s.ctx.runId) : []
+  const files = {
+    mdPath: join(s.out, 'report.md'),
+    htmlPath: join(s.out, 'report.html'),
+    verdictPath: join(s.out, 'verdict.json')
+  }
+  const results = history.length > 1 ? [join(s.out, 'history')] : [resultPath]
   const reports: Array<[string, string]> = [
-    ['md', mdPath],
-    ['html', htmlPath],
-    ['json', verdictPath]
+    ['md', files.mdPath],
+    ['html', files.htmlPath],
+    ['json', files.verdictPath]
   ]
-  let refused = await core.group('loadgate report', () => report(engine.path, results, baseline.path, reports, cwd))
+  let note = baseline.note
+  let refused = await core.group('loadgate report', () => report(engine, results, baseline.path, reports, s.cwd))
   if (refused && baseline.found) {
     // A baseline found in an earlier run that the engine refuses to compare with (another spec
     // name, another result version) is no baseline: the first run of a renamed spec passes.
     core.warning(`The baseline cannot be compared with this run: ${engineMessage(refused.stderr, 3)}`)
     const said = engineMessage(refused.stderr, 1).replace(/^loadgate: error: /, '')
-    baseline.note = `Not compared: the baseline, ${baseline.found}, cannot be compared with this run (the engine says: ${said}).`
-    delete baseline.path
-    refused = await core.group('loadgate report (without the baseline)', () => report(engine.path, results, undefined, reports, cwd))
+    note = `Not compared: the baseline, ${baseline.found}, cannot be compared with this run (the engine says: ${said}).`
+    refused = await core.group('loadgate report (without the baseline)', () => report(engine, results, undefined, reports, s.cwd))
   }
   if (refused) throw new Error(engineFailure('report', refused))
-  const regression: RegressionState = baseline.path
-    ? readRegression(readFileSync(verdictPath, 'utf8'), verdictPath)
-    : 'no-baseline'
-  const v = verdict(result, regression)
+  const verdict = readVerdict(readFileSync(files.verdictPath, 'utf8'), files.verdictPath)
+  return { verdict, note, resultPath, ...files, history }
+}
 
-  // publish
-  const markdown = `> ${baseline.note}\n\n${readFileSync(mdPath, 'utf8')}`
+/**
+ * Step 6, publish: the job summary, the annotations, the artifact, the pull-request comment and
+ * the outputs, all from the engine's report and verdict.
+ */
+async function publish(s: Setup, r: Report): Promise<void> {
+  const { inputs, ctx } = s
+  const v = r.verdict
+  core.info(headlineLine(v))
+  const markdown = withNote(r.note, readFileSync(r.mdPath, 'utf8'))
   await writeSummary(markdown)
-  annotateFailedSlos(result.failedSlos, relative(workspace, spec))
+  annotateFailedSlos(v, relative(s.workspace, s.spec))
 
   const mark = marker(`${ctx.workflowFile ?? ctx.workflowName}/${ctx.job}/${inputs.artifactName}`)
-  const body = commentBody(mark, markdown, `[the job summary](${ctx.runUrl}) and the \`${inputs.artifactName}\` artifact`)
-  const files = [resultPath, mdPath, htmlPath, verdictPath, ...history]
+  const body = commentBody(mark, markdown)
+  const files = [r.resultPath, r.mdPath, r.htmlPath, r.verdictPath, ...r.history]
   if (ctx.pullRequest) {
     // For a trusted workflow_run workflow that comments on pull requests from forks (README).
-    writeFileSync(join(out, 'comment.md'), body)
-    writeFileSync(join(out, 'pull-request.json'), `${JSON.stringify({ number: ctx.pullRequest.number })}\n`)
-    files.push(join(out, 'comment.md'), join(out, 'pull-request.json'))
+    writeFileSync(join(s.out, 'comment.md'), body)
+    writeFileSync(join(s.out, 'pull-request.json'), `${JSON.stringify({ number: ctx.pullRequest.number })}\n`)
+    files.push(join(s.out, 'comment.md'), join(s.out, 'pull-request.json'))
   }
-  await upload(inputs.artifactName, files, out)
+  await upload(inputs.artifactName, files, s.out)
 
-  let commentUrl: string | undefined
-  if (ctx.pullRequest && inputs.comment !== 'never') {
-    const failed = v.overall === 'fail'
-    const r = await upsertComment(api, {
-      owner: ctx.owner,
-      repo: ctx.repo,
-      issueNumber: ctx.pullRequest.number,
-      mark,
-      body,
-      create: inputs.comment === 'always' || failed
-    })
-    commentUrl = r.url
-    if (r.outcome === 'forbidden') {
-      core.warning(
-        `Could not comment on pull request #${ctx.pullRequest.number}: the token may not write to it` +
-          `${ctx.pullRequest.fromFork ? ' (a pull request from a fork gets a read-only token)' : ''}. ` +
-          'The report is in the job summary; the README shows the workflow_run pattern that comments from a trusted workflow.'
-      )
-    } else {
-      core.info(`Pull request comment: ${r.outcome}${r.url ? ` (${r.url})` : ''}`)
-    }
-  }
+  const commentUrl = await comment(s, mark, body, v.verdict !== 'pass')
+  setOutputs({ verdict: v, resultPath: r.resultPath, markdownPath: r.mdPath, htmlPath: r.htmlPath, commentUrl })
+}
 
-  setOutputs({ verdict: v, resultPath, markdownPath: mdPath, htmlPath, headline: result.headline, commentUrl })
-
-  const why = failures(inputs.failOn, v, result)
-  if (why.length > 0) {
-    core.setFailed(`loadgate: ${why.join('; ')} (fail-on: ${inputs.failOn})`)
+/** Creates or updates the sticky comment on a pull request, as the `comment` input says; returns its URL. */
+async function comment(s: Setup, mark: string, body: string, failed: boolean): Promise<string | undefined> {
+  const { inputs, ctx } = s
+  if (!ctx.pullRequest || inputs.comment === 'never') return undefined
+  const r = await upsertComment(s.api, {
+    owner: ctx.owner,
+    repo: ctx.repo,
+    issueNumber: ctx.pullRequest.number,
+    mark,
+    body,
+    create: inputs.comment === 'always' || failed
+  })
+  if (r.outcome === 'forbidden') {
+    core.warning(
+      `Could not comment on pull request #${ctx.pullRequest.number}: the token may not write to it` +
+        `${ctx.pullRequest.fromFork ? ' (a pull request from a fork gets a read-only token)' : ''}. ` +
+        'The report is in the job summary; the README shows the workflow_run pattern that comments from a trusted workflow.'
+    )
   } else {
-    core.info(`loadgate: SLOs ${v.slo}, regression ${v.regression}; the step passes (fail-on: ${inputs.failOn})`)
+    core.info(`Pull request comment: ${r.outcome}${r.url ? ` (${r.url})` : ''}`)
+  }
+  return r.url
+}
+
+/** Last: fails the step for the engine's decisions that `fail-on` names. */
+function gate(failOn: FailOn, v: LoadgateVerdict): void {
+  const why = failures(failOn, v)
+  if (why.length > 0) {
+    core.setFailed(`loadgate: ${why.join('; ')} (fail-on: ${failOn})`)
+  } else {
+    core.info(`loadgate: ${v.summary}; the step passes (fail-on: ${failOn})`)
   }
 }
 
@@ -209,13 +270,9 @@ interface ResolvedBaseline {
   note: string
 }
 
-async function resolveBaseline(
-  inputs: Inputs,
-  ctx: RunContext,
-  api: GitHubApi,
-  cwd: string,
-  out: string
-): Promise<ResolvedBaseline> {
+/** Step 4, baseline: the result to compare with, if any, downloaded from an earlier run. */
+async function resolveBaseline(s: Setup): Promise<ResolvedBaseline> {
+  const { inputs, ctx, api, cwd, out } = s
   const plan = planBaseline(inputs.baseline, ctx)
   if (plan.kind === 'none') return { note: `Not compared with a baseline: ${plan.reason}.` }
   if (plan.kind === 'path') {

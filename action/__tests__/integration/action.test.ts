@@ -10,7 +10,8 @@ import { execFileSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
+import type { LoadgateVerdict } from '../../src/generated/verdict.js'
 import { StandIn } from './standin.js'
 import { ACTION_ROOT, engineBinary, engineHasReport, freePort, runAction, spec, zipEntries, type ActionRun, type Event } from './harness.js'
 
@@ -53,6 +54,11 @@ function run(event: Event, inputs: Record<string, string>, more: { env?: Record<
   })
 }
 
+/** The engine's verdict document the action read (it lies next to the result). */
+function verdictOf(r: ActionRun): LoadgateVerdict {
+  return JSON.parse(readFileSync(join(dirname(r.outputs.result), 'verdict.json'), 'utf8'))
+}
+
 function ourComments(pr: number) {
   return (api.comments.get(pr) ?? []).filter((c) => c.body.startsWith(MARK))
 }
@@ -69,7 +75,15 @@ describe('a repository history: baseline on main, pull requests compared with it
     expect(Number(r.outputs['p95-us'])).toBeGreaterThan(1000) // the target waits 1ms
     expect(Number(r.outputs['p99-us'])).toBeGreaterThanOrEqual(Number(r.outputs['p95-us']))
     expect(r.outputs['error-rate']).toBe('0')
-    expect(readFileSync(r.outputs.result, 'utf8')).toContain('"result_version": 1')
+    // The numbers are the engine's, unformatted: its verdict document's headline.
+    const v = verdictOf(r)
+    expect(v.baseline ?? null).toBeNull()
+    expect(r.outputs).toMatchObject({
+      rps: String(v.current.headline.rps),
+      'p95-us': String(v.current.headline.p95_us),
+      'p99-us': String(v.current.headline.p99_us)
+    })
+    expect(readFileSync(r.outputs.result, 'utf8')).toMatch(/"result_version": \d+/)
     const html = readFileSync(r.outputs['report-html'], 'utf8')
     expect(html).toMatch(/^<!doctype html>/i)
     expect(html).toContain('<svg') // the engine's charts
@@ -132,13 +146,20 @@ describe('a repository history: baseline on main, pull requests compared with it
     const r = await run({ name: 'pull_request', runId: 103, pr: 7, baseRef: 'main' }, { spec: 'perf/strict.yaml' })
     expect(r.code).toBe(1)
     expect(r.outputs).toMatchObject({ verdict: 'fail', slo: 'fail' })
-    expect(r.errors).toEqual(
-      expect.arrayContaining([
-        // `:` in a property is escaped as %3A by the workflow command syntax
-        expect.stringMatching(/^::error title=loadgate SLO failed%3A latency p\(95\) < 1ms,file=perf\/strict.yaml::total: p\(95\) < 1ms failed, measured \d+\.\d+ms \(limit 1.00ms\)$/),
-        expect.stringMatching(/^::error::loadgate: 1 SLO threshold failed \(fail-on: both\)$/)
-      ])
-    )
+    // The annotation shows the engine's formatted numbers, as its verdict document has them.
+    const failed = verdictOf(r).slo.filter((s) => !s.passed)
+    expect(failed.map((s) => s.threshold)).toEqual(['p(95) < 1ms'])
+    const { measured_text, limit_text } = failed[0]
+    expect(typeof measured_text, 'the engine writes slo[].measured_text').toBe('string')
+    expect(typeof limit_text, 'the engine writes slo[].limit_text').toBe('string')
+    expect(r.errors).toEqual([
+      // `:` in a property is escaped as %3A by the workflow command syntax
+      `::error title=loadgate SLO failed%3A latency p(95) < 1ms,file=perf/strict.yaml::total: p(95) < 1ms failed, measured ${measured_text} (limit ${limit_text})`,
+      '::error::loadgate: 1 SLO threshold failed (fail-on: both)'
+    ])
+    const display = verdictOf(r).current.headline.display
+    expect(display, 'the engine writes current.headline.display').toBeDefined()
+    expect(r.stdout).toContain(`integration: rps ${display.rps}, p50 ${display.p50}, p95 ${display.p95}, p99 ${display.p99}`)
     expect(ourComments(7)).toHaveLength(1)
     expect(ourComments(7)[0].body).toContain('p(95) &lt; 1ms') // the engine escapes its Markdown
   })

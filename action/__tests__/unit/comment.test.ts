@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest'
-import { COMMENT_LIMIT, commentBody, isOurs, marker, truncate, upsertComment } from '../../src/comment.js'
+import { readdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { COMMENT_LIMIT, commentBody, ENGINE_MARKDOWN_BUDGET, isOurs, marker, NOTE_LIMIT, upsertComment, withNote } from '../../src/comment.js'
+
+const engineSrc = fileURLToPath(new URL('../../../engine/src', import.meta.url))
 
 const mark = marker('perf.yml/gate/loadgate')
 
@@ -28,66 +33,37 @@ describe('isOurs', () => {
   })
 })
 
-describe('truncate', () => {
-  const note = '\n[cut]\n'
-
-  it('leaves text that fits alone', () => {
-    expect(truncate('short', 10, note)).toBe('short')
-    expect(truncate('x'.repeat(10), 10, note)).toBe('x'.repeat(10))
+describe('the report in the summary and the comment', () => {
+  it('is the note quoted above the engine\'s Markdown, which is never cut', () => {
+    const report = Array.from({ length: 20_000 }, (_, i) => `| target-${i} | 1.2ms | 3.4ms |`).join('\n')
+    const framed = withNote('Baseline: run #100.', report)
+    expect(framed).toBe(`> Baseline: run #100.\n\n${report}`)
+    expect(commentBody(mark, framed)).toBe(`${mark}\n${framed}`)
   })
 
-  it('cuts at a line end near the limit and appends the note', () => {
-    const text = Array.from({ length: 100 }, (_, i) => `line ${i}`).join('\n')
-    const out = truncate(text, 200, note)
-    expect(out.length).toBeLessThanOrEqual(200)
-    expect(out.endsWith(note)).toBe(true)
-    const kept = out.slice(0, -note.length)
-    expect(text.startsWith(kept)).toBe(true)
-    expect(text[kept.length]).toBe('\n')
-  })
-
-  it('never splits a surrogate pair', () => {
-    const text = '😀'.repeat(100) // no line ends: the cut falls between code units
-    for (let limit = 20; limit < 40; limit++) {
-      const out = truncate(text, limit, note)
-      expect(out.length).toBeLessThanOrEqual(limit)
-      expect(out.isWellFormed()).toBe(true)
+  it('cuts only a note longer than NOTE_LIMIT, with an ellipsis, never inside a surrogate pair', () => {
+    expect(withNote('x'.repeat(NOTE_LIMIT), 'R')).toBe(`> ${'x'.repeat(NOTE_LIMIT)}\n\nR`)
+    const long = withNote('y'.repeat(NOTE_LIMIT + 1), 'R')
+    expect(long).toBe(`> ${'y'.repeat(NOTE_LIMIT - 1)}…\n\nR`)
+    for (const pad of [0, 1]) {
+      const note = withNote('z'.repeat(pad) + '😀'.repeat(NOTE_LIMIT), 'R').split('\n')[0].slice(2)
+      expect(note.length).toBeLessThanOrEqual(NOTE_LIMIT)
+      expect(note.endsWith('…')).toBe(true)
+      expect(note.isWellFormed()).toBe(true)
     }
   })
 
-  it('closes an open code fence and open <details> blocks', () => {
-    const text = ['<details><summary>per target</summary>', '', '```text', ...Array(200).fill('row row row')].join('\n')
-    const out = truncate(text, 500, note)
-    expect(out.length).toBeLessThanOrEqual(500)
-    const body = out.slice(0, -note.length)
-    expect(body.endsWith('\n```\n</details>')).toBe(true)
-  })
-
-  it('does not count <details> inside a code fence', () => {
-    const text = ['```', '<details>', '```', ...Array(200).fill('text')].join('\n')
-    const out = truncate(text, 300, note)
-    expect(out.slice(0, -note.length).endsWith('</details>')).toBe(false)
-  })
-
-  it('stays within the limit for any limit', () => {
-    const text = ['<details>', '~~~', ...Array(50).fill('ab 😀 cd')].join('\n')
-    for (let limit = 0; limit < 200; limit++) {
-      expect(truncate(text, limit, note).length).toBeLessThanOrEqual(limit)
-    }
-  })
-})
-
-describe('commentBody', () => {
-  it('starts with the marker and fits GitHub\'s limit with a pointer to the full report', () => {
-    const huge = Array.from({ length: 20_000 }, (_, i) => `| target-${i} | 1.2ms | 3.4ms |`).join('\n')
-    const body = commentBody(mark, huge, '[the job summary](https://example.test/run)')
-    expect(body.startsWith(`${mark}\n`)).toBe(true)
-    expect(body.length).toBeLessThanOrEqual(COMMENT_LIMIT)
-    expect(body).toMatch(/cut to fit GitHub's comment size limit; the full report is in \[the job summary\]/)
-  })
-
-  it('is the marker plus the report when it fits', () => {
-    expect(commentBody(mark, 'report', 'x')).toBe(`${mark}\nreport`)
+  it("the engine's Markdown budget, the longest note and a long marker fit GitHub's limit", () => {
+    // The engine's constant, wherever its report module keeps it.
+    const found = [...readdirSync(engineSrc, { recursive: true, encoding: 'utf8' })]
+      .filter((f) => f.endsWith('.rs'))
+      .map((f) => readFileSync(join(engineSrc, f), 'utf8').match(/const MARKDOWN_BUDGET: usize = ([\d_]+);/)?.[1])
+      .filter((m) => m !== undefined)
+    expect(found).toEqual([String(ENGINE_MARKDOWN_BUDGET).replace(/(\d)(?=(\d{3})+$)/g, '$1_')])
+    // A workflow file name, a job id and an artifact name of 255 characters each.
+    const longMark = marker(`${'w'.repeat(250)}.yml/${'j'.repeat(255)}/${'a'.repeat(255)}`)
+    const report = 'r'.repeat(ENGINE_MARKDOWN_BUDGET)
+    expect(commentBody(longMark, withNote('n'.repeat(NOTE_LIMIT * 2), report)).length).toBeLessThanOrEqual(COMMENT_LIMIT)
   })
 })
 

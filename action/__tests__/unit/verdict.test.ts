@@ -1,82 +1,81 @@
 import { describe, expect, it } from 'vitest'
-import { failures, formatMeasured, readRegression, readResult, verdict } from '../../src/verdict.js'
+import { failedSlos, failures, readVerdict, regressionState } from '../../src/verdict.js'
+import { compared, slo, verdictDoc } from '../fixtures/verdict.js'
 
-const result = {
-  result_version: 1,
-  spec: { name: 'api' },
-  passed: false,
-  total: { rps: 1234.5, error_rate: 0.002, latency_us: { p95: 900, p99: 2100 } },
-  slo: [
-    { scope: 'total', metric: 'latency', threshold: 'p(95) < 200ms', unit: 'us', limit: 200000, measured: 900, passed: true },
-    { scope: 'search', metric: 'errors', threshold: 'rate < 0.1%', unit: 'ratio', limit: 0.001, measured: 0.002, passed: false }
-  ]
-}
-
-describe('readResult', () => {
-  it('reads the verdict, the failed SLOs and the headline', () => {
-    const r = readResult(JSON.stringify(result), 'result.json')
-    expect(r.sloPassed).toBe(false)
-    expect(r.failedSlos).toEqual([
-      { scope: 'search', metric: 'errors', threshold: 'rate < 0.1%', measured: 0.002, limit: 0.001, unit: 'ratio' }
-    ])
-    expect(r.headline).toEqual({ rps: 1234.5, p95Us: 900, p99Us: 2100, errorRate: 0.002 })
+describe('readVerdict', () => {
+  it('reads the document the engine wrote, as it is', () => {
+    const doc = compared(['unchanged'])
+    expect(readVerdict(JSON.stringify(doc), 'verdict.json')).toEqual(doc)
   })
 
-  it('refuses what is not a result', () => {
-    expect(() => readResult('{', 'r.json')).toThrow(/r.json is not JSON/)
-    expect(() => readResult('{"result_version": 2, "total": {}}', 'r.json')).toThrow(/not a loadgate result/)
+  it('refuses what is not a verdict document of version 1', () => {
+    expect(() => readVerdict('{', 'v.json')).toThrow(/v.json is not JSON/)
+    expect(() => readVerdict('null', 'v.json')).toThrow(/v.json is not a loadgate verdict of verdict_version 1 \(verdict_version: undefined\)/)
+    // A result file is not a verdict.
+    expect(() => readVerdict('{"result_version": 1, "total": {}}', 'v.json')).toThrow(/not a loadgate verdict/)
+    expect(() => readVerdict(JSON.stringify({ ...verdictDoc(), verdict_version: 2 }), 'v.json')).toThrow(/\(verdict_version: 2\)/)
+  })
+
+  it("says so when the engine is older than the action (no formatted values)", () => {
+    const doc = verdictDoc()
+    const old = { ...doc, current: { ...doc.current, loadgate_version: '0.0.9', headline: { ...doc.current.headline, display: undefined } } }
+    expect(() => readVerdict(JSON.stringify(old), 'v.json')).toThrow(
+      "v.json has no formatted headline (current.headline.display): the engine (loadgate 0.0.9) is older than this action; leave `engine-version` empty to use the action's own version"
+    )
   })
 })
 
-describe('readRegression', () => {
-  const rules = (...v: string[]) => JSON.stringify({ rules: v.map((verdict) => ({ verdict })) })
+describe('regressionState', () => {
   it.each([
-    [rules('unchanged', 'regressed', 'inconclusive'), 'regressed'],
-    [rules('unchanged', 'inconclusive', 'improved'), 'inconclusive'],
-    [rules('unchanged', 'improved'), 'improved'],
-    [rules('unchanged'), 'unchanged'],
-    [rules(), 'unchanged'],
-    [JSON.stringify({ comparison: { rules: [{ verdict: 'regressed' }] } }), 'regressed']
-  ])('%s -> %s', (json, state) => {
-    expect(readRegression(json, 'v.json')).toBe(state)
+    [['unchanged', 'regressed', 'inconclusive'], 'regressed'],
+    [['unchanged', 'inconclusive', 'improved'], 'inconclusive'],
+    [['unchanged', 'improved'], 'improved'],
+    [['unchanged'], 'unchanged'],
+    [[], 'unchanged']
+  ] as const)('rules %j -> %s', (states, state) => {
+    expect(regressionState(compared([...states]))).toBe(state)
   })
 
-  it('refuses a file without rules', () => {
-    expect(() => readRegression('{}', 'v.json')).toThrow(/has no `rules` list/)
+  it('is no-baseline when the engine compared with none', () => {
+    expect(regressionState(verdictDoc())).toBe('no-baseline')
+  })
+
+  it("takes `regressed` from the engine's decision, not from counting rules", () => {
+    expect(regressionState(compared(['unchanged'], { regressed: true }))).toBe('regressed')
+    expect(regressionState(compared(['regressed'], { regressed: false }))).toBe('unchanged')
   })
 })
 
-describe('policy', () => {
-  const r = readResult(JSON.stringify(result), 'result.json')
-  const ok = readResult(JSON.stringify({ ...result, passed: true, slo: [] }), 'result.json')
+describe('failures (the fail-on policy)', () => {
+  const sloFailed = verdictDoc({ verdict: 'slo_failed', exit_code: 1, slo_passed: false, slo: [slo(false), slo(true)] })
+  // The engine's overall verdict is slo_failed (it wins over regressed); `regressed` still says so.
+  const both = compared(['regressed'], { verdict: 'slo_failed', exit_code: 1, slo_passed: false, slo: [slo(false)] })
 
   it('fails on what fail-on names, and only that', () => {
-    const both = verdict(r, 'regressed')
-    expect(both.overall).toBe('fail')
-    expect(failures('both', both, r)).toEqual(['1 SLO threshold failed', 'a regression against the baseline was found'])
-    expect(failures('slo', both, r)).toEqual(['1 SLO threshold failed'])
-    expect(failures('regression', both, r)).toEqual(['a regression against the baseline was found'])
-    expect(failures('none', both, r)).toEqual([])
+    expect(failures('both', both)).toEqual(['1 SLO threshold failed', 'a regression against the baseline was found'])
+    expect(failures('slo', both)).toEqual(['1 SLO threshold failed'])
+    expect(failures('regression', both)).toEqual(['a regression against the baseline was found'])
+    expect(failures('none', both)).toEqual([])
+    expect(failures('regression', sloFailed)).toEqual([])
+  })
+
+  it("counts the engine's failed thresholds", () => {
+    const two = verdictDoc({ verdict: 'slo_failed', slo_passed: false, slo: [slo(false), slo(true), slo(false)] })
+    expect(failedSlos(two)).toHaveLength(2)
+    expect(failures('slo', two)).toEqual(['2 SLO thresholds failed'])
   })
 
   it('never fails for no baseline, an inconclusive comparison or an improvement', () => {
-    for (const state of ['no-baseline', 'inconclusive', 'improved', 'unchanged'] as const) {
-      const v = verdict(ok, state)
-      expect(v.overall).toBe('pass')
-      expect(failures('both', v, ok)).toEqual([])
+    for (const v of [verdictDoc(), compared(['inconclusive']), compared(['improved', 'unchanged'])]) {
+      expect(failures('both', v)).toEqual([])
     }
   })
-})
 
-describe('formatMeasured', () => {
-  it.each([
-    [1500, 'us', '1.50ms'],
-    [900, 'us', '900us'],
-    [0.002, 'ratio', '0.200%'],
-    [512.34, '1/s', '512.3/s'],
-    [12, 'count', '12'],
-    [null, 'us', 'not measured (no responses)']
-  ])('%s %s -> %s', (value, unit, text) => {
-    expect(formatMeasured(value, unit)).toBe(text)
+  it('fails on an invalid measurement under any policy but none', () => {
+    const invalid = compared(['unchanged'], { verdict: 'invalid_measurement', exit_code: 5 })
+    for (const failOn of ['slo', 'regression', 'both'] as const) {
+      expect(failures(failOn, invalid)).toEqual([expect.stringMatching(/^the engine's verdict is invalid_measurement \(exit code 5\)/)])
+    }
+    expect(failures('none', invalid)).toEqual([])
   })
 })

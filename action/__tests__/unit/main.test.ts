@@ -1,0 +1,271 @@
+/**
+ * main.ts's flow, with `@actions/core` mocked (as actions/typescript-action tests its main) and a
+ * stand-in engine that writes the files a real one would: the steps run in order, and everything
+ * the action says comes from the engine's verdict document.
+ */
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import * as core from '../fixtures/core.js'
+import { compared, slo, verdictDoc } from '../fixtures/verdict.js'
+import type { LoadgateVerdict } from '../../src/generated/verdict.js'
+
+// Mocks are declared before main.ts is imported (vi.mock is hoisted above the imports).
+vi.mock('@actions/core', () => import('../fixtures/core.js'))
+vi.mock('@actions/github', () => ({ context: { payload: {} }, getOctokit: vi.fn() }))
+vi.mock('../../src/engine.js', async (importOriginal) => ({
+  ...(await importOriginal<typeof import('../../src/engine.js')>()),
+  acquireEngine: vi.fn(),
+  invoke: vi.fn()
+}))
+vi.mock('../../src/artifacts.js', () => ({ uploadArtifact: vi.fn(async () => 1), downloadResult: vi.fn() }))
+vi.mock('../../src/comment.js', async (importOriginal) => ({
+  ...(await importOriginal<typeof import('../../src/comment.js')>()),
+  upsertComment: vi.fn(async () => ({ outcome: 'created', url: 'https://github.test/c/1' }))
+}))
+
+const github = await import('@actions/github')
+const { acquireEngine, invoke } = await import('../../src/engine.js')
+const { downloadResult, uploadArtifact } = await import('../../src/artifacts.js')
+const { upsertComment } = await import('../../src/comment.js')
+const { run } = await import('../../src/main.js')
+
+const ENGINE = '/opt/stand-in/loadgate'
+const MD = '## The engine report\n\n| p95 | 900 µs |\n'
+
+let ws: string
+let temp: string
+let inputs: Record<string, string>
+
+/**
+ * The engine's stand-in: `run` writes a result file the action must not read (it is not even
+ * JSON) and ends with `runCode`; `report` writes each format, the JSON being `doc` (or
+ * `unbased` when run without `--baseline`), and refuses the baseline when told to.
+ */
+function engine(o: { runCode?: number; doc: LoadgateVerdict; unbased?: LoadgateVerdict; refuseBaseline?: boolean }) {
+  vi.mocked(invoke).mockImplementation(async (_bin, args) => {
+    const at = (flag: string) => args[args.indexOf(flag) + 1]
+    if (args[0] === 'run') {
+      writeFileSync(at('--out'), 'opaque: the action reads the verdict document, never the result')
+      return { code: o.runCode ?? 0, stderr: '' }
+    }
+    const based = args.includes('--baseline')
+    if (based && o.refuseBaseline) {
+      return { code: 2, stderr: 'loadgate: error: the results come from different specs (`old` and `api`)\n' }
+    }
+    const format = at('--format')
+    const doc = based ? o.doc : (o.unbased ?? o.doc)
+    writeFileSync(at('--output'), format === 'json' ? JSON.stringify(doc) : format === 'md' ? MD : '<!doctype html>')
+    return { code: 0, stderr: '' }
+  })
+}
+
+/** The commands the engine was called with, the spec and temp folders shortened. */
+function commands(): string[] {
+  return vi.mocked(invoke).mock.calls.map(([, args]) => args.join(' ').replaceAll(ws, 'WS').replaceAll(temp, 'TEMP'))
+}
+
+function outputs(): Record<string, string> {
+  return Object.fromEntries(core.setOutput.mock.calls.map(([k, v]) => [k, String(v)]))
+}
+
+function event(name: string, payload: Record<string, unknown> = {}) {
+  vi.stubEnv('GITHUB_EVENT_NAME', name)
+  github.context.payload = payload
+}
+
+beforeEach(() => {
+  core.reset()
+  ws = mkdtempSync(join(tmpdir(), 'loadgate-main-ws-'))
+  temp = mkdtempSync(join(tmpdir(), 'loadgate-main-temp-'))
+  mkdirSync(join(ws, 'perf'))
+  writeFileSync(join(ws, 'perf', 'api.yaml'), 'version: 1\n')
+  for (const [k, v] of Object.entries({
+    GITHUB_REPOSITORY: 'octo/shop',
+    GITHUB_RUN_ID: '500',
+    GITHUB_REF_NAME: 'main',
+    GITHUB_WORKFLOW: 'perf',
+    GITHUB_WORKFLOW_REF: 'octo/shop/.github/workflows/perf.yml@refs/heads/main',
+    GITHUB_JOB: 'gate',
+    GITHUB_SERVER_URL: 'https://github.com',
+    GITHUB_WORKSPACE: ws,
+    GITHUB_ACTION_REPOSITORY: '',
+    RUNNER_TEMP: temp,
+    ACTIONS_RUNTIME_TOKEN: 'runtime',
+    ACTIONS_RESULTS_URL: 'https://results.test/'
+  })) {
+    vi.stubEnv(k, v)
+  }
+  event('push', { repository: { default_branch: 'main' } })
+  inputs = { spec: 'perf/api.yaml', 'github-token': 'ghs_token' }
+  core.getInput.mockImplementation((name) => inputs[name] ?? '')
+  vi.mocked(acquireEngine).mockResolvedValue({ path: ENGINE, how: 'a stand-in' })
+})
+
+afterEach(() => {
+  vi.unstubAllEnvs()
+})
+
+describe('main', () => {
+  it('runs the steps in order and sets the outputs from the verdict document, without a baseline', async () => {
+    engine({ doc: verdictDoc() })
+    await run()
+
+    expect(core.setFailed).not.toHaveBeenCalled()
+    const out = 'TEMP/loadgate/loadgate'
+    expect(commands()).toEqual([
+      `run WS/perf/api.yaml --out ${out}/result.json`,
+      `report ${out}/result.json --format md --output ${out}/report.md`,
+      `report ${out}/result.json --format html --output ${out}/report.html`,
+      `report ${out}/result.json --format json --output ${out}/verdict.json`
+    ])
+    expect(vi.mocked(acquireEngine).mock.invocationCallOrder[0]).toBeLessThan(vi.mocked(invoke).mock.invocationCallOrder[0])
+    expect(vi.mocked(invoke).mock.calls.every(([bin]) => bin === ENGINE)).toBe(true)
+    // Raw numbers from the headline; words from the engine's decisions.
+    expect(outputs()).toEqual({
+      verdict: 'pass',
+      slo: 'pass',
+      regression: 'no-baseline',
+      result: join(temp, 'loadgate', 'loadgate', 'result.json'),
+      'report-markdown': join(temp, 'loadgate', 'loadgate', 'report.md'),
+      'report-html': join(temp, 'loadgate', 'loadgate', 'report.html'),
+      rps: '1234.5678',
+      'p95-us': '900',
+      'p99-us': '2100',
+      'error-rate': '0.002',
+      'comment-url': ''
+    })
+    expect(core.summaryWritten).toEqual([
+      `> Not compared with a baseline: a \`push\` event is not compared; this result becomes the baseline for pull requests into main.\n\n${MD}`
+    ])
+    expect(core.info).toHaveBeenCalledWith('api: rps 1,234.6/s, p50 850 µs, p95 900 µs, p99 2.10 ms, error rate 0.200%, requests 4,938')
+    expect(core.info).toHaveBeenCalledWith('loadgate: PASSED: 1/1 SLOs met; no baseline to compare with; the step passes (fail-on: both)')
+    expect(core.error).not.toHaveBeenCalled()
+    const [name, files] = vi.mocked(uploadArtifact).mock.calls[0]
+    expect(name).toBe('loadgate')
+    expect(files.map((f) => f.replace(`${temp}/loadgate/loadgate/`, ''))).toEqual(['result.json', 'report.md', 'report.html', 'verdict.json'])
+    expect(upsertComment).not.toHaveBeenCalled()
+  })
+
+  it("annotates each failed SLO with the engine's formatted numbers and fails the step", async () => {
+    const doc = verdictDoc({
+      verdict: 'slo_failed',
+      exit_code: 1,
+      summary: 'FAILED: 1 of 2 SLOs failed; no baseline to compare with',
+      slo_passed: false,
+      slo: [slo(false), slo(true, { metric: 'errors', threshold: 'rate < 1%' })]
+    })
+    engine({ runCode: 1, doc })
+    await run()
+
+    expect(core.error.mock.calls).toEqual([
+      [
+        'total: p(95) < 1s failed, measured 1.52 s (limit 1 s)',
+        { title: 'loadgate SLO failed: latency p(95) < 1s', file: join('perf', 'api.yaml') }
+      ]
+    ])
+    expect(outputs()).toMatchObject({ verdict: 'fail', slo: 'fail', regression: 'no-baseline' })
+    expect(core.setFailed.mock.calls).toEqual([['loadgate: 1 SLO threshold failed (fail-on: both)']])
+  })
+
+  it('lets fail-on choose which of the engine\'s decisions fail the step', async () => {
+    writeFileSync(join(ws, 'base.json'), '{}')
+    // Both an SLO failure and a regression: the engine's verdict is slo_failed, and `regressed` says the rest.
+    const doc = compared(['regressed', 'unchanged'], { verdict: 'slo_failed', exit_code: 1, slo_passed: false, slo: [slo(false)] })
+    const cases: Array<[string, string[]]> = [
+      ['both', ['loadgate: 1 SLO threshold failed; a regression against the baseline was found (fail-on: both)']],
+      ['regression', ['loadgate: a regression against the baseline was found (fail-on: regression)']],
+      ['slo', ['loadgate: 1 SLO threshold failed (fail-on: slo)']],
+      ['none', []]
+    ]
+    for (const [failOn, failed] of cases) {
+      core.reset()
+      inputs = { ...inputs, baseline: 'base.json', 'fail-on': failOn }
+      engine({ runCode: 1, doc })
+      await run()
+      expect(core.setFailed.mock.calls.map(([m]) => m), failOn).toEqual(failed)
+      expect(outputs()).toMatchObject({ verdict: 'fail', slo: 'fail', regression: 'regressed' })
+    }
+    expect(commands().at(-1)).toBe('report TEMP/loadgate/loadgate/result.json --baseline WS/base.json --format json --output TEMP/loadgate/loadgate/verdict.json')
+  })
+
+  it('on a pull request, compares with the base branch, or says why not when the engine refuses, and comments', async () => {
+    event('pull_request', {
+      pull_request: { number: 7, base: { ref: 'main' }, head: { repo: { full_name: 'octo/shop' } } },
+      repository: { default_branch: 'main' }
+    })
+    const baseRun = { id: 100, run_number: 100, event: 'push', status: 'completed', conclusion: 'success', head_branch: 'main', head_sha: 'a'.repeat(40), created_at: '2024-05-01T00:00:00Z', html_url: 'https://github.com/octo/shop/actions/runs/100' }
+    vi.mocked(github.getOctokit).mockReturnValue({
+      rest: {
+        actions: {
+          listWorkflowRuns: async () => ({ data: { workflow_runs: [baseRun] } }),
+          listWorkflowRunArtifacts: async () => ({ data: { artifacts: [{ id: 1000, name: 'loadgate', expired: false }] } })
+        }
+      }
+    } as unknown as ReturnType<typeof github.getOctokit>)
+    vi.mocked(downloadResult).mockImplementation(async (_id, _from, dir) => join(dir, 'result.json'))
+    inputs = { ...inputs, comment: 'on-failure' }
+    engine({ doc: compared(['regressed']), unbased: verdictDoc(), refuseBaseline: true })
+    await run()
+
+    expect(core.warning).toHaveBeenCalledWith(expect.stringMatching(/^The baseline cannot be compared with this run: loadgate: error: the results come from different specs/))
+    expect(commands().filter((c) => c.includes('--baseline'))).toEqual([
+      'report TEMP/loadgate/loadgate/result.json --baseline TEMP/loadgate/loadgate/baseline/result.json --format md --output TEMP/loadgate/loadgate/report.md'
+    ])
+    expect(core.setFailed).not.toHaveBeenCalled()
+    expect(outputs()).toMatchObject({ verdict: 'pass', regression: 'no-baseline', 'comment-url': 'https://github.test/c/1' })
+    const note =
+      '> Not compared: the baseline, [run #100](https://github.com/octo/shop/actions/runs/100) (push, aaaaaaa), cannot be compared with this run ' +
+      '(the engine says: the results come from different specs (`old` and `api`)).'
+    expect(core.summaryWritten).toEqual([`${note}\n\n${MD}`])
+    // A passing run with comment: on-failure only updates an existing comment.
+    expect(vi.mocked(upsertComment).mock.calls[0][1]).toMatchObject({
+      issueNumber: 7,
+      create: false,
+      body: `<!-- loadgate-comment: perf.yml/gate/loadgate -->\n${note}\n\n${MD}`
+    })
+  })
+
+  it("creates the comment with comment: on-failure when the engine's verdict is not pass", async () => {
+    event('pull_request', { pull_request: { number: 8, base: { ref: 'main' } } })
+    inputs = { ...inputs, baseline: 'none', comment: 'on-failure', 'fail-on': 'none' }
+    engine({ runCode: 1, doc: verdictDoc({ verdict: 'slo_failed', exit_code: 1, slo_passed: false, slo: [slo(false)] }) })
+    await run()
+    expect(vi.mocked(upsertComment).mock.calls[0][1]).toMatchObject({ issueNumber: 8, create: true })
+    expect(core.setFailed).not.toHaveBeenCalled()
+  })
+
+  it('fails on an invalid measurement whatever the SLOs say', async () => {
+    writeFileSync(join(ws, 'base.json'), '{}')
+    inputs = { ...inputs, baseline: 'base.json' }
+    engine({ doc: compared(['unchanged'], { verdict: 'invalid_measurement', exit_code: 5 }) })
+    await run()
+    expect(outputs()).toMatchObject({ verdict: 'fail', slo: 'pass', regression: 'unchanged' })
+    expect(core.setFailed.mock.calls).toEqual([[expect.stringMatching(/^loadgate: the engine's verdict is invalid_measurement \(exit code 5\)/)]])
+  })
+
+  it('stops at a run the engine could not carry out, with its message, before any report', async () => {
+    engine({ doc: verdictDoc() })
+    vi.mocked(invoke).mockResolvedValueOnce({ code: 3, stderr: 'loadgate: error: the service did not become ready\n' })
+    await run()
+    expect(core.setFailed.mock.calls).toEqual([['loadgate run: the run could not be carried out (exit code 3):\nloadgate: error: the service did not become ready']])
+    expect(commands()).toHaveLength(1)
+    expect(core.setOutput).not.toHaveBeenCalled()
+    expect(uploadArtifact).not.toHaveBeenCalled()
+  })
+
+  it('stops at an invalid input before getting the engine', async () => {
+    inputs = { ...inputs, 'fail-on': 'latency' }
+    await run()
+    expect(core.setFailed.mock.calls).toEqual([['input `fail-on` is `latency`; use one of `slo`, `regression`, `both`, `none`']])
+    expect(acquireEngine).not.toHaveBeenCalled()
+  })
+
+  it('refuses a verdict document it cannot read', async () => {
+    engine({ doc: { ...verdictDoc(), verdict_version: 2 } as unknown as LoadgateVerdict })
+    await run()
+    expect(core.setFailed.mock.calls).toEqual([[expect.stringMatching(/verdict\.json is not a loadgate verdict of verdict_version 1 \(verdict_version: 2\)$/)]])
+    expect(core.setOutput).not.toHaveBeenCalled()
+  })
+})

@@ -1,0 +1,442 @@
+// Generated from schema/verdict.schema.json by `npm run gen-types` (json-schema-to-typescript).
+// Do not edit: regenerate the schema with `loadgate schema verdict`, then run `npm run gen-types`.
+
+/**
+ * The verdict on one regression rule.
+ */
+export type RuleState = 'regressed' | 'unchanged' | 'improved' | 'inconclusive'
+/**
+ * The overall verdict of a result, with its baseline when there is one.
+ */
+export type Overall = 'pass' | 'slo_failed' | 'regressed' | 'invalid_measurement'
+
+/**
+ * The verdict document: `loadgate compare --format json`, `loadgate report --format json`.
+ */
+export interface LoadgateVerdict {
+  /**
+   * Absent without a baseline.
+   */
+  baseline?: RunInfo | null
+  /**
+   * The current run.
+   */
+  current: RunInfo
+  /**
+   * The exit code `loadgate compare` / `run --baseline` ends with: 0, 1, 4 or 5.
+   */
+  exit_code: number
+  /**
+   * Things to know: a changed spec, interrupted runs, where the rules came from.
+   */
+  notes: string[]
+  /**
+   * Whether a rule regressed (false without a baseline).
+   */
+  regressed: boolean
+  /**
+   * How many rules ended in each state (all 0 without a baseline).
+   */
+  rule_counts: RuleCounts
+  /**
+   * Every regression rule, judged; empty without a baseline.
+   */
+  rules: RuleVerdict[]
+  /**
+   * Every SLO of the current run, with the baseline's value of the same threshold.
+   */
+  slo: SloDelta[]
+  /**
+   * Whether every SLO passed.
+   */
+  slo_passed: boolean
+  /**
+   * The spec's name.
+   */
+  spec: string
+  /**
+   * The spec file changed between the baseline and the current run.
+   */
+  spec_changed: boolean
+  /**
+   * The verdict in one line, for a human.
+   */
+  summary: string
+  /**
+   * Per-target deltas, `total` first; empty without a baseline.
+   */
+  targets: TargetDelta[]
+  /**
+   * Key metrics over earlier runs and this one (`loadgate report` with several results);
+   * absent otherwise.
+   */
+  trend?: Trend | null
+  /**
+   * `pass`, `slo_failed` (wins over `regressed`), `regressed`, or `invalid_measurement`
+   * (wins over both).
+   */
+  verdict: Overall
+  /**
+   * Version of this format: 1.
+   */
+  verdict_version: number
+}
+/**
+ * Identifies one result.
+ */
+export interface RunInfo {
+  /**
+   * Measured time, seconds (warmup excluded).
+   */
+  duration_s: number
+  /**
+   * The key numbers of the run.
+   */
+  headline: Headline
+  /**
+   * The run was interrupted before its end.
+   */
+  interrupted: boolean
+  /**
+   * The version of loadgate that ran it.
+   */
+  loadgate_version: string
+  /**
+   * Hex SHA-256 of the spec file.
+   */
+  spec_hash: string
+  /**
+   * When the run started: RFC 3339, UTC.
+   */
+  started_at: string
+}
+/**
+ * The key numbers of a run (all targets together).
+ */
+export interface Headline {
+  /**
+   * The same numbers formatted by the engine, as its reports show them.
+   */
+  display: HeadlineDisplay
+  /**
+   * Failed requests / requests ended, a fraction.
+   */
+  error_rate: number
+  /**
+   * Latency p50, µs; absent when there were no responses.
+   */
+  p50_us?: number | null
+  /**
+   * Latency p95, µs; absent when there were no responses.
+   */
+  p95_us?: number | null
+  /**
+   * Latency p99, µs; absent when there were no responses.
+   */
+  p99_us?: number | null
+  /**
+   * Requests ended (responses and transport errors).
+   */
+  requests: number
+  /**
+   * Complete responses per second.
+   */
+  rps: number
+}
+/**
+ * The headline's numbers formatted by the engine as its reports show them; `–` for a value
+ * that does not exist.
+ */
+export interface HeadlineDisplay {
+  /**
+   * Error rate as a percentage, e.g. `0.150%`.
+   */
+  error_rate: string
+  /**
+   * Latency p50 in a readable unit, e.g. `850us`, `8.40ms`, `1.20s`; `–` without responses.
+   */
+  p50: string
+  /**
+   * Latency p95, as `p50`.
+   */
+  p95: string
+  /**
+   * Latency p99, as `p50`.
+   */
+  p99: string
+  /**
+   * Requests ended, e.g. `3511`.
+   */
+  requests: string
+  /**
+   * Throughput, e.g. `876.8/s`.
+   */
+  rps: string
+}
+/**
+ * How many rules ended in each state.
+ */
+export interface RuleCounts {
+  /**
+   * Rules that improved.
+   */
+  improved: number
+  /**
+   * Rules the data could not decide.
+   */
+  inconclusive: number
+  /**
+   * Rules that regressed.
+   */
+  regressed: number
+  /**
+   * Rules within their allowed change.
+   */
+  unchanged: number
+}
+/**
+ * One regression rule, judged.
+ */
+export interface RuleVerdict {
+  /**
+   * `p(95)`, `med`, `mean` or `rate`.
+   */
+  aggregation: string
+  /**
+   * `max(max_change × baseline, floor)`: how far the value may move in the worse direction
+   * (up; down for `requests`).
+   */
+  allowed_change?: number | null
+  /**
+   * Whole-run value of the baseline; absent when it has no responses to measure.
+   */
+  baseline?: number | null
+  /**
+   * `current - baseline`.
+   */
+  change?: number | null
+  /**
+   * 95% confidence interval of `change` `[low, high]` (moving-block bootstrap over the
+   * per-second samples); absent with too few samples.
+   *
+   * @minItems 2
+   * @maxItems 2
+   */
+  change_ci?: [number, number] | null
+  /**
+   * Whole-run value of the current run; absent when it has no responses to measure.
+   */
+  current?: number | null
+  /**
+   * Absolute change never counted as a regression, from the rule.
+   */
+  floor: number
+  /**
+   * Allowed relative change in the worse direction (a fraction), from the rule.
+   */
+  max_change: number
+  /**
+   * `latency`, `errors` or `requests`.
+   */
+  metric: string
+  /**
+   * The verdict in words, with the numbers that decided it.
+   */
+  reason: string
+  /**
+   * `current / baseline - 1`, a fraction; absent when the baseline is 0.
+   */
+  relative_change?: number | null
+  /**
+   * The interval relative to the baseline, fractions; absent when the baseline is 0.
+   *
+   * @minItems 2
+   * @maxItems 2
+   */
+  relative_change_ci?: [number, number] | null
+  /**
+   * The rule as written (or the default rule's text).
+   */
+  rule: string
+  /**
+   * Per-second samples used from the baseline and the current run.
+   *
+   * @minItems 2
+   * @maxItems 2
+   */
+  samples: [number, number]
+  /**
+   * `total`: rules apply to the whole run.
+   */
+  scope: string
+  /**
+   * Unit of `baseline`, `current`, `change`, `allowed_change`, `floor` and `change_ci`:
+   * `us`, `ratio` (0.01 = 1%) or `1/s`.
+   */
+  unit: string
+  /**
+   * The verdict on the rule.
+   */
+  verdict: RuleState
+}
+/**
+ * An SLO verdict of the current run beside the same threshold's value in the baseline.
+ */
+export interface SloDelta {
+  /**
+   * The same threshold's measured value in the baseline, when it had it.
+   */
+  baseline?: number | null
+  /**
+   * `measured - baseline`.
+   */
+  change?: number | null
+  /**
+   * The threshold's limit in `unit`.
+   */
+  limit: number
+  /**
+   * `limit` formatted by the engine as its reports show it, e.g. `200.00ms`, `1.000%`.
+   */
+  limit_text: string
+  /**
+   * The current run's measured value in `unit`; absent when it could not be measured.
+   */
+  measured?: number | null
+  /**
+   * `measured` formatted by the engine as the Markdown report shows it, e.g. `12.34ms`;
+   * the reports' missing-value text `–` when absent.
+   */
+  measured_text: string
+  /**
+   * `latency`, `errors`, `requests` or `checks`.
+   */
+  metric: string
+  /**
+   * Whether the current run met the threshold.
+   */
+  passed: boolean
+  /**
+   * `total`, or the target's name.
+   */
+  scope: string
+  /**
+   * The threshold as written, e.g. `p(95) < 200ms`.
+   */
+  threshold: string
+  /**
+   * Unit of `limit`, `measured`, `baseline` and `change`: `us`, `ratio` (0.01 = 1%), `1/s`
+   * or `count`.
+   */
+  unit: string
+}
+/**
+ * A target (or `total`) in both runs.
+ */
+export interface TargetDelta {
+  /**
+   * The target exists in the baseline.
+   */
+  in_baseline: boolean
+  /**
+   * The target exists in the current run.
+   */
+  in_current: boolean
+  /**
+   * The metrics of [`MetricDelta::metric`], in that order.
+   */
+  metrics: MetricDelta[]
+  /**
+   * The target's name, or `total`.
+   */
+  name: string
+}
+/**
+ * One metric of one target, in both runs.
+ */
+export interface MetricDelta {
+  /**
+   * The baseline's value; absent when the target is not in it or had no responses.
+   */
+  baseline?: number | null
+  /**
+   * `current - baseline`.
+   */
+  change?: number | null
+  /**
+   * The current run's value; absent when the target is not in it or had no responses.
+   */
+  current?: number | null
+  /**
+   * `p50`, `p90`, `p95`, `p99`, `p99_9`, `mean` (latency, `us`), `error_rate` (`ratio`),
+   * `rps` (`1/s`).
+   */
+  metric: string
+  /**
+   * `current / baseline - 1`; absent when the baseline is 0 or absent.
+   */
+  relative_change?: number | null
+  /**
+   * Unit of `baseline`, `current` and `change`: `us`, `ratio` (0.01 = 1%) or `1/s`.
+   */
+  unit: string
+}
+/**
+ * The trend of a window of runs.
+ */
+export interface Trend {
+  /**
+   * Throughput, p50, p95, p99 and error rate over the runs.
+   */
+  metrics: TrendMetric[]
+  /**
+   * The runs of the window, oldest first, the latest last.
+   */
+  runs: TrendRun[]
+}
+/**
+ * One metric over the window.
+ */
+export interface TrendMetric {
+  /**
+   * `rps`, `p50_us`, `p95_us`, `p99_us`, `error_rate`.
+   */
+  key: string
+  /**
+   * `throughput`, `p50`, `p95`, `p99`, `error rate`.
+   */
+  label: string
+  /**
+   * In `unit`, oldest first; absent when a run had no responses.
+   */
+  raw: (number | null)[]
+  /**
+   * `1/s`, `us` or `ratio`.
+   */
+  unit: string
+  /**
+   * Formatted, oldest first.
+   */
+  values: string[]
+  /**
+   * The latest relative to the median of the earlier runs of the window.
+   */
+  vs_median: string
+  /**
+   * The latest relative to the run before it, e.g. `+3.1%`.
+   */
+  vs_previous: string
+}
+/**
+ * One run of the window.
+ */
+export interface TrendRun {
+  /**
+   * Short label: the start date and time, `2024-05-01 03:00`.
+   */
+  label: string
+  /**
+   * RFC 3339.
+   */
+  started_at: string
+}
