@@ -59,6 +59,6 @@ sent = sum(s["sent"] for s in r["health"]["stages"])
 print("%8d %10.1f %7.2f%% %8d %7dus %7dus %7dus %8dus %10.2fus" % (
     target, stage["achieved_rate"], 100 * (stage["achieved_rate"] - target) / target,
     stage["dropped"], late.get("p50", 0), late.get("p99", 0), late.get("max", 0),
-    r["total"]["latency_us"]["p99"], 1e6 * cpu / max(sent, 1)))
+    r["total"]["latency_us"]["p99_us"], 1e6 * cpu / max(sent, 1)))
 PY
 done

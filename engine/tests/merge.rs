@@ -21,14 +21,14 @@ fn percentiles_are_recomputed_from_the_added_histograms() {
     both.add(decode_histogram(&b.total.histogram).unwrap())
         .unwrap();
     let l = merged.total.latency_us.as_ref().unwrap();
-    assert_eq!(l.p99, both.value_at_quantile(0.99));
-    assert_eq!(l.p50, both.value_at_quantile(0.50));
-    assert_eq!(l.max, both.max());
+    assert_eq!(l.p99_us, both.value_at_quantile(0.99));
+    assert_eq!(l.p50_us, both.value_at_quantile(0.50));
+    assert_eq!(l.max_us, both.max());
     let (la, lb) = (
         a.total.latency_us.as_ref().unwrap(),
         b.total.latency_us.as_ref().unwrap(),
     );
-    assert_ne!(l.p50, (la.p50 + lb.p50) / 2, "not an average");
+    assert_ne!(l.p50_us, (la.p50_us + lb.p50_us) / 2, "not an average");
     assert_eq!(
         merged.total.responses,
         a.total.responses + b.total.responses
@@ -69,10 +69,10 @@ fn shards_of_other_specs_or_versions_are_refused() {
         "{err}"
     );
     let (a, mut b) = shards();
-    b.result_version = 2;
+    b.result_version = 3;
     let err = merge(&[a, b]).unwrap_err().to_string();
     assert!(
-        err.contains("result 2 has result_version 2, the first 1"),
+        err.contains("result 2 has result_version 3, the first 2"),
         "{err}"
     );
     assert!(merge(&[]).is_err());

@@ -1,6 +1,10 @@
 //! Results written by earlier loadgate versions still read, compare and report, through the
 //! binary as a user runs it.
 //!
+//! One fixture per version: `current.json` and `baseline.json` are version 1 (`p99`,
+//! `target_from`, `achieved_concurrency`), `v2-current.json` is `current.json` as this loadgate
+//! writes it (version 2: `p99_us`, `level_from`, `achieved_in_flight`).
+//!
 //! `v1-before-health.json` is `baseline.json` as committed in 7937571, before loadgate judged
 //! the load generator's health: `result_version` 1 without `health`, `load.streams`, a
 //! target's `service_time_us`, `checks`, `phases_us` and `transport`, or a per-second
@@ -94,4 +98,39 @@ fn an_older_result_reports_beside_a_current_one() {
     assert_eq!(out.status.code(), Some(0), "{stdout}");
     assert!(stdout.contains("PASSED: 2/2 SLOs met"), "{stdout}");
     assert!(!stdout.contains("INVALID"), "{stdout}");
+}
+
+#[test]
+fn each_version_of_one_result_compares_and_reports_alike() {
+    let v1: Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture("current.json")).unwrap()).unwrap();
+    let v2: Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture("v2-current.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        (&v1["result_version"], &v2["result_version"]),
+        (&1.into(), &2.into())
+    );
+    assert_eq!(
+        v1["total"]["latency_us"]["p99"],
+        v2["total"]["latency_us"]["p99_us"]
+    );
+    assert_eq!(
+        v1["health"]["stages"][0]["achieved_concurrency"],
+        v2["health"]["stages"][0]["achieved_in_flight"]
+    );
+
+    let baseline = fixture("baseline.json");
+    let of = |current: &str, format: &str| {
+        let out = loadgate(&["compare", &baseline, &fixture(current), "--format", format]);
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    for format in ["json", "md", "text"] {
+        let (old, new) = (of("current.json", format), of("v2-current.json", format));
+        assert_eq!(old.0, Some(4), "{}", old.1);
+        assert_eq!(old, new, "{format}");
+    }
 }

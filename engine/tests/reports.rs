@@ -159,7 +159,7 @@ fn trend_compares_the_latest_with_the_previous_run_and_the_median() {
         .map(|(i, p95)| {
             let mut r = base.clone();
             r.started_at = format!("2024-05-0{}T03:00:00.000Z", i + 1);
-            r.total.latency_us.as_mut().unwrap().p95 = *p95;
+            r.total.latency_us.as_mut().unwrap().p95_us = *p95;
             r
         })
         .collect();

@@ -53,7 +53,11 @@ fn count_mode_sends_exactly_n_requests_to_the_builtin_target() {
         .latency_us
         .as_ref()
         .expect("responses were measured");
-    assert!(latency.min <= latency.p50 && latency.p50 <= latency.p99 && latency.p99 <= latency.max);
+    assert!(
+        latency.min_us <= latency.p50_us
+            && latency.p50_us <= latency.p99_us
+            && latency.p99_us <= latency.max_us
+    );
 }
 
 #[test]

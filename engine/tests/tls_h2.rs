@@ -103,7 +103,12 @@ fn builtin_target_over_tls_negotiates_h2_by_alpn_and_times_each_phase() {
     assert_eq!(ttfb.count, 2000);
     assert_eq!(p.body.as_ref().expect("body timed").count, 2000);
     let latency = result.total.latency_us.as_ref().unwrap();
-    assert!(ttfb.p50 <= latency.p50, "{} > {}", ttfb.p50, latency.p50);
+    assert!(
+        ttfb.p50_us <= latency.p50_us,
+        "{} > {}",
+        ttfb.p50_us,
+        latency.p50_us
+    );
 
     let summary = loadgate::report::console::summary(&result);
     assert!(summary.contains("protocol    h2 over TLS 1.3"), "{summary}");

@@ -109,12 +109,12 @@ pub(super) fn slo_deltas(baseline: &RunResult, current: &RunResult) -> Vec<SloDe
 pub(crate) fn target_metrics(t: &TargetResult) -> Vec<(&'static str, Unit, Option<f64>)> {
     let l = t.latency_us.as_ref();
     vec![
-        ("p50", Unit::Micros, l.map(|l| l.p50 as f64)),
-        ("p90", Unit::Micros, l.map(|l| l.p90 as f64)),
-        ("p95", Unit::Micros, l.map(|l| l.p95 as f64)),
-        ("p99", Unit::Micros, l.map(|l| l.p99 as f64)),
-        ("p99_9", Unit::Micros, l.map(|l| l.p99_9 as f64)),
-        ("mean", Unit::Micros, l.map(|l| l.mean)),
+        ("p50", Unit::Micros, l.map(|l| l.p50_us as f64)),
+        ("p90", Unit::Micros, l.map(|l| l.p90_us as f64)),
+        ("p95", Unit::Micros, l.map(|l| l.p95_us as f64)),
+        ("p99", Unit::Micros, l.map(|l| l.p99_us as f64)),
+        ("p99_9", Unit::Micros, l.map(|l| l.p99_9_us as f64)),
+        ("mean", Unit::Micros, l.map(|l| l.mean_us)),
         ("error_rate", Unit::Ratio, Some(t.error_rate)),
         ("rps", Unit::PerSecond, Some(t.rps)),
     ]

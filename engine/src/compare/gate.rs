@@ -50,7 +50,7 @@ pub enum Outcome {
     /// Exit 4: every SLO passed, and a regression rule found a regression against the
     /// baseline. (When an SLO failed too, the outcome is [`Outcome::SloFailed`].)
     Regressed,
-    /// Exit 5: the load generator did not apply the planned load (rate short of target,
+    /// Exit 5: the load generator did not apply the planned load (arrival rate short of the plan,
     /// requests started late, or its CPU saturated): the numbers measure the generator.
     InvalidMeasurement,
 }

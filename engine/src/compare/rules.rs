@@ -104,15 +104,15 @@ fn whole_run_value(rule: &RegressionRule, t: &TargetResult) -> Option<f64> {
         Metric::Latency => {
             let l = t.latency_us.as_ref()?;
             Some(match rule.aggregation {
-                Aggregation::Mean => l.mean,
-                Aggregation::Median => l.p50 as f64,
+                Aggregation::Mean => l.mean_us,
+                Aggregation::Median => l.p50_us as f64,
                 Aggregation::Percentile(p) => {
                     (match p {
-                        50.0 => l.p50,
-                        90.0 => l.p90,
-                        95.0 => l.p95,
-                        99.0 => l.p99,
-                        _ => l.p99_9,
+                        50.0 => l.p50_us,
+                        90.0 => l.p90_us,
+                        95.0 => l.p95_us,
+                        99.0 => l.p99_us,
+                        _ => l.p99_9_us,
                     }) as f64
                 }
                 _ => return None,

@@ -46,9 +46,12 @@ fn totals(result: &RunResult) -> String {
     } else {
         String::new()
     };
-    let concurrency = match load.model.as_str() {
-        "open" => format!("open model, at most {} in flight", load.connections),
-        _ => format!("{} connections{streams}, closed model", load.connections),
+    let concurrency = match (load.connections, load.max_in_flight) {
+        (Some(connections), _) => format!("{connections} connections{streams}, closed model"),
+        (None, max_in_flight) => format!(
+            "open model, at most {} in flight",
+            max_in_flight.unwrap_or(0)
+        ),
     };
     let _ = writeln!(
         out,
@@ -234,15 +237,15 @@ fn health(result: &RunResult) -> String {
             "client CPU"
         );
         for (i, s) in h.stages.iter().enumerate() {
-            let unit = if s.target_unit == "connections" {
+            let unit = if s.level_unit == "connections" {
                 ""
             } else {
                 "/s"
             };
-            let target = if s.target_from == s.target_to {
-                format!("{}{unit}", s.target_to)
+            let target = if s.level_from == s.level_to {
+                format!("{}{unit}", s.level_to)
             } else {
-                format!("{} -> {}{unit}", s.target_from, s.target_to)
+                format!("{} -> {}{unit}", s.level_from, s.level_to)
             };
             let _ = writeln!(
                 out,
@@ -251,11 +254,11 @@ fn health(result: &RunResult) -> String {
                 target,
                 s.sent,
                 s.achieved_rate,
-                s.achieved_concurrency,
+                s.achieved_in_flight,
                 s.dropped,
                 s.lateness_us
                     .as_ref()
-                    .map_or("-".to_string(), |l| format_duration_us(l.p99 as f64)),
+                    .map_or("-".to_string(), |l| format_duration_us(l.p99_us as f64)),
                 s.client_cpu_s,
             );
         }
@@ -326,7 +329,7 @@ fn phase_table(phases: &PhasesResult) -> String {
                 out,
                 "  {name:<7} {:>9}{}",
                 p.count,
-                [p.min, p.p50, p.p90, p.p99, p.max]
+                [p.min_us, p.p50_us, p.p90_us, p.p99_us, p.max_us]
                     .iter()
                     .map(|us| format!("{:>9}", format_duration_us(*us as f64)))
                     .collect::<String>()
@@ -356,14 +359,14 @@ fn percentile_header() -> String {
 fn percentile_row(summary: &Option<LatencySummary>) -> String {
     match summary {
         Some(l) => [
-            l.min as f64,
-            l.p50 as f64,
-            l.p90 as f64,
-            l.p95 as f64,
-            l.p99 as f64,
-            l.p99_9 as f64,
-            l.max as f64,
-            l.mean,
+            l.min_us as f64,
+            l.p50_us as f64,
+            l.p90_us as f64,
+            l.p95_us as f64,
+            l.p99_us as f64,
+            l.p99_9_us as f64,
+            l.max_us as f64,
+            l.mean_us,
         ]
         .iter()
         .map(|us| format!("{:>9}", format_duration_us(*us)))

@@ -57,13 +57,13 @@ pub fn trend(earlier: &[RunResult], latest: &RunResult) -> Trend {
     let metrics: [(&str, &str, Unit, Getter); 5] = [
         ("throughput", "rps", Unit::PerSecond, |r| Some(r.total.rps)),
         ("p50", "p50_us", Unit::Micros, |r| {
-            r.total.latency_us.as_ref().map(|l| l.p50 as f64)
+            r.total.latency_us.as_ref().map(|l| l.p50_us as f64)
         }),
         ("p95", "p95_us", Unit::Micros, |r| {
-            r.total.latency_us.as_ref().map(|l| l.p95 as f64)
+            r.total.latency_us.as_ref().map(|l| l.p95_us as f64)
         }),
         ("p99", "p99_us", Unit::Micros, |r| {
-            r.total.latency_us.as_ref().map(|l| l.p99 as f64)
+            r.total.latency_us.as_ref().map(|l| l.p99_us as f64)
         }),
         ("error rate", "error_rate", Unit::Ratio, |r| {
             Some(r.total.error_rate)

@@ -77,9 +77,9 @@ impl Headline {
     fn of(t: &TargetResult) -> Headline {
         let latency = |p: Option<u64>| Unit::Micros.format_or_missing(p.map(|us| us as f64));
         let (p50_us, p95_us, p99_us) = (
-            t.latency_us.as_ref().map(|l| l.p50),
-            t.latency_us.as_ref().map(|l| l.p95),
-            t.latency_us.as_ref().map(|l| l.p99),
+            t.latency_us.as_ref().map(|l| l.p50_us),
+            t.latency_us.as_ref().map(|l| l.p95_us),
+            t.latency_us.as_ref().map(|l| l.p99_us),
         );
         Headline {
             rps: t.rps,

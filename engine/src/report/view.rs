@@ -330,10 +330,10 @@ fn phase_rows(p: &PhasesResult) -> Vec<PhaseRow> {
         phase.as_ref().map(|s| PhaseRow {
             name: name.to_string(),
             count: s.count.to_string(),
-            p50: format_duration_us(s.p50 as f64),
-            p90: format_duration_us(s.p90 as f64),
-            p99: format_duration_us(s.p99 as f64),
-            max: format_duration_us(s.max as f64),
+            p50: format_duration_us(s.p50_us as f64),
+            p90: format_duration_us(s.p90_us as f64),
+            p99: format_duration_us(s.p99_us as f64),
+            max: format_duration_us(s.max_us as f64),
         })
     })
     .collect()
@@ -420,10 +420,17 @@ fn environment(current: &RunResult, baseline: Option<&RunResult>) -> Vec<EnvRow>
             ("measured", format!("{:.2} s", r.duration_s)),
             (
                 "load",
-                format!(
-                    "{} connections ({}), {} s warmup",
-                    l.connections, l.model, l.warmup_s
-                ),
+                match (l.connections, l.max_in_flight) {
+                    (Some(c), _) => {
+                        format!("{c} connections ({}), {} s warmup", l.model, l.warmup_s)
+                    }
+                    (None, m) => format!(
+                        "at most {} in flight ({}), {} s warmup",
+                        m.unwrap_or(0),
+                        l.model,
+                        l.warmup_s
+                    ),
+                },
             ),
             ("loadgate", e.loadgate_version.clone()),
             ("host", format!("{} ({}/{})", e.hostname, e.os, e.arch)),

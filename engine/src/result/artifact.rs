@@ -9,12 +9,12 @@ use crate::plan::regression::RegressionRule;
 use crate::plan::threshold::Metric;
 
 /// Version of the result format; bumped on any incompatible change.
-pub(crate) const RESULT_VERSION: u32 = 1;
+pub(crate) const RESULT_VERSION: u32 = 2;
 
 /// The result of one run.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct RunResult {
-    /// Version of this format: 1.
+    /// Version of this format: 2 (results of version 1 are upgraded as they are read).
     pub result_version: u32,
     pub spec: SpecInfo,
     /// When measuring started (after the warmup), RFC 3339 in UTC.
@@ -129,9 +129,12 @@ pub struct LoadInfo {
     /// `closed`: connections each sending when their last response ended; `open`: requests
     /// arriving on a schedule at a rate.
     pub model: String,
-    /// Closed model: the most connections of any stage. Open model: the cap on requests in
-    /// flight.
-    pub connections: u32,
+    /// Closed model: the most connections of any stage (each carries `streams` virtual
+    /// users). Absent in the open model.
+    pub connections: Option<u32>,
+    /// Open model: the cap on requests in flight (arrivals beyond it are dropped and counted).
+    /// Absent in the closed model.
+    pub max_in_flight: Option<u32>,
     /// Concurrent requests per HTTP/2 connection (1 for HTTP/1.1).
     #[serde(default = "one")]
     pub streams: u32,
@@ -234,12 +237,18 @@ pub struct PhasesResult {
 pub struct PhaseSummary {
     /// Samples.
     pub count: u64,
-    pub min: u64,
-    pub mean: f64,
-    pub p50: u64,
-    pub p90: u64,
-    pub p99: u64,
-    pub max: u64,
+    /// Shortest sample, µs.
+    pub min_us: u64,
+    /// Mean, µs.
+    pub mean_us: f64,
+    /// Median, µs.
+    pub p50_us: u64,
+    /// 90th percentile, µs.
+    pub p90_us: u64,
+    /// 99th percentile, µs.
+    pub p99_us: u64,
+    /// Longest sample, µs.
+    pub max_us: u64,
     /// The histogram: HdrHistogram V2 + DEFLATE, base64 (standard).
     pub histogram: String,
 }
@@ -291,15 +300,24 @@ pub struct TlsResult {
 /// Latency percentiles and moments, in microseconds.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct LatencySummary {
-    pub min: u64,
-    pub mean: f64,
-    pub stdev: f64,
-    pub p50: u64,
-    pub p90: u64,
-    pub p95: u64,
-    pub p99: u64,
-    pub p99_9: u64,
-    pub max: u64,
+    /// Shortest, µs.
+    pub min_us: u64,
+    /// Mean, µs.
+    pub mean_us: f64,
+    /// Standard deviation, µs.
+    pub stdev_us: f64,
+    /// Median, µs.
+    pub p50_us: u64,
+    /// 90th percentile, µs.
+    pub p90_us: u64,
+    /// 95th percentile, µs.
+    pub p95_us: u64,
+    /// 99th percentile, µs.
+    pub p99_us: u64,
+    /// 99.9th percentile, µs.
+    pub p99_9_us: u64,
+    /// Longest, µs.
+    pub max_us: u64,
 }
 
 /// The load generator's own health over the run.
@@ -320,12 +338,13 @@ pub struct StageHealth {
     pub warmup: bool,
     /// Planned length in seconds; absent for a count-mode run's open-ended stage.
     pub duration_s: Option<f64>,
-    /// The target at the stage's start and end: connections (closed) or requests per second
-    /// (open), see `target_unit`.
-    pub target_from: f64,
-    pub target_to: f64,
+    /// The stage's level at its start: connections (closed model) or arrivals per second
+    /// (open model), see `level_unit`.
+    pub level_from: f64,
+    /// The stage's level at its end, in `level_unit`.
+    pub level_to: f64,
     /// `connections` or `requests/s`.
-    pub target_unit: String,
+    pub level_unit: String,
     /// Requests started (due in this stage).
     pub sent: u64,
     /// Open model: arrivals not sent because every in-flight slot was busy.
@@ -333,7 +352,7 @@ pub struct StageHealth {
     /// Requests started per second of the stage (as run).
     pub achieved_rate: f64,
     /// Mean requests in flight over the stage (as run).
-    pub achieved_concurrency: f64,
+    pub achieved_in_flight: f64,
     /// How late requests started after they were due, microseconds (open model and pacing).
     pub lateness_us: Option<LatencySummary>,
     /// CPU time loadgate used in the stage (user + system), seconds.

@@ -98,10 +98,8 @@ fn environment(output: &RunOutput) -> Environment {
 fn load_info(plan: &Plan) -> LoadInfo {
     LoadInfo {
         model: plan.load.model.name().to_string(),
-        connections: match plan.load.model {
-            Model::Closed => plan.load.connections,
-            Model::Open => plan.load.max_in_flight,
-        },
+        connections: (plan.load.model == Model::Closed).then_some(plan.load.connections),
+        max_in_flight: (plan.load.model == Model::Open).then_some(plan.load.max_in_flight),
         streams: plan.load.streams,
         duration_s: plan.load.measured_duration().map(|d| d.as_secs_f64()),
         requests: match plan.load.stop {
@@ -136,15 +134,15 @@ fn cpu_count() -> usize {
 /// Percentiles and moments of a latency histogram; `None` when it is empty.
 pub(crate) fn summary(h: &Histogram<u64>) -> Option<LatencySummary> {
     (!h.is_empty()).then(|| LatencySummary {
-        min: h.min(),
-        mean: h.mean(),
-        stdev: h.stdev(),
-        p50: h.value_at_quantile(0.50),
-        p90: h.value_at_quantile(0.90),
-        p95: h.value_at_quantile(0.95),
-        p99: h.value_at_quantile(0.99),
-        p99_9: h.value_at_quantile(0.999),
-        max: h.max(),
+        min_us: h.min(),
+        mean_us: h.mean(),
+        stdev_us: h.stdev(),
+        p50_us: h.value_at_quantile(0.50),
+        p90_us: h.value_at_quantile(0.90),
+        p95_us: h.value_at_quantile(0.95),
+        p99_us: h.value_at_quantile(0.99),
+        p99_9_us: h.value_at_quantile(0.999),
+        max_us: h.max(),
     })
 }
 
@@ -187,12 +185,12 @@ pub(crate) fn phases_result(phases: &Phases) -> PhasesResult {
     let summary = |h: &Histogram<u64>| {
         (!h.is_empty()).then(|| PhaseSummary {
             count: h.len(),
-            min: h.min(),
-            mean: h.mean(),
-            p50: h.value_at_quantile(0.50),
-            p90: h.value_at_quantile(0.90),
-            p99: h.value_at_quantile(0.99),
-            max: h.max(),
+            min_us: h.min(),
+            mean_us: h.mean(),
+            p50_us: h.value_at_quantile(0.50),
+            p90_us: h.value_at_quantile(0.90),
+            p99_us: h.value_at_quantile(0.99),
+            max_us: h.max(),
             histogram: encode_histogram(h),
         })
     };

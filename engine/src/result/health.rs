@@ -51,9 +51,9 @@ pub(super) fn health(plan: &Plan, output: &RunOutput, cpus: usize) -> Health {
             let health = StageHealth {
                 warmup: stage.warmup,
                 duration_s: planned,
-                target_from: stage.from,
-                target_to: stage.to,
-                target_unit: match load.model {
+                level_from: stage.from,
+                level_to: stage.to,
+                level_unit: match load.model {
                     Model::Closed => "connections",
                     Model::Open => "requests/s",
                 }
@@ -61,7 +61,7 @@ pub(super) fn health(plan: &Plan, output: &RunOutput, cpus: usize) -> Health {
                 sent: stats.sent,
                 dropped: stats.dropped,
                 achieved_rate: per_s(stats.sent as f64),
-                achieved_concurrency: per_s(stats.busy_us as f64 / 1e6),
+                achieved_in_flight: per_s(stats.busy_us as f64 / 1e6),
                 lateness_us: lateness.clone(),
                 client_cpu_s: cpu_s,
             };
@@ -87,11 +87,11 @@ pub(super) fn health(plan: &Plan, output: &RunOutput, cpus: usize) -> Health {
                     ));
                 }
                 if let Some(l) = &lateness
-                    && l.p99 > MAX_LATENESS_P99_US
+                    && l.p99_us > MAX_LATENESS_P99_US
                 {
                     problems.push(format!(
                         "{name}: requests started up to {:.1} ms late (p99), more than {} ms: the generator could not keep to the schedule",
-                        l.p99 as f64 / 1e3,
+                        l.p99_us as f64 / 1e3,
                         MAX_LATENESS_P99_US / 1000
                     ));
                 }

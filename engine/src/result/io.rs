@@ -7,7 +7,7 @@ use base64::Engine as _;
 use hdrhistogram::Histogram;
 use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
 
-use super::upgrade::{self, Unreadable};
+use super::upgrade::{self, OLDEST_VERSION, Unreadable};
 use super::{RESULT_VERSION, RunResult};
 
 /// Encodes a histogram as HdrHistogram V2 + DEFLATE, base64 (standard alphabet).
@@ -61,8 +61,8 @@ pub enum ReadError {
     #[error("`{path}` is not a loadgate result: {reason}")]
     Invalid { path: String, reason: String },
     #[error(
-        "`{path}` has result_version {found}; this loadgate reads version {RESULT_VERSION}: \
-         produce the results with the same loadgate major version"
+        "`{path}` has result_version {found}; this loadgate reads versions {OLDEST_VERSION} to \
+         {RESULT_VERSION}: produce the results with the same or an older loadgate"
     )]
     Version { path: String, found: u64 },
 }

@@ -16,7 +16,7 @@
 //! - an SLO with a window (`window_s`) passes when it passed in every shard, and shows the
 //!   first failing shard's window (or the first shard's); other SLOs are re-evaluated;
 //! - health: valid when every shard's was, with every shard's problems; stages are the first
-//!   shard's, with sent, dropped, achieved rate and concurrency and client CPU summed over the
+//!   shard's, with sent, dropped, achieved rate, requests in flight and client CPU summed over the
 //!   shards when they have the same stages (lateness, a summary, is the first shard's).
 
 use std::collections::BTreeMap;
@@ -97,6 +97,7 @@ pub fn merge(results: &[RunResult]) -> Result<RunResult, MergeError> {
 
     let mut load = first.load.clone();
     load.connections = results.iter().map(|r| r.load.connections).sum();
+    load.max_in_flight = results.iter().map(|r| r.load.max_in_flight).sum();
     load.requests = results.iter().map(|r| r.load.requests).sum::<Option<u64>>();
 
     Ok(RunResult {
@@ -221,7 +222,7 @@ fn merge_health(results: &[RunResult]) -> Health {
                 stage.sent += other.sent;
                 stage.dropped += other.dropped;
                 stage.achieved_rate += other.achieved_rate;
-                stage.achieved_concurrency += other.achieved_concurrency;
+                stage.achieved_in_flight += other.achieved_in_flight;
                 stage.client_cpu_s += other.client_cpu_s;
             }
         }

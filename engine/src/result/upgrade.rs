@@ -18,14 +18,14 @@ use serde_json::{Map, Value, json};
 use super::RESULT_VERSION;
 
 /// The oldest `result_version` this loadgate reads.
-const OLDEST_VERSION: u32 = 1;
+pub(super) const OLDEST_VERSION: u32 = 1;
 
 /// One upgrade step, on the result's top-level JSON object.
 type Step = fn(&mut Map<String, Value>);
 
 /// `STEPS[i]` upgrades a result of version `OLDEST_VERSION + i` to the next version; the
 /// caller then sets its `result_version`.
-const STEPS: [Step; (RESULT_VERSION - OLDEST_VERSION) as usize] = [];
+const STEPS: [Step; (RESULT_VERSION - OLDEST_VERSION) as usize] = [v1_to_v2];
 
 /// Why a result's JSON cannot be upgraded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,6 +75,66 @@ fn complete_v1(result: &mut Map<String, Value>) {
         .or_insert_with(|| json!({ "valid": true, "problems": [], "stages": [] }));
 }
 
+/// Version 1 -> 2, one vocabulary (issue 13): every time in a latency or phase summary names
+/// its unit (`p99` -> `p99_us`, `mean` -> `mean_us`, ...); a stage's `target_*` is its
+/// `level_*` and `achieved_concurrency` is `achieved_in_flight`; the load's `connections`, which
+/// meant the cap on requests in flight in the open model, is `max_in_flight` there.
+fn v1_to_v2(result: &mut Map<String, Value>) {
+    let mut targets: Vec<&mut Value> = Vec::new();
+    for (key, value) in result.iter_mut() {
+        match (key.as_str(), value) {
+            ("total", total) => targets.push(total),
+            ("targets", Value::Array(list)) => targets.extend(list.iter_mut()),
+            _ => {}
+        }
+    }
+    for target in targets {
+        for key in ["latency_us", "service_time_us"] {
+            add_unit(target.get_mut(key));
+        }
+        if let Some(Value::Object(phases)) = target.get_mut("phases_us") {
+            for (_, phase) in phases.iter_mut() {
+                add_unit(Some(phase));
+            }
+        }
+    }
+    if let Some(Value::Array(stages)) = result.get_mut("health").and_then(|h| h.get_mut("stages")) {
+        for stage in stages.iter_mut().filter_map(Value::as_object_mut) {
+            for (old, new) in [
+                ("target_from", "level_from"),
+                ("target_to", "level_to"),
+                ("target_unit", "level_unit"),
+                ("achieved_concurrency", "achieved_in_flight"),
+            ] {
+                if let Some(v) = stage.remove(old) {
+                    stage.insert(new.to_string(), v);
+                }
+            }
+            add_unit(stage.get_mut("lateness_us"));
+        }
+    }
+    if let Some(Value::Object(load)) = result.get_mut("load")
+        && load.get("model").and_then(Value::as_str) == Some("open")
+        && let Some(cap) = load.remove("connections")
+    {
+        load.insert("max_in_flight".to_string(), cap);
+    }
+}
+
+/// Version 1 -> 2 of one latency or phase summary: `_us` after each time's name.
+fn add_unit(summary: Option<&mut Value>) {
+    let Some(Value::Object(summary)) = summary else {
+        return;
+    };
+    for key in [
+        "min", "mean", "stdev", "p50", "p90", "p95", "p99", "p99_9", "max",
+    ] {
+        if let Some(v) = summary.remove(key) {
+            summary.insert(format!("{key}_us"), v);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -107,5 +167,59 @@ mod tests {
         for value in [json!([1]), json!({ "result_version": "1" }), json!({})] {
             assert_eq!(upgrade(&mut value.clone()), Err(Unreadable::NoVersion));
         }
+    }
+    #[test]
+    fn v1_names_become_v2_names() {
+        let summary = json!({ "min": 1, "mean": 2.5, "stdev": 0.5, "p50": 2, "p90": 3, "p95": 3,
+                              "p99": 4, "p99_9": 5, "max": 6 });
+        let named = json!({ "min_us": 1, "mean_us": 2.5, "stdev_us": 0.5, "p50_us": 2,
+                            "p90_us": 3, "p95_us": 3, "p99_us": 4, "p99_9_us": 5, "max_us": 6 });
+        let mut value = json!({
+            "result_version": 1,
+            "load": { "model": "open", "connections": 50 },
+            "total": { "latency_us": summary.clone(), "service_time_us": null },
+            "targets": [{ "latency_us": summary.clone(),
+                          "phases_us": { "connections_opened": 1, "tls_resumed": 0,
+                                         "connect": { "count": 1, "min": 7, "max": 7 } } }],
+            "health": { "valid": true, "problems": [], "stages": [
+                { "target_from": 0.0, "target_to": 10.0, "target_unit": "requests/s",
+                  "achieved_concurrency": 1.5, "lateness_us": summary } ] }
+        });
+        upgrade(&mut value).unwrap();
+        assert_eq!(value["result_version"], json!(2));
+        assert_eq!(value["total"]["latency_us"], named);
+        assert_eq!(value["total"]["service_time_us"], json!(null));
+        assert_eq!(value["targets"][0]["latency_us"], named);
+        assert_eq!(
+            value["targets"][0]["phases_us"]["connect"],
+            json!({ "count": 1, "min_us": 7, "max_us": 7 })
+        );
+        assert_eq!(
+            value["load"],
+            json!({ "model": "open", "max_in_flight": 50 })
+        );
+        let stage = &value["health"]["stages"][0];
+        assert_eq!(
+            (
+                &stage["level_from"],
+                &stage["level_to"],
+                &stage["level_unit"]
+            ),
+            (&json!(0.0), &json!(10.0), &json!("requests/s"))
+        );
+        assert_eq!(stage["achieved_in_flight"], json!(1.5));
+        assert_eq!(stage["lateness_us"], named);
+        assert!(stage.get("target_from").is_none());
+    }
+
+    #[test]
+    fn a_closed_model_keeps_its_connections() {
+        let mut value =
+            json!({ "result_version": 1, "load": { "model": "closed", "connections": 8 } });
+        upgrade(&mut value).unwrap();
+        assert_eq!(
+            value["load"],
+            json!({ "model": "closed", "connections": 8 })
+        );
     }
 }

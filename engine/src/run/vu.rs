@@ -1,16 +1,19 @@
-//! Virtual users: the tasks that send requests, for both load models.
+//! Request loops: the tasks that send requests, for both load models (the words are the
+//! glossary's, in `plan/load.rs`).
 //!
-//! - Closed model: virtual user `i` (of all workers) is active while the stage target is at
-//!   least `i + 0.5` connections; it sends its next request when its last response has been
-//!   read, after its think time, or when its pacing schedule says the request is due.
+//! - Closed model: each loop is a virtual user. Loop `i` (of all workers) is active while the
+//!   stage's level is at least `i + 0.5` connections (with HTTP/2, a group of `streams` loops per
+//!   connection); it sends its next request when its last response has been read, after its
+//!   think time, or when its pacing schedule says the request is due.
 //! - Open model: a dispatcher per worker walks the arrival schedule ([`Arrivals`]), taking every
-//!   `W`-th arrival, and hands each to an idle virtual user of its pool; an arrival that finds
-//!   none idle is counted as dropped, never silently skipped (k6's `dropped_iterations`).
+//!   `W`-th arrival, and hands each to an idle loop of its pool (`max_in_flight` loops: the
+//!   in-flight cap); an arrival that finds none idle is counted as dropped, never silently
+//!   skipped (k6's `dropped_iterations`).
 //!
-//! A virtual user owns one connection per endpoint; with HTTP/2, a handle to a connection it
-//! shares with the other `streams - 1` users of its group (closed model: the group is one
-//! "connection" of the stages' target). Nothing here allocates per request: the dispatcher
-//! wakes a virtual user through its own [`Notify`].
+//! A loop owns one connection per endpoint; with HTTP/2, a handle to a connection it shares with
+//! the other `streams - 1` loops of its group (closed model: the group is one connection of the
+//! stage's level). Nothing here allocates per request: the dispatcher wakes a loop through its
+//! own [`Notify`].
 
 use std::cell::{Cell, RefCell};
 use std::pin::Pin;
