@@ -5,7 +5,7 @@
 //!
 //! Each step is one module, and imports go one way too (`scripts/check-house` checks it):
 //! [`spec`] (the YAML as written) → `validate` (schema and semantic checks) → [`plan`] (every
-//! default applied, every string parsed) → [`run`] (the hot path; hands over a plain
+//! default applied, every string parsed) → [`run`](mod@run) (the hot path; hands over a plain
 //! `RunOutput`) → [`result`] (the versioned artifact) → [`compare`] (baseline deltas, rule
 //! verdicts, the gate's decision and exit codes) → [`report`] (one renderer per format). Two leaf
 //! modules sit beneath them: `measure` (what a run records: HDR histograms, counters, threshold
@@ -13,6 +13,8 @@
 //!
 //! The words (connection, stream, virtual user, in flight, arrival, target, stage, level) are
 //! defined once, in the glossary of `plan/load.rs` and the README.
+
+#![warn(missing_docs)]
 
 pub mod cli;
 pub mod compare;

@@ -65,16 +65,31 @@ pub enum CompareError {
         "the results come from different specs: `{baseline}` (baseline) and `{current}` \
          (current); compare results of the same spec (its `name`)"
     )]
-    DifferentSpecs { baseline: String, current: String },
+    DifferentSpecs {
+        /// The baseline's spec name.
+        baseline: String,
+        /// The current run's spec name.
+        current: String,
+    },
     /// A result of another `result_version`.
     #[error(
         "`{file}` has result_version {found}, this loadgate reads version {RESULT_VERSION}; \
          produce both results with the same loadgate major version"
     )]
-    Version { file: String, found: u32 },
+    Version {
+        /// The result's file, or `baseline`/`current`.
+        file: String,
+        /// Its `result_version`.
+        found: u32,
+    },
     /// A recorded regression rule that does not parse.
     #[error("a regression rule in `{file}` cannot be read: {reason}")]
-    Rule { file: String, reason: String },
+    Rule {
+        /// The result's file, or `baseline`/`current`.
+        file: String,
+        /// Why the rule does not parse.
+        reason: String,
+    },
 }
 
 /// The comparison of a current result with its baseline.

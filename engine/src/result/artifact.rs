@@ -16,6 +16,7 @@ pub(crate) const RESULT_VERSION: u32 = 2;
 pub struct RunResult {
     /// Version of this format: 2 (results of version 1 are upgraded as they are read).
     pub result_version: u32,
+    /// The spec that produced this result.
     pub spec: SpecInfo,
     /// When measuring started (after the warmup), RFC 3339 in UTC.
     pub started_at: String,
@@ -25,7 +26,9 @@ pub struct RunResult {
     pub duration_s: f64,
     /// The run was stopped early (Ctrl-C); its numbers cover only part of the plan.
     pub interrupted: bool,
+    /// Where the run happened.
     pub environment: Environment,
+    /// The load that was applied.
     pub load: LoadInfo,
     /// All targets together.
     pub total: TargetResult,
@@ -103,6 +106,7 @@ impl RecordedRule {
 /// Which spec produced a result.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct SpecInfo {
+    /// The spec's `name`.
     pub name: String,
     /// Hex SHA-256 of the spec file.
     pub hash: String,
@@ -111,9 +115,13 @@ pub struct SpecInfo {
 /// Where the run happened.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Environment {
+    /// Version of the loadgate that wrote the result.
     pub loadgate_version: String,
+    /// Host name of the load generator's machine.
     pub hostname: String,
+    /// Operating system (`linux`, `macos`, `windows`).
     pub os: String,
+    /// CPU architecture (`x86_64`, `aarch64`).
     pub arch: String,
     /// Logical CPUs of the load generator's machine.
     pub cpu_count: usize,
@@ -142,6 +150,7 @@ pub struct LoadInfo {
     pub duration_s: Option<f64>,
     /// Planned number of requests (count mode).
     pub requests: Option<u64>,
+    /// Warmup before measuring, seconds.
     pub warmup_s: f64,
 }
 
@@ -164,7 +173,9 @@ pub struct TargetResult {
     pub error_rate: f64,
     /// Complete responses per second of the measured window.
     pub rps: f64,
+    /// Request bytes written, headers and body.
     pub bytes_sent: u64,
+    /// Response bytes read, headers and body.
     pub bytes_received: u64,
     /// Complete responses by status code.
     pub status_codes: BTreeMap<String, u64>,
@@ -207,7 +218,9 @@ pub struct TargetResult {
 pub struct CheckResult {
     /// What was checked, e.g. `header content-type == "application/json"`.
     pub check: String,
+    /// Evaluations that passed.
     pub passed: u64,
+    /// Evaluations that failed.
     pub failed: u64,
 }
 
@@ -335,6 +348,7 @@ pub struct Health {
 /// Planned against achieved load in one stage.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct StageHealth {
+    /// A warmup stage (not measured).
     pub warmup: bool,
     /// Planned length in seconds; absent for a count-mode run's open-ended stage.
     pub duration_s: Option<f64>,
@@ -368,10 +382,12 @@ pub struct TimeSample {
     pub responses: u64,
     /// Failed requests that ended in this second.
     pub errors: u64,
-    /// Latency percentiles of this second's responses, microseconds (0 when none), from a
-    /// histogram of 2 significant digits.
+    /// Median latency of this second's responses, µs (0 when none). This and the other
+    /// per-second percentiles come from a histogram of 2 significant digits.
     pub p50_us: u64,
+    /// 99th percentile, µs (0 when none).
     pub p99_us: u64,
+    /// Longest, µs (0 when none).
     pub max_us: u64,
     /// 90th percentile, µs; absent in results written before it was recorded.
     #[serde(default)]
@@ -406,6 +422,7 @@ pub struct SloVerdict {
     pub unit: String,
     /// The threshold's limit in `unit`.
     pub limit: f64,
+    /// Whether the threshold held.
     pub passed: bool,
     /// For a window threshold: the window's length in seconds; `measured` is then the first
     /// failing window's value, or the worst window's when all passed.

@@ -53,18 +53,33 @@ pub fn write(result: &RunResult, path: &Path) -> anyhow::Result<()> {
 /// Why a result file could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {
+    /// The file cannot be read.
     #[error("cannot read the result `{path}`: {source}")]
     Io {
+        /// The file, as given.
         path: String,
+        /// Why reading failed.
         source: std::io::Error,
     },
+    /// The file is not JSON, or not a result of a version this loadgate reads.
     #[error("`{path}` is not a loadgate result: {reason}")]
-    Invalid { path: String, reason: String },
+    Invalid {
+        /// The file, as given.
+        path: String,
+        /// What is wrong, in words.
+        reason: String,
+    },
+    /// A `result_version` newer than this loadgate's (or older than the oldest it reads).
     #[error(
         "`{path}` has result_version {found}; this loadgate reads versions {OLDEST_VERSION} to \
          {RESULT_VERSION}: produce the results with the same or an older loadgate"
     )]
-    Version { path: String, found: u64 },
+    Version {
+        /// The file, as given.
+        path: String,
+        /// Its `result_version`.
+        found: u64,
+    },
 }
 
 /// Reads a result file: parsed as JSON, its `result_version` checked before anything else,

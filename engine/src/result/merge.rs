@@ -31,36 +31,57 @@ use crate::plan::threshold::{Metric, Scope, Threshold};
 /// Why results cannot be merged.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum MergeError {
+    /// No results were given.
     #[error("nothing to merge: give the result files of the shards")]
     Empty,
+    /// A result comes from another spec file than the first.
     #[error(
         "result {index} comes from another spec (`{name}`, SHA-256 {hash:.12}) than the first \
          (`{first_name}`, {first_hash:.12}): only shards of one run of one spec file merge"
     )]
     DifferentSpecs {
+        /// 1-based position of the result among those given.
         index: usize,
+        /// Its spec's name.
         name: String,
+        /// Its spec file's SHA-256, hex.
         hash: String,
+        /// The first result's spec name.
         first_name: String,
+        /// The first result's spec file SHA-256, hex.
         first_hash: String,
     },
+    /// A result of another `result_version` than the first.
     #[error(
         "result {index} has result_version {found}, the first {expected}: merge results of one \
          loadgate version"
     )]
     Version {
+        /// 1-based position of the result among those given.
         index: usize,
+        /// Its `result_version`.
         found: u32,
+        /// The first result's `result_version`.
         expected: u32,
     },
+    /// A target's histogram does not decode.
     #[error("the histogram of `{target}` in result {index} cannot be read: {reason}")]
     Histogram {
+        /// 1-based position of the result among those given.
         index: usize,
+        /// The target's name (`total` for the whole run).
         target: String,
+        /// Why it does not decode.
         reason: String,
     },
+    /// A recorded SLO threshold no longer parses, so it cannot be judged on the merged data.
     #[error("the SLO `{threshold}` of result 1 cannot be re-evaluated: {reason}")]
-    Threshold { threshold: String, reason: String },
+    Threshold {
+        /// The threshold as written.
+        threshold: String,
+        /// Why it does not parse.
+        reason: String,
+    },
 }
 
 /// Merges the shards' results. Errors: none given, different specs (name or file hash) or

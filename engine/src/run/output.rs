@@ -52,10 +52,23 @@ pub struct Progress {
 /// Why a run could not be carried out.
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
+    /// A target's host name does not resolve.
     #[error("cannot resolve `{endpoint}`: {reason}")]
-    Resolve { endpoint: Endpoint, reason: String },
+    Resolve {
+        /// The target's host and port.
+        endpoint: Endpoint,
+        /// The resolver's error.
+        reason: String,
+    },
+    /// The check at start could not connect (TCP, TLS, or the protocol asked for).
     #[error("target `{endpoint}` is unreachable at start: {reason}")]
-    Unreachable { endpoint: Endpoint, reason: String },
+    Unreachable {
+        /// The target's host and port.
+        endpoint: Endpoint,
+        /// Why, in words.
+        reason: String,
+    },
+    /// The run's threads or timers could not be started.
     #[error("cannot start the run: {0}")]
     Start(#[from] std::io::Error),
 }
