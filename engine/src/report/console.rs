@@ -228,7 +228,7 @@ fn health(result: &RunResult) -> String {
             out,
             "\n  {:<14} {:<18} {:>8} {:>10} {:>9} {:>8} {:>9} {:>11}",
             "load by stage",
-            "target",
+            "level",
             "sent",
             "achieved",
             "in flight",
@@ -242,7 +242,7 @@ fn health(result: &RunResult) -> String {
             } else {
                 "/s"
             };
-            let target = if s.level_from == s.level_to {
+            let level = if s.level_from == s.level_to {
                 format!("{}{unit}", s.level_to)
             } else {
                 format!("{} -> {}{unit}", s.level_from, s.level_to)
@@ -251,7 +251,7 @@ fn health(result: &RunResult) -> String {
                 out,
                 "  {:<14} {:<18} {:>8} {:>8.1}/s {:>9.1} {:>8} {:>9} {:>9.2} s",
                 format!("{}{}", i + 1, if s.warmup { " (warmup)" } else { "" }),
-                target,
+                level,
                 s.sent,
                 s.achieved_rate,
                 s.achieved_in_flight,
