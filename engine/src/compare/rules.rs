@@ -99,7 +99,7 @@ pub(super) fn default_rules() -> Vec<RegressionRule> {
 }
 
 /// The whole-run value a rule looks at, in its unit.
-fn whole_run_value(rule: &RegressionRule, t: &TargetResult) -> Option<f64> {
+pub(super) fn whole_run_value(rule: &RegressionRule, t: &TargetResult) -> Option<f64> {
     match rule.metric {
         Metric::Latency => {
             let l = t.latency_us.as_ref()?;
@@ -195,14 +195,14 @@ pub(super) fn judge_rule(
 }
 
 /// `max(max_change × |baseline|, floor)`.
-fn allowed_change(rule: &RegressionRule, baseline: f64) -> f64 {
+pub(super) fn allowed_change(rule: &RegressionRule, baseline: f64) -> f64 {
     (rule.max_change * baseline.abs()).max(rule.floor)
 }
 
 /// The verdict of `rule` given the whole-run values and the interval of the change (in the
 /// rule's unit, `current - baseline`); see the module documentation of [`super`] for the order
 /// of the checks. `samples` is only used to explain a missing interval.
-fn judge(
+pub(super) fn judge(
     rule: &RegressionRule,
     baseline: f64,
     current: f64,
