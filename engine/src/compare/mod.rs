@@ -42,6 +42,7 @@
 
 mod deltas;
 pub mod gate;
+pub(crate) mod paired;
 mod rules;
 mod samples;
 mod stats;

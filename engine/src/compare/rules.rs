@@ -99,7 +99,7 @@ pub(super) fn default_rules() -> Vec<RegressionRule> {
 }
 
 /// The whole-run value a rule looks at, in its unit.
-fn whole_run_value(rule: &RegressionRule, t: &TargetResult) -> Option<f64> {
+pub(super) fn whole_run_value(rule: &RegressionRule, t: &TargetResult) -> Option<f64> {
     match rule.metric {
         Metric::Latency => {
             let l = t.latency_us.as_ref()?;
