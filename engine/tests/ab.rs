@@ -134,10 +134,7 @@ fn rule_line<'a>(stdout: &'a str, rule: &str) -> &'a str {
 fn an_a_a_pair_passes_and_out_holds_both_sides_and_the_verdict() {
     let _turn = common::turn();
     let server = Serve::start();
-    let (dir, path) = write_spec(&spec(&format!(
-        "url: {}/x?delay=${{DELAY}}",
-        server.url()
-    )));
+    let (dir, path) = write_spec(&spec(&format!("url: {}/x?delay=${{DELAY}}", server.url())));
     let out = dir.path().join("ab.json");
     // The same delay, written two ways: the sides differ only in name.
     let output = ab(
@@ -192,11 +189,11 @@ fn an_a_a_pair_passes_and_out_holds_both_sides_and_the_verdict() {
 fn a_candidate_4ms_slower_regresses_with_exit_4() {
     let _turn = common::turn();
     let server = Serve::start();
-    let (_dir, path) = write_spec(&spec(&format!(
-        "url: {}/x?delay=${{DELAY}}",
-        server.url()
-    )));
-    let output = ab(&path, &["--baseline", "DELAY=2ms", "--candidate", "DELAY=6ms"]);
+    let (_dir, path) = write_spec(&spec(&format!("url: {}/x?delay=${{DELAY}}", server.url())));
+    let output = ab(
+        &path,
+        &["--baseline", "DELAY=2ms", "--candidate", "DELAY=6ms"],
+    );
     assert_exit(&output, 4);
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
