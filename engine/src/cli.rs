@@ -39,6 +39,10 @@ pub(crate) enum Command {
     Report(ReportArgs),
     /// Merge the results of several shards of one run into one result, losslessly.
     Merge(MergeArgs),
+    /// Load a baseline and a candidate at the same time with the spec's load (duet) and judge
+    /// each regression rule on the paired seconds; exit 0 pass, 1 SLO failed, 4 regression,
+    /// 5 invalid measurement.
+    Ab(AbArgs),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -103,6 +107,39 @@ pub(crate) struct ReportArgs {
     /// How many runs the trend shows, the latest included.
     #[arg(long, default_value_t = crate::report::history::DEFAULT_WINDOW)]
     pub(crate) window: usize,
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct AbArgs {
+    /// The spec file (YAML); both sides get its load.
+    pub(crate) spec: PathBuf,
+    /// The baseline's `defaults.base_url`, replacing the spec's.
+    #[arg(long, value_name = "URL")]
+    pub(crate) baseline_url: Option<String>,
+    /// The candidate's `defaults.base_url`, replacing the spec's.
+    #[arg(long, value_name = "URL")]
+    pub(crate) candidate_url: Option<String>,
+    /// A value of `${NAME}` for the baseline, before the environment's (repeatable).
+    #[arg(long, value_name = "NAME=VALUE", value_parser = name_value)]
+    pub(crate) baseline: Vec<(String, String)>,
+    /// A value of `${NAME}` for the candidate, before the environment's (repeatable).
+    #[arg(long, value_name = "NAME=VALUE", value_parser = name_value)]
+    pub(crate) candidate: Vec<(String, String)>,
+    /// Write both sides' results and the paired verdict (JSON) here; written whole or not at
+    /// all.
+    #[arg(long)]
+    pub(crate) out: Option<PathBuf>,
+    /// No progress line on stderr.
+    #[arg(long, short)]
+    pub(crate) quiet: bool,
+}
+
+/// Parses `NAME=VALUE` (the value may be empty and may hold `=`).
+fn name_value(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((name, value)) if !name.is_empty() => Ok((name.to_string(), value.to_string())),
+        _ => Err(format!("expected NAME=VALUE, found `{text}`")),
+    }
 }
 
 #[derive(Debug, clap::Args)]

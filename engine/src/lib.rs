@@ -16,6 +16,7 @@
 
 #![warn(missing_docs)]
 
+mod ab;
 pub mod cli;
 pub mod compare;
 mod measure;
@@ -51,6 +52,7 @@ pub fn error_exit_code(error: &anyhow::Error) -> ExitCode {
             || e.is::<result::ReadError>()
             || e.is::<compare::CompareError>()
             || e.is::<result::merge::MergeError>()
+            || e.is::<ab::AbError>()
     });
     let exit = if invalid_spec {
         Exit::InvalidInput
@@ -90,6 +92,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Run(args) => run_spec(&args),
         Command::Compare(args) => compare_files(&args),
         Command::Report(args) => report_files(&args),
+        Command::Ab(args) => ab::ab(&args, &env_var),
         Command::Merge(args) => {
             let results = args
                 .results

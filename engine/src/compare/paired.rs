@@ -94,8 +94,6 @@ struct Shift {
 /// The verdict is filled as in the two-run comparison; `samples` is `[n, n]`, `n` the pairs
 /// used (those left out are counted in `reason`); `change_ci` is the Wilcoxon signed-rank
 /// interval of the module documentation, in the rule's unit.
-// Called by `loadgate ab` (issue 14, the "ab" helper's branch): drop this allow at the merge.
-#[cfg_attr(not(test), allow(dead_code))]
 pub(crate) fn judge_paired(
     rule: &RegressionRule,
     baseline: &TargetResult,
@@ -154,9 +152,6 @@ pub(crate) fn judge_paired(
 /// (both sides the same build) a true change smaller than about this leaves 0 inside the
 /// interval: it is the minimum detectable effect on this machine at this run length. `None`
 /// with too few pairs for an interval (fewer than [`MIN_PAIRS`] with a non-zero difference).
-// Wired by the A/A calibration (`loadgate ab --aa`, issue 14, a later session): drop this
-// allow then.
-#[cfg_attr(not(test), allow(dead_code))]
 pub(crate) fn noise_half_width(rule: &RegressionRule, pairs: &[(f64, f64)]) -> Option<f64> {
     let diffs = differences(rule, pairs);
     let s = signed_rank_shift(&diffs.values)?;

@@ -184,7 +184,7 @@ pub(crate) struct VerdictDoc {
 }
 
 /// Builds the verdict of `current`, compared with a baseline when `comparison` is given.
-fn build(
+pub(crate) fn build(
     current: &RunResult,
     baseline: Option<&RunResult>,
     comparison: Option<&Comparison>,

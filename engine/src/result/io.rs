@@ -27,6 +27,12 @@ pub fn decode_histogram(text: &str) -> anyhow::Result<Histogram<u64>> {
 
 /// Writes `result` as pretty JSON to `path`, whole or not at all (temporary file + rename).
 pub fn write(result: &RunResult, path: &Path) -> anyhow::Result<()> {
+    write_json(result, path)
+}
+
+/// Writes `value` as pretty JSON to `path`, whole or not at all (temporary file + rename):
+/// [`write`], and any other artifact (`loadgate ab --out`).
+pub(crate) fn write_json(value: &impl serde::Serialize, path: &Path) -> anyhow::Result<()> {
     use anyhow::Context as _;
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
@@ -36,7 +42,7 @@ pub fn write(result: &RunResult, path: &Path) -> anyhow::Result<()> {
         .with_context(|| format!("cannot write the result into `{}`", dir.display()))?;
     // Buffered: serde_json writes token by token, a system call each on a bare file.
     let mut out = std::io::BufWriter::new(&mut file);
-    serde_json::to_writer_pretty(&mut out, result)?;
+    serde_json::to_writer_pretty(&mut out, value)?;
     out.write_all(b"\n")?;
     out.flush()?;
     drop(out);

@@ -30,5 +30,5 @@ pub use artifact::{
 };
 pub use build::build;
 pub(crate) use build::{phases_result, summary};
-pub(crate) use io::encode_histogram;
 pub use io::{ReadError, decode_histogram, read, write};
+pub(crate) use io::{encode_histogram, write_json};

@@ -1,0 +1,283 @@
+//! `loadgate ab`: the spec's load applied to a **baseline** and a **candidate** in one
+//! invocation, on the same machine, and each regression rule judged on the paired epochs.
+//!
+//! This is **duet** mode (Bulej et al., "Duet Benchmarking: Improving Measurement Accuracy in
+//! the Cloud", ICPE 2020): both sides are loaded at the same time, on the same schedule, so
+//! that whatever disturbs the machine (a neighbour, CPU frequency, a noisy runner) disturbs
+//! both alike, and the difference between the sides in each second stays sharp where the
+//! difference between two separate runs would not.
+//!
+//! The sides differ only in where the load goes: `--baseline-url`/`--candidate-url` replace
+//! `defaults.base_url`, and `--baseline NAME=VALUE`/`--candidate NAME=VALUE` answer `${NAME}`
+//! before the environment does. Each side is validated and planned as `loadgate run` would (the
+//! same diagnostics), its `service` started, then both `run::execute` calls start together on
+//! two threads (a [`Barrier`]) and share the stop flag (Ctrl-C stops both).
+//!
+//! # What the sides share
+//!
+//! The two runs are two generators in one process. What `run::execute` measures per run stays
+//! per side (histograms, counts, the time series, lateness), but the client CPU time is the
+//! process's (`getrusage(RUSAGE_SELF)`): each side's `environment.client_cpu_*_s` and each
+//! stage's `client_cpu_s` count both sides, and the generator health check (`loadgate` used
+//! more than 90% of all CPUs) sees the whole process on each side. That is the right signal in
+//! a duet: when the process as a whole saturated the machine, the generator was the bottleneck
+//! for both sides, and neither side's numbers can be trusted; both are marked invalid together.
+//!
+//! Each `run::execute` resolves and checks its targets before its load starts, after the
+//! barrier; the two sides' measuring windows may start a few milliseconds apart.
+//!
+//! `pairs.rs` pairs the sides' seconds and judges the rules (`compare::paired::judge_paired`).
+
+mod pairs;
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Barrier};
+
+use anyhow::Context as _;
+use serde::Serialize;
+
+use crate::cli::AbArgs;
+use crate::compare::gate::{Outcome, Overall};
+use crate::compare::{self, Comparison};
+use crate::plan::Plan;
+use crate::report::progress::ProgressLine;
+use crate::report::verdict::VerdictDoc;
+use crate::result::{self, RunResult};
+use crate::run::{self, RunOutput};
+use crate::service::Service;
+use crate::spec::SourceSpec;
+use crate::validate;
+
+/// Version of the `loadgate ab --out` document; bumped on any incompatible change.
+const AB_VERSION: u32 = 1;
+
+/// Why the two sides of `loadgate ab` cannot be run.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum AbError {
+    /// Nothing tells the sides apart.
+    #[error(
+        "the baseline and the candidate are the same: give different `--baseline-url` and \
+         `--candidate-url`, or different `--baseline NAME=VALUE` and `--candidate NAME=VALUE`"
+    )]
+    SameSides,
+}
+
+/// One side of the duet, as given on the command line.
+struct Side<'a> {
+    /// `baseline` or `candidate`.
+    label: &'static str,
+    /// Replaces the spec's `defaults.base_url`.
+    url: Option<&'a str>,
+    /// `NAME=VALUE` pairs answering `${NAME}`; the last of a name wins.
+    values: &'a [(String, String)],
+}
+
+impl Side<'_> {
+    /// The side's value of `${name}`, if it gives one.
+    fn value(&self, name: &str) -> Option<String> {
+        self.values
+            .iter()
+            .rev()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.clone())
+    }
+
+    /// The side's values with the last of each name, sorted: what tells two sides apart.
+    fn effective_values(&self) -> Vec<(&str, &str)> {
+        let mut values: Vec<(&str, &str)> = Vec::new();
+        for (name, value) in self.values.iter().rev() {
+            if !values.iter().any(|(n, _)| n == name) {
+                values.push((name, value));
+            }
+        }
+        values.sort_unstable();
+        values
+    }
+
+    /// Validates `source` into this side's plan: its URL as `defaults.base_url`, its values
+    /// before `env`'s.
+    fn plan(
+        &self,
+        source: &SourceSpec,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> anyhow::Result<Plan> {
+        let mut source = source.clone();
+        if let (Some(url), Some(spec)) = (self.url, source.value.as_object_mut()) {
+            let defaults = spec
+                .entry("defaults")
+                .or_insert_with(|| serde_json::Value::Object(Default::default()));
+            // A `defaults` that is not a mapping is left for the schema check to report.
+            if let Some(defaults) = defaults.as_object_mut() {
+                defaults.insert("base_url".to_string(), url.into());
+            }
+        }
+        let var = |name: &str| self.value(name).or_else(|| env(name));
+        validate::check(&source, &var).with_context(|| format!("the {} side", self.label))
+    }
+}
+
+/// The `loadgate ab --out` document: both sides whole and the paired verdict.
+#[derive(Serialize)]
+struct AbDocument<'a> {
+    ab_version: u32,
+    /// `duet`.
+    mode: &'static str,
+    baseline: &'a RunResult,
+    candidate: &'a RunResult,
+    verdict: VerdictDoc,
+}
+
+/// `loadgate ab` in duet mode; `env` looks up `${NAME}`s that a side does not give.
+pub(crate) fn ab(args: &AbArgs, env: &dyn Fn(&str) -> Option<String>) -> anyhow::Result<Outcome> {
+    let sides = [
+        Side {
+            label: "baseline",
+            url: args.baseline_url.as_deref(),
+            values: &args.baseline,
+        },
+        Side {
+            label: "candidate",
+            url: args.candidate_url.as_deref(),
+            values: &args.candidate,
+        },
+    ];
+    if sides[0].url == sides[1].url && sides[0].effective_values() == sides[1].effective_values() {
+        return Err(AbError::SameSides.into());
+    }
+    let source = SourceSpec::read(&args.spec)?;
+    let plans = [sides[0].plan(&source, env)?, sides[1].plan(&source, env)?];
+
+    let stop = Arc::new(AtomicBool::new(false));
+    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(signal, stop.clone())?;
+    }
+    let services = start_services(&plans, &stop)?;
+    let outputs = run_duet(&plans, &stop, args.quiet);
+    drop(services);
+    let [baseline_output, candidate_output] = outputs?;
+
+    let baseline = result::build(&plans[0], &baseline_output);
+    let candidate = result::build(&plans[1], &candidate_output);
+    for (label, result) in [("BASELINE", &baseline), ("CANDIDATE", &candidate)] {
+        print!("\n{label}\n{}", crate::report::console::summary(result));
+    }
+    let comparison = paired_comparison(&plans[1], &baseline, &candidate)?;
+    let input = crate::report::Input {
+        current: &candidate,
+        baseline: Some(&baseline),
+        comparison: Some(&comparison),
+        history: &[],
+    };
+    print!(
+        "{}",
+        crate::report::render(crate::report::Format::Text, &input, None)?
+    );
+    if let Some(path) = &args.out {
+        write(&baseline, &candidate, &comparison, path)?;
+    }
+    Ok(if baseline.interrupted || candidate.interrupted {
+        Outcome::Interrupted
+    } else {
+        // Either side's invalid health is an invalid measurement: the candidate's directly,
+        // the baseline's through `baseline_invalid`.
+        Overall::of(&candidate, Some(&comparison)).into()
+    })
+}
+
+/// Starts each side's service, in order, and waits until it is ready; the candidate shares the
+/// baseline's when both resolve to the same command, environment and folder. Dropping the
+/// services stops them.
+fn start_services(plans: &[Plan; 2], stop: &AtomicBool) -> anyhow::Result<Vec<Service>> {
+    let mut services = Vec::new();
+    for (label, plan) in ["baseline", "candidate"].iter().zip(plans) {
+        let Some(s) = &plan.service else { continue };
+        let same_as_baseline = plans[0].service.as_ref().is_some_and(|b| {
+            *label == "candidate"
+                && b.command == s.command
+                && b.env == s.env
+                && b.working_dir == s.working_dir
+        });
+        if same_as_baseline {
+            eprintln!("loadgate: the candidate shares the baseline's service");
+            continue;
+        }
+        eprintln!(
+            "loadgate: starting the {label} service `{}`",
+            s.display_command
+        );
+        let service = Service::start(s, stop).with_context(|| format!("the {label} side"))?;
+        services.push(service);
+    }
+    Ok(services)
+}
+
+/// Runs both plans at the same time: two threads, released together by a barrier, sharing
+/// `stop`. A side that cannot be carried out stops the other. The progress line follows the
+/// baseline (both sides keep the same schedule).
+fn run_duet(
+    plans: &[Plan; 2],
+    stop: &Arc<AtomicBool>,
+    quiet: bool,
+) -> anyhow::Result<[RunOutput; 2]> {
+    let barrier = Barrier::new(2);
+    let mut progress = ProgressLine::new(quiet, plans[0].load.measured_duration());
+    let run_side = |plan: &Plan, progress: &mut dyn FnMut(&run::Progress)| {
+        barrier.wait();
+        let output = run::execute(plan, stop.clone(), progress);
+        if output.is_err() {
+            stop.store(true, Ordering::Relaxed);
+        }
+        output
+    };
+    let (baseline, candidate) = std::thread::scope(|scope| {
+        let baseline = scope.spawn(|| run_side(&plans[0], &mut |p| progress.update(p)));
+        let candidate = scope.spawn(|| run_side(&plans[1], &mut |_| {}));
+        (
+            baseline.join().expect("the baseline's run does not panic"),
+            candidate
+                .join()
+                .expect("the candidate's run does not panic"),
+        )
+    });
+    progress.finish();
+    Ok([
+        baseline.context("the baseline side")?,
+        candidate.context("the candidate side")?,
+    ])
+}
+
+/// The two sides compared as `compare` would (deltas, SLOs, notes), with the rules judged on
+/// the paired seconds instead of as two separate runs, and a note on the pairing. The rules are
+/// the candidate's plan's (the spec's, defaults applied: what its result records).
+fn paired_comparison(
+    candidate_plan: &Plan,
+    baseline: &RunResult,
+    candidate: &RunResult,
+) -> anyhow::Result<Comparison> {
+    let mut comparison = compare::compare(baseline, candidate)?;
+    let epochs = pairs::Epochs::of(baseline, candidate);
+    comparison.rules = pairs::verdicts(&candidate_plan.regression, &epochs, baseline, candidate);
+    comparison.notes.push(epochs.note());
+    comparison
+        .notes
+        .push(pairs::detectable_note(&candidate_plan.regression, &epochs));
+    Ok(comparison)
+}
+
+/// Writes the `--out` document whole or not at all.
+fn write(
+    baseline: &RunResult,
+    candidate: &RunResult,
+    comparison: &Comparison,
+    path: &Path,
+) -> anyhow::Result<()> {
+    let document = AbDocument {
+        ab_version: AB_VERSION,
+        mode: "duet",
+        baseline,
+        candidate,
+        verdict: crate::report::verdict::build(candidate, Some(baseline), Some(comparison), None),
+    };
+    result::write_json(&document, path)
+}

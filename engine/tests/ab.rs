@@ -1,0 +1,273 @@
+//! `loadgate ab` (duet mode) through the binary, against `loadgate serve` processes on loopback
+//! with a controlled delay: an A/A pair passes, a +4 ms candidate regresses (exit 4), two
+//! servers given by `--baseline-url`/`--candidate-url` are told apart, `--out` holds both sides
+//! and the verdict, and two identical sides are refused (exit 2). Runs of 5 s after a 1 s
+//! warmup, one at a time; every process is bounded in time.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use loadgate::result::RunResult;
+use serde_json::Value;
+
+/// How long one `loadgate ab` may take: 6 s of load, services and checks, on a busy machine.
+const AB_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// A `loadgate serve` process on a free loopback port; killed when dropped.
+struct Serve {
+    child: Child,
+    addr: SocketAddr,
+}
+
+impl Serve {
+    fn start() -> Serve {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_loadgate"))
+            .args(["serve", "--listen", "127.0.0.1:0", "--threads", "1"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("run loadgate serve");
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            let _ = BufReader::new(stdout).read_line(&mut line);
+            let _ = tx.send(line);
+        });
+        let Ok(line) = rx.recv_timeout(Duration::from_secs(10)) else {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("loadgate serve printed no listening line within 10 s");
+        };
+        let addr = line
+            .trim_end()
+            .strip_prefix("loadgate serve: listening on http://")
+            .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+            .parse()
+            .expect("an address");
+        Serve { child, addr }
+    }
+
+    fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A spec of one target (`url` or `path`, as a YAML line), closed model with 4 connections,
+/// 5 s after a 1 s warmup, and two latency rules.
+fn spec(target: &str) -> String {
+    format!(
+        "version: 1\nname: ab\ntargets:\n  - name: slow\n    {target}\n\
+         load:\n  connections: 4\n  duration: 5s\n  warmup: 1s\n\
+         slo:\n  errors: [\"rate < 1%\"]\n\
+         regression:\n  latency: [\"p(50) +10% floor 1ms\", \"p(95) +10% floor 1ms\"]\n"
+    )
+}
+
+/// Runs `loadgate ab SPEC args...` and waits for it, at most [`AB_TIMEOUT`].
+fn ab(spec: &Path, args: &[&str]) -> Output {
+    let dir = tempfile::tempdir().unwrap();
+    let (out, err) = (dir.path().join("stdout"), dir.path().join("stderr"));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_loadgate"))
+        .arg("ab")
+        .arg(spec)
+        .args(args)
+        .arg("--quiet")
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(&out).unwrap())
+        .stderr(std::fs::File::create(&err).unwrap())
+        .spawn()
+        .expect("run loadgate ab");
+    let deadline = Instant::now() + AB_TIMEOUT;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("loadgate ab did not end within {AB_TIMEOUT:?}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    Output {
+        status,
+        stdout: std::fs::read(out).unwrap(),
+        stderr: std::fs::read(err).unwrap(),
+    }
+}
+
+/// The exit code, with the output shown when it is not `want`.
+fn assert_exit(output: &Output, want: i32) {
+    assert_eq!(
+        output.status.code(),
+        Some(want),
+        "stdout:\n{}\nstderr:\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// The line of the text comparison that shows `rule`.
+fn rule_line<'a>(stdout: &'a str, rule: &str) -> &'a str {
+    stdout
+        .lines()
+        .find(|l| l.contains(rule))
+        .unwrap_or_else(|| panic!("no line for `{rule}` in:\n{stdout}"))
+}
+
+#[test]
+fn an_a_a_pair_passes_and_out_holds_both_sides_and_the_verdict() {
+    let _turn = common::turn();
+    let server = Serve::start();
+    let (dir, path) = write_spec(&spec(&format!("url: {}/x?delay=${{DELAY}}", server.url())));
+    let out = dir.path().join("ab.json");
+    // The same delay, written two ways: the sides differ only in name.
+    let output = ab(
+        &path,
+        &[
+            "--baseline",
+            "DELAY=2ms",
+            "--candidate",
+            "DELAY=2000us",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert_exit(&output, 0);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("BASELINE") && stdout.contains("CANDIDATE"));
+    assert!(stdout.contains("paired (duet): both sides loaded at the same time"));
+
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(doc["ab_version"], 1);
+    assert_eq!(doc["mode"], "duet");
+    for side in ["baseline", "candidate"] {
+        let result: RunResult = serde_json::from_value(doc[side].clone()).expect("a whole result");
+        assert!(result.total.responses > 1_000, "{side}: {:?}", result.total);
+        assert!(result.time_series.len() >= 5, "{side}");
+    }
+    let verdict = &doc["verdict"];
+    assert_eq!(verdict["verdict"], "pass", "{verdict:#}");
+    assert_eq!(verdict["exit_code"], 0);
+    let rules = verdict["rules"].as_array().unwrap();
+    // The spec's two latency rules, and the default errors and requests rules.
+    assert_eq!(rules.len(), 4, "{rules:#?}");
+    for rule in rules {
+        assert_ne!(rule["verdict"], "regressed", "{rule:#}");
+        if rule["metric"] == "latency" {
+            assert!(
+                ["unchanged", "inconclusive"].contains(&rule["verdict"].as_str().unwrap()),
+                "{rule:#}"
+            );
+        }
+    }
+    let notes = verdict["notes"].as_array().unwrap();
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.as_str().unwrap().contains("per-second pairs")),
+        "{notes:?}"
+    );
+}
+
+#[test]
+fn a_candidate_4ms_slower_regresses_with_exit_4() {
+    let _turn = common::turn();
+    let server = Serve::start();
+    let (_dir, path) = write_spec(&spec(&format!("url: {}/x?delay=${{DELAY}}", server.url())));
+    let output = ab(
+        &path,
+        &["--baseline", "DELAY=2ms", "--candidate", "DELAY=6ms"],
+    );
+    assert_exit(&output, 4);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        rule_line(&stdout, "p(50) +10% floor 1ms").contains("regressed"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn two_servers_given_by_url_are_told_apart() {
+    let _turn = common::turn();
+    let (fast, slow) = (Serve::start(), Serve::start());
+    // No `defaults.base_url` in the spec: each side's URL gives it.
+    let (_dir, path) = write_spec(&spec("path: /x?delay=${DELAY}"));
+    let (fast_url, slow_url) = (fast.url(), slow.url());
+    let output = ab(
+        &path,
+        &[
+            "--baseline-url",
+            &fast_url,
+            "--baseline",
+            "DELAY=1ms",
+            "--candidate-url",
+            &slow_url,
+            "--candidate",
+            "DELAY=5ms",
+        ],
+    );
+    assert_exit(&output, 4);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        rule_line(&stdout, "p(50) +10% floor 1ms").contains("regressed"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn identical_sides_are_refused_with_exit_2_before_any_load() {
+    let (_dir, path) = write_spec(&spec("url: http://127.0.0.1:9/x?delay=${DELAY}"));
+    for args in [
+        &["--baseline", "DELAY=2ms", "--candidate", "DELAY=2ms"][..],
+        &[
+            "--baseline-url",
+            "http://127.0.0.1:9",
+            "--candidate-url",
+            "http://127.0.0.1:9",
+        ],
+        // The last value of a name counts.
+        &[
+            "--baseline",
+            "DELAY=1ms",
+            "--baseline",
+            "DELAY=2ms",
+            "--candidate",
+            "DELAY=2ms",
+        ],
+        &[],
+    ] {
+        let output = ab(&path, args);
+        assert_exit(&output, 2);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            stderr.contains("the baseline and the candidate are the same"),
+            "{args:?}: {stderr}"
+        );
+    }
+    let output = ab(&path, &["--baseline", "DELAY"]);
+    assert_exit(&output, 2);
+    assert!(String::from_utf8_lossy(&output.stderr).contains("expected NAME=VALUE"));
+}
+
+fn write_spec(yaml: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let path = dir.path().join("spec.yaml");
+    std::fs::write(&path, yaml).expect("the spec is written");
+    (dir, path)
+}
