@@ -1,8 +1,9 @@
 //! `loadgate ab` (duet mode) through the binary, against `loadgate serve` processes on loopback
 //! with a controlled delay: an A/A pair passes, a +4 ms candidate regresses (exit 4), two
 //! servers given by `--baseline-url`/`--candidate-url` are told apart, `--out` holds both sides
-//! and the verdict, and two identical sides are refused (exit 2). Runs of 5 s after a 1 s
-//! warmup, one at a time; every process is bounded in time.
+//! and the verdict, and two identical sides are refused (exit 2). Runs of 8 s after a 1 s
+//! warmup (the paired interval needs at least 6 per-second pairs), one at a time; every
+//! process is bounded in time.
 
 mod common;
 
@@ -68,11 +69,12 @@ impl Drop for Serve {
 }
 
 /// A spec of one target (`url` or `path`, as a YAML line), closed model with 4 connections,
-/// 5 s after a 1 s warmup, and two latency rules.
+/// 8 s after a 1 s warmup (at least 7 complete per-second pairs; the paired interval needs 6),
+/// and two latency rules.
 fn spec(target: &str) -> String {
     format!(
         "version: 1\nname: ab\ntargets:\n  - name: slow\n    {target}\n\
-         load:\n  connections: 4\n  duration: 5s\n  warmup: 1s\n\
+         load:\n  connections: 4\n  duration: 8s\n  warmup: 1s\n\
          slo:\n  errors: [\"rate < 1%\"]\n\
          regression:\n  latency: [\"p(50) +10% floor 1ms\", \"p(95) +10% floor 1ms\"]\n"
     )

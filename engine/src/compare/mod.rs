@@ -12,6 +12,7 @@
 //! | `rules.rs`    | regression rules judged: [`RuleVerdict`], [`RuleState`], `judge`    |
 //! | `samples.rs`  | the per-second samples a rule's interval is computed from           |
 //! | `stats.rs`    | the moving-block bootstrap interval of a change                     |
+//! | `paired.rs`   | rules judged on paired epochs (`loadgate ab`): Hodges-Lehmann, Wilcoxon |
 //! | `deltas.rs`   | per-target metrics and SLOs in both runs: [`TargetDelta`], [`SloDelta`] |
 //! | `gate.rs`     | the decision ([`gate::Overall`]), its summary line, the exit codes  |
 //!
