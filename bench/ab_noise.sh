@@ -8,6 +8,7 @@
 #   bench/ab_noise.sh                                  # 20 A/A and 20 +10% pairs, both methods
 #   PAIRS=3 METHODS=two-run bench/ab_noise.sh          # only today's comparison, 3 pairs
 #   LOADGATE=target/release/loadgate INSTALL=0 OUT=table.md bench/ab_noise.sh
+#   LOADGATE=/path/to/loadgate-with-ab SERVER=/path/to/loadgate-with-work bench/ab_noise.sh
 #
 # Two `loadgate serve --threads 1` (baseline and candidate, two ports) and the neighbour run
 # pinned to core 0, loadgate pinned to core 1 (taskset). Each request asks for `work=WORK`
@@ -32,6 +33,7 @@ PHASES=${PHASES:-0.5-3}
 SEED=${SEED:-14}
 INSTALL=${INSTALL:-1}
 LOADGATE=${LOADGATE:-}
+SERVER=${SERVER:-}
 OUT=${OUT:-}
 KEEP=${KEEP:-0}
 
@@ -70,6 +72,8 @@ if [ -z "$LOADGATE" ]; then
   LOADGATE=$PWD/target/release/loadgate
 fi
 [ -x "$LOADGATE" ] || { say "LOADGATE=$LOADGATE is not an executable"; exit 2; }
+SERVER=${SERVER:-$LOADGATE}
+[ -x "$SERVER" ] || { say "SERVER=$SERVER is not an executable"; exit 2; }
 HAVE_AB=1
 timeout 10 "$LOADGATE" ab --help >/dev/null 2>&1 || HAVE_AB=0
 
@@ -93,7 +97,7 @@ trap 'exit 130' INT TERM
 # Starts `loadgate serve --threads 1` on core 0 and sets PORT to its port.
 start_server() {
   local name=$1 log="$work/$1.out"
-  taskset -c 0 "$LOADGATE" serve --listen 127.0.0.1:0 --threads 1 >"$log" 2>"$work/$name.err" &
+  taskset -c 0 "$SERVER" serve --listen 127.0.0.1:0 --threads 1 >"$log" 2>"$work/$name.err" &
   pids+=($!)
   for _ in $(seq 100); do
     PORT=$(sed -n 's|^loadgate serve: listening on http://127\.0\.0\.1:\([0-9]*\)$|\1|p' "$log")
@@ -106,7 +110,7 @@ start_server baseline; P1=$PORT
 start_server candidate; P2=$PORT
 for port in $P1 $P2; do
   curl -sf --max-time 5 "http://127.0.0.1:$port/?work=$WORK" >/dev/null ||
-    { say "the server on port $port refused ?work=$WORK (a loadgate without work=?)"; exit 1; }
+    { say "the server on port $port refused ?work=$WORK (SERVER=$SERVER: a loadgate without work=?)"; exit 1; }
 done
 
 # The neighbour: pinned to core 0, busy and idle in turn for phases drawn from SEED.
