@@ -5,7 +5,7 @@ mod support;
 
 use std::io::{self, BufRead, BufReader, Read};
 use std::net::{SocketAddr, TcpStream};
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -93,6 +93,42 @@ fn delay_is_honoured() {
     assert!(elapsed >= Duration::from_millis(200), "{elapsed:?}");
 }
 
+/// CPU time used so far by process `pid`, summed over its threads (the scheduler's exact run
+/// time in `/proc/PID/task/TID/schedstat`, in nanoseconds, rather than `stat`'s 10 ms ticks).
+fn cpu_time(pid: u32) -> Duration {
+    let mut total_ns = 0;
+    for task in std::fs::read_dir(format!("/proc/{pid}/task")).expect("the server's threads") {
+        let schedstat = std::fs::read_to_string(task.unwrap().path().join("schedstat"))
+            .expect("a thread's schedstat");
+        let run_ns: u64 = schedstat
+            .split_whitespace()
+            .next()
+            .and_then(|field| field.parse().ok())
+            .expect("run time in ns");
+        total_ns += run_ns;
+    }
+    Duration::from_nanos(total_ns)
+}
+
+#[test]
+fn work_spins_on_the_cpu_for_its_duration() {
+    let (mut child, addr) = start_binary("1");
+    let mut conn = HttpConn::connect(addr).unwrap();
+    assert_eq!(conn.get("/").unwrap().status, 200);
+    let cpu_before = cpu_time(child.id());
+    let started = Instant::now();
+    let response = conn.get("/?work=20ms");
+    let elapsed = started.elapsed();
+    let cpu = cpu_time(child.id()) - cpu_before;
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(response.unwrap().status, 200);
+    assert!(elapsed >= Duration::from_millis(20), "{elapsed:?}");
+    // Sleeping would cost next to no CPU time; spinning costs the whole 20 ms, less only what
+    // another process's time slices took from the wall clock while the server spun.
+    assert!(cpu >= Duration::from_millis(15), "{cpu:?} of CPU time");
+}
+
 #[test]
 fn keep_alive_serves_several_requests_on_one_connection() {
     let server = start();
@@ -150,6 +186,7 @@ fn invalid_parameters_get_400_naming_the_parameter() {
         ("status=42", "status"),
         ("size=lots", "size"),
         ("delay=20", "delay"),
+        ("work=20", "work"),
         ("header=nocolon", "header"),
         ("close=maybe", "close"),
         ("colour=blue", "colour"),
@@ -181,11 +218,11 @@ fn dropping_the_handle_stops_the_server() {
     assert_eq!(error.kind(), io::ErrorKind::ConnectionRefused);
 }
 
-/// Runs the binary, waits for its listening line, makes a request, sends `signal`, and checks
-/// that it exits 0.
-fn binary_stops_cleanly_on(signal: Signal) {
+/// Runs `loadgate serve` on a free loopback port with `threads` threads and waits (at most 10 s)
+/// for its listening line: the child and the address it serves on.
+fn start_binary(threads: &str) -> (Child, SocketAddr) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_loadgate"))
-        .args(["serve", "--listen", "127.0.0.1:0", "--threads", "2"])
+        .args(["serve", "--listen", "127.0.0.1:0", "--threads", threads])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -214,7 +251,13 @@ fn binary_stops_cleanly_on(signal: Signal) {
         .expect("an address");
     assert!(addr.ip().is_loopback());
     assert_ne!(addr.port(), 0);
+    (child, addr)
+}
 
+/// Runs the binary, waits for its listening line, makes a request, sends `signal`, and checks
+/// that it exits 0.
+fn binary_stops_cleanly_on(signal: Signal) {
+    let (mut child, addr) = start_binary("2");
     let response = HttpConn::connect(addr).unwrap().get("/?size=5").unwrap();
     assert_eq!(response.body, b"xxxxx");
 

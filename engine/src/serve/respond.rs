@@ -10,11 +10,15 @@ use http_body_util::BodyExt as _;
 use hyper::body::{Body, Bytes, Frame, Incoming, SizeHint};
 use hyper::header::{self, HeaderName, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
+use nix::time::{ClockId, clock_gettime};
 
 use crate::units::parse_duration;
 
 /// The largest body `size=N` may ask for, in bytes (1 GiB).
 const MAX_BODY_SIZE: u64 = 1 << 30;
+
+/// The longest CPU time `work=DUR` may ask for (10 s): the spin holds a server thread.
+const MAX_WORK: Duration = Duration::from_secs(10);
 
 /// The body served when no `size` is given, and by `/health`.
 const DEFAULT_BODY: &[u8] = b"ok\n";
@@ -23,8 +27,9 @@ const DEFAULT_BODY: &[u8] = b"ok\n";
 /// sent as several frames of (a prefix of) this buffer.
 static FILL: [u8; 64 * 1024] = [b'x'; 64 * 1024];
 
-/// Answers one request: drains its body, parses the query into a [`Shape`], waits out the delay
-/// (counted from when the request head arrived) and builds the response.
+/// Answers one request: drains its body, parses the query into a [`Shape`], spins on the CPU for
+/// its `work`, waits out the delay (counted from when the request head arrived) and builds the
+/// response.
 pub(super) async fn handle(
     request: Request<Incoming>,
 ) -> Result<Response<ResponseBody>, Infallible> {
@@ -51,6 +56,9 @@ pub(super) async fn handle(
             ));
         }
     };
+    if !shape.work.is_zero() {
+        spin(shape.work);
+    }
     if !shape.delay.is_zero() {
         tokio::time::sleep_until(arrived + shape.delay).await;
     }
@@ -76,6 +84,21 @@ pub(super) async fn handle(
     Ok(response)
 }
 
+/// Keeps this thread busy until it has used `work` of CPU time (its own clock,
+/// `CLOCK_THREAD_CPUTIME_ID`), without yielding: the serving thread and its core are taken as by
+/// a request's real CPU work, the requests behind it queue, and a neighbour on the same core
+/// stretches it in wall time as it would real work.
+fn spin(work: Duration) {
+    let used = || clock_gettime(ClockId::CLOCK_THREAD_CPUTIME_ID).map(Duration::from);
+    let Ok(started) = used() else { return };
+    // A clock that fails mid-way (it does not on Linux) ends the spin rather than hanging it.
+    while let Ok(now) = used() {
+        if std::hint::black_box(now.saturating_sub(started)) >= work {
+            break;
+        }
+    }
+}
+
 /// A `text/plain` response; hyper adds `Content-Length` from the body's exact size.
 fn text_response(status: StatusCode, body: ResponseBody) -> Response<ResponseBody> {
     let mut response = Response::new(body);
@@ -94,6 +117,8 @@ struct Shape {
     /// Body length in bytes; `None` for the default `ok\n`.
     size: Option<u64>,
     delay: Duration,
+    /// CPU time to spend (spinning on the serving thread) before the delay; zero for none.
+    work: Duration,
     headers: Vec<(HeaderName, HeaderValue)>,
     close: bool,
 }
@@ -105,11 +130,12 @@ impl Shape {
             status: StatusCode::OK,
             size: None,
             delay: Duration::ZERO,
+            work: Duration::ZERO,
             headers: Vec::new(),
             close: false,
         };
-        let (mut seen_status, mut seen_size, mut seen_delay, mut seen_close) =
-            (false, false, false, false);
+        let (mut seen_status, mut seen_size, mut seen_delay, mut seen_work, mut seen_close) =
+            (false, false, false, false, false);
         for (name, value) in url::form_urlencoded::parse(query.as_bytes()) {
             let once = |seen: &mut bool| {
                 if std::mem::replace(seen, true) {
@@ -149,6 +175,16 @@ impl Shape {
                     shape.delay = parse_duration(&value)
                         .map_err(|message| format!("invalid `delay`: {message}"))?;
                 }
+                "work" => {
+                    once(&mut seen_work)?;
+                    shape.work = parse_duration(&value)
+                        .map_err(|message| format!("invalid `work`: {message}"))?;
+                    if shape.work > MAX_WORK {
+                        return Err(format!(
+                            "invalid `work`: `{value}` is more than the {MAX_WORK:?} allowed"
+                        ));
+                    }
+                }
                 "header" => shape.headers.push(parse_header(&value)?),
                 "close" => {
                     once(&mut seen_close)?;
@@ -160,7 +196,7 @@ impl Shape {
                 }
                 _ => {
                     return Err(format!(
-                        "unknown parameter `{name}`: use status, size, delay, header or close"
+                        "unknown parameter `{name}`: use status, size, delay, work, header or close"
                     ));
                 }
             }
@@ -245,18 +281,21 @@ mod tests {
         assert_eq!(shape.status, StatusCode::OK);
         assert_eq!(shape.size, None);
         assert_eq!(shape.delay, Duration::ZERO);
+        assert_eq!(shape.work, Duration::ZERO);
         assert!(shape.headers.is_empty());
         assert!(!shape.close);
     }
 
     #[test]
     fn every_parameter_is_parsed() {
-        let shape =
-            Shape::parse("status=503&size=10&delay=20ms&header=X-A:1&header=x-b:%20two&close=1")
-                .unwrap();
+        let shape = Shape::parse(
+            "status=503&size=10&delay=20ms&work=400us&header=X-A:1&header=x-b:%20two&close=1",
+        )
+        .unwrap();
         assert_eq!(shape.status, StatusCode::SERVICE_UNAVAILABLE);
         assert_eq!(shape.size, Some(10));
         assert_eq!(shape.delay, Duration::from_millis(20));
+        assert_eq!(shape.work, Duration::from_micros(400));
         assert_eq!(shape.headers.len(), 2);
         assert_eq!(shape.headers[0].0, "x-a");
         assert_eq!(shape.headers[1].1, "two");
@@ -273,6 +312,9 @@ mod tests {
             ("size=2000000000", "`size`"),
             ("delay=20", "`delay`"),
             ("delay=1parsec", "`delay`"),
+            ("work=400", "`work`"),
+            ("work=11s", "`work`"),
+            ("work=1ms&work=2ms", "`work`"),
             ("header=NoColon", "`header`"),
             ("header=Bad%20Name:1", "`header`"),
             ("header=Content-Length:5", "`header`"),
