@@ -25,6 +25,7 @@ mod transport;
 mod vu;
 mod worker;
 
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
@@ -51,63 +52,104 @@ pub fn execute(
     stop: Arc<AtomicBool>,
     progress: &mut dyn FnMut(&Progress),
 ) -> Result<RunOutput, RunError> {
+    prepare(plan)?.run(Instant::now(), stop, progress)
+}
+
+/// A plan whose targets are resolved and checked (the check at start), ready to run: what
+/// [`execute`] does before the load starts, apart, so that two runs can start on one clock
+/// (`loadgate ab`).
+pub(crate) struct Ready<'a> {
+    plan: &'a Plan,
+    endpoint_of: Vec<usize>,
+    addrs: Vec<SocketAddr>,
+    negotiated: Vec<Negotiated>,
+}
+
+/// Resolves and checks the plan's targets. Errors: a target that cannot be resolved or
+/// connected to.
+pub(crate) fn prepare(plan: &Plan) -> Result<Ready<'_>, RunError> {
     let (endpoint_of, addrs, negotiated) = resolve::resolve(&plan.targets)?;
     let negotiated = endpoint_of.iter().map(|&e| negotiated[e].clone()).collect();
-    let workers = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(plan.load.connection_groups())
-        .max(1);
-    // Workers stop on `halt`: set on Ctrl-C (`stop`) or by an `abort_on_fail` threshold.
-    let halt = Arc::new(AtomicBool::new(false));
-    let cpu_start = cpu_time();
-    let start = Instant::now();
-    let started_at = SystemTime::now() + plan.load.warmup();
-    let shared = Arc::new(Shared::new(plan, endpoint_of, addrs, start, halt.clone()));
-    let (tx, rx) = mpsc::channel::<Report>();
-    let handles = (0..workers)
-        .map(|w| {
-            let (shared, tx) = (shared.clone(), tx.clone());
-            std::thread::Builder::new()
-                .name(format!("loadgate-worker-{w}"))
-                .spawn(move || worker::worker(w, workers, shared, tx))
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    drop(tx);
-
-    let mut collector = Collector::new(workers, shared.measure_start, &plan.slo);
-    let (halted_at, mut stage_cpu) = collect(
-        &shared,
-        &rx,
-        &stop,
-        &halt,
-        &mut collector,
-        cpu_start,
-        progress,
-    );
-    let collected = collector.finish();
-    let (targets, stages, last_end) = join(handles, &shared);
-    let cpu_end = cpu_time();
-    stage_cpu.push(cpu_end);
-    Ok(RunOutput {
-        started_at,
-        // The planned measured time, unless the run ended early or on a count.
-        elapsed: match (halted_at, shared.load.stop) {
-            (None, Stop::Duration(planned)) => planned,
-            _ => last_end.saturating_duration_since(shared.measure_start),
-        },
-        stage_cpu_s: stage_cpu_s(&stage_cpu, stages.len()),
-        targets,
-        stages,
-        time_series: collected.time_series,
-        cpu: (
-            cpu_end.0.saturating_sub(cpu_start.0),
-            cpu_end.1.saturating_sub(cpu_start.1),
-        ),
-        interrupted: stop.load(Ordering::Relaxed),
-        aborted_by: collected.aborted_by,
-        windows: collected.windows,
+    Ok(Ready {
+        plan,
+        endpoint_of,
+        addrs,
         negotiated,
     })
+}
+
+impl Ready<'_> {
+    /// Runs the load with its schedule's time zero at `start` (now, or shortly after: the
+    /// first stage, its arrivals and the warmup count from it), as [`execute`] describes.
+    pub(crate) fn run(
+        self,
+        start: Instant,
+        stop: Arc<AtomicBool>,
+        progress: &mut dyn FnMut(&Progress),
+    ) -> Result<RunOutput, RunError> {
+        let Ready {
+            plan,
+            endpoint_of,
+            addrs,
+            negotiated,
+        } = self;
+        let workers = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(plan.load.connection_groups())
+            .max(1);
+        // Workers stop on `halt`: set on Ctrl-C (`stop`) or by an `abort_on_fail` threshold.
+        let halt = Arc::new(AtomicBool::new(false));
+        let cpu_start = cpu_time();
+        let started_at = SystemTime::now()
+            + start.saturating_duration_since(Instant::now())
+            + plan.load.warmup();
+        let shared = Arc::new(Shared::new(plan, endpoint_of, addrs, start, halt.clone()));
+        let (tx, rx) = mpsc::channel::<Report>();
+        let handles = (0..workers)
+            .map(|w| {
+                let (shared, tx) = (shared.clone(), tx.clone());
+                std::thread::Builder::new()
+                    .name(format!("loadgate-worker-{w}"))
+                    .spawn(move || worker::worker(w, workers, shared, tx))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        drop(tx);
+
+        let mut collector = Collector::new(workers, shared.measure_start, &plan.slo);
+        let (halted_at, mut stage_cpu) = collect(
+            &shared,
+            &rx,
+            &stop,
+            &halt,
+            &mut collector,
+            cpu_start,
+            progress,
+        );
+        let collected = collector.finish();
+        let (targets, stages, last_end) = join(handles, &shared);
+        let cpu_end = cpu_time();
+        stage_cpu.push(cpu_end);
+        Ok(RunOutput {
+            started_at,
+            // The planned measured time, unless the run ended early or on a count.
+            elapsed: match (halted_at, shared.load.stop) {
+                (None, Stop::Duration(planned)) => planned,
+                _ => last_end.saturating_duration_since(shared.measure_start),
+            },
+            stage_cpu_s: stage_cpu_s(&stage_cpu, stages.len()),
+            targets,
+            stages,
+            time_series: collected.time_series,
+            cpu: (
+                cpu_end.0.saturating_sub(cpu_start.0),
+                cpu_end.1.saturating_sub(cpu_start.1),
+            ),
+            interrupted: stop.load(Ordering::Relaxed),
+            aborted_by: collected.aborted_by,
+            windows: collected.windows,
+            negotiated,
+        })
+    }
 }
 
 /// The calling thread's loop until every worker has ended: takes the workers' reports, sets
