@@ -17,6 +17,7 @@
 //! | `status=NNN`        | response status, 200..=599                                   | 200      |
 //! | `size=N`            | body length in bytes (`x` bytes), at most 2³⁰ (1 GiB)       | `ok\n`   |
 //! | `delay=DUR`         | wait this long before answering, e.g. `20ms`, `1.5s`         | none     |
+//! | `work=DUR`          | spin on the CPU until the serving thread used this much CPU time, e.g. `400us` (a service with CPU work per request; before `delay`) | none |
 //! | `header=Name:Value` | set a response header (replaces the default `Content-Type`); repeat to add values | none |
 //! | `close=1`           | answer with `Connection: close` and close the connection    | `close=0`|
 //!
