@@ -7,11 +7,9 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use loadgate::result::RunResult;
@@ -28,31 +26,7 @@ struct Serve {
 
 impl Serve {
     fn start() -> Serve {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_loadgate"))
-            .args(["serve", "--listen", "127.0.0.1:0", "--threads", "1"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("run loadgate serve");
-        let stdout = child.stdout.take().unwrap();
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            let mut line = String::new();
-            let _ = BufReader::new(stdout).read_line(&mut line);
-            let _ = tx.send(line);
-        });
-        let Ok(line) = rx.recv_timeout(Duration::from_secs(10)) else {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("loadgate serve printed no listening line within 10 s");
-        };
-        let addr = line
-            .trim_end()
-            .strip_prefix("loadgate serve: listening on http://")
-            .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
-            .parse()
-            .expect("an address");
+        let (child, addr) = common::start_serve("1");
         Serve { child, addr }
     }
 

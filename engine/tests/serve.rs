@@ -1,12 +1,12 @@
 //! `loadgate serve`, in-process (`serve::spawn`) and as the binary, checked with raw HTTP/1.1
 //! over TCP.
 
+mod common;
 mod support;
 
-use std::io::{self, BufRead, BufReader, Read};
-use std::net::{SocketAddr, TcpStream};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
+use std::io::{self, Read};
+use std::net::TcpStream;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use loadgate::serve::{ServerHandle, spawn};
@@ -112,7 +112,7 @@ fn cpu_time(pid: u32) -> Duration {
 
 #[test]
 fn work_spins_on_the_cpu_for_its_duration() {
-    let (mut child, addr) = start_binary("1");
+    let (mut child, addr) = common::start_serve("1");
     let mut conn = HttpConn::connect(addr).unwrap();
     assert_eq!(conn.get("/").unwrap().status, 200);
     let cpu_before = cpu_time(child.id());
@@ -218,46 +218,10 @@ fn dropping_the_handle_stops_the_server() {
     assert_eq!(error.kind(), io::ErrorKind::ConnectionRefused);
 }
 
-/// Runs `loadgate serve` on a free loopback port with `threads` threads and waits (at most 10 s)
-/// for its listening line: the child and the address it serves on.
-fn start_binary(threads: &str) -> (Child, SocketAddr) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_loadgate"))
-        .args(["serve", "--listen", "127.0.0.1:0", "--threads", threads])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run loadgate serve");
-    let stdout = child.stdout.take().unwrap();
-    let (line_tx, line_rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let mut line = String::new();
-        let _ = BufReader::new(stdout).read_line(&mut line);
-        let _ = line_tx.send(line);
-    });
-    let line = match line_rx.recv_timeout(Duration::from_secs(10)) {
-        Ok(line) => line,
-        Err(_) => {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("no listening line within 10 s");
-        }
-    };
-    let addr: SocketAddr = line
-        .trim_end()
-        .strip_prefix("loadgate serve: listening on http://")
-        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
-        .parse()
-        .expect("an address");
-    assert!(addr.ip().is_loopback());
-    assert_ne!(addr.port(), 0);
-    (child, addr)
-}
-
 /// Runs the binary, waits for its listening line, makes a request, sends `signal`, and checks
 /// that it exits 0.
 fn binary_stops_cleanly_on(signal: Signal) {
-    let (mut child, addr) = start_binary("2");
+    let (mut child, addr) = common::start_serve("2");
     let response = HttpConn::connect(addr).unwrap().get("/?size=5").unwrap();
     assert_eq!(response.body, b"xxxxx");
 

@@ -6,8 +6,9 @@ use std::collections::BTreeMap;
 
 use crate::compare::RuleVerdict;
 use crate::compare::paired::{judge_paired, noise_half_width};
+use crate::compare::samples;
 use crate::plan::regression::RegressionRule;
-use crate::plan::threshold::{Aggregation, Metric};
+use crate::plan::threshold::Metric;
 use crate::result::{RunResult, TimeSample};
 
 /// The seconds both sides completed, paired by their index, and the seconds of either side
@@ -113,13 +114,9 @@ pub(super) fn verdicts(
         .collect()
 }
 
-/// The complete seconds of a side's series by index: the last second, cut short when the run
-/// ended, is left out (as `compare` leaves it out of a run's samples).
+/// The complete seconds of a side's series by index (as `compare` takes a run's samples).
 fn complete_seconds(result: &RunResult) -> BTreeMap<u32, &TimeSample> {
-    result
-        .time_series
-        .iter()
-        .filter(|s| f64::from(s.second) + 1.0 <= result.duration_s + 1e-9)
+    samples::complete_seconds(result)
         .map(|s| (s.second, s))
         .collect()
 }
@@ -129,19 +126,7 @@ fn complete_seconds(result: &RunResult) -> BTreeMap<u32, &TimeSample> {
 /// second's error rate (`errors`, a fraction of the requests ended; none without requests).
 fn second_value(rule: &RegressionRule, s: &TimeSample) -> Option<f64> {
     match rule.metric {
-        Metric::Latency if s.responses == 0 => None,
-        Metric::Latency => match rule.aggregation {
-            Aggregation::Mean => s.mean_us,
-            Aggregation::Median => Some(s.p50_us as f64),
-            Aggregation::Percentile(p) => match p {
-                50.0 => Some(s.p50_us as f64),
-                90.0 => s.p90_us.map(|v| v as f64),
-                95.0 => s.p95_us.map(|v| v as f64),
-                99.0 => Some(s.p99_us as f64),
-                _ => s.p99_9_us.map(|v| v as f64),
-            },
-            _ => None,
-        },
+        Metric::Latency => samples::second_latency(rule, s),
         Metric::Requests => Some(s.responses as f64),
         Metric::Errors => {
             // Results of this loadgate record the requests ended in each second; without

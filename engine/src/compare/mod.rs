@@ -45,7 +45,7 @@ mod deltas;
 pub mod gate;
 pub(crate) mod paired;
 mod rules;
-mod samples;
+pub(crate) mod samples;
 mod stats;
 
 use schemars::JsonSchema;

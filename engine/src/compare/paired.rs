@@ -106,7 +106,7 @@ pub(crate) fn judge_paired(
     let shift = signed_rank_shift(&diffs.values);
     let interval = shift.and_then(|s| change_interval(diffs.scale, s, b));
     let n = diffs.values.len();
-    let (verdict, reason) = match (b, c) {
+    let decided = match (b, c) {
         (Some(b), Some(c)) => {
             let (state, why) = rules::judge(rule, b, c, interval, [n, n]);
             (state, paired_reason(state, why, &diffs, shift))
@@ -116,32 +116,17 @@ pub(crate) fn judge_paired(
             "no responses to measure on one of the sides".to_string(),
         ),
     };
-    let relative = |x: f64| b.filter(|b| *b != 0.0).map(|b| x / b);
-    let relative_change_ci = match (diffs.scale, shift) {
-        (Scale::Log, Some(s)) => b
-            .filter(|b| *b != 0.0)
-            .map(|_| [s.low.exp_m1(), s.high.exp_m1()]),
-        (Scale::Absolute, Some(s)) => relative(s.low).zip(relative(s.high)).map(|(l, h)| [l, h]),
-        (_, None) => None,
-    };
-    RuleVerdict {
-        scope: "total".to_string(),
-        metric: rule.metric.name().to_string(),
-        aggregation: rule.aggregation.to_string(),
-        rule: rule.expression.clone(),
-        unit: rule.unit().to_string(),
-        baseline: b,
-        current: c,
-        change: b.zip(c).map(|(b, c)| c - b),
-        relative_change: b.zip(c).and_then(|(b, c)| relative(c - b)),
-        max_change: rule.max_change,
-        floor: rule.floor,
-        allowed_change: b.map(|b| rules::allowed_change(rule, b)),
-        change_ci: interval.map(|i| [i.low, i.high]),
-        relative_change_ci,
-        samples: [n, n],
-        verdict,
-        reason,
+    let verdict = rules::rule_verdict(rule, [b, c], interval, [n, n], decided);
+    match (diffs.scale, shift) {
+        // The relative interval straight from the log-scale bounds (less rounding than the
+        // scaled interval divided by the baseline again).
+        (Scale::Log, Some(s)) => RuleVerdict {
+            relative_change_ci: verdict
+                .relative_change_ci
+                .map(|_| [s.low.exp_m1(), s.high.exp_m1()]),
+            ..verdict
+        },
+        _ => verdict,
     }
 }
 

@@ -165,13 +165,27 @@ pub(super) fn judge_rule(
     let b = whole_run_value(rule, &baseline.total);
     let c = whole_run_value(rule, &current.total);
     let (interval, samples) = change_interval(rule, baseline, current, b);
-    let (verdict, reason) = match (b, c) {
+    let decided = match (b, c) {
         (Some(b), Some(c)) => judge(rule, b, c, interval, samples),
         _ => (
             RuleState::Inconclusive,
             "no responses to measure in one of the runs".to_string(),
         ),
     };
+    rule_verdict(rule, [b, c], interval, samples, decided)
+}
+
+/// A rule's verdict as the JSON verdict shows it: the rule's texts and units, the whole-run
+/// values `[baseline, current]` and their changes, the interval `interval` of the change (in
+/// the rule's unit; also relative to the baseline), the sample counts, and the decided state and
+/// reason. Shared by the two-run and the paired (`paired.rs`) comparison.
+pub(super) fn rule_verdict(
+    rule: &RegressionRule,
+    [b, c]: [Option<f64>; 2],
+    interval: Option<Interval>,
+    samples: [usize; 2],
+    (verdict, reason): (RuleState, String),
+) -> RuleVerdict {
     let relative = |x: f64| b.filter(|b| *b != 0.0).map(|b| x / b);
     RuleVerdict {
         scope: "total".to_string(),
@@ -195,7 +209,7 @@ pub(super) fn judge_rule(
 }
 
 /// `max(max_change × |baseline|, floor)`.
-pub(super) fn allowed_change(rule: &RegressionRule, baseline: f64) -> f64 {
+fn allowed_change(rule: &RegressionRule, baseline: f64) -> f64 {
     (rule.max_change * baseline.abs()).max(rule.floor)
 }
 

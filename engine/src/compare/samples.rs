@@ -7,30 +7,38 @@ use crate::result::{RunResult, TimeSample};
 
 /// The complete seconds of a run's series: the last second, cut short when the run ended
 /// (requests in flight draining), is left out of every statistic.
-fn complete_seconds(result: &RunResult) -> impl Iterator<Item = &TimeSample> {
+pub(crate) fn complete_seconds(result: &RunResult) -> impl Iterator<Item = &TimeSample> {
     result
         .time_series
         .iter()
         .filter(|s| f64::from(s.second) + 1.0 <= result.duration_s + 1e-9)
 }
 
+/// The latency field a latency rule names in one second, µs; none without responses (or in
+/// results written before the field was recorded).
+pub(crate) fn second_latency(rule: &RegressionRule, s: &TimeSample) -> Option<f64> {
+    if s.responses == 0 {
+        return None;
+    }
+    match rule.aggregation {
+        Aggregation::Mean => s.mean_us,
+        Aggregation::Median => Some(s.p50_us as f64),
+        Aggregation::Percentile(p) => match p {
+            50.0 => Some(s.p50_us as f64),
+            90.0 => s.p90_us.map(|v| v as f64),
+            95.0 => s.p95_us.map(|v| v as f64),
+            99.0 => Some(s.p99_us as f64),
+            _ => s.p99_9_us.map(|v| v as f64),
+        },
+        _ => None,
+    }
+}
+
 /// A latency rule's per-second samples, µs: complete seconds with responses, and the field the
 /// rule names.
 pub(super) fn latency(rule: &RegressionRule, result: &RunResult) -> Vec<f64> {
     complete_seconds(result)
-        .filter(|s| s.responses > 0)
-        .filter_map(|s| match rule.aggregation {
-            Aggregation::Mean => s.mean_us,
-            Aggregation::Median => Some(s.p50_us as f64),
-            Aggregation::Percentile(p) => match p {
-                50.0 => Some(s.p50_us as f64),
-                90.0 => s.p90_us.map(|v| v as f64),
-                95.0 => s.p95_us.map(|v| v as f64),
-                99.0 => Some(s.p99_us as f64),
-                _ => s.p99_9_us.map(|v| v as f64),
-            },
-            _ => None,
-        })
+        .filter_map(|s| second_latency(rule, s))
         .collect()
 }
 

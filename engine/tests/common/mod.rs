@@ -3,9 +3,14 @@
 
 #![allow(dead_code)]
 
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
 use std::path::Path;
+use std::process::{Child, Command, Stdio};
 use std::sync::atomic::AtomicBool;
+use std::sync::mpsc;
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
 use loadgate::result::RunResult;
 use loadgate::{result, run, spec, validate};
@@ -43,4 +48,40 @@ pub fn run_spec_text(dir: &Path, text: &str) -> RunResult {
     let output = run::execute(&plan, Arc::new(AtomicBool::new(false)), &mut |_| {})
         .expect("the run is carried out");
     result::build(&plan, &output)
+}
+
+/// Runs `loadgate serve` on a free loopback port with `threads` threads and waits (at most 10 s)
+/// for its listening line: the child and the address it serves on.
+pub fn start_serve(threads: &str) -> (Child, SocketAddr) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_loadgate"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--threads", threads])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run loadgate serve");
+    let stdout = child.stdout.take().unwrap();
+    let (line_tx, line_rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = BufReader::new(stdout).read_line(&mut line);
+        let _ = line_tx.send(line);
+    });
+    let line = match line_rx.recv_timeout(Duration::from_secs(10)) {
+        Ok(line) => line,
+        Err(_) => {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("no listening line within 10 s");
+        }
+    };
+    let addr: SocketAddr = line
+        .trim_end()
+        .strip_prefix("loadgate serve: listening on http://")
+        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+        .parse()
+        .expect("an address");
+    assert!(addr.ip().is_loopback());
+    assert_ne!(addr.port(), 0);
+    (child, addr)
 }
