@@ -9,6 +9,7 @@
 #   PAIRS=3 METHODS=two-run bench/ab_noise.sh          # only today's comparison, 3 pairs
 #   LOADGATE=target/release/loadgate INSTALL=0 OUT=table.md bench/ab_noise.sh
 #   LOADGATE=/path/to/loadgate-with-ab SERVER=/path/to/loadgate-with-work bench/ab_noise.sh
+#   AB_ARGS="--epoch 250ms" METHODS=ab bench/ab_noise.sh   # extra arguments for `loadgate ab`
 #
 # Two `loadgate serve --threads 1` (baseline and candidate, two ports) and the neighbour run
 # pinned to core 0, loadgate pinned to core 1 (taskset). Each request asks for `work=WORK`
@@ -36,6 +37,7 @@ LOADGATE=${LOADGATE:-}
 SERVER=${SERVER:-}
 OUT=${OUT:-}
 KEEP=${KEEP:-0}
+AB_ARGS=${AB_ARGS:-}
 
 say() { echo "ab_noise: $*" >&2; }
 seconds() { # "8s" or "8" -> 8
@@ -198,7 +200,7 @@ ab() {
   t0=$EPOCHREALTIME
   timeout -k 5 $((2 * RUN_TIMEOUT)) taskset -c 1 "$LOADGATE" ab -q "$work/spec.yaml" \
     --baseline-url "http://127.0.0.1:$P1" --candidate-url "http://127.0.0.1:$P2" \
-    --baseline "WORK=$WORK" --candidate "WORK=$cand" --out "$dir/ab.json" >"$dir/ab.log" 2>&1 || rc=$?
+    --baseline "WORK=$WORK" --candidate "WORK=$cand" --out "$dir/ab.json" $AB_ARGS >"$dir/ab.log" 2>&1 || rc=$?
   t1=$EPOCHREALTIME
   if [ "$rc" != 0 ] && [ "$rc" != 4 ] && [ "$rc" != 5 ]; then
     say "ab $kind $pair failed: $(grep -v '^\s*$' "$dir/ab.log" | head -n 3 | tr '\n' ' ')"
