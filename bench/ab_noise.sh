@@ -38,6 +38,7 @@ SERVER=${SERVER:-}
 OUT=${OUT:-}
 KEEP=${KEEP:-0}
 AB_ARGS=${AB_ARGS:-}
+read -r -a ab_args <<<"$AB_ARGS"
 
 say() { echo "ab_noise: $*" >&2; }
 seconds() { # "8s" or "8" -> 8
@@ -200,7 +201,7 @@ ab() {
   t0=$EPOCHREALTIME
   timeout -k 5 $((2 * RUN_TIMEOUT)) taskset -c 1 "$LOADGATE" ab -q "$work/spec.yaml" \
     --baseline-url "http://127.0.0.1:$P1" --candidate-url "http://127.0.0.1:$P2" \
-    --baseline "WORK=$WORK" --candidate "WORK=$cand" --out "$dir/ab.json" $AB_ARGS >"$dir/ab.log" 2>&1 || rc=$?
+    --baseline "WORK=$WORK" --candidate "WORK=$cand" --out "$dir/ab.json" "${ab_args[@]}" >"$dir/ab.log" 2>&1 || rc=$?
   t1=$EPOCHREALTIME
   if [ "$rc" != 0 ] && [ "$rc" != 4 ] && [ "$rc" != 5 ]; then
     say "ab $kind $pair failed: $(grep -v '^\s*$' "$dir/ab.log" | head -n 3 | tr '\n' ' ')"
