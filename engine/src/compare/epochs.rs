@@ -22,10 +22,26 @@ pub struct PairedEpochs {
     pub mode: String,
     /// Length of an epoch, in milliseconds.
     pub epoch_ms: u64,
-    /// Pairs of epochs both sides completed.
+    /// Pairs of epochs both sides completed, and judged.
     pub pairs: usize,
+    /// Pairs left out because the generator fell behind in a side's epoch (more than 1% of
+    /// its requests started over 10 ms late). When they are more than
+    /// [`MAX_DROPPED_SHARE`] of all complete pairs, the measurement is invalid (exit 5).
+    pub dropped: usize,
     /// Per rule, in the order of the comparison's `rules`.
     pub rules: Vec<EpochChanges>,
+}
+
+/// The share of complete epoch pairs that may be dropped (the generator behind in either
+/// side's epoch) before the paired measurement as a whole is invalid.
+pub const MAX_DROPPED_SHARE: f64 = 0.2;
+
+impl PairedEpochs {
+    /// More than [`MAX_DROPPED_SHARE`] of the complete pairs were dropped: the generator did
+    /// not apply the planned load for long enough to judge (an invalid measurement).
+    pub fn too_many_dropped(&self) -> bool {
+        self.dropped as f64 > MAX_DROPPED_SHARE * (self.pairs + self.dropped) as f64
+    }
 }
 
 /// One rule's change in each epoch pair.
@@ -63,6 +79,7 @@ pub fn compare_paired(ab: &AbResult) -> Result<Comparison, CompareError> {
         mode: ab.mode.clone(),
         epoch_ms: ab.epoch_ms,
         pairs: epochs.pairs.len(),
+        dropped: epochs.late.len(),
         rules: rules
             .iter()
             .zip(&comparison.rules)
@@ -83,12 +100,21 @@ fn judge(rule: &RegressionRule, epochs: &Epochs<'_>, ab: &AbResult) -> RuleVerdi
 }
 
 /// The epochs both sides completed, paired by their index, and the epochs of either side left
-/// out (missing on the other side).
+/// out (missing on the other side, or the generator behind in it).
 struct Epochs<'a> {
     /// `(baseline's epoch i, candidate's epoch i)`, in time order.
     pairs: Vec<(&'a EpochSample, &'a EpochSample)>,
-    /// The indices of the epochs left out.
+    /// The indices of the epochs on one side only.
     left_out: Vec<u32>,
+    /// The indices of the pairs dropped because a side's generator fell behind ([`behind`]).
+    late: Vec<u32>,
+}
+
+/// More than 1% of the epoch's requests started more than 10 ms after they were due: the
+/// generator did not apply the planned load in it (the health check's lateness limit, per
+/// epoch).
+fn behind(e: &EpochSample) -> bool {
+    e.late * 100 > e.requests
 }
 
 impl<'a> Epochs<'a> {
@@ -101,10 +127,11 @@ impl<'a> Epochs<'a> {
             by_index(&ab.baseline_epochs),
             by_index(&ab.candidate_epochs),
         );
-        let pairs = b
+        let (pairs, late): (Vec<_>, Vec<_>) = b
             .iter()
             .filter_map(|(i, sb)| c.get(i).map(|sc| (*sb, *sc)))
-            .collect();
+            .partition(|(sb, sc)| !behind(sb) && !behind(sc));
+        let late = late.iter().map(|(sb, _)| sb.epoch).collect();
         let mut left_out: Vec<u32> = b
             .keys()
             .filter(|i| !c.contains_key(i))
@@ -112,7 +139,11 @@ impl<'a> Epochs<'a> {
             .copied()
             .collect();
         left_out.sort_unstable();
-        Epochs { pairs, left_out }
+        Epochs {
+            pairs,
+            left_out,
+            late,
+        }
     }
 
     /// `pairs` for [`judge_paired`]: the per-epoch value `rule` looks at on each side, in the
@@ -162,6 +193,23 @@ impl<'a> Epochs<'a> {
             note.push_str(&format!(
                 " ({word} {} left out: on one side only)",
                 epochs.join(", ")
+            ));
+        }
+        if !self.late.is_empty() {
+            let share = self.late.len() as f64 / (self.pairs.len() + self.late.len()) as f64;
+            note.push_str(&format!(
+                "; {} pairs dropped ({:.0}%): the generator fell behind in a side's epoch (more \
+                 than 1% of its requests started over 10 ms late){}",
+                self.late.len(),
+                share * 100.0,
+                if share > MAX_DROPPED_SHARE {
+                    format!(
+                        ", more than {:.0}% of the pairs: the measurement is invalid",
+                        MAX_DROPPED_SHARE * 100.0
+                    )
+                } else {
+                    String::new()
+                }
             ));
         }
         note
@@ -224,6 +272,7 @@ mod tests {
             requests: responses + errors,
             responses,
             errors,
+            late: 0,
             p50_us,
             p90_us: p50_us + 10,
             p95_us: p50_us + 20,
@@ -305,6 +354,51 @@ mod tests {
         assert_eq!(
             epochs.note(&ab),
             "paired (duet): both sides loaded at the same time; 2 pairs of 250 ms epochs"
+        );
+    }
+
+    #[test]
+    fn pairs_where_a_side_fell_behind_are_dropped_and_too_many_invalidate() {
+        let late = |i: u32, late: u64| EpochSample {
+            late,
+            ..epoch(i, 100, 0, 1_000)
+        };
+        // Epoch 1: 1 of 100 requests late (kept); epoch 2: 2 late on the candidate (dropped).
+        let kept = ab(
+            (0..10).map(|i| late(i, u64::from(i == 1))).collect(),
+            (0..10)
+                .map(|i| late(i, if i == 2 { 2 } else { 0 }))
+                .collect(),
+        );
+        let epochs = Epochs::of(&kept);
+        assert_eq!(epochs.pairs.len(), 9);
+        assert_eq!(epochs.late, [2]);
+        let note = epochs.note(&kept);
+        assert!(note.contains("1 pairs dropped (10%)"), "{note}");
+        assert!(!note.contains("invalid"), "{note}");
+        let comparison = compare_paired(&kept).unwrap();
+        let paired = comparison.paired.as_ref().unwrap();
+        assert_eq!((paired.pairs, paired.dropped), (9, 1));
+        assert!(!paired.too_many_dropped());
+
+        // 3 of 10 pairs dropped: more than 20%, an invalid measurement (exit 5).
+        let behind = ab(
+            (0..10)
+                .map(|i| late(i, if i < 3 { 50 } else { 0 }))
+                .collect(),
+            (0..10).map(|i| late(i, 0)).collect(),
+        );
+        let comparison = compare_paired(&behind).unwrap();
+        assert!(comparison.paired.as_ref().unwrap().too_many_dropped());
+        assert!(
+            comparison
+                .notes
+                .iter()
+                .any(|n| n.contains("the measurement is invalid"))
+        );
+        assert_eq!(
+            super::super::gate::Overall::of(&behind.candidate, Some(&comparison)),
+            super::super::gate::Overall::InvalidMeasurement
         );
     }
 

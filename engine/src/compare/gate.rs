@@ -96,14 +96,19 @@ pub enum Overall {
     /// Every SLO passed, and at least one regression rule regressed: exit 4.
     Regressed,
     /// The current run's (or the baseline's) measurement is invalid (`health.valid` false:
-    /// the generator did not apply the planned load): exit 5, whatever the SLOs and rules say.
+    /// the generator did not apply the planned load), or `loadgate ab` dropped too many epoch
+    /// pairs for the same reason (`PairedEpochs::too_many_dropped`): exit 5, whatever the SLOs
+    /// and rules say.
     InvalidMeasurement,
 }
 
 impl Overall {
     /// The verdict of a current result and, when there is a baseline, its comparison.
     pub fn of(current: &RunResult, comparison: Option<&Comparison>) -> Overall {
-        if !current.health.valid || comparison.is_some_and(|c| c.baseline_invalid) {
+        let invalid_comparison = |c: &Comparison| {
+            c.baseline_invalid || c.paired.as_ref().is_some_and(|p| p.too_many_dropped())
+        };
+        if !current.health.valid || comparison.is_some_and(invalid_comparison) {
             Overall::InvalidMeasurement
         } else if !current.passed {
             Overall::SloFailed

@@ -25,6 +25,12 @@ pub(crate) use stage::StageStats;
 pub(crate) use target::TargetStats;
 pub(crate) use watch::{Watch, WindowVerdict};
 
+/// A request that started more than this after it was due (microseconds) started late: the
+/// generator did not keep to its schedule. The generator's health (`result::health`) allows a
+/// p99 lateness up to this per stage; `loadgate ab` drops an epoch in which more than 1% of
+/// the requests started late.
+pub(crate) const LATE_US: u64 = 10_000;
+
 /// Highest latency a histogram records, in microseconds (one hour); larger values saturate.
 pub(crate) const MAX_LATENCY_US: u64 = 3_600_000_000;
 

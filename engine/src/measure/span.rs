@@ -15,6 +15,9 @@ pub(crate) struct SpanStats {
     pub(crate) responses: u64,
     /// Failed requests.
     pub(crate) errors: u64,
+    /// Requests (measured, ended in this span) that started more than [`super::LATE_US`]
+    /// after they were due (open model and pacing only).
+    pub(crate) late: u64,
     /// Latency of the responses, in microseconds (2 significant digits: enough for p50/p99).
     pub(crate) latency_us: Histogram<u64>,
 }
@@ -33,6 +36,8 @@ pub(crate) struct SpanSample {
     pub(crate) responses: u64,
     /// Failed requests that ended in this span.
     pub(crate) errors: u64,
+    /// Requests that ended in this span and had started late ([`SpanStats::late`]).
+    pub(crate) late: u64,
     pub(crate) p50_us: u64,
     pub(crate) p90_us: u64,
     pub(crate) p95_us: u64,
@@ -49,6 +54,7 @@ impl Default for SpanStats {
             requests: 0,
             responses: 0,
             errors: 0,
+            late: 0,
             latency_us: Histogram::new_with_bounds(1, MAX_LATENCY_US, 2)
                 .expect("valid histogram bounds"),
         }
@@ -71,6 +77,7 @@ impl SpanStats {
             requests: self.requests,
             responses: self.responses,
             errors: self.errors,
+            late: self.late,
             p50_us: at(0.5),
             p90_us: at(0.90),
             p95_us: at(0.95),
@@ -86,6 +93,7 @@ impl SpanStats {
         self.requests += other.requests;
         self.responses += other.responses;
         self.errors += other.errors;
+        self.late += other.late;
         self.latency_us
             .add(&other.latency_us)
             .expect("histograms of equal bounds add");

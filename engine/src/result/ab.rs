@@ -47,6 +47,10 @@ pub struct EpochSample {
     pub responses: u64,
     /// Failed requests (transport errors and unexpected statuses) that ended in the epoch.
     pub errors: u64,
+    /// Requests that ended in the epoch and had started more than 10 ms after they were due
+    /// (open model and pacing): the generator fell behind its schedule. An epoch where more
+    /// than 1% of the requests started late is left out of the pairs.
+    pub late: u64,
     /// Median latency, µs.
     pub p50_us: u64,
     /// 90th percentile, µs.
@@ -79,6 +83,7 @@ pub(crate) fn complete_epochs(
             requests: s.requests,
             responses: s.responses,
             errors: s.errors,
+            late: s.late,
             p50_us: s.p50_us,
             p90_us: s.p90_us,
             p95_us: s.p95_us,

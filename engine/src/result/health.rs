@@ -14,7 +14,7 @@ pub(crate) const RATE_TOLERANCE: f64 = 0.05;
 pub(crate) const MAX_DROPPED_SHARE: f64 = 0.001;
 /// A stage whose requests started later than this after they were due (p99, microseconds)
 /// makes the measurement invalid.
-pub(crate) const MAX_LATENESS_P99_US: u64 = 10_000;
+pub(crate) const MAX_LATENESS_P99_US: u64 = crate::measure::LATE_US;
 /// A stage in which loadgate used more than this share of all CPUs makes the measurement
 /// invalid: the generator was the bottleneck.
 pub(crate) const MAX_CLIENT_CPU_SHARE: f64 = 0.9;

@@ -27,7 +27,7 @@ use tokio::time::{Sleep, sleep_until};
 
 use super::timer::PreciseTimer;
 use super::{Shared, WorkerStats, checks, h1, transport};
-use crate::measure::ErrorKind;
+use crate::measure::{ErrorKind, LATE_US};
 use crate::plan::load::Arrivals;
 use crate::plan::{Model, ThinkTime};
 
@@ -246,13 +246,17 @@ async fn request(
         let stage = &mut s.stages[shared.stage_of(intended)];
         stage.sent += 1;
         stage.busy_us += service_us;
-        if shared.scheduled {
+        let late_us = if shared.scheduled {
             let late_us = started
                 .saturating_duration_since(intended.max(ready))
                 .as_micros() as u64;
             stage.lateness_us.saturating_record(late_us.max(1));
-        }
+            late_us
+        } else {
+            0
+        };
         if measured {
+            s.epoch.late += u64::from(late_us > LATE_US);
             let latency_us = end.duration_since(intended).as_micros() as u64;
             s.last_end = Some(end);
             let record = &mut s.targets[t];
