@@ -118,14 +118,19 @@ pub(crate) struct AbArgs {
     #[arg(long, value_name = "URL")]
     pub(crate) baseline_url: Option<String>,
     /// The candidate's `defaults.base_url`, replacing the spec's.
-    #[arg(long, value_name = "URL")]
+    #[arg(long, value_name = "URL", conflicts_with = "aa")]
     pub(crate) candidate_url: Option<String>,
     /// A value of `${NAME}` for the baseline, before the environment's (repeatable).
     #[arg(long, value_name = "NAME=VALUE", value_parser = name_value)]
     pub(crate) baseline: Vec<(String, String)>,
     /// A value of `${NAME}` for the candidate, before the environment's (repeatable).
-    #[arg(long, value_name = "NAME=VALUE", value_parser = name_value)]
+    #[arg(long, value_name = "NAME=VALUE", value_parser = name_value, conflicts_with = "aa")]
     pub(crate) candidate: Vec<(String, String)>,
+    /// A/A calibration: the candidate is the baseline (its URL, values and service); prints
+    /// per rule the noise of this machine at this run length (the minimum detectable effect)
+    /// and the run length that would see the rule's allowed change.
+    #[arg(long)]
+    pub(crate) aa: bool,
     /// Length of the epochs that are paired: a whole fraction of a second (1s, 500ms, 250ms,
     /// 200ms, 100ms). Shorter epochs give more pairs, a narrower interval, as long as each
     /// holds enough responses for the rules' percentiles.

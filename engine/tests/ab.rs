@@ -285,3 +285,35 @@ fn write_spec(yaml: &str) -> (tempfile::TempDir, std::path::PathBuf) {
     std::fs::write(&path, yaml).expect("the spec is written");
     (dir, path)
 }
+
+#[test]
+fn aa_calibration_prints_the_noise_and_the_run_length_per_rule() {
+    let _turn = common::turn();
+    let server = Serve::start();
+    let (_dir, path) = write_spec(&spec("path: /x?delay=1ms"));
+    let output = ab(&path, &["--aa", "--baseline-url", &server.url()]);
+    assert_exit(&output, 0);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("A/A CALIBRATION: both sides are the baseline; 32 pairs of 250 ms epochs")
+            || stdout.contains(
+                "A/A CALIBRATION: both sides are the baseline; 31 pairs of 250 ms epochs"
+            ),
+        "{stdout}"
+    );
+    for rule in [
+        "latency p(50) +10% floor 1ms",
+        "latency p(95) +10% floor 1ms",
+    ] {
+        let line = rule_line(&stdout[stdout.find("A/A CALIBRATION").unwrap()..], rule);
+        assert!(
+            line.contains("noise (minimum detectable effect) ±"),
+            "{line}"
+        );
+        assert!(line.contains("allowed +"), "{line}");
+        assert!(!line.contains("FALSE ALARM"), "{line}");
+    }
+    // `--aa` takes no candidate.
+    let refused = ab(&path, &["--aa", "--candidate-url", &server.url()]);
+    assert_exit(&refused, 2);
+}

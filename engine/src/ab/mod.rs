@@ -35,6 +35,12 @@
 //! core), a bias that a paired interval then reports as a change. The closed model has no
 //! schedule to offset: its virtual users send as their responses end.
 //!
+//! # A/A calibration
+//!
+//! With `--aa` the candidate is the baseline (same URL, values, and so one shared service):
+//! `calibrate.rs` turns the pairs' intervals into the noise per rule and the run length that
+//! would see each rule's allowed change.
+//!
 //! # Epochs
 //!
 //! Each side's run hands its measures over in epochs of `--epoch` (250 ms by default, a whole
@@ -45,6 +51,8 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier, OnceLock};
 use std::time::{Duration, Instant};
+
+mod calibrate;
 
 use crate::cli::AbArgs;
 use crate::compare;
@@ -65,7 +73,8 @@ pub(crate) enum AbError {
     /// Nothing tells the sides apart.
     #[error(
         "the baseline and the candidate are the same: give different `--baseline-url` and \
-         `--candidate-url`, or different `--baseline NAME=VALUE` and `--candidate NAME=VALUE`"
+         `--candidate-url`, or different `--baseline NAME=VALUE` and `--candidate NAME=VALUE`; \
+         or `--aa` for an A/A calibration"
     )]
     SameSides,
 }
@@ -132,13 +141,24 @@ pub(crate) fn ab(args: &AbArgs, env: &dyn Fn(&str) -> Option<String>) -> anyhow:
             url: args.baseline_url.as_deref(),
             values: &args.baseline,
         },
-        Side {
-            label: "candidate",
-            url: args.candidate_url.as_deref(),
-            values: &args.candidate,
+        if args.aa {
+            Side {
+                label: "candidate",
+                url: args.baseline_url.as_deref(),
+                values: &args.baseline,
+            }
+        } else {
+            Side {
+                label: "candidate",
+                url: args.candidate_url.as_deref(),
+                values: &args.candidate,
+            }
         },
     ];
-    if sides[0].url == sides[1].url && sides[0].effective_values() == sides[1].effective_values() {
+    if !args.aa
+        && sides[0].url == sides[1].url
+        && sides[0].effective_values() == sides[1].effective_values()
+    {
         return Err(AbError::SameSides.into());
     }
     let source = SourceSpec::read(&args.spec)?;
@@ -169,6 +189,13 @@ pub(crate) fn ab(args: &AbArgs, env: &dyn Fn(&str) -> Option<String>) -> anyhow:
         "{}",
         crate::report::render(crate::report::Format::Text, &input, None)?
     );
+    if args.aa {
+        let calibrations = calibrate::calibrate(&comparison, candidate.duration_s);
+        print!(
+            "{}",
+            calibrate::render(&calibrations, &comparison, candidate.duration_s)
+        );
+    }
     if let Some(path) = &args.out {
         result::write_json(&ab, path)?;
     }
