@@ -580,4 +580,54 @@ mod tests {
         assert!(svg.contains(r#"stroke-dasharray="7 4""#));
         assert!(svg.contains("<circle") && svg.contains("<rect"));
     }
+
+    #[test]
+    fn marks_and_points_draw_below_zero_and_in_the_legend() {
+        let chart = LineChart {
+            title: "t".into(),
+            x_label: "x".into(),
+            y_label: "y".into(),
+            x_ticks: vec![(0.0, "0".into()), (2.0, "2".into())],
+            y_format: |v| format!("{v}"),
+            series: vec![Series {
+                name: "pair".into(),
+                style: Style::Points,
+                points: vec![(0.0, -3.0), (1.0, 2.0), (2.0, 4.0)],
+            }],
+            steps: false,
+            marks: vec![
+                Mark::Band {
+                    low: -1.0,
+                    high: 3.0,
+                    name: "interval <i>".into(),
+                },
+                Mark::Line {
+                    y: 0.0,
+                    kind: MarkLine::Reference,
+                    name: String::new(),
+                },
+                Mark::Line {
+                    y: 5.0,
+                    kind: MarkLine::Limit,
+                    name: "allowed".into(),
+                },
+            ],
+        };
+        let svg = chart.render();
+        // Every point marked, no line through them; one more in the legend.
+        assert_eq!(svg.matches(r#"r="2.5""#).count(), 4);
+        assert!(!svg.contains(r#"<path d="M"#));
+        // The axis reaches below 0 and above the limit.
+        assert!(svg.contains(">-4</text>") && svg.contains(">6</text>"), "{svg}");
+        // The band and the named line in the legend, escaped; the unnamed line not.
+        assert_eq!(svg.matches("interval &lt;i&gt;").count(), 2);
+        assert!(svg.contains(r##"stroke="#a11""##) && svg.contains(">allowed</text>"));
+        assert_eq!(svg.matches("<text").count() - svg.matches("</text>").count(), 0);
+        // The zero line sits where y = 0 maps: between the band's edges.
+        let frame_y = |y: f64| {
+            let (bottom, top) = (-4.0, 6.0);
+            TOP + (HEIGHT - TOP - BOTTOM) * (1.0 - (y - bottom) / (top - bottom))
+        };
+        assert!(svg.contains(&format!(r#"y1="{:.1}""#, frame_y(0.0))));
+    }
 }

@@ -143,14 +143,17 @@ pub(crate) struct RuleCounts {
     pub inconclusive: usize,
 }
 
-/// A regression rule, judged, and the smallest change its interval could tell from noise.
+/// One regression rule, judged, and the smallest change its interval could tell from noise.
+// Named `RuleVerdict` in the schema, as before `detectable_change`: the action's generated
+// types keep their name.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(rename = "RuleVerdict")]
 pub(crate) struct VerdictRule {
     /// The comparison's verdict on the rule.
     #[serde(flatten)]
     pub rule: RuleVerdict,
     /// The minimum detectable effect: half the width of the 95% interval of the change
-    /// ([`detectable_change`]). A true change smaller than about this is not told from noise,
+    /// (`(high − low) / 2`). A true change smaller than about this is not told from noise,
     /// so `unchanged` means "not worse by more than the allowed change, within about this".
     /// For `latency` and `requests` rules a fraction of the baseline, from
     /// `relative_change_ci` (0.018 = ±1.8%); for `errors` rules an absolute change of the
