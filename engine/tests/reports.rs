@@ -280,11 +280,14 @@ fn paired_html_draws_each_rules_epochs_with_its_interval() {
     assert_eq!(section.matches("<svg ").count(), 5);
     assert_eq!(section.matches(r#"r="2.5""#).count(), 5 * 32 + 5, "points and legends");
     // The interval as a band, 0, the allowed change, the whole-run change.
-    assert_eq!(section.matches("<title>95% interval [").count(), 5);
+    assert_eq!(section.matches("<title>95% interval of the change [").count(), 5);
     assert!(section.contains("allowed +10.0%"));
     assert!(section.contains("allowed -10.0%"), "throughput's allowance is a drop");
     assert!(section.contains("allowed +0.10 points"), "errors in points");
-    assert!(section.contains("95% interval [+0.00 points, +0."), "{section}");
+    assert!(
+        section.contains("95% interval of the change [+0.00 points, +0."),
+        "{section}"
+    );
     assert!(section.contains("whole run +10.5%"));
     // A rule's text is escaped in the chart.
     assert!(section.contains("p(50) &lt;b&gt;&amp;&quot;x&quot;&lt;/b&gt;"));
@@ -357,5 +360,7 @@ fn a_rule_without_an_interval_says_so() {
     assert!(render(Format::Md).contains("| no interval |"));
     let html = render(Format::Html);
     assert!(html.contains("<td>no interval</td>"));
-    assert_eq!(html.matches("<title>95% interval").count(), 0);
+    // Charts without a band (neither drawn nor in the legend).
+    assert!(html.contains("<h2>Per epoch pair</h2>"));
+    assert!(!html.contains(r#"fill-opacity="0.15""#));
 }

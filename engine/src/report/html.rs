@@ -120,7 +120,8 @@ fn epoch_chart(rule: &RuleVerdict, changes: &EpochChanges, epoch_ms: u64) -> Str
         marks.push(Mark::Band {
             low: low * 100.0,
             high: high * 100.0,
-            name: format!("95% interval [{}, {}]", text(low), text(high)),
+            name: "95% interval".to_string(),
+            detail: format!("95% interval of the change [{}, {}]", text(low), text(high)),
         });
     }
     marks.push(Mark::Line {
@@ -177,9 +178,9 @@ fn epoch_chart(rule: &RuleVerdict, changes: &EpochChanges, epoch_ms: u64) -> Str
     .render()
 }
 
-/// An axis value with its sign and at most two decimals: `+2.5`, `0`, `-10`.
+/// An axis value with its sign and at most three decimals: `+2.5`, `0`, `-10`, `+0.025`.
 fn signed_tick(v: f64) -> String {
-    let text = format!("{v:.2}");
+    let text = format!("{v:.3}");
     let text = text.trim_end_matches('0').trim_end_matches('.');
     match text {
         "-0" | "0" => "0".to_string(),

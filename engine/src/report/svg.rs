@@ -91,8 +91,14 @@ pub(crate) struct Series {
 /// A horizontal mark across the plot, in data units of y, drawn under the series.
 #[derive(Debug, Clone)]
 pub(crate) enum Mark {
-    /// A shaded band from `low` to `high` (e.g. a 95% interval).
-    Band { low: f64, high: f64, name: String },
+    /// A shaded band from `low` to `high` (e.g. a 95% interval), `name` in the legend and
+    /// `detail` (e.g. the bounds) in its tooltip.
+    Band {
+        low: f64,
+        high: f64,
+        name: String,
+        detail: String,
+    },
     /// A line at `y`, drawn as `kind` says.
     Line { y: f64, kind: MarkLine, name: String },
 }
@@ -413,14 +419,19 @@ impl LineChart {
 /// A band or a line across the plot area, with its name as a tooltip.
 fn mark(svg: &mut String, f: &Frame, m: &Mark) {
     match m {
-        Mark::Band { low, high, name } => {
+        Mark::Band {
+            low,
+            high,
+            detail,
+            ..
+        } => {
             let (top, bottom) = (f.sy(low.max(*high)), f.sy(low.min(*high)));
             let _ = write!(
                 svg,
                 r#"<rect x="{LEFT}" y="{top:.1}" width="{:.1}" height="{:.1}" {BAND_FILL}><title>{}</title></rect>"#,
                 f.plot_w,
                 (bottom - top).max(1.0),
-                escape(name)
+                escape(detail)
             );
         }
         Mark::Line { y, kind, name } => {
@@ -600,6 +611,7 @@ mod tests {
                     low: -1.0,
                     high: 3.0,
                     name: "interval <i>".into(),
+                    detail: "[-1, 3] <i>".into(),
                 },
                 Mark::Line {
                     y: 0.0,
@@ -620,7 +632,8 @@ mod tests {
         // The axis reaches below 0 and above the limit.
         assert!(svg.contains(">-4</text>") && svg.contains(">6</text>"), "{svg}");
         // The band and the named line in the legend, escaped; the unnamed line not.
-        assert_eq!(svg.matches("interval &lt;i&gt;").count(), 2);
+        assert_eq!(svg.matches("interval &lt;i&gt;").count(), 1);
+        assert!(svg.contains("<title>[-1, 3] &lt;i&gt;</title>"));
         assert!(svg.contains(r##"stroke="#a11""##) && svg.contains(">allowed</text>"));
         assert_eq!(svg.matches("<text").count() - svg.matches("</text>").count(), 0);
         // The zero line sits where y = 0 maps: between the band's edges.
