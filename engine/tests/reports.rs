@@ -224,7 +224,12 @@ fn paired() -> (AbResult, compare::Comparison) {
         candidate_epochs: (0..32)
             .map(|i| {
                 let slower = noise(i) * (108 + u64::from(i % 5)) / 100;
-                epoch(i, slower, 238 + u64::from(i * 7 % 10), u64::from(i % 3 == 0))
+                epoch(
+                    i,
+                    slower,
+                    238 + u64::from(i * 7 % 10),
+                    u64::from(i % 3 == 0),
+                )
             })
             .collect(),
     };
@@ -247,8 +252,7 @@ fn render_paired(format: Format) -> String {
 #[test]
 fn paired_json_verdict_gives_each_rule_its_detectable_change() {
     let (_, comparison) = paired();
-    let value: serde_json::Value =
-        serde_json::from_str(&render_paired(Format::Json)).unwrap();
+    let value: serde_json::Value = serde_json::from_str(&render_paired(Format::Json)).unwrap();
     let rules = value["rules"].as_array().unwrap();
     assert_eq!(rules.len(), 5);
     for (rule, judged) in rules.iter().zip(&comparison.rules) {
@@ -278,11 +282,23 @@ fn paired_html_draws_each_rules_epochs_with_its_interval() {
     let section = &section[..section.find("<h2>Charts</h2>").unwrap()];
     // One chart per rule, each point an epoch pair.
     assert_eq!(section.matches("<svg ").count(), 5);
-    assert_eq!(section.matches(r#"r="2.5""#).count(), 5 * 32 + 5, "points and legends");
+    assert_eq!(
+        section.matches(r#"r="2.5""#).count(),
+        5 * 32 + 5,
+        "points and legends"
+    );
     // The interval as a band, 0, the allowed change, the whole-run change.
-    assert_eq!(section.matches("<title>95% interval of the change [").count(), 5);
+    assert_eq!(
+        section
+            .matches("<title>95% interval of the change [")
+            .count(),
+        5
+    );
     assert!(section.contains("allowed +10.0%"));
-    assert!(section.contains("allowed -10.0%"), "throughput's allowance is a drop");
+    assert!(
+        section.contains("allowed -10.0%"),
+        "throughput's allowance is a drop"
+    );
     assert!(section.contains("allowed +0.10 points"), "errors in points");
     assert!(
         section.contains("95% interval of the change [+0.00 points, +0."),
@@ -314,13 +330,16 @@ fn paired_markdown_and_text_sum_up_each_rules_epochs() {
         .lines()
         .find(|l| l.starts_with("- rule latency p(50)"))
         .expect("a line per rule");
-    assert!(p50.contains("32 above 0, 0 below of 32 pairs; median +10."), "{p50}");
+    assert!(
+        p50.contains("32 above 0, 0 below of 32 pairs; median +10."),
+        "{p50}"
+    );
     assert!(p50.contains('▁') || p50.contains('█'), "a sparkline: {p50}");
-    let errors = md
-        .lines()
-        .find(|l| l.starts_with("- rule errors"))
-        .unwrap();
-    assert!(errors.contains("11 above 0, 0 below, 21 at 0 of 32 pairs"), "{errors}");
+    let errors = md.lines().find(|l| l.starts_with("- rule errors")).unwrap();
+    assert!(
+        errors.contains("11 above 0, 0 below, 21 at 0 of 32 pairs"),
+        "{errors}"
+    );
     // The detectable change column.
     let row = md
         .lines()

@@ -150,7 +150,9 @@ fn epoch_chart(rule: &RuleVerdict, changes: &EpochChanges, epoch_ms: u64) -> Str
     );
     let step = (last - first).div_ceil(8).max(1);
     let (y_label, y_format): (&str, fn(f64) -> String) = if changes.relative {
-        ("change, % of the baseline", |v| format!("{}%", signed_tick(v)))
+        ("change, % of the baseline", |v| {
+            format!("{}%", signed_tick(v))
+        })
     } else {
         ("change, percentage points", signed_tick)
     };

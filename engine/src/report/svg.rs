@@ -100,7 +100,11 @@ pub(crate) enum Mark {
         detail: String,
     },
     /// A line at `y`, drawn as `kind` says.
-    Line { y: f64, kind: MarkLine, name: String },
+    Line {
+        y: f64,
+        kind: MarkLine,
+        name: String,
+    },
 }
 
 /// How a [`Mark::Line`] is drawn.
@@ -420,10 +424,7 @@ impl LineChart {
 fn mark(svg: &mut String, f: &Frame, m: &Mark) {
     match m {
         Mark::Band {
-            low,
-            high,
-            detail,
-            ..
+            low, high, detail, ..
         } => {
             let (top, bottom) = (f.sy(low.max(*high)), f.sy(low.min(*high)));
             let _ = write!(
@@ -532,7 +533,10 @@ mod tests {
         let t = nice_ticks(0.0, 12_345.0);
         assert!(*t.last().unwrap() >= 12_345.0 && t.len() <= 7, "{t:?}");
         // Below 0 too: from a multiple of the step below the minimum.
-        assert_eq!(nice_ticks(-3.0, 7.0), vec![-4.0, -2.0, 0.0, 2.0, 4.0, 6.0, 8.0]);
+        assert_eq!(
+            nice_ticks(-3.0, 7.0),
+            vec![-4.0, -2.0, 0.0, 2.0, 4.0, 6.0, 8.0]
+        );
     }
 
     #[test]
@@ -630,12 +634,18 @@ mod tests {
         assert_eq!(svg.matches(r#"r="2.5""#).count(), 4);
         assert!(!svg.contains(r#"<path d="M"#));
         // The axis reaches below 0 and above the limit.
-        assert!(svg.contains(">-4</text>") && svg.contains(">6</text>"), "{svg}");
+        assert!(
+            svg.contains(">-4</text>") && svg.contains(">6</text>"),
+            "{svg}"
+        );
         // The band and the named line in the legend, escaped; the unnamed line not.
         assert_eq!(svg.matches("interval &lt;i&gt;").count(), 1);
         assert!(svg.contains("<title>[-1, 3] &lt;i&gt;</title>"));
         assert!(svg.contains(r##"stroke="#a11""##) && svg.contains(">allowed</text>"));
-        assert_eq!(svg.matches("<text").count() - svg.matches("</text>").count(), 0);
+        assert_eq!(
+            svg.matches("<text").count() - svg.matches("</text>").count(),
+            0
+        );
         // The zero line sits where y = 0 maps: between the band's edges.
         let frame_y = |y: f64| {
             let (bottom, top) = (-4.0, 6.0);
