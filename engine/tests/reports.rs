@@ -191,21 +191,24 @@ fn trend_compares_the_latest_with_the_previous_run_and_the_median() {
     assert!(html.contains("p50 and p95 over the runs"));
 }
 
-/// One side's epoch: `p50_us` and the other percentiles above it, `responses` and `errors`.
+/// One side's epoch as an `ab` document holds it: `p50_us` and the other percentiles above
+/// it, `responses` and `errors`, no request started late.
 fn epoch(epoch: u32, p50_us: u64, responses: u64, errors: u64) -> EpochSample {
-    EpochSample {
-        epoch,
-        requests: responses + errors,
-        responses,
-        errors,
-        p50_us,
-        p90_us: p50_us * 11 / 10,
-        p95_us: p50_us * 12 / 10,
-        p99_us: p50_us * 15 / 10,
-        p99_9_us: p50_us * 2,
-        max_us: p50_us * 3,
-        mean_us: p50_us as f64 * 1.05,
-    }
+    serde_json::from_value(serde_json::json!({
+        "epoch": epoch,
+        "requests": responses + errors,
+        "responses": responses,
+        "errors": errors,
+        "late": 0,
+        "p50_us": p50_us,
+        "p90_us": p50_us * 11 / 10,
+        "p95_us": p50_us * 12 / 10,
+        "p99_us": p50_us * 15 / 10,
+        "p99_9_us": p50_us * 2,
+        "max_us": p50_us * 3,
+        "mean_us": p50_us as f64 * 1.05,
+    }))
+    .expect("an epoch")
 }
 
 /// The paired comparison of the fixtures as `loadgate ab` sides: 32 epoch pairs of 250 ms, the
