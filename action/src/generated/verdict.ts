@@ -195,7 +195,7 @@ export interface RuleCounts {
   unchanged: number
 }
 /**
- * One regression rule, judged.
+ * One regression rule, judged, and the smallest change its interval could tell from noise.
  */
 export interface RuleVerdict {
   /**
@@ -227,6 +227,16 @@ export interface RuleVerdict {
    * Whole-run value of the current run; absent when it has no responses to measure.
    */
   current?: number | null
+  /**
+   * The minimum detectable effect: half the width of the 95% interval of the change
+   * (`(high − low) / 2`). A true change smaller than about this is not told from noise,
+   * so `unchanged` means "not worse by more than the allowed change, within about this".
+   * For `latency` and `requests` rules a fraction of the baseline, from
+   * `relative_change_ci` (0.018 = ±1.8%); for `errors` rules an absolute change of the
+   * error rate, a fraction, from `change_ci` (0.001 = ±0.1 percentage point). Absent
+   * without an interval.
+   */
+  detectable_change?: number | null
   /**
    * Absolute change never counted as a regression, from the rule.
    */

@@ -3,15 +3,19 @@
 //!
 //! Charts, the current run solid with circles and the baseline dashed with squares:
 //! the latency percentile distribution on HdrHistogram's log "nines" scale, latency (p50, p99)
-//! and throughput over time, and the latency histogram on a log scale.
+//! and throughput over time, and the latency histogram on a log scale. In a paired comparison
+//! (`loadgate ab`), one chart per rule of its change in each epoch pair, with the 95% interval,
+//! 0 and the allowed change.
 
 use anyhow::Context as _;
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
 use super::history::Trend;
-use super::svg::{self, LineChart, Series, Style};
+use super::svg::{self, LineChart, Mark, MarkLine, Series, Style};
+use super::view::format_epoch_change;
 use super::{Input, Render, Report, templates};
+use crate::compare::{Comparison, EpochChanges, RuleVerdict};
 use crate::result::{self, RunResult};
 use crate::units::format_duration_us;
 
@@ -28,6 +32,9 @@ struct Charts {
     histogram: String,
     /// p50 and p95 over the runs of a trend; empty without one.
     trend: String,
+    /// A paired comparison's per-epoch changes, one chart per rule in the order of the
+    /// rules; empty otherwise.
+    epochs: Vec<String>,
 }
 
 /// The HTML renderer.
@@ -36,7 +43,7 @@ pub(super) struct Html;
 impl Render for Html {
     fn render(&self, report: &Report<'_>) -> anyhow::Result<String> {
         let trend = report.trend.as_ref();
-        let charts = charts(report.input, trend);
+        let charts = charts(report.input, report.view.current_label, trend);
         let env = templates::environment(report.templates_dir);
         env.get_template(templates::HTML)?
             .render(minijinja::context! { view => report.view, history => trend, charts => charts })
@@ -47,18 +54,19 @@ impl Render for Html {
 /// A run to draw: its name, the result, the style of its main line and of its second line.
 type Run<'a> = (&'static str, &'a RunResult, Style, Style);
 
-/// The runs to draw: the current one, then the baseline when there is one.
-fn runs<'a>(input: &Input<'a>) -> Vec<Run<'a>> {
-    let mut out = vec![("current", input.current, Style::Current, Style::CurrentAlt)];
+/// The runs to draw: the current one (named `current`, `candidate` in a paired comparison),
+/// then the baseline when there is one.
+fn runs<'a>(input: &Input<'a>, current: &'static str) -> Vec<Run<'a>> {
+    let mut out = vec![(current, input.current, Style::Current, Style::CurrentAlt)];
     if let Some(b) = input.baseline {
         out.push(("baseline", b, Style::Baseline, Style::BaselineAlt));
     }
     out
 }
 
-/// Draws every chart of the report.
-fn charts(input: &Input<'_>, trend: Option<&Trend>) -> Charts {
-    let runs = runs(input);
+/// Draws every chart of the report; `current` names the current run.
+fn charts(input: &Input<'_>, current: &'static str, trend: Option<&Trend>) -> Charts {
+    let runs = runs(input, current);
     let histograms: Vec<_> = runs
         .iter()
         .filter_map(|(name, r, style, _)| {
@@ -73,6 +81,113 @@ fn charts(input: &Input<'_>, trend: Option<&Trend>) -> Charts {
         throughput_over_time,
         histogram: histogram_chart(&histograms),
         trend: trend.map_or_else(String::new, trend_chart),
+        epochs: input.comparison.map_or_else(Vec::new, epoch_charts),
+    }
+}
+
+/// One chart per rule of a paired comparison; none for another comparison.
+fn epoch_charts(comparison: &Comparison) -> Vec<String> {
+    let Some(paired) = &comparison.paired else {
+        return Vec::new();
+    };
+    comparison
+        .rules
+        .iter()
+        .zip(&paired.rules)
+        .map(|(rule, changes)| epoch_chart(rule, changes, paired.epoch_ms))
+        .collect()
+}
+
+/// A rule's change in each epoch pair (points), its 95% interval (a band), 0, the allowed
+/// change and the whole-run change (lines): in % of the baseline, or in percentage points of
+/// the error rate for `errors` rules (not `relative`).
+fn epoch_chart(rule: &RuleVerdict, changes: &EpochChanges, epoch_ms: u64) -> String {
+    let (interval, whole_run, allowed) = if changes.relative {
+        let of_baseline = |a: f64| rule.baseline.filter(|b| *b != 0.0).map(|b| a / b.abs());
+        (
+            rule.relative_change_ci,
+            rule.relative_change,
+            rule.allowed_change.and_then(of_baseline),
+        )
+    } else {
+        (rule.change_ci, rule.change, rule.allowed_change)
+    };
+    // The allowed change lies in the worse direction: down for throughput.
+    let allowed = allowed.map(|a| if rule.metric == "requests" { -a } else { a });
+    let text = |v: f64| format_epoch_change(changes, v);
+    let mut marks = Vec::new();
+    if let Some([low, high]) = interval {
+        marks.push(Mark::Band {
+            low: low * 100.0,
+            high: high * 100.0,
+            name: "95% interval".to_string(),
+            detail: format!("95% interval of the change [{}, {}]", text(low), text(high)),
+        });
+    }
+    marks.push(Mark::Line {
+        y: 0.0,
+        kind: MarkLine::Reference,
+        name: String::new(),
+    });
+    if let Some(a) = allowed {
+        marks.push(Mark::Line {
+            y: a * 100.0,
+            kind: MarkLine::Limit,
+            name: format!("allowed {}", text(a)),
+        });
+    }
+    if let Some(w) = whole_run {
+        marks.push(Mark::Line {
+            y: w * 100.0,
+            kind: MarkLine::Estimate,
+            name: format!("whole run {}", text(w)),
+        });
+    }
+    let epochs: Vec<u32> = changes.changes.iter().map(|c| c.epoch).collect();
+    let (first, last) = (
+        epochs.iter().copied().min().unwrap_or(0),
+        epochs.iter().copied().max().unwrap_or(1),
+    );
+    let step = (last - first).div_ceil(8).max(1);
+    let (y_label, y_format): (&str, fn(f64) -> String) = if changes.relative {
+        ("change, % of the baseline", |v| {
+            format!("{}%", signed_tick(v))
+        })
+    } else {
+        ("change, percentage points", signed_tick)
+    };
+    LineChart {
+        title: format!("{} {}: change per epoch pair", rule.metric, rule.rule),
+        x_label: format!("epoch pair ({epoch_ms} ms each), in time order"),
+        y_label: y_label.into(),
+        x_ticks: (first..=last.max(first + 1))
+            .step_by(step as usize)
+            .map(|e| (f64::from(e), e.to_string()))
+            .collect(),
+        y_format,
+        series: vec![Series {
+            name: "epoch pair".into(),
+            style: Style::Points,
+            points: changes
+                .changes
+                .iter()
+                .map(|c| (f64::from(c.epoch), c.change * 100.0))
+                .collect(),
+        }],
+        steps: false,
+        marks,
+    }
+    .render()
+}
+
+/// An axis value with its sign and at most three decimals: `+2.5`, `0`, `-10`, `+0.025`.
+fn signed_tick(v: f64) -> String {
+    let text = format!("{v:.3}");
+    let text = text.trim_end_matches('0').trim_end_matches('.');
+    match text {
+        "-0" | "0" => "0".to_string(),
+        t if v > 0.0 => format!("+{t}"),
+        t => t.to_string(),
     }
 }
 
@@ -101,6 +216,7 @@ fn percentile_chart(histograms: &[Drawn]) -> String {
         y_format: format_duration_us,
         series,
         steps: false,
+        marks: Vec::new(),
     }
     .render()
 }
@@ -146,6 +262,7 @@ fn over_time_charts(runs: &[Run<'_>]) -> (String, String) {
         y_format: format_duration_us,
         series: latency_series,
         steps: false,
+        marks: Vec::new(),
     }
     .render();
     let throughput = LineChart {
@@ -156,6 +273,7 @@ fn over_time_charts(runs: &[Run<'_>]) -> (String, String) {
         y_format: |v| format!("{v:.0}/s"),
         series: rps_series,
         steps: false,
+        marks: Vec::new(),
     }
     .render();
     (latency, throughput)
@@ -208,6 +326,7 @@ fn histogram_chart(histograms: &[Drawn]) -> String {
             })
             .collect(),
         steps: true,
+        marks: Vec::new(),
     }
     .render()
 }
@@ -243,6 +362,7 @@ fn trend_chart(t: &Trend) -> String {
             series("p95_us", "p95", Style::CurrentAlt),
         ],
         steps: false,
+        marks: Vec::new(),
     }
     .render()
 }

@@ -3,7 +3,8 @@
 //!
 //! Every series has its own dash pattern, marker shape and a label at its end, so charts read
 //! without colour (and printed in grey). The current run is solid with circles, the baseline
-//! dashed with squares.
+//! dashed with squares. Horizontal marks (a shaded band, reference lines) are drawn under the
+//! series and named in the legend.
 
 use std::fmt::Write as _;
 
@@ -30,6 +31,8 @@ pub(crate) enum Style {
     CurrentAlt,
     /// A second line of the baseline: dash-dot, diamonds.
     BaselineAlt,
+    /// Points without a line (e.g. one per epoch pair): small circles, every point marked.
+    Points,
 }
 
 impl Style {
@@ -40,6 +43,7 @@ impl Style {
             Style::Baseline => ("#b35900", "7 4"),
             Style::CurrentAlt => ("#1f4e9c", "2 3"),
             Style::BaselineAlt => ("#b35900", "9 3 2 3"),
+            Style::Points => ("#1f4e9c", ""),
         }
     }
 
@@ -47,6 +51,9 @@ impl Style {
         let (colour, _) = self.stroke();
         match self {
             Style::Current => format!(r#"<circle cx="{x:.1}" cy="{y:.1}" r="3" fill="{colour}"/>"#),
+            Style::Points => format!(
+                r#"<circle cx="{x:.1}" cy="{y:.1}" r="2.5" fill="{colour}" fill-opacity="0.8"/>"#
+            ),
             Style::Baseline => format!(
                 r#"<rect x="{:.1}" y="{:.1}" width="6" height="6" fill="white" stroke="{colour}" stroke-width="1.5"/>"#,
                 x - 3.0,
@@ -81,7 +88,52 @@ pub(crate) struct Series {
     pub points: Vec<(f64, f64)>,
 }
 
-/// A line chart with linear y from 0 and a linear x axis with the given ticks.
+/// A horizontal mark across the plot, in data units of y, drawn under the series.
+#[derive(Debug, Clone)]
+pub(crate) enum Mark {
+    /// A shaded band from `low` to `high` (e.g. a 95% interval), `name` in the legend and
+    /// `detail` (e.g. the bounds) in its tooltip.
+    Band {
+        low: f64,
+        high: f64,
+        name: String,
+        detail: String,
+    },
+    /// A line at `y`, drawn as `kind` says.
+    Line {
+        y: f64,
+        kind: MarkLine,
+        name: String,
+    },
+}
+
+/// How a [`Mark::Line`] is drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum MarkLine {
+    /// A reference such as 0: thin, solid, dark grey.
+    Reference,
+    /// A limit (e.g. the allowed change): red, dashed.
+    Limit,
+    /// An estimate (e.g. the whole-run change): blue, dash-dot.
+    Estimate,
+}
+
+impl MarkLine {
+    /// (colour, dasharray, width)
+    fn stroke(self) -> (&'static str, &'static str, f64) {
+        match self {
+            MarkLine::Reference => ("#555", "", 1.0),
+            MarkLine::Limit => ("#a11", "6 4", 1.5),
+            MarkLine::Estimate => ("#1f4e9c", "9 3 2 3", 1.5),
+        }
+    }
+}
+
+/// Fill of a [`Mark::Band`].
+const BAND_FILL: &str = r##"fill="#1f4e9c" fill-opacity="0.15""##;
+
+/// A line chart with a linear y axis (from 0, or lower when a value is negative) and a linear
+/// x axis with the given ticks.
 #[derive(Debug, Clone)]
 pub(crate) struct LineChart {
     /// Shown above the chart and read by screen readers.
@@ -98,6 +150,8 @@ pub(crate) struct LineChart {
     pub series: Vec<Series>,
     /// Draw steps (a histogram) instead of straight segments.
     pub steps: bool,
+    /// Bands and reference lines, drawn under the series.
+    pub marks: Vec<Mark>,
 }
 
 /// Escapes text for SVG (XML).
@@ -108,26 +162,28 @@ pub(crate) fn escape(text: &str) -> String {
         .replace('"', "&quot;")
 }
 
-/// "Nice" round numbers for an axis from 0 to `max`: about 5 ticks.
-fn nice_ticks(max: f64) -> Vec<f64> {
-    if !(max > 0.0 && max.is_finite()) {
-        return vec![0.0, 1.0];
+/// "Nice" round numbers for an axis from `min` (at most 0) to `max`: about 5 steps, from a
+/// multiple of the step at or below `min` to one at or above `max`.
+fn nice_ticks(min: f64, max: f64) -> Vec<f64> {
+    if !(max > min && min.is_finite() && max.is_finite()) {
+        return vec![min.min(0.0), min.min(0.0) + 1.0];
     }
-    let raw = max / 5.0;
+    let raw = (max - min) / 5.0;
     let magnitude = 10f64.powf(raw.log10().floor());
     let step = [1.0, 2.0, 2.5, 5.0, 10.0]
         .iter()
         .map(|m| m * magnitude)
         .find(|s| *s >= raw)
         .unwrap_or(10.0 * magnitude);
-    let n = (max / step).ceil() as usize;
-    (0..=n).map(|i| i as f64 * step).collect()
+    let (first, last) = ((min / step).floor() as i64, (max / step).ceil() as i64);
+    (first..=last).map(|i| i as f64 * step).collect()
 }
 
 /// Where data land on the chart: the data ranges and the plot area inside the margins.
 struct Frame {
     x_min: f64,
     x_max: f64,
+    y_bottom: f64,
     y_top: f64,
     plot_w: f64,
     plot_h: f64,
@@ -141,7 +197,7 @@ impl Frame {
 
     /// The SVG y of a data y.
     fn sy(&self, y: f64) -> f64 {
-        TOP + self.plot_h - y / self.y_top * self.plot_h
+        TOP + self.plot_h - (y - self.y_bottom) / (self.y_top - self.y_bottom) * self.plot_h
     }
 }
 
@@ -161,15 +217,27 @@ impl LineChart {
         } else {
             (0.0, 1.0)
         };
-        let y_max = self
+        let ys: Vec<f64> = self
             .series
             .iter()
             .flat_map(|s| s.points.iter().map(|p| p.1))
-            .fold(0.0, f64::max);
-        let y_ticks = nice_ticks(y_max * 1.05);
+            .chain(self.marks.iter().flat_map(|m| match m {
+                Mark::Band { low, high, .. } => vec![*low, *high],
+                Mark::Line { y, .. } => vec![*y],
+            }))
+            .filter(|y| y.is_finite())
+            .collect();
+        let y_min = ys.iter().copied().fold(0.0, f64::min);
+        let y_max = ys.iter().copied().fold(0.0, f64::max);
+        let margin = (y_max - y_min) * 0.05;
+        let y_ticks = nice_ticks(
+            if y_min < 0.0 { y_min - margin } else { 0.0 },
+            y_max + margin,
+        );
         let frame = Frame {
             x_min,
             x_max,
+            y_bottom: y_ticks[0],
             y_top: *y_ticks.last().expect("at least two ticks"),
             plot_w: WIDTH - LEFT - RIGHT,
             plot_h: HEIGHT - TOP - BOTTOM,
@@ -188,6 +256,9 @@ impl LineChart {
             escape(&self.title)
         );
         self.axes(&mut svg, &frame, &y_ticks);
+        for m in &self.marks {
+            mark(&mut svg, &frame, m);
+        }
         for s in &self.series {
             self.line(&mut svg, &frame, s);
         }
@@ -245,6 +316,12 @@ impl LineChart {
             return;
         }
         let (colour, dash) = s.style.stroke();
+        if s.style == Style::Points {
+            for &(x, y) in &s.points {
+                svg.push_str(&s.style.marker(f.sx(x), f.sy(y)));
+            }
+            return;
+        }
         let mut d = String::new();
         let mut last: Option<(f64, f64)> = None;
         for (i, &(x, y)) in s.points.iter().enumerate() {
@@ -285,24 +362,88 @@ impl LineChart {
         );
     }
 
-    /// The legend, under the title: a sample of each line with its marker.
+    /// The legend, under the title: a sample of each line with its marker, then of each
+    /// named mark.
     fn legend(&self, svg: &mut String) {
+        /// What a legend entry's sample shows.
+        enum Sample {
+            Series(Style),
+            Band,
+            Line(MarkLine),
+        }
+        let entries = self
+            .series
+            .iter()
+            .map(|s| (Sample::Series(s.style), s.name.as_str()))
+            .chain(self.marks.iter().map(|m| match m {
+                Mark::Band { name, .. } => (Sample::Band, name.as_str()),
+                Mark::Line { kind, name, .. } => (Sample::Line(*kind), name.as_str()),
+            }))
+            .filter(|(_, name)| !name.is_empty());
         let mut lx = LEFT;
-        for s in &self.series {
-            let (colour, dash) = s.style.stroke();
-            let _ = write!(
-                svg,
-                r#"<line x1="{lx:.1}" y1="30" x2="{:.1}" y2="30" stroke="{colour}" stroke-width="2" stroke-dasharray="{dash}"/>"#,
-                lx + 24.0
-            );
-            svg.push_str(&s.style.marker(lx + 12.0, 30.0));
+        for (sample, name) in entries {
+            match sample {
+                Sample::Series(style) => {
+                    let (colour, dash) = style.stroke();
+                    if style != Style::Points {
+                        let _ = write!(
+                            svg,
+                            r#"<line x1="{lx:.1}" y1="30" x2="{:.1}" y2="30" stroke="{colour}" stroke-width="2" stroke-dasharray="{dash}"/>"#,
+                            lx + 24.0
+                        );
+                    }
+                    svg.push_str(&style.marker(lx + 12.0, 30.0));
+                }
+                Sample::Band => {
+                    let _ = write!(
+                        svg,
+                        r#"<rect x="{lx:.1}" y="25" width="24" height="10" {BAND_FILL}/>"#
+                    );
+                }
+                Sample::Line(kind) => {
+                    let (colour, dash, width) = kind.stroke();
+                    let _ = write!(
+                        svg,
+                        r#"<line x1="{lx:.1}" y1="30" x2="{:.1}" y2="30" stroke="{colour}" stroke-width="{width}" stroke-dasharray="{dash}"/>"#,
+                        lx + 24.0
+                    );
+                }
+            }
             let _ = write!(
                 svg,
                 r#"<text x="{:.1}" y="34">{}</text>"#,
                 lx + 30.0,
-                escape(&s.name)
+                escape(name)
             );
-            lx += 40.0 + 6.5 * s.name.chars().count() as f64;
+            lx += 40.0 + 6.5 * name.chars().count() as f64;
+        }
+    }
+}
+
+/// A band or a line across the plot area, with its name as a tooltip.
+fn mark(svg: &mut String, f: &Frame, m: &Mark) {
+    match m {
+        Mark::Band {
+            low, high, detail, ..
+        } => {
+            let (top, bottom) = (f.sy(low.max(*high)), f.sy(low.min(*high)));
+            let _ = write!(
+                svg,
+                r#"<rect x="{LEFT}" y="{top:.1}" width="{:.1}" height="{:.1}" {BAND_FILL}><title>{}</title></rect>"#,
+                f.plot_w,
+                (bottom - top).max(1.0),
+                escape(detail)
+            );
+        }
+        Mark::Line { y, kind, name } => {
+            let (colour, dash, width) = kind.stroke();
+            let py = f.sy(*y);
+            let _ = write!(
+                svg,
+                r#"<line x1="{LEFT}" y1="{py:.1}" x2="{:.1}" y2="{py:.1}" stroke="{colour}" stroke-width="{width}" stroke-dasharray="{dash}"><title>{}</title></line>"#,
+                LEFT + f.plot_w,
+                escape(name)
+            );
         }
     }
 }
@@ -387,10 +528,15 @@ mod tests {
 
     #[test]
     fn nice_ticks_cover_the_maximum() {
-        assert_eq!(nice_ticks(9.0), vec![0.0, 2.0, 4.0, 6.0, 8.0, 10.0]);
-        assert_eq!(nice_ticks(0.0), vec![0.0, 1.0]);
-        let t = nice_ticks(12_345.0);
+        assert_eq!(nice_ticks(0.0, 9.0), vec![0.0, 2.0, 4.0, 6.0, 8.0, 10.0]);
+        assert_eq!(nice_ticks(0.0, 0.0), vec![0.0, 1.0]);
+        let t = nice_ticks(0.0, 12_345.0);
         assert!(*t.last().unwrap() >= 12_345.0 && t.len() <= 7, "{t:?}");
+        // Below 0 too: from a multiple of the step below the minimum.
+        assert_eq!(
+            nice_ticks(-3.0, 7.0),
+            vec![-4.0, -2.0, 0.0, 2.0, 4.0, 6.0, 8.0]
+        );
     }
 
     #[test]
@@ -441,11 +587,70 @@ mod tests {
                 },
             ],
             steps: false,
+            marks: vec![],
         };
         let svg = chart.render();
         assert!(svg.contains("a &lt;b&gt;") && !svg.contains("a <b>"));
         assert_eq!(svg.matches("<path d=\"M").count(), 2);
         assert!(svg.contains(r#"stroke-dasharray="7 4""#));
         assert!(svg.contains("<circle") && svg.contains("<rect"));
+    }
+
+    #[test]
+    fn marks_and_points_draw_below_zero_and_in_the_legend() {
+        let chart = LineChart {
+            title: "t".into(),
+            x_label: "x".into(),
+            y_label: "y".into(),
+            x_ticks: vec![(0.0, "0".into()), (2.0, "2".into())],
+            y_format: |v| format!("{v}"),
+            series: vec![Series {
+                name: "pair".into(),
+                style: Style::Points,
+                points: vec![(0.0, -3.0), (1.0, 2.0), (2.0, 4.0)],
+            }],
+            steps: false,
+            marks: vec![
+                Mark::Band {
+                    low: -1.0,
+                    high: 3.0,
+                    name: "interval <i>".into(),
+                    detail: "[-1, 3] <i>".into(),
+                },
+                Mark::Line {
+                    y: 0.0,
+                    kind: MarkLine::Reference,
+                    name: String::new(),
+                },
+                Mark::Line {
+                    y: 5.0,
+                    kind: MarkLine::Limit,
+                    name: "allowed".into(),
+                },
+            ],
+        };
+        let svg = chart.render();
+        // Every point marked, no line through them; one more in the legend.
+        assert_eq!(svg.matches(r#"r="2.5""#).count(), 4);
+        assert!(!svg.contains(r#"<path d="M"#));
+        // The axis reaches below 0 and above the limit.
+        assert!(
+            svg.contains(">-4</text>") && svg.contains(">6</text>"),
+            "{svg}"
+        );
+        // The band and the named line in the legend, escaped; the unnamed line not.
+        assert_eq!(svg.matches("interval &lt;i&gt;").count(), 1);
+        assert!(svg.contains("<title>[-1, 3] &lt;i&gt;</title>"));
+        assert!(svg.contains(r##"stroke="#a11""##) && svg.contains(">allowed</text>"));
+        assert_eq!(
+            svg.matches("<text").count() - svg.matches("</text>").count(),
+            0
+        );
+        // The zero line sits where y = 0 maps: between the band's edges.
+        let frame_y = |y: f64| {
+            let (bottom, top) = (-4.0, 6.0);
+            TOP + (HEIGHT - TOP - BOTTOM) * (1.0 - (y - bottom) / (top - bottom))
+        };
+        assert!(svg.contains(&format!(r#"y1="{:.1}""#, frame_y(0.0))));
     }
 }

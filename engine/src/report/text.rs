@@ -1,5 +1,6 @@
-//! The comparison as plain text for a terminal (`loadgate compare`, `run --baseline`): the
-//! checks with their numbers, the targets, the verdict last.
+//! The comparison as plain text for a terminal (`loadgate compare`, `run --baseline`, `ab`):
+//! the checks with their numbers (a rule's with its minimum detectable change, and in a paired
+//! comparison its per-epoch changes in brief), the targets, the verdict last.
 
 use std::fmt::Write as _;
 
@@ -26,7 +27,7 @@ fn render(view: &View, trend: Option<&Trend>) -> String {
     let _ = writeln!(
         out,
         "\n  {:<12}{:>12}{:>12}{:>9}",
-        "", "current", "baseline", "change"
+        "", view.current_label, "baseline", "change"
     );
     for row in &view.headline {
         let _ = writeln!(
@@ -45,13 +46,21 @@ fn render(view: &View, trend: Option<&Trend>) -> String {
         let _ = writeln!(out);
         for c in checks {
             let name = format!("{} {}", c.kind, clean(&c.name));
+            let detectable = if c.kind == "rule" {
+                format!("; detectable: {}", c.detectable)
+            } else {
+                String::new()
+            };
             let _ = writeln!(
                 out,
-                "  {:<12} {name:<width$}  {:>10} (baseline {}, {})",
+                "  {:<12} {name:<width$}  {:>10} (baseline {}, {}{detectable})",
                 c.verdict, c.measured, c.baseline, c.change
             );
             if c.kind == "rule" {
                 let _ = writeln!(out, "  {:<12} {}", "", clean(&c.reason));
+                if let Some(e) = &c.epochs {
+                    let _ = writeln!(out, "  {:<12} per epoch {} {}", "", e.sparkline, e.summary);
+                }
             }
         }
     }

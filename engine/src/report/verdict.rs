@@ -143,6 +143,40 @@ pub(crate) struct RuleCounts {
     pub inconclusive: usize,
 }
 
+/// One regression rule, judged, and the smallest change its interval could tell from noise.
+// Named `RuleVerdict` in the schema, as before `detectable_change`: the action's generated
+// types keep their name.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(rename = "RuleVerdict")]
+pub(crate) struct VerdictRule {
+    /// The comparison's verdict on the rule.
+    #[serde(flatten)]
+    pub rule: RuleVerdict,
+    /// The minimum detectable effect: half the width of the 95% interval of the change
+    /// (`(high − low) / 2`). A true change smaller than about this is not told from noise,
+    /// so `unchanged` means "not worse by more than the allowed change, within about this".
+    /// For `latency` and `requests` rules a fraction of the baseline, from
+    /// `relative_change_ci` (0.018 = ±1.8%); for `errors` rules an absolute change of the
+    /// error rate, a fraction, from `change_ci` (0.001 = ±0.1 percentage point). Absent
+    /// without an interval.
+    pub detectable_change: Option<f64>,
+}
+
+/// The minimum detectable effect of a judged rule, `(high − low) / 2` of its 95% interval:
+/// relative (of `relative_change_ci`, a fraction of the baseline) for `latency` and
+/// `requests` rules, absolute (of `change_ci`, a fraction) for `errors` rules, whose unit is
+/// already a fraction; `None` without that interval. On an A/A comparison a true change of
+/// about this size leaves 0 inside the interval; the same half-width for `loadgate ab`'s
+/// paired intervals and for two runs' bootstrap intervals.
+pub(crate) fn detectable_change(r: &RuleVerdict) -> Option<f64> {
+    let interval = if r.metric == "errors" {
+        r.change_ci
+    } else {
+        r.relative_change_ci
+    };
+    interval.map(|[low, high]| (high - low) / 2.0)
+}
+
 /// The verdict document: `loadgate compare --format json`, `loadgate report --format json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[schemars(title = "loadgate verdict")]
@@ -173,7 +207,7 @@ pub(crate) struct VerdictDoc {
     /// How many rules ended in each state (all 0 without a baseline).
     pub rule_counts: RuleCounts,
     /// Every regression rule, judged; empty without a baseline.
-    pub rules: Vec<RuleVerdict>,
+    pub rules: Vec<VerdictRule>,
     /// Per-target deltas, `total` first; empty without a baseline.
     pub targets: Vec<TargetDelta>,
     /// Things to know: a changed spec, interrupted runs, where the rules came from.
@@ -214,7 +248,15 @@ pub(crate) fn build(
             improved: count(RuleState::Improved),
             inconclusive: count(RuleState::Inconclusive),
         },
-        rules: comparison.map_or_else(Vec::new, |c| c.rules.clone()),
+        rules: comparison.map_or_else(Vec::new, |c| {
+            c.rules
+                .iter()
+                .map(|r| VerdictRule {
+                    detectable_change: detectable_change(r),
+                    rule: r.clone(),
+                })
+                .collect()
+        }),
         targets: comparison.map_or_else(Vec::new, |c| c.targets.clone()),
         notes: comparison.map_or_else(Vec::new, |c| c.notes.clone()),
         trend,

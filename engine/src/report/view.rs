@@ -4,8 +4,12 @@
 
 use serde::Serialize;
 
+use super::verdict::detectable_change;
 use crate::compare::gate::{self, Overall};
-use crate::compare::{Comparison, MetricDelta, RuleState, SloDelta, TargetDelta, target_metrics};
+use crate::compare::{
+    Comparison, EpochChanges, MetricDelta, RuleState, RuleVerdict, SloDelta, TargetDelta, median,
+    target_metrics,
+};
 use crate::result::{PhasesResult, RunResult, TargetResult};
 use crate::units::{MISSING, Unit, format_change, format_duration_us, format_relative};
 
@@ -21,6 +25,12 @@ pub(crate) struct View {
     /// The one-line verdict.
     pub summary: String,
     pub has_baseline: bool,
+    /// What the compared result is called: `candidate` in a paired comparison (`loadgate
+    /// ab`), else `current`.
+    pub current_label: &'static str,
+    /// The rules were judged on paired epochs (`loadgate ab`): Hodges–Lehmann and Wilcoxon
+    /// signed-rank over the epoch pairs instead of the bootstrap over two runs' seconds.
+    pub paired: bool,
     /// Key numbers: throughput, p50, p95, p99, error rate.
     pub headline: Vec<Row>,
     pub slo: Vec<CheckRow>,
@@ -61,6 +71,12 @@ pub(crate) struct CheckRow {
     pub interval: String,
     /// Allowed change, rules only: `+2.00ms`.
     pub allowed: String,
+    /// The minimum detectable effect, rules only: half the interval's width
+    /// ([`detectable_change`]), `±1.8%` (`±0.10 points` of the error rate for `errors`
+    /// rules), or `no interval`.
+    pub detectable: String,
+    /// The per-epoch changes of a paired comparison, rules only.
+    pub epochs: Option<EpochRow>,
     /// `pass`, `fail` (SLO) or the rule's state.
     pub verdict: &'static str,
     /// Whether this check fails the gate.
@@ -68,6 +84,19 @@ pub(crate) struct CheckRow {
     /// Why, in words (rules), or the threshold's limit (SLOs).
     pub reason: String,
 }
+
+/// A rule's change in each epoch pair of a paired comparison, in brief.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct EpochRow {
+    /// One bar per epoch pair (per group of pairs beyond [`SPARKLINE_WIDTH`]), from the lowest
+    /// change or 0, whichever is lower, to the highest: `▂▅▇▆`.
+    pub sparkline: String,
+    /// `30 above 0, 2 below of 32 pairs; median +9.8%`.
+    pub summary: String,
+}
+
+/// Most bars in an [`EpochRow`]'s sparkline.
+const SPARKLINE_WIDTH: usize = 40;
 
 /// One target in both runs.
 #[derive(Debug, Clone, Serialize)]
@@ -146,6 +175,7 @@ pub(crate) fn build(
 ) -> View {
     let overall = Overall::of(current, comparison);
     let count = |s| comparison.map_or(0, |c| c.count(s));
+    let paired = comparison.is_some_and(|c| c.paired.is_some());
     let deltas =
         |name: &str| comparison.and_then(|c| c.targets.iter().find(|t| t.name == name).cloned());
     let total_delta = deltas("total");
@@ -180,6 +210,8 @@ pub(crate) fn build(
         verdict_word: overall.word(),
         summary: gate::summary_line(current, comparison),
         has_baseline: baseline.is_some(),
+        current_label: if paired { "candidate" } else { "current" },
+        paired,
         headline,
         slo: slo_rows(current, comparison),
         rules: comparison.map_or_else(Vec::new, rule_rows),
@@ -364,6 +396,8 @@ fn slo_rows(current: &RunResult, comparison: Option<&Comparison>) -> Vec<CheckRo
                 change: format_change(rel, d.change, unit),
                 interval: String::new(),
                 allowed: String::new(),
+                detectable: String::new(),
+                epochs: None,
                 verdict: if v.passed { "pass" } else { "fail" },
                 failed: !v.passed,
                 reason: format!("limit {}", d.limit_text),
@@ -373,10 +407,12 @@ fn slo_rows(current: &RunResult, comparison: Option<&Comparison>) -> Vec<CheckRo
 }
 
 fn rule_rows(comparison: &Comparison) -> Vec<CheckRow> {
+    let epochs = comparison.paired.as_ref().map(|p| &p.rules);
     comparison
         .rules
         .iter()
-        .map(|r| {
+        .enumerate()
+        .map(|(i, r)| {
             let unit = Unit::from_name(&r.unit);
             CheckRow {
                 kind: "rule",
@@ -403,10 +439,82 @@ fn rule_rows(comparison: &Comparison) -> Vec<CheckRow> {
                         format!("{sign}{}", unit.format(a))
                     },
                 ),
+                detectable: format_detectable(r),
+                epochs: epochs.and_then(|e| e.get(i)).map(epoch_row),
                 verdict: r.verdict.name(),
                 failed: r.verdict == RuleState::Regressed,
                 reason: r.reason.clone(),
             }
+        })
+        .collect()
+}
+
+/// A rule's minimum detectable effect ([`detectable_change`]) as the reports show it: `±1.8%`
+/// of the baseline, `±0.10 points` for the error rate (`errors` rules), `no interval`.
+fn format_detectable(r: &RuleVerdict) -> String {
+    match detectable_change(r) {
+        None => "no interval".to_string(),
+        Some(h) if r.metric == "errors" => format!("±{:.2} points", h * 100.0),
+        Some(h) => format!("±{:.1}%", h * 100.0),
+    }
+}
+
+/// A per-epoch change as the reports show it: relative `+9.8%`, or absolute in percentage
+/// points of the error rate, `+0.10 points`.
+pub(crate) fn format_epoch_change(e: &EpochChanges, change: f64) -> String {
+    if e.relative {
+        format_relative(Some(change))
+    } else {
+        format!("{:+.2} points", change * 100.0)
+    }
+}
+
+/// The sparkline and the counts above and below 0 of a rule's per-epoch changes.
+fn epoch_row(e: &EpochChanges) -> EpochRow {
+    let values: Vec<f64> = e.changes.iter().map(|c| c.change).collect();
+    let above = values.iter().filter(|v| **v > 0.0).count();
+    let below = values.iter().filter(|v| **v < 0.0).count();
+    let at_zero = values.len() - above - below;
+    let mut summary = format!("{above} above 0, {below} below");
+    if at_zero > 0 {
+        summary.push_str(&format!(", {at_zero} at 0"));
+    }
+    summary.push_str(&format!(" of {} pairs", values.len()));
+    if !values.is_empty() {
+        summary.push_str(&format!(
+            "; median {}",
+            format_epoch_change(e, median(&values))
+        ));
+    }
+    EpochRow {
+        sparkline: sparkline(&values),
+        summary,
+    }
+}
+
+/// `values` as at most [`SPARKLINE_WIDTH`] bars (the mean of each group of consecutive
+/// values), scaled from the lowest value or 0, whichever is lower, to the highest value or 0.
+fn sparkline(values: &[f64]) -> String {
+    const BARS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
+    if values.is_empty() {
+        return String::new();
+    }
+    let per_bar = values.len().div_ceil(SPARKLINE_WIDTH);
+    let means: Vec<f64> = values
+        .chunks(per_bar)
+        .map(|c| c.iter().sum::<f64>() / c.len() as f64)
+        .collect();
+    let low = means.iter().copied().fold(0.0, f64::min);
+    let high = means.iter().copied().fold(0.0, f64::max);
+    means
+        .iter()
+        .map(|m| {
+            let level = if high > low {
+                ((m - low) / (high - low) * 7.0).round() as usize
+            } else {
+                0
+            };
+            BARS[level.min(7)]
         })
         .collect()
 }
