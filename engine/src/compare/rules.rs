@@ -71,7 +71,8 @@ pub struct RuleVerdict {
     /// (up; down for `requests`).
     pub allowed_change: Option<f64>,
     /// 95% confidence interval of `change` `[low, high]` (moving-block bootstrap over the
-    /// per-second samples); absent with too few samples.
+    /// per-second samples, widened by the run-to-run variation when `compare` is given earlier
+    /// results with `--baseline-history`); absent with too few samples.
     pub change_ci: Option<[f64; 2]>,
     /// The interval relative to the baseline, fractions; absent when the baseline is 0.
     pub relative_change_ci: Option<[f64; 2]>,
