@@ -223,18 +223,21 @@ two_run() {
   say "two-run+history $kind pair $pair: exit $rch"
 }
 
-# HISTORY=N: N runs of the baseline side, each with its own neighbour pattern, into
+# HISTORY=N: N valid runs of the baseline side (at most 2N tries; an invalid measurement, exit
+# 5, is dropped, as a kept history would not hold it), each with its own neighbour pattern, into
 # $work/history: the results a stored baseline's history would hold.
 record_history() {
   mkdir -p "$work/history"
-  local i rc
-  for i in $(seq "$HISTORY"); do
-    start_neighbour $((SEED * 100000 + 50000 + i))
+  local try=0 kept=0 rc
+  while [ "$kept" -lt "$HISTORY" ] && [ "$try" -lt $((2 * HISTORY)) ]; do
+    try=$((try + 1))
+    start_neighbour $((SEED * 100000 + 50000 + try))
     rc=0
     PORT=$P1 WORK=$WORK timeout -k 5 "$RUN_TIMEOUT" taskset -c 1 "$LOADGATE" run -q "$work/spec.yaml" \
-      --out "$work/history/run-$i.json" >"$work/history-$i.log" 2>&1 || rc=$?
+      --out "$work/history/run-$try.json" >"$work/history-$try.log" 2>&1 || rc=$?
     stop_neighbour
-    say "history run $i of $HISTORY: exit $rc"
+    if [ "$rc" = 0 ]; then kept=$((kept + 1)); else rm -f "$work/history/run-$try.json"; fi
+    say "history run $try: exit $rc ($kept of $HISTORY kept)"
   done
 }
 

@@ -156,7 +156,7 @@ fn a_change_within_the_run_to_run_spread_is_not_a_regression_with_history() {
 }
 
 #[test]
-fn history_needs_a_baseline_and_the_same_spec() {
+fn history_needs_a_baseline_and_valid_results_of_the_same_spec() {
     let fixture = |name: &str| {
         Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/fixtures/results")
@@ -185,6 +185,40 @@ fn history_needs_a_baseline_and_the_same_spec() {
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("another-spec"), "{stderr}");
+
+    // Invalid measurements are left out, and said to be; copies of the baseline from other
+    // times count (3 of them: enough for an estimate).
+    let history = tempfile::tempdir().unwrap();
+    let base: Value = serde_json::from_str(&std::fs::read_to_string(&b).unwrap()).unwrap();
+    for (i, valid) in [true, true, false, true].iter().enumerate() {
+        let mut copy = base.clone();
+        copy["started_at"] = Value::String(format!("2026-01-0{}T00:00:00Z", i + 1));
+        copy["health"]["valid"] = Value::Bool(*valid);
+        let path = history.path().join(format!("h{i}.json"));
+        std::fs::write(path, copy.to_string()).unwrap();
+    }
+    let folder = history.path().to_str().unwrap();
+    let out = loadgate(&[
+        "compare",
+        &b,
+        &c,
+        "--baseline-history",
+        folder,
+        "--format",
+        "json",
+    ]);
+    let v = verdict(&out);
+    let text = notes(&v);
+    assert!(text.contains("over 3 earlier results"), "{text}");
+    assert!(
+        text.contains("1 earlier result(s) left out of the run-to-run variation"),
+        "{text}"
+    );
+    // Identical values: no spread, so no rule's interval was widened.
+    assert!(
+        text.contains("latency p(50) not widened (run-to-run ±0.0%"),
+        "{text}"
+    );
 
     // An empty folder is refused too.
     let empty = tempfile::tempdir().unwrap();

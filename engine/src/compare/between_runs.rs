@@ -36,6 +36,7 @@ use statrs::distribution::{ContinuousCDF, StudentsT};
 
 use super::rules::{RuleVerdict, judge_rule, whole_run_value};
 use super::stats::{CONFIDENCE, Interval};
+use super::{CompareError, check_version};
 use crate::plan::regression::RegressionRule;
 use crate::plan::threshold::Metric;
 use crate::result::RunResult;
@@ -160,6 +161,42 @@ impl Spread {
             Scale::Linear => format!("±{}", Unit::from_name(unit).format(half_width)),
         }
     }
+}
+
+/// The results of `history` that count as earlier runs: all but invalid measurements and the
+/// baseline and current runs themselves (same `started_at` on the same host), with a note when
+/// invalid ones were left out. Errors: a result of another version or another spec.
+pub(super) fn earlier_results<'a>(
+    history: &'a [RunResult],
+    baseline: &RunResult,
+    current: &RunResult,
+) -> Result<(Vec<&'a RunResult>, Option<String>), CompareError> {
+    let mut earlier = Vec::new();
+    let mut invalid = 0;
+    for result in history {
+        check_version(result, "history")?;
+        if result.spec.name != current.spec.name {
+            return Err(CompareError::DifferentSpecs {
+                baseline: result.spec.name.clone(),
+                current: current.spec.name.clone(),
+            });
+        }
+        let same_run = |r: &RunResult| {
+            r.started_at == result.started_at
+                && r.environment.hostname == result.environment.hostname
+        };
+        if !result.health.valid {
+            invalid += 1;
+        } else if !same_run(baseline) && !same_run(current) {
+            earlier.push(result);
+        }
+    }
+    let note = (invalid > 0).then(|| {
+        format!(
+            "{invalid} earlier result(s) left out of the run-to-run variation: invalid measurements"
+        )
+    });
+    Ok((earlier, note))
 }
 
 /// Each rule judged (`rules::judge_rule`). With `earlier` (a stored baseline's earlier

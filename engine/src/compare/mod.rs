@@ -163,24 +163,10 @@ pub fn compare_with_history(
     current: &RunResult,
     history: &[RunResult],
 ) -> Result<Comparison, CompareError> {
-    let mut earlier = Vec::new();
-    for result in history {
-        check_version(result, "history")?;
-        if result.spec.name != current.spec.name {
-            return Err(CompareError::DifferentSpecs {
-                baseline: result.spec.name.clone(),
-                current: current.spec.name.clone(),
-            });
-        }
-        let same_run = |r: &RunResult| {
-            r.started_at == result.started_at
-                && r.environment.hostname == result.environment.hostname
-        };
-        if result.health.valid && !same_run(baseline) && !same_run(current) {
-            earlier.push(result);
-        }
-    }
-    judged(baseline, current, Some(&earlier))
+    let (earlier, left_out) = between_runs::earlier_results(history, baseline, current)?;
+    let mut comparison = judged(baseline, current, Some(&earlier))?;
+    comparison.notes.extend(left_out);
+    Ok(comparison)
 }
 
 /// The comparison, with the rules' intervals widened by the run-to-run variation over
