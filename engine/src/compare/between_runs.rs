@@ -247,9 +247,9 @@ pub(super) fn note(
     if earlier < MIN_EARLIER {
         return format!(
             "the verdict assumes that the baseline's machine and this run's were alike: the \
-             intervals cover the noise within each run, not between runs; give {MIN_EARLIER} or \
-             more earlier results of the spec with --baseline-history to widen them by the \
-             run-to-run variation ({earlier} given)"
+             intervals cover the noise within each run, not between runs; pass {MIN_EARLIER} or \
+             more earlier results of the spec to `compare --baseline-history` to widen them by \
+             the run-to-run variation ({earlier} given)"
         );
     }
     let parts: Vec<String> = rules
