@@ -10,13 +10,17 @@
 #   LOADGATE=target/release/loadgate INSTALL=0 OUT=table.md bench/ab_noise.sh
 #   LOADGATE=/path/to/loadgate-with-ab SERVER=/path/to/loadgate-with-work bench/ab_noise.sh
 #   AB_ARGS="--epoch 250ms" METHODS=ab bench/ab_noise.sh   # extra arguments for `loadgate ab`
+#   HISTORY=5 METHODS="two-run two-run+history" bench/ab_noise.sh   # a stored baseline's history
 #
 # Two `loadgate serve --threads 1` (baseline and candidate, two ports) and the neighbour run
 # pinned to core 0, loadgate pinned to core 1 (taskset). Each request asks for `work=WORK`
 # (baseline; the candidate WORK in A/A pairs, SLOWER in regression pairs) of CPU time. The
 # neighbour is a busy loop that alternates busy and idle phases of 0.5-3 s drawn from a seeded
 # generator: it is restarted with the same seed for both methods of a pair, so each method
-# meets the same pattern. Loopback only; every command has a timeout; the servers and the
+# meets the same pattern. With HISTORY=N, N more runs of the baseline side (each with its own
+# neighbour pattern) are recorded first, and the method `two-run+history` judges each two-run
+# pair again with `compare --baseline-history` over them (the same two runs, so both two-run
+# methods judge the very same results). Loopback only; every command has a timeout; the servers and the
 # neighbour are stopped on exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -38,6 +42,7 @@ SERVER=${SERVER:-}
 OUT=${OUT:-}
 KEEP=${KEEP:-0}
 AB_ARGS=${AB_ARGS:-}
+HISTORY=${HISTORY:-0}
 read -r -a ab_args <<<"$AB_ARGS"
 
 say() { echo "ab_noise: $*" >&2; }
@@ -50,8 +55,13 @@ D=$(seconds "$DURATION")
 W=$(seconds "$WARMUP")
 [[ $PAIRS =~ ^[1-9][0-9]*$ ]] || { say "PAIRS is a positive whole number, not '$PAIRS'"; exit 2; }
 [[ $PHASES =~ ^[0-9.]+-[0-9.]+$ ]] || { say "PHASES is MIN-MAX in seconds (0.5-3), not '$PHASES'"; exit 2; }
+[[ $HISTORY =~ ^[0-9]+$ ]] || { say "HISTORY is a whole number of earlier baseline runs, not '$HISTORY'"; exit 2; }
 for m in $METHODS; do
-  case $m in two-run|ab) ;; *) say "unknown method '$m': use two-run, ab or both"; exit 2 ;; esac
+  case $m in
+    two-run|ab) ;;
+    two-run+history) [ "$HISTORY" -ge 1 ] || { say "two-run+history needs HISTORY=N earlier runs (3 or more widen the interval)"; exit 2; } ;;
+    *) say "unknown method '$m': use two-run, two-run+history or ab"; exit 2 ;;
+  esac
 done
 
 # --- tools ------------------------------------------------------------------------------------
@@ -168,10 +178,15 @@ RUN_TIMEOUT=$((D + W + 30))
 record() { printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$@" >>"$work/results.tsv"; }
 elapsed() { awk -v a="$1" -v z="$2" 'BEGIN { printf "%.2f", z - a }'; }
 
-# Today's gate: run the baseline side, then the candidate side, then compare. Exit: 4 an alarm,
-# 5 an invalid measurement (either run, or compare), 0 a pass, anything else a failure.
+# Whether method $1 is on (in METHODS and available in this binary).
+method_on() { [[ " ${active[*]} " == *" $1 "* ]]; }
+
+# Today's gate: run the baseline side, then the candidate side, then compare (two-run), and
+# compare again with the earlier baseline runs as history (two-run+history), for the methods on.
+# Exit: 4 an alarm, 5 an invalid measurement (either run, or compare), 0 a pass, anything else a
+# failure.
 two_run() {
-  local kind=$1 pair=$2 cand=$3 t0 t1 t2 t3 rc=0 rc1=0 rc2=0
+  local kind=$1 pair=$2 cand=$3 t0 t1 t2 t3 t4 rc=0 rc1=0 rc2=0 rch=0
   local dir="$work/$1-$2"
   mkdir -p "$dir"
   t0=$EPOCHREALTIME
@@ -189,8 +204,41 @@ two_run() {
     say "two-run $kind $pair: a run wrote no result (exits $rc1, $rc2): $(head -n 2 "$dir/run1.log" "$dir/run2.log" | tr '\n' ' ')"
   fi
   t3=$EPOCHREALTIME
-  record two-run "$kind" "$pair" "$rc" "$(elapsed "$t0" "$t3")" "$(elapsed "$t0" "$t1") $(elapsed "$t1" "$t2")"
-  say "two-run $kind pair $pair: exit $rc in $(elapsed "$t0" "$t3")s (runs exited $rc1, $rc2)"
+  if method_on two-run; then
+    record two-run "$kind" "$pair" "$rc" "$(elapsed "$t0" "$t3")" "$(elapsed "$t0" "$t1") $(elapsed "$t1" "$t2")"
+    say "two-run $kind pair $pair: exit $rc in $(elapsed "$t0" "$t3")s (runs exited $rc1, $rc2)"
+  fi
+  method_on two-run+history || return 0
+  if [ -s "$dir/baseline.json" ] && [ -s "$dir/candidate.json" ]; then
+    timeout -k 5 60 taskset -c 1 "$LOADGATE" compare "$dir/baseline.json" "$dir/candidate.json" \
+      --baseline-history "$work/history" >"$dir/compare-history.log" 2>&1 || rch=$?
+  else
+    rch=$rc
+  fi
+  t4=$EPOCHREALTIME
+  # The wall time: the two runs and this comparison (the history runs are paid once, before).
+  record two-run+history "$kind" "$pair" "$rch" \
+    "$(awk -v a="$t0" -v b="$t2" -v c="$t3" -v d="$t4" 'BEGIN { printf "%.2f", (b - a) + (d - c) }')" \
+    "$(elapsed "$t0" "$t1") $(elapsed "$t1" "$t2")"
+  say "two-run+history $kind pair $pair: exit $rch"
+}
+
+# HISTORY=N: N valid runs of the baseline side (at most 2N tries; an invalid measurement, exit
+# 5, is dropped, as a kept history would not hold it), each with its own neighbour pattern, into
+# $work/history: the results a stored baseline's history would hold.
+record_history() {
+  mkdir -p "$work/history"
+  local try=0 kept=0 rc
+  while [ "$kept" -lt "$HISTORY" ] && [ "$try" -lt $((2 * HISTORY)) ]; do
+    try=$((try + 1))
+    start_neighbour $((SEED * 100000 + 50000 + try))
+    rc=0
+    PORT=$P1 WORK=$WORK timeout -k 5 "$RUN_TIMEOUT" taskset -c 1 "$LOADGATE" run -q "$work/spec.yaml" \
+      --out "$work/history/run-$try.json" >"$work/history-$try.log" 2>&1 || rc=$?
+    stop_neighbour
+    if [ "$rc" = 0 ]; then kept=$((kept + 1)); else rm -f "$work/history/run-$try.json"; fi
+    say "history run $try: exit $rc ($kept of $HISTORY kept)"
+  done
 }
 
 # `loadgate ab`: both sides at once, on the same schedule.
@@ -214,7 +262,9 @@ ab() {
 
 active=()
 for m in $METHODS; do
-  if [ "$m" = ab ] && [ "$HAVE_AB" = 0 ]; then
+  if [ "$m" = two-run+history ] && ! timeout 10 "$LOADGATE" compare --help 2>/dev/null | grep -q baseline-history; then
+    say "compare --baseline-history: not available in this binary ($LOADGATE); two-run+history is skipped"
+  elif [ "$m" = ab ] && [ "$HAVE_AB" = 0 ]; then
     say "loadgate ab: not available in this binary ($LOADGATE); its half is skipped"
   else
     active+=("$m")
@@ -223,11 +273,16 @@ done
 : >"$work/results.tsv"
 say "$PAIRS A/A and $PAIRS +10% pairs ($WORK against $SLOWER), methods: ${active[*]:-none};" \
   "open model $RATE/s, ${D}s after ${W}s warmup; servers on ports $P1 and $P2; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+# What runs per pair: the two runs serve both two-run methods.
+runners=()
+if method_on two-run || method_on two-run+history; then runners+=(two-run); fi
+if method_on ab; then runners+=(ab); fi
+if method_on two-run+history; then record_history; fi
 for pair in $(seq "$PAIRS"); do
   for kind in aa slower; do
     cand=$WORK seed=$((SEED * 100000 + pair * 10))
     if [ "$kind" = slower ]; then cand=$SLOWER seed=$((seed + 1)); fi
-    for m in "${active[@]}"; do
+    for m in "${runners[@]}"; do
       # The same neighbour pattern for each method of this pair and kind.
       start_neighbour "$seed"
       case $m in two-run) two_run "$kind" "$pair" "$cand" ;; ab) ab "$kind" "$pair" "$cand" ;; esac
@@ -242,10 +297,11 @@ table() {
   echo "ab_noise: open model $RATE/s, ${D}s runs after ${W}s warmup, rules [$RULES]; work $WORK," \
     "+10% = $SLOWER; neighbour $([ "$NEIGHBOUR" = 1 ] && echo "on/off phases of ${PHASES}s, seed $SEED" || echo off); $PAIRS pairs each"
   echo
-  python3 - "$work/results.tsv" "$PAIRS" "$HAVE_AB" "$METHODS" <<'EOF'
-import sys
+  python3 - "$work/results.tsv" "$PAIRS" "$HAVE_AB" "$METHODS" "$work/history" <<'EOF'
+import glob, json, statistics, sys
 from collections import defaultdict
 path, pairs, have_ab, methods = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1", sys.argv[4].split()
+history = sorted(glob.glob(sys.argv[5] + "/*.json"))
 rows = defaultdict(list)
 single_runs = []
 for line in open(path):
@@ -258,7 +314,7 @@ max_false, min_caught = pairs * 0.05, pairs * 0.9
 print("| method | A/A false alarms | +10% caught | invalid measurements | failed | wall s per comparison | × one run |")
 print("|---|---:|---:|---:|---:|---:|---:|")
 goals = []
-for method in ("two-run", "ab"):
+for method in ("two-run", "two-run+history", "ab"):
     if method not in methods:
         continue
     if method == "ab" and not have_ab:
@@ -283,6 +339,10 @@ for method in ("two-run", "ab"):
             goals.append(f"ab: each run at most 2.5x one run of the spec ({one_run:.1f}s): {ok(wall / one_run <= 2.5)} ({wall / one_run:.2f}x)")
         else:
             goals.append("ab: time against one run: not measured (METHODS without two-run)")
+if history:
+    lat = [json.load(open(f))["total"]["latency_us"] for f in history]
+    spread = lambda k: ", ".join(str(l[k]) for l in lat)
+    print(f"\nHistory for two-run+history: {len(history)} earlier baseline runs; p50 {spread('p50_us')} us; p95 {spread('p95_us')} us.")
 if one_run:
     print(f"\nOne run of the spec (the two-run method's runs): {one_run:.1f} s of wall time on average.")
 print("\nGoals (issue 14):")

@@ -76,6 +76,11 @@ pub(crate) struct CompareArgs {
     pub(crate) baseline: PathBuf,
     /// The current result (JSON); its regression rules are used.
     pub(crate) current: PathBuf,
+    /// Earlier results of the same spec (files, or folders of `.json` results; repeatable),
+    /// e.g. the last baseline runs: with 3 or more, each rule's interval is widened by the
+    /// run-to-run variation of its value over them and the baseline.
+    #[arg(long, value_name = "PATH")]
+    pub(crate) baseline_history: Vec<PathBuf>,
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     pub(crate) format: Format,
@@ -96,6 +101,10 @@ pub(crate) struct ReportArgs {
     /// Compare the latest result with this baseline result.
     #[arg(long)]
     pub(crate) baseline: Option<PathBuf>,
+    /// With `--baseline`: earlier results of the same spec (files or folders; repeatable) whose
+    /// run-to-run variation widens each rule's interval, as `compare --baseline-history`.
+    #[arg(long, value_name = "PATH", requires = "baseline")]
+    pub(crate) baseline_history: Vec<PathBuf>,
     /// Output format.
     #[arg(long, value_enum, default_value = "md")]
     pub(crate) format: Format,

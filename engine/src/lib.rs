@@ -115,7 +115,8 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
 fn compare_files(args: &CompareArgs) -> anyhow::Result<Outcome> {
     let baseline = result::read(&args.baseline)?;
     let current = result::read(&args.current)?;
-    let comparison = compare::compare(&baseline, &current)?;
+    let history = read_results(&args.baseline_history)?;
+    let comparison = compare::compare_with_history(&baseline, &current, &history)?;
     let input = report::Input {
         current: &current,
         baseline: Some(&baseline),
@@ -136,8 +137,41 @@ fn report_files(args: &ReportArgs) -> anyhow::Result<Outcome> {
     {
         return report_ab(args, &ab);
     }
+    let mut results = read_results(&args.results)?;
+    // Time order; RFC 3339 UTC strings of one format sort as times.
+    results.sort_by(|a, b| a.started_at.cmp(&b.started_at));
+    let current = results.pop().expect("at least one result");
+    if let Some(other) = results.iter().find(|r| r.spec.name != current.spec.name) {
+        return Err(compare::CompareError::DifferentSpecs {
+            baseline: other.spec.name.clone(),
+            current: current.spec.name.clone(),
+        }
+        .into());
+    }
+    let keep = args.window.max(1) - 1;
+    let history = &results[results.len().saturating_sub(keep)..];
+    let baseline = args.baseline.as_deref().map(result::read).transpose()?;
+    let earlier = read_results(&args.baseline_history)?;
+    let comparison = baseline
+        .as_ref()
+        .map(|b| compare::compare_with_history(b, &current, &earlier))
+        .transpose()?;
+    let input = report::Input {
+        current: &current,
+        baseline: baseline.as_ref(),
+        comparison: comparison.as_ref(),
+        history,
+    };
+    let text = report::render(args.format, &input, args.templates.as_deref())?;
+    report::output(&text, args.output.as_deref())?;
+    Ok(Outcome::Passed)
+}
+
+/// Reads result files, and the `.json` files of folders (in name order), from `paths`. Errors:
+/// a folder without result files, an unreadable result.
+fn read_results(paths: &[PathBuf]) -> anyhow::Result<Vec<result::RunResult>> {
     let mut files = Vec::new();
-    for path in &args.results {
+    for path in paths {
         if path.is_dir() {
             let mut inside: Vec<PathBuf> = std::fs::read_dir(path)
                 .with_context(|| format!("cannot list `{}`", path.display()))?
@@ -156,36 +190,10 @@ fn report_files(args: &ReportArgs) -> anyhow::Result<Outcome> {
             files.push(path.clone());
         }
     }
-    let mut results = files
+    Ok(files
         .iter()
         .map(|p| result::read(p))
-        .collect::<Result<Vec<_>, _>>()?;
-    // Time order; RFC 3339 UTC strings of one format sort as times.
-    results.sort_by(|a, b| a.started_at.cmp(&b.started_at));
-    let current = results.pop().expect("at least one result");
-    if let Some(other) = results.iter().find(|r| r.spec.name != current.spec.name) {
-        return Err(compare::CompareError::DifferentSpecs {
-            baseline: other.spec.name.clone(),
-            current: current.spec.name.clone(),
-        }
-        .into());
-    }
-    let keep = args.window.max(1) - 1;
-    let history = &results[results.len().saturating_sub(keep)..];
-    let baseline = args.baseline.as_deref().map(result::read).transpose()?;
-    let comparison = baseline
-        .as_ref()
-        .map(|b| compare::compare(b, &current))
-        .transpose()?;
-    let input = report::Input {
-        current: &current,
-        baseline: baseline.as_ref(),
-        comparison: comparison.as_ref(),
-        history,
-    };
-    let text = report::render(args.format, &input, args.templates.as_deref())?;
-    report::output(&text, args.output.as_deref())?;
-    Ok(Outcome::Passed)
+        .collect::<Result<Vec<_>, _>>()?)
 }
 
 /// `loadgate report AB.json`: the paired report of a `loadgate ab --out` document (the
@@ -255,7 +263,7 @@ fn run_spec(args: &RunArgs) -> anyhow::Result<Outcome> {
     }
     let comparison = baseline
         .as_ref()
-        .map(|b| compare::compare(b, &result))
+        .map(|b| compare::compare_with_history(b, &result, &[]))
         .transpose()?;
     if let (Some(b), Some(c)) = (&baseline, &comparison) {
         let input = report::Input {

@@ -3,7 +3,7 @@
 //! servers given by `--baseline-url`/`--candidate-url` are told apart, `--out` holds both sides
 //! and their epochs (which `loadgate report` renders), and two identical sides are refused
 //! (exit 2). Runs of 8 s after a 1 s
-//! warmup (the paired interval needs at least 6 per-second pairs), one at a time; every
+//! warmup (the paired interval needs at least 6 epoch pairs; 8 s give 32 of 250 ms), one at a time; every
 //! process is bounded in time.
 
 mod common;
@@ -44,7 +44,7 @@ impl Drop for Serve {
 }
 
 /// A spec of one target (`url` or `path`, as a YAML line), closed model with 4 connections,
-/// 8 s after a 1 s warmup (at least 7 complete per-second pairs; the paired interval needs 6),
+/// 8 s after a 1 s warmup (about 32 pairs of 250 ms epochs; the paired interval needs 6),
 /// and two latency rules.
 fn spec(target: &str) -> String {
     format!(

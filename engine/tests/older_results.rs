@@ -69,8 +69,16 @@ fn an_older_baseline_compares_with_a_current_result() {
     assert_eq!(out.status.code(), Some(4), "{verdict:#}");
     assert_eq!(verdict["verdict"], "regressed");
     assert_eq!(
-        verdict["notes"],
-        serde_json::json!(["the spec file changed since the baseline run"])
+        verdict["notes"][0],
+        "the spec file changed since the baseline run"
+    );
+    // Without --baseline-history, the note on the machines (compare/between_runs.rs).
+    assert_eq!(verdict["notes"].as_array().unwrap().len(), 2);
+    assert!(
+        verdict["notes"][1]
+            .as_str()
+            .unwrap()
+            .starts_with("the verdict assumes that the baseline's machine")
     );
 
     let out = loadgate(&["compare", &current, &old]);

@@ -217,7 +217,8 @@ export interface RuleVerdict {
   change?: number | null
   /**
    * 95% confidence interval of `change` `[low, high]` (moving-block bootstrap over the
-   * per-second samples); absent with too few samples.
+   * per-second samples, widened by the run-to-run variation when `compare` is given earlier
+   * results with `--baseline-history`); absent with too few samples.
    *
    * @minItems 2
    * @maxItems 2

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::paired::{judge_paired, noise_half_width};
+use super::paired::judge_paired;
 use super::{CompareError, Comparison, RuleVerdict};
 use crate::plan::regression::RegressionRule;
 use crate::plan::threshold::{Aggregation, Metric};
@@ -74,7 +74,6 @@ pub fn compare_paired(ab: &AbResult) -> Result<Comparison, CompareError> {
     let epochs = Epochs::of(ab);
     comparison.rules = rules.iter().map(|rule| judge(rule, &epochs, ab)).collect();
     comparison.notes.push(epochs.note(ab));
-    comparison.notes.push(detectable_note(&rules, &epochs));
     comparison.paired = Some(PairedEpochs {
         mode: ab.mode.clone(),
         epoch_ms: ab.epoch_ms,
@@ -214,28 +213,6 @@ impl<'a> Epochs<'a> {
         }
         note
     }
-}
-
-/// The note on what the pairs can see: per rule, the half-width of its 95% interval (the
-/// smallest change this run could tell from noise: [`noise_half_width`]), e.g. `minimum
-/// detectable effect over 28 pairs: p(50) ±1.2%, errors rate ±0.10 points`.
-fn detectable_note(rules: &[RegressionRule], epochs: &Epochs<'_>) -> String {
-    let parts: Vec<String> = rules
-        .iter()
-        .map(|rule| {
-            let label = format!("{} {}", rule.metric.name(), rule.aggregation);
-            match (noise_half_width(rule, &epochs.values(rule)), rule.metric) {
-                (None, _) => format!("{label} (too few pairs)"),
-                (Some(h), Metric::Errors) => format!("{label} ±{:.2} points", h * 100.0),
-                (Some(h), _) => format!("{label} ±{:.1}%", h * 100.0),
-            }
-        })
-        .collect();
-    format!(
-        "minimum detectable effect over {} pairs (95% interval half-width): {}",
-        epochs.pairs.len(),
-        parts.join(", ")
-    )
 }
 
 /// The value `rule` looks at in one epoch, in its unit: a latency rule's percentile or mean

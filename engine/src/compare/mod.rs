@@ -12,6 +12,7 @@
 //! | `rules.rs`    | regression rules judged: [`RuleVerdict`], [`RuleState`], `judge`    |
 //! | `samples.rs`  | the per-second samples a rule's interval is computed from           |
 //! | `stats.rs`    | the moving-block bootstrap interval of a change                     |
+//! | `between_runs.rs` | run-to-run variation from earlier results, widening the interval |
 //! | `paired.rs`   | rules judged on paired epochs (`loadgate ab`): Hodges-Lehmann, Wilcoxon |
 //! | `epochs.rs`   | the sides of `loadgate ab` compared: [`compare_paired`], [`PairedEpochs`] |
 //! | `deltas.rs`   | per-target metrics and SLOs in both runs: [`TargetDelta`], [`SloDelta`] |
@@ -38,10 +39,16 @@
 //! 5. **unchanged** when the whole interval is within `A`;
 //! 6. **inconclusive** otherwise: the interval straddles `A`; a longer run narrows it.
 //!
+//! With a stored baseline (another run, maybe on another machine), [`compare_with_history`]
+//! first widens each interval by the run-to-run variation of the rule's value over earlier
+//! results of the spec (`between_runs.rs`); with fewer than three, a note says the verdict
+//! assumes that the two runs' machines were alike.
+//!
 //! Only `regressed` fails the gate. An A/A comparison (same build, same server) gives intervals
 //! around 0, within `A`: unchanged. The rules apply to the whole run (`total`), the only scope
 //! with a per-second series; per-target deltas are reported without a verdict.
 
+mod between_runs;
 mod deltas;
 mod epochs;
 pub mod gate;
@@ -143,9 +150,38 @@ fn check_version(result: &RunResult, file: &str) -> Result<(), CompareError> {
     Ok(())
 }
 
-/// Compares `current` with `baseline`. Errors: different specs (by name), an unreadable
-/// version or rule.
+/// Compares `current` with `baseline`, judging the rules on the noise within the two runs
+/// alone: for two sides measured side by side (`loadgate ab` replaces the rules' verdicts with
+/// paired ones). A stored baseline is compared by [`compare_with_history`]. Errors: different
+/// specs (by name), an unreadable version or rule.
 pub fn compare(baseline: &RunResult, current: &RunResult) -> Result<Comparison, CompareError> {
+    judged(baseline, current, None)
+}
+
+/// Compares `current` with a stored `baseline`, given `history`: earlier results of the same
+/// spec (e.g. the last baseline runs; the baseline and the current run are skipped if among
+/// them, as are invalid measurements). Each rule's interval is widened by the run-to-run
+/// variation of its value over the history and the baseline (`between_runs.rs`), and a note
+/// says by how much, or, with fewer than three earlier results, that the verdict assumes the
+/// two machines were alike. Errors: as [`compare`], also for a history result.
+pub fn compare_with_history(
+    baseline: &RunResult,
+    current: &RunResult,
+    history: &[RunResult],
+) -> Result<Comparison, CompareError> {
+    let (earlier, left_out) = between_runs::earlier_results(history, baseline, current)?;
+    let mut comparison = judged(baseline, current, Some(&earlier))?;
+    comparison.notes.extend(left_out);
+    Ok(comparison)
+}
+
+/// The comparison, with the rules' intervals widened by the run-to-run variation over
+/// `earlier` and the baseline when `earlier` is given (see [`compare_with_history`]).
+fn judged(
+    baseline: &RunResult,
+    current: &RunResult,
+    earlier: Option<&[&RunResult]>,
+) -> Result<Comparison, CompareError> {
     check_version(baseline, "baseline")?;
     check_version(current, "current")?;
     if baseline.spec.name != current.spec.name {
@@ -156,15 +192,14 @@ pub fn compare(baseline: &RunResult, current: &RunResult) -> Result<Comparison, 
     }
     let mut notes = run_notes(baseline, current);
     let rules = recorded_rules(baseline, current, &mut notes)?;
+    let (rules, note) = between_runs::judge_all(&rules, baseline, current, earlier);
+    notes.extend(note);
     Ok(Comparison {
         spec_name: current.spec.name.clone(),
         spec_changed: baseline.spec.hash != current.spec.hash,
         baseline_invalid: !baseline.health.valid,
         notes,
-        rules: rules
-            .iter()
-            .map(|rule| rules::judge_rule(rule, baseline, current))
-            .collect(),
+        rules,
         slo: deltas::slo_deltas(baseline, current),
         targets: deltas::target_deltas(baseline, current),
         paired: None,

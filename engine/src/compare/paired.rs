@@ -130,22 +130,6 @@ pub(crate) fn judge_paired(
     }
 }
 
-/// The noise of the paired comparison of `rule` on `pairs` (as for [`judge_paired`]): half the
-/// width of the 95% interval of the change. For latency and `requests` rules a relative
-/// fraction of the baseline, `(exp(high) − exp(low)) / 2` from the log-scale bounds (0.02 =
-/// ±2%); for `errors` rules an absolute fraction (0.001 = ±0.1 percentage point). On A/A pairs
-/// (both sides the same build) a true change smaller than about this leaves 0 inside the
-/// interval: it is the minimum detectable effect on this machine at this run length. `None`
-/// with too few pairs for an interval (fewer than [`MIN_PAIRS`] with a non-zero difference).
-pub(crate) fn noise_half_width(rule: &RegressionRule, pairs: &[(f64, f64)]) -> Option<f64> {
-    let diffs = differences(rule, pairs);
-    let s = signed_rank_shift(&diffs.values)?;
-    Some(match diffs.scale {
-        Scale::Log => (s.high.exp() - s.low.exp()) / 2.0,
-        Scale::Absolute => (s.high - s.low) / 2.0,
-    })
-}
-
 /// The differences of `pairs` on the scale of `rule`'s metric (see the module documentation).
 fn differences(rule: &RegressionRule, pairs: &[(f64, f64)]) -> Differences {
     let scale = match rule.metric {
@@ -563,7 +547,6 @@ mod tests {
         );
         assert_eq!(v.verdict, RuleState::Unchanged, "{}", v.reason);
         assert_eq!(v.change_ci, Some([0.0, 0.0]));
-        assert_eq!(noise_half_width(&errors, &pairs), Some(0.0));
     }
 
     #[test]
@@ -611,7 +594,6 @@ mod tests {
             "too few for a 95% Wilcoxon signed-rank interval: 5 epoch pairs (1 left out: a \
              side's value not positive); 6 with a difference needed: run longer"
         );
-        assert_eq!(noise_half_width(&p50, &pairs), None);
         // Within the floor, the floor decides; the reason still names the shortfall.
         let v = judge_paired(
             &p50,
@@ -621,30 +603,5 @@ mod tests {
         );
         assert_eq!(v.verdict, RuleState::Unchanged);
         assert!(v.reason.contains("floor") && v.reason.contains("6 with a difference needed"));
-    }
-
-    /// The half-width on [1..6]: the interval is [1, 6] (see above), absolute for errors
-    /// (2.5), relative from the log bounds for latency.
-    #[test]
-    fn noise_half_width_is_half_the_interval() {
-        let errors = rule(Metric::Errors, "rate +10%");
-        let d = [
-            (0.0, 1.0),
-            (0.0, 2.0),
-            (0.0, 3.0),
-            (0.0, 4.0),
-            (0.0, 5.0),
-            (0.0, 6.0),
-        ];
-        assert_eq!(noise_half_width(&errors, &d), Some(2.5));
-        let p50 = rule(Metric::Latency, "p(50) +5%");
-        let ratios = [1.01, 1.02, 0.99, 0.97, 1.03, 1.00, 0.98];
-        let pairs: Vec<(f64, f64)> = ratios.iter().map(|r| (1000.0, 1000.0 * r)).collect();
-        let s = signed_rank_shift(&differences(&p50, &pairs).values).unwrap();
-        let h = noise_half_width(&p50, &pairs).unwrap();
-        assert!((h - (s.high.exp() - s.low.exp()) / 2.0).abs() < 1e-12);
-        // One zero difference: k = 1 from the six non-zero ones, so the interval spans the
-        // extreme ratios 0.97 and 1.03: ±3%.
-        assert!((h - 0.03).abs() < 1e-12, "{h}");
     }
 }

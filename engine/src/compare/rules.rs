@@ -5,6 +5,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::between_runs::{Spread, Widening};
 use super::samples;
 use super::stats::{self, Change, Interval};
 use crate::plan::regression::{
@@ -70,7 +71,8 @@ pub struct RuleVerdict {
     /// (up; down for `requests`).
     pub allowed_change: Option<f64>,
     /// 95% confidence interval of `change` `[low, high]` (moving-block bootstrap over the
-    /// per-second samples); absent with too few samples.
+    /// per-second samples, widened by the run-to-run variation when `compare` is given earlier
+    /// results with `--baseline-history`); absent with too few samples.
     pub change_ci: Option<[f64; 2]>,
     /// The interval relative to the baseline, fractions; absent when the baseline is 0.
     pub relative_change_ci: Option<[f64; 2]>,
@@ -156,23 +158,46 @@ fn change_interval(
     }
 }
 
-/// Judges `rule` on the whole runs.
+/// Judges `rule` on the whole runs. With `spread` (the run-to-run spread of the rule's value,
+/// from earlier results) the interval is widened by it first (`between_runs.rs`); the widening
+/// is returned with the verdict, and the reason says so when the interval grew.
 pub(super) fn judge_rule(
     rule: &RegressionRule,
     baseline: &RunResult,
     current: &RunResult,
-) -> RuleVerdict {
+    spread: Option<&Spread>,
+) -> (RuleVerdict, Option<Widening>) {
     let b = whole_run_value(rule, &baseline.total);
     let c = whole_run_value(rule, &current.total);
     let (interval, samples) = change_interval(rule, baseline, current, b);
+    let widening = match (spread, interval, b) {
+        (Some(s), Some(i), Some(b)) => s.widen(i, b),
+        _ => None,
+    };
+    let interval = widening.map_or(interval, |w| Some(w.interval));
     let decided = match (b, c) {
-        (Some(b), Some(c)) => judge(rule, b, c, interval, samples),
+        (Some(b), Some(c)) => {
+            let (state, mut reason) = judge(rule, b, c, interval, samples);
+            if let (Some(s), Some(w)) = (spread, widening)
+                && w.widened()
+            {
+                reason.push_str(&format!(
+                    " (widened by the run-to-run variation, {}, from the within-run {})",
+                    s.format(w.between, rule.unit()),
+                    s.format(w.within, rule.unit())
+                ));
+            }
+            (state, reason)
+        }
         _ => (
             RuleState::Inconclusive,
             "no responses to measure in one of the runs".to_string(),
         ),
     };
-    rule_verdict(rule, [b, c], interval, samples, decided)
+    (
+        rule_verdict(rule, [b, c], interval, samples, decided),
+        widening,
+    )
 }
 
 /// A rule's verdict as the JSON verdict shows it: the rule's texts and units, the whole-run

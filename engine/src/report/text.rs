@@ -20,7 +20,8 @@ impl Render for Text {
 /// Renders `view` as text; names are cleaned of terminal control characters.
 fn render(view: &View, trend: Option<&Trend>) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "\nloadgate compare: {}", clean(&view.spec));
+    let command = if view.paired { "ab" } else { "compare" };
+    let _ = writeln!(out, "\nloadgate {command}: {}", clean(&view.spec));
     for note in &view.notes {
         let _ = writeln!(out, "  note: {}", clean(note));
     }
