@@ -2,6 +2,7 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 
@@ -125,13 +126,32 @@ pub(crate) struct AbArgs {
     /// A value of `${NAME}` for the candidate, before the environment's (repeatable).
     #[arg(long, value_name = "NAME=VALUE", value_parser = name_value)]
     pub(crate) candidate: Vec<(String, String)>,
-    /// Write both sides' results and the paired verdict (JSON) here; written whole or not at
-    /// all.
+    /// Length of the epochs that are paired: a whole fraction of a second (1s, 500ms, 250ms,
+    /// 200ms, 100ms). Shorter epochs give more pairs, a narrower interval, as long as each
+    /// holds enough responses for the rules' percentiles.
+    #[arg(long, value_name = "DURATION", default_value = "250ms", value_parser = epoch)]
+    pub(crate) epoch: Duration,
+    /// Write both sides' results and their epochs (JSON) here, whole or not at all; `loadgate
+    /// report FILE` renders it.
     #[arg(long)]
     pub(crate) out: Option<PathBuf>,
     /// No progress line on stderr.
     #[arg(long, short)]
     pub(crate) quiet: bool,
+}
+
+/// Parses an epoch length: whole milliseconds that divide a second, at least 10 ms.
+fn epoch(text: &str) -> Result<Duration, String> {
+    let epoch = crate::units::parse_duration(text)?;
+    let (second, e) = (Duration::from_secs(1).as_nanos(), epoch.as_nanos());
+    let ms = Duration::from_millis(1).as_nanos();
+    if e < 10 * ms || e % ms != 0 || second % e != 0 {
+        return Err(format!(
+            "an epoch is a whole fraction of a second, at least 10ms (1s, 500ms, 250ms, 200ms, \
+             100ms), not `{text}`"
+        ));
+    }
+    Ok(epoch)
 }
 
 /// Parses `NAME=VALUE` (the value may be empty and may hold `=`).

@@ -130,6 +130,12 @@ fn compare_files(args: &CompareArgs) -> anyhow::Result<Outcome> {
 /// `loadgate report`: renders the latest result, compared with a baseline when given, with a
 /// trend when there are several. Succeeds whatever the verdict (the gate is `run`/`compare`).
 fn report_files(args: &ReportArgs) -> anyhow::Result<Outcome> {
+    if let [path] = args.results.as_slice()
+        && path.is_file()
+        && let Some(ab) = result::ab::read(path)?
+    {
+        return report_ab(args, &ab);
+    }
     let mut files = Vec::new();
     for path in &args.results {
         if path.is_dir() {
@@ -176,6 +182,29 @@ fn report_files(args: &ReportArgs) -> anyhow::Result<Outcome> {
         baseline: baseline.as_ref(),
         comparison: comparison.as_ref(),
         history,
+    };
+    let text = report::render(args.format, &input, args.templates.as_deref())?;
+    report::output(&text, args.output.as_deref())?;
+    Ok(Outcome::Passed)
+}
+
+/// `loadgate report AB.json`: the paired report of a `loadgate ab --out` document (the
+/// candidate against the baseline, the rules judged on the pairs).
+fn report_ab(args: &ReportArgs, ab: &result::ab::AbResult) -> anyhow::Result<Outcome> {
+    if let Some(path) = &args.baseline {
+        anyhow::bail!(result::ReadError::Invalid {
+            path: path.display().to_string(),
+            reason: "`--baseline` does not apply to a `loadgate ab` document, which holds its \
+                     own baseline: leave it out"
+                .to_string(),
+        });
+    }
+    let comparison = compare::compare_paired(ab)?;
+    let input = report::Input {
+        current: &ab.candidate,
+        baseline: Some(&ab.baseline),
+        comparison: Some(&comparison),
+        history: &[],
     };
     let text = report::render(args.format, &input, args.templates.as_deref())?;
     report::output(&text, args.output.as_deref())?;

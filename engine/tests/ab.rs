@@ -1,7 +1,8 @@
 //! `loadgate ab` (duet mode) through the binary, against `loadgate serve` processes on loopback
 //! with a controlled delay: an A/A pair passes, a +4 ms candidate regresses (exit 4), two
 //! servers given by `--baseline-url`/`--candidate-url` are told apart, `--out` holds both sides
-//! and the verdict, and two identical sides are refused (exit 2). Runs of 8 s after a 1 s
+//! and their epochs (which `loadgate report` renders), and two identical sides are refused
+//! (exit 2). Runs of 8 s after a 1 s
 //! warmup (the paired interval needs at least 6 per-second pairs), one at a time; every
 //! process is bounded in time.
 
@@ -107,7 +108,7 @@ fn rule_line<'a>(stdout: &'a str, rule: &str) -> &'a str {
 }
 
 #[test]
-fn an_a_a_pair_passes_and_out_holds_both_sides_and_the_verdict() {
+fn an_a_a_pair_passes_and_out_holds_both_sides_that_report_renders() {
     let _turn = common::turn();
     let server = Serve::start();
     let (dir, path) = write_spec(&spec(&format!("url: {}/x?delay=${{DELAY}}", server.url())));
@@ -130,14 +131,36 @@ fn an_a_a_pair_passes_and_out_holds_both_sides_and_the_verdict() {
     assert!(stdout.contains("paired (duet): both sides loaded at the same time"));
 
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
-    assert_eq!(doc["ab_version"], 1);
+    assert_eq!(doc["ab_version"], 2);
     assert_eq!(doc["mode"], "duet");
+    assert_eq!(doc["epoch_ms"], 250);
     for side in ["baseline", "candidate"] {
         let result: RunResult = serde_json::from_value(doc[side].clone()).expect("a whole result");
         assert!(result.total.responses > 1_000, "{side}: {:?}", result.total);
         assert!(result.time_series.len() >= 5, "{side}");
+        // 8 s of 250 ms epochs, the last perhaps cut short; their responses are the run's.
+        let epochs = doc[format!("{side}_epochs")].as_array().unwrap();
+        assert!(
+            (31..=32).contains(&epochs.len()),
+            "{side}: {} epochs",
+            epochs.len()
+        );
+        let in_epochs: u64 = epochs
+            .iter()
+            .map(|e| e["responses"].as_u64().unwrap())
+            .sum();
+        assert!(
+            in_epochs <= result.total.responses && in_epochs * 10 >= result.total.responses * 9
+        );
     }
-    let verdict = &doc["verdict"];
+
+    // `loadgate report` renders the document: the paired verdict, as JSON here.
+    let report = Command::new(env!("CARGO_BIN_EXE_loadgate"))
+        .args(["report", out.to_str().unwrap(), "--format", "json"])
+        .output()
+        .unwrap();
+    assert_exit(&report, 0);
+    let verdict: Value = serde_json::from_slice(&report.stdout).unwrap();
     assert_eq!(verdict["verdict"], "pass", "{verdict:#}");
     assert_eq!(verdict["exit_code"], 0);
     let rules = verdict["rules"].as_array().unwrap();
@@ -150,15 +173,30 @@ fn an_a_a_pair_passes_and_out_holds_both_sides_and_the_verdict() {
                 ["unchanged", "inconclusive"].contains(&rule["verdict"].as_str().unwrap()),
                 "{rule:#}"
             );
+            assert!(
+                rule["reason"].as_str().unwrap().contains("epoch pairs"),
+                "{rule:#}"
+            );
         }
     }
     let notes = verdict["notes"].as_array().unwrap();
     assert!(
         notes
             .iter()
-            .any(|n| n.as_str().unwrap().contains("per-second pairs")),
+            .any(|n| n.as_str().unwrap().contains("pairs of 250 ms epochs")),
         "{notes:?}"
     );
+    // The document holds its own baseline: another one is refused as bad input.
+    let refused = Command::new(env!("CARGO_BIN_EXE_loadgate"))
+        .args([
+            "report",
+            out.to_str().unwrap(),
+            "--baseline",
+            out.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert_exit(&refused, 2);
 }
 
 #[test]

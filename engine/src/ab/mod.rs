@@ -4,7 +4,7 @@
 //! This is **duet** mode (Bulej et al., "Duet Benchmarking: Improving Measurement Accuracy in
 //! the Cloud", ICPE 2020): both sides are loaded at the same time, on the same schedule, so
 //! that whatever disturbs the machine (a neighbour, CPU frequency, a noisy runner) disturbs
-//! both alike, and the difference between the sides in each second stays sharp where the
+//! both alike, and the difference between the sides in each epoch stays sharp where the
 //! difference between two separate runs would not.
 //!
 //! The sides differ only in where the load goes: `--baseline-url`/`--candidate-url` replace
@@ -26,7 +26,7 @@
 //! # One clock, interleaved arrivals
 //!
 //! Each side resolves and checks its targets first; then both start on one clock (a common
-//! time zero just after the barrier), so their seconds pair exactly. In the open model, the
+//! time zero just after the barrier), so their epochs pair exactly. In the open model, the
 //! candidate's arrival schedule is offset by half an inter-arrival interval (at the rate where
 //! measuring starts): the sides' requests interleave, A B A B, instead of reaching the
 //! machine at the same instants. Sent at the same instants to two services that share a core,
@@ -35,32 +35,29 @@
 //! core), a bias that a paired interval then reports as a change. The closed model has no
 //! schedule to offset: its virtual users send as their responses end.
 //!
-//! `pairs.rs` pairs the sides' seconds and judges the rules (`compare::paired::judge_paired`).
+//! # Epochs
+//!
+//! Each side's run hands its measures over in epochs of `--epoch` (250 ms by default, a whole
+//! fraction of a second); epoch `i` of the baseline pairs with epoch `i` of the candidate, and
+//! `compare::compare_paired` judges each rule on the pairs. Short epochs give many pairs, so
+//! a narrow interval: `bench/ab_noise.sh` measured the choice (bench/README.md).
 
-mod pairs;
-
-use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier, OnceLock};
 use std::time::{Duration, Instant};
 
-use anyhow::Context as _;
-use serde::Serialize;
-
 use crate::cli::AbArgs;
+use crate::compare;
 use crate::compare::gate::{Outcome, Overall};
-use crate::compare::{self, Comparison};
 use crate::plan::{Model, Plan};
 use crate::report::progress::ProgressLine;
-use crate::report::verdict::VerdictDoc;
-use crate::result::{self, RunResult};
+use crate::result;
+use crate::result::ab::{AB_VERSION, AbResult, complete_epochs};
 use crate::run::{self, RunOutput};
 use crate::service::Service;
 use crate::spec::SourceSpec;
 use crate::validate;
-
-/// Version of the `loadgate ab --out` document; bumped on any incompatible change.
-const AB_VERSION: u32 = 1;
+use anyhow::Context as _;
 
 /// Why the two sides of `loadgate ab` cannot be run.
 #[derive(Debug, thiserror::Error)]
@@ -127,17 +124,6 @@ impl Side<'_> {
     }
 }
 
-/// The `loadgate ab --out` document: both sides whole and the paired verdict.
-#[derive(Serialize)]
-struct AbDocument<'a> {
-    ab_version: u32,
-    /// `duet`.
-    mode: &'static str,
-    baseline: &'a RunResult,
-    candidate: &'a RunResult,
-    verdict: VerdictDoc,
-}
-
 /// `loadgate ab` in duet mode; `env` looks up `${NAME}`s that a side does not give.
 pub(crate) fn ab(args: &AbArgs, env: &dyn Fn(&str) -> Option<String>) -> anyhow::Result<Outcome> {
     let sides = [
@@ -163,19 +149,19 @@ pub(crate) fn ab(args: &AbArgs, env: &dyn Fn(&str) -> Option<String>) -> anyhow:
         signal_hook::flag::register(signal, stop.clone())?;
     }
     let services = start_services(&plans, &stop)?;
-    let outputs = run_duet(&plans, &stop, args.quiet);
+    let outputs = run_duet(&plans, &stop, args.epoch, args.quiet);
     drop(services);
     let [baseline_output, candidate_output] = outputs?;
 
-    let baseline = result::build(&plans[0], &baseline_output);
-    let candidate = result::build(&plans[1], &candidate_output);
-    for (label, result) in [("BASELINE", &baseline), ("CANDIDATE", &candidate)] {
+    let ab = ab_result(&plans, [&baseline_output, &candidate_output], args.epoch);
+    let (baseline, candidate) = (&ab.baseline, &ab.candidate);
+    for (label, result) in [("BASELINE", baseline), ("CANDIDATE", candidate)] {
         print!("\n{label}\n{}", crate::report::console::summary(result));
     }
-    let comparison = paired_comparison(&plans[1], &baseline, &candidate)?;
+    let comparison = compare::compare_paired(&ab)?;
     let input = crate::report::Input {
-        current: &candidate,
-        baseline: Some(&baseline),
+        current: candidate,
+        baseline: Some(baseline),
         comparison: Some(&comparison),
         history: &[],
     };
@@ -184,15 +170,30 @@ pub(crate) fn ab(args: &AbArgs, env: &dyn Fn(&str) -> Option<String>) -> anyhow:
         crate::report::render(crate::report::Format::Text, &input, None)?
     );
     if let Some(path) = &args.out {
-        write(&baseline, &candidate, &comparison, path)?;
+        result::write_json(&ab, path)?;
     }
     Ok(if baseline.interrupted || candidate.interrupted {
         Outcome::Interrupted
     } else {
         // Either side's invalid health is an invalid measurement: the candidate's directly,
         // the baseline's through `baseline_invalid`.
-        Overall::of(&candidate, Some(&comparison)).into()
+        Overall::of(candidate, Some(&comparison)).into()
     })
+}
+
+/// The `--out` document: each side's result and its complete epochs of `epoch`.
+fn ab_result(plans: &[Plan; 2], outputs: [&RunOutput; 2], epoch: Duration) -> AbResult {
+    let epoch_ms = u64::try_from(epoch.as_millis()).unwrap_or(u64::MAX);
+    let [baseline, candidate] = [0, 1].map(|i| result::build(&plans[i], outputs[i]));
+    AbResult {
+        ab_version: AB_VERSION,
+        mode: "duet".to_string(),
+        epoch_ms,
+        baseline_epochs: complete_epochs(&outputs[0].epochs, epoch_ms, baseline.duration_s),
+        candidate_epochs: complete_epochs(&outputs[1].epochs, epoch_ms, candidate.duration_s),
+        baseline,
+        candidate,
+    }
 }
 
 /// Starts each side's service, in order, and waits until it is ready; the candidate shares the
@@ -228,13 +229,14 @@ fn start_services(plans: &[Plan; 2], stop: &AtomicBool) -> anyhow::Result<Vec<Se
 fn run_duet(
     plans: &[Plan; 2],
     stop: &Arc<AtomicBool>,
+    epoch: Duration,
     quiet: bool,
 ) -> anyhow::Result<[RunOutput; 2]> {
     let barrier = Barrier::new(2);
     let origin = OnceLock::new();
     let mut progress = ProgressLine::new(quiet, plans[0].load.measured_duration());
     let run_side = |plan: &Plan, offset: Duration, progress: &mut dyn FnMut(&run::Progress)| {
-        let ready = run::prepare(plan);
+        let ready = run::prepare(plan).map(|r| r.with_epoch(epoch));
         barrier.wait();
         let start = *origin.get_or_init(|| Instant::now() + CLOCK_LEAD);
         let output = ready.and_then(|ready| ready.run(start + offset, stop.clone(), progress));
@@ -288,39 +290,4 @@ fn interleave_offset(plan: &Plan) -> Duration {
     } else {
         Duration::ZERO
     }
-}
-
-/// The two sides compared as `compare` would (deltas, SLOs, notes), with the rules judged on
-/// the paired seconds instead of as two separate runs, and a note on the pairing. The rules are
-/// the candidate's plan's (the spec's, defaults applied: what its result records).
-fn paired_comparison(
-    candidate_plan: &Plan,
-    baseline: &RunResult,
-    candidate: &RunResult,
-) -> anyhow::Result<Comparison> {
-    let mut comparison = compare::compare(baseline, candidate)?;
-    let epochs = pairs::Epochs::of(baseline, candidate);
-    comparison.rules = pairs::verdicts(&candidate_plan.regression, &epochs, baseline, candidate);
-    comparison.notes.push(epochs.note());
-    comparison
-        .notes
-        .push(pairs::detectable_note(&candidate_plan.regression, &epochs));
-    Ok(comparison)
-}
-
-/// Writes the `--out` document whole or not at all.
-fn write(
-    baseline: &RunResult,
-    candidate: &RunResult,
-    comparison: &Comparison,
-    path: &Path,
-) -> anyhow::Result<()> {
-    let document = AbDocument {
-        ab_version: AB_VERSION,
-        mode: "duet",
-        baseline,
-        candidate,
-        verdict: crate::report::verdict::build(candidate, Some(baseline), Some(comparison), None),
-    };
-    result::write_json(&document, path)
 }

@@ -13,6 +13,7 @@
 //! | `samples.rs`  | the per-second samples a rule's interval is computed from           |
 //! | `stats.rs`    | the moving-block bootstrap interval of a change                     |
 //! | `paired.rs`   | rules judged on paired epochs (`loadgate ab`): Hodges-Lehmann, Wilcoxon |
+//! | `epochs.rs`   | the sides of `loadgate ab` compared: [`compare_paired`], [`PairedEpochs`] |
 //! | `deltas.rs`   | per-target metrics and SLOs in both runs: [`TargetDelta`], [`SloDelta`] |
 //! | `gate.rs`     | the decision ([`gate::Overall`]), its summary line, the exit codes  |
 //!
@@ -42,6 +43,7 @@
 //! with a per-second series; per-target deltas are reported without a verdict.
 
 mod deltas;
+mod epochs;
 pub mod gate;
 pub(crate) mod paired;
 mod rules;
@@ -56,6 +58,7 @@ use crate::result::{RESULT_VERSION, RunResult};
 
 pub(crate) use deltas::target_metrics;
 pub use deltas::{MetricDelta, SloDelta, TargetDelta};
+pub use epochs::{EpochChange, EpochChanges, PairedEpochs, compare_paired};
 pub use rules::{RuleState, RuleVerdict};
 pub(crate) use stats::median;
 
@@ -112,6 +115,9 @@ pub struct Comparison {
     pub slo: Vec<SloDelta>,
     /// `total` first, then the current run's targets, then targets only the baseline has.
     pub targets: Vec<TargetDelta>,
+    /// `loadgate ab` only: the per-epoch changes behind the paired verdicts of `rules`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paired: Option<PairedEpochs>,
 }
 
 impl Comparison {
@@ -161,6 +167,7 @@ pub fn compare(baseline: &RunResult, current: &RunResult) -> Result<Comparison, 
             .collect(),
         slo: deltas::slo_deltas(baseline, current),
         targets: deltas::target_deltas(baseline, current),
+        paired: None,
     })
 }
 

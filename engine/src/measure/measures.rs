@@ -4,7 +4,7 @@
 
 use hdrhistogram::Histogram;
 
-use super::{SecondStats, TargetStats};
+use super::{SpanStats, TargetStats};
 use crate::plan::threshold::{Aggregation, Metric, Threshold};
 
 /// What a threshold can be measured on: a target's (or the run's) stats, or a window of
@@ -38,7 +38,7 @@ impl<'a> Measures<'a> {
     }
 
     /// The measures of per-second stats merged over `seconds` seconds.
-    pub(crate) fn of_seconds(stats: &'a SecondStats, seconds: f64) -> Measures<'a> {
+    pub(crate) fn of_seconds(stats: &'a SpanStats, seconds: f64) -> Measures<'a> {
         Measures {
             latency_us: &stats.latency_us,
             requests: stats.requests,

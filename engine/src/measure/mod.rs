@@ -1,5 +1,5 @@
 //! What a run records: per-target latency histograms and counters ([`TargetStats`], with
-//! their request [`Phases`]), per-stage ([`StageStats`]) and per-second ([`SecondStats`])
+//! their request [`Phases`]), per-stage ([`StageStats`]) and per-second ([`SpanStats`])
 //! records, why requests failed ([`ErrorKind`]), and the threshold aggregates measured on
 //! them ([`Measures`], also fed second by second to the window [`Watch`]).
 //!
@@ -10,7 +10,7 @@
 mod error_kind;
 mod measures;
 mod phases;
-mod second;
+mod span;
 mod stage;
 mod target;
 mod watch;
@@ -20,7 +20,7 @@ use hdrhistogram::Histogram;
 pub(crate) use error_kind::ErrorKind;
 pub(crate) use measures::{Measures, rate};
 pub(crate) use phases::{Phases, Setup, Timing};
-pub(crate) use second::{SecondSample, SecondStats};
+pub(crate) use span::{SpanSample, SpanStats};
 pub(crate) use stage::StageStats;
 pub(crate) use target::TargetStats;
 pub(crate) use watch::{Watch, WindowVerdict};

@@ -7,7 +7,7 @@
 
 use std::collections::VecDeque;
 
-use super::{Measures, SecondStats};
+use super::{Measures, SpanStats};
 use crate::plan::threshold::{Op, Scope, Threshold};
 
 /// The outcome of a window threshold over the run.
@@ -26,9 +26,9 @@ pub(crate) struct Watch {
     windowed: Vec<(usize, Threshold)>,
     aborting: Vec<(usize, Threshold)>,
     verdicts: Vec<Option<WindowVerdict>>,
-    recent: VecDeque<SecondStats>,
+    recent: VecDeque<SpanStats>,
     /// Every whole second so far, merged.
-    total: SecondStats,
+    total: SpanStats,
     seconds: u32,
     longest_window: usize,
 }
@@ -55,7 +55,7 @@ impl Watch {
             verdicts: vec![None; thresholds.len()],
             windowed,
             recent: VecDeque::with_capacity(longest_window),
-            total: SecondStats::default(),
+            total: SpanStats::default(),
             seconds: 0,
             longest_window,
         }
@@ -68,7 +68,7 @@ impl Watch {
 
     /// Takes the next whole second of the measured window. Returns the index (in the plan's
     /// `slo`) of an `abort_on_fail` threshold that now fails, if any.
-    pub(crate) fn second(&mut self, stats: &SecondStats) -> Option<usize> {
+    pub(crate) fn second(&mut self, stats: &SpanStats) -> Option<usize> {
         self.seconds += 1;
         self.total.merge(stats);
         if self.longest_window > 0 {
@@ -81,7 +81,7 @@ impl Watch {
                 if self.recent.len() < w {
                     continue;
                 }
-                let mut merged = SecondStats::default();
+                let mut merged = SpanStats::default();
                 for s in self.recent.iter().skip(self.recent.len() - w) {
                     merged.merge(s);
                 }
@@ -118,7 +118,7 @@ impl Watch {
 fn judge_window(
     verdict: &mut Option<WindowVerdict>,
     threshold: &Threshold,
-    window: &SecondStats,
+    window: &SpanStats,
     seconds: f64,
     start_s: u32,
 ) {
@@ -158,8 +158,8 @@ mod tests {
     use crate::plan::threshold::Metric;
     use std::time::Duration;
 
-    fn second(responses: u64, latency_us: u64) -> SecondStats {
-        let mut s = SecondStats::default();
+    fn second(responses: u64, latency_us: u64) -> SpanStats {
+        let mut s = SpanStats::default();
         for _ in 0..responses {
             s.requests += 1;
             s.responses += 1;

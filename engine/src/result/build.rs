@@ -8,7 +8,7 @@ use super::{
     RecordedRule, RunResult, SpecInfo, TargetResult, TimeSample, TlsResult, TransportResult,
     encode_histogram, slo,
 };
-use crate::measure::{Phases, SecondSample, TargetStats, rate};
+use crate::measure::{Phases, SpanSample, TargetStats, rate};
 use crate::plan::{Model, Plan, Stop, TargetPlan};
 use crate::run::{Negotiated, RunOutput};
 
@@ -111,9 +111,9 @@ fn load_info(plan: &Plan) -> LoadInfo {
 }
 
 /// One second of the time series, as the artifact records it.
-fn time_sample(s: &SecondSample) -> TimeSample {
+fn time_sample(s: &SpanSample) -> TimeSample {
     TimeSample {
-        second: s.second,
+        second: s.index,
         responses: s.responses,
         errors: s.errors,
         p50_us: s.p50_us,

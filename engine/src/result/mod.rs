@@ -12,8 +12,10 @@
 //! - `io.rs`: [`read()`] and [`write()`], and the histograms' text encoding;
 //! - `upgrade.rs`: results of older versions (or written before a field existed) brought up to
 //!   date as they are read;
-//! - [`merge`]: the results of several shards of one run merged into one.
+//! - [`merge`]: the results of several shards of one run merged into one;
+//! - [`ab`]: the `loadgate ab --out` document, both sides whole and their epochs.
 
+pub mod ab;
 mod artifact;
 mod build;
 mod health;

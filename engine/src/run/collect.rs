@@ -1,29 +1,36 @@
-//! The calling thread's side of the run: the workers' per-second reports merged into the
-//! time series, and the window watch fed with each whole second.
+//! The calling thread's side of the run: the workers' per-epoch reports merged into the epoch
+//! series, the epochs of each second into the time series, and the window watch fed with each
+//! whole second.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use crate::measure::{SecondSample, SecondStats, Watch, WindowVerdict};
+use crate::measure::{SpanSample, SpanStats, Watch, WindowVerdict};
 use crate::plan::threshold::Threshold;
 
-/// One worker's per-second hand-over.
+/// One worker's per-epoch hand-over.
 pub(super) enum Report {
-    /// What completed in one second.
-    Second { second: u32, stats: SecondStats },
-    /// The worker has ended; its last report was for second `last`.
+    /// What completed in epoch `index`.
+    Epoch { index: u32, stats: SpanStats },
+    /// The worker has ended; its last report was for epoch `last`.
     Done { last: u32 },
 }
 
-/// Merges the workers' per-second reports on the calling thread. A second is final once every
-/// worker still running has handed it over; finished workers count as having reported.
+/// Merges the workers' per-epoch reports on the calling thread. An epoch is final once every
+/// worker still running has handed it over (finished workers count as having reported); a
+/// second is final with its last epoch.
 pub(super) struct Collector {
     workers: usize,
     measure_start: Instant,
-    open: BTreeMap<u32, (usize, SecondStats)>,
-    /// Last seconds of the workers that have ended.
+    /// Epochs per second (1 when epochs are seconds).
+    epochs_per_second: u32,
+    open: BTreeMap<u32, (usize, SpanStats)>,
+    /// Last epochs of the workers that have ended.
     finished: Vec<u32>,
-    time_series: Vec<SecondSample>,
+    epochs: Vec<SpanSample>,
+    /// The second being filled with its epochs' stats, and its index.
+    second: Option<(u32, SpanStats)>,
+    time_series: Vec<SpanSample>,
     /// Measured responses and errors in final seconds.
     pub(super) totals: (u64, u64),
     watch: Watch,
@@ -32,8 +39,10 @@ pub(super) struct Collector {
 
 /// What the collector gathered over the run.
 pub(super) struct Collected {
+    /// One sample per epoch of measuring, in order.
+    pub(super) epochs: Vec<SpanSample>,
     /// One sample per second of measuring, in order.
-    pub(super) time_series: Vec<SecondSample>,
+    pub(super) time_series: Vec<SpanSample>,
     /// Index (in the plan's `slo`) of the `abort_on_fail` threshold that stopped the run.
     pub(super) aborted_by: Option<usize>,
     /// Window thresholds' verdicts, indexed like the plan's `slo`.
@@ -41,14 +50,24 @@ pub(super) struct Collected {
 }
 
 impl Collector {
-    /// A collector for `workers` workers whose measuring starts at `measure_start`, watching
-    /// `thresholds` (the plan's `slo`).
-    pub(super) fn new(workers: usize, measure_start: Instant, thresholds: &[Threshold]) -> Self {
+    /// A collector for `workers` workers whose measuring starts at `measure_start`, handing
+    /// over epochs of `epoch` (a second, or a whole fraction of one), watching `thresholds`
+    /// (the plan's `slo`).
+    pub(super) fn new(
+        workers: usize,
+        measure_start: Instant,
+        epoch: Duration,
+        thresholds: &[Threshold],
+    ) -> Self {
+        let per_second = Duration::from_secs(1).as_nanos() / epoch.as_nanos().max(1);
         Collector {
             workers,
             measure_start,
+            epochs_per_second: u32::try_from(per_second).unwrap_or(u32::MAX).max(1),
             open: BTreeMap::new(),
             finished: Vec::new(),
+            epochs: Vec::new(),
+            second: None,
             time_series: Vec::new(),
             totals: (0, 0),
             watch: Watch::new(thresholds),
@@ -64,29 +83,56 @@ impl Collector {
     /// Takes a report; returns true when an `abort_on_fail` threshold has just failed.
     pub(super) fn take(&mut self, report: Report) -> bool {
         match report {
-            Report::Second { second, stats } => {
-                let entry = self.open.entry(second).or_default();
+            Report::Epoch { index, stats } => {
+                let entry = self.open.entry(index).or_default();
                 entry.0 += 1;
                 entry.1.merge(&stats);
             }
             Report::Done { last } => self.finished.push(last),
         }
         let mut abort = false;
-        while let Some((&second, entry)) = self.open.first_key_value() {
-            let ended = self.finished.iter().filter(|&&last| last < second).count();
+        while let Some((&index, entry)) = self.open.first_key_value() {
+            let ended = self.finished.iter().filter(|&&last| last < index).count();
             if entry.0 + ended < self.workers {
                 break;
             }
-            let (_, stats) = self.open.remove(&second).expect("present");
-            abort |= self.finalize(second, stats);
+            let (_, stats) = self.open.remove(&index).expect("present");
+            self.add_epoch(index, &stats);
+            if (index + 1) % self.epochs_per_second == 0 {
+                abort |= self.finalize_second();
+            }
         }
         abort
     }
 
-    fn finalize(&mut self, second: u32, stats: SecondStats) -> bool {
+    /// Adds epoch `index` to the epoch series and to its second.
+    fn add_epoch(&mut self, index: u32, stats: &SpanStats) {
+        self.epochs.push(stats.sample(index));
+        let second = index / self.epochs_per_second;
+        if self.second.as_ref().is_some_and(|(s, _)| *s != second) {
+            // The second before ended without its last epoch (only at the end of a run).
+            self.push_second();
+        }
+        let (_, sum) = self
+            .second
+            .get_or_insert_with(|| (second, SpanStats::default()));
+        sum.merge(stats);
+    }
+
+    /// Puts the second being filled (if any) into the time series: its index and stats.
+    fn push_second(&mut self) -> Option<(u32, SpanStats)> {
+        let (index, stats) = self.second.take()?;
+        self.time_series.push(stats.sample(index));
+        Some((index, stats))
+    }
+
+    /// The second being filled is whole: into the time series, the totals and the watch.
+    fn finalize_second(&mut self) -> bool {
+        let Some((second, stats)) = self.push_second() else {
+            return false;
+        };
         self.totals.0 += stats.responses;
         self.totals.1 += stats.errors;
-        self.time_series.push(stats.sample(second));
         let whole =
             self.measure_start + Duration::from_secs(u64::from(second) + 1) <= Instant::now();
         if whole && !self.watch.is_idle() && self.aborted_by.is_none() {
@@ -96,16 +142,17 @@ impl Collector {
         false
     }
 
-    /// Ends the collection once every worker has ended: seconds still open (a worker ended
-    /// without reporting them all) join the series as they are.
-    pub(super) fn finish(self) -> Collected {
-        let mut time_series = self.time_series;
-        for (second, (_, stats)) in self.open {
-            time_series.push(stats.sample(second));
+    /// Ends the collection once every worker has ended: epochs still open (a worker ended
+    /// without reporting them all) join the series as they are, and so does a second whose
+    /// last epoch never came.
+    pub(super) fn finish(mut self) -> Collected {
+        for (index, (_, stats)) in std::mem::take(&mut self.open) {
+            self.add_epoch(index, &stats);
         }
-        time_series.sort_by_key(|s| s.second);
+        self.push_second();
         Collected {
-            time_series,
+            epochs: self.epochs,
+            time_series: self.time_series,
             aborted_by: self.aborted_by,
             windows: self.watch.finish(),
         }

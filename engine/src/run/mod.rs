@@ -3,9 +3,10 @@
 //!
 //! Shape: `W = min(CPUs, concurrency)` worker threads, each with its own current-thread tokio
 //! runtime, own the virtual users (connections) spread over them (see `vu.rs`). Each worker
-//! records into its own `TargetStats` (no lock or channel per request) and, once a second,
-//! hands its per-second `SecondStats` to the calling thread, which merges them into the time
-//! series and reports progress. Per-target and per-stage stats are merged once at the end.
+//! records into its own `TargetStats` (no lock or channel per request) and, at the end of each
+//! epoch (a second; a fraction of one for `loadgate ab`), hands that epoch's `SpanStats` to the
+//! calling thread, which merges them into the epoch series and the time series (per second)
+//! and reports progress. Per-target and per-stage stats are merged once at the end.
 //!
 //! Latency is measured from when a request was due (its intended start on the open model's
 //! schedule or a paced connection's, else its actual start; wrk2's correction for coordinated
@@ -63,6 +64,7 @@ pub(crate) struct Ready<'a> {
     endpoint_of: Vec<usize>,
     addrs: Vec<SocketAddr>,
     negotiated: Vec<Negotiated>,
+    epoch: Duration,
 }
 
 /// Resolves and checks the plan's targets. Errors: a target that cannot be resolved or
@@ -75,10 +77,22 @@ pub(crate) fn prepare(plan: &Plan) -> Result<Ready<'_>, RunError> {
         endpoint_of,
         addrs,
         negotiated,
+        epoch: Duration::from_secs(1),
     })
 }
 
 impl Ready<'_> {
+    /// Epochs of `epoch` (a whole fraction of a second: 1 s, 500 ms, 250 ms, …) in the run's
+    /// [`RunOutput::epochs`] instead of seconds.
+    ///
+    /// # Panics
+    /// When `epoch` does not divide a second (the caller checks its input).
+    pub(crate) fn with_epoch(self, epoch: Duration) -> Self {
+        let (second, e) = (Duration::from_secs(1).as_nanos(), epoch.as_nanos());
+        assert!(e > 0 && second % e == 0, "an epoch divides a second");
+        Ready { epoch, ..self }
+    }
+
     /// Runs the load with its schedule's time zero at `start` (now, or shortly after: the
     /// first stage, its arrivals and the warmup count from it), as [`execute`] describes.
     pub(crate) fn run(
@@ -92,6 +106,7 @@ impl Ready<'_> {
             endpoint_of,
             addrs,
             negotiated,
+            epoch,
         } = self;
         let workers = std::thread::available_parallelism()
             .map_or(1, |n| n.get())
@@ -103,7 +118,13 @@ impl Ready<'_> {
         let started_at = SystemTime::now()
             + start.saturating_duration_since(Instant::now())
             + plan.load.warmup();
-        let shared = Arc::new(Shared::new(plan, endpoint_of, addrs, start, halt.clone()));
+        let shared = Arc::new(Shared::new(
+            plan,
+            (endpoint_of, addrs),
+            start,
+            epoch,
+            halt.clone(),
+        ));
         let (tx, rx) = mpsc::channel::<Report>();
         let handles = (0..workers)
             .map(|w| {
@@ -115,7 +136,7 @@ impl Ready<'_> {
             .collect::<Result<Vec<_>, _>>()?;
         drop(tx);
 
-        let mut collector = Collector::new(workers, shared.measure_start, &plan.slo);
+        let mut collector = Collector::new(workers, shared.measure_start, epoch, &plan.slo);
         let (halted_at, mut stage_cpu) = collect(
             &shared,
             &rx,
@@ -140,6 +161,7 @@ impl Ready<'_> {
             targets,
             stages,
             time_series: collected.time_series,
+            epochs: collected.epochs,
             cpu: (
                 cpu_end.0.saturating_sub(cpu_start.0),
                 cpu_end.1.saturating_sub(cpu_start.1),

@@ -3,7 +3,7 @@
 
 use std::time::{Duration, SystemTime};
 
-use crate::measure::{SecondSample, StageStats, TargetStats, WindowVerdict};
+use crate::measure::{SpanSample, StageStats, TargetStats, WindowVerdict};
 use crate::plan::Endpoint;
 
 /// What a run measured, before it is turned into a result artifact.
@@ -21,7 +21,10 @@ pub struct RunOutput {
     /// CPU time (user + system) this process used during each stage, in seconds.
     pub(crate) stage_cpu_s: Vec<f64>,
     /// One sample per second of measuring.
-    pub(crate) time_series: Vec<SecondSample>,
+    pub(crate) time_series: Vec<SpanSample>,
+    /// One sample per epoch of measuring: of 1 s (the same as `time_series`) unless
+    /// `loadgate ab` asked for shorter ones (`Ready::with_epoch`).
+    pub(crate) epochs: Vec<SpanSample>,
     /// CPU time this process used during the run: (user, system).
     pub(crate) cpu: (Duration, Duration),
     /// The run was stopped early (Ctrl-C).

@@ -23,6 +23,9 @@ pub(super) struct Shared {
     /// Start of each stage.
     pub(super) stage_starts: Vec<Instant>,
     pub(super) measure_start: Instant,
+    /// Length of the spans workers hand over, from `measure_start`: 1 s, or an epoch of
+    /// `loadgate ab` that divides a second.
+    pub(super) epoch: Duration,
     /// End of the stages (duration mode).
     pub(super) end: Option<Instant>,
     /// Count mode: the number of measured requests, and how many have been started.
@@ -34,12 +37,13 @@ pub(super) struct Shared {
 
 impl Shared {
     /// What the workers of a run of `plan` share: the targets' `addrs` (indexed through
-    /// `endpoint_of`), the stages laid out from `start`, and the `stop` flag.
+    /// `endpoint_of`), the stages laid out from `start`, the length of the workers' spans
+    /// (`epoch`) and the `stop` flag.
     pub(super) fn new(
         plan: &Plan,
-        endpoint_of: Vec<usize>,
-        addrs: Vec<SocketAddr>,
+        (endpoint_of, addrs): (Vec<usize>, Vec<SocketAddr>),
         start: Instant,
+        epoch: Duration,
         stop: Arc<AtomicBool>,
     ) -> Shared {
         let load = plan.load.clone();
@@ -80,6 +84,7 @@ impl Shared {
             load,
             start,
             measure_start,
+            epoch,
             end,
             stop,
         }

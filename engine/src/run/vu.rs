@@ -268,15 +268,15 @@ async fn request(
                             record.record_check(i, passed)
                         });
                     }
-                    s.second.requests += 1;
-                    s.second.responses += 1;
-                    s.second.errors += u64::from(!expected);
-                    s.second.latency_us.saturating_record(latency_us.max(1));
+                    s.epoch.requests += 1;
+                    s.epoch.responses += 1;
+                    s.epoch.errors += u64::from(!expected);
+                    s.epoch.latency_us.saturating_record(latency_us.max(1));
                 }
                 Err(kind) => {
                     record.record_error(kind);
-                    s.second.requests += 1;
-                    s.second.errors += 1;
+                    s.epoch.requests += 1;
+                    s.epoch.errors += 1;
                 }
             }
         }

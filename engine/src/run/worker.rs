@@ -1,26 +1,27 @@
 //! One worker thread: a current-thread tokio runtime running its virtual users, recording
-//! into its own stats, and handing each second over to the calling thread.
+//! into its own stats, and handing each epoch's over to the calling thread.
 
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use tokio::time::timeout_at;
 
 use super::collect::Report;
 use super::shared::Shared;
 use super::vu;
-use crate::measure::{SecondStats, StageStats, TargetStats};
+use crate::measure::{SpanStats, StageStats, TargetStats};
 
 /// A worker's own records, shared by its connection tasks (one thread, no lock).
 pub(super) struct WorkerStats {
     pub(super) targets: Vec<TargetStats>,
     pub(super) stages: Vec<StageStats>,
-    pub(super) second: SecondStats,
-    /// Index of the second `second` belongs to.
-    pub(super) second_index: u32,
+    /// What completed in the current epoch (`Shared::epoch` long, from the start of measuring).
+    pub(super) epoch: SpanStats,
+    /// Index of the epoch `epoch` belongs to.
+    pub(super) epoch_index: u32,
     pub(super) last_end: Option<Instant>,
 }
 
@@ -46,8 +47,8 @@ pub(super) fn worker(
             .iter()
             .map(|_| StageStats::default())
             .collect(),
-        second: SecondStats::default(),
-        second_index: 0,
+        epoch: SpanStats::default(),
+        epoch_index: 0,
         last_end: None,
     }));
     let local = tokio::task::LocalSet::new();
@@ -72,34 +73,34 @@ pub(super) fn worker(
         .ok()
         .expect("all tasks have ended")
         .into_inner();
-    let last = std::mem::take(&mut stats.second);
-    let _ = tx.send(Report::Second {
-        second: stats.second_index,
+    let last = std::mem::take(&mut stats.epoch);
+    let _ = tx.send(Report::Epoch {
+        index: stats.epoch_index,
         stats: last,
     });
     let _ = tx.send(Report::Done {
-        last: stats.second_index,
+        last: stats.epoch_index,
     });
     stats
 }
 
-/// Hands the worker's per-second stats over once a second, from the start of measuring.
+/// Hands the worker's stats of each epoch over at its end, from the start of measuring.
 async fn ticker(shared: Arc<Shared>, stats: Rc<RefCell<WorkerStats>>, tx: mpsc::Sender<Report>) {
-    let mut second = 0u32;
+    let mut index = 0u32;
     loop {
-        let boundary = shared.measure_start + Duration::from_secs(u64::from(second) + 1);
+        let boundary = shared.measure_start + shared.epoch * (index + 1);
         tokio::time::sleep_until(boundary.into()).await;
         let report = {
             let mut s = stats.borrow_mut();
-            s.second_index = second + 1;
-            Report::Second {
-                second,
-                stats: std::mem::take(&mut s.second),
+            s.epoch_index = index + 1;
+            Report::Epoch {
+                index,
+                stats: std::mem::take(&mut s.epoch),
             }
         };
         if tx.send(report).is_err() {
             return;
         }
-        second += 1;
+        index += 1;
     }
 }

@@ -1,13 +1,14 @@
-//! One second of a run, all targets together: recorded by each worker, merged on the calling
-//! thread into the time series and fed to the window watch.
+//! One span of a run, all targets together: an epoch (a second, or a fraction of one for
+//! `loadgate ab`) recorded by each worker and merged on the calling thread, and the seconds
+//! made of them, which form the time series and feed the window watch.
 
 use hdrhistogram::Histogram;
 
 use super::MAX_LATENCY_US;
 
-/// One second of a run, all targets together: what completed in that second.
+/// One span of a run (an epoch or a second), all targets together: what completed in it.
 #[derive(Debug, Clone)]
-pub(crate) struct SecondStats {
+pub(crate) struct SpanStats {
     /// Requests that ended: complete responses plus transport errors.
     pub(crate) requests: u64,
     /// Complete responses (any status).
@@ -18,18 +19,19 @@ pub(crate) struct SecondStats {
     pub(crate) latency_us: Histogram<u64>,
 }
 
-/// The summary of one second of the measured window, all targets together; the latencies
-/// (microseconds) come from a histogram of 2 significant digits and are 0 when the second
-/// had no response.
+/// The summary of one span of the measured window (a second, or an epoch), all targets
+/// together; the latencies (microseconds) come from a histogram of 2 significant digits and
+/// are 0 when the span had no response.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct SecondSample {
-    /// Seconds since measuring started (this sample covers `[second, second + 1)`).
-    pub(crate) second: u32,
-    /// Requests that ended in this second: complete responses plus transport errors.
+pub(crate) struct SpanSample {
+    /// The span's index since measuring started: it covers `[index × length, (index + 1) ×
+    /// length)` for spans of `length` (1 s for seconds).
+    pub(crate) index: u32,
+    /// Requests that ended in this span: complete responses plus transport errors.
     pub(crate) requests: u64,
-    /// Complete responses (any status) that ended in this second.
+    /// Complete responses (any status) that ended in this span.
     pub(crate) responses: u64,
-    /// Failed requests that ended in this second.
+    /// Failed requests that ended in this span.
     pub(crate) errors: u64,
     pub(crate) p50_us: u64,
     pub(crate) p90_us: u64,
@@ -41,9 +43,9 @@ pub(crate) struct SecondSample {
     pub(crate) mean_us: f64,
 }
 
-impl Default for SecondStats {
+impl Default for SpanStats {
     fn default() -> Self {
-        SecondStats {
+        SpanStats {
             requests: 0,
             responses: 0,
             errors: 0,
@@ -53,9 +55,9 @@ impl Default for SecondStats {
     }
 }
 
-impl SecondStats {
-    /// The summary of this second, second `second` of the measured window.
-    pub(crate) fn sample(&self, second: u32) -> SecondSample {
+impl SpanStats {
+    /// The summary of this span, span `index` of the measured window.
+    pub(crate) fn sample(&self, index: u32) -> SpanSample {
         let h = &self.latency_us;
         let at = |q| {
             if h.is_empty() {
@@ -64,8 +66,8 @@ impl SecondStats {
                 h.value_at_quantile(q)
             }
         };
-        SecondSample {
-            second,
+        SpanSample {
+            index,
             requests: self.requests,
             responses: self.responses,
             errors: self.errors,
@@ -80,7 +82,7 @@ impl SecondStats {
     }
 
     /// Adds `other` into `self`.
-    pub(crate) fn merge(&mut self, other: &SecondStats) {
+    pub(crate) fn merge(&mut self, other: &SpanStats) {
         self.requests += other.requests;
         self.responses += other.responses;
         self.errors += other.errors;

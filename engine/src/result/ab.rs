@@ -1,0 +1,120 @@
+//! The `loadgate ab --out` document: both sides' results whole (each usable by `compare` and
+//! `report` as any result) and each side's epochs, from which `compare` judges the rules on
+//! the pairs and `report` renders the paired report (`loadgate report AB.json`).
+
+use std::path::Path;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::{ReadError, RunResult};
+use crate::measure::SpanSample;
+
+/// Version of the `loadgate ab --out` document; bumped on any incompatible change. (Version 1,
+/// written for a week before epochs were recorded, held a verdict instead: not read.)
+pub const AB_VERSION: u32 = 2;
+
+/// What `loadgate ab --out` writes.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct AbResult {
+    /// Version of this format: [`AB_VERSION`].
+    pub ab_version: u32,
+    /// How the sides were loaded: `duet` (both at the same time, on one schedule).
+    pub mode: String,
+    /// Length of an epoch, in milliseconds: the pairs' unit of time.
+    pub epoch_ms: u64,
+    /// The baseline side's whole result.
+    pub baseline: RunResult,
+    /// The candidate side's whole result.
+    pub candidate: RunResult,
+    /// The baseline side's complete epochs, in order; epoch `i` pairs with the candidate's
+    /// epoch `i`.
+    pub baseline_epochs: Vec<EpochSample>,
+    /// The candidate side's complete epochs, in order.
+    pub candidate_epochs: Vec<EpochSample>,
+}
+
+/// One epoch of one side, all targets together. Latencies (µs) come from a histogram of 2
+/// significant digits and are 0 when the epoch had no response.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct EpochSample {
+    /// The epoch's index since measuring started: it covers `[epoch × epoch_ms, (epoch + 1) ×
+    /// epoch_ms)` milliseconds of the side's measured window.
+    pub epoch: u32,
+    /// Requests that ended in the epoch: complete responses plus transport errors.
+    pub requests: u64,
+    /// Complete responses (any status) that ended in the epoch.
+    pub responses: u64,
+    /// Failed requests (transport errors and unexpected statuses) that ended in the epoch.
+    pub errors: u64,
+    /// Median latency, µs.
+    pub p50_us: u64,
+    /// 90th percentile, µs.
+    pub p90_us: u64,
+    /// 95th percentile, µs.
+    pub p95_us: u64,
+    /// 99th percentile, µs.
+    pub p99_us: u64,
+    /// 99.9th percentile, µs.
+    pub p99_9_us: u64,
+    /// Longest, µs.
+    pub max_us: u64,
+    /// Mean latency, µs.
+    pub mean_us: f64,
+}
+
+/// The complete epochs of a run's epoch series: those that end within its measured window of
+/// `duration_s` seconds (the last, cut short when the run ended, is left out), each of
+/// `epoch_ms` milliseconds.
+pub(crate) fn complete_epochs(
+    epochs: &[SpanSample],
+    epoch_ms: u64,
+    duration_s: f64,
+) -> Vec<EpochSample> {
+    epochs
+        .iter()
+        .filter(|s| (f64::from(s.index) + 1.0) * epoch_ms as f64 <= duration_s * 1_000.0 + 1e-6)
+        .map(|s| EpochSample {
+            epoch: s.index,
+            requests: s.requests,
+            responses: s.responses,
+            errors: s.errors,
+            p50_us: s.p50_us,
+            p90_us: s.p90_us,
+            p95_us: s.p95_us,
+            p99_us: s.p99_us,
+            p99_9_us: s.p99_9_us,
+            max_us: s.max_us,
+            mean_us: s.mean_us,
+        })
+        .collect()
+}
+
+/// Reads `path` as a `loadgate ab --out` document; `None` when it is JSON without an
+/// `ab_version` (a result, for [`super::read`]). Errors: the file cannot be read, is not JSON,
+/// has another `ab_version`, or its sides are not results of this version.
+pub fn read(path: &Path) -> Result<Option<AbResult>, ReadError> {
+    let shown = path.display().to_string();
+    let invalid = |reason: String| ReadError::Invalid {
+        path: shown.clone(),
+        reason,
+    };
+    let text = std::fs::read_to_string(path).map_err(|source| ReadError::Io {
+        path: shown.clone(),
+        source,
+    })?;
+    let value: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| invalid(e.to_string()))?;
+    let Some(version) = value.get("ab_version") else {
+        return Ok(None);
+    };
+    if version.as_u64() != Some(u64::from(AB_VERSION)) {
+        return Err(invalid(format!(
+            "it is a `loadgate ab` document of ab_version {version}; this loadgate reads \
+             ab_version {AB_VERSION}: run `loadgate ab` again with this loadgate"
+        )));
+    }
+    serde_json::from_value(value)
+        .map(Some)
+        .map_err(|e| invalid(e.to_string()))
+}
