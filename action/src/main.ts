@@ -1,8 +1,9 @@
 /**
  * The action: inputs -> engine -> run -> baseline -> report -> publish, one function each, then
  * the gate. In `mode: paired` the run and the baseline are one step: the pull request's base,
- * checked out and built beside it, loaded at the same time (`loadgate ab`). Every step is awaited inside the one try/catch that ends in `core.setFailed`. The
- * engine decides and formats; the action reads its verdict document and places what it says.
+ * checked out and built beside it, loaded at the same time (`loadgate ab`). Every step is
+ * awaited inside the one try/catch that ends in `core.setFailed`. The engine decides and
+ * formats; the action reads its verdict document and places what it says.
  */
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
