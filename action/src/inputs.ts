@@ -14,6 +14,13 @@ export type BaselineSource =
   | { kind: 'path'; path: string }
   | { kind: 'none' }
 
+/**
+ * What the run is compared with: `stored`, a result an earlier run stored (`baseline`);
+ * `paired`, the pull request's base, checked out beside the workspace, built, and loaded at the
+ * same time as the workspace (`loadgate ab`).
+ */
+export type Mode = 'stored' | 'paired'
+
 export type CommentWhen = 'always' | 'on-failure' | 'never'
 export type FailOn = 'slo' | 'regression' | 'both' | 'none'
 
@@ -29,13 +36,17 @@ export interface Inputs {
   spec: string
   /** Absolute or relative to the workspace; where the engine runs. */
   workingDirectory: string
+  mode: Mode
+  /** Paired mode: the shell command (bash) run in both checkouts before the run; '' for none. */
+  build: string
+  /** Stored mode: where the baseline result comes from (always `auto` in paired mode, unused). */
   baseline: BaselineSource
   artifactName: string
   token: string
   comment: CommentWhen
   failOn: FailOn
   engine: EngineSource
-  /** Extra arguments for `loadgate run`, already split into words. */
+  /** Extra arguments for `loadgate run` (`loadgate ab` in paired mode), already split into words. */
   args: string[]
 }
 
@@ -77,6 +88,19 @@ export function readInputs(get: GetInput): Inputs {
   else if (baselineRaw === 'none') baseline = { kind: 'none' }
   else baseline = { kind: 'path', path: baselineRaw }
 
+  const mode = oneOf('mode', get('mode'), ['stored', 'paired'] as const, 'stored')
+  const build = get('build').trim()
+  if (mode === 'stored' && build !== '') {
+    throw new InputError(
+      'input `build` is only run in `mode: paired` (in both checkouts); in `mode: stored`, build in a step before this one'
+    )
+  }
+  if (mode === 'paired' && baseline.kind !== 'auto') {
+    throw new InputError(
+      `input \`baseline\` is \`${baselineRaw}\`, but \`mode: paired\` compares with the pull request's base, built and run beside it: leave \`baseline\` unset, or use \`mode: stored\``
+    )
+  }
+
   const artifactName = get('artifact-name').trim() || 'loadgate'
   // The artifact service refuses these characters; say so before running the load.
   const bad = artifactName.match(/["':<>|*?\\/\r\n]/)
@@ -110,25 +134,46 @@ export function readInputs(get: GetInput): Inputs {
   return {
     spec,
     workingDirectory: get('working-directory').trim() || '.',
+    mode,
+    build,
     baseline,
     artifactName,
     token,
     comment: oneOf('comment', get('comment'), ['always', 'on-failure', 'never'] as const, 'always'),
     failOn: oneOf('fail-on', get('fail-on'), ['slo', 'regression', 'both', 'none'] as const, 'both'),
     engine,
-    args: engineArgs(get('args'))
+    args: engineArgs(get('args'), mode)
   }
 }
 
-/** Extra arguments, minus the ones the action itself passes. */
-function engineArgs(raw: string): string[] {
+/**
+ * The `${NAME}`s that the action gives each side in paired mode: `ROOT`, the side's checkout
+ * (absolute), and `PORT`, a free loopback port of its own.
+ */
+export const PAIRED_NAMES = ['ROOT', 'PORT'] as const
+
+/**
+ * Extra arguments, minus the ones the action itself passes: `--out` always; `--baseline` in
+ * stored mode; in paired mode, a side's value of a name in `PAIRED_NAMES`.
+ */
+function engineArgs(raw: string, mode: Mode): string[] {
   const args = splitArgs(raw)
-  for (const a of args) {
-    const flag = a.split('=')[0]
-    if (flag === '--out' || flag === '--baseline') {
-      throw new InputError(
-        `input \`args\` contains \`${flag}\`, which the action sets itself: use the \`baseline\` input, and read the result path from the \`result\` output`
-      )
+  for (const [i, a] of args.entries()) {
+    const [flag, ...rest] = a.split('=')
+    if (flag === '--out') {
+      throw new InputError('input `args` contains `--out`, which the action sets itself: read the path from the `result` output')
+    }
+    if (mode === 'stored' && flag === '--baseline') {
+      throw new InputError('input `args` contains `--baseline`, which the action sets itself: use the `baseline` input')
+    }
+    if (mode === 'paired' && (flag === '--baseline' || flag === '--candidate')) {
+      const value = rest.length > 0 ? rest.join('=') : (args[i + 1] ?? '')
+      const name = value.split('=')[0]
+      if ((PAIRED_NAMES as readonly string[]).includes(name)) {
+        throw new InputError(
+          `input \`args\` gives \`${flag} ${name}=...\`, but in \`mode: paired\` the action sets ${PAIRED_NAMES.map((n) => `\`${n}\``).join(' and ')} for each side itself`
+        )
+      }
     }
   }
   return args

@@ -1,7 +1,9 @@
 /**
  * The action: inputs -> engine -> run -> baseline -> report -> publish, one function each, then
- * the gate. Every step is awaited inside the one try/catch that ends in `core.setFailed`. The
- * engine decides and formats; the action reads its verdict document and places what it says.
+ * the gate. In `mode: paired` the run and the baseline are one step: the pull request's base,
+ * checked out and built beside it, loaded at the same time (`loadgate ab`). Every step is
+ * awaited inside the one try/catch that ends in `core.setFailed`. The engine decides and
+ * formats; the action reads its verdict document and places what it says.
  */
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -14,6 +16,7 @@ import { readContext, type RunContext } from './context.js'
 import { acquireEngine, engineMessage, EXIT, invoke, type Invocation } from './engine.js'
 import { findBaselineArtifact, historyName, historyWindow, planBaseline } from './baseline.js'
 import { downloadResult, uploadArtifact } from './artifacts.js'
+import { abArgs, build, findBase, freePorts, sideDir, withWorktree, type PairedBase } from './paired.js'
 import { commentBody, marker, upsertComment, withNote } from './comment.js'
 import { annotateFailedSlos, headlineLine, setOutputs, writeSummary } from './summary.js'
 import { failures, readVerdict, type LoadgateVerdict } from './verdict.js'
@@ -35,9 +38,10 @@ export async function run(): Promise<void> {
 /** The steps, in order; each throws what stops the action. */
 async function main(): Promise<void> {
   const setup = prepare()
+  // Paired: the base commit first, so that missing history fails before the engine is got.
+  const base = setup.inputs.mode === 'paired' ? await core.group('Find the base commit', () => pairedBase(setup)) : undefined
   const engine = await getEngine(setup)
-  const resultPath = await runSpec(setup, engine)
-  const baseline = await core.group('Find the baseline', () => resolveBaseline(setup))
+  const { resultPath, baseline } = base ? await runPaired(setup, engine, base) : await runStored(setup, engine)
   core.info(baseline.note)
   const report = await writeReports(setup, engine, baseline, resultPath)
   await publish(setup, report)
@@ -92,14 +96,66 @@ async function getEngine(s: Setup): Promise<string> {
   return engine.path
 }
 
-/** Step 3, run: `loadgate run`; returns the result file. An SLO failure is not an error here. */
-async function runSpec(s: Setup, engine: string): Promise<string> {
+/** What steps 3 and 4 leave: the file to report (a result, or an ab document) and its baseline. */
+interface Ran {
+  resultPath: string
+  baseline: ResolvedBaseline
+}
+
+/**
+ * Steps 3 and 4, stored mode: `loadgate run`, then the baseline an earlier run stored. An SLO
+ * failure is not an error here.
+ */
+async function runStored(s: Setup, engine: string): Promise<Ran> {
   const resultPath = join(s.out, 'result.json')
   const ran = await core.group(`loadgate run ${s.inputs.spec}`, () =>
     invoke(engine, ['run', s.spec, '--out', resultPath, ...s.inputs.args], s.cwd)
   )
   if (ran.code !== EXIT.pass && ran.code !== EXIT.sloFailed) throw new Error(engineFailure('run', ran))
-  return resultPath
+  const baseline = await core.group('Find the baseline', () => resolveBaseline(s))
+  return { resultPath, baseline }
+}
+
+/** Paired mode's first step: the pull request's base commit. */
+async function pairedBase(s: Setup): Promise<PairedBase> {
+  if (!s.ctx.pullRequest) {
+    throw new Error(
+      `mode: paired compares a pull request with its base branch, and a \`${s.ctx.eventName}\` event has none: ` +
+        "run this step on `pull_request` only, or give other events `mode: stored` (e.g. `mode: ${{ github.event_name == 'pull_request' && 'paired' || 'stored' }}`)"
+    )
+  }
+  return findBase(s.cwd, s.ctx.pullRequest.baseRef, (l) => core.info(l))
+}
+
+/**
+ * Steps 3 and 4, paired mode: the base checked out into a second worktree (removed at the
+ * end), `build` run in both checkouts, and `loadgate ab` with each side's `ROOT` and `PORT`;
+ * its document holds both sides and the paired verdict. Exit codes as `compare`'s: an SLO
+ * failure, a regression or an invalid measurement is for the verdict to say, not an error here.
+ */
+async function runPaired(s: Setup, engine: string, base: PairedBase): Promise<Ran> {
+  const abPath = join(s.out, 'ab.json')
+  const ran = await withWorktree(base, process.env.RUNNER_TEMP || tmpdir(), async (worktree) => {
+    if (s.inputs.build !== '') {
+      await build(s.inputs.build, s.cwd, 'candidate', base.head)
+      await build(s.inputs.build, sideDir(base.repo, s.cwd, worktree), 'baseline', base.commit)
+    }
+    const [baselinePort, candidatePort] = await freePorts(2)
+    const args = abArgs({
+      spec: s.spec,
+      roots: { baseline: worktree, candidate: base.repo },
+      ports: { baseline: baselinePort, candidate: candidatePort },
+      out: abPath,
+      args: s.inputs.args
+    })
+    return core.group(`loadgate ab ${s.inputs.spec}`, () => invoke(engine, args, s.cwd))
+  })
+  const judged: number[] = [EXIT.pass, EXIT.sloFailed, EXIT.regression, EXIT.invalidMeasurement]
+  if (!judged.includes(ran.code)) throw new Error(engineFailure('ab', ran))
+  const note =
+    `Paired run: this commit (${base.head.slice(0, 7)}) against ${base.commit.slice(0, 7)}, its merge base with ${base.branch}, ` +
+    'both built and loaded at the same time on this runner.'
+  return { resultPath: abPath, baseline: { note } }
 }
 
 /** What the report step leaves: the engine's verdict, and the files to upload. */

@@ -13,6 +13,8 @@ describe('readInputs', () => {
     expect(readInputs(get(minimal))).toEqual({
       spec: 'perf/api.yaml',
       workingDirectory: '.',
+      mode: 'stored',
+      build: '',
       baseline: { kind: 'auto' },
       artifactName: 'loadgate',
       token: 't0ken',
@@ -77,6 +79,44 @@ describe('readInputs', () => {
     expect(readInputs(get({ ...minimal, args: '--quiet' })).args).toEqual(['--quiet'])
     expect(() => readInputs(get({ ...minimal, args: '--out x.json' }))).toThrow(/`--out`, which the action sets itself/)
     expect(() => readInputs(get({ ...minimal, args: '--baseline=b.json' }))).toThrow(/`--baseline`/)
+  })
+})
+
+describe('mode and build', () => {
+  const paired = { ...minimal, mode: 'paired' }
+
+  it('reads paired mode with its build command, kept whole for bash', () => {
+    const i = readInputs(get({ ...paired, build: '  cargo build --release && echo "built $PWD"  ' }))
+    expect(i.mode).toBe('paired')
+    expect(i.build).toBe('cargo build --release && echo "built $PWD"')
+    expect(i.baseline).toEqual({ kind: 'auto' })
+  })
+
+  it('rejects another mode with the allowed values', () => {
+    expect(() => readInputs(get({ ...minimal, mode: 'ab' }))).toThrow('input `mode` is `ab`; use one of `stored`, `paired`')
+  })
+
+  it('refuses a build in stored mode, where nothing would run it', () => {
+    expect(() => readInputs(get({ ...minimal, build: 'make' }))).toThrow(/input `build` is only run in `mode: paired`/)
+  })
+
+  it.each(['none', 'baselines/main.json'])('refuses baseline %j in paired mode', (baseline) => {
+    expect(() => readInputs(get({ ...paired, baseline }))).toThrow(
+      new RegExp(`input \`baseline\` is \`${baseline}\`, but \`mode: paired\` compares with the pull request's base`)
+    )
+  })
+
+  it('passes --baseline and --candidate values through in paired mode, except ROOT and PORT', () => {
+    expect(readInputs(get({ ...paired, args: '--quiet --baseline MODE=old --candidate=MODE=new' })).args).toEqual([
+      '--quiet',
+      '--baseline',
+      'MODE=old',
+      '--candidate=MODE=new'
+    ])
+    for (const args of ['--baseline ROOT=/x', '--candidate PORT=1', '--candidate=ROOT=/y']) {
+      expect(() => readInputs(get({ ...paired, args })), args).toThrow(/the action sets `ROOT` and `PORT` for each side itself/)
+    }
+    expect(() => readInputs(get({ ...paired, args: '--out ab.json' }))).toThrow(/`--out`, which the action sets itself/)
   })
 })
 

@@ -4,11 +4,12 @@
  * the action says comes from the engine's verdict document.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import * as core from '../fixtures/core.js'
 import { compared, slo, verdictDoc } from '../fixtures/verdict.js'
+import { checkout, git, origin } from '../fixtures/git.js'
 import type { LoadgateVerdict } from '../../src/generated/verdict.js'
 
 // Mocks are declared before main.ts is imported (vi.mock is hoisted above the imports).
@@ -46,7 +47,7 @@ let inputs: Record<string, string>
 function engine(o: { runCode?: number; doc: LoadgateVerdict; unbased?: LoadgateVerdict; refuseBaseline?: boolean }) {
   vi.mocked(invoke).mockImplementation(async (_bin, args) => {
     const at = (flag: string) => args[args.indexOf(flag) + 1]
-    if (args[0] === 'run') {
+    if (args[0] === 'run' || args[0] === 'ab') {
       writeFileSync(at('--out'), 'opaque: the action reads the verdict document, never the result')
       return { code: o.runCode ?? 0, stderr: '' }
     }
@@ -267,5 +268,100 @@ describe('main', () => {
     await run()
     expect(core.setFailed.mock.calls).toEqual([[expect.stringMatching(/verdict\.json is not a loadgate verdict of verdict_version 1 \(verdict_version: 2\)$/)]])
     expect(core.setOutput).not.toHaveBeenCalled()
+  })
+})
+
+describe('main, mode: paired', () => {
+  const repo = origin({ base: { 'perf/api.yaml': 'version: 1\n' }, head: { 'perf/api.yaml': 'version: 1\n# head\n' } })
+  let builds: string
+
+  beforeEach(() => {
+    ws = checkout(repo)
+    vi.stubEnv('GITHUB_WORKSPACE', ws)
+    builds = join(temp, 'builds.log')
+    vi.stubEnv('BUILDS_LOG', builds)
+    event('pull_request', { pull_request: { number: 7, base: { ref: 'main' } }, repository: { default_branch: 'main' } })
+    // No REST call is expected: any would fail here.
+    vi.mocked(github.getOctokit).mockReturnValue({} as unknown as ReturnType<typeof github.getOctokit>)
+    inputs = { ...inputs, mode: 'paired', build: 'echo "$PWD $(git rev-parse HEAD)" >> "$BUILDS_LOG"', args: '--quiet' }
+  })
+
+  it('builds both checkouts, runs loadgate ab with each side\'s ROOT and PORT, and reports the ab document', async () => {
+    engine({ doc: compared(['unchanged']) })
+    await run()
+
+    expect(core.setFailed).not.toHaveBeenCalled()
+    const out = 'TEMP/loadgate/loadgate'
+    const [ab, ...reports] = commands()
+    const m = ab.match(
+      /^ab WS\/perf\/api.yaml --baseline ROOT=(TEMP\/loadgate-base-\w+) --baseline PORT=(\d+) --candidate ROOT=WS --candidate PORT=(\d+) --out (\S+) --quiet$/
+    )
+    expect(m, ab).not.toBeNull()
+    const [, worktree, baselinePort, candidatePort, abOut] = m!
+    expect(baselinePort).not.toBe(candidatePort)
+    expect(abOut).toBe(`${out}/ab.json`)
+    // The reports come from the ab document alone: no --baseline, no lookup.
+    expect(reports).toEqual([
+      `report ${out}/ab.json --format md --output ${out}/report.md`,
+      `report ${out}/ab.json --format html --output ${out}/report.html`,
+      `report ${out}/ab.json --format json --output ${out}/verdict.json`
+    ])
+    expect(downloadResult).not.toHaveBeenCalled()
+    // The candidate is built first, in the workspace; the baseline in the worktree, at the merge base.
+    expect(readFileSync(builds, 'utf8')).toBe(`${ws} ${repo.commits.head}\n${worktree.replace('TEMP', temp)} ${repo.commits.base}\n`)
+    expect(existsSync(worktree.replace('TEMP', temp))).toBe(false)
+    expect(git(ws, 'worktree', 'list').split('\n')).toHaveLength(1)
+    expect(core.group.mock.calls.map(([title]) => title.replaceAll(ws, 'WS').replaceAll(temp, 'TEMP'))).toEqual([
+      'Find the base commit',
+      `Build the candidate (${repo.commits.head.slice(0, 7)}) in WS`,
+      `Build the baseline (${repo.commits.base.slice(0, 7)}) in ${worktree}`,
+      'loadgate ab perf/api.yaml',
+      'loadgate report',
+      'Upload the artifact loadgate'
+    ])
+    const note = `> Paired run: this commit (${repo.commits.head.slice(0, 7)}) against ${repo.commits.base.slice(0, 7)}, its merge base with main, both built and loaded at the same time on this runner.`
+    expect(core.summaryWritten).toEqual([`${note}\n\n${MD}`])
+    expect(outputs()).toMatchObject({ verdict: 'pass', regression: 'unchanged', result: join(temp, 'loadgate', 'loadgate', 'ab.json') })
+    const files = vi.mocked(uploadArtifact).mock.calls[0][1].map((f) => f.replace(`${temp}/loadgate/loadgate/`, ''))
+    expect(files).toEqual(['ab.json', 'report.md', 'report.html', 'verdict.json', 'comment.md', 'pull-request.json'])
+    expect(vi.mocked(upsertComment).mock.calls[0][1]).toMatchObject({ issueNumber: 7, create: true })
+  })
+
+  it('reports a regression that loadgate ab found (exit 4) and fails the step by fail-on', async () => {
+    engine({ runCode: 4, doc: compared(['regressed'], { verdict: 'regressed', exit_code: 4 }) })
+    await run()
+    expect(commands()).toHaveLength(4)
+    expect(outputs()).toMatchObject({ verdict: 'fail', regression: 'regressed' })
+    expect(core.setFailed.mock.calls).toEqual([['loadgate: a regression against the baseline was found (fail-on: both)']])
+  })
+
+  it('stops at an ab run the engine could not carry out, and removes the worktree', async () => {
+    engine({ doc: verdictDoc() })
+    vi.mocked(invoke).mockResolvedValueOnce({ code: 3, stderr: 'loadgate: error: the baseline side: the service did not become ready\n' })
+    await run()
+    expect(core.setFailed.mock.calls).toEqual([
+      ['loadgate ab: the run could not be carried out (exit code 3):\nloadgate: error: the baseline side: the service did not become ready']
+    ])
+    expect(commands()).toHaveLength(1)
+    expect(git(ws, 'worktree', 'list').split('\n')).toHaveLength(1)
+    expect(uploadArtifact).not.toHaveBeenCalled()
+  })
+
+  it('stops at a failed build before the load, and removes the worktree', async () => {
+    inputs = { ...inputs, build: 'test "$(git rev-parse HEAD)" != ' + repo.commits.base }
+    engine({ doc: verdictDoc() })
+    await run()
+    expect(core.setFailed.mock.calls).toEqual([
+      [expect.stringMatching(new RegExp(`^input \`build\` failed for the baseline \\(${repo.commits.base.slice(0, 7)}\\) with exit code 1`))]
+    ])
+    expect(invoke).not.toHaveBeenCalled()
+    expect(git(ws, 'worktree', 'list').split('\n')).toHaveLength(1)
+  })
+
+  it('refuses an event without a pull request before getting the engine', async () => {
+    event('push', { repository: { default_branch: 'main' } })
+    await run()
+    expect(core.setFailed.mock.calls).toEqual([[expect.stringMatching(/^mode: paired compares a pull request with its base branch, and a `push` event has none/)]])
+    expect(acquireEngine).not.toHaveBeenCalled()
   })
 })
