@@ -2,9 +2,8 @@
 //! with a controlled delay: an A/A pair passes, a +4 ms candidate regresses (exit 4), two
 //! servers given by `--baseline-url`/`--candidate-url` are told apart, `--out` holds both sides
 //! and their epochs (which `loadgate report` renders), and two identical sides are refused
-//! (exit 2). Runs of 8 s after a 1 s
-//! warmup (the paired interval needs at least 6 epoch pairs; 8 s give 32 of 250 ms), one at a time; every
-//! process is bounded in time.
+//! (exit 2). Runs of 8 s after a 1 s warmup (the paired interval needs at least 6 epoch
+//! pairs; 8 s give 32 of 250 ms), one at a time; every process is bounded in time.
 
 mod common;
 
