@@ -143,8 +143,13 @@ pub(crate) struct AbArgs {
     /// Length of the epochs that are paired: a whole fraction of a second (1s, 500ms, 250ms,
     /// 200ms, 100ms). Shorter epochs give more pairs, a narrower interval, as long as each
     /// holds enough responses for the rules' percentiles.
-    #[arg(long, value_name = "DURATION", default_value = "250ms", value_parser = epoch)]
-    pub(crate) epoch: Duration,
+    /// Default: 250ms in duet mode, 1s in alternating mode (which takes whole seconds).
+    #[arg(long, value_name = "DURATION", value_parser = epoch)]
+    pub(crate) epoch: Option<Duration>,
+    /// How the sides are loaded: `duet`, both at the same time on one schedule; or
+    /// `alternating`, one epoch at a time in ABBA blocks with a random start.
+    #[arg(long, value_enum, default_value = "duet")]
+    pub(crate) mode: AbMode,
     /// Write both sides' results and their epochs (JSON) here, whole or not at all; `loadgate
     /// report FILE` renders it.
     #[arg(long)]
@@ -154,15 +159,43 @@ pub(crate) struct AbArgs {
     pub(crate) quiet: bool,
 }
 
-/// Parses an epoch length: whole milliseconds that divide a second, at least 10 ms.
+/// How `loadgate ab` loads the two sides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum AbMode {
+    /// Both sides at the same time, on one schedule (Bulej et al., "Duet Benchmarking", 2020).
+    Duet,
+    /// One side at a time, epoch by epoch, in ABBA blocks with a random start.
+    Alternating,
+}
+
+impl AbMode {
+    /// `duet` or `alternating`.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            AbMode::Duet => "duet",
+            AbMode::Alternating => "alternating",
+        }
+    }
+
+    /// The epoch when `--epoch` is not given: 250 ms in duet mode, 1 s in alternating mode.
+    pub(crate) fn default_epoch(self) -> Duration {
+        match self {
+            AbMode::Duet => Duration::from_millis(250),
+            AbMode::Alternating => Duration::from_secs(1),
+        }
+    }
+}
+
+/// Parses an epoch length: whole milliseconds that divide a second (or whole seconds), at
+/// least 10 ms.
 fn epoch(text: &str) -> Result<Duration, String> {
     let epoch = crate::units::parse_duration(text)?;
     let (second, e) = (Duration::from_secs(1).as_nanos(), epoch.as_nanos());
     let ms = Duration::from_millis(1).as_nanos();
-    if e < 10 * ms || e % ms != 0 || second % e != 0 {
+    if e < 10 * ms || e % ms != 0 || (second % e != 0 && e % second != 0) {
         return Err(format!(
             "an epoch is a whole fraction of a second, at least 10ms (1s, 500ms, 250ms, 200ms, \
-             100ms), not `{text}`"
+             100ms), or whole seconds in alternating mode, not `{text}`"
         ));
     }
     Ok(epoch)

@@ -53,6 +53,7 @@ pub fn error_exit_code(error: &anyhow::Error) -> ExitCode {
             || e.is::<compare::CompareError>()
             || e.is::<result::merge::MergeError>()
             || e.is::<ab::AbError>()
+            || e.is::<ab::AlternateError>()
     });
     let exit = if invalid_spec {
         Exit::InvalidInput

@@ -316,3 +316,73 @@ fn aa_calibration_prints_the_noise_and_the_run_length_per_rule() {
     let refused = ab(&path, &["--aa", "--candidate-url", &server.url()]);
     assert_exit(&refused, 2);
 }
+
+#[test]
+fn alternating_epochs_catch_a_slower_candidate_and_out_says_so() {
+    let _turn = common::turn();
+    let server = Serve::start();
+    // 6 s of load per side: six 1 s epochs each, in ABBA order (about 13 s in all).
+    let yaml = spec(&format!("url: {}/x?delay=${{DELAY}}", server.url()))
+        .replace("duration: 8s", "duration: 6s");
+    let (dir, path) = write_spec(&yaml);
+    let out = dir.path().join("ab.json");
+    let output = ab(
+        &path,
+        &[
+            "--mode",
+            "alternating",
+            "--baseline",
+            "DELAY=2ms",
+            "--candidate",
+            "DELAY=6ms",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert_exit(&output, 4);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        rule_line(&stdout, "p(50) +10% floor 1ms").contains("regressed"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("paired (alternating): the sides loaded in turn"),
+        "{stdout}"
+    );
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(
+        (doc["mode"].as_str(), doc["epoch_ms"].as_u64()),
+        (Some("alternating"), Some(1000))
+    );
+    for side in ["baseline", "candidate"] {
+        assert_eq!(
+            doc[format!("{side}_epochs")].as_array().unwrap().len(),
+            6,
+            "{side}"
+        );
+        // The side's epochs joined into one whole result: six seconds of load.
+        let result: RunResult = serde_json::from_value(doc[side].clone()).unwrap();
+        assert!(
+            (result.duration_s - 6.0).abs() < 1e-9,
+            "{side}: {}",
+            result.duration_s
+        );
+        assert_eq!(result.time_series.len(), 6, "{side}");
+        assert!(result.health.valid, "{side}: {:?}", result.health.problems);
+    }
+    // Half-second epochs are for duet mode.
+    let refused = ab(
+        &path,
+        &[
+            "--mode",
+            "alternating",
+            "--epoch",
+            "500ms",
+            "--baseline",
+            "DELAY=1ms",
+            "--candidate",
+            "DELAY=2ms",
+        ],
+    );
+    assert_exit(&refused, 2);
+}

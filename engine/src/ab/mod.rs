@@ -35,6 +35,11 @@
 //! core), a bias that a paired interval then reports as a change. The closed model has no
 //! schedule to offset: its virtual users send as their responses end.
 //!
+//! # Alternating mode
+//!
+//! `--mode alternating` loads one side at a time instead, epoch by epoch in ABBA blocks
+//! (`alternate.rs`); duet is the default (bench/README.md says why).
+//!
 //! # A/A calibration
 //!
 //! With `--aa` the candidate is the baseline (same URL, values, and so one shared service):
@@ -52,15 +57,18 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier, OnceLock};
 use std::time::{Duration, Instant};
 
+mod alternate;
 mod calibrate;
 
-use crate::cli::AbArgs;
+pub(crate) use alternate::AlternateError;
+
+use crate::cli::{AbArgs, AbMode};
 use crate::compare;
 use crate::compare::gate::{Outcome, Overall};
 use crate::plan::{Model, Plan};
 use crate::report::progress::ProgressLine;
 use crate::result;
-use crate::result::ab::{AB_VERSION, AbResult, complete_epochs};
+use crate::result::ab::{AB_VERSION, AbResult, EpochSample, complete_epochs};
 use crate::run::{self, RunOutput};
 use crate::service::Service;
 use crate::spec::SourceSpec;
@@ -77,6 +85,9 @@ pub(crate) enum AbError {
          or `--aa` for an A/A calibration"
     )]
     SameSides,
+    /// A duet epoch longer than a second.
+    #[error("duet mode takes epochs that divide a second (1s, 500ms, 250ms, …), not {0:?}")]
+    DuetEpoch(Duration),
 }
 
 /// One side of the duet, as given on the command line.
@@ -168,12 +179,39 @@ pub(crate) fn ab(args: &AbArgs, env: &dyn Fn(&str) -> Option<String>) -> anyhow:
     for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         signal_hook::flag::register(signal, stop.clone())?;
     }
+    let epoch = args.epoch.unwrap_or(args.mode.default_epoch());
+    match args.mode {
+        AbMode::Duet if epoch > Duration::from_secs(1) => {
+            return Err(AbError::DuetEpoch(epoch).into());
+        }
+        AbMode::Alternating => {
+            alternate::check(&plans[0], epoch)?;
+        }
+        AbMode::Duet => {}
+    }
     let services = start_services(&plans, &stop)?;
-    let outputs = run_duet(&plans, &stop, args.epoch, args.quiet);
+    let ran = match args.mode {
+        AbMode::Duet => run_duet(&plans, &stop, epoch, args.quiet).map(|outputs| {
+            outputs.map(|o| {
+                let epochs = complete_epochs(&o.epochs, millis(epoch), o.elapsed.as_secs_f64());
+                (o, epochs)
+            })
+        }),
+        AbMode::Alternating => {
+            let first_is_baseline = fastrand::bool();
+            eprintln!(
+                "loadgate: alternating epochs of {epoch:?}, ABBA blocks opened by the {}",
+                if first_is_baseline {
+                    "baseline"
+                } else {
+                    "candidate"
+                }
+            );
+            alternate::run_alternating(&plans, &stop, epoch, first_is_baseline)
+        }
+    };
     drop(services);
-    let [baseline_output, candidate_output] = outputs?;
-
-    let ab = ab_result(&plans, [&baseline_output, &candidate_output], args.epoch);
+    let ab = ab_result(&plans, ran?, args.mode, epoch);
     let (baseline, candidate) = (&ab.baseline, &ab.candidate);
     for (label, result) in [("BASELINE", baseline), ("CANDIDATE", candidate)] {
         print!("\n{label}\n{}", crate::report::console::summary(result));
@@ -208,18 +246,26 @@ pub(crate) fn ab(args: &AbArgs, env: &dyn Fn(&str) -> Option<String>) -> anyhow:
     })
 }
 
-/// The `--out` document: each side's result and its complete epochs of `epoch`.
-fn ab_result(plans: &[Plan; 2], outputs: [&RunOutput; 2], epoch: Duration) -> AbResult {
-    let epoch_ms = u64::try_from(epoch.as_millis()).unwrap_or(u64::MAX);
-    let [baseline, candidate] = [0, 1].map(|i| result::build(&plans[i], outputs[i]));
+/// `epoch` in whole milliseconds.
+fn millis(epoch: Duration) -> u64 {
+    u64::try_from(epoch.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// The `--out` document from each side's output and complete epochs of `epoch`.
+fn ab_result(
+    plans: &[Plan; 2],
+    [(b, b_epochs), (c, c_epochs)]: [(RunOutput, Vec<EpochSample>); 2],
+    mode: AbMode,
+    epoch: Duration,
+) -> AbResult {
     AbResult {
         ab_version: AB_VERSION,
-        mode: "duet".to_string(),
-        epoch_ms,
-        baseline_epochs: complete_epochs(&outputs[0].epochs, epoch_ms, baseline.duration_s),
-        candidate_epochs: complete_epochs(&outputs[1].epochs, epoch_ms, candidate.duration_s),
-        baseline,
-        candidate,
+        mode: mode.name().to_string(),
+        epoch_ms: millis(epoch),
+        baseline: result::build_ab_side(&plans[0], &b),
+        candidate: result::build_ab_side(&plans[1], &c),
+        baseline_epochs: b_epochs,
+        candidate_epochs: c_epochs,
     }
 }
 

@@ -180,8 +180,13 @@ impl<'a> Epochs<'a> {
     /// The note on the pairing, e.g. `paired (duet): both sides loaded at the same time; 28
     /// pairs of 250 ms epochs (epoch 3 left out: on one side only)`.
     fn note(&self, ab: &AbResult) -> String {
+        let how = if ab.mode == "alternating" {
+            "the sides loaded in turn, epoch by epoch in ABBA blocks"
+        } else {
+            "both sides loaded at the same time"
+        };
         let mut note = format!(
-            "paired ({}): both sides loaded at the same time; {} pairs of {} ms epochs",
+            "paired ({}): {how}; {} pairs of {} ms epochs",
             ab.mode,
             self.pairs.len(),
             ab.epoch_ms

@@ -21,7 +21,7 @@ pub(crate) mod tls;
 mod transport;
 
 pub use endpoint::Endpoint;
-pub(crate) use load::{LoadPlan, Model, Stop, ThinkTime};
+pub(crate) use load::{LoadPlan, Model, Stage, Stop, ThinkTime};
 pub use service::ServicePlan;
 pub(crate) use target::CheckPlan;
 pub use target::TargetPlan;

@@ -14,6 +14,18 @@ use crate::run::{Negotiated, RunOutput};
 
 /// Builds the result of a run of `plan` from what the run handed over.
 pub fn build(plan: &Plan, output: &RunOutput) -> RunResult {
+    build_with(plan, output, true)
+}
+
+/// [`build`] for a side of `loadgate ab`, whose generator lateness is judged per epoch
+/// (`compare::compare_paired` drops the epochs where it fell behind) instead of per stage:
+/// the side's health leaves lateness out (its stages still show it).
+pub(crate) fn build_ab_side(plan: &Plan, output: &RunOutput) -> RunResult {
+    build_with(plan, output, false)
+}
+
+/// [`build`], with the generator's lateness judged per stage or not (`judge_lateness`).
+fn build_with(plan: &Plan, output: &RunOutput, judge_lateness: bool) -> RunResult {
     let elapsed_s = output.elapsed.as_secs_f64();
     let mut total = TargetStats::default();
     for stats in &output.targets {
@@ -31,7 +43,7 @@ pub fn build(plan: &Plan, output: &RunOutput) -> RunResult {
         interrupted: output.interrupted,
         environment: environment(output),
         load: load_info(plan),
-        health: health(plan, output, cpu_count()),
+        health: health(plan, output, cpu_count(), judge_lateness),
         total: target_result("total", &total, elapsed_s),
         targets: targets(plan, output, elapsed_s),
         time_series: output.time_series.iter().map(time_sample).collect(),

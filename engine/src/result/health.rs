@@ -23,7 +23,9 @@ pub(crate) const MIN_JUDGED_STAGE_S: f64 = 1.0;
 
 /// Judges the generator's health stage by stage (see [`RATE_TOLERANCE`],
 /// [`MAX_LATENESS_P99_US`], [`MAX_CLIENT_CPU_SHARE`]).
-pub(super) fn health(plan: &Plan, output: &RunOutput, cpus: usize) -> Health {
+/// `judge_lateness` false leaves [`MAX_LATENESS_P99_US`] out (`loadgate ab` judges lateness
+/// per epoch).
+pub(super) fn health(plan: &Plan, output: &RunOutput, cpus: usize, judge_lateness: bool) -> Health {
     let load = &plan.load;
     let run_s = load.warmup().as_secs_f64() + output.elapsed.as_secs_f64();
     let stop_is_duration = matches!(load.stop, Stop::Duration(_));
@@ -87,6 +89,7 @@ pub(super) fn health(plan: &Plan, output: &RunOutput, cpus: usize) -> Health {
                     ));
                 }
                 if let Some(l) = &lateness
+                    && judge_lateness
                     && l.p99_us > MAX_LATENESS_P99_US
                 {
                     problems.push(format!(

@@ -31,6 +31,6 @@ pub use artifact::{
     TlsResult, TransportResult, schema,
 };
 pub use build::build;
-pub(crate) use build::{phases_result, summary};
+pub(crate) use build::{build_ab_side, phases_result, summary};
 pub use io::{ReadError, decode_histogram, read, write};
 pub(crate) use io::{encode_histogram, write_json};
