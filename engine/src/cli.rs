@@ -143,13 +143,15 @@ pub(crate) struct AbArgs {
     /// Length of the epochs that are paired: a whole fraction of a second (1s, 500ms, 250ms,
     /// 200ms, 100ms). Shorter epochs give more pairs, a narrower interval, as long as each
     /// holds enough responses for the rules' percentiles.
-    /// Default: 250ms in duet mode, 1s in alternating mode (which takes whole seconds).
-    #[arg(long, value_name = "DURATION", value_parser = epoch)]
+    /// Default: the spec's `ab.epoch`, else 250ms in duet mode, 1s in alternating mode (which
+    /// takes whole seconds).
+    #[arg(long, value_name = "DURATION", value_parser = parse_epoch)]
     pub(crate) epoch: Option<Duration>,
     /// How the sides are loaded: `duet`, both at the same time on one schedule; or
-    /// `alternating`, one epoch at a time in ABBA blocks with a random start.
-    #[arg(long, value_enum, default_value = "duet")]
-    pub(crate) mode: AbMode,
+    /// `alternating`, one epoch at a time in ABBA blocks with a random start. Default: the
+    /// spec's `ab.mode`, else `duet`.
+    #[arg(long, value_enum)]
+    pub(crate) mode: Option<AbMode>,
     /// Write both sides' results and their epochs (JSON) here, whole or not at all; `loadgate
     /// report FILE` renders it.
     #[arg(long)]
@@ -188,7 +190,7 @@ impl AbMode {
 
 /// Parses an epoch length: whole milliseconds that divide a second (or whole seconds), at
 /// least 10 ms.
-fn epoch(text: &str) -> Result<Duration, String> {
+pub(crate) fn parse_epoch(text: &str) -> Result<Duration, String> {
     let epoch = crate::units::parse_duration(text)?;
     let (second, e) = (Duration::from_secs(1).as_nanos(), epoch.as_nanos());
     let ms = Duration::from_millis(1).as_nanos();

@@ -386,3 +386,33 @@ fn alternating_epochs_catch_a_slower_candidate_and_out_says_so() {
     );
     assert_exit(&refused, 2);
 }
+
+#[test]
+fn the_specs_ab_block_gives_the_sides_and_the_epoch() {
+    let _turn = common::turn();
+    let server = Serve::start();
+    let yaml = format!(
+        "{}ab:\n  baseline: {{values: {{DELAY: 2ms}}}}\n  candidate: {{values: {{DELAY: 6ms}}}}\n  \
+         epoch: 500ms\n",
+        spec(&format!("url: {}/x?delay=${{DELAY}}", server.url()))
+    );
+    let (dir, path) = write_spec(&yaml);
+    let out = dir.path().join("ab.json");
+    let output = ab(&path, &["--out", out.to_str().unwrap()]);
+    assert_exit(&output, 4);
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(
+        (doc["mode"].as_str(), doc["epoch_ms"].as_u64()),
+        (Some("duet"), Some(500))
+    );
+
+    // A block that does not fit the schema: its field and line, exit 2, before any load.
+    let (_dir, bad) = write_spec(&format!(
+        "{}ab:\n  mode: sideways\n",
+        spec("url: http://127.0.0.1:9/")
+    ));
+    let refused = ab(&bad, &[]);
+    assert_exit(&refused, 2);
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("ab.mode"), "{stderr}");
+}

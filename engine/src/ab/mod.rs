@@ -59,6 +59,7 @@ use std::time::{Duration, Instant};
 
 mod alternate;
 mod calibrate;
+mod sides;
 
 pub(crate) use alternate::AlternateError;
 
@@ -71,8 +72,7 @@ use crate::result;
 use crate::result::ab::{AB_VERSION, AbResult, EpochSample, complete_epochs};
 use crate::run::{self, RunOutput};
 use crate::service::Service;
-use crate::spec::SourceSpec;
-use crate::validate;
+use crate::spec::{Ab, AbModeSpec, SourceSpec};
 use anyhow::Context as _;
 
 /// Why the two sides of `loadgate ab` cannot be run.
@@ -85,133 +85,36 @@ pub(crate) enum AbError {
          or `--aa` for an A/A calibration"
     )]
     SameSides,
+    /// The `ab` block's `epoch` cannot be read.
+    #[error("the spec's `ab.epoch`: {0}")]
+    BlockEpoch(String),
     /// A duet epoch longer than a second.
     #[error("duet mode takes epochs that divide a second (1s, 500ms, 250ms, …), not {0:?}")]
     DuetEpoch(Duration),
 }
 
-/// One side of the duet, as given on the command line.
-struct Side<'a> {
-    /// `baseline` or `candidate`.
-    label: &'static str,
-    /// Replaces the spec's `defaults.base_url`.
-    url: Option<&'a str>,
-    /// `NAME=VALUE` pairs answering `${NAME}`; the last of a name wins.
-    values: &'a [(String, String)],
-}
-
-impl Side<'_> {
-    /// The side's value of `${name}`, if it gives one.
-    fn value(&self, name: &str) -> Option<String> {
-        self.values
-            .iter()
-            .rev()
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v.clone())
-    }
-
-    /// The side's values with the last of each name, sorted: what tells two sides apart.
-    fn effective_values(&self) -> Vec<(&str, &str)> {
-        let mut values: Vec<(&str, &str)> = Vec::new();
-        for (name, value) in self.values.iter().rev() {
-            if !values.iter().any(|(n, _)| n == name) {
-                values.push((name, value));
-            }
-        }
-        values.sort_unstable();
-        values
-    }
-
-    /// Validates `source` into this side's plan: its URL as `defaults.base_url`, its values
-    /// before `env`'s.
-    fn plan(
-        &self,
-        source: &SourceSpec,
-        env: &dyn Fn(&str) -> Option<String>,
-    ) -> anyhow::Result<Plan> {
-        let mut source = source.clone();
-        if let (Some(url), Some(spec)) = (self.url, source.value.as_object_mut()) {
-            let defaults = spec
-                .entry("defaults")
-                .or_insert_with(|| serde_json::Value::Object(Default::default()));
-            // A `defaults` that is not a mapping is left for the schema check to report.
-            if let Some(defaults) = defaults.as_object_mut() {
-                defaults.insert("base_url".to_string(), url.into());
-            }
-        }
-        let var = |name: &str| self.value(name).or_else(|| env(name));
-        validate::check(&source, &var).with_context(|| format!("the {} side", self.label))
-    }
-}
-
-/// `loadgate ab` in duet mode; `env` looks up `${NAME}`s that a side does not give.
+/// `loadgate ab`; `env` looks up `${NAME}`s that a side does not give.
 pub(crate) fn ab(args: &AbArgs, env: &dyn Fn(&str) -> Option<String>) -> anyhow::Result<Outcome> {
-    let sides = [
-        Side {
-            label: "baseline",
-            url: args.baseline_url.as_deref(),
-            values: &args.baseline,
-        },
-        if args.aa {
-            Side {
-                label: "candidate",
-                url: args.baseline_url.as_deref(),
-                values: &args.baseline,
-            }
-        } else {
-            Side {
-                label: "candidate",
-                url: args.candidate_url.as_deref(),
-                values: &args.candidate,
-            }
-        },
-    ];
-    if !args.aa
-        && sides[0].url == sides[1].url
-        && sides[0].effective_values() == sides[1].effective_values()
-    {
+    let source = SourceSpec::read(&args.spec)?;
+    let block = sides::ab_block(&source, env)?;
+    let sides = sides::sides(args, &block);
+    if !args.aa && sides[0].same_as(&sides[1]) {
         return Err(AbError::SameSides.into());
     }
-    let source = SourceSpec::read(&args.spec)?;
+    let (mode, epoch) = mode_and_epoch(args, &block)?;
     let plans = [sides[0].plan(&source, env)?, sides[1].plan(&source, env)?];
 
     let stop = Arc::new(AtomicBool::new(false));
     for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         signal_hook::flag::register(signal, stop.clone())?;
     }
-    let epoch = args.epoch.unwrap_or(args.mode.default_epoch());
-    match args.mode {
-        AbMode::Duet if epoch > Duration::from_secs(1) => {
-            return Err(AbError::DuetEpoch(epoch).into());
-        }
-        AbMode::Alternating => {
-            alternate::check(&plans[0], epoch)?;
-        }
-        AbMode::Duet => {}
+    if mode == AbMode::Alternating {
+        alternate::check(&plans[0], epoch)?;
     }
     let services = start_services(&plans, &stop)?;
-    let ran = match args.mode {
-        AbMode::Duet => run_duet(&plans, &stop, epoch, args.quiet).map(|outputs| {
-            outputs.map(|o| {
-                let epochs = complete_epochs(&o.epochs, millis(epoch), o.elapsed.as_secs_f64());
-                (o, epochs)
-            })
-        }),
-        AbMode::Alternating => {
-            let first_is_baseline = fastrand::bool();
-            eprintln!(
-                "loadgate: alternating epochs of {epoch:?}, ABBA blocks opened by the {}",
-                if first_is_baseline {
-                    "baseline"
-                } else {
-                    "candidate"
-                }
-            );
-            alternate::run_alternating(&plans, &stop, epoch, first_is_baseline)
-        }
-    };
+    let ran = run_sides(&plans, &stop, mode, epoch, args.quiet);
     drop(services);
-    let ab = ab_result(&plans, ran?, args.mode, epoch);
+    let ab = ab_result(&plans, ran?, mode, epoch);
     let (baseline, candidate) = (&ab.baseline, &ab.candidate);
     for (label, result) in [("BASELINE", baseline), ("CANDIDATE", candidate)] {
         print!("\n{label}\n{}", crate::report::console::summary(result));
@@ -244,6 +147,52 @@ pub(crate) fn ab(args: &AbArgs, env: &dyn Fn(&str) -> Option<String>) -> anyhow:
         // the baseline's through `baseline_invalid`.
         Overall::of(candidate, Some(&comparison)).into()
     })
+}
+
+/// The mode and epoch: the command line's, else the `ab` block's, else the mode's default.
+/// Errors: an unreadable block epoch, a duet epoch longer than a second.
+fn mode_and_epoch(args: &AbArgs, block: &Ab) -> Result<(AbMode, Duration), AbError> {
+    let mode = args.mode.unwrap_or(match block.mode {
+        Some(AbModeSpec::Alternating) => AbMode::Alternating,
+        Some(AbModeSpec::Duet) | None => AbMode::Duet,
+    });
+    let epoch = match (args.epoch, &block.epoch) {
+        (Some(epoch), _) => epoch,
+        (None, Some(text)) => crate::cli::parse_epoch(text).map_err(AbError::BlockEpoch)?,
+        (None, None) => mode.default_epoch(),
+    };
+    if mode == AbMode::Duet && epoch > Duration::from_secs(1) {
+        return Err(AbError::DuetEpoch(epoch));
+    }
+    Ok((mode, epoch))
+}
+
+/// Runs both sides in `mode`: each side's whole output and its complete epochs.
+fn run_sides(
+    plans: &[Plan; 2],
+    stop: &Arc<AtomicBool>,
+    mode: AbMode,
+    epoch: Duration,
+    quiet: bool,
+) -> anyhow::Result<[(RunOutput, Vec<EpochSample>); 2]> {
+    match mode {
+        AbMode::Duet => Ok(run_duet(plans, stop, epoch, quiet)?.map(|o| {
+            let epochs = complete_epochs(&o.epochs, millis(epoch), o.elapsed.as_secs_f64());
+            (o, epochs)
+        })),
+        AbMode::Alternating => {
+            let first_is_baseline = fastrand::bool();
+            eprintln!(
+                "loadgate: alternating epochs of {epoch:?}, ABBA blocks opened by the {}",
+                if first_is_baseline {
+                    "baseline"
+                } else {
+                    "candidate"
+                }
+            );
+            alternate::run_alternating(plans, stop, epoch, first_is_baseline)
+        }
+    }
 }
 
 /// `epoch` in whole milliseconds.

@@ -59,6 +59,62 @@ pub(crate) struct Spec {
     /// `loadgate run --baseline`). Absent: the default rules.
     #[serde(default)]
     pub(crate) regression: Regression,
+    /// `loadgate ab` only: the two sides and how they are loaded. The command line's
+    /// `--baseline-url`, `--baseline NAME=VALUE`, `--mode`, … take precedence.
+    #[serde(default)]
+    #[allow(
+        dead_code,
+        reason = "read by `loadgate ab` from the source before planning"
+    )]
+    pub(crate) ab: Option<Ab>,
+}
+
+/// The sides of `loadgate ab`, e.g.
+///
+/// ```yaml
+/// ab:
+///   baseline:  { values: { BUILD: ../base/target/release, PORT: "8081" } }
+///   candidate: { values: { BUILD: target/release, PORT: "8082" } }
+///   mode: duet
+///   epoch: 250ms
+/// ```
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Ab {
+    /// The baseline side.
+    #[serde(default)]
+    pub(crate) baseline: AbSide,
+    /// The candidate side.
+    #[serde(default)]
+    pub(crate) candidate: AbSide,
+    /// `duet` (both sides at once, the default) or `alternating` (one epoch at a time, ABBA).
+    #[serde(default)]
+    pub(crate) mode: Option<AbModeSpec>,
+    /// Length of the paired epochs: a whole fraction of a second in duet mode (`250ms`), whole
+    /// seconds in alternating mode (`1s`).
+    #[serde(default)]
+    #[schemars(regex(pattern = DURATION_PATTERN))]
+    pub(crate) epoch: Option<String>,
+}
+
+/// How `loadgate ab` loads the sides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum AbModeSpec {
+    Duet,
+    Alternating,
+}
+
+/// One side of `loadgate ab`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct AbSide {
+    /// Replaces `defaults.base_url` for this side.
+    #[serde(default)]
+    pub(crate) base_url: Option<String>,
+    /// Values of `${NAME}` in the spec for this side, before the environment's.
+    #[serde(default)]
+    pub(crate) values: BTreeMap<String, String>,
 }
 
 /// A command that starts the system under test, and how to tell that it is ready.
