@@ -207,6 +207,12 @@ async function writeReports(s: Setup, engine: string, ran: Ran): Promise<Report>
   ]
   let note = baseline.note
   let refused = await core.group('loadgate report', () => report(engine, results, baseline, reports, s.cwd))
+  if (refused && baseline.history) {
+    // A history the engine refuses (a result it cannot read) leaves the baseline itself usable.
+    core.warning(`The baseline's history cannot be used: ${engineMessage(refused.stderr, 3)}`)
+    note += ` Its history is not used (the engine says: ${engineMessage(refused.stderr, 1).replace(/^loadgate: error: /, '')}).`
+    refused = await core.group('loadgate report (without the history)', () => report(engine, results, { path: baseline.path }, reports, s.cwd))
+  }
   if (refused && baseline.found) {
     // A baseline found in an earlier run that the engine refuses to compare with (another spec
     // name, another result version) is no baseline: the first run of a renamed spec passes.

@@ -251,7 +251,7 @@ describe('a repository history: baseline on main, pull requests compared with it
     expect(r.stdout).toContain('Pull request comment: skipped')
   })
 
-  it('a schedule is compared with the previous scheduled run, not with pushes, and carries the branch's history window', async () => {
+  it("a schedule is compared with the previous scheduled run, not with pushes, and carries the branch's history window", async () => {
     api.addRun({ id: 90, event: 'schedule', head_branch: 'main' })
     let from = api.requests.length
     const first = await run({ name: 'schedule', runId: 110, branch: 'main' }, { spec: 'perf/fast.yaml' })

@@ -44,7 +44,7 @@ let inputs: Record<string, string>
  * JSON) and ends with `runCode`; `report` writes each format, the JSON being `doc` (or
  * `unbased` when run without `--baseline`), and refuses the baseline when told to.
  */
-function engine(o: { runCode?: number; doc: LoadgateVerdict; unbased?: LoadgateVerdict; refuseBaseline?: boolean; result?: string }) {
+function engine(o: { runCode?: number; doc: LoadgateVerdict; unbased?: LoadgateVerdict; refuseBaseline?: boolean; refuseHistory?: boolean; result?: string }) {
   vi.mocked(invoke).mockImplementation(async (_bin, args) => {
     const at = (flag: string) => args[args.indexOf(flag) + 1]
     if (args[0] === 'run' || args[0] === 'ab') {
@@ -53,6 +53,9 @@ function engine(o: { runCode?: number; doc: LoadgateVerdict; unbased?: LoadgateV
       return { code: o.runCode ?? 0, stderr: '' }
     }
     const based = args.includes('--baseline')
+    if (args.includes('--baseline-history') && o.refuseHistory) {
+      return { code: 2, stderr: `loadgate: error: \`${at('--baseline-history')}/run-90.json\` is not a loadgate result: no \`result_version\`\n` }
+    }
     if (based && o.refuseBaseline) {
       return { code: 2, stderr: 'loadgate: error: the results come from different specs (`old` and `api`)\n' }
     }
@@ -339,6 +342,23 @@ describe('main, the history window', () => {
     ])
     // A pull request carries no window of its own.
     expect(uploaded()).not.toContainEqual(expect.stringMatching(/^history\//))
+  })
+
+  it('a history the engine refuses is left out, and the baseline is still compared', async () => {
+    event('pull_request', { pull_request: { number: 7, base: { ref: 'main' }, head: { repo: { full_name: 'octo/shop' } } } })
+    repository([{ id: 100, history: { 'run-90.json': 'not a result' } }])
+    engine({ doc: compared(['unchanged']), refuseHistory: true })
+    await run()
+    expect(core.setFailed).not.toHaveBeenCalled()
+    expect(commands().slice(1).map((c) => c.replace(/ --format .*/, ''))).toEqual([
+      `report ${out}/result.json --baseline ${out}/baseline/result.json --baseline-history ${out}/baseline/history`,
+      ...Array(3).fill(`report ${out}/result.json --baseline ${out}/baseline/result.json`)
+    ])
+    expect(core.warning).toHaveBeenCalledWith(expect.stringMatching(/^The baseline's history cannot be used: loadgate: error: .*run-90\.json` is not a loadgate result/))
+    expect(outputs()).toMatchObject({ regression: 'unchanged' })
+    expect(core.summaryWritten[0]).toMatch(
+      /^> Baseline: \[run #100\]\(https:\/\/github.com\/octo\/shop\/actions\/runs\/100\) \(push, 100aaaa\), the newest successful run of perf.yml on main\. Its history is not used \(the engine says: `\S+\/baseline\/history\/run-90\.json` is not a loadgate result: no `result_version`\)\.\n/
+    )
   })
 
   it('a schedule compares with the previous scheduled run and carries on the newest run on the branch, downloading each once', async () => {
