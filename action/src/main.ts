@@ -313,7 +313,7 @@ async function report(
  * DIR` beside it when the baseline's artifact carried a history window (the engine skips the
  * baseline's own copy in it).
  */
-export function baselineArgs(b: Pick<ResolvedBaseline, 'path' | 'history'>): string[] {
+function baselineArgs(b: Pick<ResolvedBaseline, 'path' | 'history'>): string[] {
   if (!b.path) return []
   return ['--baseline', b.path, ...(b.history ? ['--baseline-history', b.history] : [])]
 }
@@ -396,7 +396,14 @@ async function resolveBaseline(s: Setup): Promise<ResolvedBaseline> {
   const run = `[run #${r.run_number}](${r.html_url}) (${r.event}, ${r.head_sha.slice(0, 7)})`
   const history = join(got.dir, 'history')
   const hasHistory = existsSync(history) && readdirSync(history).some((name) => name.endsWith('.json'))
-  return { path: got.path, found: run, run: r, dir: got.dir, history: hasHistory ? history : undefined, note: `Baseline: ${run}, ${plan.describe}.` }
+  return {
+    path: got.path,
+    found: run,
+    run: r,
+    dir: got.dir,
+    history: hasHistory ? history : undefined,
+    note: `Baseline: ${run}, ${plan.describe}.`
+  }
 }
 
 /**
