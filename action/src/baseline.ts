@@ -1,18 +1,25 @@
 /**
  * Where the baseline comes from: which earlier run of this workflow holds the result that the
- * current one is compared with. Deciding (`planBaseline`, `selectRuns`) is pure; looking up the
+ * current one is compared with, and which one holds the history window a run on a branch
+ * carries on. Deciding (`planBaseline`, `planHistory`, `selectRuns`) is pure; looking up the
  * runs and their artifacts (`findBaselineArtifact`) goes through the REST API.
  */
 import type { BaselineSource } from './inputs.js'
 import type { RunContext } from './context.js'
 import type { GitHubApi } from './github.js'
 
+/** Search earlier successful runs of `workflow` on `branch` triggered by one of `events`. */
+export interface SearchPlan {
+  kind: 'search'
+  workflow: string
+  branch: string
+  events: string[]
+  /** What is searched for, for notes: `the newest successful run of perf.yml on main`. */
+  describe: string
+}
+
 /** What to do about a baseline for this run. */
-export type BaselinePlan =
-  | { kind: 'none'; reason: string }
-  | { kind: 'path'; path: string }
-  /** Search earlier successful runs of `workflow` on `branch` triggered by one of `events`. */
-  | { kind: 'search'; workflow: string; branch: string; events: string[]; describe: string }
+export type BaselinePlan = { kind: 'none'; reason: string } | { kind: 'path'; path: string } | SearchPlan
 
 /** Events whose runs on a branch are trusted as baselines: code that is on the branch. */
 const BRANCH_EVENTS = ['push', 'schedule', 'workflow_dispatch']
@@ -52,6 +59,35 @@ export function planBaseline(source: BaselineSource, ctx: RunContext): BaselineP
       ? `; this result becomes the baseline for pull requests into ${ctx.refName}`
       : ''
   return { kind: 'none', reason: `a \`${ctx.eventName}\` event is not compared${becomes}` }
+}
+
+/**
+ * Whether this run's artifact carries the history window (`history/`): runs on a branch by the
+ * events whose results are baselines (push, schedule, workflow_dispatch), never pull requests.
+ */
+export function carriesHistory(ctx: RunContext): boolean {
+  return ctx.pullRequest === undefined && BRANCH_EVENTS.includes(ctx.eventName)
+}
+
+/**
+ * Where a run that carries the history window (`carriesHistory`) finds the window it carries
+ * on: the previous successful run of this workflow on its branch by any of the branch events,
+ * the same run a pull request into that branch takes as its baseline. Only with `baseline:
+ * auto`: `none` or a path looks nothing up, and the window starts again with this result.
+ */
+export function planHistory(source: BaselineSource, ctx: RunContext): SearchPlan | { kind: 'none'; reason: string } {
+  if (source.kind !== 'auto') return { kind: 'none', reason: 'the `baseline` input is not `auto`, so earlier runs are not looked up' }
+  const workflow = ctx.workflowFile
+  if (workflow === undefined) {
+    return { kind: 'none', reason: 'GITHUB_WORKFLOW_REF does not name a workflow file, so earlier runs cannot be looked up' }
+  }
+  return {
+    kind: 'search',
+    workflow,
+    branch: ctx.refName,
+    events: BRANCH_EVENTS,
+    describe: `the previous successful run of ${workflow} on ${ctx.refName}`
+  }
 }
 
 /** The fields of a workflow run (REST `GET .../actions/workflows/{id}/runs`) that selection reads. */
@@ -107,7 +143,7 @@ const MAX_CANDIDATES = 5
 export async function findBaselineArtifact(
   api: GitHubApi,
   ctx: RunContext,
-  plan: Extract<BaselinePlan, { kind: 'search' }>,
+  plan: SearchPlan,
   artifactName: string,
   log: (line: string) => void
 ): Promise<BaselineArtifact | undefined> {
@@ -143,7 +179,10 @@ export async function findBaselineArtifact(
   return undefined
 }
 
-/** How many scheduled results the artifact of a scheduled run carries, for the trend. */
+/**
+ * How many results the artifact of a run on a branch carries in `history/`: the trend of its
+ * report, and the run-to-run variation (`--baseline-history`) of pull requests compared with it.
+ */
 export const HISTORY_SIZE = 30
 
 /** The history file of run `runId` inside the artifact. */
@@ -152,7 +191,7 @@ export function historyName(runId: number): string {
 }
 
 /**
- * The window of results a scheduled run carries on: the newest `size - 1` of the previous run's
+ * The window of results a run on a branch carries on: the newest `size - 1` of the previous run's
  * history files (`run-<id>.json`, oldest first by run id), to which the current result is added.
  * Other file names are dropped.
  */

@@ -14,7 +14,16 @@ import * as github from '@actions/github'
 import { readInputs, type FailOn, type Inputs } from './inputs.js'
 import { readContext, type RunContext } from './context.js'
 import { acquireEngine, engineMessage, EXIT, invoke, type Invocation } from './engine.js'
-import { findBaselineArtifact, historyName, historyWindow, planBaseline } from './baseline.js'
+import {
+  carriesHistory,
+  findBaselineArtifact,
+  historyName,
+  historyWindow,
+  planBaseline,
+  planHistory,
+  type SearchPlan,
+  type WorkflowRun
+} from './baseline.js'
 import { downloadResult, uploadArtifact } from './artifacts.js'
 import { abArgs, build, findBase, freePorts, sideDir, withWorktree, type PairedBase } from './paired.js'
 import { commentBody, marker, upsertComment, withNote } from './comment.js'
@@ -41,9 +50,9 @@ async function main(): Promise<void> {
   // Paired: the base commit first, so that missing history fails before the engine is got.
   const base = setup.inputs.mode === 'paired' ? await core.group('Find the base commit', () => pairedBase(setup)) : undefined
   const engine = await getEngine(setup)
-  const { resultPath, baseline } = base ? await runPaired(setup, engine, base) : await runStored(setup, engine)
-  core.info(baseline.note)
-  const report = await writeReports(setup, engine, baseline, resultPath)
+  const ran = base ? await runPaired(setup, engine, base) : await runStored(setup, engine)
+  core.info(ran.baseline.note)
+  const report = await writeReports(setup, engine, ran)
   await publish(setup, report)
   gate(setup.inputs.failOn, report.verdict)
 }
@@ -96,15 +105,19 @@ async function getEngine(s: Setup): Promise<string> {
   return engine.path
 }
 
-/** What steps 3 and 4 leave: the file to report (a result, or an ab document) and its baseline. */
+/**
+ * What steps 3 and 4 leave: the file to report (a result, or an ab document), its baseline, and
+ * on a branch the history window this run carries (`out/history/`, this result included).
+ */
 interface Ran {
   resultPath: string
   baseline: ResolvedBaseline
+  history: string[]
 }
 
 /**
- * Steps 3 and 4, stored mode: `loadgate run`, then the baseline an earlier run stored. An SLO
- * failure is not an error here.
+ * Steps 3 and 4, stored mode: `loadgate run`, then the baseline an earlier run stored and, on a
+ * branch, the history window carried on from the previous run. An SLO failure is not an error here.
  */
 async function runStored(s: Setup, engine: string): Promise<Ran> {
   const resultPath = join(s.out, 'result.json')
@@ -113,7 +126,9 @@ async function runStored(s: Setup, engine: string): Promise<Ran> {
   )
   if (ran.code !== EXIT.pass && ran.code !== EXIT.sloFailed) throw new Error(engineFailure('run', ran))
   const baseline = await core.group('Find the baseline', () => resolveBaseline(s))
-  return { resultPath, baseline }
+  if (!carriesHistory(s.ctx)) return { resultPath, baseline, history: [] }
+  const previous = await core.group('Find the history window to carry on', () => previousRun(s, baseline))
+  return { resultPath, baseline, history: carryHistory(s.out, previous, resultPath, s.ctx.runId) }
 }
 
 /** Paired mode's first step: the pull request's base commit. */
@@ -155,7 +170,7 @@ async function runPaired(s: Setup, engine: string, base: PairedBase): Promise<Ra
   const note =
     `Paired run: this commit (${base.head.slice(0, 7)}) against ${base.commit.slice(0, 7)}, its merge base with ${base.branch}, ` +
     'both built and loaded at the same time on this runner.'
-  return { resultPath: abPath, baseline: { note } }
+  return { resultPath: abPath, baseline: { note }, history: [] }
 }
 
 /** What the report step leaves: the engine's verdict, and the files to upload. */
@@ -167,18 +182,18 @@ interface Report {
   mdPath: string
   htmlPath: string
   verdictPath: string
-  /** On a schedule, the trend window's result files. */
+  /** On a branch, the history window's result files. */
   history: string[]
 }
 
 /**
  * Step 5, report: the engine's Markdown, HTML and JSON verdict of the result (compared with the
- * baseline when there is one the engine accepts; with the trend on a schedule), and the verdict
- * read back.
+ * baseline when there is one the engine accepts, its run-to-run variation estimated from the
+ * baseline artifact's history; with the trend of the history window on a branch), and the
+ * verdict read back.
  */
-async function writeReports(s: Setup, engine: string, baseline: ResolvedBaseline, resultPath: string): Promise<Report> {
-  // On a schedule, the window of scheduled results goes to the report for its trend.
-  const history = s.ctx.eventName === 'schedule' ? carryHistory(s.out, baseline.dir, resultPath, s.ctx.runId) : []
+async function writeReports(s: Setup, engine: string, ran: Ran): Promise<Report> {
+  const { resultPath, baseline, history } = ran
   const files = {
     mdPath: join(s.out, 'report.md'),
     htmlPath: join(s.out, 'report.html'),
@@ -191,14 +206,20 @@ async function writeReports(s: Setup, engine: string, baseline: ResolvedBaseline
     ['json', files.verdictPath]
   ]
   let note = baseline.note
-  let refused = await core.group('loadgate report', () => report(engine, results, baseline.path, reports, s.cwd))
+  let refused = await core.group('loadgate report', () => report(engine, results, baseline, reports, s.cwd))
+  if (refused && baseline.history) {
+    // A history the engine refuses (a result it cannot read) leaves the baseline itself usable.
+    core.warning(`The baseline's history cannot be used: ${engineMessage(refused.stderr, 3)}`)
+    note += ` Its history is not used (the engine says: ${engineMessage(refused.stderr, 1).replace(/^loadgate: error: /, '')}).`
+    refused = await core.group('loadgate report (without the history)', () => report(engine, results, { path: baseline.path }, reports, s.cwd))
+  }
   if (refused && baseline.found) {
     // A baseline found in an earlier run that the engine refuses to compare with (another spec
     // name, another result version) is no baseline: the first run of a renamed spec passes.
     core.warning(`The baseline cannot be compared with this run: ${engineMessage(refused.stderr, 3)}`)
     const said = engineMessage(refused.stderr, 1).replace(/^loadgate: error: /, '')
     note = `Not compared: the baseline, ${baseline.found}, cannot be compared with this run (the engine says: ${said}).`
-    refused = await core.group('loadgate report (without the baseline)', () => report(engine, results, undefined, reports, s.cwd))
+    refused = await core.group('loadgate report (without the baseline)', () => report(engine, results, {}, reports, s.cwd))
   }
   if (refused) throw new Error(engineFailure('report', refused))
   const verdict = readVerdict(readFileSync(files.verdictPath, 'utf8'), files.verdictPath)
@@ -267,23 +288,34 @@ function gate(failOn: FailOn, v: LoadgateVerdict): void {
 }
 
 /**
- * Writes each report; returns the failed invocation when the engine refused the comparison
- * (exit code 2 with a baseline), and throws for any other failure.
+ * Writes each report, compared with `baseline.path` (its run-to-run variation from
+ * `baseline.history`) when given; returns the failed invocation when the engine refused the
+ * comparison (exit code 2 with a baseline), and throws for any other failure.
  */
 async function report(
   engine: string,
   results: string[],
-  baseline: string | undefined,
+  baseline: Pick<ResolvedBaseline, 'path' | 'history'>,
   reports: Array<[string, string]>,
   cwd: string
 ): Promise<Invocation | undefined> {
-  const against = baseline ? ['--baseline', baseline] : []
+  const against = baselineArgs(baseline)
   for (const [format, file] of reports) {
     const r = await invoke(engine, ['report', ...results, ...against, '--format', format, '--output', file], cwd)
-    if (r.code === EXIT.invalid && baseline) return r
+    if (r.code === EXIT.invalid && baseline.path) return r
     if (r.code !== EXIT.pass) throw new Error(engineFailure(`report --format ${format}`, r))
   }
   return undefined
+}
+
+/**
+ * The comparison's arguments of `loadgate report`: `--baseline FILE`, and `--baseline-history
+ * DIR` beside it when the baseline's artifact carried a history window (the engine skips the
+ * baseline's own copy in it).
+ */
+function baselineArgs(b: Pick<ResolvedBaseline, 'path' | 'history'>): string[] {
+  if (!b.path) return []
+  return ['--baseline', b.path, ...(b.history ? ['--baseline-history', b.history] : [])]
 }
 
 /** What the engine said when it did not produce a verdict. */
@@ -301,18 +333,32 @@ function engineFailure(what: string, r: Invocation): string {
 }
 
 /**
- * The window of scheduled results for the trend: the previous scheduled run's `history/` (its
- * newest results) plus this run's result, written to `out/history/`; returns the files.
+ * The history window a run on a branch carries: the previous run's `history/` (its newest
+ * results of the same spec `name`) plus this run's result, written to `out/history/`; returns
+ * the files. The next runs on the branch carry it on; pull requests into it read it.
  */
 function carryHistory(out: string, previous: string | undefined, resultPath: string, runId: number): string[] {
   const dir = join(out, 'history')
   mkdirSync(dir, { recursive: true })
   const from = previous ? join(previous, 'history') : undefined
-  const kept = from && existsSync(from) ? historyWindow(readdirSync(from)) : []
+  // Only results of this run's spec: the engine refuses a history of another (a renamed spec).
+  const spec = specName(resultPath)
+  const earlier = from && existsSync(from) ? readdirSync(from) : []
+  const kept = historyWindow(spec === undefined ? earlier : earlier.filter((name) => specName(join(from!, name)) === spec))
   for (const name of kept) copyFileSync(join(from!, name), join(dir, name))
   copyFileSync(resultPath, join(dir, historyName(runId)))
-  core.info(`Trend window: ${kept.length + 1} scheduled result(s) kept in the artifact's history/`)
+  core.info(`History window: ${kept.length + 1} result(s) kept in the artifact's history/`)
   return [...kept, historyName(runId)].map((name) => join(dir, name))
+}
+
+/** The spec `name` a result file records, or undefined when it is not a readable result. */
+function specName(path: string): string | undefined {
+  try {
+    const name: unknown = JSON.parse(readFileSync(path, 'utf8')).name
+    return typeof name === 'string' ? name : undefined
+  } catch {
+    return undefined
+  }
 }
 
 interface ResolvedBaseline {
@@ -320,23 +366,74 @@ interface ResolvedBaseline {
   path?: string
   /** The earlier run it was found in, for notes; unset when the `baseline` input named a file. */
   found?: string
+  /** The run whose artifact it came from. */
+  run?: WorkflowRun
   /** The folder the baseline artifact was downloaded to. */
   dir?: string
+  /** That artifact's `history/`, when it holds results: the baseline's run-to-run variation. */
+  history?: string
   /** One line for the log and the top of the report. */
   note: string
 }
 
 /** Step 4, baseline: the result to compare with, if any, downloaded from an earlier run. */
 async function resolveBaseline(s: Setup): Promise<ResolvedBaseline> {
-  const { inputs, ctx, api, cwd, out } = s
-  const plan = planBaseline(inputs.baseline, ctx)
+  const { inputs, cwd } = s
+  const plan = planBaseline(inputs.baseline, s.ctx)
   if (plan.kind === 'none') return { note: `Not compared with a baseline: ${plan.reason}.` }
   if (plan.kind === 'path') {
     const path = resolve(cwd, plan.path)
     if (!existsSync(path)) throw new Error(`input \`baseline\`: no file at ${path} (use \`auto\`, \`none\` or the path of a result JSON)`)
     return { path, note: `Baseline: ${plan.path}.` }
   }
+  const got = await downloadFrom(s, plan, 'baseline')
+  if (got === undefined) {
+    return {
+      note: `No baseline yet: ${plan.describe} with an artifact named \`${inputs.artifactName}\` was not found, so this run is not compared (not a failure).`
+    }
+  }
+  const r = got.run
+  const run = `[run #${r.run_number}](${r.html_url}) (${r.event}, ${r.head_sha.slice(0, 7)})`
+  const history = join(got.dir, 'history')
+  const hasHistory = existsSync(history) && readdirSync(history).some((name) => name.endsWith('.json'))
+  return {
+    path: got.path,
+    found: run,
+    run: r,
+    dir: got.dir,
+    history: hasHistory ? history : undefined,
+    note: `Baseline: ${run}, ${plan.describe}.`
+  }
+}
 
+/**
+ * Step 4 on a branch: the folder of the previous run's artifact, whose `history/` this run
+ * carries on; the baseline's when that is the same run. Undefined when there is none (the
+ * window starts with this result).
+ */
+async function previousRun(s: Setup, baseline: ResolvedBaseline): Promise<string | undefined> {
+  const plan = planHistory(s.inputs.baseline, s.ctx)
+  if (plan.kind === 'none') {
+    core.info(`No history window carried on: ${plan.reason}.`)
+    return undefined
+  }
+  const got = await downloadFrom(s, plan, 'previous', baseline)
+  if (got === undefined) core.info(`No history window carried on: ${plan.describe} with an artifact named \`${s.inputs.artifactName}\` was not found.`)
+  else core.info(`History window carried on from run #${got.run.run_number} (${got.run.html_url}), ${plan.describe}.`)
+  return got?.dir
+}
+
+/**
+ * The newest run that `plan` allows with an artifact named `artifact-name`, downloaded into
+ * `out/<folder>` (or the folder `already` was downloaded to, when it is the same run).
+ */
+async function downloadFrom(
+  s: Setup,
+  plan: SearchPlan,
+  folder: string,
+  already?: ResolvedBaseline
+): Promise<{ run: WorkflowRun; dir: string; path: string } | undefined> {
+  const { inputs, ctx, api } = s
   let found
   try {
     found = await findBaselineArtifact(api, ctx, plan, inputs.artifactName, (l) => core.info(l))
@@ -349,27 +446,13 @@ async function resolveBaseline(s: Setup): Promise<ResolvedBaseline> {
     }
     throw error
   }
-  if (found === undefined) {
-    return {
-      note: `No baseline yet: ${plan.describe} with an artifact named \`${inputs.artifactName}\` was not found, so this run is not compared (not a failure).`
-    }
-  }
-  const dir = join(out, 'baseline')
+  if (found === undefined) return undefined
+  if (already?.dir && already.path && already.run?.id === found.run.id) return { run: found.run, dir: already.dir, path: already.path }
+  const dir = join(s.out, folder)
   mkdirSync(dir, { recursive: true })
-  const path = await downloadResult(
-    found.artifactId,
-    { token: inputs.token, owner: ctx.owner, repo: ctx.repo, runId: found.run.id },
-    dir,
-    'result.json'
-  )
-  const r = found.run
-  const run = `[run #${r.run_number}](${r.html_url}) (${r.event}, ${r.head_sha.slice(0, 7)})`
-  return {
-    path,
-    found: run,
-    dir,
-    note: `Baseline: ${run}, ${plan.describe}.`
-  }
+  const origin = { token: inputs.token, owner: ctx.owner, repo: ctx.repo, runId: found.run.id }
+  const path = await downloadResult(found.artifactId, origin, dir, 'result.json')
+  return { run: found.run, dir, path }
 }
 
 async function upload(name: string, files: string[], root: string): Promise<void> {

@@ -91,12 +91,15 @@ describe('a repository history: baseline on main, pull requests compared with it
     expect(r.summary).toContain(readFileSync(r.outputs['report-markdown'], 'utf8'))
     expect(r.stdout).toContain('::group::loadgate run perf/fast.yaml')
     expect(r.stdout).toContain(`Engine: the prebuilt binary at ${bin} (input engine-path)`)
-    // No REST calls at all on a push: only the artifact upload (twirp, blob PUTs, finalize).
+    // One REST call on a push: the previous run on main, whose history window it would carry
+    // on (there is none yet); then the artifact upload (twirp, blob PUTs, finalize).
     const calls = api.calls(from)
-    expect(calls[0]).toBe('POST /twirp/github.actions.results.api.v1.ArtifactService/CreateArtifact')
+    expect(calls[0]).toBe('GET /repos/octo/shop/actions/workflows/perf.yml/runs')
+    expect(calls[1]).toBe('POST /twirp/github.actions.results.api.v1.ArtifactService/CreateArtifact')
     expect(calls.at(-1)).toBe('POST /twirp/github.actions.results.api.v1.ArtifactService/FinalizeArtifact')
-    expect(calls.filter((c) => !c.includes('/twirp/') && !c.startsWith('PUT /devstoreaccount1/'))).toEqual([])
+    expect(calls.filter((c) => !c.includes('/twirp/') && !c.startsWith('PUT /devstoreaccount1/'))).toEqual([calls[0]])
     expect(api.artifacts.map((a) => [a.name, a.runId])).toEqual([['loadgate', 100]])
+    expect(zipEntries(api.artifacts[0].zip)).toContain('history/run-100.json')
   })
 
   it('a pull request is compared with that run and gets one comment', async () => {
@@ -248,7 +251,7 @@ describe('a repository history: baseline on main, pull requests compared with it
     expect(r.stdout).toContain('Pull request comment: skipped')
   })
 
-  it('a schedule is compared with the previous scheduled run, not with pushes, and carries the trend window', async () => {
+  it("a schedule is compared with the previous scheduled run, not with pushes, and carries the branch's history window", async () => {
     api.addRun({ id: 90, event: 'schedule', head_branch: 'main' })
     let from = api.requests.length
     const first = await run({ name: 'schedule', runId: 110, branch: 'main' }, { spec: 'perf/fast.yaml' })
@@ -266,9 +269,63 @@ describe('a repository history: baseline on main, pull requests compared with it
     expect(second.summary).toContain('Baseline: [run #110](https://github.com/octo/shop/actions/runs/110) (schedule, 110aaaa), the previous successful scheduled run of perf.yml on main.')
     expect(api.calls(from)).not.toContain('GET /repos/octo/shop/actions/runs/100/artifacts')
     const zip = api.artifacts.find((a) => a.runId === 111)!.zip
-    expect(zipEntries(zip)).toEqual(expect.arrayContaining(['history/run-110.json', 'history/run-111.json', 'result.json']))
-    expect(second.stdout).toContain("Trend window: 2 scheduled result(s) kept in the artifact's history/")
-    expect(second.summary).toContain('Trend over the last 2 runs') // the engine's report of the window
+    // One window per branch: the push's result, carried on by the first schedule, then this one.
+    expect(zipEntries(zip)).toEqual(expect.arrayContaining(['history/run-100.json', 'history/run-110.json', 'history/run-111.json', 'result.json']))
+    expect(second.stdout).toContain("History window: 3 result(s) kept in the artifact's history/")
+    expect(second.summary).toContain('Trend over the last 3 runs') // the engine's report of the window
+  })
+})
+
+describe("pushes to main build up the history window, and pull requests compare with the baseline's run-to-run variation", () => {
+  let repo: StandIn
+
+  beforeAll(async () => {
+    repo = new StandIn()
+    await repo.start()
+  })
+
+  afterAll(async () => {
+    await repo?.stop()
+  })
+
+  function on(event: Event): Promise<ActionRun> {
+    return runAction({ api: repo.url, workspace: ws, event, inputs: { 'engine-path': bin, spec: 'perf/fast.yaml' }, env: { LG_PORT: String(port) } })
+  }
+
+  async function push(runId: number): Promise<ActionRun> {
+    const r = await on({ name: 'push', runId, branch: 'main' })
+    repo.addRun({ id: runId, event: 'push', head_branch: 'main' })
+    expect(r.code, r.stdout).toBe(0)
+    return r
+  }
+
+  it('with fewer than 3 earlier results, the report says the verdict assumes the machines were alike', async () => {
+    await push(400)
+    const second = await push(401)
+    expect(second.stdout).toContain('History window carried on from run #400 (https://github.com/octo/shop/actions/runs/400), the previous successful run of perf.yml on main.')
+    expect(zipEntries(repo.artifacts.find((a) => a.runId === 401)!.zip)).toEqual(expect.arrayContaining(['history/run-400.json', 'history/run-401.json']))
+
+    const pr = await on({ name: 'pull_request', runId: 450, pr: 20, baseRef: 'main' })
+    expect(pr.code, pr.stdout).toBe(0)
+    expect(pr.summary).toContain('Baseline: [run #401]')
+    expect(pr.stdout).toMatch(/--baseline \S+\/baseline\/result\.json --baseline-history \S+\/baseline\/history --format md/)
+    expect(pr.summary).toMatch(/the verdict assumes that the baseline's machine and this run's were alike/)
+    // The pull request's artifact carries no window of its own.
+    expect(zipEntries(repo.artifacts.find((a) => a.runId === 450)!.zip).filter((n) => n.startsWith('history/'))).toEqual([])
+  })
+
+  it("with 3 or more, each rule's interval is widened by the run-to-run variation", async () => {
+    await push(402)
+    const last = await push(403)
+    expect(last.stdout).toContain("History window: 4 result(s) kept in the artifact's history/")
+    expect(last.summary).toContain('Trend over the last 4 runs')
+
+    const pr = await on({ name: 'pull_request', runId: 451, pr: 20, baseRef: 'main' })
+    expect(pr.code, pr.stdout).toBe(0)
+    expect(pr.summary).toContain('Baseline: [run #403]')
+    // Runs 400-402 and the baseline (403), whose own copy in its history the engine counts once.
+    expect(pr.summary).toMatch(/intervals widened by the run-to-run variation over 3 earlier results and the baseline/)
+    expect(pr.summary).not.toMatch(/assumes that the baseline's machine and this run's were alike/)
   })
 })
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { historyName, historyWindow, planBaseline, selectRuns, type WorkflowRun } from '../../src/baseline.js'
+import { carriesHistory, historyName, historyWindow, planBaseline, planHistory, selectRuns, type WorkflowRun } from '../../src/baseline.js'
 import { readContext, workflowFile, type RunContext } from '../../src/context.js'
 
 const env = {
@@ -80,6 +80,35 @@ describe('planBaseline', () => {
 
   it('says why it cannot search without a workflow file', () => {
     expect(planBaseline({ kind: 'auto' }, ctx({ workflowFile: undefined }))).toMatchObject({
+      kind: 'none',
+      reason: expect.stringMatching(/GITHUB_WORKFLOW_REF/)
+    })
+  })
+})
+
+describe('the history window', () => {
+  const onBranch = (eventName: string) => ctx({ eventName, refName: 'release-2', pullRequest: undefined })
+
+  it('is carried by runs on a branch by push, schedule and workflow_dispatch, not by pull requests or other events', () => {
+    expect(['push', 'schedule', 'workflow_dispatch'].map((e) => carriesHistory(onBranch(e)))).toEqual([true, true, true])
+    expect(carriesHistory(ctx())).toBe(false)
+    expect(carriesHistory(onBranch('release'))).toBe(false)
+  })
+
+  it.each(['push', 'schedule', 'workflow_dispatch'])('on %s, is carried on from the previous run on the branch by any branch event', (e) => {
+    expect(planHistory({ kind: 'auto' }, onBranch(e))).toEqual({
+      kind: 'search',
+      workflow: 'perf.yml',
+      branch: 'release-2',
+      events: ['push', 'schedule', 'workflow_dispatch'],
+      describe: 'the previous successful run of perf.yml on release-2'
+    })
+  })
+
+  it('is not looked up unless the baseline input is auto, nor without a workflow file', () => {
+    expect(planHistory({ kind: 'none' }, onBranch('push'))).toEqual({ kind: 'none', reason: 'the `baseline` input is not `auto`, so earlier runs are not looked up' })
+    expect(planHistory({ kind: 'path', path: 'b.json' }, onBranch('push'))).toMatchObject({ kind: 'none' })
+    expect(planHistory({ kind: 'auto' }, { ...onBranch('push'), workflowFile: undefined })).toMatchObject({
       kind: 'none',
       reason: expect.stringMatching(/GITHUB_WORKFLOW_REF/)
     })

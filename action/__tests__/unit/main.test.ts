@@ -44,14 +44,18 @@ let inputs: Record<string, string>
  * JSON) and ends with `runCode`; `report` writes each format, the JSON being `doc` (or
  * `unbased` when run without `--baseline`), and refuses the baseline when told to.
  */
-function engine(o: { runCode?: number; doc: LoadgateVerdict; unbased?: LoadgateVerdict; refuseBaseline?: boolean }) {
+function engine(o: { runCode?: number; doc: LoadgateVerdict; unbased?: LoadgateVerdict; refuseBaseline?: boolean; refuseHistory?: boolean; result?: string }) {
   vi.mocked(invoke).mockImplementation(async (_bin, args) => {
     const at = (flag: string) => args[args.indexOf(flag) + 1]
     if (args[0] === 'run' || args[0] === 'ab') {
-      writeFileSync(at('--out'), 'opaque: the action reads the verdict document, never the result')
+      // The action reads a result's spec name only, to keep the history window to one spec.
+      writeFileSync(at('--out'), o.result ?? 'opaque: the action reads the verdict document, never the result')
       return { code: o.runCode ?? 0, stderr: '' }
     }
     const based = args.includes('--baseline')
+    if (args.includes('--baseline-history') && o.refuseHistory) {
+      return { code: 2, stderr: `loadgate: error: \`${at('--baseline-history')}/run-90.json\` is not a loadgate result: no \`result_version\`\n` }
+    }
     if (based && o.refuseBaseline) {
       return { code: 2, stderr: 'loadgate: error: the results come from different specs (`old` and `api`)\n' }
     }
@@ -69,6 +73,33 @@ function commands(): string[] {
 
 function outputs(): Record<string, string> {
   return Object.fromEntries(core.setOutput.mock.calls.map(([k, v]) => [k, String(v)]))
+}
+
+/** A workflow run of the REST API, on main. */
+function workflowRun(id: number, event = 'push') {
+  return { id, run_number: id, event, status: 'completed', conclusion: 'success', head_branch: 'main', head_sha: `${id}`.padEnd(40, 'a'), created_at: new Date(Date.UTC(2024, 4, 1) + id * 60_000).toISOString(), html_url: `https://github.com/octo/shop/actions/runs/${id}` }
+}
+
+/**
+ * The REST API with these earlier runs (each with an artifact `loadgate` of id 10 × run id);
+ * a download writes `result.json` and the run's `history/` files (name -> content).
+ */
+function repository(runs: Array<{ id: number; event?: string; history?: Record<string, string> }>) {
+  vi.mocked(github.getOctokit).mockReturnValue({
+    rest: {
+      actions: {
+        listWorkflowRuns: async () => ({ data: { workflow_runs: runs.map((r) => workflowRun(r.id, r.event)) } }),
+        listWorkflowRunArtifacts: async ({ run_id }: { run_id: number }) => ({ data: { artifacts: [{ id: 10 * run_id, name: 'loadgate', expired: false }] } })
+      }
+    }
+  } as unknown as ReturnType<typeof github.getOctokit>)
+  vi.mocked(downloadResult).mockImplementation(async (_id, from, dir) => {
+    writeFileSync(join(dir, 'result.json'), 'opaque')
+    const history = runs.find((r) => r.id === from.runId)?.history ?? {}
+    if (Object.keys(history).length > 0) mkdirSync(join(dir, 'history'))
+    for (const [name, text] of Object.entries(history)) writeFileSync(join(dir, 'history', name), text)
+    return join(dir, 'result.json')
+  })
 }
 
 function event(name: string, payload: Record<string, unknown> = {}) {
@@ -102,6 +133,7 @@ beforeEach(() => {
   inputs = { spec: 'perf/api.yaml', 'github-token': 'ghs_token' }
   core.getInput.mockImplementation((name) => inputs[name] ?? '')
   vi.mocked(acquireEngine).mockResolvedValue({ path: ENGINE, how: 'a stand-in' })
+  repository([])
 })
 
 afterEach(() => {
@@ -145,7 +177,9 @@ describe('main', () => {
     expect(core.error).not.toHaveBeenCalled()
     const [name, files] = vi.mocked(uploadArtifact).mock.calls[0]
     expect(name).toBe('loadgate')
-    expect(files.map((f) => f.replace(`${temp}/loadgate/loadgate/`, ''))).toEqual(['result.json', 'report.md', 'report.html', 'verdict.json'])
+    // A push carries the history window; the first run on the branch starts it.
+    expect(files.map((f) => f.replace(`${temp}/loadgate/loadgate/`, ''))).toEqual(['result.json', 'report.md', 'report.html', 'verdict.json', 'history/run-500.json'])
+    expect(core.info).toHaveBeenCalledWith('No history window carried on: the previous successful run of perf.yml on main with an artifact named `loadgate` was not found.')
     expect(upsertComment).not.toHaveBeenCalled()
   })
 
@@ -268,6 +302,97 @@ describe('main', () => {
     await run()
     expect(core.setFailed.mock.calls).toEqual([[expect.stringMatching(/verdict\.json is not a loadgate verdict of verdict_version 1 \(verdict_version: 2\)$/)]])
     expect(core.setOutput).not.toHaveBeenCalled()
+  })
+})
+
+describe('main, the history window', () => {
+  const out = 'TEMP/loadgate/loadgate'
+  const uploaded = () => vi.mocked(uploadArtifact).mock.calls[0][1].map((f) => f.replace(`${temp}/loadgate/loadgate/`, ''))
+
+  it('a push carries on the previous run\'s window of this spec, adds its result, and reports the trend over it', async () => {
+    const api = JSON.stringify({ name: 'api' })
+    repository([{ id: 400, history: { 'run-300.json': api, 'run-399.json': JSON.stringify({ name: 'old' }), 'run-400.json': api } }])
+    engine({ doc: verdictDoc(), result: api })
+    await run()
+    expect(core.setFailed).not.toHaveBeenCalled()
+    expect(commands()).toEqual([
+      `run WS/perf/api.yaml --out ${out}/result.json`,
+      `report ${out}/history --format md --output ${out}/report.md`,
+      `report ${out}/history --format html --output ${out}/report.html`,
+      `report ${out}/history --format json --output ${out}/verdict.json`
+    ])
+    expect(vi.mocked(downloadResult).mock.calls.map(([id, from, dir]) => [id, from.runId, dir.replace(temp, 'TEMP')])).toEqual([[4000, 400, `${out}/previous`]])
+    expect(core.info).toHaveBeenCalledWith('History window carried on from run #400 (https://github.com/octo/shop/actions/runs/400), the previous successful run of perf.yml on main.')
+    // run-399 is of another spec (renamed since): left behind.
+    expect(uploaded()).toEqual(['result.json', 'report.md', 'report.html', 'verdict.json', 'history/run-300.json', 'history/run-400.json', 'history/run-500.json'])
+    expect(readFileSync(join(temp, 'loadgate', 'loadgate', 'history', 'run-500.json'), 'utf8')).toBe(api)
+  })
+
+  it("a pull request passes the baseline artifact's history to every report beside the baseline", async () => {
+    event('pull_request', { pull_request: { number: 7, base: { ref: 'main' }, head: { repo: { full_name: 'octo/shop' } } } })
+    repository([{ id: 100, history: { 'run-90.json': 'a', 'run-100.json': 'b' } }])
+    engine({ doc: compared(['unchanged']) })
+    await run()
+    expect(core.setFailed).not.toHaveBeenCalled()
+    const against = `--baseline ${out}/baseline/result.json --baseline-history ${out}/baseline/history`
+    expect(commands().slice(1)).toEqual([
+      `report ${out}/result.json ${against} --format md --output ${out}/report.md`,
+      `report ${out}/result.json ${against} --format html --output ${out}/report.html`,
+      `report ${out}/result.json ${against} --format json --output ${out}/verdict.json`
+    ])
+    // A pull request carries no window of its own.
+    expect(uploaded()).not.toContainEqual(expect.stringMatching(/^history\//))
+  })
+
+  it('a history the engine refuses is left out, and the baseline is still compared', async () => {
+    event('pull_request', { pull_request: { number: 7, base: { ref: 'main' }, head: { repo: { full_name: 'octo/shop' } } } })
+    repository([{ id: 100, history: { 'run-90.json': 'not a result' } }])
+    engine({ doc: compared(['unchanged']), refuseHistory: true })
+    await run()
+    expect(core.setFailed).not.toHaveBeenCalled()
+    expect(commands().slice(1).map((c) => c.replace(/ --format .*/, ''))).toEqual([
+      `report ${out}/result.json --baseline ${out}/baseline/result.json --baseline-history ${out}/baseline/history`,
+      ...Array(3).fill(`report ${out}/result.json --baseline ${out}/baseline/result.json`)
+    ])
+    expect(core.warning).toHaveBeenCalledWith(expect.stringMatching(/^The baseline's history cannot be used: loadgate: error: .*run-90\.json` is not a loadgate result/))
+    expect(outputs()).toMatchObject({ regression: 'unchanged' })
+    expect(core.summaryWritten[0]).toMatch(
+      /^> Baseline: \[run #100\]\(https:\/\/github.com\/octo\/shop\/actions\/runs\/100\) \(push, 100aaaa\), the newest successful run of perf.yml on main\. Its history is not used \(the engine says: `\S+\/baseline\/history\/run-90\.json` is not a loadgate result: no `result_version`\)\.\n/
+    )
+  })
+
+  it('a schedule compares with the previous scheduled run and carries on the newest run on the branch, downloading each once', async () => {
+    vi.stubEnv('GITHUB_EVENT_NAME', 'schedule')
+    repository([
+      { id: 300, event: 'schedule', history: { 'run-300.json': 'x' } },
+      { id: 400, event: 'push', history: { 'run-300.json': 'x', 'run-400.json': 'y' } }
+    ])
+    engine({ doc: compared(['unchanged']) })
+    await run()
+    expect(commands()[1]).toBe(
+      `report ${out}/history --baseline ${out}/baseline/result.json --baseline-history ${out}/baseline/history --format md --output ${out}/report.md`
+    )
+    expect(vi.mocked(downloadResult).mock.calls.map(([, from]) => from.runId)).toEqual([300, 400])
+    expect(uploaded().filter((f) => f.startsWith('history/'))).toEqual(['history/run-300.json', 'history/run-400.json', 'history/run-500.json'])
+
+    // When the previous run on the branch is the baseline, its artifact is downloaded once.
+    core.reset()
+    vi.mocked(downloadResult).mockClear()
+    vi.mocked(uploadArtifact).mockClear()
+    repository([{ id: 300, event: 'schedule', history: { 'run-300.json': 'x' } }])
+    engine({ doc: compared(['unchanged']) })
+    await run()
+    expect(vi.mocked(downloadResult).mock.calls.map(([, from]) => from.runId)).toEqual([300])
+    expect(uploaded().filter((f) => f.startsWith('history/'))).toEqual(['history/run-300.json', 'history/run-500.json'])
+  })
+
+  it('baseline: none looks nothing up, and the window starts again with this result', async () => {
+    inputs = { ...inputs, baseline: 'none' }
+    engine({ doc: verdictDoc() })
+    await run()
+    expect(downloadResult).not.toHaveBeenCalled()
+    expect(core.info).toHaveBeenCalledWith('No history window carried on: the `baseline` input is not `auto`, so earlier runs are not looked up.')
+    expect(uploaded()).toContain('history/run-500.json')
   })
 })
 
