@@ -65,7 +65,7 @@ use crate::result::{RESULT_VERSION, RunResult};
 
 pub(crate) use deltas::target_metrics;
 pub use deltas::{MetricDelta, SloDelta, TargetDelta};
-pub use epochs::{EpochChange, EpochChanges, PairedEpochs, compare_paired};
+pub use epochs::{EpochChange, EpochChanges, MAX_DROPPED_SHARE, PairedEpochs, compare_paired};
 pub use rules::{RuleState, RuleVerdict};
 pub(crate) use stats::median;
 
