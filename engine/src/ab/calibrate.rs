@@ -6,7 +6,8 @@
 //! (the Wilcoxon signed-rank interval's width is asymptotically `∝ 1/√n`: Hollander, Wolfe &
 //! Chicken, *Nonparametric Statistical Methods*, 3rd ed., 2014, §3.3, like the t interval's).
 
-use crate::compare::{Comparison, RuleState, RuleVerdict};
+use crate::compare::{Comparison, RuleState};
+use crate::report::verdict::detectable_change;
 
 /// What A/A pairs say about one rule.
 #[derive(Debug, Clone, PartialEq)]
@@ -16,8 +17,8 @@ pub(super) struct Calibration {
     /// `true`: `noise` and `allowed` are relative fractions of the baseline (latency,
     /// requests); `false`: absolute fractions (the error rate).
     pub(super) relative: bool,
-    /// Half the width of the 95% interval of the change (the minimum detectable effect);
-    /// `None` without an interval (too few pairs).
+    /// Half the width of the 95% interval of the change (the minimum detectable effect, as
+    /// the reports show it: `report::verdict::detectable_change`); `None` without an interval.
     pub(super) noise: Option<f64>,
     /// The rule's allowed change at the baseline's value, on the same scale as `noise`.
     pub(super) allowed: Option<f64>,
@@ -36,7 +37,7 @@ pub(super) fn calibrate(comparison: &Comparison, measured_s: f64) -> Vec<Calibra
         .iter()
         .map(|v| {
             let relative = v.metric != "errors";
-            let noise = half_width(v, relative);
+            let noise = detectable_change(v);
             let allowed = match (v.allowed_change, v.baseline) {
                 (Some(a), Some(b)) if relative && b > 0.0 => Some(a / b),
                 (Some(a), _) if !relative => Some(a),
@@ -56,17 +57,6 @@ pub(super) fn calibrate(comparison: &Comparison, measured_s: f64) -> Vec<Calibra
             }
         })
         .collect()
-}
-
-/// Half the width of a verdict's 95% interval: relative (of `relative_change_ci`) or absolute
-/// (of `change_ci`).
-fn half_width(v: &RuleVerdict, relative: bool) -> Option<f64> {
-    let ci = if relative {
-        v.relative_change_ci
-    } else {
-        v.change_ci
-    };
-    ci.map(|[low, high]| (high - low) / 2.0)
 }
 
 /// The calibration as text: a header, one line per rule, e.g.
