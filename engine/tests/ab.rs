@@ -10,7 +10,7 @@ mod common;
 use std::net::SocketAddr;
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use loadgate::result::RunResult;
 use serde_json::Value;
@@ -68,18 +68,7 @@ fn ab(spec: &Path, args: &[&str]) -> Output {
         .stderr(std::fs::File::create(&err).unwrap())
         .spawn()
         .expect("run loadgate ab");
-    let deadline = Instant::now() + AB_TIMEOUT;
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if Instant::now() >= deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("loadgate ab did not end within {AB_TIMEOUT:?}");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let status = common::wait_within(&mut child, AB_TIMEOUT, "loadgate ab");
     Output {
         status,
         stdout: std::fs::read(out).unwrap(),

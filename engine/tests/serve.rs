@@ -226,18 +226,11 @@ fn binary_stops_cleanly_on(signal: Signal) {
     assert_eq!(response.body, b"xxxxx");
 
     kill(Pid::from_raw(child.id() as i32), signal).expect("signal the server");
-    let deadline = Instant::now() + Duration::from_secs(5);
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if Instant::now() >= deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("loadgate serve did not stop within 5 s of {signal}");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
+    let status = common::wait_within(
+        &mut child,
+        Duration::from_secs(5),
+        &format!("loadgate serve after {signal}"),
+    );
     let mut stderr = String::new();
     child
         .stderr

@@ -1,6 +1,6 @@
 //! What a run records: per-target latency histograms and counters ([`TargetStats`], with
-//! their request [`Phases`]), per-stage ([`StageStats`]) and per-second ([`SpanStats`])
-//! records, why requests failed ([`ErrorKind`]), and the threshold aggregates measured on
+//! their request [`Phases`]), per-stage ([`StageStats`]) and per-epoch and per-second
+//! ([`SpanStats`]) records, why requests failed ([`ErrorKind`]), and the threshold aggregates measured on
 //! them ([`Measures`], also fed second by second to the window [`Watch`]).
 //!
 //! A leaf beneath `run` (which records) and `result` (which turns the records into the

@@ -85,3 +85,19 @@ pub fn start_serve(threads: &str) -> (Child, SocketAddr) {
     assert_ne!(addr.port(), 0);
     (child, addr)
 }
+
+/// Waits for `child` to exit, at most `limit`; kills it and panics (naming `what`) past that.
+pub fn wait_within(child: &mut Child, limit: Duration, what: &str) -> std::process::ExitStatus {
+    let deadline = std::time::Instant::now() + limit;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if std::time::Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{what} did not end within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
