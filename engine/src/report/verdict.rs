@@ -265,5 +265,5 @@ pub(crate) fn build(
 
 /// The JSON Schema of the verdict document.
 pub fn schema() -> serde_json::Value {
-    serde_json::to_value(schemars::schema_for!(VerdictDoc)).expect("a schema serializes")
+    crate::result::published_schema::<VerdictDoc>()
 }

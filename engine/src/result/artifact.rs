@@ -443,5 +443,18 @@ fn one() -> u32 {
 
 /// The JSON Schema of the result file.
 pub fn schema() -> serde_json::Value {
-    serde_json::to_value(schemars::schema_for!(RunResult)).expect("a schema serializes")
+    published_schema::<RunResult>()
+}
+
+/// The JSON Schema of `T` as loadgate publishes its schemas (spec, result, verdict): draft
+/// 2020-12 with standard keywords only, so that validators in strict mode (ajv) accept it.
+/// The `format`s schemars adds that JSON Schema does not define (`uint32`, `uint64`, `uint`,
+/// `double`, ...) are dropped (schemars' `RestrictFormats`); an unsigned integer keeps the
+/// `minimum: 0` schemars gives it, and a `u8`/`u16` its `maximum`.
+pub(crate) fn published_schema<T: JsonSchema>() -> serde_json::Value {
+    let schema = schemars::generate::SchemaSettings::draft2020_12()
+        .with_transform(schemars::transform::RestrictFormats::default())
+        .into_generator()
+        .into_root_schema_for::<T>();
+    serde_json::to_value(schema).expect("a schema serializes")
 }
