@@ -73,6 +73,7 @@ fn report_html() -> String {
         baseline: Some(&baseline),
         comparison: Some(&comparison),
         history: &history,
+        spec_path: None,
     };
     report::render(Format::Html, &input, None).unwrap()
 }

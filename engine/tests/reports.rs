@@ -29,6 +29,7 @@ fn render(format: Format, with_baseline: bool) -> String {
         baseline: with_baseline.then_some(&baseline),
         comparison: with_baseline.then_some(&comparison),
         history: &[],
+        spec_path: None,
     };
     report::render(format, &input, None).unwrap()
 }
@@ -63,6 +64,7 @@ fn junit_snapshot() {
     assert!(xml.contains(r#"tests="7" failures="1""#), "{xml}");
     assert_eq!(xml.matches("<testcase ").count(), 7);
     assert_eq!(xml.matches("<failure ").count(), 1);
+    assert_eq!(xml.matches(r#" time="4.000""#).count(), 1 + 2 + 7);
     assert!(!xml.contains("<script>"));
     insta::assert_snapshot!("junit", xml);
 }
@@ -130,6 +132,7 @@ fn markdown_stays_under_the_comment_limit() {
             baseline: with_baseline.then_some(&baseline),
             comparison: with_baseline.then_some(&comparison),
             history: &[],
+            spec_path: None,
         };
         let md = report::render(Format::Md, &input, None).unwrap();
         let chars = md.chars().count();
@@ -179,6 +182,7 @@ fn trend_compares_the_latest_with_the_previous_run_and_the_median() {
         baseline: None,
         comparison: None,
         history: &runs[..3],
+        spec_path: None,
     };
     let md = report::render(Format::Md, &input, None).unwrap();
     assert!(md.contains("#### Trend over the last 4 runs"), "{md}");
@@ -248,6 +252,7 @@ fn render_paired(format: Format) -> String {
         baseline: Some(&ab.baseline),
         comparison: Some(&comparison),
         history: &[],
+        spec_path: None,
     };
     report::render(format, &input, None).unwrap()
 }
@@ -374,6 +379,7 @@ fn a_rule_without_an_interval_says_so() {
         baseline: Some(&ab.baseline),
         comparison: Some(&comparison),
         history: &[],
+        spec_path: None,
     };
     let render = |format| report::render(format, &input, None).unwrap();
     let json: serde_json::Value = serde_json::from_str(&render(Format::Json)).unwrap();
@@ -385,4 +391,88 @@ fn a_rule_without_an_interval_says_so() {
     // Charts without a band (neither drawn nor in the legend).
     assert!(html.contains("<h2>Per epoch pair</h2>"));
     assert!(!html.contains(r#"fill-opacity="0.15""#));
+}
+
+/// Inside `<summary>` GitHub reads HTML, not Markdown, and shows a Markdown backslash as it
+/// is: names there are HTML-escaped only, while table cells keep Markdown's escaping.
+#[test]
+fn markdown_summaries_escape_names_for_html_and_tables_for_markdown() {
+    let mut current = fixture("current.json");
+    current.targets[1].name = "*star* a|b_c @team".to_string();
+    let input = Input {
+        current: &current,
+        baseline: None,
+        comparison: None,
+        history: &[],
+        spec_path: None,
+    };
+    let md = report::render(Format::Md, &input, None).unwrap();
+    let summary = md
+        .lines()
+        .find(|l| l.starts_with("<details><summary>*star*"))
+        .unwrap_or_else(|| panic!("no summary of the renamed target: {md}"));
+    assert_eq!(
+        summary,
+        "<details><summary>*star* a|b_c @\u{200B}team: GET \
+         http://127.0.0.1:40907/b?delay=6ms&amp;status=200</summary>"
+    );
+    // In the targets table: Markdown's escaping, so that `|` does not split the cell.
+    assert!(
+        md.contains("| \\*star\\* a\\|b\\_c @\u{200B}team | "),
+        "{md}"
+    );
+    // The tag-like name stays text in both.
+    assert!(md.contains("<details><summary>&lt;script&gt;alert(1)&lt;/script&gt;: GET"));
+    assert!(md.contains("| &lt;script&gt;alert(1)&lt;/script&gt; | "));
+}
+
+/// The JUnit report gives every suite and case a `time` in seconds (dorny/test-reporter shows
+/// "NaNms" without one) and, given the spec's path, each case its `file`, so test-report
+/// actions annotate the spec; without a path no `file` at all.
+#[test]
+fn junit_has_times_in_seconds_and_the_spec_as_file() {
+    let baseline = fixture("baseline.json");
+    let current = fixture("current.json");
+    let comparison = compare::compare(&baseline, &current).unwrap();
+    let spec = Path::new("perf/api.loadgate.yaml");
+    let render = |spec_path| {
+        let input = Input {
+            current: &current,
+            baseline: Some(&baseline),
+            comparison: Some(&comparison),
+            history: &[],
+            spec_path,
+        };
+        report::render(Format::Junit, &input, None).unwrap()
+    };
+    // minijinja's escaping writes `/` as `&#x2f;`, which every XML reader decodes.
+    let xml = render(Some(spec)).replace("&#x2f;", "/");
+    // The measured window of the current run: 4 s.
+    assert_eq!(current.duration_s, 4.0);
+    let opening = |tag: &str| -> Vec<String> {
+        xml.match_indices(&format!("<{tag} "))
+            .map(|(i, _)| xml[i..i + xml[i..].find('>').unwrap()].to_string())
+            .collect()
+    };
+    let elements: Vec<String> = ["testsuites", "testsuite", "testcase"]
+        .iter()
+        .flat_map(|t| opening(t))
+        .collect();
+    assert_eq!(elements.len(), 1 + 2 + 7);
+    for e in &elements {
+        assert!(e.contains(r#" time="4.000""#), "{e}");
+    }
+    for case in opening("testcase") {
+        assert!(case.contains(r#" file="perf/api.loadgate.yaml""#), "{case}");
+    }
+    // The failing case (the regressed p50 rule) among them.
+    let failing = xml.find("<failure ").unwrap();
+    let case = &xml[xml[..failing].rfind("<testcase ").unwrap()..failing];
+    assert!(
+        case.contains(
+            r#"name="latency p(50) +10% floor 500us" time="4.000" file="perf/api.loadgate.yaml">"#
+        ),
+        "{case}"
+    );
+    assert!(!render(None).contains(" file="));
 }

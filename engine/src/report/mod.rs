@@ -60,6 +60,10 @@ pub struct Input<'a> {
     /// Earlier results in time order, oldest first, for a trend (the current one not
     /// included); empty for none.
     pub history: &'a [RunResult],
+    /// The spec file the results came from, as the repository names it (e.g.
+    /// `perf/api.loadgate.yaml`): the JUnit report gives it as each test case's `file`, so
+    /// test-report actions annotate the spec. `None` when unknown.
+    pub spec_path: Option<&'a Path>,
 }
 
 /// What every renderer reads: the input, its view with every number formatted, the trend

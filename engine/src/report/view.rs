@@ -43,6 +43,10 @@ pub(crate) struct View {
     /// Environment of the current run (and the baseline's, when there is one).
     pub environment: Vec<EnvRow>,
     pub counts: Counts,
+    /// The current run's measured window in seconds, to the millisecond (`5.000`): the
+    /// JUnit report's `time` of every suite and test case, each check being judged on that
+    /// one run.
+    pub time_s: String,
 }
 
 /// A metric in both runs.
@@ -228,6 +232,7 @@ pub(crate) fn build(
             improved: count(RuleState::Improved),
             unchanged: count(RuleState::Unchanged),
         },
+        time_s: format!("{:.3}", current.duration_s),
     }
 }
 
