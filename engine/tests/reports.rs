@@ -53,7 +53,7 @@ fn markdown_snapshot() {
 fn markdown_without_a_baseline() {
     let md = render(Format::Md, false);
     assert!(md.contains("no baseline to compare with"), "{md}");
-    assert!(!md.contains("| rule "), "{md}");
+    assert!(!md.contains("| rule |"), "{md}");
     insta::assert_snapshot!("markdown_no_baseline", md);
 }
 
@@ -141,7 +141,8 @@ fn markdown_stays_under_the_comment_limit() {
         assert!(md.contains("more targets are not listed"), "{n}");
         // The verdict line and the checks survive.
         assert!(md.starts_with("### "));
-        assert!(md.contains("| check |") == with_baseline || md.contains("| SLO "));
+        assert_eq!(md.contains("| rule |"), with_baseline);
+        assert!(md.contains("| SLO |"));
         assert!(md.contains("<summary>Environment</summary>"));
     }
 }
@@ -186,13 +187,174 @@ fn trend_compares_the_latest_with_the_previous_run_and_the_median() {
     };
     let md = report::render(Format::Md, &input, None).unwrap();
     assert!(md.contains("#### Trend over the last 4 runs"), "{md}");
+    // Not "no baseline": the runs are compared with each other, and the rules need one.
+    let first = md.lines().next().unwrap();
+    assert!(
+        first.ends_with(
+            "PASSED: 2/2 SLOs met; trend over 4 runs (regression rules are judged against a --baseline)"
+        ),
+        "{first}"
+    );
+    assert!(!md.contains("no baseline"), "{md}");
+    let json: serde_json::Value =
+        serde_json::from_str(&report::render(Format::Json, &input, None).unwrap()).unwrap();
+    assert_eq!(json["summary"], first.split_once(": ").unwrap().1);
     assert!(
         md.contains("| p95 | 10.00ms | 12.00ms | 30.00ms | 15.00ms | -50.0% | +25.0% |"),
         "{md}"
     );
     let html = report::render(Format::Html, &input, None).unwrap();
     assert!(html.contains("Trend over the last 4 runs"));
-    assert!(html.contains("p50 and p95 over the runs"));
+    assert!(!html.contains("no baseline"));
+    // The chart's x axis: each run's start date over its time, not 1, 2, 3, 4.
+    let chart = svg_titled(&html, "p50 and p95 over the runs");
+    let ticks = x_ticks(chart);
+    assert_eq!(
+        ticks,
+        (1..=4)
+            .map(|d| format!("2024-05-0{d} 03:00"))
+            .collect::<Vec<_>>(),
+        "{chart}"
+    );
+    assert!(chart.contains("run start (UTC)"));
+}
+
+/// The `<svg>` chart whose title is `title`.
+fn svg_titled<'a>(html: &'a str, title: &str) -> &'a str {
+    let at = html
+        .find(&format!("<title>{title}</title>"))
+        .unwrap_or_else(|| panic!("no chart {title}"));
+    let start = html[..at].rfind("<svg ").unwrap();
+    let end = start + html[start..].find("</svg>").unwrap();
+    &html[start..end]
+}
+
+/// The x tick labels of a chart, the lines of each joined by a space.
+fn x_ticks(svg: &str) -> Vec<String> {
+    svg.split(r#"<text class="x-tick""#)
+        .skip(1)
+        .map(|t| {
+            let t = &t[..t.find("</text>").unwrap()];
+            t.split("<tspan")
+                .skip(1)
+                .map(|s| &s[s.find('>').unwrap() + 1..s.find("</tspan>").unwrap()])
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect()
+}
+
+/// The points of each line of a chart (its `<path d="M..." fill="none">`s, not the markers),
+/// in SVG units.
+fn lines(svg: &str) -> Vec<Vec<(f64, f64)>> {
+    svg.split(r#"<path d="M"#)
+        .skip(1)
+        .filter(|p| p[p.find('"').unwrap()..].starts_with(r#"" fill="none""#))
+        .map(|p| {
+            p[..p.find('"').unwrap()]
+                .split(" L")
+                .map(|xy| {
+                    let (x, y) = xy.trim().split_once(' ').unwrap();
+                    (x.parse().unwrap(), y.parse().unwrap())
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// Both charts over time leave out the last, partial second (the fixtures measured 4.0 s and
+/// hold a sample of second 4, whose p50 would be a fake drop): a point per complete second,
+/// 0 to 3, in each line of each chart, and no 4 s tick.
+#[test]
+fn charts_over_time_plot_complete_seconds_only() {
+    let current = fixture("current.json");
+    assert_eq!(current.duration_s, 4.0);
+    assert!(current.time_series.iter().any(|s| s.second == 4));
+    let html = render(Format::Html, true);
+    for title in [
+        "Latency over time (p50, p99 of each complete second)",
+        "Throughput over time (complete seconds)",
+    ] {
+        let chart = svg_titled(&html, title);
+        let lines = lines(chart);
+        assert_eq!(
+            lines.len(),
+            if title.starts_with("Latency") { 4 } else { 2 }
+        );
+        for line in &lines {
+            assert_eq!(line.len(), 4, "{title}: {line:?}");
+        }
+        // Every line ends at the same x, the last complete second's.
+        let ends: Vec<f64> = lines.iter().map(|l| l.last().unwrap().0).collect();
+        assert!(ends.iter().all(|x| *x == ends[0]), "{title}: {ends:?}");
+        assert_eq!(x_ticks(chart).last().unwrap(), "3 s", "{title}");
+    }
+}
+
+/// The end-of-line labels of a chart: (baseline y, name).
+fn end_labels(svg: &str) -> Vec<(f64, String)> {
+    svg.split(r#"<text class="end-label""#)
+        .skip(1)
+        .map(|t| {
+            let y = &t[t.find(r#"y=""#).unwrap() + 3..];
+            let y: f64 = y[..y.find('"').unwrap()].parse().unwrap();
+            let name = &t[t.find('>').unwrap() + 1..t.find("</text>").unwrap()];
+            (y, name.to_string())
+        })
+        .collect()
+}
+
+/// Labels at the lines' ends never overlap: "current" and "baseline" ending at one point
+/// (the percentile chart's 100%) are drawn one above the other, at least a line (14 units)
+/// apart.
+#[test]
+fn end_labels_are_moved_apart() {
+    let html = render(Format::Html, true);
+    for title in [
+        "Latency by percentile",
+        "Latency over time (p50, p99 of each complete second)",
+        "Throughput over time (complete seconds)",
+        "Latency histogram (share of responses, up to p99.9)",
+    ] {
+        let mut labels = end_labels(svg_titled(&html, title));
+        assert!(labels.len() >= 2, "{title}");
+        labels.sort_by(|a, b| a.0.total_cmp(&b.0));
+        for pair in labels.windows(2) {
+            assert!(
+                pair[1].0 - pair[0].0 >= 14.0 - 1e-9,
+                "{title}: {pair:?} overlap"
+            );
+        }
+    }
+}
+
+/// An SLO judges one run against a fixed limit: its own table with the limit, and no empty
+/// interval or allowance cells; the rules keep theirs.
+#[test]
+fn slos_show_their_limit_and_rules_their_interval_and_allowance() {
+    let html = render(Format::Html, true);
+    let slo = &html[html.find(r#"<table id="slo">"#).unwrap()..];
+    let slo = &slo[..slo.find("</table>").unwrap()];
+    assert!(slo.contains("<th>limit</th>") && !slo.contains("interval"));
+    assert!(
+        slo.contains("<td>9.37ms</td><td>50.00ms</td><td>11.62ms</td><td>-19.4%</td>"),
+        "{slo}"
+    );
+    let rules = &html[html.find(r#"<table id="rules">"#).unwrap()..];
+    let rules = &rules[..rules.find("</table>").unwrap()];
+    for table in [slo, rules] {
+        assert!(!table.contains("<td></td>"), "an empty cell: {table}");
+    }
+    assert!(rules.contains("<td>[+10.3%, +11.2%]</td><td>±0.5%</td><td>+730us</td>"));
+
+    let md = render(Format::Md, true);
+    let slo_rows: Vec<&str> = md.lines().filter(|l| l.starts_with("| total ")).collect();
+    assert_eq!(slo_rows.len(), 2, "{md}");
+    for row in slo_rows {
+        assert_eq!(row.matches(" | ").count(), 5, "{row}");
+        assert!(!row.contains("|  |") && !row.contains("| |"), "{row}");
+    }
+    assert!(md.contains("| total latency: p(95) &lt; 50ms | 9.37ms | 50.00ms | 11.62ms |"));
 }
 
 /// One side's epoch as an `ab` document holds it: `p50_us` and the other percentiles above
@@ -323,7 +485,7 @@ fn paired_html_draws_each_rules_epochs_with_its_interval() {
     // The detectable change beside each verdict.
     let p50_row = html
         .lines()
-        .find(|l| l.contains("<tr><td>rule latency p(50)"))
+        .find(|l| l.contains("<tr><td>latency p(50)"))
         .unwrap();
     assert!(p50_row.contains("</td><td>±"), "{p50_row}");
 }
@@ -351,7 +513,7 @@ fn paired_markdown_and_text_sum_up_each_rules_epochs() {
     // The detectable change column.
     let row = md
         .lines()
-        .find(|l| l.starts_with("| rule requests"))
+        .find(|l| l.starts_with("| requests rate"))
         .unwrap();
     assert_eq!(row.matches(" | ").count(), 6, "{row}");
     assert!(row.contains("| ±"), "{row}");

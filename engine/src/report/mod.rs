@@ -101,7 +101,12 @@ pub fn render(
 ) -> anyhow::Result<String> {
     let report = Report {
         input,
-        view: view::build(input.current, input.baseline, input.comparison),
+        view: view::build(
+            input.current,
+            input.baseline,
+            input.comparison,
+            input.history.len(),
+        ),
         trend: (!input.history.is_empty()).then(|| history::trend(input.history, input.current)),
         templates_dir,
     };

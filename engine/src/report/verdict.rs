@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::history::Trend;
 use super::{Render, Report};
-use crate::compare::gate::{self, Overall};
+use crate::compare::gate::Overall;
 use crate::compare::{Comparison, RuleState, RuleVerdict, SloDelta, TargetDelta};
 use crate::result::{RunResult, TargetResult};
 use crate::units::Unit;
@@ -235,7 +235,11 @@ pub(crate) fn build(
         verdict_version: VERDICT_VERSION,
         verdict: overall,
         exit_code: overall.exit().code(),
-        summary: gate::summary_line(current, comparison),
+        summary: super::view::summary(
+            current,
+            comparison,
+            trend.as_ref().map_or(0, |t| t.runs.len().saturating_sub(1)),
+        ),
         spec: current.spec.name.clone(),
         current: RunInfo::of(current),
         baseline: baseline.map(RunInfo::of),
