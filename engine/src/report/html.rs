@@ -14,7 +14,8 @@ use hdrhistogram::Histogram;
 use serde::Serialize;
 
 use super::history::Trend;
-use super::svg::{self, LineChart, Mark, MarkLine, Series, Style};
+use super::scales;
+use super::svg::{LineChart, Mark, MarkLine, Series, Style};
 use super::view::format_epoch_change;
 use super::{Input, Render, Report, templates};
 use crate::compare::{Comparison, EpochChanges, RuleVerdict};
@@ -203,7 +204,7 @@ fn percentile_chart(histograms: &[Drawn]) -> String {
         .map(|(name, h, style)| Series {
             name: name.to_string(),
             style: *style,
-            points: svg::percentile_points(h),
+            points: scales::percentile_points(h),
         })
         .collect();
     let max_nines = series
@@ -214,7 +215,7 @@ fn percentile_chart(histograms: &[Drawn]) -> String {
         title: "Latency by percentile".into(),
         x_label: "percentile (log scale of 1/(1-q))".into(),
         y_label: "latency".into(),
-        x_ticks: svg::nines_ticks(max_nines),
+        x_ticks: scales::nines_ticks(max_nines),
         y_format: format_duration_us,
         series,
         steps: false,
@@ -323,14 +324,14 @@ fn histogram_chart(histograms: &[Drawn]) -> String {
         title: "Latency histogram (share of responses, up to p99.9)".into(),
         x_label: "latency (log scale)".into(),
         y_label: "% of responses".into(),
-        x_ticks: svg::log_latency_ticks(low.log10(), high.log10()),
+        x_ticks: scales::log_latency_ticks(low.log10(), high.log10()),
         y_format: |v| format!("{v:.0}%"),
         series: histograms
             .iter()
             .map(|(name, h, style)| Series {
                 name: name.to_string(),
                 style: *style,
-                points: svg::histogram_points(h, low, high, 40),
+                points: scales::histogram_points(h, low, high, 40),
             })
             .collect(),
         steps: true,

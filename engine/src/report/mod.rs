@@ -7,7 +7,7 @@
 //! |---------|-----------------------------------------------------------------|
 //! | `text`  | `text.rs`: the terminal                                         |
 //! | `md`    | [`markdown`]: `templates/report.md`, within GitHub's limit      |
-//! | `html`  | `html.rs`: `templates/report.html` with SVG charts (`svg.rs`)   |
+//! | `html`  | `html.rs`: `templates/report.html` with SVG charts (`svg.rs`; the latency scales, `scales.rs`) |
 //! | `junit` | `junit.rs`: `templates/junit.xml`                               |
 //! | `json`  | [`verdict`]: the JSON verdict                                   |
 //!
@@ -20,6 +20,7 @@ mod html;
 mod junit;
 pub mod markdown;
 pub(crate) mod progress;
+mod scales;
 mod svg;
 mod templates;
 mod text;
