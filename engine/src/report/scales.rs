@@ -84,6 +84,20 @@ pub(crate) fn log_latency_ticks(a: f64, b: f64) -> Vec<(f64, String)> {
 mod tests {
     use super::*;
 
+    /// The ranking docs/schemas.md states (and compares with HdrHistogram's ports): the
+    /// result's percentile q is the value of rank `ceil(q × count)`. Of 16 values 1..16 µs,
+    /// p90 is rank ceil(14.4) = 15 (HdrHistogram_py's `int(14.4 + 0.5)` = 14 would give
+    /// 14 µs), p50 rank 8, p95 rank ceil(15.2) = 16.
+    #[test]
+    fn result_percentiles_rank_by_ceiling() {
+        let mut h = crate::measure::latency_histogram();
+        for v in 1..=16u64 {
+            h.record(v).unwrap();
+        }
+        let s = crate::result::summary(&h).unwrap();
+        assert_eq!((s.p50_us, s.p90_us, s.p95_us), (8, 15, 16));
+    }
+
     #[test]
     fn percentile_points_follow_the_histogram() {
         let mut h = crate::measure::latency_histogram();
