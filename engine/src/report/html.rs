@@ -374,7 +374,7 @@ fn trend_chart(t: &Trend) -> String {
             .runs
             .iter()
             .enumerate()
-            .filter(|(i, _)| (n - 1 - i) % every == 0)
+            .filter(|(i, _)| (n - 1 - i).is_multiple_of(every))
             .map(|(i, run)| (i as f64, run.label.replacen(' ', "\n", 1)))
             .collect(),
         y_format: format_duration_us,
