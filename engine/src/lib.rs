@@ -123,6 +123,7 @@ fn compare_files(args: &CompareArgs) -> anyhow::Result<Outcome> {
         baseline: Some(&baseline),
         comparison: Some(&comparison),
         history: &[],
+        spec_path: None,
     };
     let text = report::render(args.format, &input, args.templates.as_deref())?;
     report::output(&text, args.output.as_deref())?;
@@ -162,6 +163,7 @@ fn report_files(args: &ReportArgs) -> anyhow::Result<Outcome> {
         baseline: baseline.as_ref(),
         comparison: comparison.as_ref(),
         history,
+        spec_path: None,
     };
     let text = report::render(args.format, &input, args.templates.as_deref())?;
     report::output(&text, args.output.as_deref())?;
@@ -214,6 +216,7 @@ fn report_ab(args: &ReportArgs, ab: &result::ab::AbResult) -> anyhow::Result<Out
         baseline: Some(&ab.baseline),
         comparison: Some(&comparison),
         history: &[],
+        spec_path: None,
     };
     let text = report::render(args.format, &input, args.templates.as_deref())?;
     report::output(&text, args.output.as_deref())?;
@@ -272,6 +275,7 @@ fn run_spec(args: &RunArgs) -> anyhow::Result<Outcome> {
             baseline: Some(b),
             comparison: Some(c),
             history: &[],
+            spec_path: None,
         };
         print!("{}", report::render(report::Format::Text, &input, None)?);
     }

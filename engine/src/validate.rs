@@ -63,7 +63,7 @@ impl fmt::Display for Diagnostics {
 
 /// The JSON Schema of the spec, generated from its Rust types (`spec::Spec`).
 pub fn spec_schema() -> serde_json::Value {
-    serde_json::to_value(schemars::schema_for!(Spec)).expect("a schema serializes")
+    crate::result::published_schema::<Spec>()
 }
 
 /// Validates `source` and resolves it into a plan.

@@ -29,6 +29,7 @@ fn render(format: Format, with_baseline: bool) -> String {
         baseline: with_baseline.then_some(&baseline),
         comparison: with_baseline.then_some(&comparison),
         history: &[],
+        spec_path: None,
     };
     report::render(format, &input, None).unwrap()
 }
@@ -52,7 +53,7 @@ fn markdown_snapshot() {
 fn markdown_without_a_baseline() {
     let md = render(Format::Md, false);
     assert!(md.contains("no baseline to compare with"), "{md}");
-    assert!(!md.contains("| rule "), "{md}");
+    assert!(!md.contains("| rule |"), "{md}");
     insta::assert_snapshot!("markdown_no_baseline", md);
 }
 
@@ -63,6 +64,7 @@ fn junit_snapshot() {
     assert!(xml.contains(r#"tests="7" failures="1""#), "{xml}");
     assert_eq!(xml.matches("<testcase ").count(), 7);
     assert_eq!(xml.matches("<failure ").count(), 1);
+    assert_eq!(xml.matches(r#" time="4.000""#).count(), 1 + 2 + 7);
     assert!(!xml.contains("<script>"));
     insta::assert_snapshot!("junit", xml);
 }
@@ -130,6 +132,7 @@ fn markdown_stays_under_the_comment_limit() {
             baseline: with_baseline.then_some(&baseline),
             comparison: with_baseline.then_some(&comparison),
             history: &[],
+            spec_path: None,
         };
         let md = report::render(Format::Md, &input, None).unwrap();
         let chars = md.chars().count();
@@ -138,7 +141,8 @@ fn markdown_stays_under_the_comment_limit() {
         assert!(md.contains("more targets are not listed"), "{n}");
         // The verdict line and the checks survive.
         assert!(md.starts_with("### "));
-        assert!(md.contains("| check |") == with_baseline || md.contains("| SLO "));
+        assert_eq!(md.contains("| rule |"), with_baseline);
+        assert!(md.contains("| SLO |"));
         assert!(md.contains("<summary>Environment</summary>"));
     }
 }
@@ -179,16 +183,178 @@ fn trend_compares_the_latest_with_the_previous_run_and_the_median() {
         baseline: None,
         comparison: None,
         history: &runs[..3],
+        spec_path: None,
     };
     let md = report::render(Format::Md, &input, None).unwrap();
     assert!(md.contains("#### Trend over the last 4 runs"), "{md}");
+    // Not "no baseline": the runs are compared with each other, and the rules need one.
+    let first = md.lines().next().unwrap();
+    assert!(
+        first.ends_with(
+            "PASSED: 2/2 SLOs met; trend over 4 runs (regression rules are judged against a --baseline)"
+        ),
+        "{first}"
+    );
+    assert!(!md.contains("no baseline"), "{md}");
+    let json: serde_json::Value =
+        serde_json::from_str(&report::render(Format::Json, &input, None).unwrap()).unwrap();
+    assert_eq!(json["summary"], first.split_once(": ").unwrap().1);
     assert!(
         md.contains("| p95 | 10.00ms | 12.00ms | 30.00ms | 15.00ms | -50.0% | +25.0% |"),
         "{md}"
     );
     let html = report::render(Format::Html, &input, None).unwrap();
     assert!(html.contains("Trend over the last 4 runs"));
-    assert!(html.contains("p50 and p95 over the runs"));
+    assert!(!html.contains("no baseline"));
+    // The chart's x axis: each run's start date over its time, not 1, 2, 3, 4.
+    let chart = svg_titled(&html, "p50 and p95 over the runs");
+    let ticks = x_ticks(chart);
+    assert_eq!(
+        ticks,
+        (1..=4)
+            .map(|d| format!("2024-05-0{d} 03:00"))
+            .collect::<Vec<_>>(),
+        "{chart}"
+    );
+    assert!(chart.contains("run start (UTC)"));
+}
+
+/// The `<svg>` chart whose title is `title`.
+fn svg_titled<'a>(html: &'a str, title: &str) -> &'a str {
+    let at = html
+        .find(&format!("<title>{title}</title>"))
+        .unwrap_or_else(|| panic!("no chart {title}"));
+    let start = html[..at].rfind("<svg ").unwrap();
+    let end = start + html[start..].find("</svg>").unwrap();
+    &html[start..end]
+}
+
+/// The x tick labels of a chart, the lines of each joined by a space.
+fn x_ticks(svg: &str) -> Vec<String> {
+    svg.split(r#"<text class="x-tick""#)
+        .skip(1)
+        .map(|t| {
+            let t = &t[..t.find("</text>").unwrap()];
+            t.split("<tspan")
+                .skip(1)
+                .map(|s| &s[s.find('>').unwrap() + 1..s.find("</tspan>").unwrap()])
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect()
+}
+
+/// The points of each line of a chart (its `<path d="M..." fill="none">`s, not the markers),
+/// in SVG units.
+fn lines(svg: &str) -> Vec<Vec<(f64, f64)>> {
+    svg.split(r#"<path d="M"#)
+        .skip(1)
+        .filter(|p| p[p.find('"').unwrap()..].starts_with(r#"" fill="none""#))
+        .map(|p| {
+            p[..p.find('"').unwrap()]
+                .split(" L")
+                .map(|xy| {
+                    let (x, y) = xy.trim().split_once(' ').unwrap();
+                    (x.parse().unwrap(), y.parse().unwrap())
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// Both charts over time leave out the last, partial second (the fixtures measured 4.0 s and
+/// hold a sample of second 4, whose p50 would be a fake drop): a point per complete second,
+/// 0 to 3, in each line of each chart, and no 4 s tick.
+#[test]
+fn charts_over_time_plot_complete_seconds_only() {
+    let current = fixture("current.json");
+    assert_eq!(current.duration_s, 4.0);
+    assert!(current.time_series.iter().any(|s| s.second == 4));
+    let html = render(Format::Html, true);
+    for title in [
+        "Latency over time (p50, p99 of each complete second)",
+        "Throughput over time (complete seconds)",
+    ] {
+        let chart = svg_titled(&html, title);
+        let lines = lines(chart);
+        assert_eq!(
+            lines.len(),
+            if title.starts_with("Latency") { 4 } else { 2 }
+        );
+        for line in &lines {
+            assert_eq!(line.len(), 4, "{title}: {line:?}");
+        }
+        // Every line ends at the same x, the last complete second's.
+        let ends: Vec<f64> = lines.iter().map(|l| l.last().unwrap().0).collect();
+        assert!(ends.iter().all(|x| *x == ends[0]), "{title}: {ends:?}");
+        assert_eq!(x_ticks(chart).last().unwrap(), "3 s", "{title}");
+    }
+}
+
+/// The end-of-line labels of a chart: (baseline y, name).
+fn end_labels(svg: &str) -> Vec<(f64, String)> {
+    svg.split(r#"<text class="end-label""#)
+        .skip(1)
+        .map(|t| {
+            let y = &t[t.find(r#"y=""#).unwrap() + 3..];
+            let y: f64 = y[..y.find('"').unwrap()].parse().unwrap();
+            let name = &t[t.find('>').unwrap() + 1..t.find("</text>").unwrap()];
+            (y, name.to_string())
+        })
+        .collect()
+}
+
+/// Labels at the lines' ends never overlap: "current" and "baseline" ending at one point
+/// (the percentile chart's 100%) are drawn one above the other, at least a line (14 units)
+/// apart.
+#[test]
+fn end_labels_are_moved_apart() {
+    let html = render(Format::Html, true);
+    for title in [
+        "Latency by percentile",
+        "Latency over time (p50, p99 of each complete second)",
+        "Throughput over time (complete seconds)",
+        "Latency histogram (share of responses, up to p99.9)",
+    ] {
+        let mut labels = end_labels(svg_titled(&html, title));
+        assert!(labels.len() >= 2, "{title}");
+        labels.sort_by(|a, b| a.0.total_cmp(&b.0));
+        for pair in labels.windows(2) {
+            assert!(
+                pair[1].0 - pair[0].0 >= 14.0 - 1e-9,
+                "{title}: {pair:?} overlap"
+            );
+        }
+    }
+}
+
+/// An SLO judges one run against a fixed limit: its own table with the limit, and no empty
+/// interval or allowance cells; the rules keep theirs.
+#[test]
+fn slos_show_their_limit_and_rules_their_interval_and_allowance() {
+    let html = render(Format::Html, true);
+    let slo = &html[html.find(r#"<table id="slo">"#).unwrap()..];
+    let slo = &slo[..slo.find("</table>").unwrap()];
+    assert!(slo.contains("<th>limit</th>") && !slo.contains("interval"));
+    assert!(
+        slo.contains("<td>9.37ms</td><td>50.00ms</td><td>11.62ms</td><td>-19.4%</td>"),
+        "{slo}"
+    );
+    let rules = &html[html.find(r#"<table id="rules">"#).unwrap()..];
+    let rules = &rules[..rules.find("</table>").unwrap()];
+    for table in [slo, rules] {
+        assert!(!table.contains("<td></td>"), "an empty cell: {table}");
+    }
+    assert!(rules.contains("<td>[+10.3%, +11.2%]</td><td>±0.5%</td><td>+730us</td>"));
+
+    let md = render(Format::Md, true);
+    let slo_rows: Vec<&str> = md.lines().filter(|l| l.starts_with("| total ")).collect();
+    assert_eq!(slo_rows.len(), 2, "{md}");
+    for row in slo_rows {
+        assert_eq!(row.matches(" | ").count(), 5, "{row}");
+        assert!(!row.contains("|  |") && !row.contains("| |"), "{row}");
+    }
+    assert!(md.contains("| total latency: p(95) &lt; 50ms | 9.37ms | 50.00ms | 11.62ms |"));
 }
 
 /// One side's epoch as an `ab` document holds it: `p50_us` and the other percentiles above
@@ -248,6 +414,7 @@ fn render_paired(format: Format) -> String {
         baseline: Some(&ab.baseline),
         comparison: Some(&comparison),
         history: &[],
+        spec_path: None,
     };
     report::render(format, &input, None).unwrap()
 }
@@ -318,7 +485,7 @@ fn paired_html_draws_each_rules_epochs_with_its_interval() {
     // The detectable change beside each verdict.
     let p50_row = html
         .lines()
-        .find(|l| l.contains("<tr><td>rule latency p(50)"))
+        .find(|l| l.contains("<tr><td>latency p(50)"))
         .unwrap();
     assert!(p50_row.contains("</td><td>±"), "{p50_row}");
 }
@@ -346,7 +513,7 @@ fn paired_markdown_and_text_sum_up_each_rules_epochs() {
     // The detectable change column.
     let row = md
         .lines()
-        .find(|l| l.starts_with("| rule requests"))
+        .find(|l| l.starts_with("| requests rate"))
         .unwrap();
     assert_eq!(row.matches(" | ").count(), 6, "{row}");
     assert!(row.contains("| ±"), "{row}");
@@ -374,6 +541,7 @@ fn a_rule_without_an_interval_says_so() {
         baseline: Some(&ab.baseline),
         comparison: Some(&comparison),
         history: &[],
+        spec_path: None,
     };
     let render = |format| report::render(format, &input, None).unwrap();
     let json: serde_json::Value = serde_json::from_str(&render(Format::Json)).unwrap();
@@ -385,4 +553,88 @@ fn a_rule_without_an_interval_says_so() {
     // Charts without a band (neither drawn nor in the legend).
     assert!(html.contains("<h2>Per epoch pair</h2>"));
     assert!(!html.contains(r#"fill-opacity="0.15""#));
+}
+
+/// Inside `<summary>` GitHub reads HTML, not Markdown, and shows a Markdown backslash as it
+/// is: names there are HTML-escaped only, while table cells keep Markdown's escaping.
+#[test]
+fn markdown_summaries_escape_names_for_html_and_tables_for_markdown() {
+    let mut current = fixture("current.json");
+    current.targets[1].name = "*star* a|b_c @team".to_string();
+    let input = Input {
+        current: &current,
+        baseline: None,
+        comparison: None,
+        history: &[],
+        spec_path: None,
+    };
+    let md = report::render(Format::Md, &input, None).unwrap();
+    let summary = md
+        .lines()
+        .find(|l| l.starts_with("<details><summary>*star*"))
+        .unwrap_or_else(|| panic!("no summary of the renamed target: {md}"));
+    assert_eq!(
+        summary,
+        "<details><summary>*star* a|b_c @\u{200B}team: GET \
+         http://127.0.0.1:40907/b?delay=6ms&amp;status=200</summary>"
+    );
+    // In the targets table: Markdown's escaping, so that `|` does not split the cell.
+    assert!(
+        md.contains("| \\*star\\* a\\|b\\_c @\u{200B}team | "),
+        "{md}"
+    );
+    // The tag-like name stays text in both.
+    assert!(md.contains("<details><summary>&lt;script&gt;alert(1)&lt;/script&gt;: GET"));
+    assert!(md.contains("| &lt;script&gt;alert(1)&lt;/script&gt; | "));
+}
+
+/// The JUnit report gives every suite and case a `time` in seconds (dorny/test-reporter shows
+/// "NaNms" without one) and, given the spec's path, each case its `file`, so test-report
+/// actions annotate the spec; without a path no `file` at all.
+#[test]
+fn junit_has_times_in_seconds_and_the_spec_as_file() {
+    let baseline = fixture("baseline.json");
+    let current = fixture("current.json");
+    let comparison = compare::compare(&baseline, &current).unwrap();
+    let spec = Path::new("perf/api.loadgate.yaml");
+    let render = |spec_path| {
+        let input = Input {
+            current: &current,
+            baseline: Some(&baseline),
+            comparison: Some(&comparison),
+            history: &[],
+            spec_path,
+        };
+        report::render(Format::Junit, &input, None).unwrap()
+    };
+    // minijinja's escaping writes `/` as `&#x2f;`, which every XML reader decodes.
+    let xml = render(Some(spec)).replace("&#x2f;", "/");
+    // The measured window of the current run: 4 s.
+    assert_eq!(current.duration_s, 4.0);
+    let opening = |tag: &str| -> Vec<String> {
+        xml.match_indices(&format!("<{tag} "))
+            .map(|(i, _)| xml[i..i + xml[i..].find('>').unwrap()].to_string())
+            .collect()
+    };
+    let elements: Vec<String> = ["testsuites", "testsuite", "testcase"]
+        .iter()
+        .flat_map(|t| opening(t))
+        .collect();
+    assert_eq!(elements.len(), 1 + 2 + 7);
+    for e in &elements {
+        assert!(e.contains(r#" time="4.000""#), "{e}");
+    }
+    for case in opening("testcase") {
+        assert!(case.contains(r#" file="perf/api.loadgate.yaml""#), "{case}");
+    }
+    // The failing case (the regressed p50 rule) among them.
+    let failing = xml.find("<failure ").unwrap();
+    let case = &xml[xml[..failing].rfind("<testcase ").unwrap()..failing];
+    assert!(
+        case.contains(
+            r#"name="latency p(50) +10% floor 500us" time="4.000" file="perf/api.loadgate.yaml">"#
+        ),
+        "{case}"
+    );
+    assert!(!render(None).contains(" file="));
 }

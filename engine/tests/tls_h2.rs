@@ -258,6 +258,7 @@ fn a_certificate_for_another_name_or_from_another_ca_fails_at_start_unless_insec
             baseline: None,
             comparison: None,
             history: &[],
+            spec_path: None,
         };
         let report = loadgate::report::render(format, &input, None).unwrap();
         assert!(

@@ -125,6 +125,7 @@ pub(crate) fn ab(args: &AbArgs, env: &dyn Fn(&str) -> Option<String>) -> anyhow:
         baseline: Some(baseline),
         comparison: Some(&comparison),
         history: &[],
+        spec_path: None,
     };
     print!(
         "{}",

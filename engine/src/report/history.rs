@@ -17,7 +17,7 @@ pub(crate) const DEFAULT_WINDOW: usize = 10;
 pub struct TrendRun {
     /// Short label: the start date and time, `2024-05-01 03:00`.
     pub label: String,
-    /// RFC 3339.
+    /// When the run's measuring started, RFC 3339 in UTC (the result's `started_at`).
     pub started_at: String,
 }
 
@@ -28,9 +28,10 @@ pub struct TrendMetric {
     pub label: String,
     /// `rps`, `p50_us`, `p95_us`, `p99_us`, `error_rate`.
     pub key: String,
-    /// `1/s`, `us` or `ratio`.
+    /// Unit of `raw`: `1/s` (throughput), `us` (latencies) or `ratio` (error rate, 0.01 = 1%).
     pub unit: String,
-    /// Formatted, oldest first.
+    /// The metric in each run, formatted as the reports show it (`12.00ms`), oldest first;
+    /// `–` when a run had no responses.
     pub values: Vec<String>,
     /// In `unit`, oldest first; absent when a run had no responses.
     pub raw: Vec<Option<f64>>,

@@ -3,7 +3,9 @@
 //!
 //! Charts, the current run solid with circles and the baseline dashed with squares:
 //! the latency percentile distribution on HdrHistogram's log "nines" scale, latency (p50, p99)
-//! and throughput over time, and the latency histogram on a log scale. In a paired comparison
+//! and throughput over time (both of complete seconds only: the last, partial second would
+//! show a fake drop), the latency histogram on a log scale, and a trend's p50 and p95 by run
+//! start date. In a paired comparison
 //! (`loadgate ab`), one chart per rule of its change in each epoch pair, with the 95% interval,
 //! 0 and the allowed change.
 
@@ -12,7 +14,8 @@ use hdrhistogram::Histogram;
 use serde::Serialize;
 
 use super::history::Trend;
-use super::svg::{self, LineChart, Mark, MarkLine, Series, Style};
+use super::scales;
+use super::svg::{LineChart, Mark, MarkLine, Series, Style};
 use super::view::format_epoch_change;
 use super::{Input, Render, Report, templates};
 use crate::compare::{Comparison, EpochChanges, RuleVerdict};
@@ -24,7 +27,7 @@ use crate::units::format_duration_us;
 struct Charts {
     /// Latency by percentile, on the log "nines" scale.
     percentiles: String,
-    /// p50 and p99 of each second.
+    /// p50 and p99 of each complete second.
     latency_over_time: String,
     /// Responses of each complete second.
     throughput_over_time: String,
@@ -201,7 +204,7 @@ fn percentile_chart(histograms: &[Drawn]) -> String {
         .map(|(name, h, style)| Series {
             name: name.to_string(),
             style: *style,
-            points: svg::percentile_points(h),
+            points: scales::percentile_points(h),
         })
         .collect();
     let max_nines = series
@@ -212,7 +215,7 @@ fn percentile_chart(histograms: &[Drawn]) -> String {
         title: "Latency by percentile".into(),
         x_label: "percentile (log scale of 1/(1-q))".into(),
         y_label: "latency".into(),
-        x_ticks: svg::nines_ticks(max_nines),
+        x_ticks: scales::nines_ticks(max_nines),
         y_format: format_duration_us,
         series,
         steps: false,
@@ -221,12 +224,21 @@ fn percentile_chart(histograms: &[Drawn]) -> String {
     .render()
 }
 
-/// Latency (p50, p99 of each second) and throughput (of each complete second) over time.
+/// The seconds of `r`'s time series that lie wholly inside its measured window: the last,
+/// partial second (requests still ending after the window) is left out, as the comparison's
+/// per-second samples leave it out.
+fn complete_seconds(r: &RunResult) -> impl Iterator<Item = &result::TimeSample> + Clone {
+    r.time_series
+        .iter()
+        .filter(|s| f64::from(s.second) + 1.0 <= r.duration_s + 1e-9)
+}
+
+/// Latency (p50, p99) and throughput over time, of each complete second.
 fn over_time_charts(runs: &[Run<'_>]) -> (String, String) {
     let mut latency_series = Vec::new();
     let mut rps_series = Vec::new();
     for (name, r, style, alt) in runs {
-        let seconds = r.time_series.iter().filter(|s| s.responses > 0);
+        let seconds = complete_seconds(r).filter(|s| s.responses > 0);
         latency_series.push(Series {
             name: format!("{name} p50"),
             style: *style,
@@ -245,17 +257,14 @@ fn over_time_charts(runs: &[Run<'_>]) -> (String, String) {
         rps_series.push(Series {
             name: name.to_string(),
             style: *style,
-            points: r
-                .time_series
-                .iter()
-                .filter(|s| f64::from(s.second) + 1.0 <= r.duration_s + 1e-9)
+            points: complete_seconds(r)
                 .map(|s| (f64::from(s.second), s.responses as f64))
                 .collect(),
         });
     }
     let time_ticks = time_ticks(runs);
     let latency = LineChart {
-        title: "Latency over time (p50, p99 of each second)".into(),
+        title: "Latency over time (p50, p99 of each complete second)".into(),
         x_label: "seconds since measuring started".into(),
         y_label: "latency".into(),
         x_ticks: time_ticks.clone(),
@@ -280,11 +289,11 @@ fn over_time_charts(runs: &[Run<'_>]) -> (String, String) {
 }
 
 /// Ticks of a time axis, in seconds since measuring started: about eight, up to the last
-/// second of the longest run.
+/// complete second of the longest run.
 fn time_ticks(runs: &[Run<'_>]) -> Vec<(f64, String)> {
     let last_second = runs
         .iter()
-        .flat_map(|(_, r, _, _)| r.time_series.iter().map(|s| s.second))
+        .flat_map(|(_, r, _, _)| complete_seconds(r).map(|s| s.second))
         .max()
         .unwrap_or(1)
         .max(1);
@@ -315,14 +324,14 @@ fn histogram_chart(histograms: &[Drawn]) -> String {
         title: "Latency histogram (share of responses, up to p99.9)".into(),
         x_label: "latency (log scale)".into(),
         y_label: "% of responses".into(),
-        x_ticks: svg::log_latency_ticks(low.log10(), high.log10()),
+        x_ticks: scales::log_latency_ticks(low.log10(), high.log10()),
         y_format: |v| format!("{v:.0}%"),
         series: histograms
             .iter()
             .map(|(name, h, style)| Series {
                 name: name.to_string(),
                 style: *style,
-                points: svg::histogram_points(h, low, high, 40),
+                points: scales::histogram_points(h, low, high, 40),
             })
             .collect(),
         steps: true,
@@ -331,7 +340,13 @@ fn histogram_chart(histograms: &[Drawn]) -> String {
     .render()
 }
 
-/// p50 and p95 over the runs of a trend.
+/// Most x tick labels of the trend chart: a date and a time, about 60 units wide, fit about
+/// seven times in the plot.
+const TREND_LABELS: usize = 7;
+
+/// p50 and p95 over the runs of a trend, one point per run, oldest first, each run at an equal
+/// step and labelled by its start date and time (UTC); with many runs, every k-th is labelled,
+/// the latest always.
 fn trend_chart(t: &Trend) -> String {
     let series = |key: &str, name: &str, style| Series {
         name: name.to_string(),
@@ -349,12 +364,18 @@ fn trend_chart(t: &Trend) -> String {
             })
             .unwrap_or_default(),
     };
+    let n = t.runs.len();
+    let every = n.div_ceil(TREND_LABELS).max(1);
     LineChart {
         title: "p50 and p95 over the runs".into(),
-        x_label: "run (oldest to latest)".into(),
+        x_label: "run start (UTC), oldest to latest".into(),
         y_label: "latency".into(),
-        x_ticks: (0..t.runs.len())
-            .map(|i| (i as f64, format!("{}", i + 1)))
+        x_ticks: t
+            .runs
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| (n - 1 - i).is_multiple_of(every))
+            .map(|(i, run)| (i as f64, run.label.replacen(' ', "\n", 1)))
             .collect(),
         y_format: format_duration_us,
         series: vec![

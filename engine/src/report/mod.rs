@@ -7,7 +7,7 @@
 //! |---------|-----------------------------------------------------------------|
 //! | `text`  | `text.rs`: the terminal                                         |
 //! | `md`    | [`markdown`]: `templates/report.md`, within GitHub's limit      |
-//! | `html`  | `html.rs`: `templates/report.html` with SVG charts (`svg.rs`)   |
+//! | `html`  | `html.rs`: `templates/report.html` with SVG charts (`svg.rs`; the latency scales, `scales.rs`) |
 //! | `junit` | `junit.rs`: `templates/junit.xml`                               |
 //! | `json`  | [`verdict`]: the JSON verdict                                   |
 //!
@@ -20,6 +20,7 @@ mod html;
 mod junit;
 pub mod markdown;
 pub(crate) mod progress;
+mod scales;
 mod svg;
 mod templates;
 mod text;
@@ -60,6 +61,10 @@ pub struct Input<'a> {
     /// Earlier results in time order, oldest first, for a trend (the current one not
     /// included); empty for none.
     pub history: &'a [RunResult],
+    /// The spec file the results came from, as the repository names it (e.g.
+    /// `perf/api.loadgate.yaml`): the JUnit report gives it as each test case's `file`, so
+    /// test-report actions annotate the spec. `None` when unknown.
+    pub spec_path: Option<&'a Path>,
 }
 
 /// What every renderer reads: the input, its view with every number formatted, the trend
@@ -97,7 +102,12 @@ pub fn render(
 ) -> anyhow::Result<String> {
     let report = Report {
         input,
-        view: view::build(input.current, input.baseline, input.comparison),
+        view: view::build(
+            input.current,
+            input.baseline,
+            input.comparison,
+            input.history.len(),
+        ),
         trend: (!input.history.is_empty()).then(|| history::trend(input.history, input.current)),
         templates_dir,
     };

@@ -3,14 +3,12 @@
 //!
 //! Every series has its own dash pattern, marker shape and a label at its end, so charts read
 //! without colour (and printed in grey). The current run is solid with circles, the baseline
-//! dashed with squares. Horizontal marks (a shaded band, reference lines) are drawn under the
-//! series and named in the legend.
+//! dashed with squares. Labels at the lines' ends that would overlap are moved apart vertically
+//! ([`spread_labels`]). Horizontal marks (a shaded band, reference lines) are drawn under the
+//! series and named in the legend. An x tick label may have two lines (`\n`), e.g. a date over
+//! a time.
 
 use std::fmt::Write as _;
-
-use hdrhistogram::Histogram;
-
-use crate::units::format_duration_us;
 
 /// Chart size in SVG user units (the SVG scales to its container).
 const WIDTH: f64 = 640.0;
@@ -19,6 +17,10 @@ const LEFT: f64 = 64.0;
 const RIGHT: f64 = 96.0;
 const TOP: f64 = 46.0;
 const BOTTOM: f64 = 44.0;
+/// Least distance between the baselines of two labels at the lines' ends, SVG units: the
+/// 11-unit font's line box (about 12.8, ascent and descent, as Chromium lays it out) and a
+/// little air.
+const LABEL_GAP: f64 = 14.0;
 
 /// How a series is drawn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -259,9 +261,11 @@ impl LineChart {
         for m in &self.marks {
             mark(&mut svg, &frame, m);
         }
+        let mut labels = Vec::new();
         for s in &self.series {
-            self.line(&mut svg, &frame, s);
+            labels.extend(self.line(&mut svg, &frame, s));
         }
+        end_labels(&mut svg, &frame, labels);
         self.legend(&mut svg);
         svg.push_str("</svg>");
         svg
@@ -285,11 +289,20 @@ impl LineChart {
             let px = f.sx(*x);
             let _ = write!(
                 svg,
-                r##"<line x1="{px:.1}" y1="{TOP}" x2="{px:.1}" y2="{:.1}" stroke="#eee"/><text x="{px:.1}" y="{:.1}" text-anchor="middle">{}</text>"##,
+                r##"<line x1="{px:.1}" y1="{TOP}" x2="{px:.1}" y2="{:.1}" stroke="#eee"/><text class="x-tick" x="{px:.1}" y="{:.1}" text-anchor="middle">"##,
                 TOP + plot_h,
-                TOP + plot_h + 16.0,
-                escape(label)
+                TOP + plot_h + 14.0,
             );
+            // A second line (a time under a date) one line lower.
+            for (i, part) in label.split('\n').enumerate() {
+                let dy = if i == 0 { 0.0 } else { 11.0 };
+                let _ = write!(
+                    svg,
+                    r#"<tspan x="{px:.1}" dy="{dy}">{}</tspan>"#,
+                    escape(part)
+                );
+            }
+            svg.push_str("</text>");
         }
         let _ = write!(
             svg,
@@ -310,17 +323,18 @@ impl LineChart {
         );
     }
 
-    /// One series: its line, markers (at most ~12), and its name at its end.
-    fn line(&self, svg: &mut String, f: &Frame, s: &Series) {
+    /// One series: its line and markers (at most ~12); returns the label for its end (none
+    /// for points without a line).
+    fn line(&self, svg: &mut String, f: &Frame, s: &Series) -> Option<EndLabel> {
         if s.points.is_empty() {
-            return;
+            return None;
         }
         let (colour, dash) = s.style.stroke();
         if s.style == Style::Points {
             for &(x, y) in &s.points {
                 svg.push_str(&s.style.marker(f.sx(x), f.sy(y)));
             }
-            return;
+            return None;
         }
         let mut d = String::new();
         let mut last: Option<(f64, f64)> = None;
@@ -353,13 +367,12 @@ impl LineChart {
             }
         }
         let (lx, ly) = s.points[s.points.len() - 1];
-        let _ = write!(
-            svg,
-            r#"<text x="{:.1}" y="{:.1}" fill="{colour}">{}</text>"#,
-            f.sx(lx) + 6.0,
-            f.sy(ly) + 4.0,
-            escape(&s.name)
-        );
+        Some(EndLabel {
+            x: f.sx(lx) + 6.0,
+            y: f.sy(ly) + 4.0,
+            colour,
+            name: s.name.clone(),
+        })
     }
 
     /// The legend, under the title: a sample of each line with its marker, then of each
@@ -420,6 +433,63 @@ impl LineChart {
     }
 }
 
+/// A series' name beside its last point, in SVG units (`y` the text's baseline).
+struct EndLabel {
+    x: f64,
+    y: f64,
+    colour: &'static str,
+    name: String,
+}
+
+/// Writes the labels at the lines' ends, moved apart where they would overlap, each with a
+/// short leader to its line's end when moved.
+fn end_labels(svg: &mut String, f: &Frame, mut labels: Vec<EndLabel>) {
+    labels.sort_by(|a, b| a.y.total_cmp(&b.y));
+    let wanted: Vec<f64> = labels.iter().map(|l| l.y).collect();
+    // The plot's top to just below its bottom edge, where the baselines may go.
+    let placed = spread_labels(&wanted, TOP + 4.0, TOP + f.plot_h + 8.0);
+    for (label, y) in labels.iter().zip(placed) {
+        if (y - label.y).abs() > 2.0 {
+            let _ = write!(
+                svg,
+                r#"<line x1="{:.1}" y1="{:.1}" x2="{:.1}" y2="{:.1}" stroke="{}" stroke-width="0.8"/>"#,
+                label.x - 5.0,
+                label.y - 4.0,
+                label.x - 1.0,
+                y - 4.0,
+                label.colour
+            );
+        }
+        let _ = write!(
+            svg,
+            r#"<text class="end-label" x="{:.1}" y="{y:.1}" fill="{}">{}</text>"#,
+            label.x,
+            label.colour,
+            escape(&label.name)
+        );
+    }
+}
+
+/// Baselines for labels wanted at `wanted` (ascending), each at least [`LABEL_GAP`] from the
+/// next and within `[low, high]` where they fit: pushed down past the ones above them, then
+/// up from the bottom when the last went past `high`. Labels keep their order.
+fn spread_labels(wanted: &[f64], low: f64, high: f64) -> Vec<f64> {
+    let mut placed: Vec<f64> = Vec::with_capacity(wanted.len());
+    for &y in wanted {
+        let y = match placed.last() {
+            Some(above) => y.max(above + LABEL_GAP),
+            None => y.max(low),
+        };
+        placed.push(y);
+    }
+    let mut limit = high;
+    for y in placed.iter_mut().rev() {
+        *y = y.min(limit);
+        limit = *y - LABEL_GAP;
+    }
+    placed
+}
+
 /// A band or a line across the plot area, with its name as a tooltip.
 fn mark(svg: &mut String, f: &Frame, m: &Mark) {
     match m {
@@ -448,83 +518,24 @@ fn mark(svg: &mut String, f: &Frame, m: &Mark) {
     }
 }
 
-/// Percentiles on the "nines" scale of HdrHistogram's percentile plot: `x = log10(1 / (1 -
-/// q))`, so 90% is 1, 99% is 2, 99.9% is 3. Returns `(x, latency µs)` from 0 to the last nine
-/// the histogram can resolve (at most 99.999%).
-pub(crate) fn percentile_points(h: &Histogram<u64>) -> Vec<(f64, f64)> {
-    if h.is_empty() {
-        return Vec::new();
-    }
-    // Beyond log10(count) nines a quantile is the max: stop there.
-    let max_nines = (h.len() as f64).log10().clamp(1.0, 5.0);
-    let steps = (max_nines * 20.0).round() as usize;
-    (0..=steps)
-        .map(|i| {
-            let x = max_nines * i as f64 / steps as f64;
-            let q = 1.0 - 10f64.powf(-x);
-            (x, h.value_at_quantile(q) as f64)
-        })
-        .collect()
-}
-
-/// Ticks of the nines scale up to `max_nines`.
-pub(crate) fn nines_ticks(max_nines: f64) -> Vec<(f64, String)> {
-    ["0%", "90%", "99%", "99.9%", "99.99%", "99.999%"]
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| *i as f64 <= max_nines + 1e-9)
-        .map(|(i, l)| (i as f64, l.to_string()))
-        .collect()
-}
-
-/// The share of responses (%) per latency bucket, buckets evenly spaced on a log scale from
-/// `low_us` to `high_us`: `(log10 of the bucket's upper bound, share)`.
-pub(crate) fn histogram_points(
-    h: &Histogram<u64>,
-    low_us: f64,
-    high_us: f64,
-    buckets: usize,
-) -> Vec<(f64, f64)> {
-    if h.is_empty() || high_us <= low_us {
-        return Vec::new();
-    }
-    let (a, b) = (low_us.max(1.0).log10(), high_us.log10());
-    let total = h.len() as f64;
-    let mut points = Vec::with_capacity(buckets + 1);
-    let mut below = h.count_between(0, low_us as u64);
-    points.push((a, 0.0));
-    for i in 1..=buckets {
-        let upper = 10f64.powf(a + (b - a) * i as f64 / buckets as f64);
-        let upto = h.count_between(0, upper as u64);
-        points.push((
-            a + (b - a) * i as f64 / buckets as f64,
-            (upto - below) as f64 / total * 100.0,
-        ));
-        below = upto;
-    }
-    points
-}
-
-/// Ticks for a log10 latency axis between `a` and `b` (log10 µs): 1-2-5 steps.
-pub(crate) fn log_latency_ticks(a: f64, b: f64) -> Vec<(f64, String)> {
-    let mut ticks = Vec::new();
-    let mut decade = 10f64.powf(a.floor());
-    while decade.log10() <= b + 1e-9 {
-        for m in [1.0, 2.0, 5.0] {
-            let v: f64 = decade * m;
-            let x = v.log10();
-            if x >= a - 1e-9 && x <= b + 1e-9 {
-                ticks.push((x, format_duration_us(v)));
-            }
-        }
-        decade *= 10.0;
-    }
-    ticks
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn labels_too_close_move_apart_in_order_within_the_plot() {
+        // "current" and "baseline" ending at the same point: one above the other.
+        assert_eq!(spread_labels(&[100.0, 100.0], 50.0, 250.0), [100.0, 114.0]);
+        // Far enough apart already: unchanged.
+        assert_eq!(spread_labels(&[60.0, 90.0], 50.0, 250.0), [60.0, 90.0]);
+        // Four at the bottom edge: pushed up from it, 14 apart, in their order.
+        assert_eq!(
+            spread_labels(&[245.0, 246.0, 248.0, 250.0], 50.0, 250.0),
+            [208.0, 222.0, 236.0, 250.0]
+        );
+        // At the top edge: pushed down.
+        assert_eq!(spread_labels(&[10.0, 12.0], 50.0, 250.0), [50.0, 64.0]);
+    }
 
     #[test]
     fn nice_ticks_cover_the_maximum() {
@@ -537,33 +548,6 @@ mod tests {
             nice_ticks(-3.0, 7.0),
             vec![-4.0, -2.0, 0.0, 2.0, 4.0, 6.0, 8.0]
         );
-    }
-
-    #[test]
-    fn percentile_points_follow_the_histogram() {
-        let mut h = crate::measure::latency_histogram();
-        for v in 1..=10_000u64 {
-            h.record(v).unwrap();
-        }
-        let points = percentile_points(&h);
-        assert_eq!(points.first().unwrap().0, 0.0);
-        assert!((points.last().unwrap().0 - 4.0).abs() < 1e-9);
-        // x = 1 is p90, x = 2 is p99.
-        let at = |x: f64| points.iter().find(|p| (p.0 - x).abs() < 1e-9).unwrap().1;
-        assert!((at(1.0) - 9_000.0).abs() < 20.0);
-        assert!((at(2.0) - 9_900.0).abs() < 20.0);
-        assert!(points.windows(2).all(|w| w[0].1 <= w[1].1));
-    }
-
-    #[test]
-    fn histogram_shares_add_up() {
-        let mut h = crate::measure::latency_histogram();
-        for v in [100u64, 200, 400, 800, 1_600, 3_200] {
-            h.record_n(v, 10).unwrap();
-        }
-        let points = histogram_points(&h, 90.0, 3_300.0, 20);
-        let sum: f64 = points.iter().map(|p| p.1).sum();
-        assert!((sum - 100.0).abs() < 1e-6, "{sum}");
     }
 
     #[test]

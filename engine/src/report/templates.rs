@@ -2,7 +2,9 @@
 //! folder, overridable file by file with `--templates DIR`.
 //!
 //! Escaping is automatic and chosen by the template's extension: `.html` and `.xml` get HTML
-//! escaping (minijinja's), `.md` gets [`escape_markdown`]. A template marks trusted markup
+//! escaping (minijinja's), `.md` gets [`escape_markdown`]. Inside an HTML element of a Markdown
+//! template (`<summary>`), where GitHub shows Markdown's backslashes as they are, a value goes
+//! through the `html` filter instead ([`escape_html_text`]). A template marks trusted markup
 //! (loadgate's own SVG charts) with `|safe`.
 
 use std::path::{Path, PathBuf};
@@ -55,6 +57,9 @@ pub(crate) fn environment(dir: Option<&Path>) -> Environment<'static> {
         _ => AutoEscape::None,
     });
     env.set_formatter(escaping_formatter);
+    env.add_filter("html", |text: &str| {
+        Value::from_safe_string(escape_html_text(text))
+    });
     env.set_keep_trailing_newline(true);
     env
 }
@@ -99,6 +104,27 @@ pub(crate) fn escape_markdown(text: &str) -> String {
     out
 }
 
+/// Escapes text for HTML inside a Markdown document (a `<summary>`, where GitHub does not
+/// read Markdown, so a `\\` would show): `&`, `<`, `>`, `"` and `'` as entities and nothing
+/// else, `@mentions` broken with a zero-width space, line breaks and other control characters
+/// turned into spaces.
+pub(crate) fn escape_html_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            '@' => out.push_str("@\u{200B}"),
+            c if c.is_control() => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -113,6 +139,25 @@ mod tests {
         assert_eq!(escape_markdown("*[x](y)*"), "\\*\\[x\\](y)\\*");
         assert_eq!(escape_markdown("line\nbreak"), "line break");
         assert_eq!(escape_markdown("@team"), "@\u{200B}team");
+    }
+
+    #[test]
+    fn html_text_escaping_leaves_markdown_characters_alone() {
+        assert_eq!(
+            escape_html_text("a|b *star* _u_ [x](y) \\ <i>&\"'"),
+            "a|b *star* _u_ [x](y) \\ &lt;i&gt;&amp;&quot;&#39;"
+        );
+        assert_eq!(escape_html_text("@team\nx"), "@\u{200B}team x");
+        // Through the `html` filter in a Markdown template: escaped once, not twice.
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("x.md"), "{{ v | html }} / {{ v }}").unwrap();
+        let env = environment(Some(dir.path()));
+        let out = env
+            .get_template("x.md")
+            .unwrap()
+            .render(minijinja::context! { v => "a|b<" })
+            .unwrap();
+        assert_eq!(out, "a|b&lt; / a\\|b&lt;");
     }
 
     #[test]

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::history::Trend;
 use super::{Render, Report};
-use crate::compare::gate::{self, Overall};
+use crate::compare::gate::Overall;
 use crate::compare::{Comparison, RuleState, RuleVerdict, SloDelta, TargetDelta};
 use crate::result::{RunResult, TargetResult};
 use crate::units::Unit;
@@ -58,17 +58,17 @@ pub(crate) struct Headline {
 /// that does not exist.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub(crate) struct HeadlineDisplay {
-    /// Throughput, e.g. `876.8/s`.
+    /// Throughput, complete responses per second, e.g. `876.8/s`.
     pub rps: String,
     /// Latency p50 in a readable unit, e.g. `850us`, `8.40ms`, `1.20s`; `–` without responses.
     pub p50: String,
-    /// Latency p95, as `p50`.
+    /// Latency p95 in a readable unit, as `p50`.
     pub p95: String,
-    /// Latency p99, as `p50`.
+    /// Latency p99 in a readable unit, as `p50`.
     pub p99: String,
     /// Error rate as a percentage, e.g. `0.150%`.
     pub error_rate: String,
-    /// Requests ended, e.g. `3511`.
+    /// Requests ended (responses and transport errors), e.g. `3511`.
     pub requests: String,
 }
 
@@ -109,11 +109,12 @@ pub(crate) struct RunInfo {
     pub duration_s: f64,
     /// The run was interrupted before its end.
     pub interrupted: bool,
-    /// Hex SHA-256 of the spec file.
+    /// SHA-256 of the spec file's bytes, 64 lowercase hex digits.
     pub spec_hash: String,
     /// The version of loadgate that ran it.
     pub loadgate_version: String,
-    /// The key numbers of the run.
+    /// The key numbers of the run, all targets together: throughput, p50/p95/p99, error
+    /// rate, requests.
     pub headline: Headline,
 }
 
@@ -133,11 +134,11 @@ impl RunInfo {
 /// How many rules ended in each state.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub(crate) struct RuleCounts {
-    /// Rules that regressed.
+    /// Rules that regressed (each fails the gate).
     pub regressed: usize,
     /// Rules within their allowed change.
     pub unchanged: usize,
-    /// Rules that improved.
+    /// Rules whose whole interval is better than the allowed change.
     pub improved: usize,
     /// Rules the data could not decide.
     pub inconclusive: usize,
@@ -181,7 +182,7 @@ pub(crate) fn detectable_change(r: &RuleVerdict) -> Option<f64> {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[schemars(title = "loadgate verdict")]
 pub(crate) struct VerdictDoc {
-    /// Version of this format: 1.
+    /// Version of this format: 1 (bumped on an incompatible change).
     pub verdict_version: u32,
     /// `pass`, `slo_failed` (wins over `regressed`), `regressed`, or `invalid_measurement`
     /// (wins over both).
@@ -190,15 +191,15 @@ pub(crate) struct VerdictDoc {
     pub exit_code: u8,
     /// The verdict in one line, for a human.
     pub summary: String,
-    /// The spec's name.
+    /// The spec's `name`, shared by the current run and the baseline.
     pub spec: String,
-    /// The current run.
+    /// The current run: when, how long, its spec's hash and its key numbers.
     pub current: RunInfo,
-    /// Absent without a baseline.
+    /// The baseline run, as `current`; absent without a baseline.
     pub baseline: Option<RunInfo>,
     /// The spec file changed between the baseline and the current run.
     pub spec_changed: bool,
-    /// Whether every SLO passed.
+    /// Whether every SLO of the current run passed (true when it has none).
     pub slo_passed: bool,
     /// Every SLO of the current run, with the baseline's value of the same threshold.
     pub slo: Vec<SloDelta>,
@@ -234,7 +235,11 @@ pub(crate) fn build(
         verdict_version: VERDICT_VERSION,
         verdict: overall,
         exit_code: overall.exit().code(),
-        summary: gate::summary_line(current, comparison),
+        summary: super::view::summary(
+            current,
+            comparison,
+            trend.as_ref().map_or(0, |t| t.runs.len().saturating_sub(1)),
+        ),
         spec: current.spec.name.clone(),
         current: RunInfo::of(current),
         baseline: baseline.map(RunInfo::of),
@@ -265,5 +270,5 @@ pub(crate) fn build(
 
 /// The JSON Schema of the verdict document.
 pub fn schema() -> serde_json::Value {
-    serde_json::to_value(schemars::schema_for!(VerdictDoc)).expect("a schema serializes")
+    crate::result::published_schema::<VerdictDoc>()
 }

@@ -43,6 +43,10 @@ pub(crate) struct View {
     /// Environment of the current run (and the baseline's, when there is one).
     pub environment: Vec<EnvRow>,
     pub counts: Counts,
+    /// The current run's measured window in seconds, to the millisecond (`5.000`): the
+    /// JUnit report's `time` of every suite and test case, each check being judged on that
+    /// one run.
+    pub time_s: String,
 }
 
 /// A metric in both runs.
@@ -71,6 +75,9 @@ pub(crate) struct CheckRow {
     pub interval: String,
     /// Allowed change, rules only: `+2.00ms`.
     pub allowed: String,
+    /// The threshold's limit, SLOs only: `50.00ms`. (An SLO judges one run against this
+    /// fixed limit, so it has no interval, detectable change or allowance.)
+    pub limit: String,
     /// The minimum detectable effect, rules only: half the interval's width
     /// ([`detectable_change`]), `±1.8%` (`±0.10 points` of the error rate for `errors`
     /// rules), or `no interval`.
@@ -167,11 +174,13 @@ pub(crate) struct Counts {
     pub unchanged: usize,
 }
 
-/// Builds the view of `current`, with its baseline and comparison when given.
+/// Builds the view of `current`, with its baseline and comparison when given, and `earlier`
+/// results before it in a trend (0 for none).
 pub(crate) fn build(
     current: &RunResult,
     baseline: Option<&RunResult>,
     comparison: Option<&Comparison>,
+    earlier: usize,
 ) -> View {
     let overall = Overall::of(current, comparison);
     let count = |s| comparison.map_or(0, |c| c.count(s));
@@ -208,7 +217,7 @@ pub(crate) fn build(
         spec: current.spec.name.clone(),
         verdict: overall.name(),
         verdict_word: overall.word(),
-        summary: gate::summary_line(current, comparison),
+        summary: summary(current, comparison, earlier),
         has_baseline: baseline.is_some(),
         current_label: if paired { "candidate" } else { "current" },
         paired,
@@ -228,6 +237,29 @@ pub(crate) fn build(
             improved: count(RuleState::Improved),
             unchanged: count(RuleState::Unchanged),
         },
+        time_s: format!("{:.3}", current.duration_s),
+    }
+}
+
+/// The one-line verdict ([`gate::summary_line`]); for a trend without a baseline (`loadgate
+/// report` of several results), what the report does instead of "no baseline to compare
+/// with": `PASSED: 2/2 SLOs met; trend over 3 runs (regression rules are judged against a
+/// --baseline)`.
+pub(super) fn summary(
+    current: &RunResult,
+    comparison: Option<&Comparison>,
+    earlier: usize,
+) -> String {
+    let line = gate::summary_line(current, comparison);
+    if comparison.is_some() || earlier == 0 {
+        return line;
+    }
+    match line.strip_suffix("no baseline to compare with") {
+        Some(head) => format!(
+            "{head}trend over {} runs (regression rules are judged against a --baseline)",
+            earlier + 1
+        ),
+        None => line,
     }
 }
 
@@ -396,6 +428,7 @@ fn slo_rows(current: &RunResult, comparison: Option<&Comparison>) -> Vec<CheckRo
                 change: format_change(rel, d.change, unit),
                 interval: String::new(),
                 allowed: String::new(),
+                limit: d.limit_text.clone(),
                 detectable: String::new(),
                 epochs: None,
                 verdict: if v.passed { "pass" } else { "fail" },
@@ -439,6 +472,7 @@ fn rule_rows(comparison: &Comparison) -> Vec<CheckRow> {
                         format!("{sign}{}", unit.format(a))
                     },
                 ),
+                limit: String::new(),
                 detectable: format_detectable(r),
                 epochs: epochs.and_then(|e| e.get(i)).map(epoch_row),
                 verdict: r.verdict.name(),

@@ -26,11 +26,13 @@ pub struct RunResult {
     pub duration_s: f64,
     /// The run was stopped early (Ctrl-C); its numbers cover only part of the plan.
     pub interrupted: bool,
-    /// Where the run happened.
+    /// Where the run happened: loadgate's version, the host, its CPUs and the CPU time
+    /// loadgate used.
     pub environment: Environment,
-    /// The load that was applied.
+    /// The load that was applied: the model, connections or in-flight cap, planned duration
+    /// or count, warmup.
     pub load: LoadInfo,
-    /// All targets together.
+    /// All targets together (named `total`), measured over the same window.
     pub total: TargetResult,
     /// Per target, in the spec's order.
     pub targets: Vec<TargetResult>,
@@ -106,9 +108,10 @@ impl RecordedRule {
 /// Which spec produced a result.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct SpecInfo {
-    /// The spec's `name`.
+    /// The spec's `name`; results compare only with results of the same name.
     pub name: String,
-    /// Hex SHA-256 of the spec file.
+    /// SHA-256 of the spec file's bytes, 64 lowercase hex digits; a change is noted when
+    /// comparing.
     pub hash: String,
 }
 
@@ -191,7 +194,9 @@ pub struct TargetResult {
     /// connect) to its last byte. Equal to `latency_us` unless requests were scheduled.
     #[serde(default)]
     pub service_time_us: Option<LatencySummary>,
-    /// The latency histogram in microseconds: HdrHistogram V2 + DEFLATE, base64 (standard).
+    /// The latency histogram in microseconds: HdrHistogram V2 + DEFLATE, base64 (standard),
+    /// 3 significant digits. Any HdrHistogram port decodes it; docs/schemas.md says how the
+    /// ports rank percentiles.
     pub histogram: String,
     /// Response check evaluations that passed, over all checks.
     #[serde(default)]
@@ -199,7 +204,8 @@ pub struct TargetResult {
     /// Response check evaluations that failed, over all checks.
     #[serde(default)]
     pub checks_failed: u64,
-    /// Per check (targets only).
+    /// Per response check of the target, in the spec's order; empty for `total` and for a
+    /// target without checks.
     #[serde(default)]
     pub checks: Vec<CheckResult>,
     /// Phase timings in microseconds: connection setup (`dns`, `connect`, `tls`) per
@@ -218,9 +224,9 @@ pub struct TargetResult {
 pub struct CheckResult {
     /// What was checked, e.g. `header content-type == "application/json"`.
     pub check: String,
-    /// Evaluations that passed.
+    /// Evaluations of this check that passed: one per response the check read.
     pub passed: u64,
-    /// Evaluations that failed.
+    /// Evaluations of this check that failed (each also counts the response as an error).
     pub failed: u64,
 }
 
@@ -248,19 +254,20 @@ pub struct PhasesResult {
 /// One phase's distribution, in microseconds.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct PhaseSummary {
-    /// Samples.
+    /// Samples in the histogram: connections opened (`dns`, `connect`, `tls`) or responses
+    /// (`ttfb`, `body`).
     pub count: u64,
-    /// Shortest sample, µs.
+    /// Shortest sample, microseconds.
     pub min_us: u64,
-    /// Mean, µs.
+    /// Arithmetic mean of the samples, microseconds.
     pub mean_us: f64,
-    /// Median, µs.
+    /// Median (50th percentile) of the samples, microseconds.
     pub p50_us: u64,
-    /// 90th percentile, µs.
+    /// 90th percentile of the samples, microseconds.
     pub p90_us: u64,
-    /// 99th percentile, µs.
+    /// 99th percentile of the samples, microseconds.
     pub p99_us: u64,
-    /// Longest sample, µs.
+    /// Longest sample, microseconds.
     pub max_us: u64,
     /// The histogram: HdrHistogram V2 + DEFLATE, base64 (standard).
     pub histogram: String,
@@ -313,23 +320,24 @@ pub struct TlsResult {
 /// Latency percentiles and moments, in microseconds.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct LatencySummary {
-    /// Shortest, µs.
+    /// Shortest, microseconds.
     pub min_us: u64,
-    /// Mean, µs.
+    /// Arithmetic mean, microseconds.
     pub mean_us: f64,
-    /// Standard deviation, µs.
+    /// Standard deviation of the recorded values (population), microseconds.
     pub stdev_us: f64,
-    /// Median, µs.
+    /// Median (50th percentile), microseconds: the value of rank `ceil(0.5 × count)` in
+    /// HdrHistogram's ranking (values equal within its 3 significant digits).
     pub p50_us: u64,
-    /// 90th percentile, µs.
+    /// 90th percentile, microseconds, ranked as `p50_us`.
     pub p90_us: u64,
-    /// 95th percentile, µs.
+    /// 95th percentile, microseconds, ranked as `p50_us`.
     pub p95_us: u64,
-    /// 99th percentile, µs.
+    /// 99th percentile, microseconds, ranked as `p50_us`.
     pub p99_us: u64,
-    /// 99.9th percentile, µs.
+    /// 99.9th percentile, microseconds, ranked as `p50_us`.
     pub p99_9_us: u64,
-    /// Longest, µs.
+    /// Longest, microseconds.
     pub max_us: u64,
 }
 
@@ -387,7 +395,7 @@ pub struct TimeSample {
     pub p50_us: u64,
     /// 99th percentile, µs (0 when none).
     pub p99_us: u64,
-    /// Longest, µs (0 when none).
+    /// Longest latency of this second's responses, µs (0 when none).
     pub max_us: u64,
     /// 90th percentile, µs; absent in results written before it was recorded.
     #[serde(default)]
@@ -422,7 +430,8 @@ pub struct SloVerdict {
     pub unit: String,
     /// The threshold's limit in `unit`.
     pub limit: f64,
-    /// Whether the threshold held.
+    /// Whether the threshold held: `measured` is within `limit` (a threshold that could not
+    /// be measured fails).
     pub passed: bool,
     /// For a window threshold: the window's length in seconds; `measured` is then the first
     /// failing window's value, or the worst window's when all passed.
@@ -443,5 +452,18 @@ fn one() -> u32 {
 
 /// The JSON Schema of the result file.
 pub fn schema() -> serde_json::Value {
-    serde_json::to_value(schemars::schema_for!(RunResult)).expect("a schema serializes")
+    published_schema::<RunResult>()
+}
+
+/// The JSON Schema of `T` as loadgate publishes its schemas (spec, result, verdict): draft
+/// 2020-12 with standard keywords only, so that validators in strict mode (ajv) accept it.
+/// The `format`s schemars adds that JSON Schema does not define (`uint32`, `uint64`, `uint`,
+/// `double`, ...) are dropped (schemars' `RestrictFormats`); an unsigned integer keeps the
+/// `minimum: 0` schemars gives it, and a `u8`/`u16` its `maximum`.
+pub(crate) fn published_schema<T: JsonSchema>() -> serde_json::Value {
+    let schema = schemars::generate::SchemaSettings::draft2020_12()
+        .with_transform(schemars::transform::RestrictFormats::default())
+        .into_generator()
+        .into_root_schema_for::<T>();
+    serde_json::to_value(schema).expect("a schema serializes")
 }

@@ -24,12 +24,12 @@ pub mod merge;
 mod slo;
 mod upgrade;
 
-pub(crate) use artifact::RESULT_VERSION;
 pub use artifact::{
     CheckResult, Environment, Health, LatencySummary, LoadInfo, PhaseSummary, PhasesResult,
     RecordedRule, RunResult, SloVerdict, SpecInfo, StageHealth, TargetResult, TimeSample,
     TlsResult, TransportResult, schema,
 };
+pub(crate) use artifact::{RESULT_VERSION, published_schema};
 pub use build::build;
 pub(crate) use build::{build_ab_side, phases_result, summary};
 pub use io::{ReadError, decode_histogram, read, write};
