@@ -90,6 +90,11 @@ pub(crate) struct CompareArgs {
     /// A folder whose templates (report.md, report.html, junit.xml) replace the built-in ones.
     #[arg(long)]
     pub(crate) templates: Option<PathBuf>,
+    /// The spec file the results came from, as the repository names it (e.g.
+    /// `perf/api.loadgate.yaml`): the JUnit report gives it as each test case's `file`, so
+    /// test-report actions annotate the spec.
+    #[arg(long, value_name = "PATH")]
+    pub(crate) spec: Option<PathBuf>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -114,6 +119,11 @@ pub(crate) struct ReportArgs {
     /// A folder whose templates (report.md, report.html, junit.xml) replace the built-in ones.
     #[arg(long)]
     pub(crate) templates: Option<PathBuf>,
+    /// The spec file the results came from, as the repository names it (e.g.
+    /// `perf/api.loadgate.yaml`): the JUnit report gives it as each test case's `file`, so
+    /// test-report actions annotate the spec.
+    #[arg(long, value_name = "PATH")]
+    pub(crate) spec: Option<PathBuf>,
     /// How many runs the trend shows, the latest included.
     #[arg(long, default_value_t = crate::report::history::DEFAULT_WINDOW)]
     pub(crate) window: usize,

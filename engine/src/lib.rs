@@ -123,7 +123,7 @@ fn compare_files(args: &CompareArgs) -> anyhow::Result<Outcome> {
         baseline: Some(&baseline),
         comparison: Some(&comparison),
         history: &[],
-        spec_path: None,
+        spec_path: args.spec.as_deref(),
     };
     let text = report::render(args.format, &input, args.templates.as_deref())?;
     report::output(&text, args.output.as_deref())?;
@@ -163,7 +163,7 @@ fn report_files(args: &ReportArgs) -> anyhow::Result<Outcome> {
         baseline: baseline.as_ref(),
         comparison: comparison.as_ref(),
         history,
-        spec_path: None,
+        spec_path: args.spec.as_deref(),
     };
     let text = report::render(args.format, &input, args.templates.as_deref())?;
     report::output(&text, args.output.as_deref())?;
@@ -216,7 +216,7 @@ fn report_ab(args: &ReportArgs, ab: &result::ab::AbResult) -> anyhow::Result<Out
         baseline: Some(&ab.baseline),
         comparison: Some(&comparison),
         history: &[],
-        spec_path: None,
+        spec_path: args.spec.as_deref(),
     };
     let text = report::render(args.format, &input, args.templates.as_deref())?;
     report::output(&text, args.output.as_deref())?;

@@ -277,3 +277,36 @@ fn schema_verdict_prints_the_verdict_schema() {
     assert_eq!(schema["title"], "loadgate verdict");
     assert!(schema["properties"]["exit_code"].is_object());
 }
+
+#[test]
+fn junit_names_the_spec_given_with_spec_as_each_failing_case_file() {
+    let (b, c) = (fixture("baseline.json"), fixture("current.json"));
+    let args = |spec: Option<&str>| {
+        let mut a = vec![
+            "compare",
+            b.to_str().unwrap(),
+            c.to_str().unwrap(),
+            "--format",
+            "junit",
+        ];
+        if let Some(spec) = spec {
+            a.extend(["--spec", spec]);
+        }
+        loadgate(&a)
+    };
+    let with = args(Some("perf/api.loadgate.yaml"));
+    let (xml, stderr) = text(&with);
+    assert!(with.status.code().is_some(), "{stderr}");
+    // minijinja's XML escaping writes the slash as `&#x2f;`, which XML readers decode.
+    let file = "file=\"perf&#x2f;api.loadgate.yaml\"";
+    assert!(
+        xml.contains("<failure"),
+        "the fixture has a failing check: {xml}"
+    );
+    assert!(xml.contains(file), "{xml}");
+    let (xml, _) = text(&args(None));
+    assert!(
+        !xml.contains("file=\""),
+        "no --spec, no file attribute: {xml}"
+    );
+}
