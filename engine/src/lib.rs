@@ -12,7 +12,7 @@
 //! aggregates) and `units` (parsing and formatting of durations, rates and fractions).
 //!
 //! The words (connection, stream, virtual user, in flight, arrival, target, stage, level) are
-//! defined once, in the glossary of `plan/load.rs` and the README.
+//! defined once, in the glossary of `plan/load.rs` and docs/spec.md.
 
 #![warn(missing_docs)]
 

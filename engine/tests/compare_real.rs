@@ -3,7 +3,7 @@
 //! 20% latency regression must be found. Runs of 5 s after a 1 s warmup, one at a time.
 //!
 //! The false-alarm rate over many A/A pairs is measured by the `false_alarms` example, not
-//! here (see README, "Comparing with a baseline").
+//! here (see docs/statistics.md, "Comparing with a baseline").
 
 mod common;
 

@@ -2,7 +2,7 @@
 //!
 //! # Glossary
 //!
-//! The spec, the code, the reports and the README use these words in one sense each:
+//! The spec, the code, the reports and docs/spec.md use these words in one sense each:
 //!
 //! - **connection**: one TCP (or TLS) connection to a target's host.
 //! - **stream**: an HTTP/2 stream; `streams` is how many requests one HTTP/2 connection
