@@ -2,133 +2,102 @@
 //!
 //! tokio's timer wheel has a 1 ms tick, so a task sleeping until an arrival's due time wakes
 //! on the next tick: about 0.7 ms late at the median (bench/rate_accuracy.sh), and that
-//! lateness would be part of every open-model latency. A Linux timerfd armed for the exact
-//! duration and awaited through tokio's reactor wakes within the kernel's timer slack
-//! (50 µs by default) instead.
+//! lateness would be part of every open-model latency. [`PreciseTimer`] is, on Linux, a
+//! timerfd (`timerfd.rs`, the measured path); elsewhere a tokio sleep to shortly before the
+//! deadline, then yields and a spin to it (`portable.rs`, compiled on Linux for its tests).
+//! Both have the same interface: `PreciseTimer::new() -> io::Result<PreciseTimer>` (in a tokio
+//! runtime with I/O enabled) and `async fn sleep_until(&mut self, deadline: Instant) ->
+//! io::Result<()>`.
 
-use std::io;
-use std::os::fd::{AsFd, AsRawFd, RawFd};
-use std::time::Instant;
+#[cfg(any(not(target_os = "linux"), test))]
+mod portable;
+#[cfg(target_os = "linux")]
+mod timerfd;
 
-use nix::sys::time::TimeSpec;
-use nix::sys::timerfd::{ClockId, Expiration, TimerFd, TimerFlags, TimerSetTimeFlags};
-use tokio::io::Interest;
-use tokio::io::unix::AsyncFd;
+#[cfg(not(target_os = "linux"))]
+pub(crate) use portable::PreciseTimer;
+#[cfg(target_os = "linux")]
+pub(crate) use timerfd::PreciseTimer;
 
-/// Deadlines closer than this are waited for by spinning (the kernel's default timer slack).
-pub(crate) const SPIN_SPAN: std::time::Duration = std::time::Duration::from_micros(50);
-
-/// One timerfd, re-armed for each sleep.
-pub(crate) struct PreciseTimer {
-    fd: AsyncFd<Fd>,
-}
-
-/// `TimerFd` as tokio's reactor wants it.
-struct Fd(TimerFd);
-
-impl AsRawFd for Fd {
-    fn as_raw_fd(&self) -> RawFd {
-        self.0.as_fd().as_raw_fd()
-    }
-}
-
-impl PreciseTimer {
-    /// Creates the timer (needs a tokio runtime with I/O enabled).
-    pub(crate) fn new() -> io::Result<PreciseTimer> {
-        let fd = TimerFd::new(
-            ClockId::CLOCK_MONOTONIC,
-            TimerFlags::TFD_NONBLOCK | TimerFlags::TFD_CLOEXEC,
-        )?;
-        // SAFETY: `Fd` owns the timerfd, so the descriptor stays open and the same for as long
-        // as the `AsyncFd` holds it.
-        let fd = unsafe { AsyncFd::register_with_interest(Fd(fd), Interest::READABLE) }
-            .map_err(io::Error::from)?;
-        Ok(PreciseTimer { fd })
-    }
-
-    /// Sleeps until `deadline`; returns at once when it has passed. A deadline within
-    /// [`SPIN_SPAN`] is waited for by spinning: a timer would wake later than that.
-    pub(crate) async fn sleep_until(&mut self, deadline: Instant) -> io::Result<()> {
-        let now = Instant::now();
-        if deadline <= now {
-            return Ok(());
-        }
-        if deadline - now <= SPIN_SPAN {
-            while Instant::now() < deadline {
-                std::hint::spin_loop();
-            }
-            return Ok(());
-        }
-        let wait = TimeSpec::from_duration(deadline - now);
-        // Arming resets the timer's expiration count, and the reactor is edge-triggered, so
-        // the expiration need not be read (one syscall fewer per sleep): each expiry after
-        // the arming is a new readiness event.
-        self.fd
-            .get_ref()
-            .0
-            .set(Expiration::OneShot(wait), TimerSetTimeFlags::empty())?;
-        loop {
-            let mut ready = self.fd.readable().await?;
-            ready.clear_ready();
-            // An expiry of an earlier arming that the reactor reports late wakes us early.
-            if Instant::now() >= deadline {
-                return Ok(());
-            }
-        }
-    }
-}
+/// Deadlines closer than this are waited for by spinning (the Linux kernel's default timer
+/// slack): a timer would wake later than that.
+const SPIN_SPAN: std::time::Duration = std::time::Duration::from_micros(50);
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-    use std::time::Duration;
+    use std::time::{Duration, Instant};
 
-    #[test]
-    fn wakes_after_the_deadline_and_not_a_tick_late() {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        runtime.block_on(async {
-            let mut timer = PreciseTimer::new().unwrap();
-            let mut late = Vec::new();
-            for _ in 0..50 {
-                let deadline = Instant::now() + Duration::from_micros(300);
-                timer.sleep_until(deadline).await.unwrap();
-                let now = Instant::now();
-                assert!(now >= deadline);
-                late.push(now - deadline);
-            }
-            late.sort();
-            // The median wake-up is well under tokio's 1 ms tick, even on a busy machine.
-            assert!(late[25] < Duration::from_micros(500), "{late:?}");
-            // A deadline in the past returns at once.
-            timer.sleep_until(Instant::now()).await.unwrap();
-        });
+    /// A deadline `ahead` of now, slept until on `$timer`; the lateness, or `None` when the
+    /// sleep woke before the deadline.
+    macro_rules! late {
+        ($timer:expr, $ahead:expr) => {{
+            let deadline = Instant::now() + $ahead;
+            $timer.sleep_until(deadline).await.unwrap();
+            Instant::now().checked_duration_since(deadline)
+        }};
     }
 
+    /// The `q` quantile (0..=1) of sorted lateness, in µs.
+    fn quantile_us(sorted: &[Duration], q: f64) -> u128 {
+        sorted[((sorted.len() - 1) as f64 * q).round() as usize].as_micros()
+    }
+
+    /// Both timers, alternately, on `TICKS` deadlines each drawn evenly from 50 µs..3 ms ahead
+    /// (the dispatcher hands its timer up to 2 ms; beyond the portable timer's 2 ms margin its
+    /// tokio sleep is used too), about 2 s in all; then tokio's sleep alone for reference. The
+    /// portable timer must beat tokio's 1 ms tick as the timerfd does. Run with `--nocapture`
+    /// for the figures.
     #[test]
-    fn an_abandoned_sleep_does_not_wake_the_next_one_early() {
+    fn the_portable_timer_is_as_punctual_as_the_timerfd() {
+        const TICKS: usize = 500;
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .unwrap();
-        runtime.block_on(async {
-            let mut timer = PreciseTimer::new().unwrap();
-            // Armed for 200 µs, polled once, then dropped; it expires while nobody waits.
-            tokio::select! {
-                biased;
-                _ = timer.sleep_until(Instant::now() + Duration::from_micros(200)) => {
-                    panic!("a 200 µs sleep ended at its first poll")
-                }
-                () = std::future::ready(()) => {}
+        let (mut timerfd, mut portable) = runtime.block_on(async {
+            let mut fd = super::timerfd::PreciseTimer::new().unwrap();
+            let mut portable = super::portable::PreciseTimer::new().unwrap();
+            let (mut timerfd, mut portable_late) = (Vec::new(), Vec::new());
+            let mut rng = fastrand::Rng::with_seed(20);
+            for _ in 0..TICKS {
+                let ahead = Duration::from_micros(rng.u64(50..=3000));
+                timerfd.push(late!(fd, ahead).expect("the timerfd woke early"));
+                let ahead = Duration::from_micros(rng.u64(50..=3000));
+                portable_late.push(late!(portable, ahead).expect("the portable timer woke early"));
             }
-            // The reactor sees that expiry while this task sleeps on tokio's timer.
-            tokio::time::sleep(Duration::from_millis(3)).await;
-            // Its readiness is still pending; the next sleep must not end on it.
-            let deadline = Instant::now() + Duration::from_millis(5);
-            timer.sleep_until(deadline).await.unwrap();
-            assert!(Instant::now() >= deadline);
+            // For reference: tokio's sleep alone (printed, not asserted).
+            let mut tokio_late = Vec::new();
+            for _ in 0..TICKS / 4 {
+                let deadline = Instant::now() + Duration::from_micros(rng.u64(50..=3000));
+                tokio::time::sleep_until(deadline.into()).await;
+                tokio_late.push(Instant::now().saturating_duration_since(deadline));
+            }
+            tokio_late.sort();
+            println!(
+                "tokio sleep alone: p50 {} µs, p99 {} µs",
+                quantile_us(&tokio_late, 0.5),
+                quantile_us(&tokio_late, 0.99)
+            );
+            (timerfd, portable_late)
         });
+        timerfd.sort();
+        portable.sort();
+        let figures = |late: &[Duration]| {
+            format!(
+                "p50 {} µs, p90 {} µs, p99 {} µs, max {} µs",
+                quantile_us(late, 0.5),
+                quantile_us(late, 0.9),
+                quantile_us(late, 0.99),
+                quantile_us(late, 1.0)
+            )
+        };
+        println!("timerfd:  {}", figures(&timerfd));
+        println!("portable: {}", figures(&portable));
+        for (name, late) in [("timerfd", &timerfd), ("portable", &portable)] {
+            // The median well under tokio's 1 ms tick (a tokio sleep alone wakes ~1.1 ms late),
+            // even on a busy machine. The tail is printed, not asserted: on a shared machine a
+            // thread waits for a core, and the scheduler sets it, not the timer.
+            assert!(quantile_us(late, 0.5) < 200, "{name}: {}", figures(late));
+        }
     }
 }
