@@ -30,7 +30,6 @@ pub mod spec;
 mod units;
 pub mod validate;
 
-use std::future::Future;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -336,27 +335,20 @@ impl Interrupt {
 /// A future that resolves on the first SIGINT or SIGTERM; on Windows, on the first Ctrl-C or
 /// Ctrl-Break. The handlers are installed when this function returns (it needs a tokio runtime
 /// with I/O enabled; `tokio::signal::ctrl_c` would install its handler only when first polled).
-#[cfg(unix)]
 pub(crate) fn interrupt_signal() -> std::io::Result<impl Future<Output = ()>> {
-    use tokio::signal::unix::{SignalKind, signal};
-    let mut interrupt = signal(SignalKind::interrupt())?;
-    let mut terminate = signal(SignalKind::terminate())?;
-    Ok(async move {
-        tokio::select! {
-            _ = interrupt.recv() => {}
-            _ = terminate.recv() => {}
-        }
-    })
-}
-
-/// A future that resolves on the first SIGINT or SIGTERM; on Windows, on the first Ctrl-C or
-/// Ctrl-Break. The handlers are installed when this function returns (it needs a tokio runtime
-/// with I/O enabled; `tokio::signal::ctrl_c` would install its handler only when first polled).
-#[cfg(windows)]
-pub(crate) fn interrupt_signal() -> std::io::Result<impl Future<Output = ()>> {
-    use tokio::signal::windows::{ctrl_break, ctrl_c};
-    let mut interrupt = ctrl_c()?;
-    let mut terminate = ctrl_break()?;
+    #[cfg(unix)]
+    let (mut interrupt, mut terminate) = {
+        use tokio::signal::unix::{SignalKind, signal};
+        (
+            signal(SignalKind::interrupt())?,
+            signal(SignalKind::terminate())?,
+        )
+    };
+    #[cfg(windows)]
+    let (mut interrupt, mut terminate) = {
+        use tokio::signal::windows::{ctrl_break, ctrl_c};
+        (ctrl_c()?, ctrl_break()?)
+    };
     Ok(async move {
         tokio::select! {
             _ = interrupt.recv() => {}

@@ -110,8 +110,7 @@ pub fn serve(options: &ServeOptions) -> anyhow::Result<()> {
     runtime.block_on(async {
         // Install the handlers before announcing the address, so that a SIGTERM sent as soon as
         // the line is read stops us cleanly instead of killing us.
-        let shutdown =
-            crate::interrupt_signal().context("cannot install the SIGINT/SIGTERM handlers")?;
+        let shutdown = crate::interrupt_signal().context("cannot install the signal handlers")?;
         let mut server = Server::bind(options.listen)
             .with_context(|| format!("cannot listen on {}", options.listen))?;
         let scheme = match &options.tls {
