@@ -356,3 +356,23 @@ pub(crate) fn interrupt_signal() -> std::io::Result<impl Future<Output = ()>> {
         }
     })
 }
+
+#[cfg(all(test, unix))]
+mod tests {
+    use std::sync::atomic::Ordering;
+    use std::time::{Duration, Instant};
+
+    /// SIGTERM (what a CI runner sends on cancel) stops a run as Ctrl-C does (`tests/run.rs`
+    /// sends SIGINT to the binary).
+    #[test]
+    fn sigterm_sets_the_stop_flag() {
+        let interrupt = super::Interrupt::watch().unwrap();
+        assert!(!interrupt.stop.load(Ordering::Relaxed));
+        nix::sys::signal::raise(nix::sys::signal::Signal::SIGTERM).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !interrupt.stop.load(Ordering::Relaxed) {
+            assert!(Instant::now() < deadline, "SIGTERM did not set the flag in 5 s");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
