@@ -371,7 +371,10 @@ mod tests {
         nix::sys::signal::raise(nix::sys::signal::Signal::SIGTERM).unwrap();
         let deadline = Instant::now() + Duration::from_secs(5);
         while !interrupt.stop.load(Ordering::Relaxed) {
-            assert!(Instant::now() < deadline, "SIGTERM did not set the flag in 5 s");
+            assert!(
+                Instant::now() < deadline,
+                "SIGTERM did not set the flag in 5 s"
+            );
             std::thread::sleep(Duration::from_millis(10));
         }
     }
