@@ -96,7 +96,8 @@ pub struct ServeTls {
 
 /// Runs `loadgate serve`: binds `options.listen`, prints `loadgate serve: listening on
 /// http://ADDR` (`https://` with TLS) on stdout, with the real port when port 0 was asked for,
-/// and serves on `options.threads` worker threads until SIGINT or SIGTERM, then returns `Ok`.
+/// and serves on `options.threads` worker threads until SIGINT or SIGTERM (Ctrl-C or Ctrl-Break
+/// on Windows), then returns `Ok`.
 pub fn serve(options: &ServeOptions) -> anyhow::Result<()> {
     anyhow::ensure!(options.threads > 0, "a server needs at least 1 thread");
     raise_open_files_limit();
@@ -109,7 +110,7 @@ pub fn serve(options: &ServeOptions) -> anyhow::Result<()> {
     runtime.block_on(async {
         // Install the handlers before announcing the address, so that a SIGTERM sent as soon as
         // the line is read stops us cleanly instead of killing us.
-        let shutdown = shutdown_signal().context("cannot install the SIGINT/SIGTERM handlers")?;
+        let shutdown = crate::interrupt_signal().context("cannot install the signal handlers")?;
         let mut server = Server::bind(options.listen)
             .with_context(|| format!("cannot listen on {}", options.listen))?;
         let scheme = match &options.tls {
@@ -135,30 +136,23 @@ pub fn serve(options: &ServeOptions) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// A future that resolves on the first SIGINT or SIGTERM (the handlers are installed when this
-/// function returns).
-fn shutdown_signal() -> io::Result<impl Future<Output = ()>> {
-    use tokio::signal::unix::{SignalKind, signal};
-    let mut interrupt = signal(SignalKind::interrupt())?;
-    let mut terminate = signal(SignalKind::terminate())?;
-    Ok(async move {
-        tokio::select! {
-            _ = interrupt.recv() => {}
-            _ = terminate.recv() => {}
-        }
-    })
-}
-
 /// Raises the soft limit of open files to the hard limit, so that a run with many connections
-/// is not refused by the target. Best effort: a failure leaves the limit as it was.
+/// is not refused by the target; on macOS, where an unlimited hard limit is refused, to 10,240
+/// (its `OPEN_MAX`). Best effort: a failure leaves the limit as it was. Windows has no such
+/// limit.
+#[cfg(unix)]
 fn raise_open_files_limit() {
     use nix::sys::resource::{Resource, getrlimit, setrlimit};
     if let Ok((soft, hard)) = getrlimit(Resource::RLIMIT_NOFILE)
         && soft < hard
+        && setrlimit(Resource::RLIMIT_NOFILE, hard, hard).is_err()
     {
-        let _ = setrlimit(Resource::RLIMIT_NOFILE, hard, hard);
+        let _ = setrlimit(Resource::RLIMIT_NOFILE, hard.min(10_240).max(soft), hard);
     }
 }
+
+#[cfg(not(unix))]
+fn raise_open_files_limit() {}
 
 /// The TLS configuration of the server: the certificate chain and private key (PEM files), ALPN
 /// `h2` then `http/1.1`, and, with `client_ca`, a mandatory client certificate signed by one of

@@ -1,22 +1,21 @@
 //! The system under test: started before the run, stopped after it, on failure and on Ctrl-C.
 //!
-//! The command runs in its own process group, so stopping it (SIGTERM to the group, SIGKILL
-//! after 5 s, `STOP_GRACE`) reaches the children it started too. Its output goes to our stderr.
+//! On Unix the command runs in its own process group, so stopping it (SIGTERM to the group,
+//! SIGKILL after 5 s, `STOP_GRACE`) reaches the children it started too; on Linux the kernel
+//! also sends it SIGTERM should loadgate die without stopping it (the parent-death signal). On
+//! Windows the command runs in a job object that kills every process in it when loadgate closes
+//! it: when the service is stopped, or when loadgate dies. Its output goes to our stderr.
 
 use std::io::{Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
-use std::os::fd::AsFd;
-use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use nix::sys::signal::{Signal, killpg};
-use nix::unistd::Pid;
-
 use crate::plan::ServicePlan;
 
 /// How long the service has to exit after SIGTERM before it gets SIGKILL.
+#[cfg(unix)]
 pub(crate) const STOP_GRACE: Duration = Duration::from_secs(5);
 /// Pause between readiness probes.
 const PROBE_INTERVAL: Duration = Duration::from_millis(50);
@@ -44,6 +43,10 @@ pub(crate) enum ServiceError {
 /// A running service; stopped when dropped.
 pub(crate) struct Service {
     child: Child,
+    /// The job object the service runs in (kill on close); `None` when it could not be made,
+    /// and then only the service's own process is killed.
+    #[cfg(windows)]
+    job: Option<std::os::windows::io::OwnedHandle>,
 }
 
 impl Service {
@@ -51,29 +54,23 @@ impl Service {
     /// Gives up when the command exits, on `ready_timeout`, or when `stop` is set.
     pub(crate) fn start(plan: &ServicePlan, stop: &AtomicBool) -> Result<Service, ServiceError> {
         let command = plan.display_command.clone();
-        let stdout = std::io::stderr()
-            .as_fd()
-            .try_clone_to_owned()
-            .map_or_else(|_| Stdio::null(), Stdio::from);
         let mut cmd = Command::new(&plan.command[0]);
         cmd.args(&plan.command[1..])
             .envs(plan.env.iter().map(|(k, v)| (k, v)))
             .current_dir(&plan.working_dir)
             .stdin(Stdio::null())
-            .stdout(stdout)
-            .process_group(0);
-        // SAFETY: prctl(PR_SET_PDEATHSIG) is async-signal-safe; it makes the kernel send
-        // SIGTERM to the service if loadgate dies without running its cleanup.
-        unsafe {
-            cmd.pre_exec(|| {
-                nix::sys::prctl::set_pdeathsig(Signal::SIGTERM).map_err(std::io::Error::from)
-            });
-        }
+            .stdout(std::io::stderr());
+        #[cfg(unix)]
+        own_process_group(&mut cmd);
         let child = cmd.spawn().map_err(|source| ServiceError::Spawn {
             command: command.clone(),
             source,
         })?;
-        let mut service = Service { child };
+        let mut service = Service {
+            #[cfg(windows)]
+            job: kill_on_close_job(&child),
+            child,
+        };
 
         let deadline = Instant::now() + plan.ready_timeout;
         loop {
@@ -102,7 +99,10 @@ impl Service {
 
     /// Stops the whole process group: SIGTERM, then SIGKILL after [`STOP_GRACE`]. The group
     /// is signalled even when its leader has exited, since children it started may live on.
+    #[cfg(unix)]
     fn stop(&mut self) {
+        use nix::sys::signal::{Signal, killpg};
+        use nix::unistd::Pid;
         let group = Pid::from_raw(self.child.id() as i32);
         let _ = killpg(group, Signal::SIGTERM);
         let deadline = Instant::now() + STOP_GRACE;
@@ -120,11 +120,42 @@ impl Service {
         let _ = killpg(group, Signal::SIGKILL);
         let _ = self.child.wait();
     }
+
+    /// Kills every process of the job by closing it (Windows has no SIGTERM to ask first);
+    /// without a job, the service's own process.
+    #[cfg(windows)]
+    fn stop(&mut self) {
+        match self.job.take() {
+            // Closing the only handle to the job kills its processes.
+            Some(job) => drop(job),
+            None => {
+                let _ = self.child.kill();
+            }
+        }
+        let _ = self.child.wait();
+    }
 }
 
 impl Drop for Service {
     fn drop(&mut self) {
         self.stop();
+    }
+}
+
+/// Puts the command in a process group of its own, and on Linux asks the kernel to send it
+/// SIGTERM when loadgate dies (the parent-death signal).
+#[cfg(unix)]
+fn own_process_group(cmd: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    cmd.process_group(0);
+    // SAFETY: prctl(PR_SET_PDEATHSIG) is async-signal-safe; it makes the kernel send
+    // SIGTERM to the service if loadgate dies without running its cleanup.
+    #[cfg(target_os = "linux")]
+    unsafe {
+        cmd.pre_exec(|| {
+            nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGTERM)
+                .map_err(std::io::Error::from)
+        });
     }
 }
 
@@ -171,4 +202,39 @@ fn answers(mut stream: impl Read + Write, request: &[u8]) -> bool {
         }
     }
     head.starts_with(b"HTTP/1.")
+}
+
+/// A job object holding the service, made to kill every process in it when it is closed (when
+/// the service is stopped, or when loadgate dies); `None` when Windows refuses. The processes
+/// the service starts join its job; one it started before it was assigned (right after the
+/// spawn) would stay outside.
+#[cfg(windows)]
+fn kill_on_close_job(child: &Child) -> Option<std::os::windows::io::OwnedHandle> {
+    use std::os::windows::io::{AsRawHandle, FromRawHandle, OwnedHandle};
+    use windows_sys::Win32::System::JobObjects::{
+        AssignProcessToJobObject, CreateJobObjectW, JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE,
+        JOBOBJECT_EXTENDED_LIMIT_INFORMATION, JobObjectExtendedLimitInformation,
+        SetInformationJobObject,
+    };
+    // SAFETY: an anonymous job with default security; a null handle is a failure.
+    let job = unsafe { CreateJobObjectW(std::ptr::null(), std::ptr::null()) };
+    if job.is_null() {
+        return None;
+    }
+    // SAFETY: `job` is a handle we own from here on (closed when this drops).
+    let job = unsafe { OwnedHandle::from_raw_handle(job) };
+    let mut limits = JOBOBJECT_EXTENDED_LIMIT_INFORMATION::default();
+    limits.BasicLimitInformation.LimitFlags = JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE;
+    // SAFETY: both handles are open; the information is the struct of its class, whose size is
+    // given.
+    let made = unsafe {
+        SetInformationJobObject(
+            job.as_raw_handle(),
+            JobObjectExtendedLimitInformation,
+            std::ptr::from_ref(&limits).cast(),
+            std::mem::size_of::<JOBOBJECT_EXTENDED_LIMIT_INFORMATION>() as u32,
+        ) != 0
+            && AssignProcessToJobObject(job.as_raw_handle(), child.as_raw_handle()) != 0
+    };
+    made.then_some(job)
 }

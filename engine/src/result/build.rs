@@ -95,9 +95,7 @@ fn environment(output: &RunOutput) -> Environment {
     let (cpu_user, cpu_system) = output.cpu;
     Environment {
         loadgate_version: env!("CARGO_PKG_VERSION").to_string(),
-        hostname: nix::unistd::gethostname()
-            .map(|h| h.to_string_lossy().into_owned())
-            .unwrap_or_default(),
+        hostname: gethostname::gethostname().to_string_lossy().into_owned(),
         os: std::env::consts::OS.to_string(),
         arch: std::env::consts::ARCH.to_string(),
         cpu_count: cpu_count(),

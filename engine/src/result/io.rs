@@ -47,7 +47,9 @@ pub(crate) fn write_json(value: &impl serde::Serialize, path: &Path) -> anyhow::
     out.flush()?;
     drop(out);
     // Readable by others, like any file written with the default umask (a temporary file
-    // starts at 0600; a container step running as another user must read the result).
+    // starts at 0600; a container step running as another user must read the result). Windows
+    // has no such mode: the file inherits its directory's access rules.
+    #[cfg(unix)]
     file.as_file()
         .set_permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644))?;
     file.as_file().sync_all()?;

@@ -2,133 +2,130 @@
 //!
 //! tokio's timer wheel has a 1 ms tick, so a task sleeping until an arrival's due time wakes
 //! on the next tick: about 0.7 ms late at the median (bench/rate_accuracy.sh), and that
-//! lateness would be part of every open-model latency. A Linux timerfd armed for the exact
-//! duration and awaited through tokio's reactor wakes within the kernel's timer slack
-//! (50 µs by default) instead.
+//! lateness would be part of every open-model latency. [`PreciseTimer`] is, on Linux, a
+//! timerfd (`timerfd.rs`, the measured path); elsewhere a tokio sleep to shortly before the
+//! deadline, then yields and a spin to it (`portable.rs`, compiled on Linux for its tests).
+//! Both have the same interface: `PreciseTimer::new() -> io::Result<PreciseTimer>` (in a tokio
+//! runtime with I/O enabled) and `async fn sleep_until(&mut self, deadline: Instant) ->
+//! io::Result<()>`.
 
-use std::io;
-use std::os::fd::{AsFd, AsRawFd, RawFd};
-use std::time::Instant;
+#[cfg(any(not(target_os = "linux"), test))]
+mod portable;
+#[cfg(target_os = "linux")]
+mod timerfd;
 
-use nix::sys::time::TimeSpec;
-use nix::sys::timerfd::{ClockId, Expiration, TimerFd, TimerFlags, TimerSetTimeFlags};
-use tokio::io::Interest;
-use tokio::io::unix::AsyncFd;
+#[cfg(not(target_os = "linux"))]
+pub(crate) use portable::PreciseTimer;
+#[cfg(target_os = "linux")]
+pub(crate) use timerfd::PreciseTimer;
 
-/// Deadlines closer than this are waited for by spinning (the kernel's default timer slack).
-pub(crate) const SPIN_SPAN: std::time::Duration = std::time::Duration::from_micros(50);
+/// Deadlines closer than this are waited for by spinning (the Linux kernel's default timer
+/// slack): a timer would wake later than that.
+const SPIN_SPAN: std::time::Duration = std::time::Duration::from_micros(50);
 
-/// One timerfd, re-armed for each sleep.
-pub(crate) struct PreciseTimer {
-    fd: AsyncFd<Fd>,
-}
-
-/// `TimerFd` as tokio's reactor wants it.
-struct Fd(TimerFd);
-
-impl AsRawFd for Fd {
-    fn as_raw_fd(&self) -> RawFd {
-        self.0.as_fd().as_raw_fd()
-    }
-}
-
-impl PreciseTimer {
-    /// Creates the timer (needs a tokio runtime with I/O enabled).
-    pub(crate) fn new() -> io::Result<PreciseTimer> {
-        let fd = TimerFd::new(
-            ClockId::CLOCK_MONOTONIC,
-            TimerFlags::TFD_NONBLOCK | TimerFlags::TFD_CLOEXEC,
-        )?;
-        // SAFETY: `Fd` owns the timerfd, so the descriptor stays open and the same for as long
-        // as the `AsyncFd` holds it.
-        let fd = unsafe { AsyncFd::register_with_interest(Fd(fd), Interest::READABLE) }
-            .map_err(io::Error::from)?;
-        Ok(PreciseTimer { fd })
-    }
-
-    /// Sleeps until `deadline`; returns at once when it has passed. A deadline within
-    /// [`SPIN_SPAN`] is waited for by spinning: a timer would wake later than that.
-    pub(crate) async fn sleep_until(&mut self, deadline: Instant) -> io::Result<()> {
-        let now = Instant::now();
-        if deadline <= now {
-            return Ok(());
-        }
-        if deadline - now <= SPIN_SPAN {
-            while Instant::now() < deadline {
-                std::hint::spin_loop();
-            }
-            return Ok(());
-        }
-        let wait = TimeSpec::from_duration(deadline - now);
-        // Arming resets the timer's expiration count, and the reactor is edge-triggered, so
-        // the expiration need not be read (one syscall fewer per sleep): each expiry after
-        // the arming is a new readiness event.
-        self.fd
-            .get_ref()
-            .0
-            .set(Expiration::OneShot(wait), TimerSetTimeFlags::empty())?;
-        loop {
-            let mut ready = self.fd.readable().await?;
-            ready.clear_ready();
-            // An expiry of an earlier arming that the reactor reports late wakes us early.
-            if Instant::now() >= deadline {
-                return Ok(());
-            }
-        }
-    }
-}
-
-#[cfg(test)]
+#[cfg(all(test, target_os = "linux"))]
 mod tests {
-    use super::*;
-    use std::time::Duration;
+    use std::time::{Duration, Instant};
 
-    #[test]
-    fn wakes_after_the_deadline_and_not_a_tick_late() {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        runtime.block_on(async {
-            let mut timer = PreciseTimer::new().unwrap();
-            let mut late = Vec::new();
-            for _ in 0..50 {
-                let deadline = Instant::now() + Duration::from_micros(300);
-                timer.sleep_until(deadline).await.unwrap();
-                let now = Instant::now();
-                assert!(now >= deadline);
-                late.push(now - deadline);
-            }
-            late.sort();
-            // The median wake-up is well under tokio's 1 ms tick, even on a busy machine.
-            assert!(late[25] < Duration::from_micros(500), "{late:?}");
-            // A deadline in the past returns at once.
-            timer.sleep_until(Instant::now()).await.unwrap();
-        });
+    use nix::time::{ClockId, clock_gettime};
+
+    /// What one timer did over many sleeps.
+    #[derive(Default)]
+    struct Sample {
+        /// How late each sleep woke, sorted once all are in.
+        late: Vec<Duration>,
+        /// The time slept, and the CPU time this thread used meanwhile.
+        waited: Duration,
+        cpu: Duration,
     }
 
+    impl Sample {
+        /// The `q` quantile (0..=1) of the lateness, in µs (`late` sorted).
+        fn quantile_us(&self, q: f64) -> u128 {
+            self.late[((self.late.len() - 1) as f64 * q).round() as usize].as_micros()
+        }
+
+        fn figures(&self) -> String {
+            format!(
+                "p50 {} µs, p90 {} µs, p99 {} µs, max {} µs late; CPU busy {:.0}% of the wait",
+                self.quantile_us(0.5),
+                self.quantile_us(0.9),
+                self.quantile_us(0.99),
+                self.quantile_us(1.0),
+                100.0 * self.cpu.as_secs_f64() / self.waited.as_secs_f64()
+            )
+        }
+    }
+
+    fn thread_cpu() -> Duration {
+        clock_gettime(ClockId::CLOCK_THREAD_CPUTIME_ID)
+            .unwrap()
+            .into()
+    }
+
+    /// Sleeps until a deadline `$ahead` of now, on the future `$sleep` makes of the deadline
+    /// `$d`, and records it in `$sample`.
+    macro_rules! sleep {
+        ($sample:expr, $ahead:expr, |$d:ident| $sleep:expr) => {{
+            let (started, cpu) = (Instant::now(), thread_cpu());
+            let $d = started + $ahead;
+            $sleep.await;
+            let woke = Instant::now();
+            assert!(woke >= $d, "woke {:?} early", $d - woke);
+            $sample.late.push(woke - $d);
+            $sample.waited += woke - started;
+            $sample.cpu += thread_cpu() - cpu;
+        }};
+    }
+
+    /// Both timers, alternately, on `TICKS` deadlines each drawn evenly from 50 µs..3 ms ahead
+    /// (the dispatcher hands its timer up to 2 ms; beyond the portable timer's 2 ms margin its
+    /// tokio sleep is used too), about 2 s in all; then tokio's sleep alone for reference. The
+    /// portable timer must beat tokio's 1 ms tick as the timerfd does. Run with `--nocapture`
+    /// for the figures.
     #[test]
-    fn an_abandoned_sleep_does_not_wake_the_next_one_early() {
+    fn the_portable_timer_is_as_punctual_as_the_timerfd() {
+        const TICKS: usize = 500;
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .unwrap();
+        let (mut timerfd, mut portable, mut reference) = <(Sample, Sample, Sample)>::default();
         runtime.block_on(async {
-            let mut timer = PreciseTimer::new().unwrap();
-            // Armed for 200 µs, polled once, then dropped; it expires while nobody waits.
-            tokio::select! {
-                biased;
-                _ = timer.sleep_until(Instant::now() + Duration::from_micros(200)) => {
-                    panic!("a 200 µs sleep ended at its first poll")
-                }
-                () = std::future::ready(()) => {}
+            let mut fd = super::timerfd::PreciseTimer::new().unwrap();
+            let mut spin = super::portable::PreciseTimer::new().unwrap();
+            let mut rng = fastrand::Rng::with_seed(20);
+            let mut ahead = || Duration::from_micros(rng.u64(50..=3000));
+            for _ in 0..TICKS {
+                sleep!(timerfd, ahead(), |d| async {
+                    fd.sleep_until(d).await.unwrap()
+                });
+                sleep!(portable, ahead(), |d| async {
+                    spin.sleep_until(d).await.unwrap()
+                });
             }
-            // The reactor sees that expiry while this task sleeps on tokio's timer.
-            tokio::time::sleep(Duration::from_millis(3)).await;
-            // Its readiness is still pending; the next sleep must not end on it.
-            let deadline = Instant::now() + Duration::from_millis(5);
-            timer.sleep_until(deadline).await.unwrap();
-            assert!(Instant::now() >= deadline);
+            for _ in 0..TICKS / 4 {
+                sleep!(reference, ahead(), |d| tokio::time::sleep_until(d.into()));
+            }
         });
+        for sample in [&mut timerfd, &mut portable, &mut reference] {
+            sample.late.sort();
+        }
+        println!("timerfd:  {}", timerfd.figures());
+        println!("portable: {}", portable.figures());
+        println!(
+            "tokio's sleep alone (for reference): {}",
+            reference.figures()
+        );
+        for (name, sample) in [("timerfd", &timerfd), ("portable", &portable)] {
+            // The median well under tokio's 1 ms tick (a tokio sleep alone wakes ~1.1 ms late),
+            // even on a busy machine. The tail is printed, not asserted: on a shared machine a
+            // thread waits for a core, and the scheduler sets it, not the timer.
+            assert!(
+                sample.quantile_us(0.5) < 200,
+                "{name}: {}",
+                sample.figures()
+            );
+        }
     }
 }

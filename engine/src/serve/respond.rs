@@ -10,7 +10,6 @@ use http_body_util::BodyExt as _;
 use hyper::body::{Body, Bytes, Frame, Incoming, SizeHint};
 use hyper::header::{self, HeaderName, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
-use nix::time::{ClockId, clock_gettime};
 
 use crate::units::parse_duration;
 
@@ -84,19 +83,39 @@ pub(super) async fn handle(
     Ok(response)
 }
 
-/// Keeps this thread busy until it has used `work` of CPU time (its own clock,
-/// `CLOCK_THREAD_CPUTIME_ID`), without yielding: the serving thread and its core are taken as by
-/// a request's real CPU work, the requests behind it queue, and a neighbour on the same core
+/// Keeps this thread busy until it has used `work` of CPU time (its own clock, see
+/// [`spin_clock`]), without yielding: the serving thread and its core are taken as by a
+/// request's real CPU work, the requests behind it queue, and a neighbour on the same core
 /// stretches it in wall time as it would real work.
 fn spin(work: Duration) {
-    let used = || clock_gettime(ClockId::CLOCK_THREAD_CPUTIME_ID).map(Duration::from);
-    let Ok(started) = used() else { return };
+    let Some(started) = spin_clock() else {
+        return;
+    };
     // A clock that fails mid-way (it does not on Linux) ends the spin rather than hanging it.
-    while let Ok(now) = used() {
+    while let Some(now) = spin_clock() {
         if std::hint::black_box(now.saturating_sub(started)) >= work {
             break;
         }
     }
+}
+
+/// The clock [`spin`] is timed by: the CPU time the calling thread has used
+/// (`CLOCK_THREAD_CPUTIME_ID`); `None` when the clock fails.
+#[cfg(unix)]
+fn spin_clock() -> Option<Duration> {
+    use nix::time::{ClockId, clock_gettime};
+    clock_gettime(ClockId::CLOCK_THREAD_CPUTIME_ID)
+        .ok()
+        .map(Duration::from)
+}
+
+/// The clock [`spin`] is timed by: on Windows the monotonic wall clock (since its first use),
+/// since a thread's CPU time advances there only at the clock tick (15.6 ms by default), so a
+/// neighbour on the same core does not stretch the spin.
+#[cfg(windows)]
+fn spin_clock() -> Option<Duration> {
+    static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    Some(START.get_or_init(std::time::Instant::now).elapsed())
 }
 
 /// A `text/plain` response; hyper adds `Content-Length` from the body's exact size.
