@@ -74,7 +74,7 @@ interface Setup {
 /** Step 1, inputs: reads and checks the inputs and the run's context; empties `out`. */
 function prepare(): Setup {
   const inputs = readInputs((name) => core.getInput(name))
-  const ctx = readContext(process.env, github.context.payload)
+  const ctx = readContext(github.context, process.env)
   const api = github.getOctokit(inputs.token)
   const workspace = process.env.GITHUB_WORKSPACE || process.cwd()
   const cwd = resolve(workspace, inputs.workingDirectory)

@@ -129,12 +129,15 @@ describe('splitArgs', () => {
     [`--name 'two words' "and \\"three\\"" x\\ y`, ['--name', 'two words', 'and "three"', 'x y']],
     [`''`, ['']],
     [`a"b"'c'`, ['abc']],
-    [`"$HOME"`, ['$HOME']]
+    [`'$HOME' "a*" *.json`, ['$HOME', 'a*', '*.json']]
   ])('%j', (raw, words) => {
     expect(splitArgs(raw)).toEqual(words)
   })
 
-  it('refuses an unclosed quote', () => {
-    expect(() => splitArgs(`--name 'oops`)).toThrow(/unclosed ' quote/)
+  it('refuses what only a shell would give a meaning: variables, operators, comments', () => {
+    expect(() => splitArgs('--tag $GITHUB_SHA')).toThrow(/uses `\$GITHUB_SHA`, but no shell runs to expand it: use `\$\{\{ env.GITHUB_SHA \}\}`/)
+    expect(() => splitArgs('--tag "${SHA}"')).toThrow(/uses `\$SHA`/)
+    expect(() => splitArgs('--quiet | tee x')).toThrow(/holds the shell operator `\|`, but no shell runs it/)
+    expect(() => splitArgs('--quiet # why')).toThrow(/holds a comment \(`# why`\)/)
   })
 })

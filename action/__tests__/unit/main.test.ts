@@ -14,7 +14,18 @@ import type { LoadgateVerdict } from '../../src/generated/verdict.js'
 
 // Mocks are declared before main.ts is imported (vi.mock is hoisted above the imports).
 vi.mock('@actions/core', () => import('../fixtures/core.js'))
-vi.mock('@actions/github', () => ({ context: { payload: {} }, getOctokit: vi.fn() }))
+const payload = vi.hoisted(() => ({ current: {} as object }))
+vi.mock('@actions/github', async (importOriginal) => {
+  const real = await importOriginal<typeof import('@actions/github')>()
+  const Context = real.context.constructor as new () => typeof real.context
+  // github.context as the action gets it, made from the variables each test stubs (and its payload).
+  return {
+    get context() {
+      return Object.assign(new Context(), { payload: payload.current })
+    },
+    getOctokit: vi.fn()
+  }
+})
 vi.mock('../../src/engine.js', async (importOriginal) => ({
   ...(await importOriginal<typeof import('../../src/engine.js')>()),
   acquireEngine: vi.fn(),
@@ -102,9 +113,9 @@ function repository(runs: Array<{ id: number; event?: string; history?: Record<s
   })
 }
 
-function event(name: string, payload: Record<string, unknown> = {}) {
+function event(name: string, body: Record<string, unknown> = {}) {
   vi.stubEnv('GITHUB_EVENT_NAME', name)
-  github.context.payload = payload
+  payload.current = body
 }
 
 beforeEach(() => {
@@ -123,6 +134,7 @@ beforeEach(() => {
     GITHUB_SERVER_URL: 'https://github.com',
     GITHUB_WORKSPACE: ws,
     GITHUB_ACTION_REPOSITORY: '',
+    GITHUB_EVENT_PATH: '',
     RUNNER_TEMP: temp,
     ACTIONS_RUNTIME_TOKEN: 'runtime',
     ACTIONS_RESULTS_URL: 'https://results.test/'
