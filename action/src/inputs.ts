@@ -23,7 +23,16 @@ export type BaselineSource =
 export type Mode = 'stored' | 'paired'
 
 export type CommentWhen = 'always' | 'on-failure' | 'never'
-export type FailOn = 'slo' | 'regression' | 'both' | 'none'
+/**
+ * The engine's decisions that can fail the step: an SLO threshold failed (`slo`), a regression
+ * rule regressed (`regression`), the measurement is invalid (`invalid-measurement`: the engine's
+ * `invalid_measurement` verdict, exit code 5).
+ */
+export const DECISIONS = ['slo', 'regression', 'invalid-measurement'] as const
+export type Decision = (typeof DECISIONS)[number]
+
+/** The decisions that fail the step, in `DECISIONS` order; empty for `none`. */
+export type FailOn = Decision[]
 
 /** How to get the engine binary. */
 export type EngineSource =
@@ -141,10 +150,32 @@ export function readInputs(get: GetInput): Inputs {
     artifactName,
     token,
     comment: oneOf('comment', get('comment'), ['always', 'on-failure', 'never'] as const, 'always'),
-    failOn: oneOf('fail-on', get('fail-on'), ['slo', 'regression', 'both', 'none'] as const, 'both'),
+    failOn: failOn(get('fail-on')),
     engine,
     args: engineArgs(get('args'), mode)
   }
+}
+
+/**
+ * `fail-on`: a list of decisions separated by commas or spaces, or `none`; empty: all three.
+ */
+function failOn(raw: string): FailOn {
+  const words = raw.split(/[\s,]+/).filter((w) => w !== '')
+  if (words.length === 0) return [...DECISIONS]
+  if (words.length === 1 && words[0] === 'none') return []
+  for (const w of words) {
+    if (!(DECISIONS as readonly string[]).includes(w)) {
+      throw new InputError(
+        `input \`fail-on\` is \`${raw.trim()}\`; use \`none\` or a list of ${DECISIONS.map((d) => `\`${d}\``).join(', ')} (e.g. \`slo, regression\`)`
+      )
+    }
+  }
+  return DECISIONS.filter((d) => words.includes(d))
+}
+
+/** `fail-on` as the messages show it: `slo, regression`, or `none`. */
+export function failOnText(f: FailOn): string {
+  return f.length === 0 ? 'none' : f.join(', ')
 }
 
 /**
