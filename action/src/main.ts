@@ -71,7 +71,7 @@ async function main(): Promise<void> {
   core.info(ran.baseline.note)
   const report = await writeReports(setup, engine, ran)
   await publish(setup, report)
-  gate(setup.inputs.failOn, report.verdict!)
+  gate(setup.inputs.failOn, report.verdict)
 }
 
 /** What every step needs: the inputs, the workflow run, and where things are. */
@@ -222,7 +222,7 @@ interface Report {
  * baseline artifact's history; with the trend of the history window on a branch), and the
  * verdict read back.
  */
-async function writeReports(s: Setup, engine: string, ran: Ran): Promise<Report> {
+async function writeReports(s: Setup, engine: string, ran: Ran): Promise<Report & { verdict: LoadgateVerdict }> {
   const { resultPath, baseline, history } = ran
   const paths: ReportPaths = {
     result: resultPath,
