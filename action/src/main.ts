@@ -312,7 +312,8 @@ async function publish(s: Setup, r: Report): Promise<void> {
   if (v) core.info(headlineLine(v))
   const markdown = withNote(r.note, readFileSync(r.mdPath, 'utf8'))
   await writeSummary(markdown)
-  if (v) annotateFailedSlos(v, relative(s.workspace, s.spec))
+  // An invalid measurement's SLO results mean nothing: no annotation claims one failed.
+  if (v && v.verdict !== 'invalid_measurement') annotateFailedSlos(v, relative(s.workspace, s.spec))
 
   const mark = marker(`${ctx.workflowFile ?? ctx.workflowName}/${ctx.job}/${inputs.artifactName}`)
   const body = commentBody(mark, markdown)

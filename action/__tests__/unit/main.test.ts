@@ -290,12 +290,13 @@ describe('main', () => {
     writeFileSync(join(ws, 'base.json'), '{}')
     inputs = { ...inputs, baseline: 'base.json' }
     const problems = ['stage 1: 166 of 200 requests were dropped: every in-flight slot was busy (raise `max_in_flight`)']
-    const invalid = compared(['unchanged'], { verdict: 'invalid_measurement', exit_code: 5 })
+    const invalid = compared(['unchanged'], { verdict: 'invalid_measurement', exit_code: 5, slo_passed: false, slo: [slo(false)] })
     engine({ runCode: 5, doc: invalid, result: JSON.stringify({ name: 'api', health: { valid: false, problems } }) })
     await run()
     expect(commands()).toHaveLength(5) // the run, then every report as for any other run
-    expect(outputs()).toMatchObject({ verdict: 'fail', slo: 'pass', regression: 'unchanged' })
+    expect(outputs()).toMatchObject({ verdict: 'fail', slo: 'fail', regression: 'unchanged' })
     expect(core.setFailed.mock.calls).toEqual([[expect.stringMatching(/^loadgate: the engine's verdict is invalid_measurement \(exit code 5\)/)]])
+    expect(core.error).not.toHaveBeenCalled() // its SLO results mean nothing: no annotation
     const [summary] = core.summaryWritten
     expect(summary).toContain('> Baseline: base.json.\n>\n> **Invalid measurement**: this run did not apply the planned load (stage 1: 166 of 200 requests were dropped')
     expect(summary).toContain('What to do: ')
