@@ -137,15 +137,17 @@ export interface BaselineArtifact {
 const MAX_CANDIDATES = 5
 
 /**
- * The newest run allowed by `plan` that still has an unexpired artifact named `artifactName`,
- * or `undefined` when there is none yet (not an error: the first run on a branch has no baseline).
+ * The newest run allowed by `plan`, other than those in `skip` (run ids), that still has an
+ * unexpired artifact named `artifactName`, or `undefined` when there is none yet (not an error:
+ * the first run on a branch has no baseline).
  */
 export async function findBaselineArtifact(
   api: GitHubApi,
   ctx: RunContext,
   plan: SearchPlan,
   artifactName: string,
-  log: (line: string) => void
+  log: (line: string) => void,
+  skip: ReadonlySet<number> = new Set()
 ): Promise<BaselineArtifact | undefined> {
   const { data } = await api.rest.actions.listWorkflowRuns({
     owner: ctx.owner,
@@ -162,7 +164,9 @@ export async function findBaselineArtifact(
     events: plan.events,
     repository: `${ctx.owner}/${ctx.repo}`,
     excludeRunId: ctx.runId
-  }).slice(0, MAX_CANDIDATES)
+  })
+    .filter((r) => !skip.has(r.id))
+    .slice(0, MAX_CANDIDATES)
 
   for (const run of candidates) {
     const { data: arts } = await api.rest.actions.listWorkflowRunArtifacts({

@@ -29,8 +29,8 @@ export function marker(key: string): string {
 }
 
 /**
- * The report as the job summary and the comment show it: the action's one-line note (which
- * baseline, or why none) quoted above the engine's Markdown. A note longer than `NOTE_LIMIT`
+ * The report as the job summary and the comment show it: the action's note (which baseline, or
+ * why none; one paragraph per line) quoted above the engine's Markdown. A note longer than `NOTE_LIMIT`
  * (it may quote the engine's error message) is cut with `…`; the engine's Markdown is never cut.
  */
 export function withNote(note: string, markdown: string): string {
@@ -41,7 +41,10 @@ export function withNote(note: string, markdown: string): string {
     if (code >= 0xd800 && code <= 0xdbff) end -= 1 // do not split a surrogate pair
     line = `${line.slice(0, end)}…`
   }
-  return `> ${line}\n\n${markdown}`
+  return `${line
+    .split('\n')
+    .map((l) => `> ${l}`)
+    .join('\n>\n')}\n\n${markdown}`
 }
 
 /** The full comment body: the marker first, then the report. */

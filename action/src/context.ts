@@ -1,7 +1,8 @@
 /**
- * What the action needs to know about the workflow run it is part of, read once from the
- * runner's environment and the event payload into plain values.
+ * What the action needs to know about the workflow run it is part of, read once from
+ * `github.context` (the runner's environment and the event payload) into plain values.
  */
+import type { context } from '@actions/github'
 
 export interface PullRequest {
   number: number
@@ -32,39 +33,48 @@ export interface RunContext {
 
 type Env = Record<string, string | undefined>
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Payload = Record<string, any>
+/**
+ * What `readContext` takes from `@actions/github`'s `github.context`, which reads the runner's
+ * `GITHUB_*` variables and the event payload (`GITHUB_EVENT_PATH`).
+ */
+export type GitHubContext = Pick<typeof context, 'eventName' | 'runId' | 'workflow' | 'job' | 'serverUrl' | 'payload' | 'repo'>
 
-export function readContext(env: Env, payload: Payload): RunContext {
-  const [owner = '', repo = ''] = (env.GITHUB_REPOSITORY ?? '').split('/')
-  if (owner === '' || repo === '') {
+/**
+ * The run's context from `github.context`, plus the three variables it does not read:
+ * `GITHUB_REF_NAME`, `GITHUB_WORKFLOW_REF` and `GITHUB_ACTION_REPOSITORY`.
+ */
+export function readContext(gh: GitHubContext, env: Env): RunContext {
+  let owner: string
+  let repo: string
+  try {
+    ;({ owner, repo } = gh.repo)
+  } catch {
     throw new Error('GITHUB_REPOSITORY is not set: the action must run inside a GitHub Actions workflow')
   }
-  const serverUrl = env.GITHUB_SERVER_URL || 'https://github.com'
-  const runId = Number(env.GITHUB_RUN_ID ?? '0')
-
+  const payload = gh.payload
   let pullRequest: PullRequest | undefined
   const pr = payload.pull_request
   if (pr && typeof pr.number === 'number') {
     const headRepo: string | undefined = pr.head?.repo?.full_name
     pullRequest = {
       number: pr.number,
-      baseRef: pr.base?.ref ?? env.GITHUB_BASE_REF ?? '',
+      baseRef: pr.base?.ref ?? '',
       fromFork: headRepo !== undefined && headRepo !== `${owner}/${repo}`
     }
   }
+  const runId = Number.isSafeInteger(gh.runId) ? gh.runId : 0
 
   return {
-    eventName: env.GITHUB_EVENT_NAME ?? '',
+    eventName: gh.eventName ?? '',
     owner,
     repo,
     runId,
     refName: env.GITHUB_REF_NAME ?? '',
     defaultBranch: payload.repository?.default_branch,
     workflowFile: workflowFile(env.GITHUB_WORKFLOW_REF ?? '', `${owner}/${repo}`),
-    workflowName: env.GITHUB_WORKFLOW ?? '',
-    job: env.GITHUB_JOB ?? '',
-    runUrl: `${serverUrl}/${owner}/${repo}/actions/runs/${runId}`,
+    workflowName: gh.workflow ?? '',
+    job: gh.job ?? '',
+    runUrl: `${gh.serverUrl}/${owner}/${repo}/actions/runs/${runId}`,
     actionRepository: env.GITHUB_ACTION_REPOSITORY ?? '',
     pullRequest
   }

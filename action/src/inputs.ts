@@ -4,6 +4,7 @@
  *
  * Each input is documented in action.yml and in the README; keep the three in step.
  */
+import { parse } from 'shell-quote'
 
 /** Where the baseline result comes from. */
 export type BaselineSource =
@@ -22,7 +23,16 @@ export type BaselineSource =
 export type Mode = 'stored' | 'paired'
 
 export type CommentWhen = 'always' | 'on-failure' | 'never'
-export type FailOn = 'slo' | 'regression' | 'both' | 'none'
+/**
+ * The engine's decisions that can fail the step: an SLO threshold failed (`slo`), a regression
+ * rule regressed (`regression`), the measurement is invalid (`invalid-measurement`: the engine's
+ * `invalid_measurement` verdict, exit code 5).
+ */
+export const DECISIONS = ['slo', 'regression', 'invalid-measurement'] as const
+export type Decision = (typeof DECISIONS)[number]
+
+/** The decisions that fail the step, in `DECISIONS` order; empty for `none`. */
+export type FailOn = Decision[]
 
 /** How to get the engine binary. */
 export type EngineSource =
@@ -140,10 +150,32 @@ export function readInputs(get: GetInput): Inputs {
     artifactName,
     token,
     comment: oneOf('comment', get('comment'), ['always', 'on-failure', 'never'] as const, 'always'),
-    failOn: oneOf('fail-on', get('fail-on'), ['slo', 'regression', 'both', 'none'] as const, 'both'),
+    failOn: failOn(get('fail-on')),
     engine,
     args: engineArgs(get('args'), mode)
   }
+}
+
+/**
+ * `fail-on`: a list of decisions separated by commas or spaces, or `none`; empty: all three.
+ */
+function failOn(raw: string): FailOn {
+  const words = raw.split(/[\s,]+/).filter((w) => w !== '')
+  if (words.length === 0) return [...DECISIONS]
+  if (words.length === 1 && words[0] === 'none') return []
+  for (const w of words) {
+    if (!(DECISIONS as readonly string[]).includes(w)) {
+      throw new InputError(
+        `input \`fail-on\` is \`${raw.trim()}\`; use \`none\` or a list of ${DECISIONS.map((d) => `\`${d}\``).join(', ')} (e.g. \`slo, regression\`)`
+      )
+    }
+  }
+  return DECISIONS.filter((d) => words.includes(d))
+}
+
+/** `fail-on` as the messages show it: `slo, regression`, or `none`. */
+export function failOnText(f: FailOn): string {
+  return f.length === 0 ? 'none' : f.join(', ')
 }
 
 /**
@@ -180,41 +212,21 @@ function engineArgs(raw: string, mode: Mode): string[] {
 }
 
 /**
- * Splits extra engine arguments into words the way a POSIX shell would for plain words and
- * quotes (`'...'`, `"..."`, backslash escapes outside single quotes), without expanding anything.
+ * Splits extra engine arguments into words as a POSIX shell would for words, quotes (`'...'`,
+ * `"..."`) and backslash escapes (shell-quote's `parse`), expanding nothing: a glob stays the
+ * word it is; a `$NAME` outside single quotes, a shell operator (`|`, `;`, `>`, ...) or a `#`
+ * comment is refused, since no shell runs to give it a meaning.
  */
 export function splitArgs(raw: string): string[] {
-  const words: string[] = []
-  let word = ''
-  let inWord = false
-  let quote: '"' | "'" | null = null
-  for (let i = 0; i < raw.length; i++) {
-    const c = raw[i]
-    if (quote === "'") {
-      if (c === "'") quote = null
-      else word += c
-    } else if (quote === '"') {
-      if (c === '"') quote = null
-      else if (c === '\\' && i + 1 < raw.length && '"\\$`'.includes(raw[i + 1])) word += raw[++i]
-      else word += c
-    } else if (c === "'" || c === '"') {
-      quote = c
-      inWord = true
-    } else if (c === '\\' && i + 1 < raw.length) {
-      word += raw[++i]
-      inWord = true
-    } else if (/\s/.test(c)) {
-      if (inWord) words.push(word)
-      word = ''
-      inWord = false
-    } else {
-      word += c
-      inWord = true
-    }
-  }
-  if (quote !== null) {
-    throw new InputError(`input \`args\` has an unclosed ${quote} quote: ${raw}`)
-  }
-  if (inWord) words.push(word)
-  return words
+  const words = parse(raw, (name) => {
+    throw new InputError(
+      `input \`args\` uses \`$${name}\`, but no shell runs to expand it: use \`\${{ env.${name} }}\` in the workflow, or '$${name}' in single quotes to pass it as it is`
+    )
+  })
+  return words.map((w) => {
+    if (typeof w === 'string') return w
+    if ('op' in w && w.op === 'glob') return w.pattern
+    const what = 'comment' in w ? `a comment (\`#${w.comment}\`)` : `the shell operator \`${w.op}\``
+    throw new InputError(`input \`args\` holds ${what}, but no shell runs it: quote it to pass it to the engine as a word`)
+  })
 }

@@ -11,7 +11,7 @@ import { dirname, isAbsolute, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import * as core from '@actions/core'
 import * as github from '@actions/github'
-import { readInputs, type FailOn, type Inputs } from './inputs.js'
+import { failOnText, readInputs, type FailOn, type Inputs } from './inputs.js'
 import { readContext, type RunContext } from './context.js'
 import { acquireEngine, engineMessage, EXIT, invoke, type Invocation } from './engine.js'
 import {
@@ -27,7 +27,15 @@ import {
 import { downloadResult, uploadArtifact } from './artifacts.js'
 import { abArgs, build, findBase, freePorts, sideDir, withWorktree, type PairedBase } from './paired.js'
 import { commentBody, marker, upsertComment, withNote } from './comment.js'
-import { annotateFailedSlos, headlineLine, setOutputs, writeSummary } from './summary.js'
+import {
+  annotateFailedSlos,
+  headlineLine,
+  invalidMeasurementNote,
+  notCarriedOutMarkdown,
+  setOutputs,
+  writeSummary,
+  type ReportPaths
+} from './summary.js'
 import { failures, readVerdict, type LoadgateVerdict } from './verdict.js'
 import { httpStatus, type GitHubApi } from './github.js'
 
@@ -44,13 +52,22 @@ export async function run(): Promise<void> {
   }
 }
 
-/** The steps, in order; each throws what stops the action. */
+/**
+ * The steps, in order; each throws what stops the action. A run the engine could not carry out
+ * (exit code 3) is still published (summary, comment, artifact), then fails the step whatever
+ * `fail-on` says.
+ */
 async function main(): Promise<void> {
   const setup = prepare()
   // Paired: the base commit first, so that missing history fails before the engine is got.
   const base = setup.inputs.mode === 'paired' ? await core.group('Find the base commit', () => pairedBase(setup)) : undefined
   const engine = await getEngine(setup)
   const ran = base ? await runPaired(setup, engine, base) : await runStored(setup, engine)
+  if ('stopped' in ran) {
+    await publish(setup, notCarriedOut(setup, ran.stopped))
+    core.setFailed(engineFailure(ran.stopped.command, ran.stopped))
+    return
+  }
   core.info(ran.baseline.note)
   const report = await writeReports(setup, engine, ran)
   await publish(setup, report)
@@ -74,7 +91,7 @@ interface Setup {
 /** Step 1, inputs: reads and checks the inputs and the run's context; empties `out`. */
 function prepare(): Setup {
   const inputs = readInputs((name) => core.getInput(name))
-  const ctx = readContext(process.env, github.context.payload)
+  const ctx = readContext(github.context, process.env)
   const api = github.getOctokit(inputs.token)
   const workspace = process.env.GITHUB_WORKSPACE || process.cwd()
   const cwd = resolve(workspace, inputs.workingDirectory)
@@ -113,22 +130,33 @@ interface Ran {
   resultPath: string
   baseline: ResolvedBaseline
   history: string[]
+  /** The engine found the measurement invalid (exit code 5): the result is not in `history`. */
+  invalid: boolean
+}
+
+/** What steps 3 and 4 leave when the engine could not carry out the run (exit code 3). */
+interface Stopped {
+  stopped: Invocation & { command: 'run' | 'ab' }
 }
 
 /**
  * Steps 3 and 4, stored mode: `loadgate run`, then the baseline an earlier run stored and, on a
  * branch, the history window carried on from the previous run. An SLO failure is not an error here.
  */
-async function runStored(s: Setup, engine: string): Promise<Ran> {
+async function runStored(s: Setup, engine: string): Promise<Ran | Stopped> {
   const resultPath = join(s.out, 'result.json')
   const ran = await core.group(`loadgate run ${s.inputs.spec}`, () =>
     invoke(engine, ['run', s.spec, '--out', resultPath, ...s.inputs.args], s.cwd)
   )
-  if (ran.code !== EXIT.pass && ran.code !== EXIT.sloFailed) throw new Error(engineFailure('run', ran))
+  if (ran.code === EXIT.notCarriedOut) return { stopped: { ...ran, command: 'run' } }
+  const judged: number[] = [EXIT.pass, EXIT.sloFailed, EXIT.invalidMeasurement]
+  if (!judged.includes(ran.code)) throw new Error(engineFailure('run', ran))
+  const invalid = ran.code === EXIT.invalidMeasurement
   const baseline = await core.group('Find the baseline', () => resolveBaseline(s))
-  if (!carriesHistory(s.ctx)) return { resultPath, baseline, history: [] }
+  if (!carriesHistory(s.ctx)) return { resultPath, baseline, history: [], invalid }
   const previous = await core.group('Find the history window to carry on', () => previousRun(s, baseline))
-  return { resultPath, baseline, history: carryHistory(s.out, previous, resultPath, s.ctx.runId) }
+  // An invalid measurement is no sample of the branch's run-to-run variation: not added.
+  return { resultPath, baseline, history: carryHistory(s.out, previous, resultPath, s.ctx.runId, !invalid), invalid }
 }
 
 /** Paired mode's first step: the pull request's base commit. */
@@ -148,7 +176,7 @@ async function pairedBase(s: Setup): Promise<PairedBase> {
  * its document holds both sides and the paired verdict. Exit codes as `compare`'s: an SLO
  * failure, a regression or an invalid measurement is for the verdict to say, not an error here.
  */
-async function runPaired(s: Setup, engine: string, base: PairedBase): Promise<Ran> {
+async function runPaired(s: Setup, engine: string, base: PairedBase): Promise<Ran | Stopped> {
   const abPath = join(s.out, 'ab.json')
   const ran = await withWorktree(base, process.env.RUNNER_TEMP || tmpdir(), async (worktree) => {
     if (s.inputs.build !== '') {
@@ -165,25 +193,27 @@ async function runPaired(s: Setup, engine: string, base: PairedBase): Promise<Ra
     })
     return core.group(`loadgate ab ${s.inputs.spec}`, () => invoke(engine, args, s.cwd))
   })
+  if (ran.code === EXIT.notCarriedOut) return { stopped: { ...ran, command: 'ab' } }
   const judged: number[] = [EXIT.pass, EXIT.sloFailed, EXIT.regression, EXIT.invalidMeasurement]
   if (!judged.includes(ran.code)) throw new Error(engineFailure('ab', ran))
   const note =
     `Paired run: this commit (${base.head.slice(0, 7)}) against ${base.commit.slice(0, 7)}, its merge base with ${base.branch}, ` +
     'both built and loaded at the same time on this runner.'
-  return { resultPath: abPath, baseline: { note }, history: [] }
+  return { resultPath: abPath, baseline: { note }, history: [], invalid: ran.code === EXIT.invalidMeasurement }
 }
 
 /** What the report step leaves: the engine's verdict, and the files to upload. */
 interface Report {
-  verdict: LoadgateVerdict
-  /** The one line above the report: which baseline, or why none. */
+  /** The engine's verdict; undefined when the run could not be carried out (nothing measured). */
+  verdict: LoadgateVerdict | undefined
+  /** The lines above the report: which baseline, or why none; what an invalid measurement means. */
   note: string
-  resultPath: string
+  /** The Markdown report: the engine's, or the action's when nothing was measured. */
   mdPath: string
-  htmlPath: string
-  verdictPath: string
-  /** On a branch, the history window's result files. */
-  history: string[]
+  /** The outputs' paths; empty when there is no such file. */
+  paths: ReportPaths
+  /** Every file of the artifact. */
+  files: string[]
 }
 
 /**
@@ -192,18 +222,22 @@ interface Report {
  * baseline artifact's history; with the trend of the history window on a branch), and the
  * verdict read back.
  */
-async function writeReports(s: Setup, engine: string, ran: Ran): Promise<Report> {
+async function writeReports(s: Setup, engine: string, ran: Ran): Promise<Report & { verdict: LoadgateVerdict }> {
   const { resultPath, baseline, history } = ran
-  const files = {
-    mdPath: join(s.out, 'report.md'),
-    htmlPath: join(s.out, 'report.html'),
-    verdictPath: join(s.out, 'verdict.json')
+  const paths: ReportPaths = {
+    result: resultPath,
+    markdown: join(s.out, 'report.md'),
+    html: join(s.out, 'report.html'),
+    junit: join(s.out, 'report.junit.xml')
   }
-  const results = history.length > 1 ? [join(s.out, 'history')] : [resultPath]
+  const verdictPath = join(s.out, 'verdict.json')
+  // The window's trend when this result is in it (an invalid one is not: reported alone).
+  const results = history.length > 1 && !ran.invalid ? [join(s.out, 'history')] : [resultPath]
   const reports: Array<[string, string]> = [
-    ['md', files.mdPath],
-    ['html', files.htmlPath],
-    ['json', files.verdictPath]
+    ['md', paths.markdown],
+    ['html', paths.html],
+    ['junit', paths.junit],
+    ['json', verdictPath]
   ]
   let note = baseline.note
   let refused = await core.group('loadgate report', () => report(engine, results, baseline, reports, s.cwd))
@@ -222,8 +256,50 @@ async function writeReports(s: Setup, engine: string, ran: Ran): Promise<Report>
     refused = await core.group('loadgate report (without the baseline)', () => report(engine, results, {}, reports, s.cwd))
   }
   if (refused) throw new Error(engineFailure('report', refused))
-  const verdict = readVerdict(readFileSync(files.verdictPath, 'utf8'), files.verdictPath)
-  return { verdict, note, resultPath, ...files, history }
+  const verdict = readVerdict(readFileSync(verdictPath, 'utf8'), verdictPath)
+  if (verdict.verdict === 'invalid_measurement') {
+    note += `\n${invalidMeasurementNote(healthProblems(resultPath), s.inputs.failOn, carriesHistory(s.ctx) && s.inputs.mode === 'stored')}`
+  }
+  const files = [resultPath, paths.markdown, paths.html, paths.junit, verdictPath, ...history]
+  return { verdict, note, mdPath: paths.markdown, paths, files }
+}
+
+/**
+ * What the report step leaves when the engine could not carry out the run (exit code 3): the
+ * action's own Markdown saying so and what to do (the engine's error lines quoted, not the
+ * service's output), and the engine's whole standard error as `engine.log`.
+ */
+function notCarriedOut(s: Setup, stopped: Stopped['stopped']): Report {
+  const mdPath = join(s.out, 'report.md')
+  const logPath = join(s.out, 'engine.log')
+  writeFileSync(mdPath, notCarriedOutMarkdown(relative(s.cwd, s.spec), stopped.command, stopped.code, stopped.stderr))
+  writeFileSync(logPath, stopped.stderr)
+  return {
+    verdict: undefined,
+    note: `Not measured: \`loadgate ${stopped.command}\` could not carry out the run (exit code ${stopped.code}), so nothing was measured or compared, and this step fails whatever \`fail-on\` says.`,
+    mdPath,
+    paths: { result: '', markdown: mdPath, html: '', junit: '' },
+    files: [mdPath, logPath]
+  }
+}
+
+/** Whether a result file says its measurement is invalid (`health.valid` false). */
+function invalidResult(path: string): boolean {
+  try {
+    return JSON.parse(readFileSync(path, 'utf8')).health?.valid === false
+  } catch {
+    return false
+  }
+}
+
+/** The `health.problems` of a result file: why the engine found the measurement invalid. */
+function healthProblems(path: string): string[] {
+  try {
+    const problems: unknown = JSON.parse(readFileSync(path, 'utf8')).health?.problems
+    return Array.isArray(problems) ? problems.filter((p): p is string => typeof p === 'string') : []
+  } catch {
+    return []
+  }
 }
 
 /**
@@ -233,14 +309,15 @@ async function writeReports(s: Setup, engine: string, ran: Ran): Promise<Report>
 async function publish(s: Setup, r: Report): Promise<void> {
   const { inputs, ctx } = s
   const v = r.verdict
-  core.info(headlineLine(v))
+  if (v) core.info(headlineLine(v))
   const markdown = withNote(r.note, readFileSync(r.mdPath, 'utf8'))
   await writeSummary(markdown)
-  annotateFailedSlos(v, relative(s.workspace, s.spec))
+  // An invalid measurement's SLO results mean nothing: no annotation claims one failed.
+  if (v && v.verdict !== 'invalid_measurement') annotateFailedSlos(v, relative(s.workspace, s.spec))
 
   const mark = marker(`${ctx.workflowFile ?? ctx.workflowName}/${ctx.job}/${inputs.artifactName}`)
   const body = commentBody(mark, markdown)
-  const files = [r.resultPath, r.mdPath, r.htmlPath, r.verdictPath, ...r.history]
+  const files = [...r.files]
   if (ctx.pullRequest) {
     // For a trusted workflow_run workflow that comments on pull requests from forks (README).
     writeFileSync(join(s.out, 'comment.md'), body)
@@ -249,8 +326,8 @@ async function publish(s: Setup, r: Report): Promise<void> {
   }
   await upload(inputs.artifactName, files, s.out)
 
-  const commentUrl = await comment(s, mark, body, v.verdict !== 'pass')
-  setOutputs({ verdict: v, resultPath: r.resultPath, markdownPath: r.mdPath, htmlPath: r.htmlPath, commentUrl })
+  const commentUrl = await comment(s, mark, body, v?.verdict !== 'pass')
+  setOutputs({ verdict: v, paths: r.paths, commentUrl })
 }
 
 /** Creates or updates the sticky comment on a pull request, as the `comment` input says; returns its URL. */
@@ -281,9 +358,9 @@ async function comment(s: Setup, mark: string, body: string, failed: boolean): P
 function gate(failOn: FailOn, v: LoadgateVerdict): void {
   const why = failures(failOn, v)
   if (why.length > 0) {
-    core.setFailed(`loadgate: ${why.join('; ')} (fail-on: ${failOn})`)
+    core.setFailed(`loadgate: ${why.join('; ')} (fail-on: ${failOnText(failOn)})`)
   } else {
-    core.info(`loadgate: ${v.summary}; the step passes (fail-on: ${failOn})`)
+    core.info(`loadgate: ${v.summary}; the step passes (fail-on: ${failOnText(failOn)})`)
   }
 }
 
@@ -334,10 +411,11 @@ function engineFailure(what: string, r: Invocation): string {
 
 /**
  * The history window a run on a branch carries: the previous run's `history/` (its newest
- * results of the same spec `name`) plus this run's result, written to `out/history/`; returns
- * the files. The next runs on the branch carry it on; pull requests into it read it.
+ * results of the same spec `name`) plus this run's result when `add` (not an invalid
+ * measurement), written to `out/history/`; returns the files. The next runs on the branch carry
+ * it on; pull requests into it read it.
  */
-function carryHistory(out: string, previous: string | undefined, resultPath: string, runId: number): string[] {
+function carryHistory(out: string, previous: string | undefined, resultPath: string, runId: number, add: boolean): string[] {
   const dir = join(out, 'history')
   mkdirSync(dir, { recursive: true })
   const from = previous ? join(previous, 'history') : undefined
@@ -346,9 +424,12 @@ function carryHistory(out: string, previous: string | undefined, resultPath: str
   const earlier = from && existsSync(from) ? readdirSync(from) : []
   const kept = historyWindow(spec === undefined ? earlier : earlier.filter((name) => specName(join(from!, name)) === spec))
   for (const name of kept) copyFileSync(join(from!, name), join(dir, name))
-  copyFileSync(resultPath, join(dir, historyName(runId)))
-  core.info(`History window: ${kept.length + 1} result(s) kept in the artifact's history/`)
-  return [...kept, historyName(runId)].map((name) => join(dir, name))
+  if (add) {
+    copyFileSync(resultPath, join(dir, historyName(runId)))
+    kept.push(historyName(runId))
+  }
+  core.info(`History window: ${kept.length} result(s) kept in the artifact's history/${add ? '' : " (not this run's: its measurement is invalid)"}`)
+  return kept.map((name) => join(dir, name))
 }
 
 /** The spec `name` a result file records, or undefined when it is not a readable result. */
@@ -386,7 +467,7 @@ async function resolveBaseline(s: Setup): Promise<ResolvedBaseline> {
     if (!existsSync(path)) throw new Error(`input \`baseline\`: no file at ${path} (use \`auto\`, \`none\` or the path of a result JSON)`)
     return { path, note: `Baseline: ${plan.path}.` }
   }
-  const got = await downloadFrom(s, plan, 'baseline')
+  const got = await validBaseline(s, plan)
   if (got === undefined) {
     return {
       note: `No baseline yet: ${plan.describe} with an artifact named \`${inputs.artifactName}\` was not found, so this run is not compared (not a failure).`
@@ -407,6 +488,26 @@ async function resolveBaseline(s: Setup): Promise<ResolvedBaseline> {
 }
 
 /**
+ * The newest run that `plan` allows whose result is a valid measurement, downloaded: a run on
+ * the branch whose measurement was invalid may still have succeeded (its `fail-on` did not name
+ * `invalid-measurement`), and comparing with it could conclude nothing. At most
+ * `MAX_INVALID_SKIPPED` such runs are passed over.
+ */
+async function validBaseline(s: Setup, plan: SearchPlan): Promise<Downloaded | undefined> {
+  const skip = new Set<number>()
+  for (;;) {
+    const got = await downloadFrom(s, plan, 'baseline', undefined, skip)
+    if (got === undefined || !invalidResult(got.path) || skip.size >= MAX_INVALID_SKIPPED) return got
+    core.info(`Run #${got.run.run_number} (${got.run.html_url}) holds an invalid measurement: not a baseline; looking further back.`)
+    skip.add(got.run.id)
+    rmSync(got.dir, { recursive: true, force: true })
+  }
+}
+
+/** How many runs with an invalid measurement the baseline search passes over. */
+const MAX_INVALID_SKIPPED = 3
+
+/**
  * Step 4 on a branch: the folder of the previous run's artifact, whose `history/` this run
  * carries on; the baseline's when that is the same run. Undefined when there is none (the
  * window starts with this result).
@@ -423,20 +524,29 @@ async function previousRun(s: Setup, baseline: ResolvedBaseline): Promise<string
   return got?.dir
 }
 
+/** An earlier run's artifact, downloaded: the folder, and its result file. */
+interface Downloaded {
+  run: WorkflowRun
+  dir: string
+  path: string
+}
+
 /**
- * The newest run that `plan` allows with an artifact named `artifact-name`, downloaded into
- * `out/<folder>` (or the folder `already` was downloaded to, when it is the same run).
+ * The newest run that `plan` allows (but those in `skip`) with an artifact named
+ * `artifact-name`, downloaded into `out/<folder>` (or the folder `already` was downloaded to,
+ * when it is the same run).
  */
 async function downloadFrom(
   s: Setup,
   plan: SearchPlan,
   folder: string,
-  already?: ResolvedBaseline
-): Promise<{ run: WorkflowRun; dir: string; path: string } | undefined> {
+  already?: ResolvedBaseline,
+  skip?: ReadonlySet<number>
+): Promise<Downloaded | undefined> {
   const { inputs, ctx, api } = s
   let found
   try {
-    found = await findBaselineArtifact(api, ctx, plan, inputs.artifactName, (l) => core.info(l))
+    found = await findBaselineArtifact(api, ctx, plan, inputs.artifactName, (l) => core.info(l), skip)
   } catch (error) {
     if (httpStatus(error) === 403 || httpStatus(error) === 404) {
       throw new Error(

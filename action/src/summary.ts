@@ -5,6 +5,7 @@
  */
 import * as core from '@actions/core'
 import type { LoadgateVerdict } from './verdict.js'
+import { failOnText, type FailOn } from './inputs.js'
 import { failedSlos, regressionState } from './verdict.js'
 
 /** Appends the Markdown report (with the action's note above it) to the job summary. */
@@ -12,29 +13,99 @@ export async function writeSummary(markdown: string): Promise<void> {
   await core.summary.addRaw(markdown, true).write()
 }
 
+/** The files the outputs name, absolute; '' for one that was not written. */
+export interface ReportPaths {
+  /** The result JSON (`mode: paired`: the ab document). */
+  result: string
+  markdown: string
+  html: string
+  /** The engine's JUnit XML report (`loadgate report --format junit`). */
+  junit: string
+}
+
 export interface Outputs {
-  verdict: LoadgateVerdict
-  resultPath: string
-  markdownPath: string
-  htmlPath: string
+  /** The engine's verdict; undefined when the run could not be carried out. */
+  verdict: LoadgateVerdict | undefined
+  paths: ReportPaths
   commentUrl: string | undefined
 }
 
-/** Sets every output listed in action.yml. Numbers are the headline's raw values (µs, fractions). */
+/**
+ * Sets every output listed in action.yml. Numbers are the headline's raw values (µs,
+ * fractions). Without a verdict (nothing measured) `verdict` is `fail` and the engine's
+ * decisions and numbers are empty.
+ */
 export function setOutputs(o: Outputs): void {
   const v = o.verdict
-  const h = v.current.headline
-  core.setOutput('verdict', v.verdict === 'pass' ? 'pass' : 'fail')
-  core.setOutput('slo', v.slo_passed ? 'pass' : 'fail')
-  core.setOutput('regression', regressionState(v))
-  core.setOutput('result', o.resultPath)
-  core.setOutput('report-markdown', o.markdownPath)
-  core.setOutput('report-html', o.htmlPath)
-  core.setOutput('rps', String(h.rps))
-  core.setOutput('p95-us', h.p95_us == null ? '' : String(h.p95_us))
-  core.setOutput('p99-us', h.p99_us == null ? '' : String(h.p99_us))
-  core.setOutput('error-rate', String(h.error_rate))
+  const h = v?.current.headline
+  const number = (x: number | null | undefined) => (x == null ? '' : String(x))
+  core.setOutput('verdict', v?.verdict === 'pass' ? 'pass' : 'fail')
+  core.setOutput('slo', v === undefined ? '' : v.slo_passed ? 'pass' : 'fail')
+  core.setOutput('regression', v === undefined ? '' : regressionState(v))
+  core.setOutput('result', o.paths.result)
+  core.setOutput('report-markdown', o.paths.markdown)
+  core.setOutput('report-html', o.paths.html)
+  core.setOutput('report-junit', o.paths.junit)
+  core.setOutput('rps', number(h?.rps))
+  core.setOutput('p95-us', number(h?.p95_us))
+  core.setOutput('p99-us', number(h?.p99_us))
+  core.setOutput('error-rate', number(h?.error_rate))
   core.setOutput('comment-url', o.commentUrl ?? '')
+}
+
+/**
+ * The note above the engine's report of an invalid measurement: why the engine found it
+ * invalid (the result's `health.problems`; none listed when the baseline's was the invalid
+ * one), what to do, and what `fail-on` and the branch make of it. One line.
+ */
+export function invalidMeasurementNote(problems: string[], failOn: FailOn, onBranch: boolean): string {
+  const why =
+    problems.length > 0
+      ? `this run did not apply the planned load (${problems.join('; ')})`
+      : 'this run or its baseline did not apply the planned load'
+  const step = failOn.includes('invalid-measurement')
+    ? 'This step fails (`fail-on` names `invalid-measurement`).'
+    : `This step does not fail for it (fail-on: ${failOnText(failOn)}).`
+  const branch = onBranch ? " This result is left out of the branch's history window." : ''
+  return (
+    `**Invalid measurement**: ${why}, so its numbers are not compared or trusted. ` +
+    'What to do: follow the engine\'s hint (e.g. raise `max_in_flight`, lower the rate, or give the load generator a larger runner), then re-run the job. ' +
+    step +
+    branch
+  )
+}
+
+/**
+ * The action's Markdown report for a run the engine could not carry out (exit code 3): the
+ * spec, the engine's error lines (`loadgate: error: ...`, never the service's own output, which
+ * shares the engine's standard error), and what to do.
+ */
+export function notCarriedOutMarkdown(spec: string, command: string, code: number, stderr: string): string {
+  const said = stderr.split('\n').filter((l) => l.startsWith('loadgate: error:'))
+  const text = said.length > 0 ? said.join('\n') : '(no error line: see the step log, or engine.log in the artifact)'
+  // A fence longer than any run of backticks in the text, so nothing in it can close the block.
+  const fence = '`'.repeat(Math.max(3, ...[...text.matchAll(/`+/g)].map((m) => m[0].length + 1)))
+  return [
+    `### ⚠️ loadgate ${escapeMarkdown(spec)}: the run could not be carried out`,
+    '',
+    `\`loadgate ${command}\` stopped with exit code ${code} before measuring anything: there is no result, no SLO check and no comparison. The engine said:`,
+    '',
+    `${fence}text`,
+    text,
+    fence,
+    '',
+    "What to do: fix what the message names, then re-run the job. Most often the service did not start or did not become ready (check the spec's `service.command`, `ready_url` and `ready_timeout`, and that the build step before this one ran), or nothing listens at `base_url`. The engine's whole output is in this step's log and in `engine.log` in the artifact.",
+    ''
+  ].join('\n')
+}
+
+/** Text shown as is in Markdown: HTML's special characters escaped, Markdown's backslash-escaped. */
+function escapeMarkdown(text: string): string {
+  return text
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/([\\`*_[\]#|~])/g, '\\$1')
 }
 
 /** One error annotation per failed SLO threshold, on the spec file, with the engine's numbers. */

@@ -54,24 +54,24 @@ export function failedSlos(v: LoadgateVerdict): SloDelta[] {
 }
 
 /**
- * Why the step fails under `failOn`, from the engine's decisions: `slo_passed` (for `slo`),
- * `regressed` (for `regression`), and an `invalid_measurement` verdict (for any policy but
- * `none`: neither SLOs nor rules mean anything then). Empty when the step passes; an
- * inconclusive comparison or a missing baseline never fails it.
+ * Why the step fails under `failOn`, from the engine's decisions: an `invalid_measurement`
+ * verdict (for `invalid-measurement`; then only that: neither SLOs nor rules mean anything),
+ * else `slo_passed` (for `slo`) and `regressed` (for `regression`). Empty when the step passes;
+ * an inconclusive comparison or a missing baseline never fails it.
  */
 export function failures(failOn: FailOn, v: LoadgateVerdict): string[] {
-  if (failOn === 'none') return []
   if (v.verdict === 'invalid_measurement') {
+    if (!failOn.includes('invalid-measurement')) return []
     return [
       `the engine's verdict is invalid_measurement (exit code ${v.exit_code}): the current run or its baseline did not apply the planned load, so nothing can be concluded`
     ]
   }
   const out: string[] = []
-  if ((failOn === 'slo' || failOn === 'both') && !v.slo_passed) {
+  if (failOn.includes('slo') && !v.slo_passed) {
     const n = failedSlos(v).length
     out.push(`${n} SLO threshold${n === 1 ? '' : 's'} failed`)
   }
-  if ((failOn === 'regression' || failOn === 'both') && v.regressed) {
+  if (failOn.includes('regression') && v.regressed) {
     out.push('a regression against the baseline was found')
   }
   return out

@@ -129,8 +129,12 @@ describe('a repository history: baseline on main, pull requests compared with it
     // The artifact of a pull request carries what a trusted workflow_run workflow needs.
     const pr = api.artifacts.find((a) => a.runId === 101)!
     expect(zipEntries(pr.zip).sort()).toEqual(
-      ['comment.md', 'pull-request.json', 'report.html', 'report.md', 'result.json', 'verdict.json'].sort()
+      ['comment.md', 'pull-request.json', 'report.html', 'report.junit.xml', 'report.md', 'result.json', 'verdict.json'].sort()
     )
+    // The engine's JUnit report: one test case per SLO threshold and regression rule.
+    const junit = readFileSync(r.outputs['report-junit'], 'utf8')
+    expect(junit).toMatch(/^<\?xml /)
+    expect(junit).toContain('<testcase classname="loadgate.slo.total" name="total latency: p(95) &lt; 1s"')
   })
 
   it('the same pull request again updates that comment instead of adding one', async () => {
@@ -158,7 +162,7 @@ describe('a repository history: baseline on main, pull requests compared with it
     expect(r.errors).toEqual([
       // `:` in a property is escaped as %3A by the workflow command syntax
       `::error title=loadgate SLO failed%3A latency p(95) < 1ms,file=perf/strict.yaml::total: p(95) < 1ms failed, measured ${measured_text} (limit ${limit_text})`,
-      '::error::loadgate: 1 SLO threshold failed (fail-on: both)'
+      '::error::loadgate: 1 SLO threshold failed (fail-on: slo, regression, invalid-measurement)'
     ])
     const display = verdictOf(r).current.headline.display
     expect(display, 'the engine writes current.headline.display').toBeDefined()
@@ -348,18 +352,105 @@ describe('failures that stop the action before any report', () => {
   it('an invalid input fails the step with what is allowed', async () => {
     const r = await run({ name: 'push', runId: 202, branch: 'main' }, { spec: 'perf/fast.yaml', 'fail-on': 'latency' })
     expect(r.code).toBe(1)
-    expect(r.errors).toEqual(['::error::input `fail-on` is `latency`; use one of `slo`, `regression`, `both`, `none`'])
+    expect(r.errors).toEqual([
+      '::error::input `fail-on` is `latency`; use `none` or a list of `slo`, `regression`, `invalid-measurement` (e.g. `slo, regression`)'
+    ])
   })
 
-  it('a service that cannot start fails the step with exit code 3 and the engine message', async () => {
-    const busy = await freePort()
+})
+
+describe('runs that measured nothing or nothing valid are still reported', () => {
+  it('a service that cannot start (exit 3): summary, comment and artifact say so and what to do; the step fails', async () => {
+    const unused = await freePort()
     writeFileSync(
       join(ws, 'perf', 'nostart.yaml'),
       spec({ delay: '1ms', slo: 'p(95) < 1s' }).replace('command: ["${LOADGATE}", "serve"', 'command: ["/nonexistent/server", "serve"')
     )
-    const r = await run({ name: 'push', runId: 203, branch: 'main' }, { spec: 'perf/nostart.yaml' }, { env: { LG_PORT: String(busy) } })
-    expect(r.code).toBe(1)
+    const r = await run(
+      { name: 'pull_request', runId: 203, pr: 30, baseRef: 'main' },
+      { spec: 'perf/nostart.yaml', 'fail-on': 'none' },
+      { env: { LG_PORT: String(unused) } }
+    )
+    expect(r.code).toBe(1) // whatever fail-on says: nothing was measured
     expect(r.errors.join('\n')).toMatch(/loadgate run: the run could not be carried out \(exit code 3\)/)
+    const said = 'loadgate: error: cannot start service `/nonexistent/server'
+    expect(r.summary).toContain('### ⚠️ loadgate perf/nostart.yaml: the run could not be carried out')
+    expect(r.summary).toContain(said)
+    expect(r.summary).toContain('What to do: ')
+    const ours = ourComments(30)
+    expect(ours).toHaveLength(1)
+    expect(ours[0].body.trimEnd()).toBe(`${MARK}\n${r.summary.trimEnd()}`)
+    const zip = api.artifacts.find((a) => a.runId === 203)!.zip
+    expect(zipEntries(zip).sort()).toEqual(['comment.md', 'engine.log', 'pull-request.json', 'report.md'])
+    expect(r.outputs).toMatchObject({ verdict: 'fail', slo: '', result: '', 'report-junit': '', 'comment-url': expect.stringContaining(`#issuecomment-${ours[0].id}`) })
+    expect(readFileSync(r.outputs['report-markdown'], 'utf8')).toContain(said)
+  })
+
+  it('a target nobody listens on (exit 3) on a push is reported in the summary and the artifact', async () => {
+    const closed = await freePort()
+    writeFileSync(
+      join(ws, 'perf', 'unreachable.yaml'),
+      `version: 1\nname: unreachable\ndefaults:\n  base_url: http://127.0.0.1:${closed}\n  timeout: 1s\ntargets:\n  - name: home\n    path: /\nload:\n  connections: 1\n  duration: 2s\n`
+    )
+    const r = await run({ name: 'push', runId: 204, branch: 'main' }, { spec: 'perf/unreachable.yaml' })
+    expect(r.code).toBe(1)
+    expect(r.summary).toContain(`loadgate: error: target \`127.0.0.1:${closed}\` is unreachable`)
+    expect(zipEntries(api.artifacts.find((a) => a.runId === 204)!.zip).sort()).toEqual(['engine.log', 'report.md'])
+  })
+
+  // An open model whose arrivals cannot all be in flight: the engine drops them and calls the
+  // measurement invalid (exit 5), as engine/tests/load_model.rs provokes it.
+  const overloaded = (name: string) =>
+    spec({ name, delay: '100ms', slo: 'p(95) < 1s', duration: '2s' }).replace(
+      'load:\n  connections: 4\n  duration: 2s',
+      'load:\n  model: open\n  rate: 100/s\n  max_in_flight: 2\n  duration: 2s'
+    )
+
+  it('an invalid measurement (exit 5) on a pull request: reported with why and what to do, and fails by default', async () => {
+    writeFileSync(join(ws, 'perf', 'overloaded.yaml'), overloaded('overloaded'))
+    const r = await run({ name: 'pull_request', runId: 205, pr: 31, baseRef: 'main' }, { spec: 'perf/overloaded.yaml' })
+    expect(r.code).toBe(1)
+    expect(verdictOf(r).verdict).toBe('invalid_measurement')
+    expect(r.outputs).toMatchObject({ verdict: 'fail' })
+    expect(r.errors).toContainEqual(expect.stringMatching(/^::error::loadgate: the engine's verdict is invalid_measurement \(exit code 5\)/))
+    expect(r.summary).toMatch(/> \*\*Invalid measurement\*\*: this run did not apply the planned load \(stage 1: \d+ of \d+ requests were dropped/)
+    expect(r.summary).toContain('This step fails (`fail-on` names `invalid-measurement`).')
+    expect(r.summary).toContain(readFileSync(r.outputs['report-markdown'], 'utf8')) // the engine's report below
+    const ours = ourComments(31)
+    expect(ours).toHaveLength(1)
+    expect(ours[0].body).toContain('**Invalid measurement**')
+    const zip = api.artifacts.find((a) => a.runId === 205)!.zip
+    expect(zipEntries(zip)).toEqual(expect.arrayContaining(['result.json', 'report.md', 'report.html', 'report.junit.xml', 'verdict.json', 'comment.md']))
+  })
+
+  it('an invalid measurement on a push to main with fail-on: slo passes, is kept out of the window, and is no baseline', async () => {
+    const repo = new StandIn()
+    await repo.start()
+    try {
+      const at = (event: Event, name: string) =>
+        runAction({ api: repo.url, workspace: ws, event, inputs: { 'engine-path': bin, spec: name, 'fail-on': 'slo' }, env: { LG_PORT: String(port) } })
+      writeFileSync(join(ws, 'perf', 'main.yaml'), spec({ name: 'main', delay: '1ms', slo: 'p(95) < 1s', duration: '2s' }))
+      const good = await at({ name: 'push', runId: 600, branch: 'main' }, 'perf/main.yaml')
+      expect(good.code, good.stdout).toBe(0)
+      repo.addRun({ id: 600 })
+      // The same spec name, overloaded: the next push measures nothing valid.
+      writeFileSync(join(ws, 'perf', 'main-overloaded.yaml'), overloaded('main'))
+      const bad = await at({ name: 'push', runId: 601, branch: 'main' }, 'perf/main-overloaded.yaml')
+      expect(bad.code, bad.stdout).toBe(0)
+      expect(verdictOf(bad).verdict).toBe('invalid_measurement')
+      expect(bad.summary).toContain('This step does not fail for it (fail-on: slo).')
+      expect(bad.stdout).toContain("History window: 1 result(s) kept in the artifact's history/ (not this run's: its measurement is invalid)")
+      expect(zipEntries(repo.artifacts.find((a) => a.runId === 601)!.zip)).toEqual(expect.arrayContaining(['result.json', 'history/run-600.json']))
+      expect(zipEntries(repo.artifacts.find((a) => a.runId === 601)!.zip)).not.toContain('history/run-601.json')
+      repo.addRun({ id: 601 }) // a successful run, as its step passed
+
+      const pr = await at({ name: 'pull_request', runId: 650, pr: 40, baseRef: 'main' }, 'perf/main.yaml')
+      expect(pr.code, pr.stdout).toBe(0)
+      expect(pr.stdout).toContain('Run #601 (https://github.com/octo/shop/actions/runs/601) holds an invalid measurement: not a baseline; looking further back.')
+      expect(pr.summary).toContain('Baseline: [run #600]')
+    } finally {
+      await repo.stop()
+    }
   })
 })
 
@@ -418,6 +509,26 @@ describe('getting the engine', () => {
     expect(r.errors.join('\n')).toMatch(new RegExp(`checksum mismatch for ${asset} of release v${version}: expected [0-9a-f]{64}, got [0-9a-f]{64}`))
     expect(r.stdout).not.toContain('Engine:')
   })
+
+  it.runIf(process.platform === 'linux' && process.arch === 'x64')(
+    "a release without this platform's binary falls back to building from the action's source",
+    async () => {
+      // Only another platform's archive (and its checksum) in the release.
+      const other = 'loadgate-aarch64-apple-darwin.tar.gz'
+      api.releases.set(`v${version}`, new Map([...release(false)].map(([name, data]) => [name.replace(asset, other), data])))
+      // Without cargo on PATH the build stops at once and says so: the fallback taken, nothing built.
+      const noCargo = { env: { ...fromRepo.env, PATH: dirname(process.execPath) + ':/usr/bin:/bin' } }
+      const r = await run({ name: 'push', runId: 305, branch: 'main' }, stopEarly, noCargo)
+      expect(r.stdout).toContain(
+        `No release binary: release v${version} of loadgate/loadgate has no ${asset} with its ${asset}.sha256. Building the engine from the action's source.`
+      )
+      expect(r.errors.join('\n')).toContain('cannot build the engine: cargo is not on PATH')
+
+      // With engine-version given, no fallback: the step fails and names what is missing.
+      const pinned = await run({ name: 'push', runId: 306, branch: 'main' }, { ...stopEarly, 'engine-version': version }, noCargo)
+      expect(pinned.errors.join('\n')).toContain(`input \`engine-version\` is ${version}, but release v${version} of loadgate/loadgate has no ${asset}`)
+    }
+  )
 
   it('an explicit engine-version without a release fails and says so', async () => {
     const r = await run({ name: 'push', runId: 303, branch: 'main' }, { ...stopEarly, 'engine-version': '9.9.9' }, fromRepo)

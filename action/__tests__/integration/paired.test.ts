@@ -129,7 +129,7 @@ describe('mode: paired', () => {
     expect(ours).toHaveLength(1)
     expect(ours[0].body).toContain(note)
     const zip = api.artifacts.find((a) => a.runId === 400)!.zip
-    expect(zipEntries(zip).sort()).toEqual(['ab.json', 'comment.md', 'pull-request.json', 'report.html', 'report.md', 'verdict.json'])
+    expect(zipEntries(zip).sort()).toEqual(['ab.json', 'comment.md', 'pull-request.json', 'report.html', 'report.junit.xml', 'report.md', 'verdict.json'])
   }, 60_000)
 
   it('deepens a shallow checkout to find the base, and stops at a build that fails there, removing the worktree', async () => {

@@ -1,23 +1,23 @@
 import { describe, expect, it } from 'vitest'
 import { carriesHistory, historyName, historyWindow, planBaseline, planHistory, selectRuns, type WorkflowRun } from '../../src/baseline.js'
-import { readContext, workflowFile, type RunContext } from '../../src/context.js'
+import { readContext, workflowFile, type GitHubContext, type RunContext } from '../../src/context.js'
 
 const env = {
-  GITHUB_REPOSITORY: 'octo/shop',
-  GITHUB_RUN_ID: '42',
-  GITHUB_EVENT_NAME: 'pull_request',
   GITHUB_REF_NAME: '7/merge',
-  GITHUB_WORKFLOW_REF: 'octo/shop/.github/workflows/perf.yml@refs/pull/7/merge',
-  GITHUB_WORKFLOW: 'perf',
-  GITHUB_JOB: 'gate'
+  GITHUB_WORKFLOW_REF: 'octo/shop/.github/workflows/perf.yml@refs/pull/7/merge'
 }
 const prPayload = {
   pull_request: { number: 7, base: { ref: 'main' }, head: { repo: { full_name: 'octo/shop' } } },
-  repository: { default_branch: 'main' }
+  repository: { name: 'shop', owner: { login: 'octo' }, default_branch: 'main' }
+}
+
+/** `github.context`'s fields for a run of `perf` in octo/shop with this payload. */
+function gh(payload: GitHubContext['payload']): GitHubContext {
+  return { eventName: 'pull_request', runId: 42, workflow: 'perf', job: 'gate', serverUrl: 'https://github.com', payload, repo: { owner: 'octo', repo: 'shop' } }
 }
 
 function ctx(over: Partial<RunContext> = {}): RunContext {
-  return { ...readContext(env, prPayload), ...over }
+  return { ...readContext(gh(prPayload), env), ...over }
 }
 
 describe('readContext', () => {
@@ -30,11 +30,18 @@ describe('readContext', () => {
 
   it('tells a pull request from a fork', () => {
     const payload = { ...prPayload, pull_request: { ...prPayload.pull_request, head: { repo: { full_name: 'eve/shop' } } } }
-    expect(readContext(env, payload).pullRequest?.fromFork).toBe(true)
+    expect(readContext(gh(payload), env).pullRequest?.fromFork).toBe(true)
   })
 
   it('refuses to run outside a workflow', () => {
-    expect(() => readContext({}, {})).toThrow(/GITHUB_REPOSITORY is not set/)
+    // What github.context.repo does without GITHUB_REPOSITORY and a repository in the payload.
+    const outside = {
+      ...gh({}),
+      get repo(): GitHubContext['repo'] {
+        throw new Error("context.repo requires a GITHUB_REPOSITORY environment variable like 'owner/repo'")
+      }
+    }
+    expect(() => readContext(outside, {})).toThrow(/GITHUB_REPOSITORY is not set/)
   })
 })
 

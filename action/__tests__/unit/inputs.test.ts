@@ -19,7 +19,7 @@ describe('readInputs', () => {
       artifactName: 'loadgate',
       token: 't0ken',
       comment: 'always',
-      failOn: 'both',
+      failOn: ['slo', 'regression', 'invalid-measurement'],
       engine: { kind: 'release', version: undefined },
       args: []
     })
@@ -41,7 +41,8 @@ describe('readInputs', () => {
 
   it.each([
     ['comment', 'sometimes', /input `comment` is `sometimes`; use one of `always`, `on-failure`, `never`/],
-    ['fail-on', 'latency', /input `fail-on` is `latency`; use one of `slo`, `regression`, `both`, `none`/]
+    ['fail-on', 'latency', /input `fail-on` is `latency`; use `none` or a list of `slo`, `regression`, `invalid-measurement` \(e.g. `slo, regression`\)/],
+    ['fail-on', 'slo, none', /input `fail-on` is `slo, none`; use `none` or a list of/]
   ])('rejects %s: %s with the allowed values', (name, value, message) => {
     expect(() => readInputs(get({ ...minimal, [name]: value }))).toThrow(message)
   })
@@ -50,9 +51,12 @@ describe('readInputs', () => {
     for (const c of ['always', 'on-failure', 'never']) {
       expect(readInputs(get({ ...minimal, comment: c })).comment).toBe(c)
     }
-    for (const f of ['slo', 'regression', 'both', 'none']) {
-      expect(readInputs(get({ ...minimal, 'fail-on': f })).failOn).toBe(f)
-    }
+    const failOn = (f: string) => readInputs(get({ ...minimal, 'fail-on': f })).failOn
+    expect(failOn('slo')).toEqual(['slo'])
+    expect(failOn('invalid-measurement,regression')).toEqual(['regression', 'invalid-measurement'])
+    expect(failOn(' slo  regression ')).toEqual(['slo', 'regression'])
+    expect(failOn('none')).toEqual([])
+    expect(failOn('')).toEqual(['slo', 'regression', 'invalid-measurement'])
   })
 
   it('reads the engine from a path or a version, not both', () => {
@@ -129,12 +133,15 @@ describe('splitArgs', () => {
     [`--name 'two words' "and \\"three\\"" x\\ y`, ['--name', 'two words', 'and "three"', 'x y']],
     [`''`, ['']],
     [`a"b"'c'`, ['abc']],
-    [`"$HOME"`, ['$HOME']]
+    [`'$HOME' "a*" *.json`, ['$HOME', 'a*', '*.json']]
   ])('%j', (raw, words) => {
     expect(splitArgs(raw)).toEqual(words)
   })
 
-  it('refuses an unclosed quote', () => {
-    expect(() => splitArgs(`--name 'oops`)).toThrow(/unclosed ' quote/)
+  it('refuses what only a shell would give a meaning: variables, operators, comments', () => {
+    expect(() => splitArgs('--tag $GITHUB_SHA')).toThrow(/uses `\$GITHUB_SHA`, but no shell runs to expand it: use `\$\{\{ env.GITHUB_SHA \}\}`/)
+    expect(() => splitArgs('--tag "${SHA}"')).toThrow(/uses `\$SHA`/)
+    expect(() => splitArgs('--quiet | tee x')).toThrow(/holds the shell operator `\|`, but no shell runs it/)
+    expect(() => splitArgs('--quiet # why')).toThrow(/holds a comment \(`# why`\)/)
   })
 })

@@ -14,7 +14,18 @@ import type { LoadgateVerdict } from '../../src/generated/verdict.js'
 
 // Mocks are declared before main.ts is imported (vi.mock is hoisted above the imports).
 vi.mock('@actions/core', () => import('../fixtures/core.js'))
-vi.mock('@actions/github', () => ({ context: { payload: {} }, getOctokit: vi.fn() }))
+const payload = vi.hoisted(() => ({ current: {} as object }))
+vi.mock('@actions/github', async (importOriginal) => {
+  const real = await importOriginal<typeof import('@actions/github')>()
+  const Context = real.context.constructor as new () => typeof real.context
+  // github.context as the action gets it, made from the variables each test stubs (and its payload).
+  return {
+    get context() {
+      return Object.assign(new Context(), { payload: payload.current })
+    },
+    getOctokit: vi.fn()
+  }
+})
 vi.mock('../../src/engine.js', async (importOriginal) => ({
   ...(await importOriginal<typeof import('../../src/engine.js')>()),
   acquireEngine: vi.fn(),
@@ -102,9 +113,9 @@ function repository(runs: Array<{ id: number; event?: string; history?: Record<s
   })
 }
 
-function event(name: string, payload: Record<string, unknown> = {}) {
+function event(name: string, body: Record<string, unknown> = {}) {
   vi.stubEnv('GITHUB_EVENT_NAME', name)
-  github.context.payload = payload
+  payload.current = body
 }
 
 beforeEach(() => {
@@ -123,6 +134,7 @@ beforeEach(() => {
     GITHUB_SERVER_URL: 'https://github.com',
     GITHUB_WORKSPACE: ws,
     GITHUB_ACTION_REPOSITORY: '',
+    GITHUB_EVENT_PATH: '',
     RUNNER_TEMP: temp,
     ACTIONS_RUNTIME_TOKEN: 'runtime',
     ACTIONS_RESULTS_URL: 'https://results.test/'
@@ -151,6 +163,7 @@ describe('main', () => {
       `run WS/perf/api.yaml --out ${out}/result.json`,
       `report ${out}/result.json --format md --output ${out}/report.md`,
       `report ${out}/result.json --format html --output ${out}/report.html`,
+      `report ${out}/result.json --format junit --output ${out}/report.junit.xml`,
       `report ${out}/result.json --format json --output ${out}/verdict.json`
     ])
     expect(vi.mocked(acquireEngine).mock.invocationCallOrder[0]).toBeLessThan(vi.mocked(invoke).mock.invocationCallOrder[0])
@@ -163,6 +176,7 @@ describe('main', () => {
       result: join(temp, 'loadgate', 'loadgate', 'result.json'),
       'report-markdown': join(temp, 'loadgate', 'loadgate', 'report.md'),
       'report-html': join(temp, 'loadgate', 'loadgate', 'report.html'),
+      'report-junit': join(temp, 'loadgate', 'loadgate', 'report.junit.xml'),
       rps: '1234.5678',
       'p95-us': '900',
       'p99-us': '2100',
@@ -173,12 +187,12 @@ describe('main', () => {
       `> Not compared with a baseline: a \`push\` event is not compared; this result becomes the baseline for pull requests into main.\n\n${MD}`
     ])
     expect(core.info).toHaveBeenCalledWith('api: rps 1,234.6/s, p50 850 µs, p95 900 µs, p99 2.10 ms, error rate 0.200%, requests 4,938')
-    expect(core.info).toHaveBeenCalledWith('loadgate: PASSED: 1/1 SLOs met; no baseline to compare with; the step passes (fail-on: both)')
+    expect(core.info).toHaveBeenCalledWith('loadgate: PASSED: 1/1 SLOs met; no baseline to compare with; the step passes (fail-on: slo, regression, invalid-measurement)')
     expect(core.error).not.toHaveBeenCalled()
     const [name, files] = vi.mocked(uploadArtifact).mock.calls[0]
     expect(name).toBe('loadgate')
     // A push carries the history window; the first run on the branch starts it.
-    expect(files.map((f) => f.replace(`${temp}/loadgate/loadgate/`, ''))).toEqual(['result.json', 'report.md', 'report.html', 'verdict.json', 'history/run-500.json'])
+    expect(files.map((f) => f.replace(`${temp}/loadgate/loadgate/`, ''))).toEqual(['result.json', 'report.md', 'report.html', 'report.junit.xml', 'verdict.json', 'history/run-500.json'])
     expect(core.info).toHaveBeenCalledWith('No history window carried on: the previous successful run of perf.yml on main with an artifact named `loadgate` was not found.')
     expect(upsertComment).not.toHaveBeenCalled()
   })
@@ -201,7 +215,7 @@ describe('main', () => {
       ]
     ])
     expect(outputs()).toMatchObject({ verdict: 'fail', slo: 'fail', regression: 'no-baseline' })
-    expect(core.setFailed.mock.calls).toEqual([['loadgate: 1 SLO threshold failed (fail-on: both)']])
+    expect(core.setFailed.mock.calls).toEqual([['loadgate: 1 SLO threshold failed (fail-on: slo, regression, invalid-measurement)']])
   })
 
   it('lets fail-on choose which of the engine\'s decisions fail the step', async () => {
@@ -209,7 +223,8 @@ describe('main', () => {
     // Both an SLO failure and a regression: the engine's verdict is slo_failed, and `regressed` says the rest.
     const doc = compared(['regressed', 'unchanged'], { verdict: 'slo_failed', exit_code: 1, slo_passed: false, slo: [slo(false)] })
     const cases: Array<[string, string[]]> = [
-      ['both', ['loadgate: 1 SLO threshold failed; a regression against the baseline was found (fail-on: both)']],
+      ['', ['loadgate: 1 SLO threshold failed; a regression against the baseline was found (fail-on: slo, regression, invalid-measurement)']],
+      ['regression,slo', ['loadgate: 1 SLO threshold failed; a regression against the baseline was found (fail-on: slo, regression)']],
       ['regression', ['loadgate: a regression against the baseline was found (fail-on: regression)']],
       ['slo', ['loadgate: 1 SLO threshold failed (fail-on: slo)']],
       ['none', []]
@@ -271,29 +286,109 @@ describe('main', () => {
     expect(core.setFailed).not.toHaveBeenCalled()
   })
 
-  it('fails on an invalid measurement whatever the SLOs say', async () => {
+  it('reports an invalid measurement (exit 5), says why and what to do, and fails by fail-on', async () => {
     writeFileSync(join(ws, 'base.json'), '{}')
     inputs = { ...inputs, baseline: 'base.json' }
-    engine({ doc: compared(['unchanged'], { verdict: 'invalid_measurement', exit_code: 5 }) })
+    const problems = ['stage 1: 166 of 200 requests were dropped: every in-flight slot was busy (raise `max_in_flight`)']
+    const invalid = compared(['unchanged'], { verdict: 'invalid_measurement', exit_code: 5, slo_passed: false, slo: [slo(false)] })
+    engine({ runCode: 5, doc: invalid, result: JSON.stringify({ name: 'api', health: { valid: false, problems } }) })
     await run()
-    expect(outputs()).toMatchObject({ verdict: 'fail', slo: 'pass', regression: 'unchanged' })
+    expect(commands()).toHaveLength(5) // the run, then every report as for any other run
+    expect(outputs()).toMatchObject({ verdict: 'fail', slo: 'fail', regression: 'unchanged' })
     expect(core.setFailed.mock.calls).toEqual([[expect.stringMatching(/^loadgate: the engine's verdict is invalid_measurement \(exit code 5\)/)]])
+    expect(core.error).not.toHaveBeenCalled() // its SLO results mean nothing: no annotation
+    const [summary] = core.summaryWritten
+    expect(summary).toContain('> Baseline: base.json.\n>\n> **Invalid measurement**: this run did not apply the planned load (stage 1: 166 of 200 requests were dropped')
+    expect(summary).toContain('What to do: ')
+    expect(summary).toContain('This step fails (`fail-on` names `invalid-measurement`).')
+    expect(summary).toContain(MD)
+    expect(vi.mocked(uploadArtifact).mock.calls[0][1].map((f) => f.replace(`${temp}/loadgate/loadgate/`, ''))).toEqual([
+      'result.json', 'report.md', 'report.html', 'report.junit.xml', 'verdict.json'
+    ])
+
+    // Without invalid-measurement in fail-on, the same run passes the step, and says so.
+    core.reset()
+    inputs = { ...inputs, 'fail-on': 'slo' }
+    engine({ runCode: 5, doc: invalid, result: JSON.stringify({ name: 'api', health: { valid: false, problems } }) })
+    await run()
+    expect(core.setFailed).not.toHaveBeenCalled()
+    expect(core.summaryWritten[0]).toContain('This step does not fail for it (fail-on: slo).')
   })
 
-  it('stops at a run the engine could not carry out, with its message, before any report', async () => {
-    engine({ doc: verdictDoc() })
-    vi.mocked(invoke).mockResolvedValueOnce({ code: 3, stderr: 'loadgate: error: the service did not become ready\n' })
+  it('an invalid measurement on a push is left out of the history window it carries on', async () => {
+    const result = (valid: boolean) => JSON.stringify({ name: 'api', health: { valid, problems: valid ? [] : ['dropped'] } })
+    repository([{ id: 400, history: { 'run-400.json': result(true) } }])
+    inputs = { ...inputs, 'fail-on': 'slo' }
+    engine({ runCode: 5, doc: verdictDoc({ verdict: 'invalid_measurement', exit_code: 5 }), result: result(false) })
     await run()
-    expect(core.setFailed.mock.calls).toEqual([['loadgate run: the run could not be carried out (exit code 3):\nloadgate: error: the service did not become ready']])
-    expect(commands()).toHaveLength(1)
-    expect(core.setOutput).not.toHaveBeenCalled()
-    expect(uploadArtifact).not.toHaveBeenCalled()
+    expect(core.setFailed).not.toHaveBeenCalled()
+    // Reported alone (no trend over a window it is not in); the window carried on as it was.
+    expect(commands()[1]).toBe('report TEMP/loadgate/loadgate/result.json --format md --output TEMP/loadgate/loadgate/report.md')
+    const files = vi.mocked(uploadArtifact).mock.calls[0][1].map((f) => f.replace(`${temp}/loadgate/loadgate/`, ''))
+    expect(files.filter((f) => f.startsWith('history/'))).toEqual(['history/run-400.json'])
+    expect(core.info).toHaveBeenCalledWith("History window: 1 result(s) kept in the artifact's history/ (not this run's: its measurement is invalid)")
+    expect(core.summaryWritten[0]).toContain("This result is left out of the branch's history window.")
+  })
+
+  it('a pull request passes over a baseline run whose measurement was invalid', async () => {
+    event('pull_request', { pull_request: { number: 7, base: { ref: 'main' }, head: { repo: { full_name: 'octo/shop' } } } })
+    repository([{ id: 100 }, { id: 101 }])
+    vi.mocked(downloadResult).mockImplementation(async (_id, from, dir) => {
+      writeFileSync(join(dir, 'result.json'), JSON.stringify({ name: 'api', health: { valid: from.runId !== 101, problems: [] } }))
+      return join(dir, 'result.json')
+    })
+    engine({ doc: compared(['unchanged']) })
+    await run()
+    expect(vi.mocked(downloadResult).mock.calls.map(([, from]) => from.runId)).toEqual([101, 100])
+    expect(core.info).toHaveBeenCalledWith('Run #101 (https://github.com/octo/shop/actions/runs/101) holds an invalid measurement: not a baseline; looking further back.')
+    expect(core.summaryWritten[0]).toMatch(/^> Baseline: \[run #100\]/)
+    expect(core.setFailed).not.toHaveBeenCalled()
+  })
+
+  it('publishes a run the engine could not carry out (exit 3), with its message and what to do, then fails whatever fail-on says', async () => {
+    event('pull_request', { pull_request: { number: 7, base: { ref: 'main' }, head: { repo: { full_name: 'octo/shop' } } } })
+    inputs = { ...inputs, 'fail-on': 'none', comment: 'on-failure' }
+    engine({ doc: verdictDoc() })
+    const stderr = 'the service says: secret=hunter2\nloadgate: starting service `./server`\nloadgate: error: cannot start service `./server`: No such file or directory (os error 2)\n'
+    vi.mocked(invoke).mockResolvedValueOnce({ code: 3, stderr })
+    await run()
+    expect(core.setFailed.mock.calls).toEqual([
+      ['loadgate run: the run could not be carried out (exit code 3):\n' + stderr.trimEnd()]
+    ])
+    expect(commands()).toHaveLength(1) // no report: there is no result
+    const [summary] = core.summaryWritten
+    expect(summary).toMatch(/^> Not measured: `loadgate run` could not carry out the run \(exit code 3\)/)
+    expect(summary).toContain('### ⚠️ loadgate perf/api.yaml: the run could not be carried out')
+    expect(summary).toContain('```text\nloadgate: error: cannot start service `./server`: No such file or directory (os error 2)\n```')
+    expect(summary).toContain('What to do: ')
+    // Only the engine's error lines: the service's own output (sharing its stderr) is not quoted.
+    expect(summary).not.toContain('hunter2')
+    expect(vi.mocked(upsertComment).mock.calls[0][1]).toMatchObject({ issueNumber: 7, create: true, body: `<!-- loadgate-comment: perf.yml/gate/loadgate -->\n${summary}` })
+    const files = vi.mocked(uploadArtifact).mock.calls[0][1].map((f) => f.replace(`${temp}/loadgate/loadgate/`, ''))
+    expect(files).toEqual(['report.md', 'engine.log', 'comment.md', 'pull-request.json'])
+    expect(readFileSync(join(temp, 'loadgate', 'loadgate', 'engine.log'), 'utf8')).toBe(stderr)
+    expect(outputs()).toEqual({
+      verdict: 'fail',
+      slo: '',
+      regression: '',
+      result: '',
+      'report-markdown': join(temp, 'loadgate', 'loadgate', 'report.md'),
+      'report-html': '',
+      'report-junit': '',
+      rps: '',
+      'p95-us': '',
+      'p99-us': '',
+      'error-rate': '',
+      'comment-url': 'https://github.test/c/1'
+    })
   })
 
   it('stops at an invalid input before getting the engine', async () => {
     inputs = { ...inputs, 'fail-on': 'latency' }
     await run()
-    expect(core.setFailed.mock.calls).toEqual([['input `fail-on` is `latency`; use one of `slo`, `regression`, `both`, `none`']])
+    expect(core.setFailed.mock.calls).toEqual([
+      ['input `fail-on` is `latency`; use `none` or a list of `slo`, `regression`, `invalid-measurement` (e.g. `slo, regression`)']
+    ])
     expect(acquireEngine).not.toHaveBeenCalled()
   })
 
@@ -319,12 +414,13 @@ describe('main, the history window', () => {
       `run WS/perf/api.yaml --out ${out}/result.json`,
       `report ${out}/history --format md --output ${out}/report.md`,
       `report ${out}/history --format html --output ${out}/report.html`,
+      `report ${out}/history --format junit --output ${out}/report.junit.xml`,
       `report ${out}/history --format json --output ${out}/verdict.json`
     ])
     expect(vi.mocked(downloadResult).mock.calls.map(([id, from, dir]) => [id, from.runId, dir.replace(temp, 'TEMP')])).toEqual([[4000, 400, `${out}/previous`]])
     expect(core.info).toHaveBeenCalledWith('History window carried on from run #400 (https://github.com/octo/shop/actions/runs/400), the previous successful run of perf.yml on main.')
     // run-399 is of another spec (renamed since): left behind.
-    expect(uploaded()).toEqual(['result.json', 'report.md', 'report.html', 'verdict.json', 'history/run-300.json', 'history/run-400.json', 'history/run-500.json'])
+    expect(uploaded()).toEqual(['result.json', 'report.md', 'report.html', 'report.junit.xml', 'verdict.json', 'history/run-300.json', 'history/run-400.json', 'history/run-500.json'])
     expect(readFileSync(join(temp, 'loadgate', 'loadgate', 'history', 'run-500.json'), 'utf8')).toBe(api)
   })
 
@@ -338,6 +434,7 @@ describe('main, the history window', () => {
     expect(commands().slice(1)).toEqual([
       `report ${out}/result.json ${against} --format md --output ${out}/report.md`,
       `report ${out}/result.json ${against} --format html --output ${out}/report.html`,
+      `report ${out}/result.json ${against} --format junit --output ${out}/report.junit.xml`,
       `report ${out}/result.json ${against} --format json --output ${out}/verdict.json`
     ])
     // A pull request carries no window of its own.
@@ -352,7 +449,7 @@ describe('main, the history window', () => {
     expect(core.setFailed).not.toHaveBeenCalled()
     expect(commands().slice(1).map((c) => c.replace(/ --format .*/, ''))).toEqual([
       `report ${out}/result.json --baseline ${out}/baseline/result.json --baseline-history ${out}/baseline/history`,
-      ...Array(3).fill(`report ${out}/result.json --baseline ${out}/baseline/result.json`)
+      ...Array(4).fill(`report ${out}/result.json --baseline ${out}/baseline/result.json`)
     ])
     expect(core.warning).toHaveBeenCalledWith(expect.stringMatching(/^The baseline's history cannot be used: loadgate: error: .*run-90\.json` is not a loadgate result/))
     expect(outputs()).toMatchObject({ regression: 'unchanged' })
@@ -429,6 +526,7 @@ describe('main, mode: paired', () => {
     expect(reports).toEqual([
       `report ${out}/ab.json --format md --output ${out}/report.md`,
       `report ${out}/ab.json --format html --output ${out}/report.html`,
+      `report ${out}/ab.json --format junit --output ${out}/report.junit.xml`,
       `report ${out}/ab.json --format json --output ${out}/verdict.json`
     ])
     expect(downloadResult).not.toHaveBeenCalled()
@@ -448,19 +546,19 @@ describe('main, mode: paired', () => {
     expect(core.summaryWritten).toEqual([`${note}\n\n${MD}`])
     expect(outputs()).toMatchObject({ verdict: 'pass', regression: 'unchanged', result: join(temp, 'loadgate', 'loadgate', 'ab.json') })
     const files = vi.mocked(uploadArtifact).mock.calls[0][1].map((f) => f.replace(`${temp}/loadgate/loadgate/`, ''))
-    expect(files).toEqual(['ab.json', 'report.md', 'report.html', 'verdict.json', 'comment.md', 'pull-request.json'])
+    expect(files).toEqual(['ab.json', 'report.md', 'report.html', 'report.junit.xml', 'verdict.json', 'comment.md', 'pull-request.json'])
     expect(vi.mocked(upsertComment).mock.calls[0][1]).toMatchObject({ issueNumber: 7, create: true })
   })
 
   it('reports a regression that loadgate ab found (exit 4) and fails the step by fail-on', async () => {
     engine({ runCode: 4, doc: compared(['regressed'], { verdict: 'regressed', exit_code: 4 }) })
     await run()
-    expect(commands()).toHaveLength(4)
+    expect(commands()).toHaveLength(5)
     expect(outputs()).toMatchObject({ verdict: 'fail', regression: 'regressed' })
-    expect(core.setFailed.mock.calls).toEqual([['loadgate: a regression against the baseline was found (fail-on: both)']])
+    expect(core.setFailed.mock.calls).toEqual([['loadgate: a regression against the baseline was found (fail-on: slo, regression, invalid-measurement)']])
   })
 
-  it('stops at an ab run the engine could not carry out, and removes the worktree', async () => {
+  it('publishes an ab run the engine could not carry out, fails, and removes the worktree', async () => {
     engine({ doc: verdictDoc() })
     vi.mocked(invoke).mockResolvedValueOnce({ code: 3, stderr: 'loadgate: error: the baseline side: the service did not become ready\n' })
     await run()
@@ -469,7 +567,11 @@ describe('main, mode: paired', () => {
     ])
     expect(commands()).toHaveLength(1)
     expect(git(ws, 'worktree', 'list').split('\n')).toHaveLength(1)
-    expect(uploadArtifact).not.toHaveBeenCalled()
+    expect(core.summaryWritten[0]).toContain('`loadgate ab` stopped with exit code 3 before measuring anything')
+    expect(core.summaryWritten[0]).toContain('loadgate: error: the baseline side: the service did not become ready')
+    expect(vi.mocked(uploadArtifact).mock.calls[0][1].map((f) => f.replace(`${temp}/loadgate/loadgate/`, ''))).toEqual([
+      'report.md', 'engine.log', 'comment.md', 'pull-request.json'
+    ])
   })
 
   it('stops at a failed build before the load, and removes the worktree', async () => {

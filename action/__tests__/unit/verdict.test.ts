@@ -52,30 +52,32 @@ describe('failures (the fail-on policy)', () => {
   const both = compared(['regressed'], { verdict: 'slo_failed', exit_code: 1, slo_passed: false, slo: [slo(false)] })
 
   it('fails on what fail-on names, and only that', () => {
-    expect(failures('both', both)).toEqual(['1 SLO threshold failed', 'a regression against the baseline was found'])
-    expect(failures('slo', both)).toEqual(['1 SLO threshold failed'])
-    expect(failures('regression', both)).toEqual(['a regression against the baseline was found'])
-    expect(failures('none', both)).toEqual([])
-    expect(failures('regression', sloFailed)).toEqual([])
+    expect(failures(['slo', 'regression'], both)).toEqual(['1 SLO threshold failed', 'a regression against the baseline was found'])
+    expect(failures(['slo'], both)).toEqual(['1 SLO threshold failed'])
+    expect(failures(['regression', 'invalid-measurement'], both)).toEqual(['a regression against the baseline was found'])
+    expect(failures([], both)).toEqual([])
+    expect(failures(['regression'], sloFailed)).toEqual([])
   })
 
   it("counts the engine's failed thresholds", () => {
     const two = verdictDoc({ verdict: 'slo_failed', slo_passed: false, slo: [slo(false), slo(true), slo(false)] })
     expect(failedSlos(two)).toHaveLength(2)
-    expect(failures('slo', two)).toEqual(['2 SLO thresholds failed'])
+    expect(failures(['slo'], two)).toEqual(['2 SLO thresholds failed'])
   })
 
   it('never fails for no baseline, an inconclusive comparison or an improvement', () => {
     for (const v of [verdictDoc(), compared(['inconclusive']), compared(['improved', 'unchanged'])]) {
-      expect(failures('both', v)).toEqual([])
+      expect(failures(['slo', 'regression', 'invalid-measurement'], v)).toEqual([])
     }
   })
 
-  it('fails on an invalid measurement under any policy but none', () => {
-    const invalid = compared(['unchanged'], { verdict: 'invalid_measurement', exit_code: 5 })
-    for (const failOn of ['slo', 'regression', 'both'] as const) {
-      expect(failures(failOn, invalid)).toEqual([expect.stringMatching(/^the engine's verdict is invalid_measurement \(exit code 5\)/)])
-    }
-    expect(failures('none', invalid)).toEqual([])
+  it('fails on an invalid measurement with invalid-measurement only, and then on nothing else', () => {
+    const invalid = compared(['regressed'], { verdict: 'invalid_measurement', exit_code: 5, regressed: true, slo_passed: false, slo: [slo(false)] })
+    expect(failures(['slo', 'regression', 'invalid-measurement'], invalid)).toEqual([
+      expect.stringMatching(/^the engine's verdict is invalid_measurement \(exit code 5\)/)
+    ])
+    // An invalid measurement's SLOs and rules mean nothing: they fail nothing either.
+    expect(failures(['slo', 'regression'], invalid)).toEqual([])
+    expect(failures([], invalid)).toEqual([])
   })
 })
