@@ -239,13 +239,15 @@ async function writeReports(s: Setup, engine: string, ran: Ran): Promise<Report 
     ['junit', paths.junit],
     ['json', verdictPath]
   ]
+  // The spec as the repository names it: the JUnit report gives it as each case's `file`.
+  const specPath = relative(s.workspace, s.spec)
   let note = baseline.note
-  let refused = await core.group('loadgate report', () => report(engine, results, baseline, reports, s.cwd))
+  let refused = await core.group('loadgate report', () => report(engine, results, baseline, reports, specPath, s.cwd))
   if (refused && baseline.history) {
     // A history the engine refuses (a result it cannot read) leaves the baseline itself usable.
     core.warning(`The baseline's history cannot be used: ${engineMessage(refused.stderr, 3)}`)
     note += ` Its history is not used (the engine says: ${engineMessage(refused.stderr, 1).replace(/^loadgate: error: /, '')}).`
-    refused = await core.group('loadgate report (without the history)', () => report(engine, results, { path: baseline.path }, reports, s.cwd))
+    refused = await core.group('loadgate report (without the history)', () => report(engine, results, { path: baseline.path }, reports, specPath, s.cwd))
   }
   if (refused && baseline.found) {
     // A baseline found in an earlier run that the engine refuses to compare with (another spec
@@ -253,7 +255,7 @@ async function writeReports(s: Setup, engine: string, ran: Ran): Promise<Report 
     core.warning(`The baseline cannot be compared with this run: ${engineMessage(refused.stderr, 3)}`)
     const said = engineMessage(refused.stderr, 1).replace(/^loadgate: error: /, '')
     note = `Not compared: the baseline, ${baseline.found}, cannot be compared with this run (the engine says: ${said}).`
-    refused = await core.group('loadgate report (without the baseline)', () => report(engine, results, {}, reports, s.cwd))
+    refused = await core.group('loadgate report (without the baseline)', () => report(engine, results, {}, reports, specPath, s.cwd))
   }
   if (refused) throw new Error(engineFailure('report', refused))
   const verdict = readVerdict(readFileSync(verdictPath, 'utf8'), verdictPath)
@@ -319,7 +321,7 @@ async function publish(s: Setup, r: Report): Promise<void> {
   const body = commentBody(mark, markdown)
   const files = [...r.files]
   if (ctx.pullRequest) {
-    // For a trusted workflow_run workflow that comments on pull requests from forks (README).
+    // For a trusted workflow_run workflow that comments on pull requests from forks (docs/action.md).
     writeFileSync(join(s.out, 'comment.md'), body)
     writeFileSync(join(s.out, 'pull-request.json'), `${JSON.stringify({ number: ctx.pullRequest.number })}\n`)
     files.push(join(s.out, 'comment.md'), join(s.out, 'pull-request.json'))
@@ -346,7 +348,7 @@ async function comment(s: Setup, mark: string, body: string, failed: boolean): P
     core.warning(
       `Could not comment on pull request #${ctx.pullRequest.number}: the token may not write to it` +
         `${ctx.pullRequest.fromFork ? ' (a pull request from a fork gets a read-only token)' : ''}. ` +
-        'The report is in the job summary; the README shows the workflow_run pattern that comments from a trusted workflow.'
+        'The report is in the job summary; docs/action.md (pull requests from forks) shows the workflow_run pattern that comments from a trusted workflow.'
     )
   } else {
     core.info(`Pull request comment: ${r.outcome}${r.url ? ` (${r.url})` : ''}`)
@@ -366,19 +368,21 @@ function gate(failOn: FailOn, v: LoadgateVerdict): void {
 
 /**
  * Writes each report, compared with `baseline.path` (its run-to-run variation from
- * `baseline.history`) when given; returns the failed invocation when the engine refused the
- * comparison (exit code 2 with a baseline), and throws for any other failure.
+ * `baseline.history`) when given, naming `spec` (relative to the workspace) for the JUnit `file`;
+ * returns the failed invocation when the engine refused the comparison (exit code 2 with a
+ * baseline), and throws for any other failure.
  */
 async function report(
   engine: string,
   results: string[],
   baseline: Pick<ResolvedBaseline, 'path' | 'history'>,
   reports: Array<[string, string]>,
+  spec: string,
   cwd: string
 ): Promise<Invocation | undefined> {
   const against = baselineArgs(baseline)
   for (const [format, file] of reports) {
-    const r = await invoke(engine, ['report', ...results, ...against, '--format', format, '--output', file], cwd)
+    const r = await invoke(engine, ['report', ...results, ...against, '--format', format, '--output', file, '--spec', spec], cwd)
     if (r.code === EXIT.invalid && baseline.path) return r
     if (r.code !== EXIT.pass) throw new Error(engineFailure(`report --format ${format}`, r))
   }

@@ -135,6 +135,8 @@ describe('a repository history: baseline on main, pull requests compared with it
     const junit = readFileSync(r.outputs['report-junit'], 'utf8')
     expect(junit).toMatch(/^<\?xml /)
     expect(junit).toContain('<testcase classname="loadgate.slo.total" name="total latency: p(95) &lt; 1s"')
+    // The spec, relative to the workspace, is each case's file (test-report actions annotate it).
+    expect(junit).toContain('file="perf&#x2f;fast.yaml"')
   })
 
   it('the same pull request again updates that comment instead of adding one', async () => {

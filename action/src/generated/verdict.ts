@@ -15,11 +15,11 @@ export type Overall = 'pass' | 'slo_failed' | 'regressed' | 'invalid_measurement
  */
 export interface LoadgateVerdict {
   /**
-   * Absent without a baseline.
+   * The baseline run, as `current`; absent without a baseline.
    */
   baseline?: RunInfo | null
   /**
-   * The current run.
+   * The current run: when, how long, its spec's hash and its key numbers.
    */
   current: RunInfo
   /**
@@ -47,11 +47,11 @@ export interface LoadgateVerdict {
    */
   slo: SloDelta[]
   /**
-   * Whether every SLO passed.
+   * Whether every SLO of the current run passed (true when it has none).
    */
   slo_passed: boolean
   /**
-   * The spec's name.
+   * The spec's `name`, shared by the current run and the baseline.
    */
   spec: string
   /**
@@ -77,7 +77,7 @@ export interface LoadgateVerdict {
    */
   verdict: Overall
   /**
-   * Version of this format: 1.
+   * Version of this format: 1 (bumped on an incompatible change).
    */
   verdict_version: number
 }
@@ -90,7 +90,8 @@ export interface RunInfo {
    */
   duration_s: number
   /**
-   * The key numbers of the run.
+   * The key numbers of the run, all targets together: throughput, p50/p95/p99, error
+   * rate, requests.
    */
   headline: Headline
   /**
@@ -102,7 +103,7 @@ export interface RunInfo {
    */
   loadgate_version: string
   /**
-   * Hex SHA-256 of the spec file.
+   * SHA-256 of the spec file's bytes, 64 lowercase hex digits.
    */
   spec_hash: string
   /**
@@ -157,19 +158,19 @@ export interface HeadlineDisplay {
    */
   p50: string
   /**
-   * Latency p95, as `p50`.
+   * Latency p95 in a readable unit, as `p50`.
    */
   p95: string
   /**
-   * Latency p99, as `p50`.
+   * Latency p99 in a readable unit, as `p50`.
    */
   p99: string
   /**
-   * Requests ended, e.g. `3511`.
+   * Requests ended (responses and transport errors), e.g. `3511`.
    */
   requests: string
   /**
-   * Throughput, e.g. `876.8/s`.
+   * Throughput, complete responses per second, e.g. `876.8/s`.
    */
   rps: string
 }
@@ -178,7 +179,7 @@ export interface HeadlineDisplay {
  */
 export interface RuleCounts {
   /**
-   * Rules that improved.
+   * Rules whose whole interval is better than the allowed change.
    */
   improved: number
   /**
@@ -186,7 +187,7 @@ export interface RuleCounts {
    */
   inconclusive: number
   /**
-   * Rules that regressed.
+   * Rules that regressed (each fails the gate).
    */
   regressed: number
   /**
@@ -422,11 +423,12 @@ export interface TrendMetric {
    */
   raw: (number | null)[]
   /**
-   * `1/s`, `us` or `ratio`.
+   * Unit of `raw`: `1/s` (throughput), `us` (latencies) or `ratio` (error rate, 0.01 = 1%).
    */
   unit: string
   /**
-   * Formatted, oldest first.
+   * The metric in each run, formatted as the reports show it (`12.00ms`), oldest first;
+   * `–` when a run had no responses.
    */
   values: string[]
   /**
@@ -447,7 +449,7 @@ export interface TrendRun {
    */
   label: string
   /**
-   * RFC 3339.
+   * When the run's measuring started, RFC 3339 in UTC (the result's `started_at`).
    */
   started_at: string
 }
