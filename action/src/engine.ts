@@ -141,7 +141,11 @@ function findBinaryDir(dir: string): string | undefined {
     .find((sub) => isFile(join(sub, EXE)))
 }
 
-/** `cargo build --release` in the action's directory; cargo's target folder is the cache. */
+/**
+ * `cargo build --profile fallback` in the action's directory (the release profile without
+ * whole-program optimisation: a 3.5x faster rebuild; Cargo.toml says what it costs); cargo's
+ * target folder is the cache.
+ */
 async function buildFromSource(actionDir: string): Promise<Acquired> {
   const cargo = await io.which('cargo', false)
   if (cargo === '') {
@@ -149,16 +153,16 @@ async function buildFromSource(actionDir: string): Promise<Acquired> {
       'cannot build the engine: cargo is not on PATH. Install Rust (e.g. dtolnay/rust-toolchain) before this step, or give a prebuilt binary with engine-path'
     )
   }
-  const code = await core.group('Build the loadgate engine (cargo build --release)', () =>
-    exec.exec(cargo, ['build', '--release', '--locked', '-p', 'loadgate'], {
+  const code = await core.group('Build the loadgate engine (cargo build --profile fallback)', () =>
+    exec.exec(cargo, ['build', '--profile', 'fallback', '--locked', '-p', 'loadgate'], {
       cwd: actionDir,
       ignoreReturnCode: true
     })
   )
-  if (code !== 0) throw new Error(`cargo build --release failed with exit code ${code} (its output is in the group above)`)
+  if (code !== 0) throw new Error(`cargo build --profile fallback failed with exit code ${code} (its output is in the group above)`)
   return {
-    path: join(actionDir, 'target', 'release', EXE),
-    how: `built from the action's source in ${actionDir} (cargo build --release)`
+    path: join(actionDir, 'target', 'fallback', EXE),
+    how: `built from the action's source in ${actionDir} (cargo build --profile fallback)`
   }
 }
 

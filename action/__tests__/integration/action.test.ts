@@ -549,7 +549,7 @@ describe('getting the engine', () => {
       env: { GITHUB_ACTION_REPOSITORY: 'loadgate/loadgate' }
     })
     expect(r.stdout).toContain('No release binary: the action is used from a local path (uses: ./)')
-    expect(r.stdout).toContain('::group::Build the loadgate engine (cargo build --release)')
+    expect(r.stdout).toContain('::group::Build the loadgate engine (cargo build --profile fallback)')
     expect(r.stdout).toContain(`Engine: built from the action's source in ${ACTION_ROOT}`)
     expect(r.errors.join('\n')).toMatch(/exit code 2/)
   }, 900_000)
