@@ -151,8 +151,8 @@ pub enum ReadError {
 
 /// Reads a result file: parsed as JSON, its `result_version` checked before anything else,
 /// brought up to date (results of earlier versions, or written before a field existed, see
-/// `upgrade.rs`), read into a [`RunResult`], then checked ([`check`]). Every error about the
-/// content names the field.
+/// `upgrade.rs`), read into a [`RunResult`], then checked (`check`: a measured window of
+/// positive length, histograms that decode). Every error about the content names the field.
 pub fn read(path: &Path) -> Result<RunResult, ReadError> {
     let shown = path.display().to_string();
     let invalid = |reason: String| ReadError::Invalid {
