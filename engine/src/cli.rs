@@ -33,7 +33,8 @@ pub(crate) enum Command {
     },
     /// Serve the built-in test target: responses shaped by query parameters.
     Serve(ServeArgs),
-    /// Compare a result with a baseline result; exit 0 pass, 1 SLO failed, 4 regression.
+    /// Compare a result with a baseline result; exit 0 pass, 1 SLO failed, 3 the current run
+    /// was interrupted (not judged), 4 regression, 5 invalid measurement.
     Compare(CompareArgs),
     /// Render a result (compared with a baseline, with a trend over earlier results) as
     /// Markdown, HTML, JUnit XML or JSON.
@@ -58,7 +59,8 @@ pub(crate) enum SchemaKind {
 pub(crate) struct RunArgs {
     /// The spec file (YAML).
     pub(crate) spec: PathBuf,
-    /// Write the result artifact (JSON) here; written whole or not at all.
+    /// Write the result artifact (JSON) here; written whole or not at all. A folder that
+    /// cannot take the file is refused before any load is sent (exit 2).
     #[arg(long)]
     pub(crate) out: Option<PathBuf>,
     /// No progress line on stderr.
@@ -87,7 +89,8 @@ pub(crate) struct CompareArgs {
     /// Write the output here instead of stdout.
     #[arg(long)]
     pub(crate) output: Option<PathBuf>,
-    /// A folder whose templates (report.md, report.html, junit.xml) replace the built-in ones.
+    /// A folder whose templates (report.md, report.html, junit.xml) replace the built-in ones;
+    /// it must exist and hold at least one of them.
     #[arg(long)]
     pub(crate) templates: Option<PathBuf>,
     /// The spec file the results came from, as the repository names it (e.g.
@@ -116,7 +119,8 @@ pub(crate) struct ReportArgs {
     /// Write the report here instead of stdout.
     #[arg(long)]
     pub(crate) output: Option<PathBuf>,
-    /// A folder whose templates (report.md, report.html, junit.xml) replace the built-in ones.
+    /// A folder whose templates (report.md, report.html, junit.xml) replace the built-in ones;
+    /// it must exist and hold at least one of them.
     #[arg(long)]
     pub(crate) templates: Option<PathBuf>,
     /// The spec file the results came from, as the repository names it (e.g.
@@ -163,7 +167,8 @@ pub(crate) struct AbArgs {
     #[arg(long, value_enum)]
     pub(crate) mode: Option<AbMode>,
     /// Write both sides' results and their epochs (JSON) here, whole or not at all; `loadgate
-    /// report FILE` renders it.
+    /// report FILE` renders it. A folder that cannot take the file is refused before any load
+    /// is sent (exit 2).
     #[arg(long)]
     pub(crate) out: Option<PathBuf>,
     /// No progress line on stderr.

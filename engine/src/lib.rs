@@ -38,18 +38,22 @@ use std::path::PathBuf;
 
 use anyhow::Context as _;
 use cli::{Cli, Command, CompareArgs, ReportArgs, RunArgs, SchemaKind};
-use compare::gate::{Exit, Overall};
+use compare::gate::Exit;
 use report::progress::ProgressLine;
+use report::verdict::Verdict;
 
 pub use compare::gate::Outcome;
 
 /// The exit code for an error that ended a command: 2 for an invalid spec or input (a result
-/// file that cannot be read, results that cannot be compared or merged), 3 otherwise.
+/// file that cannot be read, results that cannot be compared or merged, an `--out` path that
+/// cannot take the file, a `--templates` folder that is not one), 3 otherwise.
 pub fn error_exit_code(error: &anyhow::Error) -> ExitCode {
     let invalid_spec = error.chain().any(|e| {
         e.is::<validate::Diagnostics>()
             || e.is::<spec::SpecLoadError>()
             || e.is::<result::ReadError>()
+            || e.is::<result::OutError>()
+            || e.is::<report::TemplatesError>()
             || e.is::<compare::CompareError>()
             || e.is::<result::merge::MergeError>()
             || e.is::<ab::AbError>()
@@ -127,7 +131,7 @@ fn compare_files(args: &CompareArgs) -> anyhow::Result<Outcome> {
     };
     let text = report::render(args.format, &input, args.templates.as_deref())?;
     report::output(&text, args.output.as_deref())?;
-    Ok(Overall::of(&current, Some(&comparison)).into())
+    Ok(Verdict::of(&current, Some(&comparison)).outcome())
 }
 
 /// `loadgate report`: renders the latest result, compared with a baseline when given, with a
@@ -242,6 +246,12 @@ fn run_spec(args: &RunArgs) -> anyhow::Result<Outcome> {
         }
         None => None,
     };
+    // And the file of `--out`: a folder that cannot take it fails before any load too.
+    let out = args
+        .out
+        .as_deref()
+        .map(result::OutFile::create)
+        .transpose()?;
 
     let interrupt = Interrupt::watch()?;
     let stop = interrupt.stop.clone();
@@ -260,8 +270,8 @@ fn run_spec(args: &RunArgs) -> anyhow::Result<Outcome> {
 
     let result = result::build(&plan, &output);
     print!("{}", report::console::summary(&result));
-    if let Some(path) = &args.out {
-        result::write(&result, path)?;
+    if let Some(out) = out {
+        out.write(&result)?;
     }
     let comparison = baseline
         .as_ref()
@@ -277,13 +287,7 @@ fn run_spec(args: &RunArgs) -> anyhow::Result<Outcome> {
         };
         print!("{}", report::render(report::Format::Text, &input, None)?);
     }
-    Ok(if output.interrupted {
-        Outcome::Interrupted
-    } else if !result.health.valid {
-        Outcome::InvalidMeasurement
-    } else {
-        Overall::of(&result, comparison.as_ref()).into()
-    })
+    Ok(Verdict::of(&result, comparison.as_ref()).outcome())
 }
 
 /// Looks up `${NAME}` for a spec: the environment, and `LOADGATE`, the running binary.

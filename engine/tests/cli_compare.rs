@@ -223,11 +223,16 @@ fn report_over_a_folder_adds_a_trend_in_time_order() {
 fn merge_adds_shards_and_refuses_other_specs() {
     let dir = tempfile::tempdir().unwrap();
     let c = fixture("current.json");
+    // The same run measured again on another host: a second shard (the same result twice is
+    // refused, tests/cli_inputs.rs).
+    let shard = edited(dir.path(), "current.json", |v| {
+        v["environment"]["hostname"] = "shard-2".into()
+    });
     let merged = dir.path().join("merged.json");
     let out = loadgate(&[
         "merge",
         c.to_str().unwrap(),
-        c.to_str().unwrap(),
+        &shard,
         "--out",
         merged.to_str().unwrap(),
     ]);

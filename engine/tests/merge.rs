@@ -77,3 +77,17 @@ fn shards_of_other_specs_or_versions_are_refused() {
     );
     assert!(merge(&[]).is_err());
 }
+
+#[test]
+fn a_result_given_twice_is_refused() {
+    let (a, b) = shards();
+    let err = merge(&[a.clone(), b.clone(), a.clone()])
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("result 3 is result 1 again"), "{err}");
+    // Another host's shard of the same moment is not the same result.
+    let mut other = a.clone();
+    other.environment.hostname = "shard-2".to_string();
+    let merged = merge(&[a.clone(), other]).unwrap();
+    assert_eq!(merged.total.requests, 2 * a.total.requests);
+}

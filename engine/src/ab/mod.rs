@@ -103,6 +103,12 @@ pub(crate) fn ab(args: &AbArgs, env: &dyn Fn(&str) -> Option<String>) -> anyhow:
     }
     let (mode, epoch) = mode_and_epoch(args, &block)?;
     let plans = [sides[0].plan(&source, env)?, sides[1].plan(&source, env)?];
+    // A folder that cannot take `--out` fails before any load is sent.
+    let out = args
+        .out
+        .as_deref()
+        .map(result::OutFile::create)
+        .transpose()?;
 
     let interrupt = crate::Interrupt::watch()?;
     let stop = interrupt.stop.clone();
@@ -136,8 +142,8 @@ pub(crate) fn ab(args: &AbArgs, env: &dyn Fn(&str) -> Option<String>) -> anyhow:
             calibrate::render(&calibrations, &comparison, candidate.duration_s)
         );
     }
-    if let Some(path) = &args.out {
-        result::write_json(&ab, path)?;
+    if let Some(out) = out {
+        out.write(&ab)?;
     }
     Ok(if baseline.interrupted || candidate.interrupted {
         Outcome::Interrupted

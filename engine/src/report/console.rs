@@ -149,7 +149,8 @@ fn status_lines(t: &TargetResult) -> String {
     out
 }
 
-/// Each response check of each target, with how many responses passed it.
+/// Each response check of each target, with how many responses passed it; a check no
+/// response reached (every request failed before it, or none ended) is `not evaluated`.
 fn check_lines(result: &RunResult) -> String {
     let checks: Vec<String> = result
         .targets
@@ -157,13 +158,15 @@ fn check_lines(result: &RunResult) -> String {
         .flat_map(|t| {
             t.checks.iter().map(move |c| {
                 let total = c.passed + c.failed;
+                let (state, count) = match (total, c.failed) {
+                    (0, _) => ("not evaluated", "no response read".to_string()),
+                    (_, 0) => ("pass", format!("{}/{total} passed", c.passed)),
+                    _ => ("FAIL", format!("{}/{total} passed", c.passed)),
+                };
                 format!(
-                    "  {}  {}: {}  {}/{} passed",
-                    if c.failed == 0 { "pass" } else { "FAIL" },
+                    "  {state}  {}: {}  {count}",
                     clean(&t.name),
                     clean(&c.check),
-                    c.passed,
-                    total
                 )
             })
         })
@@ -199,7 +202,7 @@ fn slo_table(result: &RunResult) -> String {
     out
 }
 
-/// The verdict of the run alone (no baseline), last.
+/// The verdict of the run alone (no baseline), last. An interrupted run is not judged.
 fn verdict_line(result: &RunResult) -> String {
     let failed = result.slo.iter().filter(|v| !v.passed).count();
     let verdict = match (result.slo.len(), failed) {
@@ -207,7 +210,13 @@ fn verdict_line(result: &RunResult) -> String {
         (n, 0) => format!("PASSED: all {n} SLO thresholds met"),
         (n, f) => format!("FAILED: {f} of {n} SLO thresholds not met"),
     };
-    if result.health.valid {
+    if result.interrupted {
+        let rest = verdict.split_once(": ").map_or("", |(_, rest)| rest);
+        format!(
+            "\nINTERRUPTED: the run was stopped before its end and is not judged (on the part \
+             it ran: {rest})\n"
+        )
+    } else if result.health.valid {
         format!("\n{verdict}\n")
     } else {
         format!(

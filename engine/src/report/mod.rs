@@ -34,6 +34,8 @@ use anyhow::Context as _;
 use crate::compare::Comparison;
 use crate::result::RunResult;
 
+pub use templates::TemplatesError;
+
 /// A report format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
@@ -95,11 +97,16 @@ impl Format {
 }
 
 /// Renders `input` in `format`; templates come from `templates_dir` when it has them.
+/// Errors: `templates_dir` is given and is not a folder holding a template
+/// ([`TemplatesError`]), a template fails to render.
 pub fn render(
     format: Format,
     input: &Input<'_>,
     templates_dir: Option<&Path>,
 ) -> anyhow::Result<String> {
+    if let Some(dir) = templates_dir {
+        templates::check_folder(dir)?;
+    }
     let report = Report {
         input,
         view: view::build(

@@ -26,6 +26,42 @@ const EMBEDDED: [(&str, &str); 3] = [
     (JUNIT, include_str!("../../../templates/junit.xml")),
 ];
 
+/// Why a `--templates` folder cannot be used.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot use the templates folder `{path}`: {reason}")]
+pub struct TemplatesError {
+    /// The folder, as given.
+    pub path: String,
+    /// Why not, in words.
+    pub reason: String,
+}
+
+/// Checks a `--templates` folder before it is used: it exists, is a folder, and holds at least
+/// one of the templates it can override (`report.md`, `report.html`, `junit.xml`), so that a
+/// mistyped folder is not silently replaced by the built-in templates.
+pub(crate) fn check_folder(dir: &Path) -> Result<(), TemplatesError> {
+    let error = |reason: String| TemplatesError {
+        path: dir.display().to_string(),
+        reason,
+    };
+    match std::fs::metadata(dir) {
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => return Err(error("it is not a folder".to_string())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(error("no such folder".to_string()));
+        }
+        Err(e) => return Err(error(e.kind().to_string())),
+    }
+    if EMBEDDED.iter().any(|(name, _)| dir.join(name).exists()) {
+        Ok(())
+    } else {
+        Err(error(format!(
+            "it holds none of the templates it could replace ({})",
+            EMBEDDED.map(|(name, _)| name).join(", ")
+        )))
+    }
+}
+
 /// The template environment: a template from `dir` when it has one of that name, else the
 /// embedded one.
 pub(crate) fn environment(dir: Option<&Path>) -> Environment<'static> {

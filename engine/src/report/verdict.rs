@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::history::Trend;
 use super::{Render, Report};
-use crate::compare::gate::Overall;
+use crate::compare::gate::{Exit, Outcome, Overall};
 use crate::compare::{Comparison, RuleState, RuleVerdict, SloDelta, TargetDelta};
 use crate::result::{RunResult, TargetResult};
 use crate::units::Unit;
@@ -32,6 +32,80 @@ impl Render for Json {
             report.trend.clone(),
         );
         Ok(serde_json::to_string_pretty(&doc)? + "\n")
+    }
+}
+
+/// The overall verdict of a result, with its baseline when there is one: the gate's decision
+/// on a run that ran to its end, else `interrupted`.
+// The gate's decision is `Overall`; this adds the run that was not judged. Named `Overall` in
+// the schema, as before `interrupted`: the action's generated types keep their name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+#[schemars(rename = "Overall")]
+pub(crate) enum Verdict {
+    /// Every SLO passed and no rule regressed: exit 0.
+    Pass,
+    /// At least one SLO failed: exit 1. Wins over `regressed` when both happen: an SLO is an
+    /// absolute promise, a regression a relative signal; the rules are still reported.
+    SloFailed,
+    /// Every SLO passed, and at least one regression rule regressed: exit 4.
+    Regressed,
+    /// The current run's (or the baseline's) measurement is invalid (`health.valid` false:
+    /// the generator did not apply the planned load), or `loadgate ab` dropped too many epoch
+    /// pairs for the same reason: exit 5, whatever the SLOs and rules say.
+    InvalidMeasurement,
+    /// The current run was stopped before its end (Ctrl-C, SIGTERM: `interrupted` in the
+    /// result): its numbers cover only part of the plan, so it is not judged, whatever its
+    /// SLOs and rules say on that part. Exit 3, as `loadgate run` ended; wins over every
+    /// other verdict.
+    Interrupted,
+}
+
+impl Verdict {
+    /// The verdict on `current` and, when there is a baseline, its comparison.
+    pub(crate) fn of(current: &RunResult, comparison: Option<&Comparison>) -> Verdict {
+        if current.interrupted {
+            return Verdict::Interrupted;
+        }
+        match Overall::of(current, comparison) {
+            Overall::Pass => Verdict::Pass,
+            Overall::SloFailed => Verdict::SloFailed,
+            Overall::Regressed => Verdict::Regressed,
+            Overall::InvalidMeasurement => Verdict::InvalidMeasurement,
+        }
+    }
+
+    /// The gate's decision, `None` for a run that was not judged (interrupted).
+    fn judged(self) -> Option<Overall> {
+        match self {
+            Verdict::Pass => Some(Overall::Pass),
+            Verdict::SloFailed => Some(Overall::SloFailed),
+            Verdict::Regressed => Some(Overall::Regressed),
+            Verdict::InvalidMeasurement => Some(Overall::InvalidMeasurement),
+            Verdict::Interrupted => None,
+        }
+    }
+
+    /// How a command that decides on it ends (`compare`, `run`).
+    pub(crate) fn outcome(self) -> Outcome {
+        self.judged().map_or(Outcome::Interrupted, Outcome::from)
+    }
+
+    /// The exit code of the verdict: 0, 1, 3, 4 or 5.
+    pub(crate) fn exit(self) -> Exit {
+        self.judged()
+            .map_or(Outcome::Interrupted.exit(), Overall::exit)
+    }
+
+    /// `pass`, `slo_failed`, `regressed`, `invalid_measurement` or `interrupted`.
+    pub(crate) fn name(self) -> &'static str {
+        self.judged().map_or("interrupted", Overall::name)
+    }
+
+    /// The verdict as the reports' headline word: `PASSED`, `FAILED`, `REGRESSED`,
+    /// `INVALID MEASUREMENT` or `INTERRUPTED`.
+    pub(crate) fn word(self) -> &'static str {
+        self.judged().map_or("INTERRUPTED", Overall::word)
     }
 }
 
@@ -184,10 +258,12 @@ pub(crate) fn detectable_change(r: &RuleVerdict) -> Option<f64> {
 pub(crate) struct VerdictDoc {
     /// Version of this format: 1 (bumped on an incompatible change).
     pub verdict_version: u32,
-    /// `pass`, `slo_failed` (wins over `regressed`), `regressed`, or `invalid_measurement`
-    /// (wins over both).
-    pub verdict: Overall,
-    /// The exit code `loadgate compare` / `run --baseline` ends with: 0, 1, 4 or 5.
+    /// `pass`, `slo_failed` (wins over `regressed`), `regressed`, `invalid_measurement` (wins
+    /// over both), or `interrupted` (wins over all: the current run was stopped before its
+    /// end, and is not judged).
+    pub verdict: Verdict,
+    /// The exit code `loadgate compare` / `run --baseline` ends with: 0, 1, 3 (interrupted),
+    /// 4 or 5.
     pub exit_code: u8,
     /// The verdict in one line, for a human.
     pub summary: String,
@@ -225,7 +301,7 @@ pub(crate) fn build(
     comparison: Option<&Comparison>,
     trend: Option<Trend>,
 ) -> VerdictDoc {
-    let overall = Overall::of(current, comparison);
+    let verdict = Verdict::of(current, comparison);
     let count = |s| comparison.map_or(0, |c| c.count(s));
     let slo = match comparison {
         Some(c) => c.slo.clone(),
@@ -233,8 +309,8 @@ pub(crate) fn build(
     };
     VerdictDoc {
         verdict_version: VERDICT_VERSION,
-        verdict: overall,
-        exit_code: overall.exit().code(),
+        verdict,
+        exit_code: verdict.exit().code(),
         summary: super::view::summary(
             current,
             comparison,

@@ -4,8 +4,8 @@
 
 use serde::Serialize;
 
-use super::verdict::detectable_change;
-use crate::compare::gate::{self, Overall};
+use super::verdict::{Verdict, detectable_change};
+use crate::compare::gate;
 use crate::compare::{
     Comparison, EpochChanges, MetricDelta, RuleState, RuleVerdict, SloDelta, TargetDelta, median,
     target_metrics,
@@ -18,9 +18,10 @@ use crate::units::{MISSING, Unit, format_change, format_duration_us, format_rela
 pub(crate) struct View {
     /// The spec's name.
     pub spec: String,
-    /// `pass`, `slo_failed`, `regressed` or `invalid_measurement`.
+    /// `pass`, `slo_failed`, `regressed`, `invalid_measurement` or `interrupted`
+    /// ([`Verdict`]).
     pub verdict: &'static str,
-    /// `PASSED`, `FAILED`, `REGRESSED` or `INVALID MEASUREMENT`.
+    /// `PASSED`, `FAILED`, `REGRESSED`, `INVALID MEASUREMENT` or `INTERRUPTED`.
     pub verdict_word: &'static str,
     /// The one-line verdict.
     pub summary: String,
@@ -182,7 +183,7 @@ pub(crate) fn build(
     comparison: Option<&Comparison>,
     earlier: usize,
 ) -> View {
-    let overall = Overall::of(current, comparison);
+    let verdict = Verdict::of(current, comparison);
     let count = |s| comparison.map_or(0, |c| c.count(s));
     let paired = comparison.is_some_and(|c| c.paired.is_some());
     let deltas =
@@ -215,8 +216,8 @@ pub(crate) fn build(
         .collect();
     View {
         spec: current.spec.name.clone(),
-        verdict: overall.name(),
-        verdict_word: overall.word(),
+        verdict: verdict.name(),
+        verdict_word: verdict.word(),
         summary: summary(current, comparison, earlier),
         has_baseline: baseline.is_some(),
         current_label: if paired { "candidate" } else { "current" },
@@ -244,23 +245,35 @@ pub(crate) fn build(
 /// The one-line verdict ([`gate::summary_line`]); for a trend without a baseline (`loadgate
 /// report` of several results), what the report does instead of "no baseline to compare
 /// with": `PASSED: 2/2 SLOs met; trend over 3 runs (regression rules are judged against a
-/// --baseline)`.
+/// --baseline)`. An interrupted run is not judged: `INTERRUPTED: the run was stopped before
+/// its end and is not judged; on the part it ran: 2/2 SLOs met; ...`.
 pub(super) fn summary(
     current: &RunResult,
     comparison: Option<&Comparison>,
     earlier: usize,
 ) -> String {
-    let line = gate::summary_line(current, comparison);
-    if comparison.is_some() || earlier == 0 {
-        return line;
-    }
-    match line.strip_suffix("no baseline to compare with") {
-        Some(head) => format!(
+    let mut line = gate::summary_line(current, comparison);
+    if comparison.is_none()
+        && earlier > 0
+        && let Some(head) = line.strip_suffix("no baseline to compare with")
+    {
+        line = format!(
             "{head}trend over {} runs (regression rules are judged against a --baseline)",
             earlier + 1
-        ),
-        None => line,
+        );
     }
+    if current.interrupted {
+        // The gate's word (`PASSED: `) gives way: an interrupted run is not judged.
+        let rest = line
+            .split_once(": ")
+            .map_or(line.as_str(), |(_, rest)| rest);
+        line = format!(
+            "{}: the run was stopped before its end and is not judged; on the part it ran: \
+             {rest}",
+            Verdict::Interrupted.word()
+        );
+    }
+    line
 }
 
 /// Labels of the per-target metrics, by the comparison's metric names.

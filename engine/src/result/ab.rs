@@ -7,6 +7,7 @@ use std::path::Path;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::io::{check, from_value};
 use super::{ReadError, RunResult};
 use crate::measure::SpanSample;
 
@@ -97,7 +98,8 @@ pub(crate) fn complete_epochs(
 
 /// Reads `path` as a `loadgate ab --out` document; `None` when it is JSON without an
 /// `ab_version` (a result, for [`super::read`]). Errors: the file cannot be read, is not JSON,
-/// has another `ab_version`, or its sides are not results of this version.
+/// has another `ab_version`, or its sides are not results of this version or fail
+/// [`super::read`]'s checks (each error naming the field, e.g. `baseline.duration_s`).
 pub fn read(path: &Path) -> Result<Option<AbResult>, ReadError> {
     let shown = path.display().to_string();
     let invalid = |reason: String| ReadError::Invalid {
@@ -119,7 +121,8 @@ pub fn read(path: &Path) -> Result<Option<AbResult>, ReadError> {
              ab_version {AB_VERSION}: run `loadgate ab` again with this loadgate"
         )));
     }
-    serde_json::from_value(value)
-        .map(Some)
-        .map_err(|e| invalid(e.to_string()))
+    let ab: AbResult = from_value(value).map_err(invalid)?;
+    check(&ab.baseline, "baseline.").map_err(invalid)?;
+    check(&ab.candidate, "candidate.").map_err(invalid)?;
+    Ok(Some(ab))
 }

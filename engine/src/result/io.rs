@@ -1,7 +1,10 @@
-//! Reading and writing result files, and the histograms' text encoding.
+//! Reading result files (checked as they are read), writing them and the other artifacts
+//! whole or not at all ([`OutFile`]), and the histograms' text encoding.
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context as _;
 
 use base64::Engine as _;
 use hdrhistogram::Histogram;
@@ -25,56 +28,112 @@ pub fn decode_histogram(text: &str) -> anyhow::Result<Histogram<u64>> {
     Ok(Deserializer::new().deserialize(&mut bytes.as_slice())?)
 }
 
-/// Writes `result` as pretty JSON to `path`, whole or not at all (temporary file + rename).
+/// Writes `result` as pretty JSON to `path`, whole or not at all: [`OutFile::create`], then
+/// [`OutFile::write`].
 pub fn write(result: &RunResult, path: &Path) -> anyhow::Result<()> {
-    write_json(result, path)
+    OutFile::create(path)?.write(result)
 }
 
-/// Writes `value` as pretty JSON to `path`, whole or not at all (temporary file + rename):
-/// [`write`], and any other artifact (`loadgate ab --out`).
-pub(crate) fn write_json(value: &impl serde::Serialize, path: &Path) -> anyhow::Result<()> {
-    use anyhow::Context as _;
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let mut file = tempfile::NamedTempFile::new_in(dir)
-        .with_context(|| format!("cannot write the result into `{}`", dir.display()))?;
-    // Buffered: serde_json writes token by token, a system call each on a bare file.
-    let mut out = std::io::BufWriter::new(&mut file);
-    serde_json::to_writer_pretty(&mut out, value)?;
-    out.write_all(b"\n")?;
-    out.flush()?;
-    drop(out);
-    // Readable by others, like any file written with the default umask (a temporary file
-    // starts at 0600; a container step running as another user must read the result). Windows
-    // has no such mode: the file inherits its directory's access rules.
-    #[cfg(unix)]
-    file.as_file()
-        .set_permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644))?;
-    file.as_file().sync_all()?;
-    file.persist(path)
-        .with_context(|| format!("cannot write the result to `{}`", path.display()))?;
-    Ok(())
+/// A file written whole or not at all: a temporary file in the target's folder, created when
+/// a command starts ([`OutFile::create`]), filled and renamed onto the target at its end
+/// ([`OutFile::write`]). Created first, it tells before any load is sent that the folder
+/// takes the file; a process that ends before the rename leaves the target as it was.
+#[derive(Debug)]
+pub struct OutFile {
+    /// Where the file goes, as given.
+    path: PathBuf,
+    /// The temporary file in `path`'s folder (deleted when dropped unwritten).
+    file: tempfile::NamedTempFile,
+}
+
+/// Why a file cannot be written where it was asked for (`--out`).
+#[derive(Debug, thiserror::Error)]
+#[error("cannot write `{path}`: {reason}")]
+pub struct OutError {
+    /// The file, as given.
+    pub path: String,
+    /// Why not, in words: the folder does not exist, it is a folder, permission denied, ...
+    pub reason: String,
+}
+
+impl OutFile {
+    /// Creates the temporary file in `path`'s folder (the working directory for a bare file
+    /// name). Errors: `path` is a folder, or its folder does not take a new file (missing, not
+    /// a folder, not writable, a read-only file system).
+    pub fn create(path: &Path) -> Result<OutFile, OutError> {
+        let shown = path.display().to_string();
+        let dir = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        if path.is_dir() {
+            return Err(OutError {
+                path: shown,
+                reason: "it is a folder: give a file name in it, such as `result.json`".to_string(),
+            });
+        }
+        let file = tempfile::NamedTempFile::new_in(dir).map_err(|e| OutError {
+            path: shown,
+            // The kind alone: the error's text names the temporary file, not the user's.
+            reason: match e.kind() {
+                std::io::ErrorKind::NotFound => {
+                    format!("the folder `{}` does not exist", dir.display())
+                }
+                kind => format!("cannot create a file in `{}`: {kind}", dir.display()),
+            },
+        })?;
+        Ok(OutFile {
+            path: path.to_path_buf(),
+            file,
+        })
+    }
+
+    /// Writes `value` as pretty JSON into the temporary file, flushes it to disk and renames
+    /// it onto the path. Errors: writing or renaming failed (the path then keeps what it had).
+    pub fn write(self, value: &impl serde::Serialize) -> anyhow::Result<()> {
+        let OutFile { path, mut file } = self;
+        let context = || format!("cannot write the result to `{}`", path.display());
+        // Buffered: serde_json writes token by token, a system call each on a bare file.
+        let mut out = std::io::BufWriter::new(&mut file);
+        serde_json::to_writer_pretty(&mut out, value).with_context(context)?;
+        out.write_all(b"\n").with_context(context)?;
+        out.flush().with_context(context)?;
+        drop(out);
+        // Readable by others, like any file written with the default umask (a temporary file
+        // starts at 0600; a container step running as another user must read the result).
+        // Windows has no such mode: the file inherits its directory's access rules.
+        #[cfg(unix)]
+        file.as_file()
+            .set_permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644))
+            .with_context(context)?;
+        file.as_file().sync_all().with_context(context)?;
+        // `persist`'s error prints its io::Error and gives it as its source too, so it would
+        // print twice: the io::Error alone, and the context says where.
+        file.persist(&path)
+            .map_err(|e| e.error)
+            .with_context(context)?;
+        Ok(())
+    }
 }
 
 /// Why a result file could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {
     /// The file cannot be read.
-    #[error("cannot read the result `{path}`: {source}")]
+    #[error("cannot read the result `{path}`")]
     Io {
         /// The file, as given.
         path: String,
-        /// Why reading failed.
+        /// Why reading failed (printed as the next cause, not in this message).
         source: std::io::Error,
     },
-    /// The file is not JSON, or not a result of a version this loadgate reads.
+    /// The file is not JSON, not a result of a version this loadgate reads, or a field is
+    /// wrong (named by its path, e.g. `targets[1].histogram`).
     #[error("`{path}` is not a loadgate result: {reason}")]
     Invalid {
         /// The file, as given.
         path: String,
-        /// What is wrong, in words.
+        /// What is wrong, in words, naming the field.
         reason: String,
     },
     /// A `result_version` newer than this loadgate's (or older than the oldest it reads).
@@ -92,32 +151,88 @@ pub enum ReadError {
 
 /// Reads a result file: parsed as JSON, its `result_version` checked before anything else,
 /// brought up to date (results of earlier versions, or written before a field existed, see
-/// `upgrade.rs`), then read into a [`RunResult`].
+/// `upgrade.rs`), read into a [`RunResult`], then checked (`check`: a measured window of
+/// positive length, histograms that decode). Every error about the content names the field.
 pub fn read(path: &Path) -> Result<RunResult, ReadError> {
     let shown = path.display().to_string();
+    let invalid = |reason: String| ReadError::Invalid {
+        path: shown.clone(),
+        reason,
+    };
     let text = std::fs::read_to_string(path).map_err(|source| ReadError::Io {
         path: shown.clone(),
         source,
     })?;
     let mut value: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| ReadError::Invalid {
-            path: shown.clone(),
-            reason: e.to_string(),
-        })?;
+        serde_json::from_str(&text).map_err(|e| invalid(e.to_string()))?;
     upgrade::upgrade(&mut value).map_err(|e| match e {
         Unreadable::Version(found) => ReadError::Version {
             path: shown.clone(),
             found,
         },
-        Unreadable::NoVersion => ReadError::Invalid {
-            path: shown.clone(),
-            reason: "no `result_version`".to_string(),
-        },
+        Unreadable::NoVersion => invalid("no `result_version`".to_string()),
     })?;
-    serde_json::from_value(value).map_err(|e| ReadError::Invalid {
-        path: shown,
-        reason: e.to_string(),
+    let result: RunResult = from_value(value).map_err(invalid)?;
+    check(&result, "").map_err(invalid)?;
+    Ok(result)
+}
+
+/// Reads `value` into a `T`; an error names the field by its path from the top (`total.
+/// requests: invalid type: string "many", expected u64`).
+pub(super) fn from_value<T: serde::de::DeserializeOwned>(
+    value: serde_json::Value,
+) -> Result<T, String> {
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        if path == "." {
+            e.inner().to_string()
+        } else {
+            format!("`{path}`: {}", e.inner())
+        }
     })
+}
+
+/// Checks what the types do not: a measured window of positive length (0 only when no
+/// request ended: a run stopped before measuring), and latency and phase histograms that
+/// decode. `prefix` comes before each field's path (`baseline.` for a side of a `loadgate ab`
+/// document). Errors: the field's path and what is wrong with it.
+pub(super) fn check(result: &RunResult, prefix: &str) -> Result<(), String> {
+    let d = result.duration_s;
+    if !(d > 0.0 || (d == 0.0 && result.total.requests == 0)) {
+        return Err(format!(
+            "`{prefix}duration_s` is {d}: a result measures a window of positive length \
+             (0 only when no request ended)"
+        ));
+    }
+    let targets = std::iter::once(("total".to_string(), &result.total)).chain(
+        result
+            .targets
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (format!("targets[{i}]"), t)),
+    );
+    for (at, target) in targets {
+        let mut histograms = vec![("histogram".to_string(), &target.histogram)];
+        if let Some(p) = &target.phases_us {
+            for (name, phase) in [
+                ("dns", &p.dns),
+                ("connect", &p.connect),
+                ("tls", &p.tls),
+                ("ttfb", &p.ttfb),
+                ("body", &p.body),
+            ] {
+                if let Some(phase) = phase {
+                    histograms.push((format!("phases_us.{name}.histogram"), &phase.histogram));
+                }
+            }
+        }
+        for (field, text) in histograms {
+            decode_histogram(text).map_err(|e| {
+                format!("`{prefix}{at}.{field}` is not an HdrHistogram (V2, base64): {e}")
+            })?;
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

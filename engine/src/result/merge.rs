@@ -4,7 +4,9 @@
 //! Lossless where the result allows it: HDR histograms are added (HdrHistogram's `add`),
 //! counters summed, and every percentile and SLO verdict recomputed from the merged histograms
 //! and counters, never averaged. The shards ran at the same time, so the merged window is the
-//! longest shard's, and throughput is the merged responses over it.
+//! longest shard's, and throughput is the merged responses over it. A result given twice (the
+//! same file, or a copy of it: see `check_shards`) is refused, as it would count its requests
+//! twice.
 //!
 //! What a result keeps no histogram of cannot be merged exactly, and is said so:
 //!
@@ -64,6 +66,17 @@ pub enum MergeError {
         /// The first result's `result_version`.
         expected: u32,
     },
+    /// A result given twice: the same file, or a copy of it.
+    #[error(
+        "result {index} is result {first} again (the same started_at, host, spec file and \
+         latency histogram): give each shard's result once"
+    )]
+    Duplicate {
+        /// 1-based position of the second copy among the results given.
+        index: usize,
+        /// 1-based position of the first.
+        first: usize,
+    },
     /// A target's histogram does not decode.
     #[error("the histogram of `{target}` in result {index} cannot be read: {reason}")]
     Histogram {
@@ -84,8 +97,8 @@ pub enum MergeError {
     },
 }
 
-/// Merges the shards' results. Errors: none given, different specs (name or file hash) or
-/// result versions, an unreadable histogram.
+/// Merges the shards' results. Errors: none given, a result given twice, different specs
+/// (name or file hash) or result versions, an unreadable histogram.
 pub fn merge(results: &[RunResult]) -> Result<RunResult, MergeError> {
     let first = results.first().ok_or(MergeError::Empty)?;
     check_shards(results)?;
@@ -143,10 +156,28 @@ pub fn merge(results: &[RunResult]) -> Result<RunResult, MergeError> {
     })
 }
 
-/// Checks that the shards (at least one) come from one spec file and one result version.
+/// Checks that the shards (at least one) come from one spec file and one result version, each
+/// given once. A result is the same as another when both started at the same time
+/// (`started_at`, to the millisecond) on the same host, from the same spec file, with the same
+/// latency histogram (every response's latency): a result given twice, or a copy of it. Two
+/// shards of one run differ in their host, or at least in their histograms.
 fn check_shards(results: &[RunResult]) -> Result<(), MergeError> {
     let first = &results[0];
+    fn identity(r: &RunResult) -> [&str; 4] {
+        [
+            &r.started_at,
+            &r.environment.hostname,
+            &r.spec.hash,
+            &r.total.histogram,
+        ]
+    }
     for (i, r) in results.iter().enumerate().skip(1) {
+        if let Some(j) = results[..i].iter().position(|o| identity(o) == identity(r)) {
+            return Err(MergeError::Duplicate {
+                index: i + 1,
+                first: j + 1,
+            });
+        }
         if r.result_version != first.result_version {
             return Err(MergeError::Version {
                 index: i + 1,

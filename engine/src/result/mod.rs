@@ -9,7 +9,8 @@
 //! - `build.rs`: [`build()`], the artifact from what the run handed over;
 //! - `health.rs`: the load generator's health and the limits that invalidate a measurement;
 //! - `slo.rs`: the SLO verdicts;
-//! - `io.rs`: [`read()`] and [`write()`], and the histograms' text encoding;
+//! - `io.rs`: [`read()`] (which checks what the types do not) and [`write()`] (through an
+//!   [`OutFile`], created before a run), and the histograms' text encoding;
 //! - `upgrade.rs`: results of older versions (or written before a field existed) brought up to
 //!   date as they are read;
 //! - [`merge`]: the results of several shards of one run merged into one;
@@ -32,5 +33,5 @@ pub use artifact::{
 pub(crate) use artifact::{RESULT_VERSION, published_schema};
 pub use build::build;
 pub(crate) use build::{build_ab_side, phases_result, summary};
-pub use io::{ReadError, decode_histogram, read, write};
-pub(crate) use io::{encode_histogram, write_json};
+pub(crate) use io::encode_histogram;
+pub use io::{OutError, OutFile, ReadError, decode_histogram, read, write};
