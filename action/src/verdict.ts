@@ -54,12 +54,15 @@ export function failedSlos(v: LoadgateVerdict): SloDelta[] {
 }
 
 /**
- * Why the step fails under `failOn`, from the engine's decisions: an `invalid_measurement`
+ * Why the step fails under `failOn`, from the engine's decisions: an `interrupted` verdict
+ * (always), an `invalid_measurement`
  * verdict (for `invalid-measurement`; then only that: neither SLOs nor rules mean anything),
  * else `slo_passed` (for `slo`) and `regressed` (for `regression`). Empty when the step passes;
  * an inconclusive comparison or a missing baseline never fails it.
  */
 export function failures(failOn: FailOn, v: LoadgateVerdict): string[] {
+  // An interrupted run is judged on nothing: it fails whatever fail-on says (as exit 3 does).
+  if (v.verdict === 'interrupted') return [`the run was interrupted before its end (exit code ${v.exit_code}): it is not judged`]
   if (v.verdict === 'invalid_measurement') {
     if (!failOn.includes('invalid-measurement')) return []
     return [

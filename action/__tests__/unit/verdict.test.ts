@@ -71,6 +71,13 @@ describe('failures (the fail-on policy)', () => {
     }
   })
 
+  it('fails on an interrupted run whatever fail-on says', () => {
+    const interrupted = verdictDoc({ verdict: 'interrupted', exit_code: 3 })
+    for (const failOn of [[], ['slo'], ['slo', 'regression', 'invalid-measurement']] as const) {
+      expect(failures([...failOn], interrupted)).toEqual(['the run was interrupted before its end (exit code 3): it is not judged'])
+    }
+  })
+
   it('fails on an invalid measurement with invalid-measurement only, and then on nothing else', () => {
     const invalid = compared(['regressed'], { verdict: 'invalid_measurement', exit_code: 5, regressed: true, slo_passed: false, slo: [slo(false)] })
     expect(failures(['slo', 'regression', 'invalid-measurement'], invalid)).toEqual([

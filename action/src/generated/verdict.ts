@@ -6,9 +6,10 @@
  */
 export type RuleState = 'regressed' | 'unchanged' | 'improved' | 'inconclusive'
 /**
- * The overall verdict of a result, with its baseline when there is one.
+ * The overall verdict of a result, with its baseline when there is one: the gate's decision
+ * on a run that ran to its end, else `interrupted`.
  */
-export type Overall = 'pass' | 'slo_failed' | 'regressed' | 'invalid_measurement'
+export type Overall = 'pass' | 'slo_failed' | 'regressed' | 'invalid_measurement' | 'interrupted'
 
 /**
  * The verdict document: `loadgate compare --format json`, `loadgate report --format json`.
@@ -23,7 +24,8 @@ export interface LoadgateVerdict {
    */
   current: RunInfo
   /**
-   * The exit code `loadgate compare` / `run --baseline` ends with: 0, 1, 4 or 5.
+   * The exit code `loadgate compare` / `run --baseline` ends with: 0, 1, 3 (interrupted),
+   * 4 or 5.
    */
   exit_code: number
   /**
@@ -72,8 +74,9 @@ export interface LoadgateVerdict {
    */
   trend?: Trend | null
   /**
-   * `pass`, `slo_failed` (wins over `regressed`), `regressed`, or `invalid_measurement`
-   * (wins over both).
+   * `pass`, `slo_failed` (wins over `regressed`), `regressed`, `invalid_measurement` (wins
+   * over both), or `interrupted` (wins over all: the current run was stopped before its
+   * end, and is not judged).
    */
   verdict: Overall
   /**
