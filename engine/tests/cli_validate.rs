@@ -75,6 +75,40 @@ fn a_missing_file_exits_2_and_names_it() {
         stderr.contains("cannot read spec `tests/specs/no_such_spec.yaml`"),
         "{stderr}"
     );
+    // The OS's reason once, not once more for the error's source.
+    assert_eq!(stderr.matches("os error 2").count(), 1, "{stderr}");
+}
+
+/// The message of `loadgate validate` on a spec over the size limit, from `path`.
+fn assert_too_large(out: &Output, path: &str) {
+    assert_eq!(out.status.code(), Some(2), "stderr: {}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "spec `{path}` is larger than 10 MiB: a spec is a small YAML file"
+        )),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_spec_over_10_mib_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("big.yaml");
+    // Valid YAML (comments only), one byte over the limit.
+    let mut text = "# padding padding padding padding padding padding\n".repeat(210_000);
+    text.truncate(10 * 1024 * 1024 + 1);
+    std::fs::write(&path, text).unwrap();
+    let path = path.to_str().unwrap();
+    assert_too_large(&validate(path), path);
+}
+
+#[cfg(unix)]
+#[test]
+fn an_endless_file_is_refused_without_reading_it_all() {
+    let started = std::time::Instant::now();
+    assert_too_large(&validate("/dev/zero"), "/dev/zero");
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
 }
 
 #[test]
