@@ -112,6 +112,30 @@ fn an_endless_file_is_refused_without_reading_it_all() {
 }
 
 #[test]
+fn errors_show_the_specs_text_never_a_value_from_the_environment() {
+    // Not URLs: the user part would be taken for a scheme, the rest for a path.
+    let out = Command::new(env!("CARGO_BIN_EXE_loadgate"))
+        .args(["validate", "tests/specs/secret/from_env.yaml"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("TARGET_URL", "admin:hunter2-s3cret@10.9.8.7:8080")
+        .env("TARGET_SNI", "not a name hunter2-s3cret")
+        .output()
+        .expect("loadgate runs");
+    assert_eq!(out.status.code(), Some(2), "stderr: {}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    for secret in ["hunter2", "admin", "10.9.8.7", "not a name"] {
+        assert!(!stderr.contains(secret), "`{secret}` leaked: {stderr}");
+    }
+    let expected = [
+        "loadgate: error: invalid spec (3 errors):",
+        "  tests/specs/secret/from_env.yaml:7:13: defaults.base_url: `${TARGET_URL}`: with its variables replaced, it does not start with `http://` or `https://`; add the scheme to the variable's value",
+        "  tests/specs/secret/from_env.yaml:12:10: targets[1].url: `${TARGET_URL}/x`: with its variables replaced, it does not start with `http://` or `https://`; add the scheme to the variable's value",
+        "  tests/specs/secret/from_env.yaml:16:20: targets[2].tls.server_name: `${TARGET_SNI}`: invalid dns name",
+    ];
+    assert_eq!(stderr.lines().collect::<Vec<_>>(), expected, "{stderr}");
+}
+
+#[test]
 fn schema_prints_the_committed_schema() {
     let out = Command::new(env!("CARGO_BIN_EXE_loadgate"))
         .arg("schema")

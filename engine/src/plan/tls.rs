@@ -164,10 +164,16 @@ impl ResolvesClientCert for RecordingResolver {
     }
 }
 
-/// The server name for SNI and verification: a DNS name or an IP address.
+/// The server name for SNI and verification: a DNS name or an IP address. The error does not
+/// quote `name` (it may come from a `${VAR}`): the caller says which name it is.
 pub(crate) fn server_name(name: &str) -> Result<ServerName<'static>, TlsError> {
-    ServerName::try_from(name.to_string())
-        .map_err(|e| TlsError::new("server_name", format!("`{name}`: {e}")))
+    ServerName::try_from(name.to_string()).map_err(|e| TlsError::new("server_name", e.to_string()))
+}
+
+/// How a message names a server name or host: as written in the spec (`shown`), or, when it
+/// comes from a `${VAR}` and the spec does not write it, as "the URL's host".
+pub(crate) fn name_in_message(shown: Option<&str>) -> String {
+    shown.map_or_else(|| "the URL's host".to_string(), |name| format!("`{name}`"))
 }
 
 fn root_store(settings: &TlsSettings) -> Result<RootCertStore, TlsError> {
