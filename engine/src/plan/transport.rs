@@ -130,7 +130,12 @@ impl Transports {
                 }),
             })),
             Err(e) => {
-                errors.push(sources.field_path(e.field), e.message);
+                // The file as the spec writes it (before `${VAR}` interpolation).
+                let message = match sources.file_as_written(e.field) {
+                    Some(file) => format!("`{file}` {}", e.message),
+                    None => e.message,
+                };
+                errors.push(sources.field_path(e.field), message);
                 None
             }
         };
@@ -187,6 +192,18 @@ impl<'a> TlsSources<'a> {
                 .interpolate(&at, name, ctx)
                 .map(|name| (ctx.spec_dir.join(name), at))
         })
+    }
+
+    /// The file setting `field` (`ca_file`, `client_cert`, `client_key`) as the spec writes it;
+    /// `None` for other fields.
+    fn file_as_written(&self, field: &str) -> Option<&'a String> {
+        let get = match field {
+            "ca_file" => |t: &'a spec::Tls| t.ca_file.as_ref(),
+            "client_cert" => |t: &'a spec::Tls| t.client_cert.as_ref(),
+            "client_key" => |t: &'a spec::Tls| t.client_key.as_ref(),
+            _ => return None,
+        };
+        self.pick(field, get).map(|(file, _)| file)
     }
 
     /// Where to report a problem with the configuration: the field it is about, as given,
