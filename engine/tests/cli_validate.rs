@@ -75,6 +75,73 @@ fn a_missing_file_exits_2_and_names_it() {
         stderr.contains("cannot read spec `tests/specs/no_such_spec.yaml`"),
         "{stderr}"
     );
+    // The OS's reason once, not once more for the error's source.
+    assert_eq!(stderr.matches("os error 2").count(), 1, "{stderr}");
+}
+
+/// The message of `loadgate validate` on a spec over the size limit, from `path`.
+fn assert_too_large(out: &Output, path: &str) {
+    assert_eq!(out.status.code(), Some(2), "stderr: {}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "spec `{path}` is larger than 10 MiB: a spec is a small YAML file"
+        )),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_spec_over_10_mib_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("big.yaml");
+    // Valid YAML (comments only), one byte over the limit.
+    let mut text = "# padding padding padding padding padding padding\n".repeat(210_000);
+    text.truncate(10 * 1024 * 1024 + 1);
+    std::fs::write(&path, text).unwrap();
+    let path = path.to_str().unwrap();
+    assert_too_large(&validate(path), path);
+}
+
+#[cfg(unix)]
+#[test]
+fn an_endless_file_is_refused_without_reading_it_all() {
+    let started = std::time::Instant::now();
+    assert_too_large(&validate("/dev/zero"), "/dev/zero");
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+}
+
+#[test]
+fn errors_show_the_specs_text_never_a_value_from_the_environment() {
+    // Not URLs: the user part would be taken for a scheme, the rest for a path.
+    let out = Command::new(env!("CARGO_BIN_EXE_loadgate"))
+        .args(["validate", "tests/specs/secret/from_env.yaml"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("TARGET_URL", "admin:hunter2-s3cret@10.9.8.7:8080")
+        .env("TARGET_SNI", "not a name hunter2-s3cret")
+        .output()
+        .expect("loadgate runs");
+    assert_eq!(out.status.code(), Some(2), "stderr: {}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    for secret in ["hunter2", "admin", "10.9.8.7", "not a name"] {
+        assert!(!stderr.contains(secret), "`{secret}` leaked: {stderr}");
+    }
+    let expected = [
+        "loadgate: error: invalid spec (4 errors):",
+        "  tests/specs/secret/from_env.yaml:7:13: defaults.base_url: `${TARGET_URL}`: with its variables replaced, it does not start with `http://` or `https://`; add the scheme to the variable's value",
+        "  tests/specs/secret/from_env.yaml:12:10: targets[1].url: `${TARGET_URL}/x`: with its variables replaced, it does not start with `http://` or `https://`; add the scheme to the variable's value",
+        "  tests/specs/secret/from_env.yaml:16:20: targets[2].tls.server_name: `${TARGET_SNI}`: invalid dns name",
+        // Then the OS's reason.
+        "  tests/specs/secret/from_env.yaml:20:16: targets[3].tls.ca_file: `${TARGET_SNI}/ca.pem` cannot be read as PEM certificates: ",
+    ];
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), expected.len(), "{stderr}");
+    for (line, want) in lines.iter().zip(expected) {
+        assert!(
+            line.starts_with(want),
+            "{line:?} does not start with {want:?}"
+        );
+    }
 }
 
 #[test]

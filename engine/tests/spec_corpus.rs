@@ -157,3 +157,40 @@ fn the_full_valid_spec_is_resolved_as_written() {
     // 1 per-target threshold and 8 over the whole run.
     assert_eq!(plan.slo.len(), 9);
 }
+
+#[test]
+fn an_endpoint_from_the_environment_is_shown_as_written() {
+    let text = "\
+version: 1
+name: endpoints
+defaults:
+  base_url: \"${TARGET_URL}\"
+targets:
+  - name: from env
+    path: /users
+  - name: port from env
+    url: \"http://127.0.0.1:${PORT}/\"
+  - name: written
+    url: \"http://127.0.0.1:8080/a?token=${API_TOKEN}\"
+load:
+  connections: 1
+  duration: 1s
+";
+    let source = SourceSpec::parse(PathBuf::from("endpoints.yaml"), text.to_string()).unwrap();
+    let var = |name: &str| match name {
+        "TARGET_URL" => Some("http://secret-host.internal:9000".to_string()),
+        "PORT" => Some("9001".to_string()),
+        "API_TOKEN" => Some("t0ken".to_string()),
+        _ => None,
+    };
+    let plan = validate::check(&source, &var).unwrap();
+    let shown: Vec<String> = plan.targets.iter().map(|t| t.display_endpoint()).collect();
+    assert_eq!(
+        shown,
+        [
+            "${TARGET_URL}/users",
+            "http://127.0.0.1:${PORT}/",
+            "127.0.0.1:8080"
+        ]
+    );
+}

@@ -93,12 +93,8 @@ pub(crate) fn build(spec: &Spec, ctx: &BuildContext<'_>) -> Result<Plan, Vec<Pla
         .and_then(|t| errors.duration("defaults.timeout", t, false))
         .unwrap_or(DEFAULT_TIMEOUT);
 
-    // Interpolated once; a target's `path` is joined to it.
-    let base_url = spec
-        .defaults
-        .base_url
-        .as_deref()
-        .and_then(|b| errors.interpolate("defaults.base_url", b, ctx));
+    errors.printable("name", &spec.name);
+    let base_url = build_base_url(spec, ctx, &mut errors);
 
     let service = spec
         .service
@@ -157,6 +153,19 @@ pub(crate) fn build(spec: &Spec, ctx: &BuildContext<'_>) -> Result<Plan, Vec<Pla
     })
 }
 
+/// `defaults.base_url`, interpolated, once it is known to be an `http://` or `https://` URL
+/// (a target's `path` is joined to it); `None` (and an error) when it is not.
+fn build_base_url(spec: &Spec, ctx: &BuildContext<'_>, errors: &mut Errors) -> Option<String> {
+    const FIELD: &str = "defaults.base_url";
+    let written = spec.defaults.base_url.as_deref()?;
+    if !errors.printable(FIELD, written) {
+        return None;
+    }
+    let base_url = errors.interpolate(FIELD, written, ctx)?;
+    endpoint::parse_http_url(FIELD, &base_url, written, errors)?;
+    Some(base_url)
+}
+
 /// More than one stream per connection needs HTTP/2 for every target.
 fn check_streams(spec: &Spec, errors: &mut Errors) {
     if let Some(streams) = spec.load.streams.filter(|s| *s > 1) {
@@ -208,6 +217,18 @@ impl Errors {
         }
     }
 
+    /// Whether `text`, the field at `path`, is free of control characters; if not, records
+    /// the error (see [`control_character`]).
+    fn printable(&mut self, path: &str, text: &str) -> bool {
+        match control_character(text) {
+            Some(message) => {
+                self.push(path, message);
+                false
+            }
+            None => true,
+        }
+    }
+
     /// Interpolates `${VAR}`s in the field at `path`; `None` (and an error) if one is unset.
     fn interpolate(&mut self, path: &str, text: &str, ctx: &BuildContext<'_>) -> Option<String> {
         match interpolate(text, ctx.var) {
@@ -218,6 +239,17 @@ impl Errors {
             }
         }
     }
+}
+
+/// The error for `text` when it holds a control character (ESC, BEL, NUL, TAB, ...): names,
+/// URLs and expressions are printed in reports (JUnit's XML cannot carry most of them at all)
+/// and on terminals, so a spec may not hold them there. `None` when there is none.
+fn control_character(text: &str) -> Option<String> {
+    let c = text.chars().find(|c| c.is_control())?;
+    Some(format!(
+        "`{text}` contains the control character U+{:04X}; remove it",
+        u32::from(c)
+    ))
 }
 
 /// Replaces `${NAME}` with `var(NAME)`; `$${` stays a literal `${`.

@@ -178,9 +178,14 @@ pub(crate) fn build(block: &spec::Regression) -> (Vec<RegressionRule>, Vec<(Stri
         match list {
             Some(list) => {
                 for (i, text) in list.iter().enumerate() {
+                    let path = format!("regression.{}[{i}]", metric.name());
+                    if let Some(e) = super::control_character(text) {
+                        errors.push((path, e));
+                        continue;
+                    }
                     match RegressionRule::parse(metric, text) {
                         Ok(rule) => rules.push(rule),
-                        Err(e) => errors.push((format!("regression.{}[{i}]", metric.name()), e)),
+                        Err(e) => errors.push((path, e)),
                     }
                 }
             }

@@ -26,6 +26,9 @@ pub struct ServicePlan {
     pub(crate) working_dir: PathBuf,
     /// Where the readiness probe goes (`ready_url`'s host and port).
     pub(crate) ready: Endpoint,
+    /// `ready_url` as written in the spec, before `${VAR}` interpolation: safe to print (the
+    /// host and port may come from the environment, and may be secret).
+    pub ready_url: String,
     /// Request bytes of the readiness probe (`GET ready_url`).
     pub(crate) ready_request: Arc<[u8]>,
     /// For an `https://` ready URL: TLS without certificate verification (the probe asks
@@ -75,6 +78,7 @@ pub(super) fn build_service(
     }
     let HttpUrl {
         endpoint: ready,
+        endpoint_from_env,
         path_and_query,
         https,
     } = ready?;
@@ -92,8 +96,13 @@ pub(super) fn build_service(
         let name = tls::server_name(&ready.host);
         match (config, name) {
             (Ok(config), Ok(name)) => Some((config, name)),
-            (Err(e), _) | (_, Err(e)) => {
+            (Err(e), _) => {
                 errors.push("service.ready_url", e.message);
+                return None;
+            }
+            (_, Err(e)) => {
+                let shown = tls::name_in_message((!endpoint_from_env).then_some(&*ready.host));
+                errors.push("service.ready_url", format!("{shown}: {}", e.message));
                 return None;
             }
         }
@@ -108,6 +117,7 @@ pub(super) fn build_service(
         ready_request: request_bytes("GET", &path_and_query, &ready, https, &[], &[]).into(),
         ready_tls,
         ready,
+        ready_url: service.ready_url.clone(),
         ready_timeout: ready_timeout?,
     })
 }

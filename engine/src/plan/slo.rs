@@ -25,6 +25,9 @@ pub(super) fn build_slo(
                 spec::ThresholdSpec::Expression(text) => (text, None),
                 spec::ThresholdSpec::Detailed(d) => (&d.threshold, Some(d)),
             };
+            if !errors.printable(&path, text) {
+                continue;
+            }
             let mut threshold = match Threshold::parse(scope, metric, text) {
                 Ok(t) => t,
                 Err(e) => {

@@ -24,6 +24,9 @@ pub struct TargetPlan {
     pub(crate) display_url: String,
     /// Where its connections go.
     pub(crate) endpoint: Endpoint,
+    /// The endpoint's host or port comes from a `${VAR}` (the URL as written does not name
+    /// them): it may be secret, so no message may show it, nor an address it resolves to.
+    pub(crate) endpoint_from_env: bool,
     /// The complete HTTP/1.1 request: request line, headers, body.
     pub request: Arc<[u8]>,
     /// The same request for HTTP/2: pseudo-headers from the URL, the spec's headers but the
@@ -48,6 +51,16 @@ pub struct TargetPlan {
 }
 
 impl TargetPlan {
+    /// Where its connections go, safe to print: `127.0.0.1:8080` when the spec writes the host
+    /// and port, else the URL as written (`${TARGET_URL}/users`).
+    pub fn display_endpoint(&self) -> String {
+        if self.endpoint_from_env {
+            self.display_url.clone()
+        } else {
+            self.endpoint.to_string()
+        }
+    }
+
     /// Whether responses must be kept for the checks (their head at least).
     pub(crate) fn captures(&self) -> bool {
         !self.checks.is_empty()
@@ -124,7 +137,8 @@ impl StatusSet {
 }
 
 /// Resolves one target of the spec (at `path`, e.g. `targets[1]`); every problem goes to
-/// `errors`. `base_url` is `defaults.base_url` interpolated; `timeout` the default timeout.
+/// `errors`. `base_url` is `defaults.base_url` interpolated (`None` when it is absent or wrong:
+/// that is reported once, at `defaults.base_url`); `timeout` the default timeout.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn build_target(
     spec: &Spec,
@@ -136,6 +150,7 @@ pub(super) fn build_target(
     transports: &mut Transports,
     errors: &mut Errors,
 ) -> Option<TargetPlan> {
+    errors.printable(&format!("{path}.name"), &target.name);
     let (raw_url, url) = resolve_url(spec, target, path, base_url, ctx, errors)?;
     let method = target.method.clone().unwrap_or_else(|| "GET".to_string());
     let headers = build_headers(spec, target, path, ctx, errors);
@@ -147,12 +162,14 @@ pub(super) fn build_target(
     }
 
     let checks = build_checks(&target.checks, path, errors);
+    let url = url?;
+    let transport = transports.get(spec, target, path, &url, ctx, errors)?;
     let HttpUrl {
         endpoint,
+        endpoint_from_env,
         path_and_query,
         https,
-    } = url?;
-    let transport = transports.get(spec, target, path, https, &endpoint, ctx, errors)?;
+    } = url;
     let body = body?;
     let request = request_bytes(&method, &path_and_query, &endpoint, https, &headers, &body);
     let h2_request = match h2_request(&method, &path_and_query, &endpoint, https, &headers, &body) {
@@ -168,6 +185,7 @@ pub(super) fn build_target(
         method,
         display_url: raw_url,
         endpoint,
+        endpoint_from_env,
         request: request.into(),
         h2_request,
         body: Bytes::from(body),
@@ -193,11 +211,17 @@ fn resolve_url(
     let (raw_url, url_path, url) = match (&target.url, &target.path, &spec.defaults.base_url) {
         (Some(url), None, _) => {
             let field = format!("{path}.url");
+            if !errors.printable(&field, url) {
+                return None;
+            }
             let interpolated = errors.interpolate(&field, url, ctx);
             (url.clone(), field, interpolated)
         }
         (None, Some(p), Some(raw_base)) => {
             let field = format!("{path}.path");
+            if !errors.printable(&field, p) {
+                return None;
+            }
             let joined =
                 |base: &str, p: &str| format!("{}{}", base.trim_end_matches('/'), ensure_slash(p));
             let interpolated = errors.interpolate(&field, p, ctx);
@@ -327,6 +351,14 @@ fn build_checks(checks: &[spec::Check], path: &str, errors: &mut Errors) -> Opti
     let mut out = Vec::with_capacity(checks.len());
     for (i, check) in checks.iter().enumerate() {
         let path = format!("{path}.checks[{i}]");
+        // A check is named in reports by its header or JSON pointer.
+        let names = [("header", &check.header), ("json", &check.json)];
+        if !names.iter().all(|(field, name)| {
+            name.as_ref()
+                .is_none_or(|name| errors.printable(&format!("{path}.{field}"), name))
+        }) {
+            continue;
+        }
         let plan = match (
             &check.header,
             &check.body_contains,

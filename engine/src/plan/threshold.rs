@@ -135,8 +135,24 @@ impl Threshold {
         let (op, rest) = parse_op(rest).ok_or_else(|| {
             format!("`{text}`: expected an operator (<, <=, >, >=, ==, !=) after `{aggregation}`")
         })?;
-        let limit = parse_value(metric, aggregation, rest.trim())
-            .map_err(|why| format!("`{text}`: {why}"))?;
+        let value = rest.trim();
+        if value.is_empty() {
+            let op_text = &text[..text.len() - rest.len()];
+            let example = match (metric, aggregation) {
+                (Metric::Latency, _) => "200ms",
+                (_, Aggregation::Count) => "0",
+                (Metric::Errors, _) => "1%",
+                (Metric::Checks, _) => "100%",
+                (Metric::Requests, _) => "500/s",
+            };
+            return Err(format!(
+                "`{text}`: the limit is missing after `{}`, e.g. `{} {example}`",
+                op.symbol(),
+                op_text.trim_end()
+            ));
+        }
+        let limit =
+            parse_value(metric, aggregation, value).map_err(|why| format!("`{text}`: {why}"))?;
         Ok(Threshold {
             scope,
             metric,
@@ -218,6 +234,20 @@ fn check_aggregation(metric: Metric, aggregation: Aggregation) -> Result<(), Str
         "`{aggregation}` does not apply to `{}`: use {allowed}",
         metric.name()
     ))
+}
+
+impl Op {
+    /// The operator as written: `<`, `<=`, `>`, `>=`, `==` or `!=`.
+    fn symbol(self) -> &'static str {
+        match self {
+            Op::Lt => "<",
+            Op::Le => "<=",
+            Op::Gt => ">",
+            Op::Ge => ">=",
+            Op::Eq => "==",
+            Op::Ne => "!=",
+        }
+    }
 }
 
 fn parse_op(text: &str) -> Option<(Op, &str)> {
@@ -320,6 +350,16 @@ mod tests {
     fn invalid_thresholds_say_why() {
         let cases = [
             (Metric::Latency, "p(95) < 200", "has no unit"),
+            (
+                Metric::Latency,
+                "p(95) < ",
+                "the limit is missing after `<`",
+            ),
+            (
+                Metric::Requests,
+                "rate >=",
+                "missing after `>=`, e.g. `rate >= 500/s`",
+            ),
             (Metric::Latency, "p(95 < 200ms", "is not closed"),
             (Metric::Latency, "p(x) < 200ms", "needs a number"),
             (Metric::Latency, "p(0) < 200ms", "out of range"),

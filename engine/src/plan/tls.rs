@@ -41,6 +41,8 @@ pub(crate) struct TlsSettings {
 }
 
 /// A TLS configuration problem, naming the setting (`ca_file`, `client_key`, ...) it is about.
+/// Messages do not quote a file's path (it may come from a `${VAR}`): the caller names the file
+/// as the spec writes it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct TlsError {
     /// The `tls` field the problem is about.
@@ -100,21 +102,11 @@ pub(crate) fn client_config(settings: &TlsSettings) -> Result<ClientConfig, TlsE
             let key = PrivateKeyDer::from_pem_file(key_file).map_err(|e| {
                 TlsError::new(
                     "client_key",
-                    format!(
-                        "cannot read a private key from `{}`: {e}",
-                        key_file.display()
-                    ),
+                    format!("cannot be read as a private key: {e}"),
                 )
             })?;
             builder.with_client_auth_cert(chain, key).map_err(|e| {
-                TlsError::new(
-                    "client_key",
-                    format!(
-                        "`{}` does not go with `{}`: {e}",
-                        key_file.display(),
-                        cert_file.display()
-                    ),
-                )
+                TlsError::new("client_key", format!("does not go with `client_cert`: {e}"))
             })?
         }
     };
@@ -164,10 +156,16 @@ impl ResolvesClientCert for RecordingResolver {
     }
 }
 
-/// The server name for SNI and verification: a DNS name or an IP address.
+/// The server name for SNI and verification: a DNS name or an IP address. The error does not
+/// quote `name` (it may come from a `${VAR}`): the caller says which name it is.
 pub(crate) fn server_name(name: &str) -> Result<ServerName<'static>, TlsError> {
-    ServerName::try_from(name.to_string())
-        .map_err(|e| TlsError::new("server_name", format!("`{name}`: {e}")))
+    ServerName::try_from(name.to_string()).map_err(|e| TlsError::new("server_name", e.to_string()))
+}
+
+/// How a message names a server name or host: as written in the spec (`shown`), or, when it
+/// comes from a `${VAR}` and the spec does not write it, as "the URL's host".
+pub(crate) fn name_in_message(shown: Option<&str>) -> String {
+    shown.map_or_else(|| "the URL's host".to_string(), |name| format!("`{name}`"))
 }
 
 fn root_store(settings: &TlsSettings) -> Result<RootCertStore, TlsError> {
@@ -193,10 +191,7 @@ fn root_store(settings: &TlsSettings) -> Result<RootCertStore, TlsError> {
     if let Some(file) = &settings.ca_file {
         for cert in read_certificates("ca_file", file)? {
             store.add(cert).map_err(|e| {
-                TlsError::new(
-                    "ca_file",
-                    format!("`{}` holds an unusable CA certificate: {e}", file.display()),
-                )
+                TlsError::new("ca_file", format!("holds an unusable CA certificate: {e}"))
             })?;
         }
     }
@@ -215,17 +210,9 @@ fn read_certificates(
 ) -> Result<Vec<CertificateDer<'static>>, TlsError> {
     let certs = CertificateDer::pem_file_iter(file)
         .and_then(|iter| iter.collect::<Result<Vec<_>, _>>())
-        .map_err(|e| {
-            TlsError::new(
-                field,
-                format!("cannot read certificates from `{}`: {e}", file.display()),
-            )
-        })?;
+        .map_err(|e| TlsError::new(field, format!("cannot be read as PEM certificates: {e}")))?;
     if certs.is_empty() {
-        return Err(TlsError::new(
-            field,
-            format!("`{}` holds no PEM certificate", file.display()),
-        ));
+        return Err(TlsError::new(field, "holds no PEM certificate"));
     }
     Ok(certs)
 }
@@ -310,7 +297,7 @@ mod tests {
         };
         let e = client_config(&missing).unwrap_err();
         assert_eq!(e.field, "ca_file");
-        assert!(e.message.contains("nope.pem"), "{}", e.message);
+        assert!(e.message.contains("cannot be read"), "{}", e.message);
 
         let empty = dir.path().join("empty.pem");
         std::fs::write(&empty, "not pem\n").unwrap();

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::endpoint::Endpoint;
+use super::endpoint::HttpUrl;
 use super::{BuildContext, Errors, tls};
 use crate::spec::{self, Protocol, Spec, TlsRoots, TlsVersion};
 
@@ -50,15 +50,13 @@ pub(super) struct Transports {
 type TransportKey = (Protocol, Option<(tls::TlsSettings, String)>);
 
 impl Transports {
-    /// The transport of `target` (at `path`); `https` for an `https://` URL.
-    #[allow(clippy::too_many_arguments)]
+    /// The transport of `target` (at `path`), whose URL is `url`.
     pub(super) fn get(
         &mut self,
         spec: &Spec,
         target: &spec::Target,
         path: &str,
-        https: bool,
-        endpoint: &Endpoint,
+        url: &HttpUrl,
         ctx: &BuildContext<'_>,
         errors: &mut Errors,
     ) -> Option<Arc<TransportPlan>> {
@@ -66,7 +64,7 @@ impl Transports {
             .protocol
             .or(spec.defaults.protocol)
             .unwrap_or(Protocol::Auto);
-        if !https {
+        if !url.https {
             if target.tls.is_some() {
                 errors.push(
                     format!("{path}.tls"),
@@ -81,8 +79,7 @@ impl Transports {
             shared: spec.defaults.tls.as_ref(),
             path,
         };
-        let (settings, name, server_name) =
-            tls_settings(&sources, protocol, endpoint, ctx, errors)?;
+        let (settings, name, server_name) = tls_settings(&sources, protocol, url, ctx, errors)?;
         self.tls(&sources, settings, name, server_name, errors)
     }
 
@@ -133,7 +130,12 @@ impl Transports {
                 }),
             })),
             Err(e) => {
-                errors.push(sources.field_path(e.field), e.message);
+                // The file as the spec writes it (before `${VAR}` interpolation).
+                let message = match sources.file_as_written(e.field) {
+                    Some(file) => format!("`{file}` {}", e.message),
+                    None => e.message,
+                };
+                errors.push(sources.field_path(e.field), message);
                 None
             }
         };
@@ -192,6 +194,18 @@ impl<'a> TlsSources<'a> {
         })
     }
 
+    /// The file setting `field` (`ca_file`, `client_cert`, `client_key`) as the spec writes it;
+    /// `None` for other fields.
+    fn file_as_written(&self, field: &str) -> Option<&'a String> {
+        let get = match field {
+            "ca_file" => |t: &'a spec::Tls| t.ca_file.as_ref(),
+            "client_cert" => |t: &'a spec::Tls| t.client_cert.as_ref(),
+            "client_key" => |t: &'a spec::Tls| t.client_key.as_ref(),
+            _ => return None,
+        };
+        self.pick(field, get).map(|(file, _)| file)
+    }
+
     /// Where to report a problem with the configuration: the field it is about, as given,
     /// else the target's `tls` block.
     fn field_path(&self, field: &str) -> String {
@@ -212,7 +226,7 @@ impl<'a> TlsSources<'a> {
 fn tls_settings(
     sources: &TlsSources<'_>,
     protocol: Protocol,
-    endpoint: &Endpoint,
+    url: &HttpUrl,
     ctx: &BuildContext<'_>,
     errors: &mut Errors,
 ) -> Option<(
@@ -258,14 +272,20 @@ fn tls_settings(
             .is_none_or(|(v, _)| *v),
         protocol,
     };
-    let (name, name_at) = match sources.pick("server_name", |t| t.server_name.as_ref()) {
-        Some((name, at)) => (errors.interpolate(&at, name, ctx)?, at),
-        None => (endpoint.host.clone(), format!("{}.url", sources.path)),
+    // As written: the spec's `server_name`, or the URL's host when the spec writes it.
+    let (name, shown, name_at) = match sources.pick("server_name", |t| t.server_name.as_ref()) {
+        Some((name, at)) => (errors.interpolate(&at, name, ctx)?, Some(name.as_str()), at),
+        None => (
+            url.endpoint.host.clone(),
+            (!url.endpoint_from_env).then_some(url.endpoint.host.as_str()),
+            format!("{}.url", sources.path),
+        ),
     };
     match tls::server_name(&name) {
         Ok(server_name) => Some((settings, name, server_name)),
         Err(e) => {
-            errors.push(name_at, e.message);
+            let shown = tls::name_in_message(shown);
+            errors.push(name_at, format!("{shown}: {}", e.message));
             None
         }
     }

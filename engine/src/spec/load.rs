@@ -11,10 +11,12 @@
 
 use std::collections::HashMap;
 use std::fmt;
+use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
+use serde_saphyr::budget::BudgetBreach;
 use serde_saphyr::{MessageFormatter, Spanned};
 
 /// A 1-based line and column in the spec file.
@@ -50,16 +52,32 @@ pub struct SourceSpec {
     key_locations: HashMap<String, Location>,
 }
 
+/// The largest spec file read, in bytes (10 MiB): a spec is a small YAML file, and a larger
+/// input (`/dev/zero`, a log given by mistake) is refused before it fills the memory.
+pub const MAX_SPEC_BYTES: u64 = 10 * 1024 * 1024;
+
 /// Why a spec file could not be read as YAML.
 #[derive(Debug, thiserror::Error)]
 pub enum SpecLoadError {
     /// The file could not be read.
-    #[error("cannot read spec `{}`: {source}", path.display())]
+    // The OS's reason is part of the message, not a `source`: printed with its chain, the
+    // error would say it twice.
+    #[error("cannot read spec `{}`: {reason}", path.display())]
     Io {
         /// The spec's path.
         path: PathBuf,
         /// Why reading failed.
-        source: std::io::Error,
+        reason: std::io::Error,
+    },
+    /// The file is larger than [`MAX_SPEC_BYTES`].
+    #[error(
+        "spec `{}` is larger than {} MiB: a spec is a small YAML file",
+        path.display(),
+        MAX_SPEC_BYTES / (1024 * 1024)
+    )]
+    TooLarge {
+        /// The spec's path.
+        path: PathBuf,
     },
     /// The file is not valid YAML (or uses YAML that a spec may not, such as duplicate keys).
     #[error("{}:{line}:{column}: {message}", path.display())]
@@ -77,11 +95,24 @@ pub enum SpecLoadError {
 
 impl SourceSpec {
     /// Reads and parses the spec file at `path`.
+    ///
+    /// At most [`MAX_SPEC_BYTES`] are read; the text must be UTF-8 (an error names the line,
+    /// column and byte offset of the first byte that is not).
     pub fn read(path: &Path) -> Result<SourceSpec, SpecLoadError> {
-        let text = std::fs::read_to_string(path).map_err(|source| SpecLoadError::Io {
+        let io_error = |reason| SpecLoadError::Io {
             path: path.to_path_buf(),
-            source,
-        })?;
+            reason,
+        };
+        let mut bytes = Vec::new();
+        std::fs::File::open(path)
+            .and_then(|file| file.take(MAX_SPEC_BYTES + 1).read_to_end(&mut bytes))
+            .map_err(io_error)?;
+        if bytes.len() as u64 > MAX_SPEC_BYTES {
+            return Err(SpecLoadError::TooLarge {
+                path: path.to_path_buf(),
+            });
+        }
+        let text = String::from_utf8(bytes).map_err(|e| not_utf8(path, &e))?;
         SourceSpec::parse(path.to_path_buf(), text)
     }
 
@@ -93,6 +124,7 @@ impl SourceSpec {
             leading_zero_numbers_as_strings: true,
             underscored_numbers_as_strings: true,
             with_snippet: false,
+            budget: Some(budget()),
         };
         let root: Option<Spanned<Node>> = serde_saphyr::from_str_with_options(&text, options)
             .map_err(|e| syntax_error(&path, &e))?;
@@ -149,11 +181,18 @@ fn parent_path(path: &str) -> Option<&str> {
 }
 
 fn syntax_error(path: &Path, error: &serde_saphyr::Error) -> SpecLoadError {
-    let error = error.without_snippet();
     let location = error
+        .without_snippet()
         .location()
         .and_then(Location::from_saphyr)
         .unwrap_or(Location { line: 1, column: 1 });
+    // The error itself, out of the wrappers that add a snippet or the alias it went through.
+    let mut error = error;
+    while let serde_saphyr::Error::WithSnippet { error: inner, .. }
+    | serde_saphyr::Error::AliasError { error: inner, .. } = error
+    {
+        error = inner;
+    }
     let message = match error {
         serde_saphyr::Error::DuplicateMappingKey { key: Some(key), .. } => {
             format!("duplicate key `{key}`: each key may appear once in a mapping")
@@ -164,13 +203,122 @@ fn syntax_error(path: &Path, error: &serde_saphyr::Error) -> SpecLoadError {
         serde_saphyr::Error::MultipleDocuments { .. } => {
             "a spec is a single YAML document; remove the `---` separator".to_string()
         }
+        serde_saphyr::Error::Budget { breach, .. } => budget_message(breach, &budget()),
+        serde_saphyr::Error::AliasReplayLimitExceeded {
+            max_total_replayed_events: limit,
+            ..
+        } => format!(
+            "the YAML's aliases (`*name`) repeat more than {limit} values in all; a spec needs \
+             far fewer"
+        ),
+        serde_saphyr::Error::AliasExpansionLimitExceeded {
+            max_expansions_per_anchor: limit,
+            ..
+        } => format!(
+            "an anchor (`&name`) is repeated more than {limit} times through aliases (`*name`); \
+             a spec needs far fewer"
+        ),
+        serde_saphyr::Error::AliasReplayStackDepthExceeded {
+            max_depth: limit, ..
+        } => format!("aliases (`*name`) of aliases are nested more than {limit} deep"),
+        serde_saphyr::Error::AliasReplayCounterOverflow { .. } => {
+            "the YAML's aliases (`*name`) repeat too many values; a spec needs far fewer"
+                .to_string()
+        }
         other => serde_saphyr::DefaultMessageFormatter
             .format_message(other)
             .into_owned(),
     };
-    // The message may quote the input: keep control characters out of the terminal.
-    let message: String = message
-        .chars()
+    SpecLoadError::Syntax {
+        path: path.to_path_buf(),
+        line: location.line,
+        column: location.column,
+        // The message may quote the input: keep control characters out of the terminal.
+        message: printable(&message),
+    }
+}
+
+/// The YAML reader's limits: serde-saphyr's defaults (at most 250,000 values, 50,000 aliases,
+/// ...), but nesting at most 24 levels deep (a spec needs about 8): reading, validating and
+/// dropping a document recurse once per level, and must fit a 2 MiB thread stack in a debug
+/// build (64 levels do not).
+fn budget() -> serde_saphyr::Budget {
+    let mut budget = serde_saphyr::Budget::default();
+    budget.max_depth = 24;
+    budget
+}
+
+/// A limit of the YAML reader that `breach` broke, in words, with the limit (from `budget`,
+/// the one [`SourceSpec::parse`] reads with, see [`budget()`]). An alias bomb (aliases of aliases, each
+/// repeating the one before) breaks the count of values or of aliases; deep nesting, the depth.
+fn budget_message(breach: &BudgetBreach, budget: &serde_saphyr::Budget) -> String {
+    let expanded = "once its aliases (`*name`) are expanded; a spec needs far fewer";
+    match breach {
+        BudgetBreach::Depth { .. } => format!(
+            "the YAML is nested more than {} levels deep; a spec needs fewer than 10",
+            budget.max_depth
+        ),
+        BudgetBreach::Nodes { .. } => format!(
+            "the YAML has more than {} values {expanded}",
+            budget.max_nodes
+        ),
+        BudgetBreach::Events { .. } => format!(
+            "the YAML has more than {} values, keys and ends of lists or mappings {expanded}",
+            budget.max_events
+        ),
+        BudgetBreach::ScalarBytes { .. } => format!(
+            "the YAML has more than {} MiB of text {expanded}",
+            budget.max_total_scalar_bytes / (1024 * 1024)
+        ),
+        BudgetBreach::Aliases { .. } => format!(
+            "the YAML uses more than {} aliases (`*name`); a spec needs far fewer",
+            budget.max_aliases
+        ),
+        BudgetBreach::RecordedAnchorEvents { .. } => format!(
+            "the YAML's anchors (`&name`) hold more than {} values in all {expanded}",
+            budget.max_recorded_anchor_events
+        ),
+        BudgetBreach::AliasAnchorRatio { aliases, anchors } => format!(
+            "the YAML uses {aliases} aliases (`*name`) of {anchors} anchors (`&name`): more than \
+             {} per anchor, as an alias bomb does",
+            budget.alias_anchor_ratio_multiplier
+        ),
+        BudgetBreach::Anchors { .. } => format!(
+            "the YAML defines more than {} anchors (`&name`); a spec needs far fewer",
+            budget.max_anchors
+        ),
+        BudgetBreach::MergeKeys { .. } => format!(
+            "the YAML uses more than {} merge keys (`<<`); a spec needs far fewer",
+            budget.max_merge_keys
+        ),
+        _ => "the YAML is too large or too deeply nested to be read safely; a spec is small"
+            .to_string(),
+    }
+}
+
+/// The error for a file that is not UTF-8: the line and column (in characters) of the first
+/// byte that is not, and its byte offset.
+fn not_utf8(path: &Path, error: &std::string::FromUtf8Error) -> SpecLoadError {
+    let offset = error.utf8_error().valid_up_to();
+    let bytes = error.as_bytes();
+    let valid = std::str::from_utf8(&bytes[..offset]).unwrap_or_default();
+    let line_start = valid.rfind('\n').map_or(0, |i| i + 1);
+    SpecLoadError::Syntax {
+        path: path.to_path_buf(),
+        line: valid.matches('\n').count() as u64 + 1,
+        column: valid[line_start..].chars().count() as u64 + 1,
+        message: format!(
+            "the file is not UTF-8: byte 0x{:02X} (byte offset {offset}) is not valid UTF-8; \
+             save the spec as UTF-8",
+            bytes[offset]
+        ),
+    }
+}
+
+/// `text` with its control characters escaped (ESC as `\u{1b}`, TAB as `\t`): safe to print
+/// on a terminal and in every report.
+pub(crate) fn printable(text: &str) -> String {
+    text.chars()
         .flat_map(|c| {
             if c.is_control() {
                 c.escape_default().collect::<Vec<_>>()
@@ -178,13 +326,7 @@ fn syntax_error(path: &Path, error: &serde_saphyr::Error) -> SpecLoadError {
                 vec![c]
             }
         })
-        .collect();
-    SpecLoadError::Syntax {
-        path: path.to_path_buf(),
-        line: location.line,
-        column: location.column,
-        message,
-    }
+        .collect()
 }
 
 /// Turns the spanned tree into JSON, recording each node's location under its field path.
@@ -475,6 +617,34 @@ load: {connections: 2}
                 other => panic!("{text:?}: expected a syntax error, got {other:?}"),
             }
         }
+    }
+
+    #[test]
+    fn a_file_that_is_not_utf8_names_its_first_bad_byte() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("spec.yaml");
+        // Line 2: `k`, `:`, ` `, `é` (two bytes), then 0xFF at byte offset 13.
+        std::fs::write(&path, b"name: x\nk: \xc3\xa9\xff\n").unwrap();
+        match SourceSpec::read(&path) {
+            Err(SpecLoadError::Syntax {
+                line: 2,
+                column: 5,
+                message,
+                ..
+            }) => assert!(
+                message.contains("byte 0xFF (byte offset 13) is not valid UTF-8"),
+                "{message}"
+            ),
+            other => panic!("expected a syntax error at 2:5, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn control_characters_are_escaped() {
+        assert_eq!(
+            printable("a\u{1b}[31mb\u{7}\0\tc é"),
+            "a\\u{1b}[31mb\\u{7}\\u{0}\\tc é"
+        );
     }
 
     #[test]

@@ -8,7 +8,8 @@
 
 mod load;
 
-pub use load::{Location, SourceSpec, SpecLoadError};
+pub(crate) use load::printable;
+pub use load::{Location, MAX_SPEC_BYTES, SourceSpec, SpecLoadError};
 
 use std::collections::BTreeMap;
 

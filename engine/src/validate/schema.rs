@@ -1,158 +1,16 @@
-//! Validation: the spec's YAML against the published JSON Schema, then the semantic checks
-//! of the plan (`plan::build`). Every problem becomes a [`Diagnostic`] naming the file, the field
-//! path and the line:column; all are reported at once.
+//! The spec's YAML against the published JSON Schema: each violation explained for a person,
+//! at its field path, with what the schema expected and, for a likely typo, the closest name.
 
-use std::fmt;
-use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use jsonschema::ValidationError;
 use jsonschema::error::ValidationErrorKind;
 use serde_json::Value;
 
-use crate::plan::{self, BuildContext, Plan};
+use super::spec_schema;
 use crate::spec::{
-    DURATION_PATTERN, Location, METHOD_PATTERN, STATUS_CLASS_PATTERN, SourceSpec, Spec,
+    DURATION_PATTERN, METHOD_PATTERN, RATE_PATTERN, STATUS_CLASS_PATTERN, THINK_TIME_PATTERN,
 };
-
-/// One problem in a spec.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Diagnostic {
-    /// The spec file, as given on the command line.
-    pub file: PathBuf,
-    /// Field path such as `targets[1].expect.status`; empty for the whole document.
-    pub path: String,
-    /// Where in the file: the field's value, its key for an unknown field, or the
-    /// enclosing mapping for a missing one.
-    pub location: Option<Location>,
-    /// What is wrong, and what was expected.
-    pub message: String,
-}
-
-impl fmt::Display for Diagnostic {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.file.display())?;
-        if let Some(loc) = self.location {
-            write!(f, ":{}:{}", loc.line, loc.column)?;
-        }
-        if !self.path.is_empty() {
-            write!(f, ": {}", self.path)?;
-        }
-        write!(f, ": {}", self.message)
-    }
-}
-
-/// Every problem found in a spec, in the order they appear in the file.
-#[derive(Debug, Clone, thiserror::Error)]
-pub struct Diagnostics(pub Vec<Diagnostic>);
-
-impl fmt::Display for Diagnostics {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let n = self.0.len();
-        write!(
-            f,
-            "invalid spec ({n} error{}):",
-            if n == 1 { "" } else { "s" }
-        )?;
-        for d in &self.0 {
-            write!(f, "\n  {d}")?;
-        }
-        Ok(())
-    }
-}
-
-/// The JSON Schema of the spec, generated from its Rust types (`spec::Spec`).
-pub fn spec_schema() -> serde_json::Value {
-    crate::result::published_schema::<Spec>()
-}
-
-/// Validates `source` and resolves it into a plan.
-///
-/// First the YAML is checked against [`spec_schema`]; if it does not match, every mismatch is
-/// returned and nothing else is checked. Then the spec is resolved by `plan::build`, whose
-/// errors (bad thresholds, unset `${VAR}`s, conflicting fields, ...) are returned together.
-/// `var` looks up `${NAME}` references.
-pub fn check(
-    source: &SourceSpec,
-    var: &dyn Fn(&str) -> Option<String>,
-) -> Result<Plan, Diagnostics> {
-    let diagnostic = |path: String, message: String, at_key: bool| Diagnostic {
-        file: source.path.clone(),
-        location: if at_key {
-            source.locate_key(&path)
-        } else {
-            source.locate(&path)
-        },
-        path,
-        message,
-    };
-    let findings = schema_findings(&source.value);
-    if !findings.is_empty() {
-        return Err(sorted(
-            findings
-                .into_iter()
-                .map(|f| diagnostic(f.path, f.message, f.at_key))
-                .collect(),
-        ));
-    }
-    let spec: Spec = serde_json::from_value(source.value.clone()).map_err(|e| {
-        // JSON Schema's `integer` admits `2.0`; serde does not. Point at such numbers, or
-        // fall back to serde's message for the whole document.
-        let mut floats = Vec::new();
-        float_numbers(&source.value, String::new(), &mut floats);
-        if floats.is_empty() {
-            return Diagnostics(vec![diagnostic(String::new(), e.to_string(), false)]);
-        }
-        sorted(
-            floats
-                .into_iter()
-                .map(|(path, n)| {
-                    let message =
-                        format!("expected a whole number, without a decimal point, found `{n}`");
-                    diagnostic(path, message, false)
-                })
-                .collect(),
-        )
-    })?;
-    let spec_dir = source
-        .path
-        .parent()
-        .map(|p| {
-            if p.as_os_str().is_empty() {
-                std::path::Path::new(".")
-            } else {
-                p
-            }
-        })
-        .unwrap_or(std::path::Path::new("."));
-    let ctx = BuildContext {
-        source: source.text.as_bytes(),
-        spec_dir,
-        var,
-    };
-    plan::build(&spec, &ctx).map_err(|errors| {
-        sorted(
-            errors
-                .into_iter()
-                .map(|e| diagnostic(e.path, e.message, false))
-                .collect(),
-        )
-    })
-}
-
-/// Orders diagnostics as they appear in the file (those without a location last), and drops
-/// duplicates.
-fn sorted(mut diagnostics: Vec<Diagnostic>) -> Diagnostics {
-    diagnostics.sort_by(|a, b| {
-        let key = |d: &Diagnostic| {
-            d.location
-                .map_or((u64::MAX, u64::MAX), |l| (l.line, l.column))
-        };
-        key(a).cmp(&key(b)).then_with(|| a.path.cmp(&b.path))
-    });
-    diagnostics.dedup();
-    Diagnostics(diagnostics)
-}
 
 /// The spec schema, compiled once.
 fn validator() -> &'static (Value, jsonschema::Validator) {
@@ -166,16 +24,17 @@ fn validator() -> &'static (Value, jsonschema::Validator) {
 
 /// One schema violation, explained for a person.
 #[derive(Debug, PartialEq, Eq)]
-struct Finding {
+pub(super) struct Finding {
     /// Field path, such as `targets[1].expect.status`.
-    path: String,
+    pub(super) path: String,
     /// Whether the problem is the field's name (point at the key, not the value).
-    at_key: bool,
-    message: String,
+    pub(super) at_key: bool,
+    /// What is wrong, and what was expected.
+    pub(super) message: String,
 }
 
 /// Every way `value` fails the spec schema.
-fn schema_findings(value: &Value) -> Vec<Finding> {
+pub(super) fn schema_findings(value: &Value) -> Vec<Finding> {
     let (schema, validator) = validator();
     let mut findings = Vec::new();
     for error in validator.iter_errors(value) {
@@ -239,11 +98,12 @@ fn explain(error: &ValidationError<'_>, schema: &Value, root: &Value, out: &mut 
                 }
                 return;
             }
-            format!("expected {}, found {found}", describe(schema, owner))
+            expected(schema, owner, instance)
         }
-        ValidationErrorKind::Type { .. } | ValidationErrorKind::Pattern { .. } => {
-            format!("expected {}, found {found}", describe(schema, owner))
-        }
+        ValidationErrorKind::Type { .. }
+        | ValidationErrorKind::Pattern { .. }
+        | ValidationErrorKind::Enum { .. }
+        | ValidationErrorKind::Constant { .. } => expected(schema, owner, instance),
         ValidationErrorKind::Minimum { .. } | ValidationErrorKind::Maximum { .. } => {
             let min = owner.get("minimum");
             let max = owner.get("maximum");
@@ -266,16 +126,6 @@ fn explain(error: &ValidationError<'_>, schema: &Value, root: &Value, out: &mut 
         ValidationErrorKind::MaxLength { limit } => {
             format!("must be at most {limit} characters long")
         }
-        ValidationErrorKind::Enum { options } => {
-            let options = options
-                .as_array()
-                .map(|o| o.iter().map(|v| format!("`{v}`")).collect::<Vec<_>>())
-                .unwrap_or_default();
-            format!("expected one of {}, found {found}", options.join(", "))
-        }
-        ValidationErrorKind::Constant { expected_value } => {
-            format!("expected `{expected_value}`, found {found}")
-        }
         _ => error.to_string(),
     };
     out.push(Finding {
@@ -283,6 +133,72 @@ fn explain(error: &ValidationError<'_>, schema: &Value, root: &Value, out: &mut 
         at_key: false,
         message,
     });
+}
+
+/// `expected ..., found ...` for a value that `node` (a schema) does not accept, with a hint
+/// where one helps: the closest allowed word for a likely typo (`opne` -> `open`), quotes for
+/// a number allowed only as text (`1.3` -> `"1.3"`), the unit for a bare number where a rate
+/// is expected (`500` -> `500/s`).
+fn expected(root: &Value, node: &Value, instance: &Value) -> String {
+    let found = describe_value(instance);
+    let choices = choices(root, node);
+    if !choices.is_empty() {
+        let listed: Vec<String> = choices.iter().map(|c| format!("`{c}`")).collect();
+        let message = format!("expected one of {}, found {found}", listed.join(", "));
+        let choices: Vec<&str> = choices.iter().map(String::as_str).collect();
+        return match instance {
+            // A word of one or two characters (`h3`) is too short to guess what was meant.
+            Value::String(s) if s.chars().count() > 2 => match nearest(s, &choices) {
+                Some(closest) => format!("{message}; did you mean `{closest}`?"),
+                None => message,
+            },
+            Value::Number(n) if choices.contains(&n.to_string().as_str()) => {
+                format!("{message}; quote it: `\"{n}\"`")
+            }
+            _ => message,
+        };
+    }
+    let message = format!("expected {}, found {found}", describe(root, node));
+    let pattern = resolve(root, node).get("pattern").and_then(Value::as_str);
+    match instance {
+        Value::Number(n) if pattern == Some(RATE_PATTERN) => format!("{message}; write `{n}/s`"),
+        _ => message,
+    }
+}
+
+/// The words a schema allows when it allows only a list of words: an `enum`, a `const`, or
+/// those of every branch of an `anyOf`/`oneOf` but `null`. Empty when it allows more.
+fn choices(root: &Value, node: &Value) -> Vec<String> {
+    let node = resolve(root, node);
+    if let Some(options) = node.get("enum").and_then(Value::as_array) {
+        return options
+            .iter()
+            .filter_map(Value::as_str)
+            .map(str::to_string)
+            .collect();
+    }
+    if let Some(word) = node.get("const").and_then(Value::as_str) {
+        return vec![word.to_string()];
+    }
+    let Some(branches) = node
+        .get("anyOf")
+        .or_else(|| node.get("oneOf"))
+        .and_then(Value::as_array)
+    else {
+        return Vec::new();
+    };
+    let mut all = Vec::new();
+    for branch in branches {
+        if types(resolve(root, branch)) == ["null"] {
+            continue;
+        }
+        let words = choices(root, branch);
+        if words.is_empty() {
+            return Vec::new();
+        }
+        all.extend(words);
+    }
+    all
 }
 
 /// `unknown field `timout`; did you mean `timeout`?`, or the list of allowed names.
@@ -307,7 +223,11 @@ fn unknown_field(name: &str, allowed: &[&str]) -> String {
 }
 
 /// Every number in `value` that is not an integer (`2.0`, `1e3`): no spec field takes one.
-fn float_numbers(value: &Value, path: String, out: &mut Vec<(String, serde_json::Number)>) {
+pub(super) fn float_numbers(
+    value: &Value,
+    path: String,
+    out: &mut Vec<(String, serde_json::Number)>,
+) {
     match value {
         Value::Number(n) if n.is_f64() => out.push((path, n.clone())),
         Value::Array(items) => {
@@ -467,6 +387,9 @@ fn describe_type(node: &Value, json_type: &str) -> String {
                     .collect();
                 format!("one of {}", options.join(", "))
             }
+            _ if node.get("const").is_some_and(Value::is_string) => {
+                format!("`{}`", node["const"].as_str().unwrap_or_default())
+            }
             Some(pattern) => describe_pattern(pattern),
             None if node.get("minLength").and_then(Value::as_u64) >= Some(1) => {
                 "a non-empty string".to_string()
@@ -495,6 +418,10 @@ fn describe_pattern(pattern: &str) -> String {
         DURATION_PATTERN => "a duration with a unit, such as `200ms` or `1.5s`".to_string(),
         STATUS_CLASS_PATTERN => "a status class such as `2xx`".to_string(),
         METHOD_PATTERN => "an HTTP method in capitals, such as `GET`".to_string(),
+        RATE_PATTERN => "a rate with its unit, such as `500/s`".to_string(),
+        THINK_TIME_PATTERN => {
+            "a duration such as `100ms`, or a range such as `50ms..150ms`".to_string()
+        }
         other => format!("a string matching `{other}`"),
     }
 }
@@ -648,50 +575,5 @@ mod tests {
         spec["service"] = Value::Null;
         spec["targets"][0]["weight"] = Value::Null;
         assert_eq!(findings(spec), []);
-    }
-
-    #[test]
-    fn diagnostics_display_one_per_line() {
-        let diagnostic = |line, path: &str, message: &str| Diagnostic {
-            file: PathBuf::from("specs/a.yaml"),
-            path: path.to_string(),
-            location: Some(Location { line, column: 3 }),
-            message: message.to_string(),
-        };
-        let one = Diagnostics(vec![diagnostic(2, "", "expected a mapping")]);
-        assert_eq!(
-            one.to_string(),
-            "invalid spec (1 error):\n  specs/a.yaml:2:3: expected a mapping"
-        );
-        let two = Diagnostics(vec![
-            diagnostic(4, "load", "missing"),
-            Diagnostic {
-                location: None,
-                ..diagnostic(0, "name", "bad")
-            },
-        ]);
-        assert_eq!(
-            two.to_string(),
-            "invalid spec (2 errors):\n  specs/a.yaml:4:3: load: missing\n  specs/a.yaml: name: bad"
-        );
-    }
-
-    #[test]
-    fn diagnostics_are_sorted_by_position_and_deduplicated() {
-        let at = |line: Option<u64>, column, path: &str| Diagnostic {
-            file: PathBuf::from("a.yaml"),
-            path: path.to_string(),
-            location: line.map(|line| Location { line, column }),
-            message: "m".to_string(),
-        };
-        let sorted = sorted(vec![
-            at(None, 0, "z"),
-            at(Some(9), 1, "b"),
-            at(Some(2), 7, "a"),
-            at(Some(9), 1, "b"),
-            at(Some(2), 3, "c"),
-        ]);
-        let order: Vec<&str> = sorted.0.iter().map(|d| d.path.as_str()).collect();
-        assert_eq!(order, ["c", "a", "b", "z"]);
     }
 }
