@@ -382,7 +382,8 @@ async function report(
 ): Promise<Invocation | undefined> {
   const against = baselineArgs(baseline)
   for (const [format, file] of reports) {
-    const r = await invoke(engine, ['report', ...results, ...against, '--format', format, '--output', file, '--spec', spec], cwd)
+    const named = format === 'junit' ? ['--spec', spec] : []
+    const r = await invoke(engine, ['report', ...results, ...against, '--format', format, '--output', file, ...named], cwd)
     if (r.code === EXIT.invalid && baseline.path) return r
     if (r.code !== EXIT.pass) throw new Error(engineFailure(`report --format ${format}`, r))
   }

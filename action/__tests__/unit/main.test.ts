@@ -163,7 +163,7 @@ describe('main', () => {
       `run WS/perf/api.yaml --out ${out}/result.json`,
       `report ${out}/result.json --format md --output ${out}/report.md`,
       `report ${out}/result.json --format html --output ${out}/report.html`,
-      `report ${out}/result.json --format junit --output ${out}/report.junit.xml`,
+      `report ${out}/result.json --format junit --output ${out}/report.junit.xml --spec perf/api.yaml`,
       `report ${out}/result.json --format json --output ${out}/verdict.json`
     ])
     expect(vi.mocked(acquireEngine).mock.invocationCallOrder[0]).toBeLessThan(vi.mocked(invoke).mock.invocationCallOrder[0])
@@ -414,7 +414,7 @@ describe('main, the history window', () => {
       `run WS/perf/api.yaml --out ${out}/result.json`,
       `report ${out}/history --format md --output ${out}/report.md`,
       `report ${out}/history --format html --output ${out}/report.html`,
-      `report ${out}/history --format junit --output ${out}/report.junit.xml`,
+      `report ${out}/history --format junit --output ${out}/report.junit.xml --spec perf/api.yaml`,
       `report ${out}/history --format json --output ${out}/verdict.json`
     ])
     expect(vi.mocked(downloadResult).mock.calls.map(([id, from, dir]) => [id, from.runId, dir.replace(temp, 'TEMP')])).toEqual([[4000, 400, `${out}/previous`]])
@@ -434,7 +434,7 @@ describe('main, the history window', () => {
     expect(commands().slice(1)).toEqual([
       `report ${out}/result.json ${against} --format md --output ${out}/report.md`,
       `report ${out}/result.json ${against} --format html --output ${out}/report.html`,
-      `report ${out}/result.json ${against} --format junit --output ${out}/report.junit.xml`,
+      `report ${out}/result.json ${against} --format junit --output ${out}/report.junit.xml --spec perf/api.yaml`,
       `report ${out}/result.json ${against} --format json --output ${out}/verdict.json`
     ])
     // A pull request carries no window of its own.
@@ -526,7 +526,7 @@ describe('main, mode: paired', () => {
     expect(reports).toEqual([
       `report ${out}/ab.json --format md --output ${out}/report.md`,
       `report ${out}/ab.json --format html --output ${out}/report.html`,
-      `report ${out}/ab.json --format junit --output ${out}/report.junit.xml`,
+      `report ${out}/ab.json --format junit --output ${out}/report.junit.xml --spec perf/api.yaml`,
       `report ${out}/ab.json --format json --output ${out}/verdict.json`
     ])
     expect(downloadResult).not.toHaveBeenCalled()
