@@ -23,7 +23,7 @@ const PROBE_INTERVAL: Duration = Duration::from_millis(50);
 /// Why the service could not be brought up.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum ServiceError {
-    #[error("cannot start service `{command}`: {source}")]
+    #[error("cannot start service `{command}`")]
     Spawn {
         command: String,
         source: std::io::Error,
@@ -89,7 +89,7 @@ impl Service {
             if Instant::now() >= deadline {
                 return Err(ServiceError::NotReady {
                     command,
-                    url: format!("http://{}", plan.ready),
+                    url: plan.ready_url.clone(),
                     timeout: plan.ready_timeout,
                 });
             }

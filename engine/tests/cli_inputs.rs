@@ -350,3 +350,42 @@ fn an_os_error_is_printed_once() {
          directory (os error 2)"
     );
 }
+
+#[test]
+fn a_service_that_cannot_start_prints_its_os_error_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("spec.yaml");
+    std::fs::write(
+        &spec,
+        "version: 1\nname: nostart\nservice:\n  command: [\"/nonexistent/loadgate-test-server\"]\n  ready_url: http://127.0.0.1:9/\ntargets:\n  - name: t\n    url: http://127.0.0.1:9/\nload:\n  connections: 1\n  requests: 1\n",
+    )
+    .unwrap();
+    let out = loadgate(&["run", spec.to_str().unwrap(), "--quiet"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(err.contains("cannot start service"), "{err}");
+    assert_eq!(err.matches("No such file or directory").count(), 1, "{err}");
+}
+
+#[test]
+fn a_service_never_ready_is_named_by_its_ready_url_as_written_not_its_interpolated_value() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("spec.yaml");
+    std::fs::write(
+        &spec,
+        "version: 1\nname: notready\nservice:\n  command: [\"sleep\", \"5\"]\n  ready_url: \"http://${READY_HOST}:9/health\"\n  ready_timeout: 300ms\ntargets:\n  - name: t\n    url: http://127.0.0.1:9/\nload:\n  connections: 1\n  requests: 1\n",
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_loadgate"))
+        .args(["run", spec.to_str().unwrap(), "--quiet"])
+        .env("READY_HOST", "127.0.0.1")
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains("`http://${READY_HOST}:9/health` did not answer"),
+        "{err}"
+    );
+    assert!(!err.contains("127.0.0.1:9/health"), "{err}");
+}
