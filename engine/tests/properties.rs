@@ -645,7 +645,6 @@ proptest! {
 /// Issue 19, "A wrong-typed field's message names no field": every field of a result, given a
 /// value of another type, is refused by a message that names the field.
 #[test]
-#[ignore = "issue 19: a wrong-typed field's message names no field (helper files fixes it)"]
 fn a_wrong_typed_field_is_refused_by_its_name() {
     let text = &result_fixtures()[0];
     let doc: Value = serde_json::from_str(text).unwrap();
@@ -666,8 +665,16 @@ fn a_wrong_typed_field_is_refused_by_its_name() {
             _ => serde_json::json!("wrong"),
         };
         std::fs::write(&file, changed.to_string()).unwrap();
+        // Fields an older result names otherwise are read, and so named, under today's name.
+        let name = match key.as_str() {
+            "target_from" => "level_from",
+            "target_to" => "level_to",
+            "target_unit" => "level_unit",
+            "achieved_concurrency" => "achieved_in_flight",
+            other => other,
+        };
         if let Err(e) = result::read(&file)
-            && !e.to_string().contains(key.as_str())
+            && !e.to_string().contains(name)
         {
             unnamed.push(format!("{path:?}: {e}"));
         }
