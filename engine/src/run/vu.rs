@@ -105,13 +105,14 @@ pub(super) fn spawn(
     }
 }
 
-/// A virtual user's connections, one per endpoint (HTTP/2: handles to its group's), and its
-/// buffer for checked responses.
+/// A virtual user's connections, one per endpoint (HTTP/2: handles to its group's), its
+/// buffer for checked responses, its timer and the byte counts of its current request.
 struct Connections {
     slots: Vec<Option<transport::Conn>>,
     group: Rc<transport::Group>,
     capture: h1::Capture,
     deadline: Deadline,
+    traffic: h1::Traffic,
 }
 
 impl Connections {
@@ -121,6 +122,7 @@ impl Connections {
             group,
             capture: h1::Capture::default(),
             deadline: Deadline::new(),
+            traffic: h1::Traffic::default(),
         }
     }
 
@@ -182,6 +184,7 @@ impl Deadline {
 /// `ready`: when the virtual user was free to send it; `started`: now (the caller's clock
 /// reading, one fewer per request). A start later than both `intended` and `ready` is the
 /// generator's own lateness (a paced connection still busy with a slow response is not).
+/// Returns why the request failed, if it did.
 #[allow(clippy::too_many_arguments)]
 async fn request(
     shared: &Shared,
@@ -192,7 +195,7 @@ async fn request(
     ready: Instant,
     started: Instant,
     measured: bool,
-) {
+) -> Option<ErrorKind> {
     let target = &shared.targets[t];
     let e = shared.endpoint_of[t];
     let addr = shared.addrs[e];
@@ -201,12 +204,15 @@ async fn request(
         group,
         capture,
         deadline,
+        traffic,
     } = conns;
     let conn = &mut slots[e];
     let captures = target.captures();
     capture.keep_body = target.captures_body();
+    *traffic = h1::Traffic::default();
+    let timeout_at = started + target.timeout;
     let outcome = deadline
-        .run(started + target.timeout, async {
+        .run(timeout_at, async {
             let mut now = started;
             loop {
                 if conn.is_none() {
@@ -215,7 +221,11 @@ async fn request(
                 }
                 let c = conn.as_mut().expect("just connected");
                 let capture = captures.then_some(&mut *capture);
-                match c.exchange(target, addr, group, e, now, capture).await {
+                let at = (now, timeout_at);
+                match c
+                    .exchange(target, addr, group, e, at, capture, traffic)
+                    .await
+                {
                     Ok(response) => return Ok(response),
                     // The server closed the idle connection just before we used it: send the
                     // request again on a new one (a fresh connection is never stale).
@@ -238,14 +248,16 @@ async fn request(
         Ok(response) if response.keep_alive => {}
         _ => *conn = None,
     }
+    let failure = outcome.as_ref().err().copied();
     let service_us = end.duration_since(started).as_micros() as u64;
     {
         let mut guard = stats.borrow_mut();
         let s = &mut *guard;
         // The generator's health covers every stage, warmup included.
+        shared.add_busy(&mut s.stages, started, end);
         let stage = &mut s.stages[shared.stage_of(intended)];
         stage.sent += 1;
-        stage.busy_us += service_us;
+        stage.fd_limit += u64::from(failure == Some(ErrorKind::FdLimit));
         let late_us = if shared.scheduled {
             let late_us = started
                 .saturating_duration_since(intended.max(ready))
@@ -260,26 +272,26 @@ async fn request(
             let latency_us = end.duration_since(intended).as_micros() as u64;
             s.last_end = Some(end);
             let record = &mut s.targets[t];
+            // Every request's bytes, whatever its outcome.
+            record.bytes_sent += traffic.sent;
+            record.bytes_received += traffic.received;
+            s.epoch.requests += 1;
             match outcome {
                 Ok(response) => {
                     let expected = target.expect_status.contains(response.status);
                     record.record_response(response.status, latency_us, service_us, expected);
                     record.phases.record(&response.timing);
-                    record.bytes_sent += target.request.len() as u64;
-                    record.bytes_received += response.bytes;
                     if captures {
                         checks::evaluate(&target.checks, capture, |i, passed| {
                             record.record_check(i, passed)
                         });
                     }
-                    s.epoch.requests += 1;
                     s.epoch.responses += 1;
                     s.epoch.errors += u64::from(!expected);
                     s.epoch.latency_us.saturating_record(latency_us.max(1));
                 }
                 Err(kind) => {
                     record.record_error(kind);
-                    s.epoch.requests += 1;
                     s.epoch.errors += 1;
                 }
             }
@@ -289,6 +301,33 @@ async fn request(
         // After an error or a closed connection: let the other tasks run, so that a target
         // failing fast cannot starve this thread.
         tokio::task::yield_now().await;
+    }
+    failure
+}
+
+/// The wait of a virtual user after repeated failed connects: bounded exponential backoff
+/// with full jitter, from the AWS Architecture Blog's "Exponential Backoff And Jitter"
+/// (Marc Brooker, 2015, <https://aws.amazon.com/blogs/architecture/exponential-backoff-and-jitter/>):
+/// after the `n`-th failure in a row, a wait drawn uniformly from
+/// `[0, min(CAP, BASE × 2^(n-1))]`, with `BASE` 1 ms and `CAP` 1 s. A request that gets a
+/// connection starts the count again.
+struct Backoff {
+    /// Failed connects in a row.
+    failures: u32,
+}
+
+impl Backoff {
+    /// The first wait's ceiling.
+    const BASE: Duration = Duration::from_millis(1);
+    /// The longest wait.
+    const CAP: Duration = Duration::from_secs(1);
+
+    /// The wait after one more failed connect in a row.
+    fn next(&mut self, rng: &mut fastrand::Rng) -> Duration {
+        // 2^10 × 1 ms passes the cap: larger exponents change nothing.
+        let ceiling = (Self::BASE * (1 << self.failures.min(10))).min(Self::CAP);
+        self.failures = self.failures.saturating_add(1);
+        Duration::from_nanos(rng.u64(0..=ceiling.as_nanos() as u64))
     }
 }
 
@@ -307,6 +346,7 @@ async fn closed_vu(
         .pacing
         .map(|rate| Duration::from_secs_f64(1.0 / rate));
     let mut next_due: Option<Instant> = None;
+    let mut backoff = Backoff { failures: 0 };
     loop {
         let now = Instant::now();
         if shared.load.level_at(shared.secs(now)) < level {
@@ -351,10 +391,25 @@ async fn closed_vu(
         let t = shared.pick(&mut rng);
         // After a pacing pause the clock is read again; else `now` is this request's start.
         let started = if intended > now { Instant::now() } else { now };
-        request(
+        let failure = request(
             &shared, &stats, &mut conns, t, intended, now, started, measured,
         )
         .await;
+        match failure {
+            Some(kind) if kind.is_connect() => {
+                let wait = backoff.next(&mut rng);
+                let resumed = pause_until(&shared, Instant::now() + wait).await;
+                if kind == ErrorKind::FdLimit {
+                    let short = started.elapsed().as_micros() as u64;
+                    stats.borrow_mut().stages[shared.stage_of(started)].fd_wait_us += short;
+                }
+                if !resumed {
+                    break;
+                }
+                continue;
+            }
+            _ => backoff.failures = 0,
+        }
         let think = match shared.load.think_time {
             Some(ThinkTime::Fixed(d)) => d,
             Some(ThinkTime::Uniform(low, high)) => {
@@ -476,5 +531,43 @@ async fn open_vu(
             break;
         }
         pool.idle.borrow_mut().push(slot.clone());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use tokio::io::AsyncReadExt as _;
+
+    use super::Deadline;
+    use crate::measure::ErrorKind;
+    use crate::run::h1::{self, Failure, H1Conn, Traffic};
+
+    /// A body that never pauses (every read is ready: tokio's cooperative budget then runs
+    /// out inside the read loop, and a timer polled after it could never fire) still ends at
+    /// the request's deadline, with the bytes read counted.
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_body_that_never_pauses_times_out_at_the_deadline() {
+        let head = &b"HTTP/1.1 200 OK\r\nContent-Length: 100000000000\r\n\r\n"[..];
+        let stream = tokio::io::join(head.chain(tokio::io::repeat(b'x')), tokio::io::sink());
+        let mut conn = H1Conn::new(stream, h1::tcp_io_error);
+        let mut traffic = Traffic::default();
+        let started = Instant::now();
+        let at = started + Duration::from_millis(200);
+        let exchange = conn.exchange(b"GET / HTTP/1.1\r\n\r\n", false, None, at, &mut traffic);
+        let outcome =
+            tokio::time::timeout(Duration::from_secs(3), Deadline::new().run(at, exchange)).await;
+        let took = started.elapsed();
+        assert!(
+            matches!(
+                outcome,
+                Ok(Some(Err(Failure::Error(ErrorKind::Timeout))) | None)
+            ),
+            "{outcome:?} after {took:?}"
+        );
+        assert!(took < Duration::from_millis(700), "{took:?}");
+        assert_eq!(traffic.sent, 18);
+        assert!(traffic.received > 1_000_000, "{traffic:?}");
     }
 }
