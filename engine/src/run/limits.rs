@@ -50,8 +50,8 @@ impl FileLimit {
         })
     }
 
-    /// File descriptors the run needs, about: its connections, [`FDS_PER_WORKER`] per worker
-    /// thread and [`RESERVED_FDS`].
+    /// File descriptors the run needs, about: its connections, 3 per worker thread and 16
+    /// for the rest (`FDS_PER_WORKER`, `RESERVED_FDS`).
     pub fn needed(&self) -> u64 {
         self.connections + self.workers * FDS_PER_WORKER + RESERVED_FDS
     }

@@ -235,10 +235,11 @@ async fn request(
             }
         })
         .await;
-    let end = match &outcome {
-        Some(Ok(response)) => response.end,
-        _ => Instant::now(),
-    };
+    let response_end = outcome
+        .as_ref()
+        .and_then(|o| o.as_ref().ok())
+        .map(|r| r.end);
+    let end = response_end.unwrap_or_else(Instant::now);
     let outcome = match outcome {
         Some(result) => result,
         None if conn.is_none() => Err(ErrorKind::ConnectTimeout),
@@ -253,20 +254,7 @@ async fn request(
     {
         let mut guard = stats.borrow_mut();
         let s = &mut *guard;
-        // The generator's health covers every stage, warmup included.
-        shared.add_busy(&mut s.stages, started, end);
-        let stage = &mut s.stages[shared.stage_of(intended)];
-        stage.sent += 1;
-        stage.fd_limit += u64::from(failure == Some(ErrorKind::FdLimit));
-        let late_us = if shared.scheduled {
-            let late_us = started
-                .saturating_duration_since(intended.max(ready))
-                .as_micros() as u64;
-            stage.lateness_us.saturating_record(late_us.max(1));
-            late_us
-        } else {
-            0
-        };
+        let late_us = record_stage(shared, s, (intended, ready, started, end), failure);
         if measured {
             s.epoch.late += u64::from(late_us > LATE_US);
             let latency_us = end.duration_since(intended).as_micros() as u64;
@@ -303,6 +291,30 @@ async fn request(
         tokio::task::yield_now().await;
     }
     failure
+}
+
+/// Records a request in its stage's health (every stage, warmup included): sent, time in
+/// flight, a connect that failed for want of a file descriptor, and how late it started after
+/// it was due (`times`: intended, ready, started, end; see [`request`]). Returns that
+/// lateness in microseconds, 0 when requests have no schedule.
+fn record_stage(
+    shared: &Shared,
+    s: &mut WorkerStats,
+    (intended, ready, started, end): (Instant, Instant, Instant, Instant),
+    failure: Option<ErrorKind>,
+) -> u64 {
+    shared.add_busy(&mut s.stages, started, end);
+    let stage = &mut s.stages[shared.stage_of(intended)];
+    stage.sent += 1;
+    stage.fd_limit += u64::from(failure == Some(ErrorKind::FdLimit));
+    if !shared.scheduled {
+        return 0;
+    }
+    let late_us = started
+        .saturating_duration_since(intended.max(ready))
+        .as_micros() as u64;
+    stage.lateness_us.saturating_record(late_us.max(1));
+    late_us
 }
 
 /// The wait of a virtual user after repeated failed connects: bounded exponential backoff
