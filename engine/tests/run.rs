@@ -600,7 +600,8 @@ fn a_body_that_keeps_coming_times_out_on_time() {
         (6..=10).contains(&timeouts),
         "{timeouts} timeouts in {wall:?}"
     );
-    assert!(wall < Duration::from_millis(3300), "{wall:?}");
+    // Within duration + timeout + 1 s.
+    assert!(wall < Duration::from_millis(3500), "{wall:?}");
     assert!(
         result.total.bytes_received > 1_000_000,
         "{}",
