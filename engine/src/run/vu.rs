@@ -9,6 +9,9 @@
 //!   `W`-th arrival, and hands each to an idle loop of its pool (`max_in_flight` loops: the
 //!   in-flight cap); an arrival that finds none idle is counted as dropped, never silently
 //!   skipped (k6's `dropped_iterations`).
+//! - A closed-model virtual user whose connect fails waits before the next try: bounded
+//!   exponential backoff with full jitter ([`Backoff`]), so that a refused or exhausted
+//!   connect is not retried at once, thousands of times a second.
 //!
 //! A loop owns one connection per endpoint; with HTTP/2, a handle to a connection it shares with
 //! the other `streams - 1` loops of its group (closed model: the group is one connection of the
