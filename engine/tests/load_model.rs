@@ -406,3 +406,36 @@ fn a_lost_threshold_aborts_the_run() {
     );
     assert!(stdout.contains("pass  total errors: rate < 1%"), "{stdout}");
 }
+
+#[test]
+fn a_hung_server_fills_the_in_flight_cap_no_more_and_is_named_as_the_cause() {
+    let _serial = serial();
+    let server = support::HangServer::start();
+    let url = format!("http://{}/", server.addr());
+    let result = run_yaml(
+        &spec(
+            &url,
+            "  model: open\n  rate: 50/s\n  max_in_flight: 20\n  duration: 2s\n",
+        )
+        .replace("timeout: 5s", "timeout: 1500ms"),
+    );
+    let stage = measured_stage(&result);
+    // Every slot waits 1.5 s on the server, then takes the next arrival: 20 slots in flight
+    // through the stage but for its first 0.4 s (the first 20 arrivals, at 50/s). Requests
+    // that outlast the stage are in flight after it, not in it.
+    assert!(
+        (15.0..=20.0).contains(&stage.achieved_in_flight),
+        "in flight {} of at most 20",
+        stage.achieved_in_flight
+    );
+    assert!(stage.dropped > 40, "{}", stage.dropped);
+    assert!(!result.health.valid);
+    let problem = &result.health.problems[0];
+    assert!(problem.contains("requests were dropped"), "{problem}");
+    assert!(
+        problem.contains("all 20 in-flight slots were waiting on the server"),
+        "{problem}"
+    );
+    assert!(problem.contains("not the generator's"), "{problem}");
+    assert!(!problem.contains("too small"), "{problem}");
+}

@@ -481,3 +481,197 @@ fn a_service_that_forks_and_exits_leaves_nothing_behind() {
         String::from_utf8_lossy(&left.stdout)
     );
 }
+
+// ---- Bodies that keep coming, failed requests' bytes, refused certificates ---------------
+
+/// A server that answers every request with a head announcing a 10 GB body, then sends the
+/// body as fast as it can, or only its first `stall_after` bytes and then nothing (keeping
+/// the connection open). Each connection ends when the client closes it, or after 30 s; the
+/// listener stops when this is dropped.
+struct BodyServer {
+    addr: std::net::SocketAddr,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl BodyServer {
+    fn start(stall_after: Option<usize>) -> BodyServer {
+        use std::io::{Read, Write};
+        use std::sync::atomic::Ordering;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let addr = listener.local_addr().unwrap();
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = stop.clone();
+        std::thread::spawn(move || {
+            let lifetime = Instant::now() + Duration::from_secs(60);
+            while !flag.load(Ordering::SeqCst) && Instant::now() < lifetime {
+                let Ok((mut conn, _)) = listener.accept() else {
+                    std::thread::sleep(Duration::from_millis(5));
+                    continue;
+                };
+                let flag = flag.clone();
+                std::thread::spawn(move || {
+                    let _ = conn.set_nonblocking(false);
+                    let _ = conn.set_write_timeout(Some(Duration::from_secs(1)));
+                    let ends = Instant::now() + Duration::from_secs(30);
+                    let mut head = Vec::new();
+                    let mut byte = [0u8; 1];
+                    while !head.ends_with(b"\r\n\r\n") {
+                        match conn.read(&mut byte) {
+                            Ok(1) => head.push(byte[0]),
+                            _ => return,
+                        }
+                    }
+                    let chunk = vec![b'x'; 64 * 1024];
+                    let mut sent = 0;
+                    if conn
+                        .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 10000000000\r\n\r\n")
+                        .is_err()
+                    {
+                        return;
+                    }
+                    while Instant::now() < ends && !flag.load(Ordering::SeqCst) {
+                        let room = stall_after.map_or(chunk.len(), |limit| {
+                            limit.saturating_sub(sent).min(chunk.len())
+                        });
+                        if room == 0 {
+                            // Stalled: wait for the client to close.
+                            let _ = conn.set_read_timeout(Some(Duration::from_millis(50)));
+                            match conn.read(&mut byte) {
+                                Ok(0) => return,
+                                Err(e)
+                                    if e.kind() != std::io::ErrorKind::WouldBlock
+                                        && e.kind() != std::io::ErrorKind::TimedOut =>
+                                {
+                                    return;
+                                }
+                                _ => continue,
+                            }
+                        }
+                        match conn.write(&chunk[..room]) {
+                            Ok(n) if n > 0 => sent += n,
+                            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                            _ => return,
+                        }
+                    }
+                });
+            }
+        });
+        BodyServer { addr, stop }
+    }
+
+    fn url(&self) -> String {
+        format!("http://{}/", self.addr)
+    }
+}
+
+impl Drop for BodyServer {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn a_body_that_keeps_coming_times_out_on_time() {
+    // The body arrives faster than it is read: without a deadline between reads, a request
+    // would read on until the run's hard deadline (duration + timeout + 1 s).
+    let server = BodyServer::start(None);
+    let started = Instant::now();
+    // CPU pressure: two threads spinning through the run, on a 2-core machine.
+    let hogs: Vec<_> = (0..2)
+        .map(|_| {
+            std::thread::spawn(move || {
+                while started.elapsed() < Duration::from_secs(3) {
+                    std::hint::spin_loop();
+                }
+            })
+        })
+        .collect();
+    let result = run_yaml(
+        &spec(&server.url(), "  connections: 2\n  duration: 2s\n", "")
+            .replace("timeout: 2s", "timeout: 500ms"),
+    );
+    let wall = started.elapsed();
+    hogs.into_iter().for_each(|h| h.join().unwrap());
+    assert_eq!(result.total.responses, 0);
+    // 2 connections × 2 s / 500 ms: 4 timeouts each when each fires on time.
+    let timeouts = error_count(&result, "timeout");
+    assert!(
+        (6..=10).contains(&timeouts),
+        "{timeouts} timeouts in {wall:?}"
+    );
+    // Within duration + timeout + 1 s.
+    assert!(wall < Duration::from_millis(3500), "{wall:?}");
+    assert!(
+        result.total.bytes_received > 1_000_000,
+        "{}",
+        result.total.bytes_received
+    );
+}
+
+#[test]
+fn the_bytes_of_failed_requests_are_counted() {
+    // Each response stops after 200 kB of its body: every request times out.
+    let server = BodyServer::start(Some(200_000));
+    let result = run_yaml(
+        &spec(&server.url(), "  connections: 2\n  requests: 6\n", "")
+            .replace("timeout: 2s", "timeout: 300ms"),
+    );
+    assert_eq!(error_count(&result, "timeout"), 6);
+    let t = &result.total;
+    assert!(t.bytes_received >= 6 * 200_000, "{}", t.bytes_received);
+    assert!(t.bytes_received < 6 * 201_000, "{}", t.bytes_received);
+    // `GET / HTTP/1.1` with a Host header and more: a few tens of bytes, all written.
+    assert!(t.bytes_sent >= 6 * 30, "{}", t.bytes_sent);
+    assert_eq!(t.bytes_sent % 6, 0, "{}", t.bytes_sent);
+
+    // A hanging server: the requests are written, nothing comes back.
+    let server = HangServer::start();
+    let url = format!("http://{}/", server.addr());
+    let result = run_yaml(
+        &spec(&url, "  connections: 2\n  requests: 4\n", "")
+            .replace("timeout: 2s", "timeout: 200ms"),
+    );
+    assert_eq!(error_count(&result, "timeout"), 4);
+    assert!(
+        result.total.bytes_sent >= 4 * 30,
+        "{}",
+        result.total.bytes_sent
+    );
+    assert_eq!(result.total.bytes_received, 0);
+}
+
+#[test]
+fn a_ca_certificate_served_as_the_servers_is_refused_in_a_sentence() {
+    use rcgen::{BasicConstraints, CertificateParams, IsCa, KeyPair};
+    let dir = tempfile::tempdir().unwrap();
+    let mut params = CertificateParams::new(vec!["127.0.0.1".to_string()]).unwrap();
+    params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let key = KeyPair::generate().unwrap();
+    let cert = params.self_signed(&key).unwrap();
+    let (cert_path, key_path) = (dir.path().join("ca.pem"), dir.path().join("ca.key"));
+    std::fs::write(&cert_path, cert.pem()).unwrap();
+    std::fs::write(&key_path, key.serialize_pem()).unwrap();
+    let config = loadgate::serve::tls_config(&cert_path, &key_path, None).unwrap();
+    let server =
+        loadgate::serve::spawn_with("127.0.0.1:0".parse().unwrap(), 1, Some(config)).unwrap();
+    let yaml = spec(
+        &format!("{}/", server.url()),
+        "  connections: 1\n  requests: 1\n",
+        &format!("    tls:\n      ca_file: {}\n", cert_path.display()),
+    );
+    let source = loadgate::spec::SourceSpec::parse("test.yaml".into(), yaml).unwrap();
+    let plan = loadgate::validate::check(&source, &|_| None).unwrap_or_else(|e| panic!("{e}"));
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let e = loadgate::run::execute(&plan, stop, &mut |_| {})
+        .expect_err("the handshake fails")
+        .to_string();
+    assert!(
+        e.contains(
+            "TLS handshake failed: the certificate is a CA certificate used as a server \
+             certificate: "
+        ),
+        "{e}"
+    );
+    assert!(!e.contains("Other("), "{e}");
+}

@@ -10,6 +10,9 @@ pub(crate) enum ErrorKind {
     /// Any other failure to connect (unreachable, address error, a host name that does not
     /// resolve).
     ConnectError,
+    /// No connection could be opened because loadgate was out of file descriptors (EMFILE or
+    /// ENFILE; WSAEMFILE on Windows): the generator's limit, not the target's failure.
+    FdLimit,
     /// The TLS handshake failed: certificate not trusted or for another name, no common
     /// version or cipher, or the server rejected the client certificate (which TLS 1.3
     /// servers report just after the handshake, before the first response).
@@ -32,10 +35,11 @@ pub(crate) enum ErrorKind {
 
 impl ErrorKind {
     /// Every kind, in order.
-    pub(crate) const ALL: [ErrorKind; 11] = [
+    pub(crate) const ALL: [ErrorKind; 12] = [
         ErrorKind::ConnectRefused,
         ErrorKind::ConnectTimeout,
         ErrorKind::ConnectError,
+        ErrorKind::FdLimit,
         ErrorKind::TlsHandshake,
         ErrorKind::Timeout,
         ErrorKind::Reset,
@@ -52,6 +56,7 @@ impl ErrorKind {
             ErrorKind::ConnectRefused => "connect_refused",
             ErrorKind::ConnectTimeout => "connect_timeout",
             ErrorKind::ConnectError => "connect_error",
+            ErrorKind::FdLimit => "fd_limit",
             ErrorKind::TlsHandshake => "tls_handshake",
             ErrorKind::Timeout => "timeout",
             ErrorKind::Reset => "reset",
@@ -61,5 +66,18 @@ impl ErrorKind {
             ErrorKind::GoAway => "goaway",
             ErrorKind::UnexpectedStatus => "unexpected_status",
         }
+    }
+
+    /// Whether the request failed before a connection was established (a virtual user backs
+    /// off after repeated ones).
+    pub(crate) fn is_connect(self) -> bool {
+        matches!(
+            self,
+            ErrorKind::ConnectRefused
+                | ErrorKind::ConnectTimeout
+                | ErrorKind::ConnectError
+                | ErrorKind::FdLimit
+                | ErrorKind::TlsHandshake
+        )
     }
 }

@@ -47,12 +47,21 @@ impl Capture {
     }
 }
 
+/// The bytes a request has moved so far, counted as they go, so that a request that fails
+/// or times out still counts what it sent and received.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Traffic {
+    /// Request bytes written (HTTP/1.1: head and body; HTTP/2: the request as HTTP/1.1
+    /// would send it, once the stream is open).
+    pub(crate) sent: u64,
+    /// Response bytes read (HTTP/1.1: head and body; HTTP/2: DATA payload).
+    pub(crate) received: u64,
+}
+
 /// A complete response, as far as a load test cares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Response {
     pub(crate) status: u16,
-    /// Bytes read for this response: head and body.
-    pub(crate) bytes: u64,
     /// Whether the connection may carry the next request.
     pub(crate) keep_alive: bool,
     /// When the first byte of the response arrived.
@@ -118,17 +127,22 @@ enum Framing {
 }
 
 impl<S: AsyncRead + AsyncWrite + Unpin> H1Conn<S> {
-    /// Sends `request` and reads one complete response. `is_head`: the request was `HEAD`,
-    /// so the response has no body. With `capture`, the response is kept there for checks.
+    /// Sends `request` and reads one complete response, counting the bytes into `traffic`.
+    /// `is_head`: the request was `HEAD`, so the response has no body. With `capture`, the
+    /// response is kept there for checks. `deadline`: the request's timeout, checked between
+    /// body reads (a body that keeps arriving would otherwise hold the task past its timer).
     ///
     /// Errors: [`Failure::Stale`] for a reused connection the server had closed;
     /// [`ErrorKind::Closed`] when the server closes before the response is complete,
-    /// [`ErrorKind::Reset`] on a reset, [`ErrorKind::Malformed`] for anything not HTTP/1.x.
+    /// [`ErrorKind::Reset`] on a reset, [`ErrorKind::Malformed`] for anything not HTTP/1.x,
+    /// [`ErrorKind::Timeout`] past `deadline`.
     pub(crate) async fn exchange(
         &mut self,
         request: &[u8],
         is_head: bool,
         capture: Option<&mut Capture>,
+        deadline: Instant,
+        traffic: &mut Traffic,
     ) -> Result<Response, Failure> {
         let stale = |kind: ErrorKind| {
             if matches!(kind, ErrorKind::Closed | ErrorKind::Reset) {
@@ -138,7 +152,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> H1Conn<S> {
             }
         };
         let io_error = self.io_error;
-        let written = match self.stream.write_all(request).await {
+        let written = match self.write_counted(request, traffic).await {
             Ok(()) => self.stream.flush().await,
             Err(e) => Err(e),
         };
@@ -150,7 +164,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin> H1Conn<S> {
                 kind.into()
             });
         }
-        match self.read_response(is_head, capture).await {
+        match self
+            .read_response(is_head, capture, deadline, traffic)
+            .await
+        {
             Err((kind, true)) if self.reused => Err(stale(kind)),
             Err((kind, _)) => Err(kind.into()),
             Ok(response) => {
@@ -160,15 +177,32 @@ impl<S: AsyncRead + AsyncWrite + Unpin> H1Conn<S> {
         }
     }
 
-    /// Reads one response. Errors carry whether nothing of the response had arrived.
+    /// Writes all of `request` (as `write_all`), counting the bytes written into `traffic`.
+    async fn write_counted(&mut self, request: &[u8], traffic: &mut Traffic) -> io::Result<()> {
+        let mut rest = request;
+        while !rest.is_empty() {
+            let n = self.stream.write(rest).await?;
+            if n == 0 {
+                return Err(io::ErrorKind::WriteZero.into());
+            }
+            traffic.sent += n as u64;
+            rest = &rest[n..];
+        }
+        Ok(())
+    }
+
+    /// Reads one response, counting its bytes into `traffic` as they arrive. Errors carry
+    /// whether nothing of the response had arrived.
     async fn read_response(
         &mut self,
         is_head: bool,
         mut capture: Option<&mut Capture>,
+        deadline: Instant,
+        traffic: &mut Traffic,
     ) -> Result<Response, (ErrorKind, bool)> {
         let mut arrival = Arrival::default();
         let (status, head_len, framing, mut keep_alive, filled) =
-            self.read_head(is_head, &mut arrival).await?;
+            self.read_head(is_head, &mut arrival, traffic).await?;
         let in_buf = filled - head_len;
         if let Some(c) = capture.as_deref_mut() {
             c.head.clear();
@@ -193,8 +227,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> H1Conn<S> {
                     if n == 0 {
                         return Err((ErrorKind::Closed, false));
                     }
-                    arrival.last_byte_at = Some(Instant::now());
-                    arrival.total += n as u64;
+                    arrival.body_read(n, deadline, traffic)?;
                     if n as u64 > remaining {
                         keep_alive = false;
                     }
@@ -224,8 +257,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> H1Conn<S> {
                     if n == 0 {
                         return Err((ErrorKind::Closed, false));
                     }
-                    arrival.last_byte_at = Some(Instant::now());
-                    arrival.total += n as u64;
+                    arrival.body_read(n, deadline, traffic)?;
                     let used = decoder
                         .feed(&self.buf[..n], &mut sink)
                         .map_err(|k| (k, false))?;
@@ -244,8 +276,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> H1Conn<S> {
                     if n == 0 {
                         break;
                     }
-                    arrival.last_byte_at = Some(Instant::now());
-                    arrival.total += n as u64;
+                    arrival.body_read(n, deadline, traffic)?;
                     if let Some(c) = capture.as_deref_mut() {
                         c.body(&self.buf[..n]);
                     }
@@ -254,7 +285,6 @@ impl<S: AsyncRead + AsyncWrite + Unpin> H1Conn<S> {
         }
         Ok(Response {
             status,
-            bytes: arrival.total,
             keep_alive,
             first_byte_at: arrival.first_byte_at.expect("a head was read"),
             last_byte_at: arrival.last_byte_at.expect("a head was read"),
@@ -263,12 +293,13 @@ impl<S: AsyncRead + AsyncWrite + Unpin> H1Conn<S> {
 
     /// Reads until a final (non-1xx) response head is complete, skipping interim responses.
     /// Returns its status, length, framing and keep-alive, and the bytes in the buffer (the
-    /// head and what came with it).
+    /// head and what came with it); counts the bytes read into `traffic`.
     #[inline]
     async fn read_head(
         &mut self,
         is_head: bool,
         arrival: &mut Arrival,
+        traffic: &mut Traffic,
     ) -> Result<(u16, usize, Framing, bool, usize), (ErrorKind, bool)> {
         let io_error = self.io_error;
         let mut filled = 0;
@@ -308,19 +339,42 @@ impl<S: AsyncRead + AsyncWrite + Unpin> H1Conn<S> {
             arrival.last_byte_at = Some(at);
             filled += n;
             arrival.total += n as u64;
+            traffic.received += n as u64;
         }
     }
 }
 
-/// What has arrived of a response so far: its bytes, and when the first and the last came.
+/// What has arrived of a response so far: the bytes of its head, and when the first and the
+/// last byte came.
 #[derive(Debug, Default, Clone, Copy)]
 struct Arrival {
-    /// Bytes read for the response so far, head and body.
+    /// Bytes of the head (and what came with it) read so far.
     total: u64,
     /// When the first byte arrived (`None` before it).
     first_byte_at: Option<Instant>,
     /// When the latest byte arrived (`None` before the first).
     last_byte_at: Option<Instant>,
+}
+
+impl Arrival {
+    /// Notes `n` body bytes just read, into `traffic`. Errors: [`ErrorKind::Timeout`] when
+    /// they came at or after `deadline` (the clock is read here anyway, for the last byte's
+    /// time).
+    #[inline]
+    fn body_read(
+        &mut self,
+        n: usize,
+        deadline: Instant,
+        traffic: &mut Traffic,
+    ) -> Result<(), (ErrorKind, bool)> {
+        traffic.received += n as u64;
+        let now = Instant::now();
+        self.last_byte_at = Some(now);
+        if now >= deadline {
+            return Err((ErrorKind::Timeout, false));
+        }
+        Ok(())
+    }
 }
 
 impl<S: AsyncRead + AsyncWrite + Unpin> H1Conn<S> {

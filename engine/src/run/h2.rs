@@ -23,7 +23,7 @@ use tokio::task::JoinHandle;
 
 use crate::measure::{ErrorKind, Setup};
 use crate::plan::TargetPlan;
-use crate::run::h1::Capture;
+use crate::run::h1::{Capture, Traffic};
 
 /// Initial flow-control window of each stream, in bytes (4 MiB; the protocol's default is
 /// 64 KiB, which caps a stream at 64 KiB per round trip).
@@ -90,8 +90,6 @@ pub(crate) struct H2Conn {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct H2Response {
     pub(crate) status: u16,
-    /// DATA payload bytes of the response.
-    pub(crate) bytes: u64,
     /// When the request was handed to the connection (a stream was free).
     pub(crate) sent_at: Instant,
     /// When the response's header block arrived.
@@ -230,11 +228,14 @@ impl H2Conn {
     /// flow-control capacity as data arrives. Waits for a free stream first when the server's
     /// `SETTINGS_MAX_CONCURRENT_STREAMS` is reached. With `capture`, the response is kept
     /// there for checks, its head written as an HTTP/1.1 head (`HTTP/1.1 200 \r\n` and the
-    /// header fields) so that one set of checks reads both protocols.
+    /// header fields) so that one set of checks reads both protocols. Counts into `traffic`
+    /// the request (as its HTTP/1.1 bytes, once the stream is open) and the DATA payload as
+    /// it arrives.
     pub(crate) async fn exchange(
         &mut self,
         target: &TargetPlan,
         mut capture: Option<&mut Capture>,
+        traffic: &mut Traffic,
     ) -> Result<H2Response, H2Failure> {
         if let Err(e) = poll_fn(|cx| self.send.poll_ready(cx)).await {
             // The connection takes no more streams (GOAWAY, closed): forget it.
@@ -250,6 +251,7 @@ impl H2Conn {
             Ok(sent) => sent,
             Err(e) => return Err(self.not_sent(e)),
         };
+        traffic.sent += target.request.len() as u64;
         if !end_of_stream {
             stream
                 .send_data(target.body.clone(), true)
@@ -274,10 +276,9 @@ impl H2Conn {
             c.head.extend_from_slice(b"\r\n");
         }
         let mut body = response.into_body();
-        let mut bytes = 0u64;
         while let Some(data) = body.data().await {
             let data = data.map_err(|e| H2Failure::Failed(self.classify(e)))?;
-            bytes += data.len() as u64;
+            traffic.received += data.len() as u64;
             if let Some(c) = capture.as_deref_mut() {
                 c.body(&data);
             }
@@ -286,7 +287,6 @@ impl H2Conn {
         }
         Ok(H2Response {
             status,
-            bytes,
             sent_at,
             headers_at,
         })

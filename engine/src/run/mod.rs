@@ -17,6 +17,7 @@ mod checks;
 mod collect;
 mod h1;
 mod h2;
+mod limits;
 mod output;
 mod resolve;
 mod shared;
@@ -36,6 +37,7 @@ use std::time::{Duration, Instant, SystemTime};
 use crate::measure::{StageStats, TargetStats};
 use crate::plan::{Plan, Stop};
 use collect::{Collector, Report};
+pub use limits::FileLimit;
 pub(crate) use output::{Negotiated, NegotiatedTls};
 pub use output::{Progress, RunError, RunOutput};
 use shared::Shared;
@@ -47,7 +49,10 @@ pub(crate) const COLLECT_INTERVAL: Duration = Duration::from_millis(250);
 /// Runs the plan's load. `stop` ends the run early (Ctrl-C; noticed within 250 ms);
 /// `progress` is called a few times a second from this thread.
 ///
-/// Errors: a target that cannot be resolved or connected to before the run starts.
+/// Raises the soft open-files limit to the hard limit first (Unix).
+///
+/// Errors: a target that cannot be resolved or connected to before the run starts; an
+/// open-files limit below what the run needs ([`RunError::FileLimit`]).
 pub fn execute(
     plan: &Plan,
     stop: Arc<AtomicBool>,
@@ -65,12 +70,16 @@ pub(crate) struct Ready<'a> {
     addrs: Vec<SocketAddr>,
     negotiated: Vec<Negotiated>,
     epoch: Duration,
+    /// What the run needs of file descriptors.
+    budget: FileLimit,
 }
 
-/// Resolves and checks the plan's targets. Errors: a target that cannot be resolved or
-/// connected to.
+/// Raises the open-files limit, checks that it covers the run, then resolves and checks the
+/// plan's targets. Errors: an open-files limit too low for the run; a target that cannot be
+/// resolved or connected to.
 pub(crate) fn prepare(plan: &Plan) -> Result<Ready<'_>, RunError> {
-    let (endpoint_of, addrs, negotiated) = resolve::resolve(&plan.targets)?;
+    let budget = raise_file_limit(plan)?;
+    let (endpoint_of, addrs, negotiated) = resolve::resolve(&plan.targets, budget)?;
     let negotiated = endpoint_of.iter().map(|&e| negotiated[e].clone()).collect();
     Ok(Ready {
         plan,
@@ -78,7 +87,27 @@ pub(crate) fn prepare(plan: &Plan) -> Result<Ready<'_>, RunError> {
         addrs,
         negotiated,
         epoch: Duration::from_secs(1),
+        budget,
     })
+}
+
+/// Raises the soft open-files limit to the hard limit (Unix; best effort) and checks that it
+/// covers what a run of `plan` needs ([`FileLimit::needed`]): its connections, its worker
+/// threads and a reserve. [`execute`] does this first; a caller that opens descriptors of its
+/// own before (a signal watcher, a service's pipes) may do it earlier. Returns the run's
+/// budget. Errors: [`RunError::FileLimit`].
+pub fn raise_file_limit(plan: &Plan) -> Result<FileLimit, RunError> {
+    let slots = resolve::slots(&plan.targets).1.len();
+    let connections = plan.load.connection_groups() * slots;
+    limits::raise_and_check(connections as u64, workers(plan) as u64)
+}
+
+/// Worker threads of a run: one per CPU, at most one per connection group.
+fn workers(plan: &Plan) -> usize {
+    std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(plan.load.connection_groups())
+        .max(1)
 }
 
 impl Ready<'_> {
@@ -107,11 +136,9 @@ impl Ready<'_> {
             addrs,
             negotiated,
             epoch,
+            budget,
         } = self;
-        let workers = std::thread::available_parallelism()
-            .map_or(1, |n| n.get())
-            .min(plan.load.connection_groups())
-            .max(1);
+        let workers = workers(plan);
         // Workers stop on `halt`: set on Ctrl-C (`stop`) or by an `abort_on_fail` threshold.
         let halt = Arc::new(AtomicBool::new(false));
         let cpu_start = cpu_time();
@@ -126,14 +153,23 @@ impl Ready<'_> {
             halt.clone(),
         ));
         let (tx, rx) = mpsc::channel::<Report>();
-        let handles = (0..workers)
-            .map(|w| {
-                let (shared, tx) = (shared.clone(), tx.clone());
-                std::thread::Builder::new()
-                    .name(format!("loadgate-worker-{w}"))
-                    .spawn(move || worker::worker(w, workers, shared, tx))
-            })
-            .collect::<Result<Vec<_>, _>>()?;
+        let mut handles = Vec::with_capacity(workers);
+        for w in 0..workers {
+            let (for_worker, worker_tx) = (shared.clone(), tx.clone());
+            let spawned = std::thread::Builder::new()
+                .name(format!("loadgate-worker-{w}"))
+                .spawn(move || worker::worker(w, workers, for_worker, worker_tx));
+            match spawned {
+                Ok(handle) => handles.push(handle),
+                Err(e) => {
+                    // Stop the workers already started before giving up.
+                    halt.store(true, Ordering::Relaxed);
+                    drop(tx);
+                    let _ = join(handles, &shared);
+                    return Err(limits::start_error(e, budget));
+                }
+            }
+        }
         drop(tx);
 
         let mut collector = Collector::new(workers, shared.measure_start, epoch, &plan.slo);
@@ -147,7 +183,8 @@ impl Ready<'_> {
             progress,
         );
         let collected = collector.finish();
-        let (targets, stages, last_end) = join(handles, &shared);
+        let (targets, stages, last_end) =
+            join(handles, &shared).map_err(|e| limits::start_error(e, budget))?;
         let cpu_end = cpu_time();
         stage_cpu.push(cpu_end);
         Ok(RunOutput {
@@ -222,11 +259,12 @@ fn collect(
 }
 
 /// Waits for the workers and merges their records: per target, per stage, and when the last
-/// measured request ended (the start of measuring when none did).
+/// measured request ended (the start of measuring when none did). Errors: why a worker could
+/// not start its runtime.
 fn join(
-    handles: Vec<JoinHandle<WorkerStats>>,
+    handles: Vec<JoinHandle<std::io::Result<WorkerStats>>>,
     shared: &Shared,
-) -> (Vec<TargetStats>, Vec<StageStats>, Instant) {
+) -> std::io::Result<(Vec<TargetStats>, Vec<StageStats>, Instant)> {
     let mut targets: Vec<TargetStats> = shared
         .targets
         .iter()
@@ -239,8 +277,15 @@ fn join(
         .map(|_| StageStats::default())
         .collect();
     let mut last_end = shared.measure_start;
+    let mut failed = None;
     for handle in handles {
-        let stats = handle.join().expect("a worker thread does not panic");
+        let stats = match handle.join().expect("a worker thread does not panic") {
+            Ok(stats) => stats,
+            Err(e) => {
+                failed.get_or_insert(e);
+                continue;
+            }
+        };
         for (sum, s) in targets.iter_mut().zip(&stats.targets) {
             sum.merge(s);
         }
@@ -251,7 +296,10 @@ fn join(
             last_end = last_end.max(end);
         }
     }
-    (targets, stages, last_end)
+    match failed {
+        Some(e) => Err(e),
+        None => Ok((targets, stages, last_end)),
+    }
 }
 
 /// The CPU time (user + system, seconds) used in each of `stages` stages, from the CPU times

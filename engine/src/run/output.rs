@@ -71,6 +71,10 @@ pub enum RunError {
         /// Why, in words.
         reason: String,
     },
+    /// loadgate is out of file descriptors (its open-files limit): before the run, for what
+    /// it needs, or when its threads or the check at start could not get one.
+    #[error("out of file descriptors: {0}")]
+    FileLimit(super::FileLimit),
     /// The run's threads or timers could not be started.
     #[error("cannot start the run: {0}")]
     Start(#[from] std::io::Error),

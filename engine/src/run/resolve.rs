@@ -2,28 +2,46 @@
 
 use std::net::{SocketAddr, ToSocketAddrs};
 
-use super::transport;
+use super::limits::{FileLimit, out_of_files, start_error};
+use super::transport::{self, CheckError};
 use super::{Negotiated, RunError};
 use crate::plan::TargetPlan;
 
-/// Resolves each distinct endpoint (connection slot: endpoint and transport) once and checks
-/// that it accepts a connection (with TLS and HTTP/2 as the run will speak them).
+/// The connection slots of `targets` (each distinct endpoint with one transport): for each
+/// target the index of its slot, and each slot's first target.
+pub(super) fn slots(targets: &[TargetPlan]) -> (Vec<usize>, Vec<&TargetPlan>) {
+    let mut firsts: Vec<&TargetPlan> = Vec::new();
+    let endpoint_of = targets
+        .iter()
+        .map(|target| {
+            firsts
+                .iter()
+                .position(|e| e.shares_connections_with(target))
+                .unwrap_or_else(|| {
+                    firsts.push(target);
+                    firsts.len() - 1
+                })
+        })
+        .collect();
+    (endpoint_of, firsts)
+}
+
+/// Resolves each connection slot (see [`slots`]) once and checks that it accepts a
+/// connection (with TLS and HTTP/2 as the run will speak them). `budget`: what the run
+/// needs of file descriptors, for the error when loadgate is out of them.
 #[allow(clippy::type_complexity)]
 pub(super) fn resolve(
     targets: &[TargetPlan],
+    budget: FileLimit,
 ) -> Result<(Vec<usize>, Vec<SocketAddr>, Vec<Negotiated>), RunError> {
-    let mut endpoints: Vec<&TargetPlan> = Vec::new();
-    let mut addrs = Vec::new();
-    let mut negotiated = Vec::new();
-    let mut endpoint_of = Vec::with_capacity(targets.len());
-    for target in targets {
-        if let Some(i) = endpoints
-            .iter()
-            .position(|e| e.shares_connections_with(target))
-        {
-            endpoint_of.push(i);
-            continue;
-        }
+    let (endpoint_of, firsts) = slots(targets);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| start_error(e, budget))?;
+    let mut addrs = Vec::with_capacity(firsts.len());
+    let mut negotiated = Vec::with_capacity(firsts.len());
+    for target in firsts {
         let endpoint = &target.endpoint;
         let candidates: Vec<SocketAddr> = (endpoint.host.as_str(), endpoint.port)
             .to_socket_addrs()
@@ -36,33 +54,34 @@ pub(super) fn resolve(
         // server listening on 127.0.0.1 only); a single address is left to the check below,
         // so that the check at start opens one connection per endpoint.
         let mut reason = "no address".to_string();
-        let addr = candidates
-            .iter()
-            .find(|addr| {
-                candidates.len() == 1
-                    || match std::net::TcpStream::connect_timeout(addr, target.timeout) {
-                        Ok(_) => true,
-                        Err(e) => {
-                            reason = format!("{addr}: {e}");
-                            false
-                        }
+        let mut out_of_fds = false;
+        let addr = candidates.iter().find(|addr| {
+            candidates.len() == 1
+                || match std::net::TcpStream::connect_timeout(addr, target.timeout) {
+                    Ok(_) => true,
+                    Err(e) => {
+                        out_of_fds |= out_of_files(&e);
+                        reason = format!("{addr}: {e}");
+                        false
                     }
-            })
-            .copied()
-            .ok_or_else(|| RunError::Unreachable {
-                endpoint: endpoint.clone(),
-                reason,
-            })?;
-        negotiated.push(
-            transport::check(addr, target, target.timeout).map_err(|reason| {
-                RunError::Unreachable {
-                    endpoint: endpoint.clone(),
-                    reason,
                 }
-            })?,
-        );
-        endpoint_of.push(endpoints.len());
-        endpoints.push(target);
+        });
+        let unreachable = |reason| RunError::Unreachable {
+            endpoint: endpoint.clone(),
+            reason,
+        };
+        let Some(&addr) = addr else {
+            return Err(if out_of_fds {
+                budget.exhausted()
+            } else {
+                unreachable(reason)
+            });
+        };
+        match transport::check(&runtime, addr, target, target.timeout) {
+            Ok(n) => negotiated.push(n),
+            Err(CheckError::Unreachable(reason)) => return Err(unreachable(reason)),
+            Err(CheckError::OutOfFiles) => return Err(budget.exhausted()),
+        }
         addrs.push(addr);
     }
     Ok((endpoint_of, addrs, negotiated))

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::measure::StageStats;
 use crate::plan::{LoadPlan, Model, Plan, Stop, TargetPlan};
 
 /// Everything the workers share, read-only (but for the request tickets).
@@ -116,6 +117,25 @@ impl Shared {
     #[inline]
     pub(super) fn stage_of(&self, t: Instant) -> usize {
         self.stage_starts.iter().rposition(|s| *s <= t).unwrap_or(0)
+    }
+
+    /// Adds a request's time in flight, `[from, to)`, to the busy time of the stages it
+    /// overlaps, cut at the end of the stages (duration mode): a request that outlasts its
+    /// stage is in flight in the next one, and after the last one in none.
+    #[inline]
+    pub(super) fn add_busy(&self, stages: &mut [StageStats], from: Instant, to: Instant) {
+        let to = self.end.map_or(to, |end| to.min(end));
+        let mut i = self.stage_of(from);
+        let mut at = from;
+        while at < to {
+            let until = self
+                .stage_starts
+                .get(i + 1)
+                .map_or(to, |next| (*next).min(to));
+            stages[i].busy_us += until.saturating_duration_since(at).as_micros() as u64;
+            at = until;
+            i += 1;
+        }
     }
 
     /// Whether the run was stopped (Ctrl-C, or an `abort_on_fail` threshold).

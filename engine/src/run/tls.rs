@@ -4,7 +4,10 @@
 use std::io;
 use std::sync::Arc;
 
-use rustls::{AlertDescription, ClientConfig, HandshakeKind};
+use std::time::{Duration, UNIX_EPOCH};
+
+use rustls::pki_types::UnixTime;
+use rustls::{AlertDescription, CertificateError, ClientConfig, HandshakeKind};
 use tokio::net::TcpStream;
 use tokio_rustls::TlsConnector;
 
@@ -75,7 +78,8 @@ pub(crate) fn io_error(e: io::Error) -> ErrorKind {
     }
 }
 
-/// Describes a failed handshake for a message: rustls' reason, or the I/O error.
+/// Describes a failed handshake for a message: rustls' reason (a certificate refused, in a
+/// sentence with what to do and rustls' own name for it), or the I/O error.
 pub(crate) fn describe(e: &io::Error) -> String {
     match e
         .get_ref()
@@ -86,12 +90,123 @@ pub(crate) fn describe(e: &io::Error) -> String {
              NoApplicationProtocol): check `protocol`"
                 .to_string()
         }
+        Some(rustls::Error::InvalidCertificate(cert)) => certificate(cert),
         Some(tls) => tls.to_string(),
         None if e.kind() == io::ErrorKind::UnexpectedEof => {
             "the server closed the connection during the handshake".to_string()
         }
         None => e.to_string(),
     }
+}
+
+/// Why the server's certificate was refused, in a sentence that says what to do, ending with
+/// rustls' (or webpki's) name for it, e.g. `(rustls: UnknownIssuer)`.
+fn certificate(e: &CertificateError) -> String {
+    /// A UNIX time as an RFC 3339 date.
+    fn date(t: UnixTime) -> String {
+        humantime::format_rfc3339_seconds(UNIX_EPOCH + Duration::from_secs(t.as_secs())).to_string()
+    }
+    let (sentence, name): (String, &str) = match e {
+        CertificateError::UnknownIssuer => (
+            "the certificate is not issued by a trusted CA: give its CA with `ca_file` (or \
+             `roots: platform` for a CA installed on this machine)"
+                .into(),
+            "UnknownIssuer",
+        ),
+        CertificateError::NotValidForName => (
+            "the certificate is not valid for the name the server was reached by: set \
+             `server_name` to a name it is valid for"
+                .into(),
+            "NotValidForName",
+        ),
+        CertificateError::NotValidForNameContext {
+            expected,
+            presented,
+        } => (
+            format!(
+                "the certificate is not valid for name {:?}; it is valid for {}: reach the \
+                 server by one of those names, or set `server_name`",
+                expected.to_str(),
+                match presented.as_slice() {
+                    [] => "no name (no subjectAltName)".to_string(),
+                    names => names.join(", "),
+                }
+            ),
+            "NotValidForName",
+        ),
+        CertificateError::Expired => ("the certificate has expired".into(), "Expired"),
+        CertificateError::ExpiredContext { not_after, .. } => (
+            format!("the certificate expired on {}", date(*not_after)),
+            "Expired",
+        ),
+        CertificateError::NotValidYet => (
+            "the certificate is not valid yet: check this machine's clock".into(),
+            "NotValidYet",
+        ),
+        CertificateError::NotValidYetContext { not_before, .. } => (
+            format!(
+                "the certificate is not valid before {}: check this machine's clock",
+                date(*not_before)
+            ),
+            "NotValidYet",
+        ),
+        CertificateError::Revoked => ("the certificate has been revoked".into(), "Revoked"),
+        CertificateError::BadEncoding => (
+            "the certificate is not correctly encoded (DER)".into(),
+            "BadEncoding",
+        ),
+        CertificateError::BadSignature => (
+            "the certificate is not correctly signed by its issuer's key".into(),
+            "BadSignature",
+        ),
+        CertificateError::InvalidPurpose | CertificateError::InvalidPurposeContext { .. } => (
+            "the certificate is not for server authentication (its extended key usage): \
+             the server must present a certificate issued for a TLS server"
+                .into(),
+            "InvalidPurpose",
+        ),
+        CertificateError::UnhandledCriticalExtension => (
+            "the certificate has a critical extension that rustls does not know".into(),
+            "UnhandledCriticalExtension",
+        ),
+        CertificateError::Other(other) => return webpki(&other.0.to_string()),
+        other => {
+            return format!("the certificate was refused: {other}");
+        }
+    };
+    format!("{sentence} (rustls: {name})")
+}
+
+/// A webpki error that rustls passes on as `Other`, by its name (webpki's `Display` is its
+/// variant's name): a sentence for the ones a misconfigured server causes.
+fn webpki(name: &str) -> String {
+    let sentence = match name {
+        "CaUsedAsEndEntity" => {
+            "the certificate is a CA certificate used as a server certificate: the server must \
+             present a certificate issued by that CA for its name, not the CA's own"
+        }
+        "EndEntityUsedAsCa" => {
+            "a server certificate in the chain signed another certificate, as only a CA may: \
+             the server's chain is wrong"
+        }
+        "CertDistrusted" => "the certificate's CA is distrusted for server certificates",
+        "UnsupportedCertVersion" => "the certificate is not an X.509 version 3 certificate",
+        "UnsupportedCriticalExtension" => {
+            "the certificate has a critical extension that rustls does not know"
+        }
+        "PathLenConstraintViolated" => {
+            "the certificate chain is longer than a CA in it allows (pathLenConstraint)"
+        }
+        "NameConstraintViolation" => {
+            "the certificate's names are outside what its CA may issue (name constraints)"
+        }
+        "MaximumPathDepthExceeded" => "the certificate chain is too long",
+        "SignatureAlgorithmMismatch" => {
+            "the certificate's signature algorithm does not match its issuer's key"
+        }
+        _ => "the certificate was refused",
+    };
+    format!("{sentence} (rustls: {name})")
 }
 
 #[cfg(test)]
@@ -132,6 +247,50 @@ mod tests {
                 rustls::CertificateError::UnknownIssuer
             )))
             .contains("UnknownIssuer")
+        );
+    }
+
+    #[test]
+    fn certificate_errors_are_sentences() {
+        let describe_cert = |e: CertificateError| {
+            describe(&io::Error::new(
+                io::ErrorKind::InvalidData,
+                rustls::Error::InvalidCertificate(e),
+            ))
+        };
+        let ca_as_leaf = describe_cert(CertificateError::Other(rustls::OtherError(Arc::new(
+            io::Error::other("CaUsedAsEndEntity"),
+        ))));
+        assert!(
+            ca_as_leaf
+                .starts_with("the certificate is a CA certificate used as a server certificate: "),
+            "{ca_as_leaf}"
+        );
+        assert!(!ca_as_leaf.contains("Other("), "{ca_as_leaf}");
+        let expired = describe_cert(CertificateError::ExpiredContext {
+            time: UnixTime::since_unix_epoch(Duration::from_secs(1_800_000_000)),
+            not_after: UnixTime::since_unix_epoch(Duration::from_secs(1_700_000_000)),
+        });
+        assert_eq!(
+            expired,
+            "the certificate expired on 2023-11-14T22:13:20Z (rustls: Expired)"
+        );
+        let name = describe_cert(CertificateError::NotValidForNameContext {
+            expected: rustls::pki_types::ServerName::try_from("api.test").unwrap(),
+            presented: vec!["a.test".into(), "b.test".into()],
+        });
+        assert!(
+            name.starts_with(
+                "the certificate is not valid for name \"api.test\"; it is valid for a.test, b.test: "
+            ),
+            "{name}"
+        );
+        let unknown = describe_cert(CertificateError::Other(rustls::OtherError(Arc::new(
+            io::Error::other("SomethingNew"),
+        ))));
+        assert_eq!(
+            unknown,
+            "the certificate was refused (rustls: SomethingNew)"
         );
     }
 }

@@ -15,10 +15,11 @@ use std::time::{Duration, Instant};
 
 use tokio::net::TcpStream;
 
+use super::limits::out_of_files;
 use super::{Negotiated, NegotiatedTls};
 use crate::measure::{ErrorKind, Setup, Timing};
 use crate::plan::{TargetPlan, TransportPlan};
-use crate::run::h1::{self, Capture, Failure, H1Conn};
+use crate::run::h1::{self, Capture, Failure, H1Conn, Traffic};
 use crate::run::h2::{self, H2Conn, H2Failure, Opened};
 use crate::run::tls::{self, TlsStream};
 use crate::spec::Protocol;
@@ -42,8 +43,6 @@ pub(crate) enum Conn {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Response {
     pub(crate) status: u16,
-    /// Bytes read for this response: HTTP/1.1 head and body; HTTP/2 DATA payload.
-    pub(crate) bytes: u64,
     /// Whether the connection may carry the next request.
     pub(crate) keep_alive: bool,
     /// Phase timings: setup when this request opened the connection, TTFB, body read.
@@ -121,46 +120,57 @@ async fn open_conn(
 }
 
 impl Conn {
-    /// Sends `target`'s request and reads the whole response; with `capture`, keeps the
-    /// response there for checks. An HTTP/2 request that the connection refused before
-    /// sending it (GOAWAY received, connection closed) is sent once more on a new connection
-    /// of the group.
+    /// Sends `target`'s request and reads the whole response, counting the bytes into
+    /// `traffic` as they go; with `capture`, keeps the response there for checks. An HTTP/2
+    /// request that the connection refused before sending it (GOAWAY received, connection
+    /// closed) is sent once more on a new connection of the group.
     ///
-    /// `now`: the time (the caller has just read the clock; TTFB of HTTP/1.1 counts from
-    /// it).
+    /// `exchange.0`, now: the caller has just read the clock (TTFB of HTTP/1.1 counts from
+    /// it); `exchange.1`: the request's deadline (its timeout).
     ///
     /// Errors: [`Failure::Stale`] when a reused HTTP/1.1 connection had been closed by the
     /// server (the caller sends the request again on a new connection).
+    #[allow(clippy::too_many_arguments)]
     pub(crate) async fn exchange(
         &mut self,
         target: &TargetPlan,
         addr: SocketAddr,
         group: &Group,
         slot: usize,
-        now: Instant,
+        (now, deadline): (Instant, Instant),
         mut capture: Option<&mut Capture>,
+        traffic: &mut Traffic,
     ) -> Result<Response, Failure> {
         match self {
-            Conn::H1(conn, setup) => h1_exchange(conn, setup, target, now, capture).await,
-            Conn::H1Tls(conn, setup) => h1_exchange(conn, setup, target, now, capture).await,
-            Conn::H2(conn) => match h2_exchange(conn, target, capture.as_deref_mut()).await {
-                Err(H2Failure::NotSent(_)) => {
-                    *self = connect(addr, target, group, slot).await?;
-                    match self {
-                        Conn::H2(fresh) => h2_exchange(fresh, target, capture)
-                            .await
-                            .map_err(|e| e.kind().into()),
-                        // ALPN chose HTTP/1.1 this time.
-                        Conn::H1(conn, setup) => {
-                            h1_exchange(conn, setup, target, Instant::now(), capture).await
-                        }
-                        Conn::H1Tls(conn, setup) => {
-                            h1_exchange(conn, setup, target, Instant::now(), capture).await
+            Conn::H1(conn, setup) => {
+                h1_exchange(conn, setup, target, (now, deadline), capture, traffic).await
+            }
+            Conn::H1Tls(conn, setup) => {
+                h1_exchange(conn, setup, target, (now, deadline), capture, traffic).await
+            }
+            Conn::H2(conn) => {
+                match h2_exchange(conn, target, capture.as_deref_mut(), traffic).await {
+                    Err(H2Failure::NotSent(_)) => {
+                        *self = connect(addr, target, group, slot).await?;
+                        let now = Instant::now();
+                        match self {
+                            Conn::H2(fresh) => h2_exchange(fresh, target, capture, traffic)
+                                .await
+                                .map_err(|e| e.kind().into()),
+                            // ALPN chose HTTP/1.1 this time.
+                            Conn::H1(conn, setup) => {
+                                let at = (now, deadline);
+                                h1_exchange(conn, setup, target, at, capture, traffic).await
+                            }
+                            Conn::H1Tls(conn, setup) => {
+                                let at = (now, deadline);
+                                h1_exchange(conn, setup, target, at, capture, traffic).await
+                            }
                         }
                     }
+                    other => other.map_err(|e| e.kind().into()),
                 }
-                other => other.map_err(|e| e.kind().into()),
-            },
+            }
         }
     }
 }
@@ -169,19 +179,19 @@ async fn h1_exchange<S>(
     conn: &mut H1Conn<S>,
     setup: &mut Option<Setup>,
     target: &TargetPlan,
-    sent_at: Instant,
+    (sent_at, deadline): (Instant, Instant),
     capture: Option<&mut Capture>,
+    traffic: &mut Traffic,
 ) -> Result<Response, Failure>
 where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
 {
     let response = conn
-        .exchange(&target.request, target.is_head, capture)
+        .exchange(&target.request, target.is_head, capture, deadline, traffic)
         .await?;
     let end = response.last_byte_at;
     Ok(Response {
         status: response.status,
-        bytes: response.bytes,
         keep_alive: response.keep_alive,
         timing: Timing {
             setup: setup.take(),
@@ -196,12 +206,12 @@ async fn h2_exchange(
     conn: &mut H2Conn,
     target: &TargetPlan,
     capture: Option<&mut Capture>,
+    traffic: &mut Traffic,
 ) -> Result<Response, H2Failure> {
-    let response = conn.exchange(target, capture).await?;
+    let response = conn.exchange(target, capture, traffic).await?;
     let end = Instant::now();
     Ok(Response {
         status: response.status,
-        bytes: response.bytes,
         keep_alive: true,
         timing: Timing {
             setup: conn.take_setup(),
@@ -266,6 +276,7 @@ async fn open_with(
         let kind = match e.kind() {
             io::ErrorKind::ConnectionRefused => ErrorKind::ConnectRefused,
             io::ErrorKind::TimedOut => ErrorKind::ConnectTimeout,
+            _ if out_of_files(&e) => ErrorKind::FdLimit,
             _ => ErrorKind::ConnectError,
         };
         (kind, e.to_string())
@@ -314,28 +325,46 @@ async fn start_h2(stream: Stream, setup: Setup) -> Result<Opened, ErrorKind> {
     })
 }
 
+/// Why the check at start failed.
+#[derive(Debug)]
+pub(crate) enum CheckError {
+    /// The target cannot be loaded: why, in words.
+    Unreachable(String),
+    /// loadgate could not open a connection: it is out of file descriptors.
+    OutOfFiles,
+}
+
+impl From<String> for CheckError {
+    fn from(why: String) -> CheckError {
+        CheckError::Unreachable(why)
+    }
+}
+
+impl From<&str> for CheckError {
+    fn from(why: &str) -> CheckError {
+        CheckError::Unreachable(why.to_string())
+    }
+}
+
 /// The check at start, for one connection slot: connects to `addr` like the run will, with
 /// a TLS handshake and, for HTTP/2, a PING answered; over TLS 1.3 with a server that asked
 /// for a client certificate, waits [`CLIENT_AUTH_VERDICT_WAIT`] for a rejection. Returns what
-/// was negotiated, or why the target cannot be loaded. Blocks the calling thread (at most
-/// `timeout` plus that wait).
+/// was negotiated, or why the target cannot be loaded. Blocks the calling thread on `runtime`
+/// (at most `timeout` plus that wait).
 pub(crate) fn check(
+    runtime: &tokio::runtime::Runtime,
     addr: SocketAddr,
     target: &TargetPlan,
     timeout: Duration,
-) -> Result<Negotiated, String> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start a runtime: {e}"))?;
+) -> Result<Negotiated, CheckError> {
     runtime.block_on(async {
         tokio::time::timeout(timeout, check_async(addr, target))
             .await
-            .unwrap_or_else(|_| Err(format!("no answer within {timeout:?}")))
+            .unwrap_or_else(|_| Err(format!("no answer within {timeout:?}").into()))
     })
 }
 
-async fn check_async(addr: SocketAddr, target: &TargetPlan) -> Result<Negotiated, String> {
+async fn check_async(addr: SocketAddr, target: &TargetPlan) -> Result<Negotiated, CheckError> {
     let transport: &TransportPlan = &target.transport;
     let (config, asked_for_cert) = match &transport.tls {
         Some(tls) => {
@@ -347,8 +376,9 @@ async fn check_async(addr: SocketAddr, target: &TargetPlan) -> Result<Negotiated
     let (mut stream, _setup) = open_with(addr, target, config)
         .await
         .map_err(|(kind, why)| match kind {
-            ErrorKind::TlsHandshake => format!("TLS handshake failed: {why}"),
-            _ => why,
+            ErrorKind::FdLimit => CheckError::OutOfFiles,
+            ErrorKind::TlsHandshake => format!("TLS handshake failed: {why}").into(),
+            _ => why.into(),
         })?;
     if let (Stream::Tls(tls), Some(asked)) = (&mut stream, &asked_for_cert)
         && asked.load(Ordering::Relaxed)
@@ -368,7 +398,7 @@ async fn check_async(addr: SocketAddr, target: &TargetPlan) -> Result<Negotiated
             return Err(
                 "`protocol: h2`, but the server did not choose HTTP/2 by ALPN: \
                  use `protocol: auto` or `h1`"
-                    .to_string(),
+                    .into(),
             );
         }
         Stream::Tls(tls) => tls::alpn_is_h2(tls),

@@ -9,6 +9,9 @@
 //!   `W`-th arrival, and hands each to an idle loop of its pool (`max_in_flight` loops: the
 //!   in-flight cap); an arrival that finds none idle is counted as dropped, never silently
 //!   skipped (k6's `dropped_iterations`).
+//! - A closed-model virtual user whose connect fails waits before the next try: bounded
+//!   exponential backoff with full jitter ([`Backoff`]), so that a refused or exhausted
+//!   connect is not retried at once, thousands of times a second.
 //!
 //! A loop owns one connection per endpoint; with HTTP/2, a handle to a connection it shares with
 //! the other `streams - 1` loops of its group (closed model: the group is one connection of the
@@ -105,13 +108,14 @@ pub(super) fn spawn(
     }
 }
 
-/// A virtual user's connections, one per endpoint (HTTP/2: handles to its group's), and its
-/// buffer for checked responses.
+/// A virtual user's connections, one per endpoint (HTTP/2: handles to its group's), its
+/// buffer for checked responses, its timer and the byte counts of its current request.
 struct Connections {
     slots: Vec<Option<transport::Conn>>,
     group: Rc<transport::Group>,
     capture: h1::Capture,
     deadline: Deadline,
+    traffic: h1::Traffic,
 }
 
 impl Connections {
@@ -121,6 +125,7 @@ impl Connections {
             group,
             capture: h1::Capture::default(),
             deadline: Deadline::new(),
+            traffic: h1::Traffic::default(),
         }
     }
 
@@ -182,6 +187,7 @@ impl Deadline {
 /// `ready`: when the virtual user was free to send it; `started`: now (the caller's clock
 /// reading, one fewer per request). A start later than both `intended` and `ready` is the
 /// generator's own lateness (a paced connection still busy with a slow response is not).
+/// Returns why the request failed, if it did.
 #[allow(clippy::too_many_arguments)]
 async fn request(
     shared: &Shared,
@@ -192,7 +198,7 @@ async fn request(
     ready: Instant,
     started: Instant,
     measured: bool,
-) {
+) -> Option<ErrorKind> {
     let target = &shared.targets[t];
     let e = shared.endpoint_of[t];
     let addr = shared.addrs[e];
@@ -201,12 +207,15 @@ async fn request(
         group,
         capture,
         deadline,
+        traffic,
     } = conns;
     let conn = &mut slots[e];
     let captures = target.captures();
     capture.keep_body = target.captures_body();
+    *traffic = h1::Traffic::default();
+    let timeout_at = started + target.timeout;
     let outcome = deadline
-        .run(started + target.timeout, async {
+        .run(timeout_at, async {
             let mut now = started;
             loop {
                 if conn.is_none() {
@@ -215,7 +224,11 @@ async fn request(
                 }
                 let c = conn.as_mut().expect("just connected");
                 let capture = captures.then_some(&mut *capture);
-                match c.exchange(target, addr, group, e, now, capture).await {
+                let at = (now, timeout_at);
+                match c
+                    .exchange(target, addr, group, e, at, capture, traffic)
+                    .await
+                {
                     Ok(response) => return Ok(response),
                     // The server closed the idle connection just before we used it: send the
                     // request again on a new one (a fresh connection is never stale).
@@ -225,10 +238,11 @@ async fn request(
             }
         })
         .await;
-    let end = match &outcome {
-        Some(Ok(response)) => response.end,
-        _ => Instant::now(),
-    };
+    let response_end = outcome
+        .as_ref()
+        .and_then(|o| o.as_ref().ok())
+        .map(|r| r.end);
+    let end = response_end.unwrap_or_else(Instant::now);
     let outcome = match outcome {
         Some(result) => result,
         None if conn.is_none() => Err(ErrorKind::ConnectTimeout),
@@ -238,48 +252,37 @@ async fn request(
         Ok(response) if response.keep_alive => {}
         _ => *conn = None,
     }
+    let failure = outcome.as_ref().err().copied();
     let service_us = end.duration_since(started).as_micros() as u64;
     {
         let mut guard = stats.borrow_mut();
         let s = &mut *guard;
-        // The generator's health covers every stage, warmup included.
-        let stage = &mut s.stages[shared.stage_of(intended)];
-        stage.sent += 1;
-        stage.busy_us += service_us;
-        let late_us = if shared.scheduled {
-            let late_us = started
-                .saturating_duration_since(intended.max(ready))
-                .as_micros() as u64;
-            stage.lateness_us.saturating_record(late_us.max(1));
-            late_us
-        } else {
-            0
-        };
+        let late_us = record_stage(shared, s, (intended, ready, started, end), failure);
         if measured {
             s.epoch.late += u64::from(late_us > LATE_US);
             let latency_us = end.duration_since(intended).as_micros() as u64;
             s.last_end = Some(end);
             let record = &mut s.targets[t];
+            // Every request's bytes, whatever its outcome.
+            record.bytes_sent += traffic.sent;
+            record.bytes_received += traffic.received;
+            s.epoch.requests += 1;
             match outcome {
                 Ok(response) => {
                     let expected = target.expect_status.contains(response.status);
                     record.record_response(response.status, latency_us, service_us, expected);
                     record.phases.record(&response.timing);
-                    record.bytes_sent += target.request.len() as u64;
-                    record.bytes_received += response.bytes;
                     if captures {
                         checks::evaluate(&target.checks, capture, |i, passed| {
                             record.record_check(i, passed)
                         });
                     }
-                    s.epoch.requests += 1;
                     s.epoch.responses += 1;
                     s.epoch.errors += u64::from(!expected);
                     s.epoch.latency_us.saturating_record(latency_us.max(1));
                 }
                 Err(kind) => {
                     record.record_error(kind);
-                    s.epoch.requests += 1;
                     s.epoch.errors += 1;
                 }
             }
@@ -289,6 +292,57 @@ async fn request(
         // After an error or a closed connection: let the other tasks run, so that a target
         // failing fast cannot starve this thread.
         tokio::task::yield_now().await;
+    }
+    failure
+}
+
+/// Records a request in its stage's health (every stage, warmup included): sent, time in
+/// flight, a connect that failed for want of a file descriptor, and how late it started after
+/// it was due (`times`: intended, ready, started, end; see [`request`]). Returns that
+/// lateness in microseconds, 0 when requests have no schedule.
+fn record_stage(
+    shared: &Shared,
+    s: &mut WorkerStats,
+    (intended, ready, started, end): (Instant, Instant, Instant, Instant),
+    failure: Option<ErrorKind>,
+) -> u64 {
+    shared.add_busy(&mut s.stages, started, end);
+    let stage = &mut s.stages[shared.stage_of(intended)];
+    stage.sent += 1;
+    stage.fd_limit += u64::from(failure == Some(ErrorKind::FdLimit));
+    if !shared.scheduled {
+        return 0;
+    }
+    let late_us = started
+        .saturating_duration_since(intended.max(ready))
+        .as_micros() as u64;
+    stage.lateness_us.saturating_record(late_us.max(1));
+    late_us
+}
+
+/// The wait of a virtual user after repeated failed connects: bounded exponential backoff
+/// with full jitter, from the AWS Architecture Blog's "Exponential Backoff And Jitter"
+/// (Marc Brooker, 2015, <https://aws.amazon.com/blogs/architecture/exponential-backoff-and-jitter/>):
+/// after the `n`-th failure in a row, a wait drawn uniformly from
+/// `[0, min(CAP, BASE × 2^(n-1))]`, with `BASE` 1 ms and `CAP` 1 s. A request that gets a
+/// connection starts the count again.
+struct Backoff {
+    /// Failed connects in a row.
+    failures: u32,
+}
+
+impl Backoff {
+    /// The first wait's ceiling.
+    const BASE: Duration = Duration::from_millis(1);
+    /// The longest wait.
+    const CAP: Duration = Duration::from_secs(1);
+
+    /// The wait after one more failed connect in a row.
+    fn next(&mut self, rng: &mut fastrand::Rng) -> Duration {
+        // 2^10 × 1 ms passes the cap: larger exponents change nothing.
+        let ceiling = (Self::BASE * (1 << self.failures.min(10))).min(Self::CAP);
+        self.failures = self.failures.saturating_add(1);
+        Duration::from_nanos(rng.u64(0..=ceiling.as_nanos() as u64))
     }
 }
 
@@ -307,6 +361,7 @@ async fn closed_vu(
         .pacing
         .map(|rate| Duration::from_secs_f64(1.0 / rate));
     let mut next_due: Option<Instant> = None;
+    let mut backoff = Backoff { failures: 0 };
     loop {
         let now = Instant::now();
         if shared.load.level_at(shared.secs(now)) < level {
@@ -351,10 +406,25 @@ async fn closed_vu(
         let t = shared.pick(&mut rng);
         // After a pacing pause the clock is read again; else `now` is this request's start.
         let started = if intended > now { Instant::now() } else { now };
-        request(
+        let failure = request(
             &shared, &stats, &mut conns, t, intended, now, started, measured,
         )
         .await;
+        match failure {
+            Some(kind) if kind.is_connect() => {
+                let wait = backoff.next(&mut rng);
+                let resumed = pause_until(&shared, Instant::now() + wait).await;
+                if kind == ErrorKind::FdLimit {
+                    let short = started.elapsed().as_micros() as u64;
+                    stats.borrow_mut().stages[shared.stage_of(started)].fd_wait_us += short;
+                }
+                if !resumed {
+                    break;
+                }
+                continue;
+            }
+            _ => backoff.failures = 0,
+        }
         let think = match shared.load.think_time {
             Some(ThinkTime::Fixed(d)) => d,
             Some(ThinkTime::Uniform(low, high)) => {
@@ -476,5 +546,43 @@ async fn open_vu(
             break;
         }
         pool.idle.borrow_mut().push(slot.clone());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use tokio::io::AsyncReadExt as _;
+
+    use super::Deadline;
+    use crate::measure::ErrorKind;
+    use crate::run::h1::{self, Failure, H1Conn, Traffic};
+
+    /// A body that never pauses (every read is ready: tokio's cooperative budget then runs
+    /// out inside the read loop, and a timer polled after it could never fire) still ends at
+    /// the request's deadline, with the bytes read counted.
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_body_that_never_pauses_times_out_at_the_deadline() {
+        let head = &b"HTTP/1.1 200 OK\r\nContent-Length: 100000000000\r\n\r\n"[..];
+        let stream = tokio::io::join(head.chain(tokio::io::repeat(b'x')), tokio::io::sink());
+        let mut conn = H1Conn::new(stream, h1::tcp_io_error);
+        let mut traffic = Traffic::default();
+        let started = Instant::now();
+        let at = started + Duration::from_millis(200);
+        let exchange = conn.exchange(b"GET / HTTP/1.1\r\n\r\n", false, None, at, &mut traffic);
+        let outcome =
+            tokio::time::timeout(Duration::from_secs(3), Deadline::new().run(at, exchange)).await;
+        let took = started.elapsed();
+        assert!(
+            matches!(
+                outcome,
+                Ok(Some(Err(Failure::Error(ErrorKind::Timeout))) | None)
+            ),
+            "{outcome:?} after {took:?}"
+        );
+        assert!(took < Duration::from_millis(700), "{took:?}");
+        assert_eq!(traffic.sent, 18);
+        assert!(traffic.received > 1_000_000, "{traffic:?}");
     }
 }

@@ -4,6 +4,7 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::sync::mpsc;
 use std::time::Instant;
 
@@ -25,16 +26,26 @@ pub(super) struct WorkerStats {
     pub(super) last_end: Option<Instant>,
 }
 
+/// Runs worker `index` (of `workers`) until its virtual users end; returns its records.
+/// Errors: its runtime could not be built (out of file descriptors, most likely); the run is
+/// then halted.
 pub(super) fn worker(
     index: usize,
     workers: usize,
     shared: Arc<Shared>,
     tx: mpsc::Sender<Report>,
-) -> WorkerStats {
-    let runtime = tokio::runtime::Builder::new_current_thread()
+) -> std::io::Result<WorkerStats> {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .expect("a current-thread runtime builds");
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            shared.stop.store(true, Ordering::Relaxed);
+            let _ = tx.send(Report::Done { last: 0 });
+            return Err(e);
+        }
+    };
     let stats = Rc::new(RefCell::new(WorkerStats {
         targets: shared
             .targets
@@ -81,7 +92,7 @@ pub(super) fn worker(
     let _ = tx.send(Report::Done {
         last: stats.epoch_index,
     });
-    stats
+    Ok(stats)
 }
 
 /// Hands the worker's stats of each epoch over at its end, from the start of measuring.
