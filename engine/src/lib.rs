@@ -246,6 +246,9 @@ fn run_spec(args: &RunArgs) -> anyhow::Result<Outcome> {
         }
         None => None,
     };
+    // The open-files limit, raised and checked before this process opens descriptors of its
+    // own (the signal watcher, the service's pipes, the `--out` file).
+    run::raise_file_limit(&plan)?;
     // And the file of `--out`: a folder that cannot take it fails before any load too.
     let out = args
         .out

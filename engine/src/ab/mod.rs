@@ -103,6 +103,10 @@ pub(crate) fn ab(args: &AbArgs, env: &dyn Fn(&str) -> Option<String>) -> anyhow:
     }
     let (mode, epoch) = mode_and_epoch(args, &block)?;
     let plans = [sides[0].plan(&source, env)?, sides[1].plan(&source, env)?];
+    // The open-files limit, raised and checked before descriptors of this process's own.
+    for plan in &plans {
+        crate::run::raise_file_limit(plan)?;
+    }
     // A folder that cannot take `--out` fails before any load is sent.
     let out = args
         .out
