@@ -572,10 +572,10 @@ proptest! {
     #![proptest_config(config(128, "tests/proptest-regressions/merge.txt"))]
 
     /// A result file with a few values replaced or removed, merged with another: no panic.
-    /// Found by this property: counts near `u64::MAX` overflow in `merge` (a panic in debug
-    /// builds, a wrapped count in release ones); the seed is in the file above.
+    /// Found by this property: counts near `u64::MAX` overflowed in `merge` (a panic in debug
+    /// builds, a wrapped count in release ones); the seed is in the file above. Now the reader
+    /// refuses integers beyond 2^53 - 1 and a merge takes at most 1,024 results.
     #[test]
-    #[ignore = "issue 19 (fuzzing finding): merge adds counts without overflow checks (helper files fixes it)"]
     fn mutated_results_merge_without_panic(
         which in any::<prop::sample::Index>(),
         mutations in prop::collection::vec(mutation(), 1..4),

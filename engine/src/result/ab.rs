@@ -7,7 +7,7 @@ use std::path::Path;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::io::{check, from_value};
+use super::io::{check, exact_integers, from_value};
 use super::{ReadError, RunResult};
 use crate::measure::SpanSample;
 
@@ -121,6 +121,7 @@ pub fn read(path: &Path) -> Result<Option<AbResult>, ReadError> {
              ab_version {AB_VERSION}: run `loadgate ab` again with this loadgate"
         )));
     }
+    exact_integers(&value, &mut String::new()).map_err(invalid)?;
     let ab: AbResult = from_value(value).map_err(invalid)?;
     check(&ab.baseline, "baseline.").map_err(invalid)?;
     check(&ab.candidate, "candidate.").map_err(invalid)?;

@@ -165,6 +165,7 @@ pub fn read(path: &Path) -> Result<RunResult, ReadError> {
     })?;
     let mut value: serde_json::Value =
         serde_json::from_str(&text).map_err(|e| invalid(e.to_string()))?;
+    exact_integers(&value, &mut String::new()).map_err(invalid)?;
     upgrade::upgrade(&mut value).map_err(|e| match e {
         Unreadable::Version(found) => ReadError::Version {
             path: shown.clone(),
@@ -175,6 +176,50 @@ pub fn read(path: &Path) -> Result<RunResult, ReadError> {
     let result: RunResult = from_value(value).map_err(invalid)?;
     check(&result, "").map_err(invalid)?;
     Ok(result)
+}
+
+/// The largest integer a result may hold: 2^53 - 1, the largest that every JSON reader (the
+/// action's JavaScript among them, where numbers are IEEE 754 doubles) reads exactly (RFC 8259,
+/// section 6). It also keeps the sums of a merge of up to [`super::merge::MAX_SHARDS`] results
+/// within `u64`.
+pub const MAX_EXACT_INTEGER: u64 = (1 << 53) - 1;
+
+/// Refuses an integer beyond [`MAX_EXACT_INTEGER`] anywhere in `value`, naming its path
+/// (`time_series[0].responses`); `at` is the path so far.
+pub(super) fn exact_integers(value: &serde_json::Value, at: &mut String) -> Result<(), String> {
+    use serde_json::Value;
+    match value {
+        Value::Number(n) if n.is_u64() || n.is_i64() => {
+            let magnitude = n.as_u64().or_else(|| n.as_i64().map(i64::unsigned_abs));
+            if magnitude.is_some_and(|m| m > MAX_EXACT_INTEGER) {
+                return Err(format!(
+                    "`{at}` is {n}: a result's integers are at most 2^53 - 1 \
+                     ({MAX_EXACT_INTEGER}), the largest JSON readers take exactly"
+                ));
+            }
+        }
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                let len = at.len();
+                at.push_str(&format!("[{i}]"));
+                exact_integers(item, at)?;
+                at.truncate(len);
+            }
+        }
+        Value::Object(fields) => {
+            for (key, item) in fields {
+                let len = at.len();
+                if !at.is_empty() {
+                    at.push('.');
+                }
+                at.push_str(key);
+                exact_integers(item, at)?;
+                at.truncate(len);
+            }
+        }
+        _ => {}
+    }
+    Ok(())
 }
 
 /// Reads `value` into a `T`; an error names the field by its path from the top (`total.
@@ -238,6 +283,18 @@ pub(super) fn check(result: &RunResult, prefix: &str) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_integer_beyond_2_pow_53_is_refused_by_its_path() {
+        let value = serde_json::json!({"time_series": [{"responses": 1}, {"responses": u64::MAX}]});
+        let err = exact_integers(&value, &mut String::new()).unwrap_err();
+        assert!(
+            err.starts_with("`time_series[1].responses` is 18446744073709551615"),
+            "{err}"
+        );
+        let fine = serde_json::json!({"total": {"requests": MAX_EXACT_INTEGER, "mean_us": 1e300}});
+        assert_eq!(exact_integers(&fine, &mut String::new()), Ok(()));
+    }
 
     #[test]
     fn histograms_round_trip() {

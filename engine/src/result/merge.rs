@@ -77,6 +77,12 @@ pub enum MergeError {
         /// 1-based position of the first.
         first: usize,
     },
+    /// More results than [`MAX_SHARDS`].
+    #[error("{given} results given: a merge takes at most {MAX_SHARDS}")]
+    TooMany {
+        /// How many were given.
+        given: usize,
+    },
     /// A target's histogram does not decode.
     #[error("the histogram of `{target}` in result {index} cannot be read: {reason}")]
     Histogram {
@@ -97,10 +103,20 @@ pub enum MergeError {
     },
 }
 
-/// Merges the shards' results. Errors: none given, a result given twice, different specs
-/// (name or file hash) or result versions, an unreadable histogram.
+/// The most results one merge takes: 1,024 shards of counts up to
+/// [`super::io::MAX_EXACT_INTEGER`] (2^53 - 1, which the reader enforces) sum within `u64`
+/// (2^63), so no count of a merge can overflow.
+pub const MAX_SHARDS: usize = 1024;
+
+/// Merges the shards' results. Errors: none given, more than [`MAX_SHARDS`], a result given
+/// twice, different specs (name or file hash) or result versions, an unreadable histogram.
 pub fn merge(results: &[RunResult]) -> Result<RunResult, MergeError> {
     let first = results.first().ok_or(MergeError::Empty)?;
+    if results.len() > MAX_SHARDS {
+        return Err(MergeError::TooMany {
+            given: results.len(),
+        });
+    }
     check_shards(results)?;
     let duration_s = results.iter().map(|r| r.duration_s).fold(0.0, f64::max);
 
