@@ -220,7 +220,8 @@ fn verdict_line(result: &RunResult) -> String {
         format!("\n{verdict}\n")
     } else {
         format!(
-            "\nINVALID MEASUREMENT: the load generator did not apply the planned load ({})\n",
+            "\nINVALID MEASUREMENT: the planned load was not applied, by the generator or because \
+             the server held every slot (the problems above say which; {})\n",
             verdict.to_lowercase()
         )
     }
