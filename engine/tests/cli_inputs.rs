@@ -389,3 +389,25 @@ fn a_service_never_ready_is_named_by_its_ready_url_as_written_not_its_interpolat
     );
     assert!(!err.contains("127.0.0.1:9/health"), "{err}");
 }
+
+#[test]
+fn an_unreachable_target_from_the_environment_is_named_as_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("spec.yaml");
+    std::fs::write(
+        &spec,
+        "version: 1\nname: secret\ntargets:\n  - name: t\n    url: \"${TARGET_URL}/x\"\nload:\n  connections: 1\n  requests: 1\n",
+    )
+    .unwrap();
+    // Port 9 (discard) has no listener on loopback here: refused at the check at start.
+    let out = Command::new(env!("CARGO_BIN_EXE_loadgate"))
+        .args(["run", spec.to_str().unwrap(), "--quiet"])
+        .env("TARGET_URL", "http://127.0.0.1:9")
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(err.contains("unreachable at start"), "{err}");
+    assert!(err.contains("${TARGET_URL}/x"), "{err}");
+    assert!(!err.contains("127.0.0.1") && !err.contains(":9"), "{err}");
+}

@@ -32,7 +32,9 @@ pub(crate) struct TlsPlan {
     pub(crate) config: Arc<rustls::ClientConfig>,
     /// SNI and the name verified in the server's certificate.
     pub(crate) server_name: rustls_pki_types::ServerName<'static>,
-    /// `server_name` as text, for reports.
+    /// The server name as the spec writes it (`server_name`, or the URL's host), before
+    /// `${VAR}` interpolation, for reports: `(from the environment)` when the URL's host comes
+    /// from a variable.
     pub(crate) server_name_text: String,
     /// Certificates are not verified (`insecure_skip_verify`): reports say so.
     pub(crate) insecure_skip_verify: bool,
@@ -97,18 +99,18 @@ impl Transports {
         built
     }
 
-    /// The TLS transport with `settings`, asking for `name`; its client configuration is
-    /// built once for equal settings, whatever the name.
+    /// The TLS transport with `settings`, asking for `name` (interpolated, and as written);
+    /// its client configuration is built once for equal settings, whatever the name.
     fn tls(
         &mut self,
         sources: &TlsSources<'_>,
         settings: tls::TlsSettings,
-        name: String,
+        name: ServerNameText,
         server_name: rustls_pki_types::ServerName<'static>,
         errors: &mut Errors,
     ) -> Option<Arc<TransportPlan>> {
         let protocol = settings.protocol;
-        let key = (protocol, Some((settings.clone(), name.clone())));
+        let key = (protocol, Some((settings.clone(), name.name.clone())));
         // Equal settings with another server name share the configuration (and sessions).
         let config = self.built.iter().find_map(|((_, k), t)| match (k, t) {
             (Some((s, _)), Some(t)) if *s == settings => {
@@ -125,7 +127,7 @@ impl Transports {
                 tls: Some(TlsPlan {
                     config,
                     server_name,
-                    server_name_text: name,
+                    server_name_text: name.shown,
                     insecure_skip_verify: settings.insecure_skip_verify,
                 }),
             })),
@@ -223,6 +225,12 @@ impl<'a> TlsSources<'a> {
 
 /// A target's TLS settings, every default applied, with the server name to ask for (as text
 /// and parsed).
+/// A TLS server name: as sent (interpolated) and as the spec writes it (safe to print).
+struct ServerNameText {
+    name: String,
+    shown: String,
+}
+
 fn tls_settings(
     sources: &TlsSources<'_>,
     protocol: Protocol,
@@ -231,7 +239,7 @@ fn tls_settings(
     errors: &mut Errors,
 ) -> Option<(
     tls::TlsSettings,
-    String,
+    ServerNameText,
     rustls_pki_types::ServerName<'static>,
 )> {
     let ca_file = sources.file("ca_file", |t| t.ca_file.as_ref(), ctx, errors);
@@ -282,7 +290,10 @@ fn tls_settings(
         ),
     };
     match tls::server_name(&name) {
-        Ok(server_name) => Some((settings, name, server_name)),
+        Ok(server_name) => {
+            let shown = shown.map_or_else(|| "(from the environment)".to_string(), str::to_string);
+            Some((settings, ServerNameText { name, shown }, server_name))
+        }
         Err(e) => {
             let shown = tls::name_in_message(shown);
             errors.push(name_at, format!("{shown}: {}", e.message));

@@ -4,7 +4,6 @@
 use std::time::{Duration, SystemTime};
 
 use crate::measure::{SpanSample, StageStats, TargetStats, WindowVerdict};
-use crate::plan::Endpoint;
 
 /// What a run measured, before it is turned into a result artifact.
 #[derive(Debug)]
@@ -58,16 +57,18 @@ pub enum RunError {
     /// A target's host name does not resolve.
     #[error("cannot resolve `{endpoint}`: {reason}")]
     Resolve {
-        /// The target's host and port.
-        endpoint: Endpoint,
+        /// The target's host and port, or its URL as written when they come from `${VAR}`
+        /// (`TargetPlan::display_endpoint`): never an interpolated value.
+        endpoint: String,
         /// The resolver's error.
         reason: String,
     },
     /// The check at start could not connect (TCP, TLS, or the protocol asked for).
     #[error("target `{endpoint}` is unreachable at start: {reason}")]
     Unreachable {
-        /// The target's host and port.
-        endpoint: Endpoint,
+        /// The target's host and port, or its URL as written when they come from `${VAR}`
+        /// (`TargetPlan::display_endpoint`): never an interpolated value.
+        endpoint: String,
         /// Why, in words.
         reason: String,
     },

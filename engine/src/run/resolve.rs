@@ -43,11 +43,14 @@ pub(super) fn resolve(
     let mut negotiated = Vec::with_capacity(firsts.len());
     for target in firsts {
         let endpoint = &target.endpoint;
+        // What the messages may show: a host, port or address from `${VAR}` never appears.
+        let shown = target.display_endpoint();
+        let secret = target.endpoint_from_env.then_some(endpoint.host.as_str());
         let candidates: Vec<SocketAddr> = (endpoint.host.as_str(), endpoint.port)
             .to_socket_addrs()
             .map_err(|e| RunError::Resolve {
-                endpoint: endpoint.clone(),
-                reason: e.to_string(),
+                endpoint: shown.clone(),
+                reason: redact(&e.to_string(), secret),
             })?
             .collect();
         // The first address that accepts a connection (`localhost` may give ::1 first to a
@@ -61,14 +64,17 @@ pub(super) fn resolve(
                     Ok(_) => true,
                     Err(e) => {
                         out_of_fds |= out_of_files(&e);
-                        reason = format!("{addr}: {e}");
+                        reason = match secret {
+                            None => format!("{addr}: {e}"),
+                            Some(_) => e.to_string(),
+                        };
                         false
                     }
                 }
         });
-        let unreachable = |reason| RunError::Unreachable {
-            endpoint: endpoint.clone(),
-            reason,
+        let unreachable = |reason: String| RunError::Unreachable {
+            endpoint: shown.clone(),
+            reason: redact(&reason, secret),
         };
         let Some(&addr) = addr else {
             return Err(if out_of_fds {
@@ -85,4 +91,13 @@ pub(super) fn resolve(
         addrs.push(addr);
     }
     Ok((endpoint_of, addrs, negotiated))
+}
+
+/// `reason` with every occurrence of `secret` (a host from `${VAR}`, which resolver and TLS
+/// messages quote) replaced by `${...}`.
+fn redact(reason: &str, secret: Option<&str>) -> String {
+    match secret {
+        Some(host) if !host.is_empty() => reason.replace(host, "${...}"),
+        _ => reason.to_string(),
+    }
 }
