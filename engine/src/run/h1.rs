@@ -415,6 +415,10 @@ fn parse_head(bytes: &[u8], is_head: bool) -> Result<Head, ErrorKind> {
         Err(_) => return Err(ErrorKind::Malformed),
     };
     let status = response.code.ok_or(ErrorKind::Malformed)?;
+    // httparse takes any three digits; RFC 9110, section 15: status codes are 100 to 599.
+    if !(100..600).contains(&status) {
+        return Err(ErrorKind::Malformed);
+    }
     if (100..200).contains(&status) && status != 101 {
         return Ok(Head::Interim(len));
     }
