@@ -77,7 +77,7 @@ pub enum RunError {
     #[error("out of file descriptors: {0}")]
     FileLimit(super::FileLimit),
     /// The run's threads or timers could not be started.
-    #[error("cannot start the run: {0}")]
+    #[error("cannot start the run")]
     Start(#[from] std::io::Error),
 }
 
