@@ -8,9 +8,10 @@
 //! run-to-run spread it is not.
 
 mod common;
+use common::loadgate;
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use loadgate::result::{self, RunResult};
 use loadgate::serve::spawn;
@@ -25,13 +26,6 @@ fn run_to(server_url: &str, dir: &Path, delay: &str, path: &Path) -> RunResult {
     let result = common::run_spec_text(dir, &text);
     result::write(&result, path).unwrap();
     result
-}
-
-fn loadgate(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_loadgate"))
-        .args(args)
-        .output()
-        .expect("run loadgate")
 }
 
 fn verdict(out: &Output) -> Value {

@@ -1,23 +1,13 @@
 //! `loadgate compare`, `report`, `merge` and `run --baseline` as the binary: exit codes,
 //! messages and output files, on the committed result fixtures.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
+use common::{loadgate, result_fixture as fixture};
+
+use std::path::Path;
+use std::process::Output;
 
 use serde_json::Value;
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/results")
-        .join(name)
-}
-
-fn loadgate(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_loadgate"))
-        .args(args)
-        .output()
-        .expect("run loadgate")
-}
 
 fn text(out: &Output) -> (String, String) {
     (

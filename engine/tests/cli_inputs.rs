@@ -4,24 +4,14 @@
 //! evaluated), a result given twice to `merge`, a corrupt or wrong-typed field (refused by the
 //! one reader, naming the field), a missing `--templates` folder, and an OS error printed once.
 
-use std::path::{Path, PathBuf};
+mod common;
+use common::{loadgate, result_fixture as fixture};
+
+use std::path::Path;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/results")
-        .join(name)
-}
-
-fn loadgate(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_loadgate"))
-        .args(args)
-        .output()
-        .expect("run loadgate")
-}
 
 fn stdout(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()

@@ -10,23 +10,16 @@
 //! target's `service_time_us`, `checks`, `phases_us` and `transport`, or a per-second
 //! `requests`.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
+use common::loadgate;
+
+use std::path::Path;
+use std::process::Output;
 
 use serde_json::Value;
 
 fn fixture(name: &str) -> String {
-    let path: PathBuf = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/results")
-        .join(name);
-    path.display().to_string()
-}
-
-fn loadgate(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_loadgate"))
-        .args(args)
-        .output()
-        .expect("run loadgate")
+    common::result_fixture(name).display().to_string()
 }
 
 fn json(out: &Output) -> Value {

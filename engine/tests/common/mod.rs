@@ -101,3 +101,18 @@ pub fn wait_within(child: &mut Child, limit: Duration, what: &str) -> std::proce
         std::thread::sleep(Duration::from_millis(10));
     }
 }
+
+/// The `loadgate` binary run with `args`, to its end.
+pub fn loadgate(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_loadgate"))
+        .args(args)
+        .output()
+        .expect("run loadgate")
+}
+
+/// A committed result fixture, `tests/fixtures/results/NAME`.
+pub fn result_fixture(name: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/results")
+        .join(name)
+}
