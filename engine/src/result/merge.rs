@@ -104,7 +104,7 @@ pub enum MergeError {
 }
 
 /// The most results one merge takes: 1,024 shards of counts up to
-/// [`super::io::MAX_EXACT_INTEGER`] (2^53 - 1, which the reader enforces) sum within `u64`
+/// [`super::MAX_EXACT_INTEGER`] (2^53 - 1, which the reader enforces) sum within `u64`
 /// (2^63), so no count of a merge can overflow.
 pub const MAX_SHARDS: usize = 1024;
 

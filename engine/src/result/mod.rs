@@ -34,4 +34,4 @@ pub(crate) use artifact::{RESULT_VERSION, published_schema};
 pub use build::build;
 pub(crate) use build::{build_ab_side, phases_result, summary};
 pub(crate) use io::encode_histogram;
-pub use io::{OutError, OutFile, ReadError, decode_histogram, read, write};
+pub use io::{MAX_EXACT_INTEGER, OutError, OutFile, ReadError, decode_histogram, read, write};
