@@ -7,7 +7,7 @@ use std::path::Path;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::io::{check, exact_integers, from_value};
+use super::io::{check, from_value, read_json};
 use super::{ReadError, RunResult};
 use crate::measure::SpanSample;
 
@@ -106,12 +106,7 @@ pub fn read(path: &Path) -> Result<Option<AbResult>, ReadError> {
         path: shown.clone(),
         reason,
     };
-    let text = std::fs::read_to_string(path).map_err(|source| ReadError::Io {
-        path: shown.clone(),
-        source,
-    })?;
-    let value: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| invalid(e.to_string()))?;
+    let value = read_json(path)?;
     let Some(version) = value.get("ab_version") else {
         return Ok(None);
     };
@@ -121,7 +116,6 @@ pub fn read(path: &Path) -> Result<Option<AbResult>, ReadError> {
              ab_version {AB_VERSION}: run `loadgate ab` again with this loadgate"
         )));
     }
-    exact_integers(&value, &mut String::new()).map_err(invalid)?;
     let ab: AbResult = from_value(value).map_err(invalid)?;
     check(&ab.baseline, "baseline.").map_err(invalid)?;
     check(&ab.candidate, "candidate.").map_err(invalid)?;

@@ -159,13 +159,7 @@ pub fn read(path: &Path) -> Result<RunResult, ReadError> {
         path: shown.clone(),
         reason,
     };
-    let text = std::fs::read_to_string(path).map_err(|source| ReadError::Io {
-        path: shown.clone(),
-        source,
-    })?;
-    let mut value: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| invalid(e.to_string()))?;
-    exact_integers(&value, &mut String::new()).map_err(invalid)?;
+    let mut value = read_json(path)?;
     upgrade::upgrade(&mut value).map_err(|e| match e {
         Unreadable::Version(found) => ReadError::Version {
             path: shown.clone(),
@@ -184,9 +178,27 @@ pub fn read(path: &Path) -> Result<RunResult, ReadError> {
 /// within `u64`.
 pub const MAX_EXACT_INTEGER: u64 = (1 << 53) - 1;
 
+/// Reads `path` as JSON whose integers every reader takes exactly (at most
+/// [`MAX_EXACT_INTEGER`]): the first step of reading a result or a `loadgate ab` document.
+/// Errors: the file cannot be read ([`ReadError::Io`]); it is not JSON, or holds a larger
+/// integer ([`ReadError::Invalid`], naming the field).
+pub(super) fn read_json(path: &Path) -> Result<serde_json::Value, ReadError> {
+    let invalid = |reason: String| ReadError::Invalid {
+        path: path.display().to_string(),
+        reason,
+    };
+    let text = std::fs::read_to_string(path).map_err(|source| ReadError::Io {
+        path: path.display().to_string(),
+        source,
+    })?;
+    let value = serde_json::from_str(&text).map_err(|e| invalid(e.to_string()))?;
+    exact_integers(&value, &mut String::new()).map_err(invalid)?;
+    Ok(value)
+}
+
 /// Refuses an integer beyond [`MAX_EXACT_INTEGER`] anywhere in `value`, naming its path
 /// (`time_series[0].responses`); `at` is the path so far.
-pub(super) fn exact_integers(value: &serde_json::Value, at: &mut String) -> Result<(), String> {
+fn exact_integers(value: &serde_json::Value, at: &mut String) -> Result<(), String> {
     use serde_json::Value;
     match value {
         Value::Number(n) if n.is_u64() || n.is_i64() => {
