@@ -7,6 +7,7 @@ use std::time::Duration;
 use clap::{Parser, Subcommand};
 
 pub use crate::report::Format;
+use crate::report::lines::LineFormat;
 use crate::serve::{ServeOptions, ServeTls};
 
 /// loadgate: a CI performance gate for HTTP services.
@@ -21,6 +22,13 @@ pub struct Cli {
 pub(crate) enum Command {
     /// Run a spec: start its service, apply the load, check the SLOs.
     Run(RunArgs),
+    /// A one-line run, with the flags of hey, oha and vastar: `loadgate quick -c 50 -z 10s
+    /// URL`. It builds a spec from its flags (`--emit-spec` prints it) and runs it as `run`
+    /// does; several URLs run one after another.
+    Quick(Box<crate::quick::QuickArgs>),
+    /// A one-line run of a curl command (a browser's "Copy as cURL"): `loadgate curl -c 10
+    /// -z 5s -- curl 'https://...' -H '...'`. Load flags as `quick`'s.
+    Curl(Box<crate::quick::CurlArgs>),
     /// Check a spec against the schema and its semantics, without running it.
     Validate {
         /// The spec file (YAML).
@@ -70,6 +78,13 @@ pub(crate) struct RunArgs {
     /// exist.
     #[arg(long)]
     pub(crate) baseline: Option<PathBuf>,
+    /// What the run prints: the text summary, one JSON line, or one CSV row.
+    #[arg(long, value_enum, default_value = "text")]
+    pub(crate) format: LineFormat,
+    /// Append the run's output (in `--format`) to this file instead of stdout, which then
+    /// shows the text summary; a CSV header is written only into a new or empty file.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) output: Option<PathBuf>,
 }
 
 #[derive(Debug, clap::Args)]
