@@ -122,7 +122,7 @@ pub(crate) fn parse(words: &[String]) -> Result<Request, QuickError> {
         {
             reading.switch(*switch);
         } else if word.starts_with("--") {
-            return Err(unknown(word));
+            return Err(unknown(word, None));
         } else if let Some(letters) = word.strip_prefix('-').filter(|l| !l.is_empty()) {
             for (at, letter) in letters.char_indices() {
                 if let Some((_, _, takes)) = WITH_VALUE.iter().find(|(s, _, _)| *s == Some(letter))
@@ -138,7 +138,7 @@ pub(crate) fn parse(words: &[String]) -> Result<Request, QuickError> {
                 }
                 match SWITCHES.iter().find(|(s, _, _)| *s == Some(letter)) {
                     Some((_, _, switch)) => reading.switch(*switch),
-                    None => return Err(unknown(&format!("-{letter}"))),
+                    None => return Err(unknown(&format!("-{letter}"), Some(word))),
                 }
             }
         } else {
@@ -148,10 +148,12 @@ pub(crate) fn parse(words: &[String]) -> Result<Request, QuickError> {
     reading.finish()
 }
 
-/// The error for an option loadgate does not take.
-fn unknown(option: &str) -> QuickError {
+/// The error for an option loadgate does not take (`within`: the word of combined short
+/// options it is in, as `-v` in `-sv`).
+fn unknown(option: &str, within: Option<&str>) -> QuickError {
+    let within = within.map(|w| format!(" (in `{w}`)")).unwrap_or_default();
     QuickError::Curl(format!(
-        "option `{option}` is not taken by loadgate (it takes -X, -H, -d, --data, \
+        "option `{option}`{within} is not taken by loadgate (it takes -X, -H, -d, --data, \
          --data-raw, --data-binary, --data-urlencode, --compressed, -k, -u, -A, -e, -b, \
          --http2, -L, --url, -s, -S; see docs/quick.md): remove it, or write the run as a spec"
     ))

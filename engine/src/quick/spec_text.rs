@@ -2,8 +2,7 @@
 //! build it from their flags, `--emit-spec` prints it, and the run reads it back through the
 //! same `SourceSpec::parse` → `validate::check` as `loadgate run SPEC`.
 //!
-//! Strings are written as JSON strings (a JSON string is a YAML 1.2 double-quoted scalar), with
-//! `${` written `$${` so that the spec's `${VAR}` interpolation leaves them as given. The
+//! Strings are written as YAML double-quoted scalars (`yaml_str`), with `${` written `$${` so that the spec's `${VAR}` interpolation leaves them as given. The
 //! values of secret headers (see [`SECRET_HEADERS`]) are not in the text: it names a variable,
 //! `${LOADGATE_AUTHORIZATION}`, whose value the one-line run supplies and a user of the
 //! printed spec sets in the environment.
@@ -118,14 +117,19 @@ pub(crate) fn build(
             } else {
                 escape(&value)
             };
-            let _ = writeln!(out, "      {}: {}", quoted(&escape(&name)), json(&value));
+            let _ = writeln!(
+                out,
+                "      {}: {}",
+                quoted(&escape(&name)),
+                yaml_str(&value)
+            );
         }
     }
     if let Some(body) = &request.body {
         let _ = writeln!(out, "    body: {}", quoted(body));
     }
     if let Some(file) = &request.body_file {
-        let _ = writeln!(out, "    body_file: {}", json(file));
+        let _ = writeln!(out, "    body_file: {}", yaml_str(file));
     }
     if let Some(code) = load.status_code {
         let _ = writeln!(out, "    expect:\n      status: [{code}]");
@@ -149,10 +153,10 @@ fn defaults(out: &mut String, request: &Request, load: &LoadFlags, pending: &[&s
     let mut lines = Vec::new();
     let asked = |field: &str, explicit: bool| explicit || !pending.contains(&field);
     if let Some(t) = &load.timeout {
-        lines.push(format!("timeout: {}", json(t)));
+        lines.push(format!("timeout: {}", yaml_str(t)));
     }
     if let Some(t) = &load.connect_timeout {
-        lines.push(format!("connect_timeout: {}", json(t)));
+        lines.push(format!("connect_timeout: {}", yaml_str(t)));
     }
     if request.http2 || load.streams.is_some() {
         lines.push("protocol: h2".to_string());
@@ -169,17 +173,17 @@ fn defaults(out: &mut String, request: &Request, load: &LoadFlags, pending: &[&s
         lines.push("keep_alive: false".to_string());
     }
     if let Some(slow) = &load.slow {
-        lines.push(format!("slow: {}", json(slow)));
+        lines.push(format!("slow: {}", yaml_str(slow)));
     }
     let mut tls = Vec::new();
     if request.insecure {
         tls.push("insecure_skip_verify: true".to_string());
     }
     if let Some(ca) = &request.ca_file {
-        tls.push(format!("ca_file: {}", json(ca)));
+        tls.push(format!("ca_file: {}", yaml_str(ca)));
     }
     if !request.tls_ciphers.is_empty() {
-        let names: Vec<String> = request.tls_ciphers.iter().map(|c| json(c)).collect();
+        let names: Vec<String> = request.tls_ciphers.iter().map(|c| yaml_str(c)).collect();
         tls.push(format!("ciphers: [{}]", names.join(", ")));
     }
     if !tls.is_empty() {
@@ -229,7 +233,7 @@ fn load_block(out: &mut String, load: &LoadFlags) -> Result<(), QuickError> {
                 let _ = writeln!(out, "  warmup: {w}");
             }
             match &load.duration {
-                Some(d) => writeln!(out, "  duration: {}", json(d)),
+                Some(d) => writeln!(out, "  duration: {}", yaml_str(d)),
                 None => writeln!(
                     out,
                     "  requests: {}",
@@ -249,7 +253,7 @@ fn load_block(out: &mut String, load: &LoadFlags) -> Result<(), QuickError> {
                 let _ = writeln!(
                     out,
                     "    - {{duration: {}, level: {level}{}}}",
-                    json(d),
+                    yaml_str(d),
                     if warmup { ", warmup: true" } else { "" }
                 );
             };
@@ -277,7 +281,7 @@ fn warmup_value(text: &str) -> Result<String, QuickError> {
         return Ok(count.to_string());
     }
     crate::units::parse_duration(text)
-        .map(|_| json(text))
+        .map(|_| yaml_str(text))
         .map_err(|e| QuickError::Flags(format!("-w `{text}`: {e}; or a number of requests")))
 }
 
@@ -333,10 +337,9 @@ fn secret_var(name: &str) -> String {
     format!("LOADGATE_{name}")
 }
 
-/// `text` with `${` written `$${` (taken literally by the spec's interpolation), as a JSON
-/// string.
+/// `text` with `${` written `$${` (taken literally by the spec's interpolation), quoted.
 fn quoted(text: &str) -> String {
-    json(&escape(text))
+    yaml_str(&escape(text))
 }
 
 /// `${` → `$${`.
@@ -344,9 +347,27 @@ fn escape(text: &str) -> String {
     text.replace("${", "$${")
 }
 
-/// `text` as a JSON string, which YAML reads as a double-quoted scalar.
-fn json(text: &str) -> String {
-    serde_json::to_string(text).expect("a string serializes")
+/// `text` as a YAML double-quoted scalar: `"` and `\\` escaped, and every character that YAML
+/// 1.2 does not count as printable (`c-printable`: controls, DEL, the C1 controls, U+FFFE,
+/// U+FFFF), NEL, the byte-order mark, line breaks and tabs written as `\\uXXXX`; the rest as
+/// is.
+fn yaml_str(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        let printable = matches!(c, ' '..='~' | '\u{a0}'..='\u{d7ff}' | '\u{e000}'..='\u{fffd}' | '\u{10000}'..)
+            && c != '\u{feff}';
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if printable => out.push(c),
+            c => {
+                let _ = write!(out, "\\u{:04x}", u32::from(c));
+            }
+        }
+    }
+    out.push('"');
+    out
 }
 
 #[cfg(test)]
@@ -397,6 +418,10 @@ mod tests {
     #[test]
     fn warmup_is_a_count_or_a_duration() {
         assert_eq!(warmup_value("100").unwrap(), "100");
+        assert_eq!(
+            yaml_str("a\"b\\c\td\u{7f}\u{85}é"),
+            "\"a\\\"b\\\\c\\u0009d\\u007f\\u0085é\""
+        );
         assert_eq!(warmup_value("2s").unwrap(), "\"2s\"");
         assert!(warmup_value("soon").is_err());
     }
