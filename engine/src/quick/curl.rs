@@ -316,6 +316,51 @@ mod tests {
     }
 
     #[test]
+    fn each_option_maps_to_its_request_field() {
+        let r = parse(
+            &[
+                "curl",
+                "--url",
+                "https://h/x",
+                "-A",
+                "agent/1",
+                "-e",
+                "https://ref/",
+                "-u",
+                "user:pw",
+                "-b",
+                "a=1",
+                "--http2",
+                "--data-binary",
+                "@body.bin",
+                "--insecure",
+            ]
+            .map(String::from),
+        )
+        .unwrap();
+        assert_eq!(r.url, "https://h/x");
+        for header in [
+            ("User-Agent", "agent/1"),
+            ("Referer", "https://ref/"),
+            ("Authorization", "Basic dXNlcjpwdw=="),
+            ("Cookie", "a=1"),
+            ("Content-Type", "application/x-www-form-urlencoded"),
+        ] {
+            let header = (header.0.to_string(), header.1.to_string());
+            assert!(r.headers.contains(&header), "{header:?} in {:?}", r.headers);
+        }
+        assert!(r.http2 && r.insecure);
+        assert_eq!(r.body_file.as_deref(), Some("body.bin"));
+        assert_eq!(r.method.as_deref(), Some("POST"));
+        let r = parse(&words(
+            "curl http://h/ --data-urlencode 'q=a b' --data 'x=1'",
+        ))
+        .unwrap();
+        assert_eq!(r.body.as_deref(), Some("q=a+b&x=1"));
+        assert_eq!((r.compression, r.redirects), (Some(false), Some(0)));
+    }
+
+    #[test]
     fn urlencode_forms() {
         assert_eq!(urlencoded("--data-urlencode", "a b").unwrap(), "a+b");
         assert_eq!(urlencoded("--data-urlencode", "=a&b").unwrap(), "a%26b");
