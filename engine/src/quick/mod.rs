@@ -9,20 +9,16 @@
 //! them), each `--rounds` times (`rounds`: the summary across rounds).
 
 mod curl;
-mod flags;
 mod rounds;
 mod spec_text;
-
-pub(crate) use flags::{CurlArgs, QuickArgs};
 
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use crate::cli::RunArgs;
+use crate::cli::{CurlArgs, LoadFlags, QuickArgs, RequestFlags, RunArgs};
 use crate::report::lines::LineSink;
 use crate::{Interrupt, Outcome, run, spec, validate};
-use flags::{LoadFlags, RequestFlags};
 use spec_text::{Built, PENDING_FIELDS, Request};
 
 /// The name of a one-line run's spec in diagnostics; its relative files (`-D`, `--cacert`)

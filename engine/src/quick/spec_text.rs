@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use super::QuickError;
-use super::flags::LoadFlags;
+use crate::cli::LoadFlags;
 
 /// Spec fields not yet in the spec whose one-line defaults differ from the spec's: a field
 /// listed here is written only when a flag asks for it (`--redirect 5`, curl's
