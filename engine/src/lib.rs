@@ -235,7 +235,7 @@ fn report_ab(args: &ReportArgs, ab: &result::ab::AbResult) -> anyhow::Result<Out
 fn run_spec(args: &RunArgs) -> anyhow::Result<Outcome> {
     let source = spec::SourceSpec::read(&args.spec)?;
     let plan = validate::check(&source, &env_var)?;
-    let mut lines = report::lines::LineSink::new(args.format, args.output.clone());
+    let mut lines = report::lines::LineSink::new(args.format, args.output.clone())?;
     Ok(run_plan(&plan, args, &mut lines, &mut None)?.1)
 }
 

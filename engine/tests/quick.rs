@@ -359,6 +359,24 @@ fn lines_append_across_runs_with_one_header() {
             assert!(rows[1]["latency_p99_us"].as_u64().unwrap() > 0);
         }
     }
+    // A file that cannot be opened is refused before any load (exit 2).
+    let nowhere = dir.path().join("missing/runs.csv");
+    let out = loadgate(&[
+        "quick",
+        "-n",
+        "5",
+        "--format",
+        "csv",
+        "--output",
+        nowhere.to_str().unwrap(),
+        &base,
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("missing/runs.csv"),
+        "{}",
+        stderr(&out)
+    );
     // `run` takes the same flags.
     let file = dir.path().join("runs.csv");
     let spec = dir.path().join("s.yaml");

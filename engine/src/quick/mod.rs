@@ -114,7 +114,7 @@ fn run_requests(requests: &[Request], load: &LoadFlags) -> anyhow::Result<Outcom
         format: load.format,
         output: load.output.clone(),
     };
-    let mut lines = LineSink::new(load.format, load.output.clone());
+    let mut lines = LineSink::new(load.format, load.output.clone())?;
     let mut interrupt: Option<Interrupt> = None;
     let mut worst = Outcome::Passed;
     for (i, (request, built)) in requests.iter().zip(&built).enumerate() {

@@ -16,7 +16,7 @@ use std::path::PathBuf;
 use anyhow::Context as _;
 use serde_json::Value;
 
-use crate::result::RunResult;
+use crate::result::{OutError, RunResult};
 
 /// What a run prints.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
@@ -35,19 +35,34 @@ pub enum LineFormat {
 #[derive(Debug)]
 pub struct LineSink {
     format: LineFormat,
-    output: Option<PathBuf>,
+    /// `--output`: its path, and the file opened for appending.
+    output: Option<(PathBuf, std::fs::File)>,
     /// Stdout only: the CSV header has been printed.
     header_printed: bool,
 }
 
 impl LineSink {
-    /// A sink for `format`, appending to `output` when given.
-    pub fn new(format: LineFormat, output: Option<PathBuf>) -> LineSink {
-        LineSink {
+    /// A sink for `format`, appending to `output` when given: the file is opened (created if
+    /// need be) here, before any load is sent. Errors: it cannot be opened for appending.
+    pub fn new(format: LineFormat, output: Option<PathBuf>) -> Result<LineSink, OutError> {
+        let output = output
+            .map(|path| {
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(&path)
+                    .map(|file| (path.clone(), file))
+                    .map_err(|e| OutError {
+                        path: path.display().to_string(),
+                        reason: e.to_string(),
+                    })
+            })
+            .transpose()?;
+        Ok(LineSink {
             format,
             output,
             header_printed: false,
-        }
+        })
     }
 
     /// Whether stdout shows the text summaries (`--format text`, or `--output` given): what
@@ -59,7 +74,7 @@ impl LineSink {
 
     /// Writes one run: `summary` (its text summary) and/or its line, `threads` being the
     /// run's worker threads. A CSV header goes before the first row on stdout, and into a
-    /// file only when it is new or empty. Errors: the file cannot be opened or written.
+    /// file only when it is new or empty. Errors: the file cannot be written.
     pub fn write(
         &mut self,
         summary: &str,
@@ -71,7 +86,7 @@ impl LineSink {
             LineFormat::Jsonl => format!("{}\n", jsonl(result, threads)),
             LineFormat::Csv => format!("{}\n", csv_row(result, threads)),
         };
-        let Some(path) = &self.output else {
+        let Some((path, file)) = &mut self.output else {
             if self.format == LineFormat::Csv && !self.header_printed {
                 println!("{}", csv_header());
                 self.header_printed = true;
@@ -80,11 +95,6 @@ impl LineSink {
             return Ok(());
         };
         print!("{summary}");
-        let mut file = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .with_context(|| format!("cannot open `{}` to append", path.display()))?;
         let empty = file.metadata().map(|m| m.len() == 0).unwrap_or(true);
         let header = if self.format == LineFormat::Csv && empty {
             format!("{}\n", csv_header())
