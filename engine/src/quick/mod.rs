@@ -124,15 +124,7 @@ fn run_requests(requests: &[Request], load: &LoadFlags) -> anyhow::Result<Outcom
         {
             return Ok(Outcome::Interrupted);
         }
-        let source = spec::SourceSpec::parse(PathBuf::from(SPEC_PATH), built.text.clone())?;
-        let var = |name: &str| {
-            built
-                .secrets
-                .get(name)
-                .cloned()
-                .or_else(|| crate::env_var(name))
-        };
-        let plan = validate::check(&source, &var)?;
+        let plan = plan_of(built)?;
         if requests.len() > 1 {
             eprintln!(
                 "loadgate: URL {} of {}: {}",
@@ -165,6 +157,20 @@ fn run_requests(requests: &[Request], load: &LoadFlags) -> anyhow::Result<Outcom
         }
     }
     Ok(worst)
+}
+
+/// The plan of a built spec, read and validated as `loadgate run` reads a spec file; its
+/// secret headers' variables come from `built`, then the environment.
+fn plan_of(built: &Built) -> anyhow::Result<crate::plan::Plan> {
+    let source = spec::SourceSpec::parse(PathBuf::from(SPEC_PATH), built.text.clone())?;
+    let var = |name: &str| {
+        built
+            .secrets
+            .get(name)
+            .cloned()
+            .or_else(|| crate::env_var(name))
+    };
+    Ok(validate::check(&source, &var)?)
 }
 
 /// Prints `text` for a person: on stdout when it shows the text summaries, else on stderr.
@@ -215,6 +221,79 @@ mod tests {
             basic("Aladdin:open sesame"),
             "Basic QWxhZGRpbjpvcGVuIHNlc2FtZQ=="
         );
+    }
+
+    /// The plan of a one-line run and the plan of its printed spec, saved to a file and read
+    /// as `loadgate run` reads it (the secret given in the environment), are the same load:
+    /// same load plan, same request bytes, timeout and protocol.
+    #[test]
+    fn the_printed_spec_plans_the_same_load() {
+        let cases: &[&[&str]] = &[
+            &[
+                "-n", "300", "-c", "7", "-m", "post", "-d", "{}", "-a", "u:p", "-t", "3",
+            ],
+            &[
+                "-z", "2s", "-q", "150", "-c", "20", "-w", "1s", "--http2", "-p", "4",
+            ],
+            &[
+                "-z",
+                "3s",
+                "--ramp-up",
+                "1s",
+                "-c",
+                "5",
+                "--rps",
+                "20",
+                "--status-code",
+                "204",
+            ],
+        ];
+        let dir = tempfile::tempdir().unwrap();
+        for flags in cases {
+            let mut argv = vec!["loadgate", "quick"];
+            argv.extend_from_slice(flags);
+            argv.push("http://127.0.0.1:9/p?x=1");
+            let cli = <crate::cli::Cli as clap::Parser>::try_parse_from(&argv).unwrap();
+            let crate::cli::Command::Quick(args) = cli.command else {
+                panic!("quick")
+            };
+            let request = request_of(&args.request, &args.urls[0]).unwrap();
+            let built = spec_text::build(&request, &args.load, PENDING_FIELDS).unwrap();
+            let quick = plan_of(&built).unwrap();
+
+            let path = dir.path().join("printed.yaml");
+            std::fs::write(&path, &built.text).unwrap();
+            let source = spec::SourceSpec::read(&path).unwrap();
+            let env = |name: &str| built.secrets.get(name).cloned();
+            let printed = validate::check(&source, &env).unwrap();
+
+            assert_eq!(quick.load, printed.load, "{flags:?}");
+            assert_eq!(quick.name, printed.name);
+            assert_eq!(quick.spec_hash, printed.spec_hash);
+            let (q, p) = (&quick.targets[0], &printed.targets[0]);
+            assert_eq!(q.request, p.request, "{flags:?}");
+            assert_eq!(q.timeout, p.timeout);
+            assert_eq!(q.transport.protocol, p.transport.protocol);
+            assert_eq!(q.expect_status, p.expect_status);
+        }
+        // The secret reached the request, not the text.
+        let text = String::from_utf8_lossy(&{
+            let argv = ["loadgate", "quick", "-a", "u:p", "http://127.0.0.1:9/"];
+            let cli = <crate::cli::Cli as clap::Parser>::try_parse_from(argv).unwrap();
+            let crate::cli::Command::Quick(args) = cli.command else {
+                panic!("quick")
+            };
+            let built = spec_text::build(
+                &request_of(&args.request, &args.urls[0]).unwrap(),
+                &args.load,
+                PENDING_FIELDS,
+            )
+            .unwrap();
+            assert!(!built.text.contains("dTpw"));
+            plan_of(&built).unwrap().targets[0].request.to_vec()
+        })
+        .into_owned();
+        assert!(text.contains("Authorization: Basic dTpw\r\n"), "{text}");
     }
 
     #[test]
