@@ -6,6 +6,11 @@
 #   bench/compare.sh                                      # everything, 3 rounds of 5 s
 #   ROUNDS=1 DURATION=2s SCENARIOS="h1-c50 open" bench/compare.sh
 #   LOADGATE_BASE=/path/to/older/loadgate TOOLS="loadgate wrk" bench/compare.sh   # before/after
+#   TOOLS="loadgate loadgate-quick" SCENARIOS=h1-c50 bench/compare.sh   # the one-line command
+#
+# The tool `loadgate-quick` is the same load as `loadgate` given as a one-line command
+# (`loadgate quick -z 5s -c 50 URL`, compression and redirects off as in the spec), so the
+# "loadgate÷tool CPU/req" column is the CPU per request of `run` over that of `quick`.
 #
 # nginx runs pinned to core 0 and every client to core 1 (taskset). Missing reference tools are
 # installed (Debian packages with apt-get, the others with `cargo install --locked`) unless
@@ -85,7 +90,7 @@ ensure_tools() {
   fi
   AVAILABLE=()
   for t in $TOOLS; do
-    if [ "$t" = loadgate ] || command -v "$t" >/dev/null; then AVAILABLE+=("$t")
+    if [ "$t" = loadgate ] || [ "$t" = loadgate-quick ] || command -v "$t" >/dev/null; then AVAILABLE+=("$t")
     else say "SKIPPED tool $t: not installed"; fi
   done
   if [ -n "$LOADGATE_BASE" ]; then
@@ -245,6 +250,13 @@ tool_cmd() {
       local binary=$LOADGATE
       [ "$tool" = base ] && binary=$LOADGATE_BASE
       CMD=("$binary" run -q "$work/spec.yaml" --out "$work/result.json") ;;
+    loadgate-quick) # the load of write_spec, as flags: the same spec is built from them
+      CMD=("$LOADGATE" quick --quiet -z "${secs}s" -c "$C" --disable-compression --disable-redirects)
+      if [ "$PROTO" = h2 ]; then CMD+=(--http2); fi
+      if [ "$M" != 1 ]; then CMD+=(-p "$M"); fi
+      if [[ $URL == https* ]]; then CMD+=(--insecure); fi
+      if [ "$MODEL" = open ]; then CMD+=(-q "$OPEN_RATE"); fi
+      CMD+=("$URL") ;;
     wrk)
       [ "$PROTO" = h1 ] && [ "$MODEL" = closed ] || return 1
       CMD=(wrk -t1 -c "$C" -d "${secs}s" "$URL") ;;
@@ -372,6 +384,7 @@ run_startup() {
             "$P_LOG" >"$work/spec.yaml"
           CMD=("$LOADGATE" run -q "$work/spec.yaml" --out "$work/result.json")
           [ "$tool" = base ] && CMD[0]=$LOADGATE_BASE ;;
+        loadgate-quick) CMD=("$LOADGATE" quick --quiet -n 1 -c 1 "http://127.0.0.1:$P_LOG/") ;;
         wrk) CMD=(wrk -t1 -c1 -d1s "http://127.0.0.1:$P_LOG/") ;;
         h2load) CMD=(h2load --h1 -n1 -c1 "http://127.0.0.1:$P_LOG/") ;;
         hey) CMD=(hey -n 1 -c 1 "http://127.0.0.1:$P_LOG/") ;;

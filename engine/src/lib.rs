@@ -21,6 +21,7 @@ pub mod cli;
 pub mod compare;
 mod measure;
 pub mod plan;
+mod quick;
 pub mod report;
 pub mod result;
 pub mod run;
@@ -44,8 +45,8 @@ use report::verdict::Verdict;
 
 pub use compare::gate::Outcome;
 
-/// The exit code for an error that ended a command: 2 for an invalid spec or input (a result
-/// file that cannot be read, results that cannot be compared or merged, an `--out` path that
+/// The exit code for an error that ended a command: 2 for an invalid spec or input (flags of
+/// a one-line run or a curl command that cannot be used, a result file that cannot be read, results that cannot be compared or merged, an `--out` path that
 /// cannot take the file, a `--templates` folder that is not one), 3 otherwise.
 pub fn error_exit_code(error: &anyhow::Error) -> ExitCode {
     let invalid_spec = error.chain().any(|e| {
@@ -58,6 +59,7 @@ pub fn error_exit_code(error: &anyhow::Error) -> ExitCode {
             || e.is::<result::merge::MergeError>()
             || e.is::<ab::AbError>()
             || e.is::<ab::AlternateError>()
+            || e.is::<quick::QuickError>()
     });
     let exit = if invalid_spec {
         Exit::InvalidInput
@@ -95,6 +97,8 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
             Ok(Outcome::Passed)
         }
         Command::Run(args) => run_spec(&args),
+        Command::Quick(args) => quick::quick(&args),
+        Command::Curl(args) => quick::curl(&args),
         Command::Compare(args) => compare_files(&args),
         Command::Report(args) => report_files(&args),
         Command::Ab(args) => ab::ab(&args, &env_var),
@@ -227,10 +231,25 @@ fn report_ab(args: &ReportArgs, ab: &result::ab::AbResult) -> anyhow::Result<Out
     Ok(Outcome::Passed)
 }
 
-/// `loadgate run`: validate, start the service, run, stop the service, report.
+/// `loadgate run`: read and validate the spec, then [`run_plan`].
 fn run_spec(args: &RunArgs) -> anyhow::Result<Outcome> {
     let source = spec::SourceSpec::read(&args.spec)?;
     let plan = validate::check(&source, &env_var)?;
+    let mut lines = report::lines::LineSink::new(args.format, args.output.clone())?;
+    Ok(run_plan(&plan, args, &mut lines, &mut None)?.1)
+}
+
+/// The run of a validated plan, shared by `loadgate run` and the one-line runs (`quick`,
+/// `curl`, which build a spec from their flags): start the service, run, stop the service,
+/// build the result, print the summary (or the `--format` line), write `--out`, compare with
+/// `--baseline`, and judge. `interrupt`: the Ctrl-C watcher, started here on the first run
+/// and kept by the caller across runs. Returns the result and its outcome.
+pub(crate) fn run_plan(
+    plan: &plan::Plan,
+    args: &RunArgs,
+    lines: &mut report::lines::LineSink,
+    interrupt: &mut Option<Interrupt>,
+) -> anyhow::Result<(result::RunResult, Outcome)> {
     // Read the baseline first: a missing or foreign baseline fails before any load is sent.
     let baseline = match &args.baseline {
         Some(path) => {
@@ -248,7 +267,7 @@ fn run_spec(args: &RunArgs) -> anyhow::Result<Outcome> {
     };
     // The open-files limit, raised and checked before this process opens descriptors of its
     // own (the signal watcher, the service's pipes, the `--out` file).
-    run::raise_file_limit(&plan)?;
+    run::raise_file_limit(plan)?;
     // And the file of `--out`: a folder that cannot take it fails before any load too.
     let out = args
         .out
@@ -256,8 +275,10 @@ fn run_spec(args: &RunArgs) -> anyhow::Result<Outcome> {
         .map(result::OutFile::create)
         .transpose()?;
 
-    let interrupt = Interrupt::watch()?;
-    let stop = interrupt.stop.clone();
+    let stop = match interrupt {
+        Some(i) => i.stop.clone(),
+        None => interrupt.insert(Interrupt::watch()?).stop.clone(),
+    };
     let service = match &plan.service {
         Some(s) => {
             eprintln!("loadgate: starting service `{}`", s.display_command);
@@ -266,13 +287,14 @@ fn run_spec(args: &RunArgs) -> anyhow::Result<Outcome> {
         None => None,
     };
     let mut progress = ProgressLine::new(args.quiet, plan.load.measured_duration());
-    let output = run::execute(&plan, stop, &mut |p| progress.update(p));
+    let output = run::execute(plan, stop, &mut |p| progress.update(p));
     progress.finish();
     drop(service);
     let output = output?;
 
-    let result = result::build(&plan, &output);
-    print!("{}", report::console::summary(&result));
+    let result = result::build(plan, &output);
+    let summary = report::console::summary(&result);
+    lines.write(&summary, &result, run::workers(plan))?;
     if let Some(out) = out {
         out.write(&result)?;
     }
@@ -290,7 +312,8 @@ fn run_spec(args: &RunArgs) -> anyhow::Result<Outcome> {
         };
         print!("{}", report::render(report::Format::Text, &input, None)?);
     }
-    Ok(Verdict::of(&result, comparison.as_ref()).outcome())
+    let outcome = Verdict::of(&result, comparison.as_ref()).outcome();
+    Ok((result, outcome))
 }
 
 /// Looks up `${NAME}` for a spec: the environment, and `LOADGATE`, the running binary.

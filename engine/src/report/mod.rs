@@ -18,6 +18,7 @@ pub mod console;
 pub mod history;
 mod html;
 mod junit;
+pub(crate) mod lines;
 pub mod markdown;
 pub(crate) mod progress;
 mod scales;

@@ -20,6 +20,7 @@ mod h2;
 mod limits;
 mod output;
 mod resolve;
+pub(crate) mod sample;
 mod shared;
 mod timer;
 mod tls;
@@ -103,7 +104,7 @@ pub fn raise_file_limit(plan: &Plan) -> Result<FileLimit, RunError> {
 }
 
 /// Worker threads of a run: one per CPU, at most one per connection group.
-fn workers(plan: &Plan) -> usize {
+pub(crate) fn workers(plan: &Plan) -> usize {
     std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(plan.load.connection_groups())

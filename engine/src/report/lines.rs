@@ -1,0 +1,236 @@
+//! Machine output for sweeps (`--format jsonl|csv` of `run`, `quick` and `curl`): one line
+//! per run with the fields loadgen-rs prints (throughput, percentiles, status classes,
+//! errors, elapsed time, connections, threads), appended to `--output` across runs.
+//!
+//! The columns, in order (JSON keys and CSV header alike): `name` (the spec's), `started_at`
+//! (RFC 3339 UTC), `elapsed_s`, `model`, `connections` (closed model; the most in flight in
+//! the open model), `streams`, `threads`, `requests`, `responses`, `errors`, `error_rate`
+//! (a fraction), `rps`, `status_1xx` … `status_5xx`, `latency_min_us`, `latency_mean_us`,
+//! `latency_stdev_us`, `latency_p50_us`, `latency_p90_us`, `latency_p95_us`,
+//! `latency_p99_us`, `latency_p99_9_us`, `latency_max_us` (empty or `null` without
+//! responses), `bytes_sent`, `bytes_received`, `passed`.
+
+use std::io::Write as _;
+use std::path::PathBuf;
+
+use anyhow::Context as _;
+use serde_json::Value;
+
+use crate::result::{OutError, RunResult};
+
+/// What a run prints.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum LineFormat {
+    /// The text summary.
+    #[default]
+    Text,
+    /// One JSON object per line.
+    Jsonl,
+    /// One CSV row per run, under a header.
+    Csv,
+}
+
+/// Where runs' lines go: stdout, or appended to a file (`--output`). With a file, stdout
+/// still shows each run's text summary.
+#[derive(Debug)]
+pub struct LineSink {
+    format: LineFormat,
+    /// `--output`: its path, and the file opened for appending.
+    output: Option<(PathBuf, std::fs::File)>,
+    /// Stdout only: the CSV header has been printed.
+    header_printed: bool,
+}
+
+impl LineSink {
+    /// A sink for `format`, appending to `output` when given: the file is opened (created if
+    /// need be) here, before any load is sent. Errors: it cannot be opened for appending.
+    pub fn new(format: LineFormat, output: Option<PathBuf>) -> Result<LineSink, OutError> {
+        let output = output
+            .map(|path| {
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(&path)
+                    .map(|file| (path.clone(), file))
+                    .map_err(|e| OutError {
+                        path: path.display().to_string(),
+                        reason: e.to_string(),
+                    })
+            })
+            .transpose()?;
+        Ok(LineSink {
+            format,
+            output,
+            header_printed: false,
+        })
+    }
+
+    /// Whether stdout shows the text summaries (`--format text`, or `--output` given): what
+    /// else a command has for a person (a sample response, a summary of rounds) goes there
+    /// too, else to stderr, so that stdout stays machine-readable.
+    pub fn stdout_is_text(&self) -> bool {
+        self.format == LineFormat::Text || self.output.is_some()
+    }
+
+    /// Writes one run: `summary` (its text summary) and/or its line, `threads` being the
+    /// run's worker threads. A CSV header goes before the first row on stdout, and into a
+    /// file only when it is new or empty. Errors: the file cannot be written.
+    pub fn write(
+        &mut self,
+        summary: &str,
+        result: &RunResult,
+        threads: usize,
+    ) -> anyhow::Result<()> {
+        let text = match self.format {
+            LineFormat::Text => summary.to_string(),
+            LineFormat::Jsonl => format!("{}\n", jsonl(result, threads)),
+            LineFormat::Csv => format!("{}\n", csv_row(result, threads)),
+        };
+        let Some((path, file)) = &mut self.output else {
+            if self.format == LineFormat::Csv && !self.header_printed {
+                println!("{}", csv_header());
+                self.header_printed = true;
+            }
+            print!("{text}");
+            return Ok(());
+        };
+        print!("{summary}");
+        let empty = file.metadata().map(|m| m.len() == 0).unwrap_or(true);
+        let header = if self.format == LineFormat::Csv && empty {
+            format!("{}\n", csv_header())
+        } else {
+            String::new()
+        };
+        file.write_all(format!("{header}{text}").as_bytes())
+            .with_context(|| format!("cannot write `{}`", path.display()))
+    }
+}
+
+/// The columns of one run (see the module's documentation), in order.
+pub(crate) fn columns(result: &RunResult, threads: usize) -> Vec<(&'static str, Value)> {
+    let total = &result.total;
+    let mut classes = [0u64; 5];
+    for (code, n) in &total.status_codes {
+        if let Some(class) = code.chars().next().and_then(|c| c.to_digit(10))
+            && (1..=5).contains(&class)
+        {
+            classes[class as usize - 1] += n;
+        }
+    }
+    let latency = total.latency_us.as_ref();
+    let l = |f: fn(&crate::result::LatencySummary) -> Value| latency.map_or(Value::Null, f);
+    vec![
+        ("name", Value::from(result.spec.name.clone())),
+        ("started_at", Value::from(result.started_at.clone())),
+        ("elapsed_s", Value::from(result.duration_s)),
+        ("model", Value::from(result.load.model.clone())),
+        (
+            "connections",
+            Value::from(result.load.connections.or(result.load.max_in_flight)),
+        ),
+        ("streams", Value::from(result.load.streams)),
+        ("threads", Value::from(threads)),
+        ("requests", Value::from(total.requests)),
+        ("responses", Value::from(total.responses)),
+        ("errors", Value::from(total.errors)),
+        ("error_rate", Value::from(total.error_rate)),
+        ("rps", Value::from(total.rps)),
+        ("status_1xx", Value::from(classes[0])),
+        ("status_2xx", Value::from(classes[1])),
+        ("status_3xx", Value::from(classes[2])),
+        ("status_4xx", Value::from(classes[3])),
+        ("status_5xx", Value::from(classes[4])),
+        ("latency_min_us", l(|s| s.min_us.into())),
+        ("latency_mean_us", l(|s| s.mean_us.into())),
+        ("latency_stdev_us", l(|s| s.stdev_us.into())),
+        ("latency_p50_us", l(|s| s.p50_us.into())),
+        ("latency_p90_us", l(|s| s.p90_us.into())),
+        ("latency_p95_us", l(|s| s.p95_us.into())),
+        ("latency_p99_us", l(|s| s.p99_us.into())),
+        ("latency_p99_9_us", l(|s| s.p99_9_us.into())),
+        ("latency_max_us", l(|s| s.max_us.into())),
+        ("bytes_sent", Value::from(total.bytes_sent)),
+        ("bytes_received", Value::from(total.bytes_received)),
+        ("passed", Value::from(result.passed)),
+    ]
+}
+
+/// One JSON object, the columns in order.
+pub(crate) fn jsonl(result: &RunResult, threads: usize) -> String {
+    let fields: Vec<String> = columns(result, threads)
+        .into_iter()
+        .map(|(k, v)| format!("\"{k}\":{v}"))
+        .collect();
+    format!("{{{}}}", fields.join(","))
+}
+
+/// The CSV header: the column names.
+pub(crate) fn csv_header() -> String {
+    // The names do not depend on the values: any result gives them.
+    COLUMN_NAMES.join(",")
+}
+
+/// The column names, in order (checked against [`columns`] by a test).
+const COLUMN_NAMES: [&str; 29] = [
+    "name",
+    "started_at",
+    "elapsed_s",
+    "model",
+    "connections",
+    "streams",
+    "threads",
+    "requests",
+    "responses",
+    "errors",
+    "error_rate",
+    "rps",
+    "status_1xx",
+    "status_2xx",
+    "status_3xx",
+    "status_4xx",
+    "status_5xx",
+    "latency_min_us",
+    "latency_mean_us",
+    "latency_stdev_us",
+    "latency_p50_us",
+    "latency_p90_us",
+    "latency_p95_us",
+    "latency_p99_us",
+    "latency_p99_9_us",
+    "latency_max_us",
+    "bytes_sent",
+    "bytes_received",
+    "passed",
+];
+
+/// One CSV row (RFC 4180: a text field with a comma, quote or line break is quoted, its
+/// quotes doubled; `null` is an empty field).
+pub(crate) fn csv_row(result: &RunResult, threads: usize) -> String {
+    let fields: Vec<String> = columns(result, threads)
+        .into_iter()
+        .map(|(_, v)| match v {
+            Value::Null => String::new(),
+            Value::String(s) if s.contains([',', '"', '\n', '\r']) => {
+                format!("\"{}\"", s.replace('"', "\"\""))
+            }
+            Value::String(s) => s,
+            other => other.to_string(),
+        })
+        .collect();
+    fields.join(",")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_header_names_the_columns() {
+        let result = crate::result::read(std::path::Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/results/baseline.json"
+        )))
+        .unwrap();
+        let names: Vec<&str> = super::columns(&result, 2).iter().map(|(k, _)| *k).collect();
+        assert_eq!(names, super::COLUMN_NAMES);
+        assert_eq!(super::csv_row(&result, 2).split(',').count(), names.len());
+    }
+}
