@@ -99,7 +99,13 @@ pub(crate) fn prepare(plan: &Plan) -> Result<Ready<'_>, RunError> {
 pub fn raise_file_limit(plan: &Plan) -> Result<FileLimit, RunError> {
     let slots = resolve::slots(&plan.targets).1.len();
     let connections = plan.load.connection_groups() * slots;
-    limits::raise_and_check(connections as u64, workers(plan) as u64)
+    // A paced virtual user holds a precise timer: a descriptor (a timerfd) on Linux.
+    let timers = if plan.load.pacing.is_some() {
+        plan.load.request_loops()
+    } else {
+        0
+    };
+    limits::raise_and_check((connections + timers) as u64, workers(plan) as u64)
 }
 
 /// Worker threads of a run: one per CPU, at most one per connection group.

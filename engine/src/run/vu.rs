@@ -361,6 +361,9 @@ async fn closed_vu(
         .pacing
         .map(|rate| Duration::from_secs_f64(1.0 / rate));
     let mut next_due: Option<Instant> = None;
+    // A paced request is measured from when it was due: it must start then, not on the next
+    // tick of tokio's 1 ms timer.
+    let mut timer = interval.and_then(|_| PreciseTimer::new().ok());
     let mut backoff = Backoff { failures: 0 };
     loop {
         let now = Instant::now();
@@ -381,7 +384,7 @@ async fn closed_vu(
             Some(interval) => {
                 let due = next_due.unwrap_or(now);
                 next_due = Some(due + interval);
-                if due > now && !pause_until(&shared, due).await {
+                if due > now && !pause_precisely(&shared, &mut timer, due).await {
                     break;
                 }
                 if let Some(end) = shared.end
@@ -454,9 +457,34 @@ async fn pause_until(shared: &Shared, deadline: Instant) -> bool {
     }
 }
 
-/// How long before an arrival is due the dispatcher switches from tokio's 1 ms timer to the
-/// precise one.
+/// How long before an arrival (or a paced request) is due [`pause_precisely`] switches from
+/// tokio's 1 ms timer to the precise one.
 const PRECISE_SPAN: Duration = Duration::from_millis(2);
+
+/// Sleeps until `deadline`, when a request is due (an arrival, a paced request): long gaps
+/// (low rates) in slices, as [`pause_until`], to notice a stop; the last [`PRECISE_SPAN`] on
+/// `timer` (tokio's timer when there is none), so that the request starts on time and its
+/// latency holds none of the generator's lateness. False when the run was stopped.
+async fn pause_precisely(
+    shared: &Shared,
+    timer: &mut Option<PreciseTimer>,
+    deadline: Instant,
+) -> bool {
+    let coarse_until = deadline.checked_sub(PRECISE_SPAN).unwrap_or(deadline);
+    if !pause_until(shared, coarse_until).await {
+        return false;
+    }
+    if Instant::now() < deadline {
+        let precise = match timer.as_mut() {
+            Some(timer) => timer.sleep_until(deadline).await.is_ok(),
+            None => false,
+        };
+        if !precise {
+            sleep_until(deadline.into()).await;
+        }
+    }
+    true
+}
 
 /// The open model's virtual users of one worker.
 struct Pool {
@@ -486,20 +514,8 @@ async fn dispatcher(
     let mut k = index as u64;
     while let Some(t) = arrivals.time_of(k) {
         let intended = shared.at(t);
-        // Long gaps (low rates) are slept in slices, to notice a stop; the last stretch on
-        // the precise timer.
-        let coarse_until = intended.checked_sub(PRECISE_SPAN).unwrap_or(intended);
-        if !pause_until(&shared, coarse_until).await {
+        if !pause_precisely(&shared, &mut timer, intended).await {
             break;
-        }
-        if Instant::now() < intended {
-            let precise = match timer.as_mut() {
-                Some(timer) => timer.sleep_until(intended).await.is_ok(),
-                None => false,
-            };
-            if !precise {
-                sleep_until(intended.into()).await;
-            }
         }
         let Some(measured) = shared.admit(intended) else {
             break;
