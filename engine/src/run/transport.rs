@@ -71,6 +71,12 @@ impl Group {
     pub(crate) fn close(&self) {
         self.slots.iter().for_each(|slot| slot.close());
     }
+
+    /// Lets go of the HTTP/2 connection of slot `slot` (as [`Group::close`]): the next
+    /// request opens a new one.
+    pub(crate) fn close_slot(&self, slot: usize) {
+        self.slots[slot].close();
+    }
 }
 
 /// Opens a connection for `target` to `addr` (slot `slot` of `group`): resolves the host
@@ -79,13 +85,22 @@ impl Group {
 ///
 /// The work is boxed: a connect (TLS handshake included) is a large future, and inline it
 /// would make every request's future as large, to be copied on each request.
+///
+/// Errors: [`ErrorKind::ConnectTimeout`] when it takes longer than the target's
+/// `connect_timeout`, besides the connect's own errors.
 pub(crate) async fn connect(
     addr: SocketAddr,
     target: &TargetPlan,
     group: &Group,
     slot: usize,
 ) -> Result<Conn, ErrorKind> {
-    Box::pin(open_conn(addr, target, group, slot)).await
+    let open = Box::pin(open_conn(addr, target, group, slot));
+    match target.connect_timeout {
+        None => open.await,
+        Some(limit) => tokio::time::timeout(limit, open)
+            .await
+            .unwrap_or(Err(ErrorKind::ConnectTimeout)),
+    }
 }
 
 async fn open_conn(

@@ -249,7 +249,12 @@ async fn request(
         None => Err(ErrorKind::Timeout),
     };
     match &outcome {
-        Ok(response) if response.keep_alive => {}
+        Ok(response) if response.keep_alive && target.keep_alive => {}
+        _ if !target.keep_alive => {
+            // `keep_alive: false`: a connection per request (HTTP/2: the group's too).
+            *conn = None;
+            group.close_slot(e);
+        }
         _ => *conn = None,
     }
     let failure = outcome.as_ref().err().copied();

@@ -1,0 +1,265 @@
+//! The engine's HTTP options against real servers on loopback (issue 15): `connect_timeout`,
+//! `keep_alive: false`, `load.threads`, `tls.ciphers`; and how the spec errors on them read.
+
+mod support;
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+use loadgate::result::RunResult;
+use loadgate::spec::SourceSpec;
+use support::{Nginx, NginxOptions, TestPki, run_yaml};
+
+/// Runs that count threads or time connects: one at a time.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A one-target spec: `defaults` lines (indented by 2), the target's `url`, the `load` lines.
+fn spec(defaults: &str, url: &str, load: &str) -> String {
+    format!(
+        "version: 1\nname: options\ndefaults:\n  timeout: 5s\n{defaults}targets:\n  - name: t\n    \
+         url: {url}\nload:\n{load}"
+    )
+}
+
+/// The diagnostics of an invalid spec, as `loadgate validate` prints them.
+fn invalid(yaml: &str) -> String {
+    let source = SourceSpec::parse("test.yaml".into(), yaml.to_string()).expect("spec parses");
+    match loadgate::validate::check(&source, &|_| None) {
+        Ok(_) => panic!("the spec is valid:\n{yaml}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+fn error_count(result: &RunResult, kind: &str) -> u64 {
+    result.total.errors_by_kind.get(kind).copied().unwrap_or(0)
+}
+
+/// A listener whose accept queue is full: it accepts one connection (the check at start's)
+/// into its queue of one and never takes it out, so every later connect waits for a SYN-ACK
+/// that does not come. Dropping the runtime closes it.
+fn full_backlog_listener() -> (tokio::runtime::Runtime, tokio::net::TcpListener) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let listener = runtime.block_on(async {
+        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        socket.listen(0).unwrap()
+    });
+    (runtime, listener)
+}
+
+#[test]
+fn a_connect_longer_than_connect_timeout_is_a_connect_timeout() {
+    let _serial = serial();
+    let (_runtime, listener) = full_backlog_listener();
+    let url = format!("http://{}/", listener.local_addr().unwrap());
+    let started = Instant::now();
+    // A request timeout of 5 s: each connect gives up after 100 ms instead.
+    let result = run_yaml(&spec(
+        "  connect_timeout: 100ms\n",
+        &url,
+        "  connections: 1\n  duration: 1s\n",
+    ));
+    let took = started.elapsed();
+    let timeouts = error_count(&result, "connect_timeout");
+    // About 1 s / (100 ms + the backoff after each failed connect); none without the option.
+    assert!(timeouts >= 3, "{:?}", result.total.errors_by_kind);
+    assert_eq!(result.total.errors, timeouts, "{:?}", result.total);
+    assert!(took < Duration::from_secs(4), "{took:?}");
+}
+
+#[test]
+fn keep_alive_false_opens_a_connection_per_request_and_says_connection_close() {
+    let _serial = serial();
+    let nginx = Nginx::start().expect("nginx starts");
+    let url = format!("http://{}/", nginx.addr());
+    let result = run_yaml(&spec(
+        "  keep_alive: false\n",
+        &url,
+        "  connections: 2\n  requests: 40\n",
+    ));
+    assert_eq!(
+        result.total.responses, 40,
+        "{:?}",
+        result.total.errors_by_kind
+    );
+    assert_eq!(result.total.errors, 0, "{:?}", result.total.errors_by_kind);
+    let phases = result.targets[0].phases_us.as_ref().unwrap();
+    assert_eq!(phases.connections_opened, 40);
+    // nginx saw each request on a connection of its own: the first request of each.
+    let log = nginx.access_log();
+    let mut connections: Vec<u64> = log.iter().map(|e| e.connection).collect();
+    connections.sort_unstable();
+    connections.dedup();
+    assert!(log.iter().all(|e| e.connection_requests == 1), "{log:?}");
+    assert_eq!(connections.len(), log.len());
+
+    // The same load kept alive: two connections carry all of it.
+    let result = run_yaml(&spec("", &url, "  connections: 2\n  requests: 40\n"));
+    let phases = result.targets[0].phases_us.as_ref().unwrap();
+    assert_eq!(phases.connections_opened, 2);
+}
+
+#[test]
+fn keep_alive_false_over_http2_carries_one_request_per_connection() {
+    let _serial = serial();
+    let nginx = Nginx::start_with(NginxOptions {
+        http2: true,
+        ..NginxOptions::default()
+    })
+    .expect("nginx starts");
+    let url = format!("http://{}/", nginx.addr());
+    let result = run_yaml(&spec(
+        "  keep_alive: false\n  protocol: h2\n",
+        &url,
+        "  connections: 2\n  requests: 30\n",
+    ));
+    assert_eq!(
+        result.total.responses, 30,
+        "{:?}",
+        result.total.errors_by_kind
+    );
+    let log = nginx.access_log();
+    assert_eq!(log.len(), 30);
+    assert!(
+        log.iter()
+            .all(|e| e.connection_requests == 1 && e.protocol == "HTTP/2.0"),
+        "{log:?}"
+    );
+}
+
+/// The worker threads of this process now (`loadgate-worker-N`, cut to 15 bytes by Linux).
+fn worker_threads() -> usize {
+    std::fs::read_dir("/proc/self/task")
+        .unwrap()
+        .filter_map(|task| std::fs::read_to_string(task.ok()?.path().join("comm")).ok())
+        .filter(|name| name.starts_with("loadgate-worker"))
+        .count()
+}
+
+/// Runs `yaml`, counting the run's worker threads while it runs (the most seen).
+fn run_counting_workers(yaml: &str) -> (RunResult, usize) {
+    let source = SourceSpec::parse("test.yaml".into(), yaml.to_string()).unwrap();
+    let plan = loadgate::validate::check(&source, &|_| None).unwrap_or_else(|e| panic!("{e}"));
+    let mut most = 0;
+    let output = loadgate::run::execute(&plan, Arc::new(AtomicBool::new(false)), &mut |_| {
+        most = most.max(worker_threads());
+    })
+    .unwrap();
+    (loadgate::result::build(&plan, &output), most)
+}
+
+#[test]
+fn load_threads_sets_the_worker_threads() {
+    let _serial = serial();
+    let server = loadgate::serve::spawn("127.0.0.1:0".parse().unwrap(), 1).unwrap();
+    let load = |threads: &str| format!("  connections: 4\n{threads}  duration: 1s\n");
+    let (result, one) = run_counting_workers(&spec("", &server.url(), &load("  threads: 1\n")));
+    assert_eq!(one, 1);
+    assert!(result.total.responses > 0);
+    let (_, three) = run_counting_workers(&spec("", &server.url(), &load("  threads: 3\n")));
+    assert_eq!(three, 3);
+    // Never more than the connections.
+    let (_, capped) = run_counting_workers(&spec(
+        "",
+        &server.url(),
+        "  connections: 2\n  threads: 8\n  duration: 1s\n",
+    ));
+    assert_eq!(capped, 2);
+}
+
+#[test]
+fn tls_ciphers_choose_the_suite_negotiated() {
+    let pki = TestPki::generate();
+    let server = loadgate::serve::spawn_with(
+        "127.0.0.1:0".parse().unwrap(),
+        1,
+        Some(pki.serve_config("server", false)),
+    )
+    .unwrap();
+    let ca = pki.path("ca.pem");
+    let run = |suite: &str| {
+        let defaults = format!(
+            "  protocol: h1\n  tls:\n    ca_file: {}\n    ciphers: [{suite}]\n",
+            ca.display()
+        );
+        let load = "  connections: 1\n  requests: 20\n";
+        loadgate_result_or_unreachable(&spec(&defaults, &server.url(), load))
+    };
+    for (suite, version) in [
+        ("TLS13_CHACHA20_POLY1305_SHA256", "1.3"),
+        ("TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256", "1.2"),
+    ] {
+        let result = run(suite).unwrap_or_else(|e| panic!("{suite}: {e}"));
+        assert_eq!(result.total.responses, 20);
+        let tls = result.targets[0]
+            .transport
+            .as_ref()
+            .and_then(|t| t.tls.as_ref())
+            .expect("https");
+        assert_eq!(
+            (tls.cipher.as_str(), tls.version.as_str()),
+            (suite, version)
+        );
+    }
+    // The test PKI's server key is ECDSA (rcgen's default): with RSA suites alone there is
+    // nothing to agree on, and the check at start says so.
+    let refused = run("TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256")
+        .map(|_| ())
+        .unwrap_err();
+    assert!(refused.contains("TLS handshake failed"), "{refused}");
+}
+
+/// The result of a run, or the error that kept it from starting.
+fn loadgate_result_or_unreachable(yaml: &str) -> Result<RunResult, String> {
+    let source = SourceSpec::parse("test.yaml".into(), yaml.to_string()).unwrap();
+    let plan = loadgate::validate::check(&source, &|_| None).unwrap_or_else(|e| panic!("{e}"));
+    let output = loadgate::run::execute(&plan, Arc::new(AtomicBool::new(false)), &mut |_| {})
+        .map_err(|e| e.to_string())?;
+    Ok(loadgate::result::build(&plan, &output))
+}
+
+#[test]
+fn option_errors_name_the_field_its_line_and_what_to_do() {
+    let url = "http://127.0.0.1:1/";
+    let text = invalid(&spec(
+        "  tls:\n    ciphers: [TLS13_AES_128_GCM_SHA256, TLS_RSA_WITH_RC4_128_MD5]\n",
+        "https://127.0.0.1:1/",
+        "  connections: 1\n  requests: 1\n",
+    ));
+    assert!(
+        text.contains("test.yaml:6:41: defaults.tls.ciphers[1]: `TLS_RSA_WITH_RC4_128_MD5` is not a cipher suite loadgate offers; the suites are: TLS13_AES_256_GCM_SHA384,"),
+        "{text}"
+    );
+    let text = invalid(&spec(
+        "  connect_timeout: 0s\n",
+        url,
+        "  connections: 1\n  requests: 1\n",
+    ));
+    assert!(
+        text.contains("test.yaml:5:20: defaults.connect_timeout: must be longer than 0"),
+        "{text}"
+    );
+    let text = invalid(&spec(
+        "  keep_alive: false\n  protocol: h2\n",
+        url,
+        "  connections: 1\n  streams: 4\n  requests: 1\n",
+    ));
+    assert!(
+        text.contains("load.streams: 4 streams per connection need connections that carry"),
+        "{text}"
+    );
+    let text = invalid(&spec(
+        "",
+        url,
+        "  connections: 1\n  threads: 0\n  requests: 1\n",
+    ));
+    assert!(text.contains("load.threads"), "{text}");
+}
