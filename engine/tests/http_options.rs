@@ -1,5 +1,6 @@
 //! The engine's HTTP options against real servers on loopback (issue 15): `connect_timeout`,
-//! `keep_alive: false`, `load.threads`, `tls.ciphers`; and how the spec errors on them read.
+//! `keep_alive: false`, `load.threads`, `tls.ciphers`, `compression`; and how the spec errors
+//! on them read.
 
 mod support;
 
@@ -9,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use loadgate::result::RunResult;
 use loadgate::spec::SourceSpec;
-use support::{Nginx, NginxOptions, TestPki, run_yaml};
+use support::{NGINX_GZIP_PATH, Nginx, NginxOptions, TestPki, run_yaml};
 
 /// Runs that count threads or time connects: one at a time.
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -262,4 +263,48 @@ fn option_errors_name_the_field_its_line_and_what_to_do() {
         "  connections: 1\n  threads: 0\n  requests: 1\n",
     ));
     assert!(text.contains("load.threads"), "{text}");
+}
+
+/// A target with a body check and a JSON check, at `url`, with `defaults` lines.
+fn checked_spec(defaults: &str, url: &str, protocol: &str) -> String {
+    format!(
+        "version: 1\nname: options\ndefaults:\n  timeout: 5s\n  protocol: {protocol}\n{defaults}\
+         targets:\n  - name: t\n    url: {url}\n    checks:\n      - body_contains: 'abcabc'\n      \
+         - json: /status\n        equals: ok\nload:\n  connections: 2\n  requests: 50\n"
+    )
+}
+
+#[test]
+fn compression_offers_gzip_counts_wire_bytes_and_checks_read_the_decoded_body() {
+    for http2 in [false, true] {
+        let nginx = Nginx::start_with(NginxOptions {
+            http2,
+            ..NginxOptions::default()
+        })
+        .expect("nginx starts");
+        let url = format!("http://{}{NGINX_GZIP_PATH}", nginx.addr());
+        let protocol = if http2 { "h2" } else { "h1" };
+        let plain = run_yaml(&checked_spec("", &url, protocol));
+        let gzip = run_yaml(&checked_spec("  compression: true\n", &url, protocol));
+        for result in [&plain, &gzip] {
+            assert_eq!(
+                result.total.responses, 50,
+                "{:?}",
+                result.total.errors_by_kind
+            );
+            assert_eq!(
+                result.targets[0].checks_failed, 0,
+                "{:?}",
+                result.targets[0].checks
+            );
+            assert_eq!(result.targets[0].checks_passed, 100);
+        }
+        // The body is ~640 bytes as JSON and a small fraction of it gzipped: the bytes read are
+        // the wire's.
+        let (plain, gzip) = (plain.total.bytes_received, gzip.total.bytes_received);
+        assert!(
+            gzip * 2 < plain,
+            "{protocol}: gzip {gzip} vs plain {plain} bytes"
+        );
+    }
 }

@@ -162,8 +162,8 @@ fn build_base_url(spec: &Spec, ctx: &BuildContext<'_>, errors: &mut Errors) -> O
     Some(base_url)
 }
 
-/// What `defaults` gives every target besides its headers and TLS: the timeouts and
-/// `keep_alive`.
+/// What `defaults` gives every target besides its headers and TLS: the timeouts,
+/// `keep_alive` and `compression`.
 fn target_defaults(spec: &Spec, errors: &mut Errors) -> TargetDefaults {
     let defaults = &spec.defaults;
     TargetDefaults {
@@ -177,6 +177,7 @@ fn target_defaults(spec: &Spec, errors: &mut Errors) -> TargetDefaults {
             .as_deref()
             .and_then(|t| errors.duration("defaults.connect_timeout", t, false)),
         keep_alive: defaults.keep_alive.unwrap_or(true),
+        compression: defaults.compression.unwrap_or(false),
     }
 }
 

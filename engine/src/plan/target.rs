@@ -150,6 +150,8 @@ pub(super) struct TargetDefaults {
     pub(super) connect_timeout: Option<Duration>,
     /// `defaults.keep_alive`, else true.
     pub(super) keep_alive: bool,
+    /// `defaults.compression`, else false.
+    pub(super) compression: bool,
 }
 
 /// Resolves one target of the spec (at `path`, e.g. `targets[1]`); every problem goes to
@@ -188,12 +190,13 @@ pub(super) fn build_target(
     } = url;
     let body = body?;
     let mut headers = headers;
-    if !defaults.keep_alive
-        && !headers
-            .iter()
-            .any(|(k, _)| k.eq_ignore_ascii_case("connection"))
-    {
-        headers.push(("Connection".to_string(), "close".to_string()));
+    for (wanted, name, value) in [
+        (!defaults.keep_alive, "Connection", "close"),
+        (defaults.compression, "Accept-Encoding", "gzip"),
+    ] {
+        if wanted && !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case(name)) {
+            headers.push((name.to_string(), value.to_string()));
+        }
     }
     let request = request_bytes(&method, &path_and_query, &endpoint, https, &headers, &body);
     let h2_request = match h2_request(&method, &path_and_query, &endpoint, https, &headers, &body) {

@@ -165,6 +165,11 @@ pub(crate) struct Defaults {
     /// connection, so `load.streams` must be 1).
     #[serde(default)]
     pub(crate) keep_alive: Option<bool>,
+    /// Offer compressed responses: requests carry `Accept-Encoding: gzip` (unless the spec
+    /// gives that header). Bytes are counted as on the wire; gzip bodies are decoded only for
+    /// `body_contains` and `json` checks. Default `false`.
+    #[serde(default)]
+    pub(crate) compression: Option<bool>,
     /// HTTP version for every target without its own `protocol` (default `auto`).
     #[serde(default)]
     pub(crate) protocol: Option<Protocol>,
