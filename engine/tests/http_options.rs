@@ -1,6 +1,6 @@
 //! The engine's HTTP options against real servers on loopback (issue 15): `connect_timeout`,
-//! `keep_alive: false`, `load.threads`, `tls.ciphers`, `compression`; and how the spec errors
-//! on them read.
+//! `keep_alive: false`, `load.threads`, `tls.ciphers`, `compression`, `redirects`; and how the
+//! spec errors on them read.
 
 mod support;
 
@@ -307,4 +307,120 @@ fn compression_offers_gzip_counts_wire_bytes_and_checks_read_the_decoded_body() 
             "{protocol}: gzip {gzip} vs plain {plain} bytes"
         );
     }
+}
+
+/// A target `method` `path` on `nginx` with a 6-byte body, following up to `redirects`.
+fn redirect_spec(
+    nginx: &Nginx,
+    protocol: &str,
+    redirects: u32,
+    method: &str,
+    path: &str,
+) -> String {
+    format!(
+        "version: 1\nname: redirects\ndefaults:\n  timeout: 5s\n  protocol: {protocol}\n  \
+         redirects: {redirects}\ntargets:\n  - name: t\n    method: {method}\n    \
+         url: http://{}{path}\n    body: 'abcdef'\n    headers: {{Content-Type: text/plain}}\n\
+         load:\n  connections: 1\n  requests: 10\n",
+        nginx.addr()
+    )
+}
+
+/// The methods and paths nginx saw, in order.
+fn seen(nginx: &Nginx) -> Vec<(String, String)> {
+    nginx
+        .access_log()
+        .into_iter()
+        .map(|e| (e.method, e.uri))
+        .collect()
+}
+
+#[test]
+fn redirects_are_followed_on_the_same_origin_and_the_last_status_counts() {
+    for http2 in [false, true] {
+        let protocol = if http2 { "h2" } else { "h1" };
+        let nginx = Nginx::start_with(NginxOptions {
+            http2,
+            ..NginxOptions::default()
+        })
+        .expect("nginx starts");
+        // Two redirects, then the answer: 10 requests, 10 responses of status 200.
+        let result = run_yaml(&redirect_spec(
+            &nginx,
+            protocol,
+            2,
+            "GET",
+            "/redirect/chain",
+        ));
+        assert_eq!(result.total.errors, 0, "{:?}", result.total.errors_by_kind);
+        assert_eq!(
+            result.total.status_codes.get("200"),
+            Some(&10),
+            "{protocol}"
+        );
+        let hops: Vec<&str> = ["/redirect/chain", "/redirect/302", "/"].to_vec();
+        let log = seen(&nginx);
+        assert_eq!(log.len(), 30, "{log:?}");
+        assert!(
+            log.chunks(3)
+                .all(|c| c.iter().map(|(_, u)| u.as_str()).eq(hops.iter().copied())),
+            "{log:?}"
+        );
+        // Each request counts the bytes of its whole chain, as its latency covers all of it.
+        let direct = run_yaml(&redirect_spec(&nginx, protocol, 2, "GET", "/"));
+        let (chain, direct) = (result.total.bytes_received, direct.total.bytes_received);
+        assert!(chain > 2 * direct, "{protocol}: chain {chain}, direct {direct} bytes");
+    }
+}
+
+#[test]
+fn redirects_past_the_limit_or_to_another_origin_are_errors() {
+    let nginx = Nginx::start().expect("nginx starts");
+    let count = |path: &str, redirects: u32| {
+        let result = run_yaml(&redirect_spec(&nginx, "h1", redirects, "GET", path));
+        (error_count(&result, "redirect"), result.total.errors)
+    };
+    // One redirect allowed, the chain has two.
+    assert_eq!(count("/redirect/chain", 1), (10, 10));
+    // A loop: 3 followed, the 4th is one too many.
+    let before = seen(&nginx).len();
+    assert_eq!(count("/redirect/loop", 3), (10, 10));
+    assert_eq!(seen(&nginx).len() - before, 40);
+    // To another origin: not followed (nothing is sent there).
+    assert_eq!(count("/redirect/away", 10), (10, 10));
+    // Not following (the default 0): the 302 is the answer, not a 2xx.
+    let result = run_yaml(&redirect_spec(&nginx, "h1", 0, "GET", "/redirect/302"));
+    assert_eq!(result.total.status_codes.get("302"), Some(&10));
+    assert_eq!(error_count(&result, "unexpected_status"), 10);
+    assert_eq!(error_count(&result, "redirect"), 0);
+}
+
+#[test]
+fn a_redirected_post_keeps_its_method_after_307_and_308_only() {
+    let nginx = Nginx::start().expect("nginx starts");
+    let mut sent = Vec::new();
+    for (status, then) in [
+        ("301", "GET"),
+        ("302", "GET"),
+        ("303", "GET"),
+        ("307", "POST"),
+        ("308", "POST"),
+    ] {
+        let before = seen(&nginx).len();
+        let path = format!("/redirect/{status}");
+        let result = run_yaml(&redirect_spec(&nginx, "h1", 1, "POST", &path));
+        assert_eq!(result.total.status_codes.get("200"), Some(&10), "{status}");
+        let log = seen(&nginx);
+        let second: Vec<&str> = log[before..]
+            .iter()
+            .skip(1)
+            .step_by(2)
+            .map(|(m, _)| m.as_str())
+            .collect();
+        assert_eq!(second, [then; 10], "{status}: {log:?}");
+        sent.push(result.total.bytes_sent / 10);
+    }
+    // 307 and 308 send the body (and its headers) again; 301, 302 and 303 drop them.
+    assert!(sent[3] > sent[1] + 6 && sent[4] == sent[3], "{sent:?}");
+    assert!(sent[0] == sent[1] && sent[1] == sent[2], "{sent:?}");
 }

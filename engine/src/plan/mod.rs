@@ -11,6 +11,7 @@
 
 mod endpoint;
 pub(crate) mod load;
+mod redirect;
 pub mod regression;
 mod request;
 mod service;
@@ -22,6 +23,7 @@ mod transport;
 
 pub use endpoint::Endpoint;
 pub(crate) use load::{LoadPlan, Model, Stage, Stop, ThinkTime};
+pub(crate) use redirect::REDIRECT_STATUSES;
 pub use service::ServicePlan;
 pub(crate) use target::CheckPlan;
 use target::TargetDefaults;
@@ -163,7 +165,7 @@ fn build_base_url(spec: &Spec, ctx: &BuildContext<'_>, errors: &mut Errors) -> O
 }
 
 /// What `defaults` gives every target besides its headers and TLS: the timeouts,
-/// `keep_alive` and `compression`.
+/// `keep_alive`, `compression` and `redirects`.
 fn target_defaults(spec: &Spec, errors: &mut Errors) -> TargetDefaults {
     let defaults = &spec.defaults;
     TargetDefaults {
@@ -178,6 +180,7 @@ fn target_defaults(spec: &Spec, errors: &mut Errors) -> TargetDefaults {
             .and_then(|t| errors.duration("defaults.connect_timeout", t, false)),
         keep_alive: defaults.keep_alive.unwrap_or(true),
         compression: defaults.compression.unwrap_or(false),
+        redirects: defaults.redirects.unwrap_or(0),
     }
 }
 

@@ -52,6 +52,11 @@ pub struct TargetPlan {
     /// Connections carry more than one request (`defaults.keep_alive`, default true); false:
     /// closed after each response (HTTP/1.1 asks for it with `Connection: close`).
     pub(crate) keep_alive: bool,
+    /// Redirects followed per request, at most (`defaults.redirects`); 0: none.
+    pub(crate) redirects: u32,
+    /// The request headers as the spec gives them, with those loadgate adds for the options
+    /// (not `Host`, `User-Agent`, `Content-Length`): what a redirected request is built from.
+    pub(crate) headers: Vec<(String, String)>,
     /// Checks on each response.
     pub(crate) checks: Vec<CheckPlan>,
 }
@@ -67,9 +72,10 @@ impl TargetPlan {
         }
     }
 
-    /// Whether responses must be kept for the checks (their head at least).
+    /// Whether responses must be kept for the checks or for following redirects (their
+    /// head at least).
     pub(crate) fn captures(&self) -> bool {
-        !self.checks.is_empty()
+        !self.checks.is_empty() || self.redirects > 0
     }
 
     /// Whether the checks need the body too (up to 1 MiB of it).
@@ -152,6 +158,8 @@ pub(super) struct TargetDefaults {
     pub(super) keep_alive: bool,
     /// `defaults.compression`, else false.
     pub(super) compression: bool,
+    /// `defaults.redirects`, else 0.
+    pub(super) redirects: u32,
 }
 
 /// Resolves one target of the spec (at `path`, e.g. `targets[1]`); every problem goes to
@@ -222,6 +230,8 @@ pub(super) fn build_target(
         timeout: defaults.timeout,
         connect_timeout: defaults.connect_timeout,
         keep_alive: defaults.keep_alive,
+        redirects: defaults.redirects,
+        headers,
         checks: checks?,
     })
 }

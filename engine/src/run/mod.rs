@@ -20,6 +20,7 @@ mod h1;
 mod h2;
 mod limits;
 mod output;
+mod redirect;
 mod resolve;
 mod shared;
 mod timer;

@@ -134,6 +134,48 @@ async fn open_conn(
     }
 }
 
+/// Sends `target`'s request on `conn` (opened first when there is none) and reads the whole
+/// response, as [`Conn::exchange`]; a reused HTTP/1.1 connection that the server had closed
+/// (the race with its idle timeout) is replaced by a new one and the request sent again (a
+/// fresh connection is never stale). `at`: now (the caller has just read the clock) and the
+/// request's deadline.
+#[allow(clippy::too_many_arguments)]
+pub(crate) async fn send(
+    conn: &mut Option<Conn>,
+    addr: SocketAddr,
+    target: &TargetPlan,
+    group: &Group,
+    slot: usize,
+    (mut now, deadline): (Instant, Instant),
+    mut capture: Option<&mut Capture>,
+    traffic: &mut Traffic,
+) -> Result<Response, ErrorKind> {
+    loop {
+        if conn.is_none() {
+            *conn = Some(connect(addr, target, group, slot).await?);
+            now = Instant::now();
+        }
+        let c = conn.as_mut().expect("just connected");
+        let at = (now, deadline);
+        match c
+            .exchange(
+                target,
+                addr,
+                group,
+                slot,
+                at,
+                capture.as_deref_mut(),
+                traffic,
+            )
+            .await
+        {
+            Ok(response) => return Ok(response),
+            Err(Failure::Stale) => *conn = None,
+            Err(Failure::Error(kind)) => return Err(kind),
+        }
+    }
+}
+
 impl Conn {
     /// Sends `target`'s request and reads the whole response, counting the bytes into
     /// `traffic` as they go; with `capture`, keeps the response there for checks. An HTTP/2

@@ -29,7 +29,7 @@ use tokio::task::JoinHandle;
 use tokio::time::{Sleep, sleep_until};
 
 use super::timer::PreciseTimer;
-use super::{Shared, WorkerStats, checks, h1, transport};
+use super::{Shared, WorkerStats, checks, h1, redirect, transport};
 use crate::measure::{ErrorKind, LATE_US};
 use crate::plan::load::Arrivals;
 use crate::plan::{Model, ThinkTime};
@@ -216,26 +216,14 @@ async fn request(
     let timeout_at = started + target.timeout;
     let outcome = deadline
         .run(timeout_at, async {
-            let mut now = started;
-            loop {
-                if conn.is_none() {
-                    *conn = Some(transport::connect(addr, target, group, e).await?);
-                    now = Instant::now();
-                }
-                let c = conn.as_mut().expect("just connected");
-                let capture = captures.then_some(&mut *capture);
-                let at = (now, timeout_at);
-                match c
-                    .exchange(target, addr, group, e, at, capture, traffic)
-                    .await
-                {
-                    Ok(response) => return Ok(response),
-                    // The server closed the idle connection just before we used it: send the
-                    // request again on a new one (a fresh connection is never stale).
-                    Err(h1::Failure::Stale) => *conn = None,
-                    Err(h1::Failure::Error(kind)) => return Err(kind),
-                }
+            let at = (started, timeout_at);
+            let kept = captures.then_some(&mut *capture);
+            let response = transport::send(conn, addr, target, group, e, at, kept, traffic).await?;
+            if target.redirects == 0 {
+                return Ok(response);
             }
+            let at = (e, timeout_at);
+            redirect::follow(response, conn, addr, target, group, at, capture, traffic).await
         })
         .await;
     let response_end = outcome

@@ -170,6 +170,13 @@ pub(crate) struct Defaults {
     /// `body_contains` and `json` checks. Default `false`.
     #[serde(default)]
     pub(crate) compression: Option<bool>,
+    /// Redirects followed per request, at most (301, 302, 303, 307, 308; default `0`: none,
+    /// the 3xx response is the answer). Only to the same origin (scheme, host, port); the
+    /// latency covers the whole chain and the last response's status is the one that counts.
+    /// One more redirect, or one to another origin, is an error of kind `redirect`.
+    #[serde(default)]
+    #[schemars(range(max = 100))]
+    pub(crate) redirects: Option<u32>,
     /// HTTP version for every target without its own `protocol` (default `auto`).
     #[serde(default)]
     pub(crate) protocol: Option<Protocol>,
