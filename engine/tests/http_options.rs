@@ -12,7 +12,7 @@ use loadgate::result::RunResult;
 use loadgate::spec::SourceSpec;
 use support::{NGINX_GZIP_PATH, Nginx, NginxOptions, TestPki, run_yaml};
 
-/// Runs that count threads or time connects: one at a time.
+/// One run at a time: a test counts the process's worker threads, others time connects.
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn serial() -> std::sync::MutexGuard<'static, ()> {
@@ -102,10 +102,11 @@ fn keep_alive_false_opens_a_connection_per_request_and_says_connection_close() {
     assert!(log.iter().all(|e| e.connection_requests == 1), "{log:?}");
     assert_eq!(connections.len(), log.len());
 
-    // The same load kept alive: two connections carry all of it.
+    // The same load kept alive: two connections carry all of it (one, when the other virtual
+    // user started after the first had taken every request).
     let result = run_yaml(&spec("", &url, "  connections: 2\n  requests: 40\n"));
     let phases = result.targets[0].phases_us.as_ref().unwrap();
-    assert_eq!(phases.connections_opened, 2);
+    assert!((1..=2).contains(&phases.connections_opened), "{phases:?}");
 }
 
 #[test]
@@ -178,6 +179,7 @@ fn load_threads_sets_the_worker_threads() {
 
 #[test]
 fn tls_ciphers_choose_the_suite_negotiated() {
+    let _serial = serial();
     let pki = TestPki::generate();
     let server = loadgate::serve::spawn_with(
         "127.0.0.1:0".parse().unwrap(),
@@ -276,6 +278,7 @@ fn checked_spec(defaults: &str, url: &str, protocol: &str) -> String {
 
 #[test]
 fn compression_offers_gzip_counts_wire_bytes_and_checks_read_the_decoded_body() {
+    let _serial = serial();
     for http2 in [false, true] {
         let nginx = Nginx::start_with(NginxOptions {
             http2,
@@ -337,6 +340,7 @@ fn seen(nginx: &Nginx) -> Vec<(String, String)> {
 
 #[test]
 fn redirects_are_followed_on_the_same_origin_and_the_last_status_counts() {
+    let _serial = serial();
     for http2 in [false, true] {
         let protocol = if http2 { "h2" } else { "h1" };
         let nginx = Nginx::start_with(NginxOptions {
@@ -369,12 +373,16 @@ fn redirects_are_followed_on_the_same_origin_and_the_last_status_counts() {
         // Each request counts the bytes of its whole chain, as its latency covers all of it.
         let direct = run_yaml(&redirect_spec(&nginx, protocol, 2, "GET", "/"));
         let (chain, direct) = (result.total.bytes_received, direct.total.bytes_received);
-        assert!(chain > 2 * direct, "{protocol}: chain {chain}, direct {direct} bytes");
+        assert!(
+            chain > 2 * direct,
+            "{protocol}: chain {chain}, direct {direct} bytes"
+        );
     }
 }
 
 #[test]
 fn redirects_past_the_limit_or_to_another_origin_are_errors() {
+    let _serial = serial();
     let nginx = Nginx::start().expect("nginx starts");
     let count = |path: &str, redirects: u32| {
         let result = run_yaml(&redirect_spec(&nginx, "h1", redirects, "GET", path));
@@ -397,6 +405,7 @@ fn redirects_past_the_limit_or_to_another_origin_are_errors() {
 
 #[test]
 fn a_redirected_post_keeps_its_method_after_307_and_308_only() {
+    let _serial = serial();
     let nginx = Nginx::start().expect("nginx starts");
     let mut sent = Vec::new();
     for (status, then) in [
