@@ -222,8 +222,12 @@ async fn request(
             if target.redirects == 0 {
                 return Ok(response);
             }
+            // Boxed: inline, the hops' futures would make every request's future larger.
             let at = (e, timeout_at);
-            redirect::follow(response, conn, addr, target, group, at, capture, traffic).await
+            Box::pin(redirect::follow(
+                response, conn, addr, target, group, at, capture, traffic,
+            ))
+            .await
         })
         .await;
     let response_end = outcome
