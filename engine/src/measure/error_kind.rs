@@ -31,11 +31,14 @@ pub(crate) enum ErrorKind {
     GoAway,
     /// A complete response whose status is not in the target's `expect.status`.
     UnexpectedStatus,
+    /// A redirect that was not followed (`defaults.redirects`): to another origin, or one
+    /// more than the redirects allowed.
+    Redirect,
 }
 
 impl ErrorKind {
     /// Every kind, in order.
-    pub(crate) const ALL: [ErrorKind; 12] = [
+    pub(crate) const ALL: [ErrorKind; 13] = [
         ErrorKind::ConnectRefused,
         ErrorKind::ConnectTimeout,
         ErrorKind::ConnectError,
@@ -48,6 +51,7 @@ impl ErrorKind {
         ErrorKind::StreamReset,
         ErrorKind::GoAway,
         ErrorKind::UnexpectedStatus,
+        ErrorKind::Redirect,
     ];
 
     /// The snake_case name used in results and reports.
@@ -65,6 +69,7 @@ impl ErrorKind {
             ErrorKind::StreamReset => "stream_reset",
             ErrorKind::GoAway => "goaway",
             ErrorKind::UnexpectedStatus => "unexpected_status",
+            ErrorKind::Redirect => "redirect",
         }
     }
 

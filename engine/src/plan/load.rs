@@ -60,6 +60,9 @@ pub(crate) struct LoadPlan {
     /// HTTP/1.1. Closed model: each connection carries `streams` virtual users; open model:
     /// the requests in flight share connections, up to `streams` on each.
     pub(crate) streams: u32,
+    /// Worker threads asked for (`load.threads`); `None`: one per CPU. A run uses at most one
+    /// per connection group.
+    pub(crate) threads: Option<u32>,
 }
 
 /// Closed or open model.
@@ -275,6 +278,9 @@ pub(super) fn build(load: &spec::Load, errors: &mut Errors) -> Option<LoadPlan> 
         };
         errors.push(field, "applies to the open model only (`model: open`)");
     }
+    if load.threads == Some(0) {
+        errors.push("load.threads", "must be at least 1");
+    }
     if pacing.is_some() && think_time.is_some() {
         errors.push("load", "give either `pacing` or `think_time`, not both");
     }
@@ -312,6 +318,7 @@ pub(super) fn build(load: &spec::Load, errors: &mut Errors) -> Option<LoadPlan> 
         pacing,
         think_time,
         streams: load.streams.unwrap_or(1).max(1),
+        threads: load.threads,
     })
 }
 
@@ -540,6 +547,7 @@ mod tests {
             pacing: None,
             think_time: None,
             streams: 1,
+            threads: None,
         }
     }
 

@@ -11,6 +11,7 @@
 
 mod endpoint;
 pub(crate) mod load;
+mod redirect;
 pub mod regression;
 mod request;
 mod service;
@@ -22,8 +23,10 @@ mod transport;
 
 pub use endpoint::Endpoint;
 pub(crate) use load::{LoadPlan, Model, Stage, Stop, ThinkTime};
+pub(crate) use redirect::REDIRECT_STATUSES;
 pub use service::ServicePlan;
 pub(crate) use target::CheckPlan;
+use target::TargetDefaults;
 pub use target::TargetPlan;
 pub(crate) use transport::TlsPlan;
 pub use transport::TransportPlan;
@@ -86,12 +89,7 @@ pub(crate) struct BuildContext<'a> {
 /// Resolves `spec` into a plan, or returns every error found.
 pub(crate) fn build(spec: &Spec, ctx: &BuildContext<'_>) -> Result<Plan, Vec<PlanError>> {
     let mut errors = Errors::default();
-    let timeout = spec
-        .defaults
-        .timeout
-        .as_deref()
-        .and_then(|t| errors.duration("defaults.timeout", t, false))
-        .unwrap_or(DEFAULT_TIMEOUT);
+    let defaults = target_defaults(spec, &mut errors);
 
     errors.printable("name", &spec.name);
     let base_url = build_base_url(spec, ctx, &mut errors);
@@ -117,7 +115,7 @@ pub(crate) fn build(spec: &Spec, ctx: &BuildContext<'_>) -> Result<Plan, Vec<Pla
             target,
             &path,
             base_url.as_deref(),
-            timeout,
+            &defaults,
             ctx,
             &mut transports,
             &mut errors,
@@ -137,7 +135,7 @@ pub(crate) fn build(spec: &Spec, ctx: &BuildContext<'_>) -> Result<Plan, Vec<Pla
     for (path, message) in regression_errors {
         errors.push(path, message);
     }
-    check_streams(spec, &mut errors);
+    check_streams(spec, &defaults, &mut errors);
 
     if !errors.0.is_empty() {
         return Err(errors.0);
@@ -166,9 +164,39 @@ fn build_base_url(spec: &Spec, ctx: &BuildContext<'_>, errors: &mut Errors) -> O
     Some(base_url)
 }
 
-/// More than one stream per connection needs HTTP/2 for every target.
-fn check_streams(spec: &Spec, errors: &mut Errors) {
+/// What `defaults` gives every target besides its headers and TLS: the timeouts,
+/// `keep_alive`, `compression` and `redirects`.
+fn target_defaults(spec: &Spec, errors: &mut Errors) -> TargetDefaults {
+    let defaults = &spec.defaults;
+    TargetDefaults {
+        timeout: defaults
+            .timeout
+            .as_deref()
+            .and_then(|t| errors.duration("defaults.timeout", t, false))
+            .unwrap_or(DEFAULT_TIMEOUT),
+        connect_timeout: defaults
+            .connect_timeout
+            .as_deref()
+            .and_then(|t| errors.duration("defaults.connect_timeout", t, false)),
+        keep_alive: defaults.keep_alive.unwrap_or(true),
+        compression: defaults.compression.unwrap_or(false),
+        redirects: defaults.redirects.unwrap_or(0),
+    }
+}
+
+/// More than one stream per connection needs HTTP/2 for every target, and connections that
+/// are kept alive (`keep_alive: false` carries one request per connection).
+fn check_streams(spec: &Spec, defaults: &TargetDefaults, errors: &mut Errors) {
     if let Some(streams) = spec.load.streams.filter(|s| *s > 1) {
+        if !defaults.keep_alive {
+            errors.push(
+                "load.streams",
+                format!(
+                    "{streams} streams per connection need connections that carry more than \
+                     one request: leave out `defaults.keep_alive: false`, or `streams`"
+                ),
+            );
+        }
         let not_h2: Vec<&str> = spec
             .targets
             .iter()

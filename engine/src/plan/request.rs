@@ -5,7 +5,7 @@ use super::endpoint::Endpoint;
 
 /// The `Host` header (and HTTP/2 `:authority`) of `endpoint`: the port is left out when it
 /// is the scheme's default.
-fn authority(endpoint: &Endpoint, https: bool) -> String {
+pub(super) fn authority(endpoint: &Endpoint, https: bool) -> String {
     if endpoint.port == if https { 443 } else { 80 } {
         bracket(&endpoint.host)
     } else {
@@ -15,7 +15,7 @@ fn authority(endpoint: &Endpoint, https: bool) -> String {
 
 /// Builds the bytes of an HTTP/1.1 request. Adds `Host`, `User-Agent` and `Content-Length`
 /// unless given.
-pub(super) fn request_bytes(
+pub(crate) fn request_bytes(
     method: &str,
     path_and_query: &str,
     endpoint: &Endpoint,
@@ -59,7 +59,7 @@ const CONNECTION_SPECIFIC: [&str; 5] = [
 
 /// Builds the HTTP/2 form of a request: `:scheme`, `:authority` (the `Host` header if given)
 /// and `:path` from the URL; `User-Agent` and `Content-Length` as for HTTP/1.1.
-pub(super) fn h2_request(
+pub(crate) fn h2_request(
     method: &str,
     path_and_query: &str,
     endpoint: &Endpoint,

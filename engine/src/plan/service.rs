@@ -89,6 +89,7 @@ pub(super) fn build_service(
             client_auth: None,
             insecure_skip_verify: true,
             min_version: TlsVersion::V1_2,
+            ciphers: None,
             resumption: false,
             protocol: Protocol::H1,
         };

@@ -46,6 +46,17 @@ pub struct TargetPlan {
     pub weight: u32,
     /// From connect to the last byte of the response.
     pub(crate) timeout: Duration,
+    /// Longest time to open a connection, within `timeout` (`defaults.connect_timeout`);
+    /// `None`: `timeout` alone bounds it.
+    pub(crate) connect_timeout: Option<Duration>,
+    /// Connections carry more than one request (`defaults.keep_alive`, default true); false:
+    /// closed after each response (HTTP/1.1 asks for it with `Connection: close`).
+    pub(crate) keep_alive: bool,
+    /// Redirects followed per request, at most (`defaults.redirects`); 0: none.
+    pub(crate) redirects: u32,
+    /// The request headers as the spec gives them, with those loadgate adds for the options
+    /// (not `Host`, `User-Agent`, `Content-Length`): what a redirected request is built from.
+    pub(crate) headers: Vec<(String, String)>,
     /// Checks on each response.
     pub(crate) checks: Vec<CheckPlan>,
 }
@@ -61,9 +72,10 @@ impl TargetPlan {
         }
     }
 
-    /// Whether responses must be kept for the checks (their head at least).
+    /// Whether responses must be kept for the checks or for following redirects (their
+    /// head at least).
     pub(crate) fn captures(&self) -> bool {
-        !self.checks.is_empty()
+        !self.checks.is_empty() || self.redirects > 0
     }
 
     /// Whether the checks need the body too (up to 1 MiB of it).
@@ -136,16 +148,30 @@ impl StatusSet {
     }
 }
 
+/// What `defaults` gives every target besides its headers and TLS, resolved once.
+pub(super) struct TargetDefaults {
+    /// `defaults.timeout`, else 10 s.
+    pub(super) timeout: Duration,
+    /// `defaults.connect_timeout`, if given.
+    pub(super) connect_timeout: Option<Duration>,
+    /// `defaults.keep_alive`, else true.
+    pub(super) keep_alive: bool,
+    /// `defaults.compression`, else false.
+    pub(super) compression: bool,
+    /// `defaults.redirects`, else 0.
+    pub(super) redirects: u32,
+}
+
 /// Resolves one target of the spec (at `path`, e.g. `targets[1]`); every problem goes to
 /// `errors`. `base_url` is `defaults.base_url` interpolated (`None` when it is absent or wrong:
-/// that is reported once, at `defaults.base_url`); `timeout` the default timeout.
+/// that is reported once, at `defaults.base_url`); `defaults` the rest of `defaults`.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn build_target(
     spec: &Spec,
     target: &spec::Target,
     path: &str,
     base_url: Option<&str>,
-    timeout: Duration,
+    defaults: &TargetDefaults,
     ctx: &BuildContext<'_>,
     transports: &mut Transports,
     errors: &mut Errors,
@@ -171,6 +197,15 @@ pub(super) fn build_target(
         https,
     } = url;
     let body = body?;
+    let mut headers = headers;
+    for (wanted, name, value) in [
+        (!defaults.keep_alive, "Connection", "close"),
+        (defaults.compression, "Accept-Encoding", "gzip"),
+    ] {
+        if wanted && !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case(name)) {
+            headers.push((name.to_string(), value.to_string()));
+        }
+    }
     let request = request_bytes(&method, &path_and_query, &endpoint, https, &headers, &body);
     let h2_request = match h2_request(&method, &path_and_query, &endpoint, https, &headers, &body) {
         Ok(request) => request,
@@ -192,7 +227,11 @@ pub(super) fn build_target(
         transport,
         expect_status,
         weight,
-        timeout,
+        timeout: defaults.timeout,
+        connect_timeout: defaults.connect_timeout,
+        keep_alive: defaults.keep_alive,
+        redirects: defaults.redirects,
+        headers,
         checks: checks?,
     })
 }

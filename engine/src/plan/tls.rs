@@ -11,7 +11,7 @@ use std::sync::Arc;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::client::{ResolvesClientCert, Resumption};
 use rustls::crypto::{CryptoProvider, WebPkiSupportedAlgorithms};
-use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
+use rustls::{CipherSuite, ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
 
@@ -34,6 +34,8 @@ pub(crate) struct TlsSettings {
     pub(crate) insecure_skip_verify: bool,
     /// The lowest TLS version offered: 1.2 or 1.3.
     pub(crate) min_version: TlsVersion,
+    /// The cipher suites offered, most preferred first; `None`: all of the *ring* provider's.
+    pub(crate) ciphers: Option<Vec<CipherSuite>>,
     /// Resume sessions on reconnect.
     pub(crate) resumption: bool,
     /// Which ALPN protocols are offered: `h2`, `http/1.1`, or both for `auto`.
@@ -74,18 +76,62 @@ pub(crate) fn provider() -> Arc<CryptoProvider> {
     Arc::new(rustls::crypto::ring::default_provider())
 }
 
+/// The *ring* provider's cipher suites named `names` (rustls' names, which are IANA's:
+/// `TLS13_AES_128_GCM_SHA256`), in that order. Errors: the index of a name that is not one
+/// (or is given twice), and a message listing the names there are.
+pub(crate) fn cipher_suites(names: &[String]) -> Result<Vec<CipherSuite>, (usize, String)> {
+    let all = rustls::crypto::ring::ALL_CIPHER_SUITES;
+    let mut suites = Vec::with_capacity(names.len());
+    for (i, name) in names.iter().enumerate() {
+        let Some(suite) = all
+            .iter()
+            .map(|s| s.suite())
+            .find(|s| format!("{s:?}") == *name)
+        else {
+            let known: Vec<String> = all.iter().map(|s| format!("{:?}", s.suite())).collect();
+            return Err((
+                i,
+                format!(
+                    "`{name}` is not a cipher suite loadgate offers; the suites are: {}",
+                    known.join(", ")
+                ),
+            ));
+        };
+        if suites.contains(&suite) {
+            return Err((i, format!("`{name}` is given twice")));
+        }
+        suites.push(suite);
+    }
+    Ok(suites)
+}
+
 /// Builds the client configuration for `settings`. Errors name the setting at fault: a file
 /// that cannot be read or holds no certificate or key, a key that does not match its
 /// certificate, an empty set of roots.
 pub(crate) fn client_config(settings: &TlsSettings) -> Result<ClientConfig, TlsError> {
-    let provider = provider();
+    let mut provider = rustls::crypto::ring::default_provider();
+    if let Some(wanted) = &settings.ciphers {
+        let offered = std::mem::take(&mut provider.cipher_suites);
+        provider.cipher_suites = wanted
+            .iter()
+            .filter_map(|w| offered.iter().find(|s| s.suite() == *w).copied())
+            .collect();
+    }
+    let provider = Arc::new(provider);
     let versions: &[&rustls::SupportedProtocolVersion] = match settings.min_version {
         TlsVersion::V1_2 => &[&rustls::version::TLS13, &rustls::version::TLS12],
         TlsVersion::V1_3 => &[&rustls::version::TLS13],
     };
     let builder = ClientConfig::builder_with_provider(provider.clone())
         .with_protocol_versions(versions)
-        .map_err(|e| TlsError::new("min_version", e.to_string()))?;
+        .map_err(|e| match settings.ciphers {
+            // TLS 1.2 suites only, with `min_version: "1.3"`.
+            Some(_) => TlsError::new(
+                "ciphers",
+                format!("leave no cipher suite for the TLS versions offered: {e}"),
+            ),
+            None => TlsError::new("min_version", e.to_string()),
+        })?;
     let builder = if settings.insecure_skip_verify {
         builder
             .dangerous()
@@ -268,9 +314,47 @@ mod tests {
             client_auth: None,
             insecure_skip_verify: false,
             min_version: TlsVersion::V1_2,
+            ciphers: None,
             resumption: true,
             protocol: Protocol::Auto,
         }
+    }
+
+    #[test]
+    fn cipher_suites_by_name() {
+        let names = |n: &[&str]| n.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            cipher_suites(&names(&[
+                "TLS13_CHACHA20_POLY1305_SHA256",
+                "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"
+            ])),
+            Ok(vec![
+                CipherSuite::TLS13_CHACHA20_POLY1305_SHA256,
+                CipherSuite::TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256
+            ])
+        );
+        let (i, message) =
+            cipher_suites(&names(&["TLS13_AES_128_GCM_SHA256", "RC4-MD5"])).unwrap_err();
+        assert_eq!(i, 1);
+        assert!(
+            message.contains("`RC4-MD5` is not a cipher suite")
+                && message.contains("TLS13_AES_256_GCM_SHA384, TLS13_AES_128_GCM_SHA256"),
+            "{message}"
+        );
+        let (i, message) = cipher_suites(&names(&[
+            "TLS13_AES_128_GCM_SHA256",
+            "TLS13_AES_128_GCM_SHA256",
+        ]))
+        .unwrap_err();
+        assert_eq!((i, message.contains("twice")), (1, true), "{message}");
+        // TLS 1.2 suites alone leave nothing for TLS 1.3.
+        let e = client_config(&TlsSettings {
+            ciphers: Some(vec![CipherSuite::TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256]),
+            min_version: TlsVersion::V1_3,
+            ..settings()
+        })
+        .unwrap_err();
+        assert_eq!(e.field, "ciphers", "{}", e.message);
     }
 
     #[test]

@@ -217,6 +217,7 @@ impl<'a> TlsSources<'a> {
             "client_key" => t.client_key.as_ref().map(|_| &()),
             "roots" => t.roots.as_ref().map(|_| &()),
             "min_version" => t.min_version.as_ref().map(|_| &()),
+            "ciphers" => t.ciphers.as_ref().map(|_| &()),
             _ => None,
         })
         .map_or_else(|| format!("{}.tls", self.path), |(_, at)| at)
@@ -265,6 +266,16 @@ fn tls_settings(
         } else {
             TlsRoots::Webpki
         });
+    let ciphers = match sources.pick("ciphers", |t| t.ciphers.as_ref()) {
+        Some((names, at)) => match tls::cipher_suites(names) {
+            Ok(suites) => Some(suites),
+            Err((i, message)) => {
+                errors.push(format!("{at}[{i}]"), message);
+                return None;
+            }
+        },
+        None => None,
+    };
     let settings = tls::TlsSettings {
         roots,
         ca_file: ca_file.as_ref().map(|(file, _)| file.clone()),
@@ -275,6 +286,7 @@ fn tls_settings(
         min_version: sources
             .pick("min_version", |t| t.min_version.as_ref())
             .map_or(TlsVersion::V1_2, |(v, _)| *v),
+        ciphers,
         resumption: sources
             .pick("resumption", |t| t.resumption.as_ref())
             .is_none_or(|(v, _)| *v),

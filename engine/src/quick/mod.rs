@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use crate::cli::{CurlArgs, LoadFlags, QuickArgs, RequestFlags, RunArgs};
 use crate::report::lines::LineSink;
 use crate::{Interrupt, Outcome, run, spec, validate};
-use spec_text::{Built, PENDING_FIELDS, Request};
+use spec_text::{Built, Request};
 
 /// The name of a one-line run's spec in diagnostics; its relative files (`-D`, `--cacert`)
 /// are relative to the current folder.
@@ -99,7 +99,7 @@ pub(crate) fn basic(credentials: &str) -> String {
 fn run_requests(requests: &[Request], load: &LoadFlags) -> anyhow::Result<Outcome> {
     let built = requests
         .iter()
-        .map(|r| spec_text::build(r, load, PENDING_FIELDS))
+        .map(|r| spec_text::build(r, load))
         .collect::<Result<Vec<Built>, _>>()?;
     if load.emit_spec {
         let docs: Vec<&str> = built.iter().map(|b| b.text.as_str()).collect();
@@ -258,7 +258,7 @@ mod tests {
                 panic!("quick")
             };
             let request = request_of(&args.request, &args.urls[0]).unwrap();
-            let built = spec_text::build(&request, &args.load, PENDING_FIELDS).unwrap();
+            let built = spec_text::build(&request, &args.load).unwrap();
             let quick = plan_of(&built).unwrap();
 
             let path = dir.path().join("printed.yaml");
@@ -286,7 +286,6 @@ mod tests {
             let built = spec_text::build(
                 &request_of(&args.request, &args.urls[0]).unwrap(),
                 &args.load,
-                PENDING_FIELDS,
             )
             .unwrap();
             assert!(!built.text.contains("dTpw"));

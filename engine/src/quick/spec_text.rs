@@ -13,15 +13,6 @@ use std::fmt::Write as _;
 use super::QuickError;
 use crate::cli::LoadFlags;
 
-/// Spec fields not yet in the spec whose one-line defaults differ from the spec's: a field
-/// listed here is written only when a flag asks for it (`--redirect 5`, curl's
-/// `--compressed`), so that a plain `loadgate quick URL` runs on a build without the field;
-/// the one-line defaults (compression offered, 10 redirects followed, as hey does) are
-/// written once it is no longer listed. Empty the list when the fields exist. (The other
-/// new fields, `keep_alive`, `connect_timeout`, `slow`, `tls.ciphers`, `threads`, a `warmup`
-/// count, have no one-line default: they are written only when their flag is given.)
-pub(crate) const PENDING_FIELDS: &[&str] = &["defaults.compression", "defaults.redirects"];
-
 /// The one-line run's default for `defaults.compression` (hey offers gzip).
 pub(crate) const QUICK_COMPRESSION: bool = true;
 /// The one-line run's default for `defaults.redirects` (hey and oha follow 10).
@@ -78,13 +69,11 @@ pub(crate) struct Built {
     pub(crate) secrets: BTreeMap<String, String>,
 }
 
-/// Builds the spec of `request` under `load`. `pending`: fields written only when a flag asks
-/// for them ([`PENDING_FIELDS`]). Errors: flags that do not go together (`--ramp-up` without
+/// Builds the spec of `request` under `load`. Errors: flags that do not go together (`--ramp-up` without
 /// `-z`, …); every value is otherwise left to the spec's validation.
 pub(crate) fn build(
     request: &Request,
     load: &LoadFlags,
-    pending: &[&str],
 ) -> Result<Built, QuickError> {
     let mut out = String::new();
     let mut secrets = BTreeMap::new();
@@ -95,7 +84,7 @@ pub(crate) fn build(
         "name: {}",
         quoted(&format!("{method} {}", request.url))
     );
-    defaults(&mut out, request, load, pending);
+    defaults(&mut out, request, load);
     let _ = writeln!(out, "targets:");
     let _ = writeln!(
         out,
@@ -149,9 +138,8 @@ pub(crate) fn build(
 }
 
 /// The `defaults:` block: timeout, protocol, compression, redirects, keep-alive, TLS.
-fn defaults(out: &mut String, request: &Request, load: &LoadFlags, pending: &[&str]) {
+fn defaults(out: &mut String, request: &Request, load: &LoadFlags) {
     let mut lines = Vec::new();
-    let asked = |field: &str, explicit: bool| explicit || !pending.contains(&field);
     if let Some(t) = &load.timeout {
         lines.push(format!("timeout: {}", yaml_str(t)));
     }
@@ -162,11 +150,11 @@ fn defaults(out: &mut String, request: &Request, load: &LoadFlags, pending: &[&s
         lines.push("protocol: h2".to_string());
     }
     let compression = request.compression.unwrap_or(QUICK_COMPRESSION);
-    if compression && asked("defaults.compression", request.compression.is_some()) {
+    if compression {
         lines.push("compression: true".to_string());
     }
     let redirects = request.redirects.unwrap_or(QUICK_REDIRECTS);
-    if redirects > 0 && asked("defaults.redirects", request.redirects.is_some()) {
+    if redirects > 0 {
         lines.push(format!("redirects: {redirects}"));
     }
     if load.disable_keepalive {
@@ -382,14 +370,10 @@ mod tests {
     }
 
     #[test]
-    fn without_pending_fields_the_one_line_defaults_are_written() {
-        let load = LoadFlags::default();
-        let with = build(&request("http://127.0.0.1:1/"), &load, &[]).unwrap();
-        assert!(with.text.contains("  compression: true\n"), "{}", with.text);
-        assert!(with.text.contains("  redirects: 10\n"), "{}", with.text);
-        let without = build(&request("http://127.0.0.1:1/"), &load, PENDING_FIELDS).unwrap();
-        assert!(!without.text.contains("compression"), "{}", without.text);
-        assert!(!without.text.contains("redirects"), "{}", without.text);
+    fn the_one_line_defaults_offer_compression_and_follow_redirects() {
+        let built = build(&request("http://127.0.0.1:1/"), &LoadFlags::default()).unwrap();
+        assert!(built.text.contains("  compression: true\n"), "{}", built.text);
+        assert!(built.text.contains("  redirects: 10\n"), "{}", built.text);
     }
 
     #[test]
@@ -400,7 +384,7 @@ mod tests {
             ("cookie".into(), "b=2".into()),
             ("X-Plain".into(), "cost ${HOME}".into()),
         ];
-        let built = build(&r, &LoadFlags::default(), PENDING_FIELDS).unwrap();
+        let built = build(&r, &LoadFlags::default()).unwrap();
         assert!(
             built.text.contains("\"Cookie\": \"${LOADGATE_COOKIE}\""),
             "{}",

@@ -184,7 +184,8 @@ pub struct TargetResult {
     pub status_codes: BTreeMap<String, u64>,
     /// Failed requests by kind: connect_refused, connect_timeout, connect_error, fd_limit
     /// (loadgate was out of file descriptors: EMFILE/ENFILE), tls_handshake, timeout, reset,
-    /// closed, malformed, stream_reset, goaway, unexpected_status.
+    /// closed, malformed, stream_reset, goaway, unexpected_status, redirect (one not followed:
+    /// to another origin, or past `defaults.redirects`).
     pub errors_by_kind: BTreeMap<String, u64>,
     /// Latency of complete responses, from when each request was due (its intended start on
     /// the open model's or a paced connection's schedule, else its actual start); absent when

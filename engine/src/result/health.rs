@@ -244,6 +244,7 @@ mod tests {
             pacing: None,
             think_time: None,
             streams: 1,
+            threads: None,
         }
     }
 

@@ -22,7 +22,8 @@ pub const FDS_PER_WORKER: u64 = 3;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FileLimit {
     /// Connections the run opens at its peak: connection groups × connection slots (distinct
-    /// endpoints and transports).
+    /// endpoints and transports); with `pacing`, one more descriptor per virtual user (its
+    /// precise timer).
     pub connections: u64,
     /// Worker threads.
     pub workers: u64,

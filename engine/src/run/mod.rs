@@ -1,8 +1,9 @@
 //! The run: worker threads drive connections against the plan's targets and record what
 //! happens. The hot path lives here alone.
 //!
-//! Shape: `W = min(CPUs, concurrency)` worker threads, each with its own current-thread tokio
-//! runtime, own the virtual users (connections) spread over them (see `vu.rs`). Each worker
+//! Shape: `W = min(load.threads or CPUs, concurrency)` worker threads, each with its own
+//! current-thread tokio runtime, own the virtual users (connections) spread over them (see
+//! `vu.rs`). Each worker
 //! records into its own `TargetStats` (no lock or channel per request) and, at the end of each
 //! epoch (a second; a fraction of one for `loadgate ab`), hands that epoch's `SpanStats` to the
 //! calling thread, which merges them into the epoch series and the time series (per second)
@@ -19,6 +20,7 @@ mod h1;
 mod h2;
 mod limits;
 mod output;
+mod redirect;
 mod resolve;
 pub(crate) mod sample;
 mod shared;
@@ -100,13 +102,24 @@ pub(crate) fn prepare(plan: &Plan) -> Result<Ready<'_>, RunError> {
 pub fn raise_file_limit(plan: &Plan) -> Result<FileLimit, RunError> {
     let slots = resolve::slots(&plan.targets).1.len();
     let connections = plan.load.connection_groups() * slots;
-    limits::raise_and_check(connections as u64, workers(plan) as u64)
+    // A paced virtual user holds a precise timer: a descriptor (a timerfd) on Linux.
+    let timers = if plan.load.pacing.is_some() {
+        plan.load.request_loops()
+    } else {
+        0
+    };
+    limits::raise_and_check((connections + timers) as u64, workers(plan) as u64)
 }
 
-/// Worker threads of a run: one per CPU, at most one per connection group.
+/// Worker threads of a run: `load.threads`, else one per CPU; at most one per connection
+/// group.
 pub(crate) fn workers(plan: &Plan) -> usize {
-    std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
+    plan.load
+        .threads
+        .map_or_else(
+            || std::thread::available_parallelism().map_or(1, |n| n.get()),
+            |threads| threads as usize,
+        )
         .min(plan.load.connection_groups())
         .max(1)
 }

@@ -46,6 +46,7 @@ pub(super) fn resolve(
         // What the messages may show: a host, port or address from `${VAR}` never appears.
         let shown = target.display_endpoint();
         let secret = target.endpoint_from_env.then_some(endpoint.host.as_str());
+        let connect_timeout = target.connect_timeout.unwrap_or(target.timeout);
         let candidates: Vec<SocketAddr> = (endpoint.host.as_str(), endpoint.port)
             .to_socket_addrs()
             .map_err(|e| RunError::Resolve {
@@ -60,7 +61,7 @@ pub(super) fn resolve(
         let mut out_of_fds = false;
         let addr = candidates.iter().find(|addr| {
             candidates.len() == 1
-                || match std::net::TcpStream::connect_timeout(addr, target.timeout) {
+                || match std::net::TcpStream::connect_timeout(addr, connect_timeout) {
                     Ok(_) => true,
                     Err(e) => {
                         out_of_fds |= out_of_files(&e);

@@ -1,8 +1,9 @@
-//! A sleep with microsecond precision for the open model's dispatcher.
+//! A sleep with microsecond precision for the open model's dispatcher and paced virtual users.
 //!
-//! tokio's timer wheel has a 1 ms tick, so a task sleeping until an arrival's due time wakes
-//! on the next tick: about 0.7 ms late at the median (bench/rate_accuracy.sh), and that
-//! lateness would be part of every open-model latency. [`PreciseTimer`] is, on Linux, a
+//! tokio's timer wheel has a 1 ms tick, so a task sleeping until an arrival's (or a paced
+//! request's) due time wakes on the next tick: about 0.7 ms late at the median
+//! (bench/rate_accuracy.sh), and that lateness would be part of every latency measured from
+//! the due time. [`PreciseTimer`] is, on Linux, a
 //! timerfd (`timerfd.rs`, the measured path); elsewhere a tokio sleep to shortly before the
 //! deadline, then yields and a spin to it (`portable.rs`, compiled on Linux for its tests).
 //! Both have the same interface: `PreciseTimer::new() -> io::Result<PreciseTimer>` (in a tokio

@@ -71,6 +71,12 @@ impl Group {
     pub(crate) fn close(&self) {
         self.slots.iter().for_each(|slot| slot.close());
     }
+
+    /// Lets go of the HTTP/2 connection of slot `slot` (as [`Group::close`]): the next
+    /// request opens a new one.
+    pub(crate) fn close_slot(&self, slot: usize) {
+        self.slots[slot].close();
+    }
 }
 
 /// Opens a connection for `target` to `addr` (slot `slot` of `group`): resolves the host
@@ -79,13 +85,22 @@ impl Group {
 ///
 /// The work is boxed: a connect (TLS handshake included) is a large future, and inline it
 /// would make every request's future as large, to be copied on each request.
+///
+/// Errors: [`ErrorKind::ConnectTimeout`] when it takes longer than the target's
+/// `connect_timeout`, besides the connect's own errors.
 pub(crate) async fn connect(
     addr: SocketAddr,
     target: &TargetPlan,
     group: &Group,
     slot: usize,
 ) -> Result<Conn, ErrorKind> {
-    Box::pin(open_conn(addr, target, group, slot)).await
+    let open = Box::pin(open_conn(addr, target, group, slot));
+    match target.connect_timeout {
+        None => open.await,
+        Some(limit) => tokio::time::timeout(limit, open)
+            .await
+            .unwrap_or(Err(ErrorKind::ConnectTimeout)),
+    }
 }
 
 async fn open_conn(
@@ -116,6 +131,48 @@ async fn open_conn(
             Box::new(H1Conn::new(*tls, tls::io_error)),
             Some(setup),
         )),
+    }
+}
+
+/// Sends `target`'s request on `conn` (opened first when there is none) and reads the whole
+/// response, as [`Conn::exchange`]; a reused HTTP/1.1 connection that the server had closed
+/// (the race with its idle timeout) is replaced by a new one and the request sent again (a
+/// fresh connection is never stale). `at`: now (the caller has just read the clock) and the
+/// request's deadline.
+#[allow(clippy::too_many_arguments)]
+pub(crate) async fn send(
+    conn: &mut Option<Conn>,
+    addr: SocketAddr,
+    target: &TargetPlan,
+    group: &Group,
+    slot: usize,
+    (mut now, deadline): (Instant, Instant),
+    mut capture: Option<&mut Capture>,
+    traffic: &mut Traffic,
+) -> Result<Response, ErrorKind> {
+    loop {
+        if conn.is_none() {
+            *conn = Some(connect(addr, target, group, slot).await?);
+            now = Instant::now();
+        }
+        let c = conn.as_mut().expect("just connected");
+        let at = (now, deadline);
+        match c
+            .exchange(
+                target,
+                addr,
+                group,
+                slot,
+                at,
+                capture.as_deref_mut(),
+                traffic,
+            )
+            .await
+        {
+            Ok(response) => return Ok(response),
+            Err(Failure::Stale) => *conn = None,
+            Err(Failure::Error(kind)) => return Err(kind),
+        }
     }
 }
 

@@ -29,7 +29,7 @@ use tokio::task::JoinHandle;
 use tokio::time::{Sleep, sleep_until};
 
 use super::timer::PreciseTimer;
-use super::{Shared, WorkerStats, checks, h1, transport};
+use super::{Shared, WorkerStats, checks, h1, redirect, transport};
 use crate::measure::{ErrorKind, LATE_US};
 use crate::plan::load::Arrivals;
 use crate::plan::{Model, ThinkTime};
@@ -216,26 +216,18 @@ async fn request(
     let timeout_at = started + target.timeout;
     let outcome = deadline
         .run(timeout_at, async {
-            let mut now = started;
-            loop {
-                if conn.is_none() {
-                    *conn = Some(transport::connect(addr, target, group, e).await?);
-                    now = Instant::now();
-                }
-                let c = conn.as_mut().expect("just connected");
-                let capture = captures.then_some(&mut *capture);
-                let at = (now, timeout_at);
-                match c
-                    .exchange(target, addr, group, e, at, capture, traffic)
-                    .await
-                {
-                    Ok(response) => return Ok(response),
-                    // The server closed the idle connection just before we used it: send the
-                    // request again on a new one (a fresh connection is never stale).
-                    Err(h1::Failure::Stale) => *conn = None,
-                    Err(h1::Failure::Error(kind)) => return Err(kind),
-                }
+            let at = (started, timeout_at);
+            let kept = captures.then_some(&mut *capture);
+            let response = transport::send(conn, addr, target, group, e, at, kept, traffic).await?;
+            if target.redirects == 0 {
+                return Ok(response);
             }
+            // Boxed: inline, the hops' futures would make every request's future larger.
+            let at = (e, timeout_at);
+            Box::pin(redirect::follow(
+                response, conn, addr, target, group, at, capture, traffic,
+            ))
+            .await
         })
         .await;
     let response_end = outcome
@@ -249,7 +241,12 @@ async fn request(
         None => Err(ErrorKind::Timeout),
     };
     match &outcome {
-        Ok(response) if response.keep_alive => {}
+        Ok(response) if response.keep_alive && target.keep_alive => {}
+        _ if !target.keep_alive => {
+            // `keep_alive: false`: a connection per request (HTTP/2: the group's too).
+            *conn = None;
+            group.close_slot(e);
+        }
         _ => *conn = None,
     }
     let failure = outcome.as_ref().err().copied();
@@ -361,6 +358,9 @@ async fn closed_vu(
         .pacing
         .map(|rate| Duration::from_secs_f64(1.0 / rate));
     let mut next_due: Option<Instant> = None;
+    // A paced request is measured from when it was due: it must start then, not on the next
+    // tick of tokio's 1 ms timer.
+    let mut timer = interval.and_then(|_| PreciseTimer::new().ok());
     let mut backoff = Backoff { failures: 0 };
     loop {
         let now = Instant::now();
@@ -381,7 +381,7 @@ async fn closed_vu(
             Some(interval) => {
                 let due = next_due.unwrap_or(now);
                 next_due = Some(due + interval);
-                if due > now && !pause_until(&shared, due).await {
+                if due > now && !pause_precisely(&shared, &mut timer, due).await {
                     break;
                 }
                 if let Some(end) = shared.end
@@ -454,9 +454,34 @@ async fn pause_until(shared: &Shared, deadline: Instant) -> bool {
     }
 }
 
-/// How long before an arrival is due the dispatcher switches from tokio's 1 ms timer to the
-/// precise one.
+/// How long before an arrival (or a paced request) is due [`pause_precisely`] switches from
+/// tokio's 1 ms timer to the precise one.
 const PRECISE_SPAN: Duration = Duration::from_millis(2);
+
+/// Sleeps until `deadline`, when a request is due (an arrival, a paced request): long gaps
+/// (low rates) in slices, as [`pause_until`], to notice a stop; the last [`PRECISE_SPAN`] on
+/// `timer` (tokio's timer when there is none), so that the request starts on time and its
+/// latency holds none of the generator's lateness. False when the run was stopped.
+async fn pause_precisely(
+    shared: &Shared,
+    timer: &mut Option<PreciseTimer>,
+    deadline: Instant,
+) -> bool {
+    let coarse_until = deadline.checked_sub(PRECISE_SPAN).unwrap_or(deadline);
+    if !pause_until(shared, coarse_until).await {
+        return false;
+    }
+    if Instant::now() < deadline {
+        let precise = match timer.as_mut() {
+            Some(timer) => timer.sleep_until(deadline).await.is_ok(),
+            None => false,
+        };
+        if !precise {
+            sleep_until(deadline.into()).await;
+        }
+    }
+    true
+}
 
 /// The open model's virtual users of one worker.
 struct Pool {
@@ -486,20 +511,8 @@ async fn dispatcher(
     let mut k = index as u64;
     while let Some(t) = arrivals.time_of(k) {
         let intended = shared.at(t);
-        // Long gaps (low rates) are slept in slices, to notice a stop; the last stretch on
-        // the precise timer.
-        let coarse_until = intended.checked_sub(PRECISE_SPAN).unwrap_or(intended);
-        if !pause_until(&shared, coarse_until).await {
+        if !pause_precisely(&shared, &mut timer, intended).await {
             break;
-        }
-        if Instant::now() < intended {
-            let precise = match timer.as_mut() {
-                Some(timer) => timer.sleep_until(intended).await.is_ok(),
-                None => false,
-            };
-            if !precise {
-                sleep_until(intended.into()).await;
-            }
         }
         let Some(measured) = shared.admit(intended) else {
             break;

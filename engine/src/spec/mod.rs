@@ -154,6 +154,29 @@ pub(crate) struct Defaults {
     #[serde(default)]
     #[schemars(regex(pattern = DURATION_PATTERN))]
     pub(crate) timeout: Option<String>,
+    /// Longest time to open a connection (DNS, TCP connect, TLS handshake, the HTTP/2
+    /// preface), within the request's `timeout`; a connect that takes longer counts as a
+    /// `connect_timeout` error. Default: the request `timeout` alone.
+    #[serde(default)]
+    #[schemars(regex(pattern = DURATION_PATTERN))]
+    pub(crate) connect_timeout: Option<String>,
+    /// Reuse connections for the next request (default `true`). `false`: a new connection
+    /// per request (HTTP/1.1 sends `Connection: close`; HTTP/2 carries one request per
+    /// connection, so `load.streams` must be 1).
+    #[serde(default)]
+    pub(crate) keep_alive: Option<bool>,
+    /// Offer compressed responses: requests carry `Accept-Encoding: gzip` (unless the spec
+    /// gives that header). Bytes are counted as on the wire; gzip bodies are decoded only for
+    /// `body_contains` and `json` checks. Default `false`.
+    #[serde(default)]
+    pub(crate) compression: Option<bool>,
+    /// Redirects followed per request, at most (301, 302, 303, 307, 308; default `0`: none,
+    /// the 3xx response is the answer). Only to the same origin (scheme, host, port); the
+    /// latency covers the whole chain and the last response's status is the one that counts.
+    /// One more redirect, or one to another origin, is an error of kind `redirect`.
+    #[serde(default)]
+    #[schemars(range(max = 100))]
+    pub(crate) redirects: Option<u32>,
     /// HTTP version for every target without its own `protocol` (default `auto`).
     #[serde(default)]
     pub(crate) protocol: Option<Protocol>,
@@ -209,6 +232,12 @@ pub(crate) struct Tls {
     /// Lowest TLS version offered: `"1.2"` (default) or `"1.3"`.
     #[serde(default)]
     pub(crate) min_version: Option<TlsVersion>,
+    /// Cipher suites offered, most preferred first, by their rustls names (IANA's, e.g.
+    /// `TLS13_AES_128_GCM_SHA256`, `TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384`). Default: every
+    /// suite of rustls' *ring* provider, in its order.
+    #[serde(default)]
+    #[schemars(length(min = 1))]
+    pub(crate) ciphers: Option<Vec<String>>,
     /// Name sent as SNI and checked against the certificate (default: the URL's host).
     #[serde(default)]
     #[schemars(length(min = 1))]
@@ -377,6 +406,11 @@ pub(crate) struct Load {
     #[serde(default)]
     #[schemars(range(min = 1, max = 1000))]
     pub(crate) streams: Option<u32>,
+    /// Worker threads that send the requests (rewrk's and loadgen-rs's `--threads`); default:
+    /// one per CPU. Never more than there are connections (open model: `max_in_flight`).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 1024))]
+    pub(crate) threads: Option<u32>,
     /// How long to measure, after the warmup. Give `duration` or `requests`, not both.
     #[serde(default)]
     #[schemars(regex(pattern = DURATION_PATTERN))]

@@ -15,8 +15,9 @@ pub use certs::{SERVER_NAMES, TestPki, WRONG_NAME};
 pub use client::{HttpConn, IO_TIMEOUT, RawResponse};
 pub use h2server::H2ResetServer;
 pub use nginx::{
-    AccessLogEntry, NGINX_BIN, NGINX_HELLO, NGINX_START_TIMEOUT, NGINX_STATIC_PATH,
-    NGINX_STATUS_PATH, Nginx, NginxOptions, StubStatus, parse_stub_status,
+    AccessLogEntry, NGINX_BIN, NGINX_GZIP_PATH, NGINX_HELLO, NGINX_REDIRECT_PATH,
+    NGINX_START_TIMEOUT, NGINX_STATIC_PATH, NGINX_STATUS_PATH, Nginx, NginxOptions, StubStatus,
+    parse_stub_status,
 };
 pub use servers::{
     CLOSE_MID_RESPONSE, COUNTING_BODY, CloseMidResponseServer, CountingServer, FIXTURE_LIFETIME,

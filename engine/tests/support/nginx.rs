@@ -26,6 +26,15 @@ pub const NGINX_STATIC_PATH: &str = "/static/file.bin";
 /// The path of `stub_status` (not written to the access log).
 pub const NGINX_STATUS_PATH: &str = "/nginx_status";
 
+/// A JSON body (`{"status": "ok", ...}`, about 600 bytes), gzipped for a request that accepts
+/// gzip (nginx's `gzip on`, chunked over HTTP/1.1).
+pub const NGINX_GZIP_PATH: &str = "/gzip.json";
+
+/// Redirects, all to the same origin unless said: `/redirect/301` (302, 303, 307, 308) answer
+/// that status with `Location: /`; `/redirect/chain` is a 302 to `/redirect/302`;
+/// `/redirect/loop` a 302 to itself; `/redirect/away` a 302 to `http://localhost.invalid/`.
+pub const NGINX_REDIRECT_PATH: &str = "/redirect/";
+
 /// How long [`Nginx::start`] waits for nginx to accept connections (5 s).
 pub const NGINX_START_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -376,6 +385,27 @@ http {{
             root {d}/www;
             default_type application/octet-stream;
         }}
+        location = {gzip_path} {{
+            gzip on;
+            gzip_min_length 1;
+            gzip_types application/json;
+            default_type application/json;
+            return 200 '{{"status": "ok", "padding": "{padding}"}}';
+        }}
+        location = /redirect/301 {{ return 301 /; }}
+        location = /redirect/302 {{ return 302 /; }}
+        location = /redirect/303 {{ return 303 /; }}
+        location = /redirect/307 {{ return 307 /; }}
+        location = /redirect/308 {{ return 308 /; }}
+        location = /redirect/chain {{
+            return 302 /redirect/302;
+        }}
+        location = /redirect/loop {{
+            return 302 /redirect/loop;
+        }}
+        location = /redirect/away {{
+            return 302 http://localhost.invalid/;
+        }}
         location / {{
             default_type text/plain;
             return 200 "hello\n";
@@ -386,6 +416,8 @@ http {{
         keepalive_requests = options.keepalive_requests,
         keepalive_timeout_ms = options.keepalive_timeout_ms,
         status = NGINX_STATUS_PATH,
+        gzip_path = NGINX_GZIP_PATH,
+        padding = "abc".repeat(200),
         ssl = if options.tls.is_some() { " ssl" } else { "" },
         http2 = if options.http2 { " http2" } else { "" },
         tls = match &options.tls {

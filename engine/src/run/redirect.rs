@@ -1,0 +1,88 @@
+//! Following redirects (`defaults.redirects`): each hop sent on the virtual user's connection
+//! to the target's endpoint (a redirect is followed on the same origin only), within the
+//! request's timeout, so that the request's latency covers the whole chain.
+
+use std::net::SocketAddr;
+use std::time::Instant;
+
+use super::h1::{Capture, Traffic};
+use super::transport::{self, Conn, Group, Response};
+use crate::measure::ErrorKind;
+use crate::plan::{REDIRECT_STATUSES, TargetPlan};
+
+/// Most response headers looked at for `Location`.
+const MAX_HEADERS: usize = 64;
+
+/// Follows the redirects from `first`, the response to `target`'s request (kept in `capture`),
+/// up to `target.redirects` of them, on `conn` (slot `slot` of `group`, to `addr`), until
+/// `deadline`. Returns the last response (with the connection setup of the chain's first when
+/// the last reused its connection): the answer, whose status counts. A redirect without a
+/// `Location` is an answer too.
+///
+/// Errors: [`ErrorKind::Redirect`] for one more redirect than allowed or one to another
+/// origin; the errors of [`transport::send`].
+#[allow(clippy::too_many_arguments)]
+pub(super) async fn follow(
+    first: Response,
+    conn: &mut Option<Conn>,
+    addr: SocketAddr,
+    target: &TargetPlan,
+    group: &Group,
+    (slot, deadline): (usize, Instant),
+    capture: &mut Capture,
+    traffic: &mut Traffic,
+) -> Result<Response, ErrorKind> {
+    let mut response = first;
+    let mut hop: Option<TargetPlan> = None;
+    let mut followed = 0;
+    while REDIRECT_STATUSES.contains(&response.status) {
+        let Some(location) = location(&capture.head) else {
+            break;
+        };
+        if followed == target.redirects {
+            return Err(ErrorKind::Redirect);
+        }
+        let next = hop
+            .as_ref()
+            .unwrap_or(target)
+            .redirected(response.status, location)
+            .ok_or(ErrorKind::Redirect)?;
+        if !(response.keep_alive && target.keep_alive) {
+            *conn = None;
+            group.close_slot(slot);
+        }
+        let at = (Instant::now(), deadline);
+        let setup = response.timing.setup;
+        response =
+            transport::send(conn, addr, &next, group, slot, at, Some(capture), traffic).await?;
+        response.timing.setup = response.timing.setup.or(setup);
+        hop = Some(next);
+        followed += 1;
+    }
+    Ok(response)
+}
+
+/// The value of the `Location` header of the response head `head`, if it has one.
+fn location(head: &[u8]) -> Option<&[u8]> {
+    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+    let mut response = httparse::Response::new(&mut headers);
+    response.parse(head).ok()?;
+    response
+        .headers
+        .iter()
+        .find(|h| h.name.eq_ignore_ascii_case("location"))
+        .map(|h| h.value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn location_of_a_head() {
+        let head = b"HTTP/1.1 302 Found\r\nContent-Length: 0\r\nlocation: /next?a=1\r\n\r\n";
+        assert_eq!(location(head), Some(&b"/next?a=1"[..]));
+        assert_eq!(location(b"HTTP/1.1 302 Found\r\n\r\n"), None);
+        assert_eq!(location(b"garbage"), None);
+    }
+}
