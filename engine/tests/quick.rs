@@ -136,6 +136,11 @@ fn each_flag_maps_to_its_spec_field() {
     }
     // The secret is not in the text.
     assert!(!emitted(&["-a", "user:secret"]).contains("secret"));
+    // A header given with -H wins over -T and -A, never joined with them (as in hey).
+    let spec = emitted(&["-T", "text/csv", "-H", "content-type: a/b", "-A", "x/y"]);
+    assert!(spec.contains("\"content-type\": \"a/b\"\n"), "{spec}");
+    assert!(!spec.contains("text/csv"), "{spec}");
+    assert!(spec.contains("\"Accept\": \"x/y\"\n"), "{spec}");
     // Off by a flag: nothing written (the spec's defaults are off).
     for (flag, field) in [
         ("--disable-compression", "compression"),

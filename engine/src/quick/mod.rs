@@ -61,12 +61,20 @@ fn request_of(flags: &RequestFlags, url: &str) -> Result<Request, QuickError> {
             .ok_or_else(|| QuickError::Flags(format!("-H `{header}`: expected `Name: value`")))?;
         headers.push((name.trim().to_string(), value.trim().to_string()));
     }
-    if let Some(t) = &flags.content_type {
-        headers.push(("Content-Type".to_string(), t.clone()));
+    // A header given with -H wins over -T and -A (as in hey), never joined with them.
+    let given = |name: &str| headers.iter().any(|(n, _)| n.eq_ignore_ascii_case(name));
+    let mut implied = Vec::new();
+    if let Some(t) = &flags.content_type
+        && !given("Content-Type")
+    {
+        implied.push(("Content-Type".to_string(), t.clone()));
     }
-    if let Some(a) = &flags.accept {
-        headers.push(("Accept".to_string(), a.clone()));
+    if let Some(a) = &flags.accept
+        && !given("Accept")
+    {
+        implied.push(("Accept".to_string(), a.clone()));
     }
+    headers.extend(implied);
     if let Some(credentials) = &flags.basic_auth {
         headers.push(("Authorization".to_string(), basic(credentials)));
     }

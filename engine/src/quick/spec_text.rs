@@ -71,10 +71,7 @@ pub(crate) struct Built {
 
 /// Builds the spec of `request` under `load`. Errors: flags that do not go together (`--ramp-up` without
 /// `-z`, …); every value is otherwise left to the spec's validation.
-pub(crate) fn build(
-    request: &Request,
-    load: &LoadFlags,
-) -> Result<Built, QuickError> {
+pub(crate) fn build(request: &Request, load: &LoadFlags) -> Result<Built, QuickError> {
     let mut out = String::new();
     let mut secrets = BTreeMap::new();
     let method = request.method.clone().unwrap_or_else(|| "GET".to_string());
@@ -372,7 +369,11 @@ mod tests {
     #[test]
     fn the_one_line_defaults_offer_compression_and_follow_redirects() {
         let built = build(&request("http://127.0.0.1:1/"), &LoadFlags::default()).unwrap();
-        assert!(built.text.contains("  compression: true\n"), "{}", built.text);
+        assert!(
+            built.text.contains("  compression: true\n"),
+            "{}",
+            built.text
+        );
         assert!(built.text.contains("  redirects: 10\n"), "{}", built.text);
     }
 
