@@ -202,14 +202,23 @@ fn slo_table(result: &RunResult) -> String {
     out
 }
 
-/// The verdict of the run alone (no baseline), last. An interrupted run is not judged.
+/// The verdict of the run alone (no baseline), last, saying when loadgate's default `errors`
+/// threshold is among the SLOs. An interrupted run is not judged.
 fn verdict_line(result: &RunResult) -> String {
     let failed = result.slo.iter().filter(|v| !v.passed).count();
-    let verdict = match (result.slo.len(), failed) {
+    let mut verdict = match (result.slo.len(), failed) {
         (0, _) => "PASSED: no SLOs defined".to_string(),
         (n, 0) => format!("PASSED: all {n} SLO thresholds met"),
         (n, f) => format!("FAILED: {f} of {n} SLO thresholds not met"),
     };
+    if let Some(default) = result.slo.iter().find(|v| v.default) {
+        let _ = write!(
+            verdict,
+            " (with loadgate's default `errors: {}`, {}: the spec sets no errors SLO)",
+            default.threshold,
+            if default.passed { "met" } else { "NOT met" }
+        );
+    }
     if result.interrupted {
         let rest = verdict.split_once(": ").map_or("", |(_, rest)| rest);
         format!(
@@ -421,6 +430,9 @@ fn slo_name(v: &SloVerdict) -> String {
     }
     if v.aborted_run {
         name.push_str(" (stopped the run)");
+    }
+    if v.default {
+        name.push_str(" (default: the spec sets no errors SLO)");
     }
     name
 }

@@ -444,6 +444,11 @@ pub struct SloVerdict {
     /// This threshold failed during the run and stopped it (`abort_on_fail`).
     #[serde(default)]
     pub aborted_run: bool,
+    /// loadgate added this threshold, the spec did not write it: `errors: rate < 100%` on
+    /// the whole run when its `slo` has no `errors` threshold, so that a run in which every
+    /// request failed (or none ended) does not pass. False in older results.
+    #[serde(default)]
+    pub default: bool,
 }
 
 fn one() -> u32 {
