@@ -2,10 +2,12 @@
 //! `errors` SLO, the extra percentiles and rates, the colour histogram and insight lines, and
 //! the progress lines on stderr in a CI log.
 
+mod common;
 mod support;
 
 use std::process::Command;
 
+use common::result_fixture;
 use loadgate::result::RunResult;
 use support::write_spec;
 
@@ -104,4 +106,83 @@ fn a_run_in_which_every_request_failed_fails_on_the_default_errors_slo() {
         ),
         "{stdout}"
     );
+}
+
+/// The value cells of the summary's latency row `label` (`p10`, `p99.99`, ...).
+fn row<'a>(stdout: &'a str, label: &str) -> Vec<&'a str> {
+    let line = stdout
+        .lines()
+        .find(|l| l.split_whitespace().next() == Some(label))
+        .unwrap_or_else(|| panic!("no `{label}` row in {stdout}"));
+    line.split_whitespace().skip(1).collect()
+}
+
+#[test]
+fn the_summary_shows_every_percentile_the_size_per_response_and_the_transfer_rate() {
+    let server = loadgate::serve::spawn("127.0.0.1:0".parse().unwrap(), 1).unwrap();
+    let url = format!("{}/x?size=1000", server.url());
+    let (code, stdout, _, result) =
+        run(&spec(&url, "  connections: 2\n  requests: 400\n", ""), &[]);
+    assert_eq!(code, Some(0), "{stdout}");
+    let l = result.total.latency_us.as_ref().unwrap();
+    let (p10, p25, p75, p99_99) = (
+        l.p10_us.unwrap(),
+        l.p25_us.unwrap(),
+        l.p75_us.unwrap(),
+        l.p99_99_us.unwrap(),
+    );
+    assert!(
+        l.min_us <= p10
+            && p10 <= p25
+            && p25 <= l.p50_us
+            && l.p50_us <= p75
+            && p75 <= l.p90_us
+            && l.p99_9_us <= p99_99
+            && p99_99 <= l.max_us,
+        "{l:?}"
+    );
+    for label in [
+        "min", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "p99.9", "p99.99", "max", "mean",
+    ] {
+        let cells = row(&stdout, label);
+        assert_eq!(
+            cells.len(),
+            1,
+            "one column (total) for one target: {stdout}"
+        );
+        assert!(
+            cells[0].ends_with("us") || cells[0].ends_with('s'),
+            "{stdout}"
+        );
+    }
+
+    // Bytes on the wire per response: the 1000-byte body and the head.
+    let per_response = result.total.bytes_received / result.total.responses;
+    assert!((1000..1300).contains(&per_response), "{per_response}");
+    let size = format!(
+        "size        {:.1} KiB received per response",
+        per_response as f64 / 1024.0
+    );
+    assert!(stdout.contains(&size), "{size} in {stdout}");
+    let transfer = stdout
+        .lines()
+        .find(|l| l.starts_with("  transfer"))
+        .unwrap_or_else(|| panic!("no transfer line in {stdout}"));
+    let received = result.total.bytes_received as f64 / result.duration_s;
+    assert!(received > 0.0);
+    assert!(
+        transfer.contains("/s received, ") && transfer.ends_with("/s sent"),
+        "{transfer}"
+    );
+}
+
+#[test]
+fn an_older_result_without_the_new_percentiles_shows_them_as_not_recorded() {
+    let result = loadgate::result::read(&result_fixture("current.json")).unwrap();
+    assert!(result.total.latency_us.as_ref().unwrap().p10_us.is_none());
+    let summary = loadgate::report::console::summary(&result);
+    let p10 = row(&summary, "p10");
+    assert!(p10.iter().all(|c| *c == "-"), "{summary}");
+    assert!(row(&summary, "p50").iter().all(|c| *c != "-"), "{summary}");
+    assert!(summary.contains("(-: no responses, or not recorded in this result)"));
 }

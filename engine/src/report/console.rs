@@ -75,6 +75,22 @@ fn totals(result: &RunResult) -> String {
         format_bytes(t.bytes_received),
         format_bytes(t.bytes_sent)
     );
+    if t.responses > 0 {
+        let _ = writeln!(
+            out,
+            "  size        {} received per response (headers and body)",
+            format_bytes(t.bytes_received / t.responses)
+        );
+    }
+    if result.duration_s > 0.0 {
+        let per_second = |bytes: u64| format_bytes((bytes as f64 / result.duration_s) as u64);
+        let _ = writeln!(
+            out,
+            "  transfer    {}/s received, {}/s sent",
+            per_second(t.bytes_received),
+            per_second(t.bytes_sent)
+        );
+    }
     let _ = writeln!(
         out,
         "  client CPU  {:.2} s user, {:.2} s system",
@@ -83,49 +99,86 @@ fn totals(result: &RunResult) -> String {
     out
 }
 
-/// The latency percentiles of the whole run and of each target (when there are several);
-/// the service time too when requests had due times.
+/// The latency percentiles, one line each, in a column for the whole run and one for each
+/// target (when there are several); service-time columns too when requests had due times.
 fn latency_table(result: &RunResult) -> String {
-    let mut out = String::new();
     let t = &result.total;
-    let _ = writeln!(out, "\n  latency{}", percentile_header());
     let rows: Vec<&TargetResult> = if result.targets.len() > 1 {
         std::iter::once(t).chain(&result.targets).collect()
     } else {
         vec![t]
     };
-    let width = rows
+    let mut columns: Vec<(String, Option<&LatencySummary>)> = rows
         .iter()
-        .map(|r| r.name.chars().count())
-        .max()
-        .unwrap_or(5)
-        .max(7);
-    for row in &rows {
-        let _ = writeln!(
-            out,
-            "  {:<width$}{}",
-            clean(&row.name),
-            percentile_row(&row.latency_us)
-        );
-    }
+        .map(|r| (clean(&r.name), r.latency_us.as_ref()))
+        .collect();
     // Service time differs from latency only when requests had due times (open model, pacing).
     let scheduled = result.health.stages.iter().any(|s| s.lateness_us.is_some());
     if scheduled {
+        columns.extend(rows.iter().map(|r| {
+            (
+                format!("{} service", clean(&r.name)),
+                r.service_time_us.as_ref(),
+            )
+        }));
+    }
+    let width = columns
+        .iter()
+        .map(|(name, _)| name.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(9)
+        + 2;
+    let mut out = format!("\n  {:<8}", "latency");
+    for (name, _) in &columns {
+        let _ = write!(out, "{name:>width$}");
+    }
+    out.push('\n');
+    let mut missing = false;
+    for (label, value) in PERCENTILES {
+        let _ = write!(out, "  {label:<8}");
+        for (_, summary) in &columns {
+            let cell = summary.and_then(value).map_or_else(
+                || {
+                    missing = true;
+                    "-".to_string()
+                },
+                format_duration_us,
+            );
+            let _ = write!(out, "{cell:>width$}");
+        }
+        out.push('\n');
+    }
+    if missing {
+        let _ = writeln!(out, "  (-: no responses, or not recorded in this result)");
+    }
+    if scheduled {
         let _ = writeln!(
             out,
-            "  service time (from the actual send, not from when the request was due)"
+            "  service: from the actual send, not from when the request was due"
         );
-        for row in &rows {
-            let _ = writeln!(
-                out,
-                "  {:<width$}{}",
-                clean(&row.name),
-                percentile_row(&row.service_time_us)
-            );
-        }
     }
     out
 }
+
+/// The rows of the latency table: a label and the value in microseconds (absent: not recorded,
+/// in results written before p10, p25, p75 and p99.99 were).
+type Percentile = (&'static str, fn(&LatencySummary) -> Option<f64>);
+
+const PERCENTILES: [Percentile; 12] = [
+    ("min", |l| Some(l.min_us as f64)),
+    ("p10", |l| l.p10_us.map(|v| v as f64)),
+    ("p25", |l| l.p25_us.map(|v| v as f64)),
+    ("p50", |l| Some(l.p50_us as f64)),
+    ("p75", |l| l.p75_us.map(|v| v as f64)),
+    ("p90", |l| Some(l.p90_us as f64)),
+    ("p95", |l| Some(l.p95_us as f64)),
+    ("p99", |l| Some(l.p99_us as f64)),
+    ("p99.9", |l| Some(l.p99_9_us as f64)),
+    ("p99.99", |l| l.p99_99_us.map(|v| v as f64)),
+    ("max", |l| Some(l.max_us as f64)),
+    ("mean", |l| Some(l.mean_us)),
+];
 
 /// Status codes and errors by kind, when there are any.
 fn status_lines(t: &TargetResult) -> String {
@@ -366,32 +419,6 @@ fn phase_table(phases: &PhasesResult) -> String {
         }
     );
     out
-}
-
-fn percentile_header() -> String {
-    ["min", "p50", "p90", "p95", "p99", "p99.9", "max", "mean"]
-        .iter()
-        .map(|h| format!("{h:>9}"))
-        .collect()
-}
-
-fn percentile_row(summary: &Option<LatencySummary>) -> String {
-    match summary {
-        Some(l) => [
-            l.min_us as f64,
-            l.p50_us as f64,
-            l.p90_us as f64,
-            l.p95_us as f64,
-            l.p99_us as f64,
-            l.p99_9_us as f64,
-            l.max_us as f64,
-            l.mean_us,
-        ]
-        .iter()
-        .map(|us| format!("{:>9}", format_duration_us(*us)))
-        .collect(),
-        None => format!("{:>9}", "no responses"),
-    }
 }
 
 /// Up to 10 bars on a logarithmic scale from min to max.

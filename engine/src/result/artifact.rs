@@ -339,6 +339,21 @@ pub struct LatencySummary {
     pub p99_9_us: u64,
     /// Longest, microseconds.
     pub max_us: u64,
+    /// 10th percentile, microseconds, ranked as `p50_us`; absent in results written before it
+    /// was recorded.
+    #[serde(default)]
+    pub p10_us: Option<u64>,
+    /// 25th percentile (first quartile), microseconds, ranked as `p50_us`; absent in older
+    /// results.
+    #[serde(default)]
+    pub p25_us: Option<u64>,
+    /// 75th percentile (third quartile), microseconds, ranked as `p50_us`; absent in older
+    /// results.
+    #[serde(default)]
+    pub p75_us: Option<u64>,
+    /// 99.99th percentile, microseconds, ranked as `p50_us`; absent in older results.
+    #[serde(default)]
+    pub p99_99_us: Option<u64>,
 }
 
 /// The load generator's own health over the run.
