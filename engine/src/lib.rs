@@ -272,7 +272,10 @@ fn run_spec(args: &RunArgs) -> anyhow::Result<Outcome> {
     let output = output?;
 
     let result = result::build(&plan, &output);
-    print!("{}", report::console::summary(&result));
+    print!(
+        "{}",
+        report::console::summary(&result, report::console::color(args.no_color))
+    );
     if let Some(out) = out {
         out.write(&result)?;
     }

@@ -92,7 +92,7 @@ fn a_run_in_which_every_request_failed_fails_on_the_default_errors_slo() {
     );
     assert_eq!(code, Some(0), "{stdout}");
     assert!(result.slo.iter().all(|v| !v.default), "{:?}", result.slo);
-    assert!(!stdout.contains("default"), "{stdout}");
+    assert!(!stdout.contains("errors SLO"), "{stdout}");
 
     // Against a healthy target the default passes, and the verdict says it was the default.
     let ok = format!("{}/x", server.url());
@@ -180,9 +180,77 @@ fn the_summary_shows_every_percentile_the_size_per_response_and_the_transfer_rat
 fn an_older_result_without_the_new_percentiles_shows_them_as_not_recorded() {
     let result = loadgate::result::read(&result_fixture("current.json")).unwrap();
     assert!(result.total.latency_us.as_ref().unwrap().p10_us.is_none());
-    let summary = loadgate::report::console::summary(&result);
+    let summary = loadgate::report::console::summary(&result, false);
     let p10 = row(&summary, "p10");
     assert!(p10.iter().all(|c| *c == "-"), "{summary}");
     assert!(row(&summary, "p50").iter().all(|c| *c != "-"), "{summary}");
     assert!(summary.contains("(-: no responses, or not recorded in this result)"));
+}
+
+#[test]
+fn the_histogram_is_read_by_slo_level_with_its_key_and_the_insight_lines() {
+    let server = loadgate::serve::spawn("127.0.0.1:0".parse().unwrap(), 1).unwrap();
+    let url = format!("{}/x?delay=2ms", server.url());
+    let load = "  connections: 2\n  requests: 300\n";
+    let (code, stdout, _, result) = run(
+        &spec(&url, load, "slo:\n  latency: [\"p(99) < 40ms\"]\n"),
+        &["--no-color"],
+    );
+    assert_eq!(code, Some(0), "{stdout}");
+    assert!(!stdout.contains('\x1b'), "no colour in a pipe: {stdout}");
+    assert!(
+        stdout.contains("levels (a bar's level is its upper bound's; limits from the SLO `total latency: p(99) < 40ms`)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("elite <=40us")
+            && stdout.contains("critical <=40.00ms  violation >40.00ms"),
+        "{stdout}"
+    );
+    // Every bar names its level; responses of 2 ms and more are `fair` or slower at 40 ms.
+    let bars: Vec<&str> = stdout
+        .lines()
+        .skip_while(|l| !l.contains("latency histogram"))
+        .skip(1)
+        .take_while(|l| l.contains(" .. "))
+        .collect();
+    assert!(!bars.is_empty(), "{stdout}");
+    let names = [
+        "elite",
+        "excellent",
+        "great",
+        "good",
+        "fine",
+        "fair",
+        "ok",
+        "moderate",
+        "warning",
+        "critical",
+        "violation",
+    ];
+    for bar in &bars {
+        let level = bar.split_whitespace().last().unwrap();
+        assert!(names[5..].contains(&level), "{bar}");
+    }
+
+    // The insight lines: 300 responses read p99 ratios, not p99.9's.
+    let l = result.total.latency_us.as_ref().unwrap();
+    let spread = l.p99_us as f64 / l.p50_us as f64;
+    assert!(
+        stdout.contains(&format!("spread    p99/p50    {spread:>6.2}x  ")),
+        "{spread} in {stdout}"
+    );
+    assert!(stdout.contains("tail      p99/p95"), "{stdout}");
+    assert!(
+        stdout.contains("(too few responses to read: 300 < 1000)"),
+        "{stdout}"
+    );
+
+    // Without a latency SLO the limits are the default's.
+    let (_, stdout, _, _) = run(&spec(&url, load, ""), &[]);
+    assert!(
+        stdout.contains("limits from no latency SLO: loadgate's default, Nielsen's 1 s limit)"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("elite <=1.00ms"), "{stdout}");
 }

@@ -1,17 +1,26 @@
-//! The console summary printed on stdout at the end of a run: totals, RPS, a percentile table,
-//! a latency histogram, status codes, errors and the SLO table, verdict last.
+//! The console summary printed on stdout at the end of a run: totals, RPS, a percentile table
+//! and the insight lines, a latency histogram coloured by SLO level, status codes, errors and
+//! the SLO table, verdict last. Colour only where [`color`] allows it.
 
+use std::ffi::OsStr;
 use std::fmt::Write as _;
+use std::io::IsTerminal as _;
 
+use super::insight;
+use super::levels::{self, Scale};
 use crate::result::{self, LatencySummary, PhasesResult, RunResult, SloVerdict, TargetResult};
 use crate::units::{Unit, format_bytes, format_duration_us};
 
-/// Renders the summary of `result` as plain text.
-pub fn summary(result: &RunResult) -> String {
+/// Renders the summary of `result` as text; the histogram's bars and levels in ANSI colours
+/// when `color` (see [`color`]), else plain.
+pub fn summary(result: &RunResult, color: bool) -> String {
     let t = &result.total;
     let mut out = totals(result);
     out.push_str(&transport_lines(result));
     out.push_str(&latency_table(result));
+    if let Some(latency) = &t.latency_us {
+        out.push_str(&insight::lines(latency, t.responses));
+    }
     if let Some(phases) = &t.phases_us {
         out.push_str(&phase_table(phases));
     }
@@ -19,7 +28,11 @@ pub fn summary(result: &RunResult) -> String {
         && !histogram.is_empty()
     {
         let _ = writeln!(out, "\n  latency histogram");
-        out.push_str(&histogram_bars(&histogram));
+        out.push_str(&levels::histogram(
+            &histogram,
+            &Scale::of(&result.slo),
+            color,
+        ));
     }
     out.push_str(&status_lines(t));
     out.push_str(&check_lines(result));
@@ -75,11 +88,11 @@ fn totals(result: &RunResult) -> String {
         format_bytes(t.bytes_received),
         format_bytes(t.bytes_sent)
     );
-    if t.responses > 0 {
+    if let Some(size) = t.bytes_received.checked_div(t.responses) {
         let _ = writeln!(
             out,
             "  size        {} received per response (headers and body)",
-            format_bytes(t.bytes_received / t.responses)
+            format_bytes(size)
         );
     }
     if result.duration_s > 0.0 {
@@ -421,32 +434,6 @@ fn phase_table(phases: &PhasesResult) -> String {
     out
 }
 
-/// Up to 10 bars on a logarithmic scale from min to max.
-fn histogram_bars(h: &hdrhistogram::Histogram<u64>) -> String {
-    let (min, max) = (h.min().max(1) as f64, h.highest_equivalent(h.max()) as f64);
-    let buckets = if max / min < 1.5 { 1 } else { 10 };
-    let ratio = (max / min).powf(1.0 / buckets as f64);
-    let mut out = String::new();
-    let mut low = min;
-    let total = h.len() as f64;
-    for i in 0..buckets {
-        let high = if i + 1 == buckets { max } else { low * ratio };
-        let count = h.count_between(low as u64, high as u64)
-            - if i > 0 { h.count_at(low as u64) } else { 0 };
-        let share = count as f64 / total;
-        let _ = writeln!(
-            out,
-            "  {:>9} .. {:<9} {:<40} {:>5.1}%",
-            format_duration_us(low),
-            format_duration_us(high),
-            "#".repeat((share * 40.0).round() as usize),
-            share * 100.0
-        );
-        low = high;
-    }
-    out
-}
-
 fn slo_name(v: &SloVerdict) -> String {
     let mut name = format!("{} {}: {}", clean(&v.scope), v.metric, clean(&v.threshold));
     if let Some(w) = v.window_s {
@@ -470,6 +457,23 @@ fn measured(v: &SloVerdict) -> String {
         .map_or_else(|| "n/a".to_string(), |m| Unit::from_name(&v.unit).format(m))
 }
 
+/// Whether the summary on stdout is coloured: only when `--no-color` was not given, `NO_COLOR`
+/// is absent or empty (no-color.org: "when present and not an empty string" it disables
+/// colour), and stdout is a terminal.
+pub fn use_color(no_color_flag: bool, no_color_env: Option<&OsStr>, terminal: bool) -> bool {
+    !no_color_flag && no_color_env.is_none_or(OsStr::is_empty) && terminal
+}
+
+/// [`use_color`] for this process: `--no-color` as given, `NO_COLOR` from the environment,
+/// and whether stdout is a terminal.
+pub fn color(no_color_flag: bool) -> bool {
+    use_color(
+        no_color_flag,
+        std::env::var_os("NO_COLOR").as_deref(),
+        std::io::stdout().is_terminal(),
+    )
+}
+
 /// Names come from the spec: keep terminal control characters out.
 fn clean(text: &str) -> String {
     text.chars()
@@ -482,25 +486,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn histogram_bars_cover_every_sample() {
-        let mut h = crate::measure::latency_histogram();
-        for v in 1..=1000u64 {
-            h.record(v * 100).unwrap();
-        }
-        let bars = histogram_bars(&h);
-        let shares: f64 = bars
-            .lines()
-            .map(|l| {
-                l.trim_end_matches('%')
-                    .rsplit(' ')
-                    .next()
-                    .unwrap()
-                    .parse::<f64>()
-                    .unwrap()
-            })
-            .sum();
-        assert_eq!(bars.lines().count(), 10);
-        assert!((shares - 100.0).abs() < 0.6, "{bars}");
+    fn colour_only_on_a_terminal_without_no_color() {
+        let set = Some(OsStr::new("1"));
+        let empty = Some(OsStr::new(""));
+        assert!(use_color(false, None, true));
+        assert!(use_color(false, empty, true), "an empty NO_COLOR is absent");
+        assert!(!use_color(false, set, true));
+        assert!(!use_color(true, None, true));
+        assert!(!use_color(false, None, false));
     }
 
     #[test]
