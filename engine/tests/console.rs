@@ -254,3 +254,55 @@ fn the_histogram_is_read_by_slo_level_with_its_key_and_the_insight_lines() {
     );
     assert!(stdout.contains("elite <=1.00ms"), "{stdout}");
 }
+
+/// The `loadgate:` progress lines of a run's stderr.
+fn progress_lines(stderr: &str) -> Vec<&str> {
+    stderr
+        .lines()
+        .filter(|l| l.starts_with("loadgate: ") && l.contains("req/s"))
+        .collect()
+}
+
+#[test]
+fn in_a_ci_log_the_live_view_prints_a_first_line_at_once_then_every_few_seconds() {
+    let server = loadgate::serve::spawn("127.0.0.1:0".parse().unwrap(), 1).unwrap();
+    let url = format!("{}/x?delay=5ms", server.url());
+    // 4 s: the first line at once, the next 3 s later (PLAIN_INTERVAL); stderr is a pipe.
+    let (code, stdout, stderr, result) =
+        run(&spec(&url, "  connections: 1\n  duration: 4s\n", ""), &[]);
+    assert_eq!(code, Some(0), "{stdout}");
+    let lines = progress_lines(&stderr);
+    assert!(lines.len() >= 2, "{stderr}");
+    assert!(lines.iter().all(|l| l.is_ascii()), "{stderr}");
+    assert!(
+        lines[0] == "loadgate: 0/4 s (4 s left)  0 req/s  0 err/s (0 in all)  p50 -  p99 -",
+        "{stderr}"
+    );
+    // Three seconds in, the last whole second had responses: its rate and percentiles show.
+    let later = lines[1];
+    let seconds: u64 = later["loadgate: ".len()..]
+        .split('/')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((3..=4).contains(&seconds), "{stderr}");
+    let rps: u64 = later
+        .split("  ")
+        .find_map(|part| part.strip_suffix(" req/s"))
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(rps > 10 && rps <= result.total.responses, "{later}");
+    assert!(
+        later.contains("(0 in all)  p50 ") && !later.contains(" -"),
+        "{later}"
+    );
+
+    // Quiet: no progress at all.
+    let (_, _, stderr, _) = run(
+        &spec(&url, "  connections: 1\n  requests: 20\n", ""),
+        &["-q"],
+    );
+    assert!(progress_lines(&stderr).is_empty(), "{stderr}");
+}
