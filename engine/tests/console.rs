@@ -8,6 +8,7 @@ mod support;
 use std::process::Command;
 
 use common::result_fixture;
+use loadgate::report::Format;
 use loadgate::result::RunResult;
 use support::write_spec;
 
@@ -71,6 +72,21 @@ fn a_run_in_which_every_request_failed_fails_on_the_default_errors_slo() {
         "{stdout}"
     );
     assert!(!stdout.contains("PASSED"), "{stdout}");
+    // The reports name the default too (their SLO rows come from report/view.rs).
+    for format in [Format::Md, Format::Html, Format::Junit] {
+        let input = loadgate::report::Input {
+            current: &result,
+            baseline: None,
+            comparison: None,
+            history: &[],
+            spec_path: None,
+        };
+        let report = loadgate::report::render(format, &input, None).unwrap();
+        assert!(
+            report.contains("total errors: rate &lt; 100% (default: the spec sets no errors SLO)"),
+            "{format:?}: {report}"
+        );
+    }
 
     // A latency SLO alone is met by the 500s' latency; the default still fails the run.
     let (code, stdout, _, result) = run(
