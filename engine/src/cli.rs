@@ -74,6 +74,10 @@ pub(crate) struct RunArgs {
     /// No progress line on stderr.
     #[arg(long, short)]
     pub(crate) quiet: bool,
+    /// No colour in the summary (as the `NO_COLOR` environment variable; colour is only ever
+    /// used when stdout is a terminal).
+    #[arg(long)]
+    pub(crate) no_color: bool,
     /// Compare the run with this baseline result and exit 4 on a regression; the file must
     /// exist.
     #[arg(long)]
@@ -451,7 +455,8 @@ pub(crate) struct LoadFlags {
     /// first bytes of the body, and the address and protocol it went to.
     #[arg(short = 'v', long)]
     pub(crate) verbose: bool,
-    /// No colours in the summary.
+    /// No colour in the summary (as the `NO_COLOR` environment variable; colour is only ever
+    /// used when stdout is a terminal).
     #[arg(long)]
     pub(crate) no_color: bool,
     /// No progress line on stderr.

@@ -293,7 +293,7 @@ pub(crate) fn run_plan(
     let output = output?;
 
     let result = result::build(plan, &output);
-    let summary = report::console::summary(&result);
+    let summary = report::console::summary(&result, report::console::color(args.no_color));
     lines.write(&summary, &result, run::workers(plan))?;
     if let Some(out) = out {
         out.write(&result)?;

@@ -381,10 +381,16 @@ fn checks_count_towards_their_own_metric() {
         .iter()
         .map(|v| (v.scope.clone(), v.passed))
         .collect();
+    // The whole run's checks, its default errors threshold (no `errors` SLO), the target's.
     assert_eq!(
         verdicts,
-        [("total".to_string(), false), ("t".to_string(), true)]
+        [
+            ("total".to_string(), false),
+            ("total".to_string(), true),
+            ("t".to_string(), true)
+        ]
     );
+    assert!(result.slo[1].default);
 }
 
 #[test]

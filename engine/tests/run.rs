@@ -308,7 +308,7 @@ fn binary_runs_a_service_writes_the_result_and_exits_1_on_an_slo_breach() {
         "{stdout}"
     );
     assert!(
-        stdout.contains("FAILED: 1 of 2 SLO thresholds not met"),
+        stdout.contains("FAILED: 1 of 3 SLO thresholds not met (with loadgate's default"),
         "{stdout}"
     );
     assert!(port_is_closed(port), "the service was stopped");

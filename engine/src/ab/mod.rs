@@ -125,7 +125,10 @@ pub(crate) fn ab(args: &AbArgs, env: &dyn Fn(&str) -> Option<String>) -> anyhow:
     let ab = ab_result(&plans, ran?, mode, epoch);
     let (baseline, candidate) = (&ab.baseline, &ab.candidate);
     for (label, result) in [("BASELINE", baseline), ("CANDIDATE", candidate)] {
-        print!("\n{label}\n{}", crate::report::console::summary(result));
+        print!(
+            "\n{label}\n{}",
+            crate::report::console::summary(result, crate::report::console::color(false))
+        );
     }
     let comparison = compare::compare_paired(&ab)?;
     let input = crate::report::Input {

@@ -1,11 +1,19 @@
-//! Service level objectives: a spec's `slo` blocks parsed into thresholds.
+//! Service level objectives: a spec's `slo` blocks parsed into thresholds, and the default
+//! `errors` threshold of the whole run ([`DEFAULT_ERRORS`]).
 
 use super::Errors;
 use super::threshold::{Metric, Scope, Threshold};
 use crate::spec;
 
+/// The whole run's `errors` threshold when the spec's top-level `slo` has none: a run in which
+/// every request failed fails (and so does one in which no request ended, see
+/// `result/slo.rs`), instead of passing for want of a threshold. Marked
+/// [`Threshold::default`] so that the verdict and the reports say loadgate added it.
+pub(crate) const DEFAULT_ERRORS: &str = "rate < 100%";
+
 /// Parses the thresholds of one `slo` block (at `path`, applying to `scope`) and their options;
-/// every problem goes to `errors`.
+/// every problem goes to `errors`. The whole run's block (`scope` [`Scope::Total`]) without an
+/// `errors` threshold gets [`DEFAULT_ERRORS`], last.
 pub(super) fn build_slo(
     slo: &spec::Slo,
     path: &str,
@@ -72,5 +80,55 @@ pub(super) fn build_slo(
             out.push(threshold);
         }
     }
+    if scope == Scope::Total && slo.errors.is_empty() {
+        let mut default = Threshold::parse(scope, Metric::Errors, DEFAULT_ERRORS)
+            .expect("the default errors threshold parses");
+        default.default = true;
+        out.push(default);
+    }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn slo(latency: &[&str], errors: &[&str]) -> spec::Slo {
+        let list = |l: &[&str]| {
+            l.iter()
+                .map(|t| spec::ThresholdSpec::Expression(t.to_string()))
+                .collect()
+        };
+        spec::Slo {
+            latency: list(latency),
+            errors: list(errors),
+            ..spec::Slo::default()
+        }
+    }
+
+    fn build(block: &spec::Slo, scope: Scope) -> Vec<Threshold> {
+        let mut errors = Errors::default();
+        let out = build_slo(block, "slo", scope, &mut errors);
+        assert!(errors.0.is_empty(), "{:?}", errors.0);
+        out
+    }
+
+    #[test]
+    fn the_whole_run_gets_the_default_errors_threshold_only_without_one() {
+        let added = build(&slo(&["p(99) < 1s"], &[]), Scope::Total);
+        assert_eq!(added.len(), 2);
+        let default = &added[1];
+        assert!(default.default && !added[0].default);
+        assert_eq!(
+            (default.metric, default.expression.as_str()),
+            (Metric::Errors, DEFAULT_ERRORS)
+        );
+        assert!(default.passes(0.999) && !default.passes(1.0));
+
+        let written = build(&slo(&[], &["count < 5"]), Scope::Total);
+        assert_eq!(written.len(), 1);
+        assert!(!written[0].default);
+        // A target's block never gets it: the whole run's default covers every target.
+        assert!(build(&slo(&[], &[]), Scope::Target(0)).is_empty());
+    }
 }

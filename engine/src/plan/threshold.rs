@@ -119,6 +119,9 @@ pub struct Threshold {
     pub(crate) abort_after: Duration,
     /// Judge every window of this many whole seconds (sliding by a second), not the whole run.
     pub(crate) window_s: Option<u32>,
+    /// loadgate added this threshold, the spec did not write it (`plan/slo.rs`'s default
+    /// `errors` SLO).
+    pub(crate) default: bool,
 }
 
 impl Threshold {
@@ -163,7 +166,13 @@ impl Threshold {
             abort_on_fail: false,
             abort_after: Duration::ZERO,
             window_s: None,
+            default: false,
         })
+    }
+
+    /// loadgate added this threshold (the default `errors` SLO); the spec did not write it.
+    pub fn is_default(&self) -> bool {
+        self.default
     }
 
     /// Whether `measured` (in canonical units) satisfies the threshold.

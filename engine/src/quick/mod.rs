@@ -118,6 +118,7 @@ fn run_requests(requests: &[Request], load: &LoadFlags) -> anyhow::Result<Outcom
         spec: PathBuf::from(SPEC_PATH),
         out: None,
         quiet: load.quiet,
+        no_color: load.no_color,
         baseline: None,
         format: load.format,
         output: load.output.clone(),

@@ -1,17 +1,26 @@
-//! The console summary printed on stdout at the end of a run: totals, RPS, a percentile table,
-//! a latency histogram, status codes, errors and the SLO table, verdict last.
+//! The console summary printed on stdout at the end of a run: totals, RPS, a percentile table
+//! and the insight lines, a latency histogram coloured by SLO level, status codes, errors and
+//! the SLO table, verdict last. Colour only where [`color`] allows it.
 
+use std::ffi::OsStr;
 use std::fmt::Write as _;
+use std::io::IsTerminal as _;
 
+use super::insight;
+use super::levels::{self, Scale};
 use crate::result::{self, LatencySummary, PhasesResult, RunResult, SloVerdict, TargetResult};
 use crate::units::{Unit, format_bytes, format_duration_us};
 
-/// Renders the summary of `result` as plain text.
-pub fn summary(result: &RunResult) -> String {
+/// Renders the summary of `result` as text; the histogram's bars and levels in ANSI colours
+/// when `color` (see [`color`]), else plain.
+pub fn summary(result: &RunResult, color: bool) -> String {
     let t = &result.total;
     let mut out = totals(result);
     out.push_str(&transport_lines(result));
     out.push_str(&latency_table(result));
+    if let Some(latency) = &t.latency_us {
+        out.push_str(&insight::lines(latency, t.responses));
+    }
     if let Some(phases) = &t.phases_us {
         out.push_str(&phase_table(phases));
     }
@@ -19,7 +28,11 @@ pub fn summary(result: &RunResult) -> String {
         && !histogram.is_empty()
     {
         let _ = writeln!(out, "\n  latency histogram");
-        out.push_str(&histogram_bars(&histogram));
+        out.push_str(&levels::histogram(
+            &histogram,
+            &Scale::of(&result.slo),
+            color,
+        ));
     }
     out.push_str(&status_lines(t));
     out.push_str(&check_lines(result));
@@ -75,6 +88,22 @@ fn totals(result: &RunResult) -> String {
         format_bytes(t.bytes_received),
         format_bytes(t.bytes_sent)
     );
+    if let Some(size) = t.bytes_received.checked_div(t.responses) {
+        let _ = writeln!(
+            out,
+            "  size        {} received per response (headers and body)",
+            format_bytes(size)
+        );
+    }
+    if result.duration_s > 0.0 {
+        let per_second = |bytes: u64| format_bytes((bytes as f64 / result.duration_s) as u64);
+        let _ = writeln!(
+            out,
+            "  transfer    {}/s received, {}/s sent",
+            per_second(t.bytes_received),
+            per_second(t.bytes_sent)
+        );
+    }
     let _ = writeln!(
         out,
         "  client CPU  {:.2} s user, {:.2} s system",
@@ -83,49 +112,86 @@ fn totals(result: &RunResult) -> String {
     out
 }
 
-/// The latency percentiles of the whole run and of each target (when there are several);
-/// the service time too when requests had due times.
+/// The latency percentiles, one line each, in a column for the whole run and one for each
+/// target (when there are several); service-time columns too when requests had due times.
 fn latency_table(result: &RunResult) -> String {
-    let mut out = String::new();
     let t = &result.total;
-    let _ = writeln!(out, "\n  latency{}", percentile_header());
     let rows: Vec<&TargetResult> = if result.targets.len() > 1 {
         std::iter::once(t).chain(&result.targets).collect()
     } else {
         vec![t]
     };
-    let width = rows
+    let mut columns: Vec<(String, Option<&LatencySummary>)> = rows
         .iter()
-        .map(|r| r.name.chars().count())
-        .max()
-        .unwrap_or(5)
-        .max(7);
-    for row in &rows {
-        let _ = writeln!(
-            out,
-            "  {:<width$}{}",
-            clean(&row.name),
-            percentile_row(&row.latency_us)
-        );
-    }
+        .map(|r| (clean(&r.name), r.latency_us.as_ref()))
+        .collect();
     // Service time differs from latency only when requests had due times (open model, pacing).
     let scheduled = result.health.stages.iter().any(|s| s.lateness_us.is_some());
     if scheduled {
+        columns.extend(rows.iter().map(|r| {
+            (
+                format!("{} service", clean(&r.name)),
+                r.service_time_us.as_ref(),
+            )
+        }));
+    }
+    let width = columns
+        .iter()
+        .map(|(name, _)| name.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(9)
+        + 2;
+    let mut out = format!("\n  {:<8}", "latency");
+    for (name, _) in &columns {
+        let _ = write!(out, "{name:>width$}");
+    }
+    out.push('\n');
+    let mut missing = false;
+    for (label, value) in PERCENTILES {
+        let _ = write!(out, "  {label:<8}");
+        for (_, summary) in &columns {
+            let cell = summary.and_then(value).map_or_else(
+                || {
+                    missing = true;
+                    "-".to_string()
+                },
+                format_duration_us,
+            );
+            let _ = write!(out, "{cell:>width$}");
+        }
+        out.push('\n');
+    }
+    if missing {
+        let _ = writeln!(out, "  (-: no responses, or not recorded in this result)");
+    }
+    if scheduled {
         let _ = writeln!(
             out,
-            "  service time (from the actual send, not from when the request was due)"
+            "  service: from the actual send, not from when the request was due"
         );
-        for row in &rows {
-            let _ = writeln!(
-                out,
-                "  {:<width$}{}",
-                clean(&row.name),
-                percentile_row(&row.service_time_us)
-            );
-        }
     }
     out
 }
+
+/// The rows of the latency table: a label and the value in microseconds (absent: not recorded,
+/// in results written before p10, p25, p75 and p99.99 were).
+type Percentile = (&'static str, fn(&LatencySummary) -> Option<f64>);
+
+const PERCENTILES: [Percentile; 12] = [
+    ("min", |l| Some(l.min_us as f64)),
+    ("p10", |l| l.p10_us.map(|v| v as f64)),
+    ("p25", |l| l.p25_us.map(|v| v as f64)),
+    ("p50", |l| Some(l.p50_us as f64)),
+    ("p75", |l| l.p75_us.map(|v| v as f64)),
+    ("p90", |l| Some(l.p90_us as f64)),
+    ("p95", |l| Some(l.p95_us as f64)),
+    ("p99", |l| Some(l.p99_us as f64)),
+    ("p99.9", |l| Some(l.p99_9_us as f64)),
+    ("p99.99", |l| l.p99_99_us.map(|v| v as f64)),
+    ("max", |l| Some(l.max_us as f64)),
+    ("mean", |l| Some(l.mean_us)),
+];
 
 /// Status codes and errors by kind, when there are any.
 fn status_lines(t: &TargetResult) -> String {
@@ -202,14 +268,23 @@ fn slo_table(result: &RunResult) -> String {
     out
 }
 
-/// The verdict of the run alone (no baseline), last. An interrupted run is not judged.
+/// The verdict of the run alone (no baseline), last, saying when loadgate's default `errors`
+/// threshold is among the SLOs. An interrupted run is not judged.
 fn verdict_line(result: &RunResult) -> String {
     let failed = result.slo.iter().filter(|v| !v.passed).count();
-    let verdict = match (result.slo.len(), failed) {
+    let mut verdict = match (result.slo.len(), failed) {
         (0, _) => "PASSED: no SLOs defined".to_string(),
         (n, 0) => format!("PASSED: all {n} SLO thresholds met"),
         (n, f) => format!("FAILED: {f} of {n} SLO thresholds not met"),
     };
+    if let Some(default) = result.slo.iter().find(|v| v.default) {
+        let _ = write!(
+            verdict,
+            " (with loadgate's default `errors: {}`, {}: the spec sets no errors SLO)",
+            default.threshold,
+            if default.passed { "met" } else { "NOT met" }
+        );
+    }
     if result.interrupted {
         let rest = verdict.split_once(": ").map_or("", |(_, rest)| rest);
         format!(
@@ -359,58 +434,6 @@ fn phase_table(phases: &PhasesResult) -> String {
     out
 }
 
-fn percentile_header() -> String {
-    ["min", "p50", "p90", "p95", "p99", "p99.9", "max", "mean"]
-        .iter()
-        .map(|h| format!("{h:>9}"))
-        .collect()
-}
-
-fn percentile_row(summary: &Option<LatencySummary>) -> String {
-    match summary {
-        Some(l) => [
-            l.min_us as f64,
-            l.p50_us as f64,
-            l.p90_us as f64,
-            l.p95_us as f64,
-            l.p99_us as f64,
-            l.p99_9_us as f64,
-            l.max_us as f64,
-            l.mean_us,
-        ]
-        .iter()
-        .map(|us| format!("{:>9}", format_duration_us(*us)))
-        .collect(),
-        None => format!("{:>9}", "no responses"),
-    }
-}
-
-/// Up to 10 bars on a logarithmic scale from min to max.
-fn histogram_bars(h: &hdrhistogram::Histogram<u64>) -> String {
-    let (min, max) = (h.min().max(1) as f64, h.highest_equivalent(h.max()) as f64);
-    let buckets = if max / min < 1.5 { 1 } else { 10 };
-    let ratio = (max / min).powf(1.0 / buckets as f64);
-    let mut out = String::new();
-    let mut low = min;
-    let total = h.len() as f64;
-    for i in 0..buckets {
-        let high = if i + 1 == buckets { max } else { low * ratio };
-        let count = h.count_between(low as u64, high as u64)
-            - if i > 0 { h.count_at(low as u64) } else { 0 };
-        let share = count as f64 / total;
-        let _ = writeln!(
-            out,
-            "  {:>9} .. {:<9} {:<40} {:>5.1}%",
-            format_duration_us(low),
-            format_duration_us(high),
-            "#".repeat((share * 40.0).round() as usize),
-            share * 100.0
-        );
-        low = high;
-    }
-    out
-}
-
 fn slo_name(v: &SloVerdict) -> String {
     let mut name = format!("{} {}: {}", clean(&v.scope), v.metric, clean(&v.threshold));
     if let Some(w) = v.window_s {
@@ -422,6 +445,9 @@ fn slo_name(v: &SloVerdict) -> String {
     if v.aborted_run {
         name.push_str(" (stopped the run)");
     }
+    if v.default {
+        name.push_str(" (default: the spec sets no errors SLO)");
+    }
     name
 }
 
@@ -429,6 +455,23 @@ fn slo_name(v: &SloVerdict) -> String {
 fn measured(v: &SloVerdict) -> String {
     v.measured
         .map_or_else(|| "n/a".to_string(), |m| Unit::from_name(&v.unit).format(m))
+}
+
+/// Whether the summary on stdout is coloured: only when `--no-color` was not given, `NO_COLOR`
+/// is absent or empty (no-color.org: "when present and not an empty string" it disables
+/// colour), and stdout is a terminal.
+pub fn use_color(no_color_flag: bool, no_color_env: Option<&OsStr>, terminal: bool) -> bool {
+    !no_color_flag && no_color_env.is_none_or(OsStr::is_empty) && terminal
+}
+
+/// [`use_color`] for this process: `--no-color` as given, `NO_COLOR` from the environment,
+/// and whether stdout is a terminal.
+pub fn color(no_color_flag: bool) -> bool {
+    use_color(
+        no_color_flag,
+        std::env::var_os("NO_COLOR").as_deref(),
+        std::io::stdout().is_terminal(),
+    )
 }
 
 /// Names come from the spec: keep terminal control characters out.
@@ -443,25 +486,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn histogram_bars_cover_every_sample() {
-        let mut h = crate::measure::latency_histogram();
-        for v in 1..=1000u64 {
-            h.record(v * 100).unwrap();
-        }
-        let bars = histogram_bars(&h);
-        let shares: f64 = bars
-            .lines()
-            .map(|l| {
-                l.trim_end_matches('%')
-                    .rsplit(' ')
-                    .next()
-                    .unwrap()
-                    .parse::<f64>()
-                    .unwrap()
-            })
-            .sum();
-        assert_eq!(bars.lines().count(), 10);
-        assert!((shares - 100.0).abs() < 0.6, "{bars}");
+    fn colour_only_on_a_terminal_without_no_color() {
+        let set = Some(OsStr::new("1"));
+        let empty = Some(OsStr::new(""));
+        assert!(use_color(false, None, true));
+        assert!(use_color(false, empty, true), "an empty NO_COLOR is absent");
+        assert!(!use_color(false, set, true));
+        assert!(!use_color(true, None, true));
+        assert!(!use_color(false, None, false));
     }
 
     #[test]

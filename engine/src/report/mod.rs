@@ -11,13 +11,16 @@
 //! | `junit` | `junit.rs`: `templates/junit.xml`                               |
 //! | `json`  | [`verdict`]: the JSON verdict                                   |
 //!
-//! Beside them: the run's console summary ([`console`]) and progress line (`progress.rs`), the
-//! trend over several runs ([`history`]) and the template environment (`templates.rs`).
+//! Beside them: the run's console summary ([`console`]; its insight lines `insight.rs`, its
+//! histogram coloured by SLO level `levels.rs`) and progress line (`progress.rs`), the trend
+//! over several runs ([`history`]) and the template environment (`templates.rs`).
 
 pub mod console;
 pub mod history;
 mod html;
+mod insight;
 mod junit;
+mod levels;
 pub(crate) mod lines;
 pub mod markdown;
 pub(crate) mod progress;

@@ -434,7 +434,14 @@ fn slo_rows(current: &RunResult, comparison: Option<&Comparison>) -> Vec<CheckRo
                 .map(|(b, m)| m / b - 1.0);
             CheckRow {
                 kind: "SLO",
-                name: format!("{} {}: {}", v.scope, v.metric, v.threshold),
+                name: if v.default {
+                    format!(
+                        "{} {}: {} (default: the spec sets no errors SLO)",
+                        v.scope, v.metric, v.threshold
+                    )
+                } else {
+                    format!("{} {}: {}", v.scope, v.metric, v.threshold)
+                },
                 scope: v.scope.clone(),
                 measured: d.measured_text,
                 baseline: unit.format_or_missing(d.baseline),

@@ -340,6 +340,21 @@ pub struct LatencySummary {
     pub p99_9_us: u64,
     /// Longest, microseconds.
     pub max_us: u64,
+    /// 10th percentile, microseconds, ranked as `p50_us`; absent in results written before it
+    /// was recorded.
+    #[serde(default)]
+    pub p10_us: Option<u64>,
+    /// 25th percentile (first quartile), microseconds, ranked as `p50_us`; absent in older
+    /// results.
+    #[serde(default)]
+    pub p25_us: Option<u64>,
+    /// 75th percentile (third quartile), microseconds, ranked as `p50_us`; absent in older
+    /// results.
+    #[serde(default)]
+    pub p75_us: Option<u64>,
+    /// 99.99th percentile, microseconds, ranked as `p50_us`; absent in older results.
+    #[serde(default)]
+    pub p99_99_us: Option<u64>,
 }
 
 /// The load generator's own health over the run.
@@ -445,6 +460,11 @@ pub struct SloVerdict {
     /// This threshold failed during the run and stopped it (`abort_on_fail`).
     #[serde(default)]
     pub aborted_run: bool,
+    /// loadgate added this threshold, the spec did not write it: `errors: rate < 100%` on
+    /// the whole run when its `slo` has no `errors` threshold, so that a run in which every
+    /// request failed (or none ended) does not pass. False in older results.
+    #[serde(default)]
+    pub default: bool,
 }
 
 fn one() -> u32 {

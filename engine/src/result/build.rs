@@ -153,6 +153,10 @@ pub(crate) fn summary(h: &Histogram<u64>) -> Option<LatencySummary> {
         p99_us: h.value_at_quantile(0.99),
         p99_9_us: h.value_at_quantile(0.999),
         max_us: h.max(),
+        p10_us: Some(h.value_at_quantile(0.10)),
+        p25_us: Some(h.value_at_quantile(0.25)),
+        p75_us: Some(h.value_at_quantile(0.75)),
+        p99_99_us: Some(h.value_at_quantile(0.9999)),
     })
 }
 

@@ -39,9 +39,14 @@ pub(super) fn verdicts(
         .collect()
 }
 
-/// Judges `threshold` on `measures`. A latency threshold with no responses to measure fails.
+/// Judges `threshold` on `measures`. A latency threshold with no responses to measure fails,
+/// and so does the default `errors` threshold when no request ended (its rate is then not
+/// measured: a run that got no response does not pass).
 fn verdict(threshold: &Threshold, scope: String, measures: &Measures) -> SloVerdict {
-    let (measured, unit) = measures.measure(threshold);
+    let (mut measured, unit) = measures.measure(threshold);
+    if threshold.default && measures.requests == 0 {
+        measured = None;
+    }
     SloVerdict {
         scope,
         metric: threshold.metric.name().to_string(),
@@ -53,5 +58,6 @@ fn verdict(threshold: &Threshold, scope: String, measures: &Measures) -> SloVerd
         window_s: None,
         failed_window_start_s: None,
         aborted_run: false,
+        default: threshold.default,
     }
 }

@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
+use super::Progress;
 use crate::measure::{SpanSample, SpanStats, Watch, WindowVerdict};
 use crate::plan::threshold::Threshold;
 
@@ -32,7 +33,7 @@ pub(super) struct Collector {
     second: Option<(u32, SpanStats)>,
     time_series: Vec<SpanSample>,
     /// Measured responses and errors in final seconds.
-    pub(super) totals: (u64, u64),
+    totals: (u64, u64),
     watch: Watch,
     aborted_by: Option<usize>,
 }
@@ -75,9 +76,20 @@ impl Collector {
         }
     }
 
-    /// Responses in the last final second (0 before the first).
-    pub(super) fn last_second_responses(&self) -> u64 {
-        self.time_series.last().map_or(0, |s| s.responses)
+    /// The progress at `now`: measured responses and errors in final seconds, and the last
+    /// final second's responses, errors, p50 and p99 (zeros before the first).
+    pub(super) fn progress(&self, now: Instant) -> Progress {
+        let last = self.time_series.last();
+        Progress {
+            warming_up: now < self.measure_start,
+            elapsed: now.saturating_duration_since(self.measure_start),
+            responses: self.totals.0,
+            errors: self.totals.1,
+            last_second_rps: last.map_or(0, |s| s.responses),
+            last_second_errors: last.map_or(0, |s| s.errors),
+            last_second_p50_us: last.map_or(0, |s| s.p50_us),
+            last_second_p99_us: last.map_or(0, |s| s.p99_us),
+        }
     }
 
     /// Takes a report; returns true when an `abort_on_fail` threshold has just failed.

@@ -261,13 +261,7 @@ fn collect(
         while stage_cpu.len() < stage_starts.len() && stage_starts[stage_cpu.len()] <= now {
             stage_cpu.push(cpu_time());
         }
-        progress(&Progress {
-            warming_up: now < shared.measure_start,
-            elapsed: now.saturating_duration_since(shared.measure_start),
-            responses: collector.totals.0,
-            errors: collector.totals.1,
-            last_second_rps: collector.last_second_responses(),
-        });
+        progress(&collector.progress(now));
     }
     (halted_at, stage_cpu)
 }

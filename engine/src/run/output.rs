@@ -49,6 +49,13 @@ pub struct Progress {
     pub errors: u64,
     /// Responses in the last complete second.
     pub last_second_rps: u64,
+    /// Failed requests in the last complete second.
+    pub last_second_errors: u64,
+    /// Median latency of the last complete second's responses, µs (0 when none); from the
+    /// per-second histogram of 2 significant digits, as the time series.
+    pub last_second_p50_us: u64,
+    /// 99th percentile of the last complete second's responses, µs (0 when none).
+    pub last_second_p99_us: u64,
 }
 
 /// Why a run could not be carried out.
