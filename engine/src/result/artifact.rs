@@ -209,7 +209,8 @@ pub struct TargetResult {
     #[serde(default)]
     pub checks: Vec<CheckResult>,
     /// Phase timings in microseconds: connection setup (`dns`, `connect`, `tls`) per
-    /// connection opened in the measured window, `ttfb` and `body` per complete response.
+    /// connection opened in the measured window, `write`, `ttfb` and `body` per complete
+    /// response.
     /// Absent in results written before phases were measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phases_us: Option<PhasesResult>,
@@ -244,18 +245,23 @@ pub struct PhasesResult {
     pub connect: Option<PhaseSummary>,
     /// TLS handshake, per connection opened.
     pub tls: Option<PhaseSummary>,
-    /// Time to first byte: request written until the first response byte (HTTP/1.1) or the
-    /// response header block (HTTP/2), per response.
+    /// Time to first byte: from the end of the request write until the first response byte
+    /// (HTTP/1.1) or the response header block (HTTP/2), per response.
     pub ttfb: Option<PhaseSummary>,
     /// Body read: first byte (or header block) until the last byte, per response.
     pub body: Option<PhaseSummary>,
+    /// Request write: from the first byte written to the last byte handed to the socket
+    /// (HTTP/2: headers and body handed to the connection), per response. Absent in results
+    /// written before it was measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write: Option<PhaseSummary>,
 }
 
 /// One phase's distribution, in microseconds.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct PhaseSummary {
     /// Samples in the histogram: connections opened (`dns`, `connect`, `tls`) or responses
-    /// (`ttfb`, `body`).
+    /// (`write`, `ttfb`, `body`).
     pub count: u64,
     /// Shortest sample, microseconds.
     pub min_us: u64,

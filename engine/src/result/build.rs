@@ -212,6 +212,7 @@ pub(crate) fn phases_result(phases: &Phases) -> PhasesResult {
         tls: summary(&phases.tls_us),
         ttfb: summary(&phases.ttfb_us),
         body: summary(&phases.body_us),
+        write: summary(&phases.write_us),
     }
 }
 

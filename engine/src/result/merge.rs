@@ -403,6 +403,7 @@ fn decode_phases(p: &PhasesResult) -> Result<Phases, String> {
         (&p.tls, &mut phases.tls_us),
         (&p.ttfb, &mut phases.ttfb_us),
         (&p.body, &mut phases.body_us),
+        (&p.write, &mut phases.write_us),
     ] {
         if let Some(summary) = summary {
             let h = decode_histogram(&summary.histogram).map_err(|e| e.to_string())?;

@@ -10,6 +10,7 @@ use std::time::Instant;
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
+pub(crate) use super::stream::Traffic;
 use crate::measure::ErrorKind;
 
 /// Initial read buffer per connection, in bytes: small, so that 10,000 connections take
@@ -45,17 +46,6 @@ impl Capture {
         let room = CAPTURE_BODY_BYTES.saturating_sub(self.body.len());
         self.body.extend_from_slice(&bytes[..bytes.len().min(room)]);
     }
-}
-
-/// The bytes a request has moved so far, counted as they go, so that a request that fails
-/// or times out still counts what it sent and received.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Traffic {
-    /// Request bytes written (HTTP/1.1: head and body; HTTP/2: the request as HTTP/1.1
-    /// would send it, once the stream is open).
-    pub(crate) sent: u64,
-    /// Response bytes read (HTTP/1.1: head and body; HTTP/2: DATA payload).
-    pub(crate) received: u64,
 }
 
 /// A complete response, as far as a load test cares.
@@ -164,6 +154,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> H1Conn<S> {
                 kind.into()
             });
         }
+        traffic.seen.written();
         match self
             .read_response(is_head, capture, deadline, traffic)
             .await

@@ -257,6 +257,7 @@ impl H2Conn {
                 .send_data(target.body.clone(), true)
                 .map_err(|e| H2Failure::Failed(self.classify(e)))?;
         }
+        traffic.seen.written();
         let response = response
             .await
             .map_err(|e| H2Failure::Failed(self.classify(e)))?;

@@ -21,6 +21,7 @@ mod limits;
 mod output;
 mod resolve;
 mod shared;
+mod stream;
 mod timer;
 mod tls;
 mod transport;

@@ -212,7 +212,7 @@ async fn request(
     let conn = &mut slots[e];
     let captures = target.captures();
     capture.keep_body = target.captures_body();
-    *traffic = h1::Traffic::default();
+    traffic.reset();
     let timeout_at = started + target.timeout;
     let outcome = deadline
         .run(timeout_at, async {
