@@ -353,6 +353,8 @@ mod tests {
             checks_failed: 0,
             checks: Vec::new(),
             phases_us: None,
+            slow_threshold_us: None,
+            slow_responses: None,
             transport: None,
         }
     }

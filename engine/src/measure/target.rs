@@ -27,6 +27,8 @@ pub(crate) struct TargetStats {
     pub(crate) checks: Vec<[u64; 2]>,
     /// Connection setup and request phases.
     pub(crate) phases: Phases,
+    /// Complete responses whose latency reached the target's slow threshold.
+    pub(crate) slow: u64,
 }
 
 impl Default for TargetStats {
@@ -40,6 +42,7 @@ impl Default for TargetStats {
             bytes_received: 0,
             checks: Vec::new(),
             phases: Phases::default(),
+            slow: 0,
         }
     }
 }
@@ -62,6 +65,15 @@ impl TargetStats {
         }
         if !expected {
             self.record_error(ErrorKind::UnexpectedStatus);
+        }
+    }
+
+    /// Counts a complete response as slow when its latency (microseconds) reached `slow_us`,
+    /// the target's threshold, if it has one.
+    #[inline]
+    pub(crate) fn record_slow(&mut self, latency_us: u64, slow_us: Option<u64>) {
+        if let Some(slow_us) = slow_us {
+            self.slow += u64::from(latency_us >= slow_us);
         }
     }
 
@@ -159,6 +171,7 @@ impl TargetStats {
             a[1] += b[1];
         }
         self.phases.merge(&other.phases);
+        self.slow += other.slow;
     }
 }
 
@@ -178,7 +191,12 @@ mod tests {
         b.record_check(1, true);
         b.record_check(1, false);
         a.record_check(0, true);
+        a.record_slow(2_000, Some(2_000));
+        a.record_slow(1_999, Some(2_000));
+        b.record_slow(3_000, Some(2_000));
+        b.record_slow(9_000, None);
         a.merge(&b);
+        assert_eq!(a.slow, 2);
         assert_eq!(a.checks, vec![[1, 0], [1, 1]]);
         assert_eq!(a.check_totals(), (2, 1));
         assert_eq!(a.responses(), 3);

@@ -92,6 +92,12 @@ pub(crate) fn build(spec: &Spec, ctx: &BuildContext<'_>) -> Result<Plan, Vec<Pla
         .as_deref()
         .and_then(|t| errors.duration("defaults.timeout", t, false))
         .unwrap_or(DEFAULT_TIMEOUT);
+    let slow_us = spec
+        .defaults
+        .slow
+        .as_deref()
+        .and_then(|s| errors.duration("defaults.slow", s, false))
+        .map(|d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX));
 
     errors.printable("name", &spec.name);
     let base_url = build_base_url(spec, ctx, &mut errors);
@@ -122,7 +128,7 @@ pub(crate) fn build(spec: &Spec, ctx: &BuildContext<'_>) -> Result<Plan, Vec<Pla
             &mut transports,
             &mut errors,
         ) {
-            targets.push(t);
+            targets.push(TargetPlan { slow_us, ..t });
         }
         slo.extend(build_slo(
             &target.slo,

@@ -48,6 +48,9 @@ pub struct TargetPlan {
     pub(crate) timeout: Duration,
     /// Checks on each response.
     pub(crate) checks: Vec<CheckPlan>,
+    /// Responses whose latency is at least this many microseconds are counted as slow
+    /// (`defaults.slow`); `None`: not counted.
+    pub(crate) slow_us: Option<u64>,
 }
 
 impl TargetPlan {
@@ -194,6 +197,7 @@ pub(super) fn build_target(
         weight,
         timeout,
         checks: checks?,
+        slow_us: None,
     })
 }
 

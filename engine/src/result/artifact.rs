@@ -214,6 +214,14 @@ pub struct TargetResult {
     /// Absent in results written before phases were measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phases_us: Option<PhasesResult>,
+    /// The slow threshold (`defaults.slow`), microseconds of latency; absent when the spec
+    /// sets none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slow_threshold_us: Option<u64>,
+    /// Complete responses whose latency was at least `slow_threshold_us`; absent when the spec
+    /// sets no threshold.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slow_responses: Option<u64>,
     /// How this target's connections spoke: what was asked, what was negotiated, TLS.
     /// Absent for `total`.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -44,7 +44,7 @@ fn build_with(plan: &Plan, output: &RunOutput, judge_lateness: bool) -> RunResul
         environment: environment(output),
         load: load_info(plan),
         health: health(plan, output, cpu_count(), judge_lateness),
-        total: target_result("total", &total, elapsed_s),
+        total: target_result("total", &total, elapsed_s, slow_us(plan)),
         targets: targets(plan, output, elapsed_s),
         time_series: output.time_series.iter().map(time_sample).collect(),
         passed: slo.iter().all(|v| v.passed),
@@ -65,7 +65,7 @@ fn targets(plan: &Plan, output: &RunOutput, elapsed_s: f64) -> Vec<TargetResult>
         .zip(&output.targets)
         .enumerate()
         .map(|(i, (target, stats))| {
-            let mut result = target_result(&target.name, stats, elapsed_s);
+            let mut result = target_result(&target.name, stats, elapsed_s, target.slow_us);
             result.method = Some(target.method.clone());
             result.url = Some(target.display_url.clone());
             result.checks = target
@@ -156,7 +156,18 @@ pub(crate) fn summary(h: &Histogram<u64>) -> Option<LatencySummary> {
     })
 }
 
-fn target_result(name: &str, stats: &TargetStats, elapsed_s: f64) -> TargetResult {
+/// The slow threshold of the run's targets (`defaults.slow`: the same for all), microseconds.
+fn slow_us(plan: &Plan) -> Option<u64> {
+    plan.targets.first().and_then(|t| t.slow_us)
+}
+
+/// A target's (or the total's) measures; `slow_us`: its slow threshold, if any.
+fn target_result(
+    name: &str,
+    stats: &TargetStats,
+    elapsed_s: f64,
+    slow_us: Option<u64>,
+) -> TargetResult {
     let h = &stats.latency_us;
     TargetResult {
         name: name.to_string(),
@@ -186,6 +197,8 @@ fn target_result(name: &str, stats: &TargetStats, elapsed_s: f64) -> TargetResul
         checks_failed: stats.check_totals().1,
         checks: Vec::new(),
         phases_us: Some(phases_result(&stats.phases)),
+        slow_threshold_us: slow_us,
+        slow_responses: slow_us.map(|_| stats.slow),
         transport: None,
     }
 }

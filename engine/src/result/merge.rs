@@ -324,6 +324,9 @@ fn merge_targets(
         checks_failed: 0,
         checks: Vec::new(),
         phases_us: None,
+        // Shards of one spec have the same threshold.
+        slow_threshold_us: head.slow_threshold_us,
+        slow_responses: None,
         // Shards of one spec ask for the same transport.
         transport: head.transport.clone(),
     };
@@ -364,6 +367,9 @@ fn merge_targets(
         }
         if single {
             out.service_time_us = t.service_time_us.clone();
+        }
+        if let Some(slow) = t.slow_responses {
+            *out.slow_responses.get_or_insert(0) += slow;
         }
         if let Some(p) = &t.phases_us {
             let part = decode_phases(p).map_err(|reason| MergeError::Histogram {

@@ -271,6 +271,7 @@ async fn request(
                 Ok(response) => {
                     let expected = target.expect_status.contains(response.status);
                     record.record_response(response.status, latency_us, service_us, expected);
+                    record.record_slow(latency_us, target.slow_us);
                     record.phases.record(&response.timing);
                     if captures {
                         checks::evaluate(&target.checks, capture, |i, passed| {

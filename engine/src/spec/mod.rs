@@ -160,6 +160,11 @@ pub(crate) struct Defaults {
     /// TLS settings for `https://` targets; a target's own `tls` fields replace these one by one.
     #[serde(default)]
     pub(crate) tls: Option<Tls>,
+    /// Responses at least this slow (their latency, from when the request was due) are
+    /// counted per target, e.g. `1s` (plt's `--slow`): `slow_responses` in the result.
+    #[serde(default)]
+    #[schemars(regex(pattern = DURATION_PATTERN))]
+    pub(crate) slow: Option<String>,
 }
 
 /// Which HTTP version a target speaks: `h1` (HTTP/1.1, over TLS with ALPN `http/1.1` or
