@@ -17,6 +17,11 @@ fn spec(server: &loadgate::serve::ServerHandle, path: &str, defaults: &str, load
     )
 }
 
+/// Equal within the histograms' 3 significant digits.
+fn near(value: u64, expected: u64) -> bool {
+    value.abs_diff(expected) <= expected / 1000 + 1
+}
+
 fn phase<'a>(result: &'a RunResult, name: &str) -> &'a PhaseSummary {
     let phases = result.targets[0].phases_us.as_ref().expect("phases");
     match name {
@@ -42,6 +47,10 @@ fn the_write_phase_is_measured_and_ttfb_counts_from_its_end() {
     // The server waits 20 ms after the request arrived: that is response wait, not write.
     assert!(ttfb.p50_us >= 20_000, "{ttfb:?}");
     assert!(write.max_us < 20_000, "{write:?}");
+    assert!(
+        result.targets[0].upstream_us.is_none(),
+        "no upstream header"
+    );
 }
 
 #[test]
@@ -73,4 +82,86 @@ fn responses_at_least_as_slow_as_the_threshold_are_counted_and_merged_exactly() 
     let plain = run_yaml(&yaml.replace("  slow: 50ms\n", ""));
     assert_eq!(plain.targets[1].slow_responses, None);
     assert_eq!(plain.total.slow_threshold_us, None);
+}
+
+#[test]
+fn upstream_time_headers_are_histograms_per_name_over_h1_and_h2() {
+    let server = loadgate::serve::spawn("127.0.0.1:0".parse().unwrap(), 1).unwrap();
+    let many: Vec<String> = (0..10).map(|i| format!("m{i};dur=1")).collect();
+    let yaml = |protocol: &str| {
+        format!(
+            "version: 1\nname: upstream\ndefaults:\n  base_url: {}\n  protocol: {protocol}\n\
+             targets:\n  - name: timed\n    path: \"/?delay=20ms&server_timing=1\
+             &header=X-Envoy-Upstream-Service-Time:7&header=Server-Timing:db;dur=12.5\"\n  \
+             - name: many\n    path: \"/?header=Server-Timing:{}\"\n\
+             load:\n  connections: 2\n  requests: 40\n",
+            server.url(),
+            many.join(",")
+        )
+    };
+    let mut runs = [run_yaml(&yaml("h1")), run_yaml(&yaml("h2"))];
+    for result in &runs {
+        let (timed, many) = (&result.targets[0], &result.targets[1]);
+        assert!(timed.responses > 0 && many.responses > 0);
+        let upstream = timed.upstream_us.as_ref().expect("upstream times");
+        let envoy = upstream.envoy_upstream_service_time.as_ref().unwrap();
+        assert_eq!(envoy.count, timed.responses);
+        assert!(
+            near(envoy.min_us, 7_000) && near(envoy.max_us, 7_000),
+            "{envoy:?}"
+        );
+        let names: Vec<&str> = upstream
+            .server_timing
+            .iter()
+            .map(|m| m.name.as_str())
+            .collect();
+        assert_eq!(names, ["db", "app"]);
+        let (db, app) = (
+            &upstream.server_timing[0].dur,
+            &upstream.server_timing[1].dur,
+        );
+        assert_eq!(db.count, timed.responses);
+        assert!(near(db.min_us, 12_500) && near(db.max_us, 12_500), "{db:?}");
+        // The server's own time: at least its 20 ms delay, at most what the client waited.
+        let latency = timed.latency_us.as_ref().unwrap();
+        assert!(
+            app.min_us >= 20_000 && app.max_us <= latency.max_us,
+            "{app:?}"
+        );
+        assert_eq!(upstream.server_timing_dropped, 0);
+        let upstream = many.upstream_us.as_ref().unwrap();
+        assert_eq!(upstream.server_timing.len(), 8);
+        assert_eq!(upstream.server_timing_dropped, 2 * many.responses);
+        // All targets together: db, app and m0..m5 fill the 8 names; m6..m9 are dropped.
+        let total = result.total.upstream_us.as_ref().unwrap();
+        assert_eq!(total.server_timing.len(), 8);
+        assert_eq!(total.server_timing_dropped, 4 * many.responses);
+    }
+    // Merged as two shards of one run (their spec files differ in the protocol only).
+    runs[1].spec.hash = runs[0].spec.hash.clone();
+    let merged = loadgate::result::merge::merge(&runs).unwrap();
+    let db = &merged.targets[0]
+        .upstream_us
+        .as_ref()
+        .unwrap()
+        .server_timing[0];
+    assert_eq!(
+        db.dur.count,
+        runs[0].targets[0].responses + runs[1].targets[0].responses
+    );
+    let dropped = |r: &RunResult| {
+        r.targets[1]
+            .upstream_us
+            .as_ref()
+            .unwrap()
+            .server_timing_dropped
+    };
+    assert_eq!(
+        merged.targets[1]
+            .upstream_us
+            .as_ref()
+            .unwrap()
+            .server_timing_dropped,
+        dropped(&runs[0]) + dropped(&runs[1])
+    );
 }

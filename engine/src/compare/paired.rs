@@ -355,6 +355,7 @@ mod tests {
             phases_us: None,
             slow_threshold_us: None,
             slow_responses: None,
+            upstream_us: None,
             transport: None,
         }
     }

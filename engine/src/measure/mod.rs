@@ -1,5 +1,5 @@
 //! What a run records: per-target latency histograms and counters ([`TargetStats`], with
-//! their request [`Phases`]), per-stage ([`StageStats`]) and per-epoch and per-second
+//! their request [`Phases`] and the [`Upstream`] time that responses reported), per-stage ([`StageStats`]) and per-epoch and per-second
 //! ([`SpanStats`]) records, why requests failed ([`ErrorKind`]), and the threshold aggregates measured on
 //! them ([`Measures`], also fed second by second to the window [`Watch`]).
 //!
@@ -13,6 +13,7 @@ mod phases;
 mod span;
 mod stage;
 mod target;
+mod upstream;
 mod watch;
 
 use hdrhistogram::Histogram;
@@ -23,6 +24,7 @@ pub(crate) use phases::{Phases, Setup, Timing};
 pub(crate) use span::{SpanSample, SpanStats};
 pub(crate) use stage::StageStats;
 pub(crate) use target::TargetStats;
+pub(crate) use upstream::Upstream;
 pub(crate) use watch::{Watch, WindowVerdict};
 
 /// A request that started more than this after it was due (microseconds) started late: the

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use hdrhistogram::Histogram;
 
-use super::{ErrorKind, Phases, latency_histogram};
+use super::{ErrorKind, Phases, Upstream, latency_histogram};
 
 /// Counters and the latency histograms of one target (or of all targets, once merged).
 #[derive(Debug, Clone)]
@@ -29,6 +29,8 @@ pub(crate) struct TargetStats {
     pub(crate) phases: Phases,
     /// Complete responses whose latency reached the target's slow threshold.
     pub(crate) slow: u64,
+    /// Upstream time from the responses' headers.
+    pub(crate) upstream: Upstream,
 }
 
 impl Default for TargetStats {
@@ -43,6 +45,7 @@ impl Default for TargetStats {
             checks: Vec::new(),
             phases: Phases::default(),
             slow: 0,
+            upstream: Upstream::default(),
         }
     }
 }
@@ -172,6 +175,7 @@ impl TargetStats {
         }
         self.phases.merge(&other.phases);
         self.slow += other.slow;
+        self.upstream.merge(&other.upstream);
     }
 }
 

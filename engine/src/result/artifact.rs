@@ -222,6 +222,10 @@ pub struct TargetResult {
     /// sets no threshold.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slow_responses: Option<u64>,
+    /// Upstream time the responses reported in their headers (`X-Envoy-Upstream-Service-Time`,
+    /// `Server-Timing`); absent when none did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upstream_us: Option<UpstreamResult>,
     /// How this target's connections spoke: what was asked, what was negotiated, TLS.
     /// Absent for `total`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -265,11 +269,37 @@ pub struct PhasesResult {
     pub write: Option<PhaseSummary>,
 }
 
+/// Upstream time as the responses reported it in their headers, in microseconds (the headers
+/// give milliseconds), each in a histogram like the phases'.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct UpstreamResult {
+    /// `X-Envoy-Upstream-Service-Time` (Envoy's time to the upstream's response, whole
+    /// milliseconds in the header), per response that had it; absent when none had it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub envoy_upstream_service_time: Option<PhaseSummary>,
+    /// The W3C `Server-Timing` header's `dur` values (milliseconds in the header), per metric
+    /// name: at most 8 names per target, in the order first seen.
+    #[serde(default)]
+    pub server_timing: Vec<ServerTimingMetric>,
+    /// `Server-Timing` `dur` values of metric names beyond the first 8, not recorded.
+    #[serde(default)]
+    pub server_timing_dropped: u64,
+}
+
+/// The `dur` values of one `Server-Timing` metric.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ServerTimingMetric {
+    /// The metric's name, as the server wrote it (e.g. `db`, `cache`).
+    pub name: String,
+    /// Its `dur` values, microseconds; `count` is the responses that reported it.
+    pub dur: PhaseSummary,
+}
+
 /// One phase's distribution, in microseconds.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct PhaseSummary {
     /// Samples in the histogram: connections opened (`dns`, `connect`, `tls`) or responses
-    /// (`write`, `ttfb`, `body`).
+    /// (`write`, `ttfb`, `body`, upstream times).
     pub count: u64,
     /// Shortest sample, microseconds.
     pub min_us: u64,

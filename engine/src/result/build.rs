@@ -5,10 +5,10 @@ use hdrhistogram::Histogram;
 use super::health::health;
 use super::{
     CheckResult, Environment, LatencySummary, LoadInfo, PhaseSummary, PhasesResult, RESULT_VERSION,
-    RecordedRule, RunResult, SpecInfo, TargetResult, TimeSample, TlsResult, TransportResult,
-    encode_histogram, slo,
+    RecordedRule, RunResult, ServerTimingMetric, SpecInfo, TargetResult, TimeSample, TlsResult,
+    TransportResult, UpstreamResult, encode_histogram, slo,
 };
-use crate::measure::{Phases, SpanSample, TargetStats, rate};
+use crate::measure::{Phases, SpanSample, TargetStats, Upstream, rate};
 use crate::plan::{Model, Plan, Stop, TargetPlan};
 use crate::run::{Negotiated, RunOutput};
 
@@ -199,24 +199,46 @@ fn target_result(
         phases_us: Some(phases_result(&stats.phases)),
         slow_threshold_us: slow_us,
         slow_responses: slow_us.map(|_| stats.slow),
+        upstream_us: upstream_result(&stats.upstream),
         transport: None,
     }
 }
 
+/// The summary of a histogram of microseconds, with the histogram; `None` when it is empty.
+fn phase_summary(h: &Histogram<u64>) -> Option<PhaseSummary> {
+    (!h.is_empty()).then(|| PhaseSummary {
+        count: h.len(),
+        min_us: h.min(),
+        mean_us: h.mean(),
+        p50_us: h.value_at_quantile(0.50),
+        p90_us: h.value_at_quantile(0.90),
+        p99_us: h.value_at_quantile(0.99),
+        max_us: h.max(),
+        histogram: encode_histogram(h),
+    })
+}
+
+/// The summary of a target's upstream-time histograms; `None` when nothing was recorded.
+pub(crate) fn upstream_result(upstream: &Upstream) -> Option<UpstreamResult> {
+    (!upstream.is_empty()).then(|| UpstreamResult {
+        envoy_upstream_service_time: upstream.envoy_us.as_ref().and_then(phase_summary),
+        server_timing: upstream
+            .server_timing_us
+            .iter()
+            .filter_map(|(name, h)| {
+                Some(ServerTimingMetric {
+                    name: name.clone(),
+                    dur: phase_summary(h)?,
+                })
+            })
+            .collect(),
+        server_timing_dropped: upstream.server_timing_dropped,
+    })
+}
+
 /// The summary of a target's phase histograms.
 pub(crate) fn phases_result(phases: &Phases) -> PhasesResult {
-    let summary = |h: &Histogram<u64>| {
-        (!h.is_empty()).then(|| PhaseSummary {
-            count: h.len(),
-            min_us: h.min(),
-            mean_us: h.mean(),
-            p50_us: h.value_at_quantile(0.50),
-            p90_us: h.value_at_quantile(0.90),
-            p99_us: h.value_at_quantile(0.99),
-            max_us: h.max(),
-            histogram: encode_histogram(h),
-        })
-    };
+    let summary = phase_summary;
     PhasesResult {
         connections_opened: phases.connections,
         tls_resumed: phases.tls_resumed,

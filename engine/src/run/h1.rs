@@ -194,6 +194,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> H1Conn<S> {
         let mut arrival = Arrival::default();
         let (status, head_len, framing, mut keep_alive, filled) =
             self.read_head(is_head, &mut arrival, traffic).await?;
+        traffic.seen.head(&self.buf[..head_len]);
         let in_buf = filled - head_len;
         if let Some(c) = capture.as_deref_mut() {
             c.head.clear();

@@ -263,6 +263,11 @@ impl H2Conn {
             .map_err(|e| H2Failure::Failed(self.classify(e)))?;
         let headers_at = Instant::now();
         let status = response.status().as_u16();
+        for (name, value) in response.headers() {
+            traffic
+                .seen
+                .header(name.as_str().as_bytes(), value.as_bytes());
+        }
         if let Some(c) = capture.as_deref_mut() {
             c.head.clear();
             c.body.clear();

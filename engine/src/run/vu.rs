@@ -272,6 +272,8 @@ async fn request(
                     let expected = target.expect_status.contains(response.status);
                     record.record_response(response.status, latency_us, service_us, expected);
                     record.record_slow(latency_us, target.slow_us);
+                    let seen = &traffic.seen;
+                    record.upstream.record(seen.envoy_us, &seen.server_timing);
                     record.phases.record(&response.timing);
                     if captures {
                         checks::evaluate(&target.checks, capture, |i, passed| {

@@ -80,6 +80,12 @@ pub(super) async fn handle(
     if shape.close {
         headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
     }
+    if shape.server_timing {
+        // The time spent on the request so far (work and delay), as a server would report it.
+        let ms = arrived.elapsed().as_secs_f64() * 1000.0;
+        let value = HeaderValue::from_str(&format!("app;dur={ms:.3}")).expect("a header value");
+        headers.append(HeaderName::from_static("server-timing"), value);
+    }
     Ok(response)
 }
 
@@ -140,6 +146,8 @@ struct Shape {
     work: Duration,
     headers: Vec<(HeaderName, HeaderValue)>,
     close: bool,
+    /// Add `Server-Timing: app;dur=MS`: the time from the request's arrival to its answer.
+    server_timing: bool,
 }
 
 impl Shape {
@@ -152,9 +160,11 @@ impl Shape {
             work: Duration::ZERO,
             headers: Vec::new(),
             close: false,
+            server_timing: false,
         };
         let (mut seen_status, mut seen_size, mut seen_delay, mut seen_work, mut seen_close) =
             (false, false, false, false, false);
+        let mut seen_server_timing = false;
         for (name, value) in url::form_urlencoded::parse(query.as_bytes()) {
             let once = |seen: &mut bool| {
                 if std::mem::replace(seen, true) {
@@ -207,20 +217,30 @@ impl Shape {
                 "header" => shape.headers.push(parse_header(&value)?),
                 "close" => {
                     once(&mut seen_close)?;
-                    shape.close = match &*value {
-                        "1" => true,
-                        "0" => false,
-                        _ => return Err(format!("invalid `close`: `{value}`: use 1 or 0")),
-                    };
+                    shape.close = flag(&name, &value)?;
+                }
+                "server_timing" => {
+                    once(&mut seen_server_timing)?;
+                    shape.server_timing = flag(&name, &value)?;
                 }
                 _ => {
                     return Err(format!(
-                        "unknown parameter `{name}`: use status, size, delay, work, header or close"
+                        "unknown parameter `{name}`: use status, size, delay, work, header, \
+                         close or server_timing"
                     ));
                 }
             }
         }
         Ok(shape)
+    }
+}
+
+/// Parses a `1` or `0` parameter.
+fn flag(name: &str, value: &str) -> Result<bool, String> {
+    match value {
+        "1" => Ok(true),
+        "0" => Ok(false),
+        _ => Err(format!("invalid `{name}`: `{value}`: use 1 or 0")),
     }
 }
 
@@ -303,12 +323,14 @@ mod tests {
         assert_eq!(shape.work, Duration::ZERO);
         assert!(shape.headers.is_empty());
         assert!(!shape.close);
+        assert!(!shape.server_timing);
     }
 
     #[test]
     fn every_parameter_is_parsed() {
         let shape = Shape::parse(
-            "status=503&size=10&delay=20ms&work=400us&header=X-A:1&header=x-b:%20two&close=1",
+            "status=503&size=10&delay=20ms&work=400us&header=X-A:1&header=x-b:%20two&close=1\
+             &server_timing=1",
         )
         .unwrap();
         assert_eq!(shape.status, StatusCode::SERVICE_UNAVAILABLE);
@@ -319,6 +341,7 @@ mod tests {
         assert_eq!(shape.headers[0].0, "x-a");
         assert_eq!(shape.headers[1].1, "two");
         assert!(shape.close);
+        assert!(shape.server_timing);
     }
 
     #[test]
@@ -338,6 +361,8 @@ mod tests {
             ("header=Bad%20Name:1", "`header`"),
             ("header=Content-Length:5", "`header`"),
             ("close=yes", "`close`"),
+            ("server_timing=2", "`server_timing`"),
+            ("server_timing=1&server_timing=0", "`server_timing`"),
             ("sise=10", "`sise`"),
             ("status=200&status=201", "`status`"),
         ];
