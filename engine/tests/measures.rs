@@ -165,3 +165,71 @@ fn upstream_time_headers_are_histograms_per_name_over_h1_and_h2() {
         dropped(&runs[0]) + dropped(&runs[1])
     );
 }
+
+#[test]
+fn streamed_bodies_time_their_first_byte_and_server_sent_events_over_h1_and_h2() {
+    let server = loadgate::serve::spawn("127.0.0.1:0".parse().unwrap(), 1).unwrap();
+    let yaml = |protocol: &str| {
+        format!(
+            "version: 1\nname: sse\ndefaults:\n  base_url: {}\n  protocol: {protocol}\n\
+             targets:\n  - name: sse\n    path: /?events=5&interval=20ms\n  \
+             - name: chunked\n    path: \"/?events=2&interval=1ms&header=Content-Type:text/plain\"\n  \
+             - name: plain\n    path: /\nload:\n  connections: 2\n  requests: 24\n",
+            server.url()
+        )
+    };
+    let mut runs = Vec::new();
+    for protocol in ["h1", "h2"] {
+        let result = run_yaml(&yaml(protocol));
+        let (sse, chunked, plain) = (&result.targets[0], &result.targets[1], &result.targets[2]);
+        assert!(sse.responses > 0 && chunked.responses > 0, "{protocol}");
+        let streaming = sse.streaming.as_ref().expect("a streamed body");
+        assert_eq!(
+            (
+                streaming.responses,
+                streaming.sse_responses,
+                streaming.events
+            ),
+            (sse.responses, sse.responses, 5 * sse.responses),
+            "{protocol}"
+        );
+        // The head comes at once, the first event after 20 ms: the body's first byte is
+        // that event, and the latency (time to last byte) covers the five.
+        let first = streaming.ttfb.as_ref().unwrap();
+        assert_eq!(first.count, sse.responses);
+        assert!(first.min_us >= 20_000, "{protocol}: {first:?}");
+        let head = sse.phases_us.as_ref().unwrap().ttfb.as_ref().unwrap();
+        assert!(head.p50_us < 20_000, "{protocol}: {head:?}");
+        assert!(sse.latency_us.as_ref().unwrap().min_us >= 100_000);
+        let gaps = streaming.event_gap.as_ref().unwrap();
+        assert_eq!(gaps.count, 4 * sse.responses);
+        assert!(
+            (15_000..=40_000).contains(&gaps.p50_us),
+            "{protocol}: {gaps:?}"
+        );
+        let streaming = chunked.streaming.as_ref().expect("a chunked body");
+        assert_eq!(
+            (
+                streaming.responses,
+                streaming.sse_responses,
+                streaming.events
+            ),
+            (chunked.responses, 0, 0),
+            "{protocol}: not an event stream"
+        );
+        assert!(
+            plain.streaming.is_none(),
+            "{protocol}: a body of known length"
+        );
+        let total = result.total.streaming.as_ref().unwrap();
+        assert_eq!(total.responses, sse.responses + chunked.responses);
+        runs.push(result);
+    }
+    runs[1].spec.hash = runs[0].spec.hash.clone();
+    let merged = loadgate::result::merge::merge(&runs).unwrap();
+    let streaming = |r: &RunResult| r.targets[0].streaming.clone().unwrap();
+    let (a, b, m) = (streaming(&runs[0]), streaming(&runs[1]), streaming(&merged));
+    assert_eq!(m.events, a.events + b.events);
+    let count = |s: &loadgate::result::StreamingResult| s.event_gap.as_ref().unwrap().count;
+    assert_eq!(count(&m), count(&a) + count(&b));
+}

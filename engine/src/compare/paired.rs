@@ -356,6 +356,7 @@ mod tests {
             slow_threshold_us: None,
             slow_responses: None,
             upstream_us: None,
+            streaming: None,
             transport: None,
         }
     }

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use hdrhistogram::Histogram;
 
-use super::{ErrorKind, Phases, Upstream, latency_histogram};
+use super::{ErrorKind, Phases, Streaming, Upstream, latency_histogram};
 
 /// Counters and the latency histograms of one target (or of all targets, once merged).
 #[derive(Debug, Clone)]
@@ -31,6 +31,8 @@ pub(crate) struct TargetStats {
     pub(crate) slow: u64,
     /// Upstream time from the responses' headers.
     pub(crate) upstream: Upstream,
+    /// Streamed bodies (chunked, Server-Sent Events).
+    pub(crate) streaming: Streaming,
 }
 
 impl Default for TargetStats {
@@ -46,6 +48,7 @@ impl Default for TargetStats {
             phases: Phases::default(),
             slow: 0,
             upstream: Upstream::default(),
+            streaming: Streaming::default(),
         }
     }
 }
@@ -176,6 +179,7 @@ impl TargetStats {
         self.phases.merge(&other.phases);
         self.slow += other.slow;
         self.upstream.merge(&other.upstream);
+        self.streaming.merge(&other.streaming);
     }
 }
 

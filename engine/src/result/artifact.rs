@@ -226,6 +226,10 @@ pub struct TargetResult {
     /// `Server-Timing`); absent when none did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub upstream_us: Option<UpstreamResult>,
+    /// Streamed responses (chunked bodies, HTTP/2 bodies without a length, Server-Sent
+    /// Events): time to first byte, events; absent when no body was streamed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub streaming: Option<StreamingResult>,
     /// How this target's connections spoke: what was asked, what was negotiated, TLS.
     /// Absent for `total`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -286,6 +290,27 @@ pub struct UpstreamResult {
     pub server_timing_dropped: u64,
 }
 
+/// A target's streamed responses: bodies sent in chunks of unknown total length (HTTP/1.1
+/// chunked, HTTP/2 without `Content-Length`) or as an event stream (`text/event-stream`).
+/// Their time to last byte (TTLB) is their latency: it ends at the last byte too.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct StreamingResult {
+    /// Complete responses whose body was streamed.
+    pub responses: u64,
+    /// Of those, Server-Sent Events streams (`Content-Type: text/event-stream`).
+    pub sse_responses: u64,
+    /// Events the event streams delivered (a blank line ends an event that had a field).
+    pub events: u64,
+    /// Time to first byte of the body, microseconds: from when the request was due (the
+    /// latency's origin) to the first byte of its body, per streamed response with a body.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttfb: Option<PhaseSummary>,
+    /// Time between consecutive events of an event stream, microseconds (at most 4,096 per
+    /// response).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event_gap: Option<PhaseSummary>,
+}
+
 /// The `dur` values of one `Server-Timing` metric.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ServerTimingMetric {
@@ -299,7 +324,7 @@ pub struct ServerTimingMetric {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct PhaseSummary {
     /// Samples in the histogram: connections opened (`dns`, `connect`, `tls`) or responses
-    /// (`write`, `ttfb`, `body`, upstream times).
+    /// (`write`, `ttfb`, `body`, upstream times, streamed bodies) or events (`event_gap`).
     pub count: u64,
     /// Shortest sample, microseconds.
     pub min_us: u64,

@@ -5,10 +5,10 @@ use hdrhistogram::Histogram;
 use super::health::health;
 use super::{
     CheckResult, Environment, LatencySummary, LoadInfo, PhaseSummary, PhasesResult, RESULT_VERSION,
-    RecordedRule, RunResult, ServerTimingMetric, SpecInfo, TargetResult, TimeSample, TlsResult,
-    TransportResult, UpstreamResult, encode_histogram, slo,
+    RecordedRule, RunResult, ServerTimingMetric, SpecInfo, StreamingResult, TargetResult,
+    TimeSample, TlsResult, TransportResult, UpstreamResult, encode_histogram, slo,
 };
-use crate::measure::{Phases, SpanSample, TargetStats, Upstream, rate};
+use crate::measure::{Phases, SpanSample, Streaming, TargetStats, Upstream, rate};
 use crate::plan::{Model, Plan, Stop, TargetPlan};
 use crate::run::{Negotiated, RunOutput};
 
@@ -200,6 +200,7 @@ fn target_result(
         slow_threshold_us: slow_us,
         slow_responses: slow_us.map(|_| stats.slow),
         upstream_us: upstream_result(&stats.upstream),
+        streaming: streaming_result(&stats.streaming),
         transport: None,
     }
 }
@@ -233,6 +234,17 @@ pub(crate) fn upstream_result(upstream: &Upstream) -> Option<UpstreamResult> {
             })
             .collect(),
         server_timing_dropped: upstream.server_timing_dropped,
+    })
+}
+
+/// The summary of a target's streamed responses; `None` when there were none.
+pub(crate) fn streaming_result(streaming: &Streaming) -> Option<StreamingResult> {
+    (streaming.responses > 0).then(|| StreamingResult {
+        responses: streaming.responses,
+        sse_responses: streaming.sse_responses,
+        events: streaming.events,
+        ttfb: streaming.ttfb_us.as_ref().and_then(phase_summary),
+        event_gap: streaming.event_gap_us.as_ref().and_then(phase_summary),
     })
 }
 

@@ -26,10 +26,11 @@ use std::collections::BTreeMap;
 use hdrhistogram::Histogram;
 
 use super::{
-    Environment, Health, PhasesResult, RunResult, SloVerdict, TargetResult, TimeSample,
-    UpstreamResult, decode_histogram, encode_histogram, phases_result, summary, upstream_result,
+    Environment, Health, PhaseSummary, PhasesResult, RunResult, SloVerdict, StreamingResult,
+    TargetResult, TimeSample, UpstreamResult, decode_histogram, encode_histogram, phases_result,
+    streaming_result, summary, upstream_result,
 };
-use crate::measure::{Measures, Phases, Upstream, latency_histogram};
+use crate::measure::{Measures, Phases, Streaming, Upstream, latency_histogram};
 use crate::plan::threshold::{Metric, Scope, Threshold};
 
 /// Why results cannot be merged.
@@ -330,6 +331,7 @@ fn merge_targets(
         slow_threshold_us: head.slow_threshold_us,
         slow_responses: None,
         upstream_us: None,
+        streaming: None,
         // Shards of one spec ask for the same transport.
         transport: head.transport.clone(),
     };
@@ -392,11 +394,13 @@ fn merge_targets(
     Ok(out)
 }
 
-/// A target's histograms besides its latency (phases, upstream time), added shard by shard.
+/// A target's histograms besides its latency (phases, upstream time, streamed bodies), added
+/// shard by shard.
 #[derive(Default)]
 struct Added {
     phases: Option<Phases>,
     upstream: Upstream,
+    streaming: Streaming,
 }
 
 impl Added {
@@ -409,11 +413,14 @@ impl Added {
             reason,
         };
         if let Some(p) = &t.phases_us {
-            let part = decode_phases(p).map_err(error)?;
+            let part = decode_phases(p).map_err(&error)?;
             self.phases.get_or_insert_with(Phases::default).merge(&part);
         }
         if let Some(u) = &t.upstream_us {
-            self.upstream.merge(&decode_upstream(u).map_err(error)?);
+            self.upstream.merge(&decode_upstream(u).map_err(&error)?);
+        }
+        if let Some(s) = &t.streaming {
+            self.streaming.merge(&decode_streaming(s).map_err(error)?);
         }
         Ok(())
     }
@@ -422,6 +429,7 @@ impl Added {
     fn finish(&self, out: &mut TargetResult) {
         out.phases_us = self.phases.as_ref().map(phases_result);
         out.upstream_us = upstream_result(&self.upstream);
+        out.streaming = streaming_result(&self.streaming);
     }
 }
 
@@ -448,14 +456,29 @@ fn decode_phases(p: &PhasesResult) -> Result<Phases, String> {
     Ok(phases)
 }
 
+/// A histogram of a result, read back with the bounds of the run's.
+fn decode(histogram: &str) -> Result<Histogram<u64>, String> {
+    let mut h = latency_histogram();
+    h.add(decode_histogram(histogram).map_err(|e| e.to_string())?)
+        .map_err(|e| format!("{e:?}"))?;
+    Ok(h)
+}
+
+/// A target's streamed responses, read back from its result.
+fn decode_streaming(s: &StreamingResult) -> Result<Streaming, String> {
+    let histogram =
+        |summary: &Option<PhaseSummary>| summary.as_ref().map(|s| decode(&s.histogram)).transpose();
+    Ok(Streaming {
+        responses: s.responses,
+        sse_responses: s.sse_responses,
+        events: s.events,
+        ttfb_us: histogram(&s.ttfb)?,
+        event_gap_us: histogram(&s.event_gap)?,
+    })
+}
+
 /// A target's upstream-time histograms, read back from its result.
 fn decode_upstream(u: &UpstreamResult) -> Result<Upstream, String> {
-    let decode = |histogram: &str| -> Result<Histogram<u64>, String> {
-        let mut h = latency_histogram();
-        h.add(decode_histogram(histogram).map_err(|e| e.to_string())?)
-            .map_err(|e| format!("{e:?}"))?;
-        Ok(h)
-    };
     Ok(Upstream {
         envoy_us: match &u.envoy_upstream_service_time {
             Some(s) => Some(decode(&s.histogram)?),

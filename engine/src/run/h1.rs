@@ -194,7 +194,9 @@ impl<S: AsyncRead + AsyncWrite + Unpin> H1Conn<S> {
         let mut arrival = Arrival::default();
         let (status, head_len, framing, mut keep_alive, filled) =
             self.read_head(is_head, &mut arrival, traffic).await?;
-        traffic.seen.head(&self.buf[..head_len]);
+        traffic
+            .seen
+            .head(&self.buf[..head_len], matches!(framing, Framing::Chunked));
         let in_buf = filled - head_len;
         if let Some(c) = capture.as_deref_mut() {
             c.head.clear();
@@ -219,7 +221,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> H1Conn<S> {
                     if n == 0 {
                         return Err((ErrorKind::Closed, false));
                     }
-                    arrival.body_read(n, deadline, traffic)?;
+                    arrival.body_read(n, deadline, &mut traffic.received)?;
                     if n as u64 > remaining {
                         keep_alive = false;
                     }
@@ -234,6 +236,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> H1Conn<S> {
             Framing::Chunked => {
                 let mut decoder = ChunkedDecoder::default();
                 let mut sink = |data: &[u8]| {
+                    traffic.seen.data(data);
                     if let Some(c) = capture.as_deref_mut() {
                         c.body(data);
                     }
@@ -249,7 +252,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> H1Conn<S> {
                     if n == 0 {
                         return Err((ErrorKind::Closed, false));
                     }
-                    arrival.body_read(n, deadline, traffic)?;
+                    arrival.body_read(n, deadline, &mut traffic.received)?;
                     let used = decoder
                         .feed(&self.buf[..n], &mut sink)
                         .map_err(|k| (k, false))?;
@@ -260,6 +263,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> H1Conn<S> {
             }
             Framing::Close => {
                 keep_alive = false;
+                traffic.seen.data(&self.buf[head_len..filled]);
                 if let Some(c) = capture.as_deref_mut() {
                     c.body(&self.buf[head_len..filled]);
                 }
@@ -268,7 +272,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin> H1Conn<S> {
                     if n == 0 {
                         break;
                     }
-                    arrival.body_read(n, deadline, traffic)?;
+                    arrival.body_read(n, deadline, &mut traffic.received)?;
+                    traffic.seen.data(&self.buf[..n]);
                     if let Some(c) = capture.as_deref_mut() {
                         c.body(&self.buf[..n]);
                     }
@@ -349,7 +354,7 @@ struct Arrival {
 }
 
 impl Arrival {
-    /// Notes `n` body bytes just read, into `traffic`. Errors: [`ErrorKind::Timeout`] when
+    /// Notes `n` body bytes just read, into `received`. Errors: [`ErrorKind::Timeout`] when
     /// they came at or after `deadline` (the clock is read here anyway, for the last byte's
     /// time).
     #[inline]
@@ -357,9 +362,9 @@ impl Arrival {
         &mut self,
         n: usize,
         deadline: Instant,
-        traffic: &mut Traffic,
+        received: &mut u64,
     ) -> Result<(), (ErrorKind, bool)> {
-        traffic.received += n as u64;
+        *received += n as u64;
         let now = Instant::now();
         self.last_byte_at = Some(now);
         if now >= deadline {

@@ -268,6 +268,10 @@ impl H2Conn {
                 .seen
                 .header(name.as_str().as_bytes(), value.as_bytes());
         }
+        let length = response
+            .headers()
+            .contains_key(http::header::CONTENT_LENGTH);
+        traffic.seen.streamed(!length);
         if let Some(c) = capture.as_deref_mut() {
             c.head.clear();
             c.body.clear();
@@ -285,6 +289,7 @@ impl H2Conn {
         while let Some(data) = body.data().await {
             let data = data.map_err(|e| H2Failure::Failed(self.classify(e)))?;
             traffic.received += data.len() as u64;
+            traffic.seen.data(&data);
             if let Some(c) = capture.as_deref_mut() {
                 c.body(&data);
             }

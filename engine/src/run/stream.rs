@@ -1,14 +1,25 @@
 //! What one request's exchange observes besides its status: the bytes it moved
-//! ([`Traffic`]), when its write ended and the upstream-time headers of its response
-//! ([`Seen`]).
+//! ([`Traffic`]), when its write ended, the upstream-time headers of its response and, for a
+//! streamed body, when its data and its Server-Sent Events came ([`Seen`]).
+//!
+//! A body is streamed when it is sent in chunks (HTTP/1.1 chunked transfer coding; HTTP/2
+//! without `Content-Length`) or is an event stream (`Content-Type: text/event-stream`,
+//! Server-Sent Events, WHATWG HTML §9.2). Events are counted as the event-stream grammar
+//! dispatches them: a blank line ends an event that had at least one field line (comment
+//! lines, starting with `:`, are not fields); lines end with CRLF, LF or CR.
 //!
 //! One `Traffic` per virtual user, reset (not rebuilt) for each request: no allocation per
 //! request.
 
 use std::time::Instant;
 
+use crate::measure::Streaming;
+
 /// Most bytes of `Server-Timing` field values kept per response; metrics beyond are cut.
 pub(crate) const SERVER_TIMING_BYTES: usize = 1024;
+
+/// Most times between events kept per response (the events beyond are still counted).
+pub(crate) const MAX_EVENT_GAPS: usize = 4096;
 
 /// The bytes a request has moved so far, counted as they go, so that a request that fails
 /// or times out still counts what it sent and received; and what its exchange saw.
@@ -44,6 +55,26 @@ pub(crate) struct Seen {
     /// The response's `Server-Timing` field values, joined by `,`, at most
     /// [`SERVER_TIMING_BYTES`] (parsed when the response is recorded: `measure::Upstream`).
     pub(crate) server_timing: Vec<u8>,
+    /// The body is streamed (see the module documentation).
+    streamed: bool,
+    /// The body is an event stream (`text/event-stream`).
+    sse: bool,
+    /// When the first byte of a streamed body arrived.
+    first_data_at: Option<Instant>,
+    /// Events dispatched so far.
+    events: u64,
+    /// When the last event was dispatched.
+    last_event_at: Option<Instant>,
+    /// Time between consecutive events, microseconds (at most [`MAX_EVENT_GAPS`]).
+    event_gaps_us: Vec<u64>,
+    /// Where the event-stream parser is: inside a line (not at its start) …
+    in_line: bool,
+    /// … a field line (not a comment) …
+    field_line: bool,
+    /// … the event has a field line …
+    event_open: bool,
+    /// … the last byte was a CR (a LF right after it ends no other line).
+    after_cr: bool,
 }
 
 impl Seen {
@@ -51,22 +82,99 @@ impl Seen {
         self.written_at = None;
         self.envoy_us = None;
         self.server_timing.clear();
+        self.streamed = false;
+        self.sse = false;
+        self.first_data_at = None;
+        self.events = 0;
+        self.last_event_at = None;
+        self.event_gaps_us.clear();
+        self.in_line = false;
+        self.field_line = false;
+        self.event_open = false;
+        self.after_cr = false;
     }
 
-    /// Notes the header fields of a response head (HTTP/1.1: the status line and the fields,
-    /// as received) that matter here. One pass over the lines; nothing is kept unless a field
-    /// named here is present.
+    /// Notes the header fields of an HTTP/1.1 response head (the status line and the fields,
+    /// as received) that matter here, and whether its body is `chunked`. One pass over the
+    /// lines; nothing is kept unless a field named here is present.
     #[inline]
-    pub(crate) fn head(&mut self, head: &[u8]) {
+    pub(crate) fn head(&mut self, head: &[u8], chunked: bool) {
         for line in head.split(|&b| b == b'\n') {
-            // Only the names below: `Server-Timing`, `X-Envoy-...`.
-            if !matches!(line.first(), Some(b's' | b'S' | b'x' | b'X')) {
+            // Only the names below: `Server-Timing`, `X-Envoy-...`, `Content-Type`.
+            if !matches!(line.first(), Some(b's' | b'S' | b'x' | b'X' | b'c' | b'C')) {
                 continue;
             }
             if let Some(colon) = line.iter().position(|&b| b == b':') {
                 self.header(&line[..colon], line[colon + 1..].trim_ascii());
             }
         }
+        self.streamed(chunked);
+    }
+
+    /// Notes, once the header fields are read, whether the body comes in chunks of unknown
+    /// total length (HTTP/1.1 chunked; HTTP/2 without `Content-Length`).
+    #[inline]
+    pub(crate) fn streamed(&mut self, chunked: bool) {
+        self.streamed = chunked || self.sse;
+    }
+
+    /// Notes bytes of the body (de-chunked) as they arrive: the first one's time, and the
+    /// events of an event stream. Nothing for a body that is not streamed.
+    #[inline]
+    pub(crate) fn data(&mut self, bytes: &[u8]) {
+        if !self.streamed || bytes.is_empty() {
+            return;
+        }
+        self.first_data_at.get_or_insert_with(Instant::now);
+        if self.sse {
+            self.scan_events(bytes);
+        }
+    }
+
+    /// Runs the event-stream parser over `bytes`; an event dispatched here is timed now.
+    fn scan_events(&mut self, bytes: &[u8]) {
+        let mut now = None;
+        for &b in bytes {
+            let after_cr = std::mem::replace(&mut self.after_cr, b == b'\r');
+            if b == b'\n' && after_cr {
+                continue;
+            }
+            if b != b'\r' && b != b'\n' {
+                if !self.in_line {
+                    self.in_line = true;
+                    self.field_line = b != b':';
+                }
+                continue;
+            }
+            if self.in_line {
+                self.event_open |= self.field_line;
+                self.in_line = false;
+            } else if std::mem::take(&mut self.event_open) {
+                let at = *now.get_or_insert_with(Instant::now);
+                if let Some(last) = self.last_event_at.replace(at)
+                    && self.event_gaps_us.len() < MAX_EVENT_GAPS
+                {
+                    let gap = at.saturating_duration_since(last).as_micros();
+                    self.event_gaps_us
+                        .push(u64::try_from(gap).unwrap_or(u64::MAX));
+                }
+                self.events += 1;
+            }
+        }
+    }
+
+    /// Records a streamed body into `streaming`: the time from `due` (when the request was
+    /// due: the latency's origin) to its first byte, its events and the times between them.
+    /// Nothing for a body that was not streamed.
+    #[inline]
+    pub(crate) fn record_stream(&self, streaming: &mut Streaming, due: Instant) {
+        if !self.streamed {
+            return;
+        }
+        let first_us = self.first_data_at.map(|at| {
+            u64::try_from(at.saturating_duration_since(due).as_micros()).unwrap_or(u64::MAX)
+        });
+        streaming.record(self.sse, first_us, self.events, &self.event_gaps_us);
     }
 
     /// Notes one header field of the response, if it is one that matters here.
@@ -80,6 +188,10 @@ impl Seen {
                 self.server_timing
                     .extend_from_slice(&value[..value.len().min(room)]);
             }
+        } else if name.eq_ignore_ascii_case(b"content-type") {
+            self.sse = value
+                .get(..17)
+                .is_some_and(|v| v.eq_ignore_ascii_case(b"text/event-stream"));
         } else if name.eq_ignore_ascii_case(b"x-envoy-upstream-service-time") {
             self.envoy_us = std::str::from_utf8(value)
                 .ok()
@@ -105,6 +217,7 @@ mod tests {
         seen.head(
             b"HTTP/1.1 200 OK\r\nserver-timing: db;dur=12.5\r\nContent-Length: 2\r\n\
               X-Envoy-Upstream-Service-Time: 7\r\nSERVER-TIMING: app;dur=3\r\nX-Other: 1\r\n\r\n",
+            false,
         );
         assert_eq!(seen.envoy_us, Some(7_000));
         assert_eq!(seen.server_timing, b"db;dur=12.5,app;dur=3");
@@ -115,12 +228,56 @@ mod tests {
         seen.reset();
         assert!(seen.server_timing.is_empty() && seen.envoy_us.is_none());
         let capacity = seen.server_timing.capacity();
-        seen.head(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n");
+        seen.head(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n", false);
         assert!(seen.server_timing.is_empty());
         assert_eq!(
             seen.server_timing.capacity(),
             capacity,
             "kept for the next response"
         );
+    }
+
+    /// The events an event stream delivered in `pieces`, split anywhere.
+    fn events(pieces: &[&[u8]]) -> (u64, usize) {
+        let mut seen = Seen::default();
+        seen.head(
+            b"HTTP/1.1 200 OK\r\nContent-Type: Text/Event-Stream; charset=utf-8\r\n\r\n",
+            false,
+        );
+        for piece in pieces {
+            seen.data(piece);
+        }
+        (seen.events, seen.event_gaps_us.len())
+    }
+
+    #[test]
+    fn events_are_counted_as_the_event_stream_grammar_dispatches_them() {
+        let stream: &[u8] =
+            b": comment only\n\ndata: a\n\nevent: x\r\ndata: b\r\n\r\ndata: c\rdata: d\r\r\n\n\ndata: e";
+        for split in 0..=stream.len() {
+            let (a, b) = stream.split_at(split);
+            assert_eq!(events(&[a, b]), (3, 2), "split at {split}");
+        }
+        let bytes: Vec<&[u8]> = stream.chunks(1).collect();
+        assert_eq!(events(&bytes), (3, 2));
+    }
+
+    #[test]
+    fn only_streamed_bodies_are_timed() {
+        let mut seen = Seen::default();
+        seen.head(b"HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\n", false);
+        seen.data(b"data: a\n\n");
+        assert!(seen.first_data_at.is_none() && seen.events == 0);
+        seen.reset();
+        seen.head(
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n",
+            true,
+        );
+        seen.data(b"data: a\n\n");
+        assert!(seen.first_data_at.is_some());
+        assert_eq!(seen.events, 0, "not an event stream");
+        let mut streaming = Streaming::default();
+        seen.record_stream(&mut streaming, Instant::now());
+        assert_eq!((streaming.responses, streaming.sse_responses), (1, 0));
     }
 }

@@ -274,6 +274,7 @@ async fn request(
                     record.record_slow(latency_us, target.slow_us);
                     let seen = &traffic.seen;
                     record.upstream.record(seen.envoy_us, &seen.server_timing);
+                    seen.record_stream(&mut record.streaming, intended);
                     record.phases.record(&response.timing);
                     if captures {
                         checks::evaluate(&target.checks, capture, |i, passed| {
