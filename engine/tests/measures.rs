@@ -233,3 +233,67 @@ fn streamed_bodies_time_their_first_byte_and_server_sent_events_over_h1_and_h2()
     let count = |s: &loadgate::result::StreamingResult| s.event_gap.as_ref().unwrap().count;
     assert_eq!(count(&m), count(&a) + count(&b));
 }
+
+#[test]
+fn pre_connect_keeps_connects_out_of_a_count_runs_latency() {
+    let server = loadgate::serve::spawn("127.0.0.1:0".parse().unwrap(), 1).unwrap();
+    let load = "  connections: 50\n  requests: 300\n";
+    let opened = |result: &RunResult| {
+        let p = result.total.phases_us.as_ref().unwrap();
+        (p.connections_opened, p.pre_connected)
+    };
+    // By default the 50 connections are open before the clock starts: every connect sample
+    // is marked, so no measured request's latency included one.
+    let result = run_yaml(&spec(&server, "/", "", load));
+    assert_eq!(result.total.responses, 300);
+    let (all, pre) = opened(&result);
+    assert!(all > 0 && all <= 50, "{all}");
+    assert_eq!(pre, all, "no measured latency included a connect");
+    // Without it, the first request of each connection connects inside its latency.
+    let result = run_yaml(&spec(
+        &server,
+        "/",
+        "",
+        &format!("{load}  pre_connect: false\n"),
+    ));
+    let (all, pre) = opened(&result);
+    assert!(all > 0 && pre == 0, "{all} {pre}");
+}
+
+#[test]
+fn a_warmup_of_n_requests_is_sent_before_the_clock_and_not_counted() {
+    for (model, load) in [
+        (
+            "closed",
+            "  connections: 4\n  requests: 200\n  warmup: 100\n",
+        ),
+        (
+            "open",
+            "  model: open\n  rate: 400/s\n  requests: 60\n  warmup: 30\n",
+        ),
+    ] {
+        let server = support::CountingServer::start(support::Framing::ContentLength);
+        let yaml = format!(
+            "version: 1\nname: warm\ntargets:\n  - name: t\n    url: http://{}/\nload:\n{load}",
+            server.addr()
+        );
+        let result = run_yaml(&yaml);
+        let (measured, warmup) = if model == "closed" {
+            (200, 100)
+        } else {
+            (60, 30)
+        };
+        assert_eq!(result.total.requests, measured, "{model}");
+        assert_eq!(server.requests(), measured + warmup, "{model}");
+        assert_eq!(result.load.warmup_s, 0.0, "{model}: no warmup stage");
+        if model == "closed" {
+            // The warmup ran on the run's own 4 connections, opened before the clock (and
+            // the check at start opened one).
+            assert_eq!(server.connections(), 4 + 1);
+            // A connection whose user got no warmup request reports its setup with its first
+            // measured response, marked: no measured latency included a connect.
+            let phases = result.total.phases_us.as_ref().unwrap();
+            assert_eq!(phases.connections_opened, phases.pre_connected);
+        }
+    }
+}

@@ -33,6 +33,9 @@ pub(crate) struct Setup {
     pub(crate) tls_us: Option<u64>,
     /// The TLS handshake resumed an earlier session.
     pub(crate) tls_resumed: bool,
+    /// The connection was opened before the clock started (`load.pre_connect`): this setup
+    /// is in no request's latency.
+    pub(crate) pre_connected: bool,
 }
 
 /// Phase histograms of one target, in microseconds (3 significant digits): connection setup
@@ -50,6 +53,8 @@ pub(crate) struct Phases {
     pub(crate) connections: u64,
     /// TLS handshakes that resumed a session.
     pub(crate) tls_resumed: u64,
+    /// Of the connections, those opened before the clock started.
+    pub(crate) pre_connected: u64,
 }
 
 impl Default for Phases {
@@ -63,6 +68,7 @@ impl Default for Phases {
             body_us: latency_histogram(),
             connections: 0,
             tls_resumed: 0,
+            pre_connected: 0,
         }
     }
 }
@@ -81,6 +87,7 @@ impl Phases {
             }
             self.connections += 1;
             self.tls_resumed += u64::from(setup.tls_resumed);
+            self.pre_connected += u64::from(setup.pre_connected);
         }
         self.write_us.saturating_record(timing.write_us);
         self.ttfb_us.saturating_record(timing.ttfb_us);
@@ -101,6 +108,7 @@ impl Phases {
         }
         self.connections += other.connections;
         self.tls_resumed += other.tls_resumed;
+        self.pre_connected += other.pre_connected;
     }
 }
 
@@ -123,6 +131,7 @@ mod tests {
                 connect_us: 80,
                 tls_us: Some(900),
                 tls_resumed: true,
+                pre_connected: true,
             }),
             ..reused
         };
@@ -138,7 +147,7 @@ mod tests {
         assert_eq!(p.connect_us.len(), 2);
         assert_eq!(p.tls_us.len(), 2);
         assert!(p.dns_us.is_empty(), "an IP address is not resolved");
-        assert_eq!((p.connections, p.tls_resumed), (2, 2));
+        assert_eq!((p.connections, p.tls_resumed, p.pre_connected), (2, 2, 2));
         assert!(p.tls_us.equivalent(p.tls_us.max(), 900));
     }
 }

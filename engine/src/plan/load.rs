@@ -26,7 +26,7 @@
 use std::time::Duration;
 
 use super::{Errors, PlanError};
-use crate::spec::{self, LoadModel, StageLevel};
+use crate::spec::{self, LoadModel, StageLevel, Warmup};
 use crate::units::{parse_duration, parse_rate};
 
 /// Lowest non-zero rate (arrival or pacing), per second: one request every 1000 s.
@@ -60,6 +60,10 @@ pub(crate) struct LoadPlan {
     /// HTTP/1.1. Closed model: each connection carries `streams` virtual users; open model:
     /// the requests in flight share connections, up to `streams` on each.
     pub(crate) streams: u32,
+    /// Closed model: the first level's connections are opened before the clock starts.
+    pub(crate) pre_connect: bool,
+    /// Requests sent before the clock starts, not counted (`load.warmup: N`); 0 for none.
+    pub(crate) warmup_requests: u64,
 }
 
 /// Closed or open model.
@@ -312,6 +316,11 @@ pub(super) fn build(load: &spec::Load, errors: &mut Errors) -> Option<LoadPlan> 
         pacing,
         think_time,
         streams: load.streams.unwrap_or(1).max(1),
+        pre_connect: model == Model::Closed && load.pre_connect.unwrap_or(true),
+        warmup_requests: match load.warmup {
+            Some(Warmup::Requests(n)) => n,
+            _ => 0,
+        },
     })
 }
 
@@ -371,8 +380,8 @@ fn constant_stages(load: &spec::Load, model: Model, errors: &mut Errors) -> Opti
         },
     };
     let warmup = match &load.warmup {
-        Some(w) => errors.duration("load.warmup", w, true)?,
-        None => Duration::ZERO,
+        Some(Warmup::Duration(w)) => errors.duration("load.warmup", w, true)?,
+        Some(Warmup::Requests(_)) | None => Duration::ZERO,
     };
     let duration = match &load.duration {
         Some(d) => Some(errors.duration("load.duration", d, false)?),
@@ -540,6 +549,8 @@ mod tests {
             pacing: None,
             think_time: None,
             streams: 1,
+            pre_connect: false,
+            warmup_requests: 0,
         }
     }
 

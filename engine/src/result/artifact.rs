@@ -251,10 +251,16 @@ pub struct CheckResult {
 /// `tls` over cleartext, setup phases when every connection was opened before measuring).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct PhasesResult {
-    /// Connections opened in the measured window (each has a `connect` sample).
+    /// Connections whose setup was reported in the measured window (each has a `connect`
+    /// sample): opened while measuring, or before the clock started (`pre_connected`).
     pub connections_opened: u64,
     /// Of those, TLS handshakes that resumed an earlier session.
     pub tls_resumed: u64,
+    /// Of those, connections opened before the clock started (`load.pre_connect`): their
+    /// setup is in no latency. `connections_opened - pre_connected` measured requests
+    /// included a connect in their latency.
+    #[serde(default)]
+    pub pre_connected: u64,
     /// Host name resolution, per connection opened.
     pub dns: Option<PhaseSummary>,
     /// TCP connect, per connection opened.

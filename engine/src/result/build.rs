@@ -254,6 +254,7 @@ pub(crate) fn phases_result(phases: &Phases) -> PhasesResult {
     PhasesResult {
         connections_opened: phases.connections,
         tls_resumed: phases.tls_resumed,
+        pre_connected: phases.pre_connected,
         dns: summary(&phases.dns_us),
         connect: summary(&phases.connect_us),
         tls: summary(&phases.tls_us),

@@ -244,6 +244,8 @@ mod tests {
             pacing: None,
             think_time: None,
             streams: 1,
+            pre_connect: true,
+            warmup_requests: 0,
         }
     }
 

@@ -438,6 +438,7 @@ fn decode_phases(p: &PhasesResult) -> Result<Phases, String> {
     let mut phases = Phases {
         connections: p.connections_opened,
         tls_resumed: p.tls_resumed,
+        pre_connected: p.pre_connected,
         ..Phases::default()
     };
     for (summary, histogram) in [

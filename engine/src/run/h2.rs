@@ -213,6 +213,17 @@ pub(crate) struct Opened {
 }
 
 impl H2Conn {
+    /// Marks the setup of this connection, if no response has reported it yet, as done
+    /// before the clock started.
+    pub(crate) fn mark_pre_connected(&self) {
+        if let Some((serial, mut setup)) = self.shared.unreported_setup.get()
+            && serial == self.serial
+        {
+            setup.pre_connected = true;
+            self.shared.unreported_setup.set(Some((serial, setup)));
+        }
+    }
+
     /// The setup of this connection, if no response has reported it yet.
     pub(crate) fn take_setup(&self) -> Option<Setup> {
         match self.shared.unreported_setup.get() {
