@@ -297,3 +297,44 @@ fn a_warmup_of_n_requests_is_sent_before_the_clock_and_not_counted() {
         }
     }
 }
+
+#[test]
+fn pre_connect_keeps_tls_handshakes_out_of_the_latency_percentiles() {
+    let pki = support::TestPki::generate();
+    let config = Some(pki.serve_config("server", false));
+    let server = loadgate::serve::spawn_with("127.0.0.1:0".parse().unwrap(), 1, config).unwrap();
+    let yaml = |pre_connect: bool| {
+        format!(
+            "version: 1\nname: tls\ndefaults:\n  timeout: 3s\n  protocol: h1\ntargets:\n  \
+             - name: t\n    url: {}/\n    tls:\n      ca_file: {}\n\
+             load:\n  connections: 8\n  requests: 16\n  pre_connect: {pre_connect}\n",
+            server.url(),
+            pki.path("ca.pem").display()
+        )
+    };
+    let p90_and_handshake = |result: &RunResult| {
+        let handshake = result
+            .total
+            .phases_us
+            .as_ref()
+            .unwrap()
+            .tls
+            .as_ref()
+            .unwrap()
+            .min_us;
+        (result.total.latency_us.as_ref().unwrap().p90_us, handshake)
+    };
+    // Without pre-connect, 8 of the 16 requests open their connection: the upper half of
+    // the latencies (p90 among them) each holds a whole TLS handshake.
+    let (p90, handshake) = p90_and_handshake(&run_yaml(&yaml(false)));
+    assert!(
+        p90 >= handshake,
+        "{p90} µs < the fastest handshake, {handshake} µs"
+    );
+    // With it, every request finds its connection open.
+    let (p90, handshake) = p90_and_handshake(&run_yaml(&yaml(true)));
+    assert!(
+        p90 < handshake,
+        "{p90} µs >= the fastest handshake, {handshake} µs"
+    );
+}
