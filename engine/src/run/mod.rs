@@ -6,7 +6,9 @@
 //! records into its own `TargetStats` (no lock or channel per request) and, at the end of each
 //! epoch (a second; a fraction of one for `loadgate ab`), hands that epoch's `SpanStats` to the
 //! calling thread, which merges them into the epoch series and the time series (per second)
-//! and reports progress. Per-target and per-stage stats are merged once at the end.
+//! and reports progress. Per-target and per-stage stats are merged once at the end. Before
+//! the clock starts, the workers may open the first level's connections and send a warmup of
+//! N requests (`pre.rs`).
 //!
 //! Latency is measured from when a request was due (its intended start on the open model's
 //! schedule or a paced connection's, else its actual start; wrk2's correction for coordinated
