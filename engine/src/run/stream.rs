@@ -15,7 +15,8 @@ use std::time::Instant;
 
 use crate::measure::Streaming;
 
-/// Most bytes of `Server-Timing` field values kept per response; metrics beyond are cut.
+/// Most bytes of `Server-Timing` field values kept per response; the metrics that do not fit
+/// whole are left out.
 pub(crate) const SERVER_TIMING_BYTES: usize = 1024;
 
 /// Most times between events kept per response (the events beyond are still counted).
@@ -183,10 +184,16 @@ impl Seen {
         if name.eq_ignore_ascii_case(b"server-timing") {
             let comma = usize::from(!self.server_timing.is_empty());
             let room = SERVER_TIMING_BYTES.saturating_sub(self.server_timing.len() + comma);
-            if room > 0 && !value.is_empty() {
+            // What fits, cut after the last whole metric: a metric cut short could misread.
+            let fits = if value.len() <= room {
+                value
+            } else {
+                let end = value[..room].iter().rposition(|&b| b == b',').unwrap_or(0);
+                &value[..end]
+            };
+            if !fits.is_empty() {
                 self.server_timing.extend_from_slice(&b","[..comma]);
-                self.server_timing
-                    .extend_from_slice(&value[..value.len().min(room)]);
+                self.server_timing.extend_from_slice(fits);
             }
         } else if name.eq_ignore_ascii_case(b"content-type") {
             self.sse = value
@@ -224,7 +231,17 @@ mod tests {
         seen.header(b"x-envoy-upstream-service-time", b"not a number");
         assert_eq!(seen.envoy_us, None);
         seen.header(b"server-timing", &[b'x'; 2 * SERVER_TIMING_BYTES]);
+        assert_eq!(
+            seen.server_timing, b"db;dur=12.5,app;dur=3",
+            "no whole metric fits"
+        );
+        let long = format!("a;dur=1,{}", "b;dur=22,".repeat(SERVER_TIMING_BYTES / 9));
+        seen.header(b"server-timing", long.as_bytes());
         assert!(seen.server_timing.len() <= SERVER_TIMING_BYTES);
+        assert!(
+            seen.server_timing.ends_with(b"b;dur=22"),
+            "cut after a whole metric"
+        );
         seen.reset();
         assert!(seen.server_timing.is_empty() && seen.envoy_us.is_none());
         let capacity = seen.server_timing.capacity();
