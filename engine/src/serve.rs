@@ -20,6 +20,9 @@
 //! | `work=DUR`          | spin on the CPU until the serving thread used this much CPU time, e.g. `400us` (a service with CPU work per request; before `delay`) | none |
 //! | `header=Name:Value` | set a response header (replaces the default `Content-Type`); repeat to add values | none |
 //! | `close=1`           | answer with `Connection: close` and close the connection    | `close=0`|
+//! | `events=N`          | an event stream (`text/event-stream`, Server-Sent Events) of N events `data: event`, up to 10,000 and 60 s in all, instead of a body | none |
+//! | `interval=DUR`      | with `events`: the time before each event, up to `10s`       | `10ms`   |
+//! | `server_timing=1`   | add `Server-Timing: app;dur=MS`, the milliseconds from the request's arrival to its answer (work and delay included) | none |
 //!
 //! e.g. `GET /any/path?status=503&size=1024&delay=20ms&header=Retry-After:1&close=1`.
 //!

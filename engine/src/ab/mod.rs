@@ -270,7 +270,7 @@ fn run_duet(
     let origin = OnceLock::new();
     let mut progress = ProgressLine::new(quiet, plans[0].load.measured_duration());
     let run_side = |plan: &Plan, offset: Duration, progress: &mut dyn FnMut(&run::Progress)| {
-        let ready = run::prepare(plan).map(|r| r.with_epoch(epoch));
+        let ready = run::prepare(plan).map(|r| r.with_epoch(epoch).on_given_clock());
         barrier.wait();
         let start = *origin.get_or_init(|| Instant::now() + CLOCK_LEAD);
         let output = ready.and_then(|ready| ready.run(start + offset, stop.clone(), progress));

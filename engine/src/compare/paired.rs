@@ -357,6 +357,10 @@ mod tests {
             checks_failed: 0,
             checks: Vec::new(),
             phases_us: None,
+            slow_threshold_us: None,
+            slow_responses: None,
+            upstream_us: None,
+            streaming: None,
             transport: None,
         }
     }

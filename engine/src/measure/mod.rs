@@ -1,5 +1,6 @@
 //! What a run records: per-target latency histograms and counters ([`TargetStats`], with
-//! their request [`Phases`]), per-stage ([`StageStats`]) and per-epoch and per-second
+//! their request [`Phases`], the [`Upstream`] time that responses reported and their
+//! [`Streaming`] bodies), per-stage ([`StageStats`]) and per-epoch and per-second
 //! ([`SpanStats`]) records, why requests failed ([`ErrorKind`]), and the threshold aggregates measured on
 //! them ([`Measures`], also fed second by second to the window [`Watch`]).
 //!
@@ -12,7 +13,9 @@ mod measures;
 mod phases;
 mod span;
 mod stage;
+mod streaming;
 mod target;
+mod upstream;
 mod watch;
 
 use hdrhistogram::Histogram;
@@ -22,7 +25,9 @@ pub(crate) use measures::{Measures, rate};
 pub(crate) use phases::{Phases, Setup, Timing};
 pub(crate) use span::{SpanSample, SpanStats};
 pub(crate) use stage::StageStats;
+pub(crate) use streaming::Streaming;
 pub(crate) use target::TargetStats;
+pub(crate) use upstream::Upstream;
 pub(crate) use watch::{Watch, WindowVerdict};
 
 /// A request that started more than this after it was due (microseconds) started late: the

@@ -1,5 +1,5 @@
-//! The phases of a request (connection setup, time to first byte, body read): what the
-//! transport reports with each response, and a target's histograms of them.
+//! The phases of a request (connection setup, request write, time to first byte, body read):
+//! what the transport reports with each response, and a target's histograms of them.
 
 use hdrhistogram::Histogram;
 
@@ -11,7 +11,10 @@ use super::latency_histogram;
 pub(crate) struct Timing {
     /// The setup of the connection, when this request opened it.
     pub(crate) setup: Option<Setup>,
-    /// Time to first byte: from writing the request until the first byte of the response
+    /// Request write: from the first byte written to the last byte handed to the socket
+    /// (HTTP/1.1: written and flushed; HTTP/2: headers and body handed to the connection).
+    pub(crate) write_us: u64,
+    /// Time to first byte: from the end of the write until the first byte of the response
     /// (HTTP/1.1) or its header block (HTTP/2) arrived.
     pub(crate) ttfb_us: u64,
     /// Body read: from the first byte (HTTP/1.1) or the header block (HTTP/2) to the last
@@ -30,21 +33,28 @@ pub(crate) struct Setup {
     pub(crate) tls_us: Option<u64>,
     /// The TLS handshake resumed an earlier session.
     pub(crate) tls_resumed: bool,
+    /// The connection was opened before the clock started (`load.pre_connect`): this setup
+    /// is in no request's latency.
+    pub(crate) pre_connected: bool,
 }
 
 /// Phase histograms of one target, in microseconds (3 significant digits): connection setup
-/// (DNS, TCP connect, TLS handshake) per connection opened, TTFB and body read per response.
+/// (DNS, TCP connect, TLS handshake) per connection opened; write, TTFB and body read per
+/// response.
 #[derive(Debug, Clone)]
 pub(crate) struct Phases {
     pub(crate) dns_us: Histogram<u64>,
     pub(crate) connect_us: Histogram<u64>,
     pub(crate) tls_us: Histogram<u64>,
+    pub(crate) write_us: Histogram<u64>,
     pub(crate) ttfb_us: Histogram<u64>,
     pub(crate) body_us: Histogram<u64>,
     /// Connections opened (each has a `connect_us` sample).
     pub(crate) connections: u64,
     /// TLS handshakes that resumed a session.
     pub(crate) tls_resumed: u64,
+    /// Of the connections, those opened before the clock started.
+    pub(crate) pre_connected: u64,
 }
 
 impl Default for Phases {
@@ -53,10 +63,12 @@ impl Default for Phases {
             dns_us: latency_histogram(),
             connect_us: latency_histogram(),
             tls_us: latency_histogram(),
+            write_us: latency_histogram(),
             ttfb_us: latency_histogram(),
             body_us: latency_histogram(),
             connections: 0,
             tls_resumed: 0,
+            pre_connected: 0,
         }
     }
 }
@@ -75,7 +87,9 @@ impl Phases {
             }
             self.connections += 1;
             self.tls_resumed += u64::from(setup.tls_resumed);
+            self.pre_connected += u64::from(setup.pre_connected);
         }
+        self.write_us.saturating_record(timing.write_us);
         self.ttfb_us.saturating_record(timing.ttfb_us);
         self.body_us.saturating_record(timing.body_us);
     }
@@ -86,6 +100,7 @@ impl Phases {
             (&mut self.dns_us, &other.dns_us),
             (&mut self.connect_us, &other.connect_us),
             (&mut self.tls_us, &other.tls_us),
+            (&mut self.write_us, &other.write_us),
             (&mut self.ttfb_us, &other.ttfb_us),
             (&mut self.body_us, &other.body_us),
         ] {
@@ -93,6 +108,7 @@ impl Phases {
         }
         self.connections += other.connections;
         self.tls_resumed += other.tls_resumed;
+        self.pre_connected += other.pre_connected;
     }
 }
 
@@ -105,6 +121,7 @@ mod tests {
         let mut p = Phases::default();
         let reused = Timing {
             setup: None,
+            write_us: 7,
             ttfb_us: 300,
             body_us: 20,
         };
@@ -114,6 +131,7 @@ mod tests {
                 connect_us: 80,
                 tls_us: Some(900),
                 tls_resumed: true,
+                pre_connected: true,
             }),
             ..reused
         };
@@ -122,12 +140,14 @@ mod tests {
         let mut q = Phases::default();
         q.record(&opened);
         p.merge(&q);
+        assert_eq!(p.write_us.len(), 3);
+        assert!(p.write_us.equivalent(p.write_us.max(), 7));
         assert_eq!(p.ttfb_us.len(), 3);
         assert_eq!(p.body_us.len(), 3);
         assert_eq!(p.connect_us.len(), 2);
         assert_eq!(p.tls_us.len(), 2);
         assert!(p.dns_us.is_empty(), "an IP address is not resolved");
-        assert_eq!((p.connections, p.tls_resumed), (2, 2));
+        assert_eq!((p.connections, p.tls_resumed, p.pre_connected), (2, 2, 2));
         assert!(p.tls_us.equivalent(p.tls_us.max(), 900));
     }
 }

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use hdrhistogram::Histogram;
 
-use super::{ErrorKind, Phases, latency_histogram};
+use super::{ErrorKind, Phases, Streaming, Upstream, latency_histogram};
 
 /// Counters and the latency histograms of one target (or of all targets, once merged).
 #[derive(Debug, Clone)]
@@ -27,6 +27,12 @@ pub(crate) struct TargetStats {
     pub(crate) checks: Vec<[u64; 2]>,
     /// Connection setup and request phases.
     pub(crate) phases: Phases,
+    /// Complete responses whose latency reached the target's slow threshold.
+    pub(crate) slow: u64,
+    /// Upstream time from the responses' headers.
+    pub(crate) upstream: Upstream,
+    /// Streamed bodies (chunked, Server-Sent Events).
+    pub(crate) streaming: Streaming,
 }
 
 impl Default for TargetStats {
@@ -40,6 +46,9 @@ impl Default for TargetStats {
             bytes_received: 0,
             checks: Vec::new(),
             phases: Phases::default(),
+            slow: 0,
+            upstream: Upstream::default(),
+            streaming: Streaming::default(),
         }
     }
 }
@@ -62,6 +71,15 @@ impl TargetStats {
         }
         if !expected {
             self.record_error(ErrorKind::UnexpectedStatus);
+        }
+    }
+
+    /// Counts a complete response as slow when its latency (microseconds) reached `slow_us`,
+    /// the target's threshold, if it has one.
+    #[inline]
+    pub(crate) fn record_slow(&mut self, latency_us: u64, slow_us: Option<u64>) {
+        if let Some(slow_us) = slow_us {
+            self.slow += u64::from(latency_us >= slow_us);
         }
     }
 
@@ -159,6 +177,9 @@ impl TargetStats {
             a[1] += b[1];
         }
         self.phases.merge(&other.phases);
+        self.slow += other.slow;
+        self.upstream.merge(&other.upstream);
+        self.streaming.merge(&other.streaming);
     }
 }
 
@@ -178,7 +199,12 @@ mod tests {
         b.record_check(1, true);
         b.record_check(1, false);
         a.record_check(0, true);
+        a.record_slow(2_000, Some(2_000));
+        a.record_slow(1_999, Some(2_000));
+        b.record_slow(3_000, Some(2_000));
+        b.record_slow(9_000, None);
         a.merge(&b);
+        assert_eq!(a.slow, 2);
         assert_eq!(a.checks, vec![[1, 0], [1, 1]]);
         assert_eq!(a.check_totals(), (2, 1));
         assert_eq!(a.responses(), 3);

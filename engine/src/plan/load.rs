@@ -26,7 +26,7 @@
 use std::time::Duration;
 
 use super::{Errors, PlanError};
-use crate::spec::{self, LoadModel, StageLevel};
+use crate::spec::{self, LoadModel, StageLevel, Warmup};
 use crate::units::{parse_duration, parse_rate};
 
 /// Lowest non-zero rate (arrival or pacing), per second: one request every 1000 s.
@@ -63,6 +63,10 @@ pub(crate) struct LoadPlan {
     /// Worker threads asked for (`load.threads`); `None`: one per CPU. A run uses at most one
     /// per connection group.
     pub(crate) threads: Option<u32>,
+    /// Closed model: the first level's connections are opened before the clock starts.
+    pub(crate) pre_connect: bool,
+    /// Requests sent before the clock starts, not counted (`load.warmup: N`); 0 for none.
+    pub(crate) warmup_requests: u64,
 }
 
 /// Closed or open model.
@@ -319,6 +323,11 @@ pub(super) fn build(load: &spec::Load, errors: &mut Errors) -> Option<LoadPlan> 
         think_time,
         streams: load.streams.unwrap_or(1).max(1),
         threads: load.threads,
+        pre_connect: model == Model::Closed && load.pre_connect.unwrap_or(true),
+        warmup_requests: match load.warmup {
+            Some(Warmup::Requests(n)) => n,
+            _ => 0,
+        },
     })
 }
 
@@ -378,8 +387,8 @@ fn constant_stages(load: &spec::Load, model: Model, errors: &mut Errors) -> Opti
         },
     };
     let warmup = match &load.warmup {
-        Some(w) => errors.duration("load.warmup", w, true)?,
-        None => Duration::ZERO,
+        Some(Warmup::Duration(w)) => errors.duration("load.warmup", w, true)?,
+        Some(Warmup::Requests(_)) | None => Duration::ZERO,
     };
     let duration = match &load.duration {
         Some(d) => Some(errors.duration("load.duration", d, false)?),
@@ -548,6 +557,8 @@ mod tests {
             think_time: None,
             streams: 1,
             threads: None,
+            pre_connect: false,
+            warmup_requests: 0,
         }
     }
 

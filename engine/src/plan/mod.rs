@@ -165,7 +165,7 @@ fn build_base_url(spec: &Spec, ctx: &BuildContext<'_>, errors: &mut Errors) -> O
 }
 
 /// What `defaults` gives every target besides its headers and TLS: the timeouts,
-/// `keep_alive`, `compression` and `redirects`.
+/// `keep_alive`, `compression`, `redirects` and `slow`.
 fn target_defaults(spec: &Spec, errors: &mut Errors) -> TargetDefaults {
     let defaults = &spec.defaults;
     TargetDefaults {
@@ -181,6 +181,11 @@ fn target_defaults(spec: &Spec, errors: &mut Errors) -> TargetDefaults {
         keep_alive: defaults.keep_alive.unwrap_or(true),
         compression: defaults.compression.unwrap_or(false),
         redirects: defaults.redirects.unwrap_or(0),
+        slow_us: defaults
+            .slow
+            .as_deref()
+            .and_then(|s| errors.duration("defaults.slow", s, false))
+            .map(|d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX)),
     }
 }
 

@@ -59,6 +59,9 @@ pub struct TargetPlan {
     pub(crate) headers: Vec<(String, String)>,
     /// Checks on each response.
     pub(crate) checks: Vec<CheckPlan>,
+    /// Responses whose latency is at least this many microseconds are counted as slow
+    /// (`defaults.slow`); `None`: not counted.
+    pub(crate) slow_us: Option<u64>,
 }
 
 impl TargetPlan {
@@ -160,6 +163,8 @@ pub(super) struct TargetDefaults {
     pub(super) compression: bool,
     /// `defaults.redirects`, else 0.
     pub(super) redirects: u32,
+    /// `defaults.slow` in µs, if given.
+    pub(super) slow_us: Option<u64>,
 }
 
 /// Resolves one target of the spec (at `path`, e.g. `targets[1]`); every problem goes to
@@ -233,6 +238,7 @@ pub(super) fn build_target(
         redirects: defaults.redirects,
         headers,
         checks: checks?,
+        slow_us: defaults.slow_us,
     })
 }
 

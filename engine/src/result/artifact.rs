@@ -210,10 +210,27 @@ pub struct TargetResult {
     #[serde(default)]
     pub checks: Vec<CheckResult>,
     /// Phase timings in microseconds: connection setup (`dns`, `connect`, `tls`) per
-    /// connection opened in the measured window, `ttfb` and `body` per complete response.
+    /// connection opened in the measured window, `write`, `ttfb` and `body` per complete
+    /// response.
     /// Absent in results written before phases were measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phases_us: Option<PhasesResult>,
+    /// The slow threshold (`defaults.slow`), microseconds of latency; absent when the spec
+    /// sets none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slow_threshold_us: Option<u64>,
+    /// Complete responses whose latency was at least `slow_threshold_us`; absent when the spec
+    /// sets no threshold.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slow_responses: Option<u64>,
+    /// Upstream time the responses reported in their headers (`X-Envoy-Upstream-Service-Time`,
+    /// `Server-Timing`); absent when none did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upstream_us: Option<UpstreamResult>,
+    /// Streamed responses (chunked bodies, HTTP/2 bodies without a length, Server-Sent
+    /// Events): time to first byte, events; absent when no body was streamed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub streaming: Option<StreamingResult>,
     /// How this target's connections spoke: what was asked, what was negotiated, TLS.
     /// Absent for `total`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -235,28 +252,86 @@ pub struct CheckResult {
 /// `tls` over cleartext, setup phases when every connection was opened before measuring).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct PhasesResult {
-    /// Connections opened in the measured window (each has a `connect` sample).
+    /// Connections whose setup was reported in the measured window (each has a `connect`
+    /// sample): opened while measuring, or before the clock started (`pre_connected`).
     pub connections_opened: u64,
     /// Of those, TLS handshakes that resumed an earlier session.
     pub tls_resumed: u64,
+    /// Of those, connections opened before the clock started (`load.pre_connect`): their
+    /// setup is in no latency. `connections_opened - pre_connected` measured requests
+    /// included a connect in their latency.
+    #[serde(default)]
+    pub pre_connected: u64,
     /// Host name resolution, per connection opened.
     pub dns: Option<PhaseSummary>,
     /// TCP connect, per connection opened.
     pub connect: Option<PhaseSummary>,
     /// TLS handshake, per connection opened.
     pub tls: Option<PhaseSummary>,
-    /// Time to first byte: request written until the first response byte (HTTP/1.1) or the
-    /// response header block (HTTP/2), per response.
+    /// Time to first byte: from the end of the request write until the first response byte
+    /// (HTTP/1.1) or the response header block (HTTP/2), per response.
     pub ttfb: Option<PhaseSummary>,
     /// Body read: first byte (or header block) until the last byte, per response.
     pub body: Option<PhaseSummary>,
+    /// Request write: from the first byte written to the last byte handed to the socket
+    /// (HTTP/2: headers and body handed to the connection), per response. Absent in results
+    /// written before it was measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write: Option<PhaseSummary>,
+}
+
+/// Upstream time as the responses reported it in their headers, in microseconds (the headers
+/// give milliseconds), each in a histogram like the phases'.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct UpstreamResult {
+    /// `X-Envoy-Upstream-Service-Time` (Envoy's time to the upstream's response, whole
+    /// milliseconds in the header), per response that had it; absent when none had it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub envoy_upstream_service_time: Option<PhaseSummary>,
+    /// The W3C `Server-Timing` header's `dur` values (milliseconds in the header), per metric
+    /// name: at most 8 names per target, in the order first seen.
+    #[serde(default)]
+    pub server_timing: Vec<ServerTimingMetric>,
+    /// `Server-Timing` `dur` values of metric names beyond the first 8, not recorded.
+    #[serde(default)]
+    pub server_timing_dropped: u64,
+}
+
+/// A target's streamed responses: bodies sent in chunks of unknown total length (HTTP/1.1
+/// chunked, HTTP/2 without `Content-Length`) or as an event stream (`text/event-stream`).
+/// Their time to last byte (TTLB) is their latency: it ends at the last byte too.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct StreamingResult {
+    /// Complete responses whose body was streamed.
+    pub responses: u64,
+    /// Of those, Server-Sent Events streams (`Content-Type: text/event-stream`).
+    pub sse_responses: u64,
+    /// Events the event streams delivered (a blank line ends an event that had a field).
+    pub events: u64,
+    /// Time to first byte of the body, microseconds: from when the request was due (the
+    /// latency's origin) to the first byte of its body, per streamed response with a body.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttfb: Option<PhaseSummary>,
+    /// Time between consecutive events of an event stream, microseconds (at most 4,096 per
+    /// response).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event_gap: Option<PhaseSummary>,
+}
+
+/// The `dur` values of one `Server-Timing` metric.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ServerTimingMetric {
+    /// The metric's name, as the server wrote it (e.g. `db`, `cache`).
+    pub name: String,
+    /// Its `dur` values, microseconds; `count` is the responses that reported it.
+    pub dur: PhaseSummary,
 }
 
 /// One phase's distribution, in microseconds.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct PhaseSummary {
     /// Samples in the histogram: connections opened (`dns`, `connect`, `tls`) or responses
-    /// (`ttfb`, `body`).
+    /// (`write`, `ttfb`, `body`, upstream times, streamed bodies) or events (`event_gap`).
     pub count: u64,
     /// Shortest sample, microseconds.
     pub min_us: u64,

@@ -5,10 +5,10 @@ use hdrhistogram::Histogram;
 use super::health::health;
 use super::{
     CheckResult, Environment, LatencySummary, LoadInfo, PhaseSummary, PhasesResult, RESULT_VERSION,
-    RecordedRule, RunResult, SpecInfo, TargetResult, TimeSample, TlsResult, TransportResult,
-    encode_histogram, slo,
+    RecordedRule, RunResult, ServerTimingMetric, SpecInfo, StreamingResult, TargetResult,
+    TimeSample, TlsResult, TransportResult, UpstreamResult, encode_histogram, slo,
 };
-use crate::measure::{Phases, SpanSample, TargetStats, rate};
+use crate::measure::{Phases, SpanSample, Streaming, TargetStats, Upstream, rate};
 use crate::plan::{Model, Plan, Stop, TargetPlan};
 use crate::run::{Negotiated, RunOutput};
 
@@ -44,7 +44,7 @@ fn build_with(plan: &Plan, output: &RunOutput, judge_lateness: bool) -> RunResul
         environment: environment(output),
         load: load_info(plan),
         health: health(plan, output, cpu_count(), judge_lateness),
-        total: target_result("total", &total, elapsed_s),
+        total: target_result("total", &total, elapsed_s, slow_us(plan)),
         targets: targets(plan, output, elapsed_s),
         time_series: output.time_series.iter().map(time_sample).collect(),
         passed: slo.iter().all(|v| v.passed),
@@ -65,7 +65,7 @@ fn targets(plan: &Plan, output: &RunOutput, elapsed_s: f64) -> Vec<TargetResult>
         .zip(&output.targets)
         .enumerate()
         .map(|(i, (target, stats))| {
-            let mut result = target_result(&target.name, stats, elapsed_s);
+            let mut result = target_result(&target.name, stats, elapsed_s, target.slow_us);
             result.method = Some(target.method.clone());
             result.url = Some(target.display_url.clone());
             result.checks = target
@@ -160,7 +160,18 @@ pub(crate) fn summary(h: &Histogram<u64>) -> Option<LatencySummary> {
     })
 }
 
-fn target_result(name: &str, stats: &TargetStats, elapsed_s: f64) -> TargetResult {
+/// The slow threshold of the run's targets (`defaults.slow`: the same for all), microseconds.
+fn slow_us(plan: &Plan) -> Option<u64> {
+    plan.targets.first().and_then(|t| t.slow_us)
+}
+
+/// A target's (or the total's) measures; `slow_us`: its slow threshold, if any.
+fn target_result(
+    name: &str,
+    stats: &TargetStats,
+    elapsed_s: f64,
+    slow_us: Option<u64>,
+) -> TargetResult {
     let h = &stats.latency_us;
     TargetResult {
         name: name.to_string(),
@@ -190,32 +201,70 @@ fn target_result(name: &str, stats: &TargetStats, elapsed_s: f64) -> TargetResul
         checks_failed: stats.check_totals().1,
         checks: Vec::new(),
         phases_us: Some(phases_result(&stats.phases)),
+        slow_threshold_us: slow_us,
+        slow_responses: slow_us.map(|_| stats.slow),
+        upstream_us: upstream_result(&stats.upstream),
+        streaming: streaming_result(&stats.streaming),
         transport: None,
     }
 }
 
+/// The summary of a histogram of microseconds, with the histogram; `None` when it is empty.
+fn phase_summary(h: &Histogram<u64>) -> Option<PhaseSummary> {
+    (!h.is_empty()).then(|| PhaseSummary {
+        count: h.len(),
+        min_us: h.min(),
+        mean_us: h.mean(),
+        p50_us: h.value_at_quantile(0.50),
+        p90_us: h.value_at_quantile(0.90),
+        p99_us: h.value_at_quantile(0.99),
+        max_us: h.max(),
+        histogram: encode_histogram(h),
+    })
+}
+
+/// The summary of a target's upstream-time histograms; `None` when nothing was recorded.
+pub(crate) fn upstream_result(upstream: &Upstream) -> Option<UpstreamResult> {
+    (!upstream.is_empty()).then(|| UpstreamResult {
+        envoy_upstream_service_time: upstream.envoy_us.as_ref().and_then(phase_summary),
+        server_timing: upstream
+            .server_timing_us
+            .iter()
+            .filter_map(|(name, h)| {
+                Some(ServerTimingMetric {
+                    name: name.clone(),
+                    dur: phase_summary(h)?,
+                })
+            })
+            .collect(),
+        server_timing_dropped: upstream.server_timing_dropped,
+    })
+}
+
+/// The summary of a target's streamed responses; `None` when there were none.
+pub(crate) fn streaming_result(streaming: &Streaming) -> Option<StreamingResult> {
+    (streaming.responses > 0).then(|| StreamingResult {
+        responses: streaming.responses,
+        sse_responses: streaming.sse_responses,
+        events: streaming.events,
+        ttfb: streaming.ttfb_us.as_ref().and_then(phase_summary),
+        event_gap: streaming.event_gap_us.as_ref().and_then(phase_summary),
+    })
+}
+
 /// The summary of a target's phase histograms.
 pub(crate) fn phases_result(phases: &Phases) -> PhasesResult {
-    let summary = |h: &Histogram<u64>| {
-        (!h.is_empty()).then(|| PhaseSummary {
-            count: h.len(),
-            min_us: h.min(),
-            mean_us: h.mean(),
-            p50_us: h.value_at_quantile(0.50),
-            p90_us: h.value_at_quantile(0.90),
-            p99_us: h.value_at_quantile(0.99),
-            max_us: h.max(),
-            histogram: encode_histogram(h),
-        })
-    };
+    let summary = phase_summary;
     PhasesResult {
         connections_opened: phases.connections,
         tls_resumed: phases.tls_resumed,
+        pre_connected: phases.pre_connected,
         dns: summary(&phases.dns_us),
         connect: summary(&phases.connect_us),
         tls: summary(&phases.tls_us),
         ttfb: summary(&phases.ttfb_us),
         body: summary(&phases.body_us),
+        write: summary(&phases.write_us),
     }
 }
 

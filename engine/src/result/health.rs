@@ -245,6 +245,8 @@ mod tests {
             think_time: None,
             streams: 1,
             threads: None,
+            pre_connect: true,
+            warmup_requests: 0,
         }
     }
 

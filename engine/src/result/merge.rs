@@ -23,11 +23,14 @@
 
 use std::collections::BTreeMap;
 
+use hdrhistogram::Histogram;
+
 use super::{
-    Environment, Health, PhasesResult, RunResult, SloVerdict, TargetResult, TimeSample,
-    decode_histogram, encode_histogram, phases_result, summary,
+    Environment, Health, PhaseSummary, PhasesResult, RunResult, SloVerdict, StreamingResult,
+    TargetResult, TimeSample, UpstreamResult, decode_histogram, encode_histogram, phases_result,
+    streaming_result, summary, upstream_result,
 };
-use crate::measure::{Measures, Phases, latency_histogram};
+use crate::measure::{Measures, Phases, Streaming, Upstream, latency_histogram};
 use crate::plan::threshold::{Metric, Scope, Threshold};
 
 /// Why results cannot be merged.
@@ -324,11 +327,16 @@ fn merge_targets(
         checks_failed: 0,
         checks: Vec::new(),
         phases_us: None,
+        // Shards of one spec have the same threshold.
+        slow_threshold_us: head.slow_threshold_us,
+        slow_responses: None,
+        upstream_us: None,
+        streaming: None,
         // Shards of one spec ask for the same transport.
         transport: head.transport.clone(),
     };
     let single = parts.len() == 1;
-    let mut phases: Option<Phases> = None;
+    let mut added = Added::default();
     for (index, t) in parts {
         let h = decode_histogram(&t.histogram).map_err(|e| MergeError::Histogram {
             index: index + 1,
@@ -365,16 +373,12 @@ fn merge_targets(
         if single {
             out.service_time_us = t.service_time_us.clone();
         }
-        if let Some(p) = &t.phases_us {
-            let part = decode_phases(p).map_err(|reason| MergeError::Histogram {
-                index: index + 1,
-                target: t.name.clone(),
-                reason,
-            })?;
-            phases.get_or_insert_with(Phases::default).merge(&part);
+        if let Some(slow) = t.slow_responses {
+            *out.slow_responses.get_or_insert(0) += slow;
         }
+        added.add(index, t)?;
     }
-    out.phases_us = phases.as_ref().map(phases_result);
+    added.finish(&mut out);
     out.error_rate = if out.requests > 0 {
         out.errors as f64 / out.requests as f64
     } else {
@@ -390,11 +394,51 @@ fn merge_targets(
     Ok(out)
 }
 
+/// A target's histograms besides its latency (phases, upstream time, streamed bodies), added
+/// shard by shard.
+#[derive(Default)]
+struct Added {
+    phases: Option<Phases>,
+    upstream: Upstream,
+    streaming: Streaming,
+}
+
+impl Added {
+    /// Adds the histograms of target `t` of shard `index` (0-based). Errors: one does not
+    /// decode.
+    fn add(&mut self, index: usize, t: &TargetResult) -> Result<(), MergeError> {
+        let error = |reason| MergeError::Histogram {
+            index: index + 1,
+            target: t.name.clone(),
+            reason,
+        };
+        if let Some(p) = &t.phases_us {
+            let part = decode_phases(p).map_err(&error)?;
+            self.phases.get_or_insert_with(Phases::default).merge(&part);
+        }
+        if let Some(u) = &t.upstream_us {
+            self.upstream.merge(&decode_upstream(u).map_err(&error)?);
+        }
+        if let Some(s) = &t.streaming {
+            self.streaming.merge(&decode_streaming(s).map_err(error)?);
+        }
+        Ok(())
+    }
+
+    /// Writes the merged histograms' summaries into `out`.
+    fn finish(&self, out: &mut TargetResult) {
+        out.phases_us = self.phases.as_ref().map(phases_result);
+        out.upstream_us = upstream_result(&self.upstream);
+        out.streaming = streaming_result(&self.streaming);
+    }
+}
+
 /// A target's phase histograms, read back from its result.
 fn decode_phases(p: &PhasesResult) -> Result<Phases, String> {
     let mut phases = Phases {
         connections: p.connections_opened,
         tls_resumed: p.tls_resumed,
+        pre_connected: p.pre_connected,
         ..Phases::default()
     };
     for (summary, histogram) in [
@@ -403,6 +447,7 @@ fn decode_phases(p: &PhasesResult) -> Result<Phases, String> {
         (&p.tls, &mut phases.tls_us),
         (&p.ttfb, &mut phases.ttfb_us),
         (&p.body, &mut phases.body_us),
+        (&p.write, &mut phases.write_us),
     ] {
         if let Some(summary) = summary {
             let h = decode_histogram(&summary.histogram).map_err(|e| e.to_string())?;
@@ -410,6 +455,43 @@ fn decode_phases(p: &PhasesResult) -> Result<Phases, String> {
         }
     }
     Ok(phases)
+}
+
+/// A histogram of a result, read back with the bounds of the run's.
+fn decode(histogram: &str) -> Result<Histogram<u64>, String> {
+    let mut h = latency_histogram();
+    h.add(decode_histogram(histogram).map_err(|e| e.to_string())?)
+        .map_err(|e| format!("{e:?}"))?;
+    Ok(h)
+}
+
+/// A target's streamed responses, read back from its result.
+fn decode_streaming(s: &StreamingResult) -> Result<Streaming, String> {
+    let histogram =
+        |summary: &Option<PhaseSummary>| summary.as_ref().map(|s| decode(&s.histogram)).transpose();
+    Ok(Streaming {
+        responses: s.responses,
+        sse_responses: s.sse_responses,
+        events: s.events,
+        ttfb_us: histogram(&s.ttfb)?,
+        event_gap_us: histogram(&s.event_gap)?,
+    })
+}
+
+/// A target's upstream-time histograms, read back from its result.
+fn decode_upstream(u: &UpstreamResult) -> Result<Upstream, String> {
+    Ok(Upstream {
+        envoy_us: match &u.envoy_upstream_service_time {
+            Some(s) => Some(decode(&s.histogram)?),
+            None => None,
+        },
+        server_timing_us: u
+            .server_timing
+            .iter()
+            .map(|m| Ok((m.name.clone(), decode(&m.dur.histogram)?)))
+            .collect::<Result<_, String>>()?,
+        server_timing_dropped: u.server_timing_dropped,
+    })
 }
 
 /// Re-evaluates an SLO on merged numbers: the threshold is parsed again from its text.

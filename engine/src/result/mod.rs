@@ -27,11 +27,11 @@ mod upgrade;
 
 pub use artifact::{
     CheckResult, Environment, Health, LatencySummary, LoadInfo, PhaseSummary, PhasesResult,
-    RecordedRule, RunResult, SloVerdict, SpecInfo, StageHealth, TargetResult, TimeSample,
-    TlsResult, TransportResult, schema,
+    RecordedRule, RunResult, ServerTimingMetric, SloVerdict, SpecInfo, StageHealth,
+    StreamingResult, TargetResult, TimeSample, TlsResult, TransportResult, UpstreamResult, schema,
 };
 pub(crate) use artifact::{RESULT_VERSION, published_schema};
 pub use build::build;
-pub(crate) use build::{build_ab_side, phases_result, summary};
+pub(crate) use build::{build_ab_side, phases_result, streaming_result, summary, upstream_result};
 pub(crate) use io::encode_histogram;
 pub use io::{MAX_EXACT_INTEGER, OutError, OutFile, ReadError, decode_histogram, read, write};

@@ -10,6 +10,7 @@ use std::time::Instant;
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
+pub(crate) use super::stream::Traffic;
 use crate::measure::ErrorKind;
 
 /// Initial read buffer per connection, in bytes: small, so that 10,000 connections take
@@ -45,17 +46,6 @@ impl Capture {
         let room = CAPTURE_BODY_BYTES.saturating_sub(self.body.len());
         self.body.extend_from_slice(&bytes[..bytes.len().min(room)]);
     }
-}
-
-/// The bytes a request has moved so far, counted as they go, so that a request that fails
-/// or times out still counts what it sent and received.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Traffic {
-    /// Request bytes written (HTTP/1.1: head and body; HTTP/2: the request as HTTP/1.1
-    /// would send it, once the stream is open).
-    pub(crate) sent: u64,
-    /// Response bytes read (HTTP/1.1: head and body; HTTP/2: DATA payload).
-    pub(crate) received: u64,
 }
 
 /// A complete response, as far as a load test cares.
@@ -164,6 +154,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> H1Conn<S> {
                 kind.into()
             });
         }
+        traffic.seen.written();
         match self
             .read_response(is_head, capture, deadline, traffic)
             .await
@@ -203,6 +194,9 @@ impl<S: AsyncRead + AsyncWrite + Unpin> H1Conn<S> {
         let mut arrival = Arrival::default();
         let (status, head_len, framing, mut keep_alive, filled) =
             self.read_head(is_head, &mut arrival, traffic).await?;
+        traffic
+            .seen
+            .head(&self.buf[..head_len], matches!(framing, Framing::Chunked));
         let in_buf = filled - head_len;
         if let Some(c) = capture.as_deref_mut() {
             c.head.clear();
@@ -227,7 +221,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> H1Conn<S> {
                     if n == 0 {
                         return Err((ErrorKind::Closed, false));
                     }
-                    arrival.body_read(n, deadline, traffic)?;
+                    arrival.body_read(n, deadline, &mut traffic.received)?;
                     if n as u64 > remaining {
                         keep_alive = false;
                     }
@@ -242,6 +236,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> H1Conn<S> {
             Framing::Chunked => {
                 let mut decoder = ChunkedDecoder::default();
                 let mut sink = |data: &[u8]| {
+                    traffic.seen.data(data);
                     if let Some(c) = capture.as_deref_mut() {
                         c.body(data);
                     }
@@ -257,7 +252,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> H1Conn<S> {
                     if n == 0 {
                         return Err((ErrorKind::Closed, false));
                     }
-                    arrival.body_read(n, deadline, traffic)?;
+                    arrival.body_read(n, deadline, &mut traffic.received)?;
                     let used = decoder
                         .feed(&self.buf[..n], &mut sink)
                         .map_err(|k| (k, false))?;
@@ -268,6 +263,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> H1Conn<S> {
             }
             Framing::Close => {
                 keep_alive = false;
+                traffic.seen.data(&self.buf[head_len..filled]);
                 if let Some(c) = capture.as_deref_mut() {
                     c.body(&self.buf[head_len..filled]);
                 }
@@ -276,7 +272,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin> H1Conn<S> {
                     if n == 0 {
                         break;
                     }
-                    arrival.body_read(n, deadline, traffic)?;
+                    arrival.body_read(n, deadline, &mut traffic.received)?;
+                    traffic.seen.data(&self.buf[..n]);
                     if let Some(c) = capture.as_deref_mut() {
                         c.body(&self.buf[..n]);
                     }
@@ -357,7 +354,7 @@ struct Arrival {
 }
 
 impl Arrival {
-    /// Notes `n` body bytes just read, into `traffic`. Errors: [`ErrorKind::Timeout`] when
+    /// Notes `n` body bytes just read, into `received`. Errors: [`ErrorKind::Timeout`] when
     /// they came at or after `deadline` (the clock is read here anyway, for the last byte's
     /// time).
     #[inline]
@@ -365,9 +362,9 @@ impl Arrival {
         &mut self,
         n: usize,
         deadline: Instant,
-        traffic: &mut Traffic,
+        received: &mut u64,
     ) -> Result<(), (ErrorKind, bool)> {
-        traffic.received += n as u64;
+        *received += n as u64;
         let now = Instant::now();
         self.last_byte_at = Some(now);
         if now >= deadline {

@@ -213,6 +213,17 @@ pub(crate) struct Opened {
 }
 
 impl H2Conn {
+    /// Marks the setup of this connection, if no response has reported it yet, as done
+    /// before the clock started.
+    pub(crate) fn mark_pre_connected(&self) {
+        if let Some((serial, mut setup)) = self.shared.unreported_setup.get()
+            && serial == self.serial
+        {
+            setup.pre_connected = true;
+            self.shared.unreported_setup.set(Some((serial, setup)));
+        }
+    }
+
     /// The setup of this connection, if no response has reported it yet.
     pub(crate) fn take_setup(&self) -> Option<Setup> {
         match self.shared.unreported_setup.get() {
@@ -257,11 +268,21 @@ impl H2Conn {
                 .send_data(target.body.clone(), true)
                 .map_err(|e| H2Failure::Failed(self.classify(e)))?;
         }
+        traffic.seen.written();
         let response = response
             .await
             .map_err(|e| H2Failure::Failed(self.classify(e)))?;
         let headers_at = Instant::now();
         let status = response.status().as_u16();
+        for (name, value) in response.headers() {
+            traffic
+                .seen
+                .header(name.as_str().as_bytes(), value.as_bytes());
+        }
+        let length = response
+            .headers()
+            .contains_key(http::header::CONTENT_LENGTH);
+        traffic.seen.streamed(!length);
         if let Some(c) = capture.as_deref_mut() {
             c.head.clear();
             c.body.clear();
@@ -279,6 +300,7 @@ impl H2Conn {
         while let Some(data) = body.data().await {
             let data = data.map_err(|e| H2Failure::Failed(self.classify(e)))?;
             traffic.received += data.len() as u64;
+            traffic.seen.data(&data);
             if let Some(c) = capture.as_deref_mut() {
                 c.body(&data);
             }

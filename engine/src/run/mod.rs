@@ -7,7 +7,9 @@
 //! records into its own `TargetStats` (no lock or channel per request) and, at the end of each
 //! epoch (a second; a fraction of one for `loadgate ab`), hands that epoch's `SpanStats` to the
 //! calling thread, which merges them into the epoch series and the time series (per second)
-//! and reports progress. Per-target and per-stage stats are merged once at the end.
+//! and reports progress. Per-target and per-stage stats are merged once at the end. Before
+//! the clock starts, the workers may open the first level's connections and send a warmup of
+//! N requests (`pre.rs`).
 //!
 //! Latency is measured from when a request was due (its intended start on the open model's
 //! schedule or a paced connection's, else its actual start; wrk2's correction for coordinated
@@ -21,9 +23,11 @@ mod h2;
 mod limits;
 mod output;
 mod redirect;
+mod pre;
 mod resolve;
 pub(crate) mod sample;
 mod shared;
+mod stream;
 mod timer;
 mod tls;
 mod transport;
@@ -75,6 +79,9 @@ pub(crate) struct Ready<'a> {
     epoch: Duration,
     /// What the run needs of file descriptors.
     budget: FileLimit,
+    /// Open the first level's connections before the clock starts, as the plan says
+    /// (`load.pre_connect`); false on a given clock ([`Ready::on_given_clock`]).
+    pre_connect: bool,
 }
 
 /// Raises the open-files limit, checks that it covers the run, then resolves and checks the
@@ -91,6 +98,7 @@ pub(crate) fn prepare(plan: &Plan) -> Result<Ready<'_>, RunError> {
         negotiated,
         epoch: Duration::from_secs(1),
         budget,
+        pre_connect: true,
     })
 }
 
@@ -136,8 +144,20 @@ impl Ready<'_> {
         Ready { epoch, ..self }
     }
 
+    /// Keeps the schedule's time zero at the `start` given to [`Ready::run`] (two sides of
+    /// `loadgate ab` share one clock): no connections are opened before it. A warmup of N
+    /// requests (`load.warmup: N`) still comes first and moves it.
+    pub(crate) fn on_given_clock(self) -> Self {
+        Ready {
+            pre_connect: false,
+            ..self
+        }
+    }
+
     /// Runs the load with its schedule's time zero at `start` (now, or shortly after: the
-    /// first stage, its arrivals and the warmup count from it), as [`execute`] describes.
+    /// first stage, its arrivals and the warmup count from it), as [`execute`] describes. The
+    /// work before the clock (pre-connect, a warmup of N requests: `pre.rs`) comes first; when
+    /// it ends after `start`, time zero is when it ends.
     pub(crate) fn run(
         self,
         start: Instant,
@@ -151,40 +171,45 @@ impl Ready<'_> {
             negotiated,
             epoch,
             budget,
+            pre_connect,
         } = self;
         let workers = workers(plan);
         // Workers stop on `halt`: set on Ctrl-C (`stop`) or by an `abort_on_fail` threshold.
         let halt = Arc::new(AtomicBool::new(false));
-        let cpu_start = cpu_time();
-        let started_at = SystemTime::now()
-            + start.saturating_duration_since(Instant::now())
-            + plan.load.warmup();
-        let shared = Arc::new(Shared::new(
-            plan,
-            (endpoint_of, addrs),
-            start,
-            epoch,
-            halt.clone(),
-        ));
+        let lay_out = |start| {
+            let addrs = (endpoint_of.clone(), addrs.clone());
+            Arc::new(Shared::new(plan, addrs, start, epoch, halt.clone()))
+        };
+        let shared = lay_out(start);
+        // Work before the clock starts (pre-connect, a warmup of N requests): see `pre.rs`.
+        let (gates, opener) = pre::gates(workers, pre::work(&plan.load, pre_connect));
         let (tx, rx) = mpsc::channel::<Report>();
         let mut handles = Vec::with_capacity(workers);
-        for w in 0..workers {
+        for (w, gate) in gates.into_iter().enumerate() {
             let (for_worker, worker_tx) = (shared.clone(), tx.clone());
             let spawned = std::thread::Builder::new()
                 .name(format!("loadgate-worker-{w}"))
-                .spawn(move || worker::worker(w, workers, for_worker, worker_tx));
+                .spawn(move || worker::worker(w, workers, for_worker, worker_tx, gate));
             match spawned {
                 Ok(handle) => handles.push(handle),
                 Err(e) => {
                     // Stop the workers already started before giving up.
                     halt.store(true, Ordering::Relaxed);
-                    drop(tx);
+                    drop((tx, opener));
                     let _ = join(handles, &shared);
                     return Err(limits::start_error(e, budget));
                 }
             }
         }
         drop(tx);
+        let shared = match opener {
+            Some(opener) => opener.open(start, (&stop, &halt), lay_out),
+            None => shared,
+        };
+        let cpu_start = cpu_time();
+        let started_at = SystemTime::now()
+            + shared.start.saturating_duration_since(Instant::now())
+            + plan.load.warmup();
 
         let mut collector = Collector::new(workers, shared.measure_start, epoch, &plan.slo);
         let (halted_at, mut stage_cpu) = collect(

@@ -45,7 +45,7 @@ pub(crate) struct Response {
     pub(crate) status: u16,
     /// Whether the connection may carry the next request.
     pub(crate) keep_alive: bool,
-    /// Phase timings: setup when this request opened the connection, TTFB, body read.
+    /// Phase timings: setup when this request opened the connection, write, TTFB, body read.
     pub(crate) timing: Timing,
     /// When the last byte arrived.
     pub(crate) end: Instant,
@@ -182,8 +182,8 @@ impl Conn {
     /// request that the connection refused before sending it (GOAWAY received, connection
     /// closed) is sent once more on a new connection of the group.
     ///
-    /// `exchange.0`, now: the caller has just read the clock (TTFB of HTTP/1.1 counts from
-    /// it); `exchange.1`: the request's deadline (its timeout).
+    /// `exchange.0`, now: the caller has just read the clock (the write phase of HTTP/1.1
+    /// counts from it); `exchange.1`: the request's deadline (its timeout).
     ///
     /// Errors: [`Failure::Stale`] when a reused HTTP/1.1 connection had been closed by the
     /// server (the caller sends the request again on a new connection).
@@ -247,12 +247,14 @@ where
         .exchange(&target.request, target.is_head, capture, deadline, traffic)
         .await?;
     let end = response.last_byte_at;
+    let written_at = traffic.seen.written_at.unwrap_or(sent_at);
     Ok(Response {
         status: response.status,
         keep_alive: response.keep_alive,
         timing: Timing {
             setup: setup.take(),
-            ttfb_us: micros(response.first_byte_at.saturating_duration_since(sent_at)),
+            write_us: micros(written_at.saturating_duration_since(sent_at)),
+            ttfb_us: micros(response.first_byte_at.saturating_duration_since(written_at)),
             body_us: micros(end.saturating_duration_since(response.first_byte_at)),
         },
         end,
@@ -267,16 +269,14 @@ async fn h2_exchange(
 ) -> Result<Response, H2Failure> {
     let response = conn.exchange(target, capture, traffic).await?;
     let end = Instant::now();
+    let written_at = traffic.seen.written_at.unwrap_or(response.sent_at);
     Ok(Response {
         status: response.status,
         keep_alive: true,
         timing: Timing {
             setup: conn.take_setup(),
-            ttfb_us: micros(
-                response
-                    .headers_at
-                    .saturating_duration_since(response.sent_at),
-            ),
+            write_us: micros(written_at.saturating_duration_since(response.sent_at)),
+            ttfb_us: micros(response.headers_at.saturating_duration_since(written_at)),
             body_us: micros(end.saturating_duration_since(response.headers_at)),
         },
         end,

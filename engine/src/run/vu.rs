@@ -34,33 +34,39 @@ use crate::measure::{ErrorKind, LATE_US};
 use crate::plan::load::Arrivals;
 use crate::plan::{Model, ThinkTime};
 
-/// Spawns worker `index`'s (of `workers`) virtual users on the current `LocalSet`.
+/// Worker `index`'s (of `workers`) virtual users: their numbers among all, and their
+/// connections (none open yet).
 ///
 /// Virtual users come in groups of `streams` that share their connections (HTTP/2: one
 /// connection per endpoint carries the group's requests at once); group `g` runs on worker
 /// `g mod workers`, so that a group never spans threads.
+pub(super) fn users(index: usize, workers: usize, shared: &Shared) -> Vec<(usize, Connections)> {
+    let streams = shared.load.streams as usize;
+    let total = shared.load.request_loops();
+    (index..shared.load.connection_groups())
+        .step_by(workers)
+        .flat_map(|g| {
+            let group = Rc::new(transport::Group::new(shared.addrs.len()));
+            (g * streams..((g + 1) * streams).min(total))
+                .map(move |i| (i, Connections::new(shared, group.clone())))
+        })
+        .collect()
+}
+
+/// Spawns worker `index`'s virtual users (from [`users`]) on the current `LocalSet`.
 pub(super) fn spawn(
     index: usize,
     workers: usize,
     shared: &Arc<Shared>,
     stats: &Rc<RefCell<WorkerStats>>,
+    users: Vec<(usize, Connections)>,
 ) -> Vec<JoinHandle<()>> {
     let seed = |i: usize| ((index as u64) << 32) ^ i as u64 ^ 0x9e37_79b9_7f4a_7c15;
     let streams = shared.load.streams as usize;
-    let total = shared.load.request_loops();
-    // This worker's virtual users, each with its group's shared connections.
-    let share: Vec<(usize, Rc<transport::Group>)> = (index..shared.load.connection_groups())
-        .step_by(workers)
-        .flat_map(|g| {
-            let group = Rc::new(transport::Group::new(shared.addrs.len()));
-            (g * streams..((g + 1) * streams).min(total)).map(move |i| (i, group.clone()))
-        })
-        .collect();
     match shared.load.model {
-        Model::Closed => share
+        Model::Closed => users
             .into_iter()
-            .map(|(i, group)| {
-                let conns = Connections::new(shared, group);
+            .map(|(i, conns)| {
                 let level = (i / streams) as f64 + 0.5;
                 tokio::task::spawn_local(closed_vu(
                     shared.clone(),
@@ -73,14 +79,14 @@ pub(super) fn spawn(
             .collect(),
         Model::Open => {
             let pool = Rc::new(Pool {
-                idle: RefCell::new(Vec::with_capacity(share.len())),
+                idle: RefCell::new(Vec::with_capacity(users.len())),
                 done: Cell::new(false),
             });
             // Reversed: the idle stack hands out the first group's users first.
-            let mut tasks: Vec<JoinHandle<()>> = share
+            let mut tasks: Vec<JoinHandle<()>> = users
                 .into_iter()
                 .rev()
-                .map(|(i, group)| {
+                .map(|(i, conns)| {
                     let slot = Rc::new(Slot {
                         job: Cell::new(None),
                         wake: Notify::new(),
@@ -91,7 +97,7 @@ pub(super) fn spawn(
                         stats.clone(),
                         pool.clone(),
                         slot,
-                        Connections::new(shared, group),
+                        conns,
                         seed(i),
                     ))
                 })
@@ -110,9 +116,9 @@ pub(super) fn spawn(
 
 /// A virtual user's connections, one per endpoint (HTTP/2: handles to its group's), its
 /// buffer for checked responses, its timer and the byte counts of its current request.
-struct Connections {
-    slots: Vec<Option<transport::Conn>>,
-    group: Rc<transport::Group>,
+pub(super) struct Connections {
+    pub(super) slots: Vec<Option<transport::Conn>>,
+    pub(super) group: Rc<transport::Group>,
     capture: h1::Capture,
     deadline: Deadline,
     traffic: h1::Traffic,
@@ -189,7 +195,7 @@ impl Deadline {
 /// generator's own lateness (a paced connection still busy with a slow response is not).
 /// Returns why the request failed, if it did.
 #[allow(clippy::too_many_arguments)]
-async fn request(
+pub(super) async fn request(
     shared: &Shared,
     stats: &RefCell<WorkerStats>,
     conns: &mut Connections,
@@ -212,7 +218,7 @@ async fn request(
     let conn = &mut slots[e];
     let captures = target.captures();
     capture.keep_body = target.captures_body();
-    *traffic = h1::Traffic::default();
+    traffic.reset();
     let timeout_at = started + target.timeout;
     let outcome = deadline
         .run(timeout_at, async {
@@ -268,6 +274,10 @@ async fn request(
                 Ok(response) => {
                     let expected = target.expect_status.contains(response.status);
                     record.record_response(response.status, latency_us, service_us, expected);
+                    record.record_slow(latency_us, target.slow_us);
+                    let seen = &traffic.seen;
+                    record.upstream.record(seen.envoy_us, &seen.server_timing);
+                    seen.record_stream(&mut record.streaming, intended);
                     record.phases.record(&response.timing);
                     if captures {
                         checks::evaluate(&target.checks, capture, |i, passed| {

@@ -11,6 +11,7 @@ use std::time::Instant;
 use tokio::time::timeout_at;
 
 use super::collect::Report;
+use super::pre::Gate;
 use super::shared::Shared;
 use super::vu;
 use crate::measure::{SpanStats, StageStats, TargetStats};
@@ -26,14 +27,38 @@ pub(super) struct WorkerStats {
     pub(super) last_end: Option<Instant>,
 }
 
+impl WorkerStats {
+    /// Empty records for the targets and stages of `shared`.
+    pub(super) fn new(shared: &Shared) -> WorkerStats {
+        WorkerStats {
+            targets: shared
+                .targets
+                .iter()
+                .map(|_| TargetStats::default())
+                .collect(),
+            stages: shared
+                .load
+                .stages
+                .iter()
+                .map(|_| StageStats::default())
+                .collect(),
+            epoch: SpanStats::default(),
+            epoch_index: 0,
+            last_end: None,
+        }
+    }
+}
+
 /// Runs worker `index` (of `workers`) until its virtual users end; returns its records.
-/// Errors: its runtime could not be built (out of file descriptors, most likely); the run is
-/// then halted.
+/// With a `gate`, its work before the clock starts comes first (`shared` is then laid out
+/// from a provisional start, and the run's comes through the gate). Errors: its runtime
+/// could not be built (out of file descriptors, most likely); the run is then halted.
 pub(super) fn worker(
     index: usize,
     workers: usize,
     shared: Arc<Shared>,
     tx: mpsc::Sender<Report>,
+    gate: Option<Gate>,
 ) -> std::io::Result<WorkerStats> {
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -42,30 +67,23 @@ pub(super) fn worker(
         Ok(runtime) => runtime,
         Err(e) => {
             shared.stop.store(true, Ordering::Relaxed);
+            if let Some(gate) = &gate {
+                gate.ready();
+            }
             let _ = tx.send(Report::Done { last: 0 });
             return Err(e);
         }
     };
-    let stats = Rc::new(RefCell::new(WorkerStats {
-        targets: shared
-            .targets
-            .iter()
-            .map(|_| TargetStats::default())
-            .collect(),
-        stages: shared
-            .load
-            .stages
-            .iter()
-            .map(|_| StageStats::default())
-            .collect(),
-        epoch: SpanStats::default(),
-        epoch_index: 0,
-        last_end: None,
-    }));
+    let stats = Rc::new(RefCell::new(WorkerStats::new(&shared)));
     let local = tokio::task::LocalSet::new();
     local.block_on(&runtime, async {
+        let users = vu::users(index, workers, &shared);
+        let (shared, users) = match gate {
+            Some(gate) => gate.pass(shared, users).await,
+            None => (shared, users),
+        };
         let ticker = tokio::task::spawn_local(ticker(shared.clone(), stats.clone(), tx.clone()));
-        let tasks = vu::spawn(index, workers, &shared, &stats);
+        let tasks = vu::spawn(index, workers, &shared, &stats, users);
         let all = async {
             for task in tasks {
                 let _ = task.await;

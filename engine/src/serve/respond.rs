@@ -19,6 +19,19 @@ const MAX_BODY_SIZE: u64 = 1 << 30;
 /// The longest CPU time `work=DUR` may ask for (10 s): the spin holds a server thread.
 const MAX_WORK: Duration = Duration::from_secs(10);
 
+/// Most events `events=N` may ask for.
+const MAX_EVENTS: u32 = 10_000;
+
+/// The longest `interval=DUR` between events (10 s), and the longest event stream (60 s).
+const MAX_INTERVAL: Duration = Duration::from_secs(10);
+const MAX_EVENT_STREAM: Duration = Duration::from_secs(60);
+
+/// The time between events when `events=N` is given without `interval`.
+const DEFAULT_INTERVAL: Duration = Duration::from_millis(10);
+
+/// One event of an event stream (`events=N`).
+const EVENT: &[u8] = b"data: event\n\n";
+
 /// The body served when no `size` is given, and by `/health`.
 const DEFAULT_BODY: &[u8] = b"ok\n";
 
@@ -61,12 +74,23 @@ pub(super) async fn handle(
     if !shape.delay.is_zero() {
         tokio::time::sleep_until(arrived + shape.delay).await;
     }
-    let body = match shape.size {
-        None => ResponseBody::Bytes(Some(Bytes::from_static(DEFAULT_BODY))),
-        Some(size) => ResponseBody::Fill { remaining: size },
+    let body = match (shape.size, shape.events) {
+        (_, Some(events)) => ResponseBody::Events {
+            left: events,
+            interval: shape.interval,
+            next: Box::pin(tokio::time::sleep(shape.interval)),
+        },
+        (None, None) => ResponseBody::Bytes(Some(Bytes::from_static(DEFAULT_BODY))),
+        (Some(size), None) => ResponseBody::Fill { remaining: size },
     };
     let mut response = text_response(shape.status, body);
     let headers = response.headers_mut();
+    if shape.events.is_some() {
+        headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/event-stream"),
+        );
+    }
     // A name given in the query replaces the default (`Content-Type`); repeats add values.
     let mut given: Vec<header::HeaderName> = Vec::new();
     for (name, value) in shape.headers {
@@ -79,6 +103,12 @@ pub(super) async fn handle(
     }
     if shape.close {
         headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
+    }
+    if shape.server_timing {
+        // The time spent on the request so far (work and delay), as a server would report it.
+        let ms = arrived.elapsed().as_secs_f64() * 1000.0;
+        let value = HeaderValue::from_str(&format!("app;dur={ms:.3}")).expect("a header value");
+        headers.append(HeaderName::from_static("server-timing"), value);
     }
     Ok(response)
 }
@@ -140,6 +170,12 @@ struct Shape {
     work: Duration,
     headers: Vec<(HeaderName, HeaderValue)>,
     close: bool,
+    /// Add `Server-Timing: app;dur=MS`: the time from the request's arrival to its answer.
+    server_timing: bool,
+    /// An event stream of this many events instead of a body.
+    events: Option<u32>,
+    /// The time before each event.
+    interval: Duration,
 }
 
 impl Shape {
@@ -152,9 +188,13 @@ impl Shape {
             work: Duration::ZERO,
             headers: Vec::new(),
             close: false,
+            server_timing: false,
+            events: None,
+            interval: DEFAULT_INTERVAL,
         };
         let (mut seen_status, mut seen_size, mut seen_delay, mut seen_work, mut seen_close) =
             (false, false, false, false, false);
+        let (mut seen_server_timing, mut seen_events, mut seen_interval) = (false, false, false);
         for (name, value) in url::form_urlencoded::parse(query.as_bytes()) {
             let once = |seen: &mut bool| {
                 if std::mem::replace(seen, true) {
@@ -207,20 +247,70 @@ impl Shape {
                 "header" => shape.headers.push(parse_header(&value)?),
                 "close" => {
                     once(&mut seen_close)?;
-                    shape.close = match &*value {
-                        "1" => true,
-                        "0" => false,
-                        _ => return Err(format!("invalid `close`: `{value}`: use 1 or 0")),
-                    };
+                    shape.close = flag(&name, &value)?;
+                }
+                "server_timing" => {
+                    once(&mut seen_server_timing)?;
+                    shape.server_timing = flag(&name, &value)?;
+                }
+                "events" => {
+                    once(&mut seen_events)?;
+                    shape.events = Some(parse_events(&value)?);
+                }
+                "interval" => {
+                    once(&mut seen_interval)?;
+                    shape.interval = parse_interval(&value)?;
                 }
                 _ => {
                     return Err(format!(
-                        "unknown parameter `{name}`: use status, size, delay, work, header or close"
+                        "unknown parameter `{name}`: use status, size, delay, work, header, \
+                         close, server_timing, events or interval"
                     ));
                 }
             }
         }
+        shape.check_events(seen_interval)?;
         Ok(shape)
+    }
+
+    /// Checks that `events` goes with no `size`, `interval` (if `given`) with `events`, and
+    /// that the stream lasts at most [`MAX_EVENT_STREAM`].
+    fn check_events(&self, interval_given: bool) -> Result<(), String> {
+        match self.events {
+            Some(_) if self.size.is_some() => Err("give `size` or `events`, not both".to_string()),
+            None if interval_given => Err("`interval` applies to `events`: give both".to_string()),
+            Some(n) if self.interval * n > MAX_EVENT_STREAM => Err(format!(
+                "invalid `events`: {n} events {:?} apart last more than {MAX_EVENT_STREAM:?}",
+                self.interval
+            )),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Parses `events=N`: 1 to [`MAX_EVENTS`].
+fn parse_events(value: &str) -> Result<u32, String> {
+    value
+        .parse::<u32>()
+        .ok()
+        .filter(|n| (1..=MAX_EVENTS).contains(n))
+        .ok_or_else(|| format!("invalid `events`: `{value}` is not from 1 to {MAX_EVENTS}"))
+}
+
+/// Parses `interval=DUR`: at most [`MAX_INTERVAL`].
+fn parse_interval(value: &str) -> Result<Duration, String> {
+    parse_duration(value)
+        .ok()
+        .filter(|d| *d <= MAX_INTERVAL)
+        .ok_or_else(|| format!("invalid `interval`: `{value}` is not a duration up to 10s"))
+}
+
+/// Parses a `1` or `0` parameter.
+fn flag(name: &str, value: &str) -> Result<bool, String> {
+    match value {
+        "1" => Ok(true),
+        "0" => Ok(false),
+        _ => Err(format!("invalid `{name}`: `{value}`: use 1 or 0")),
     }
 }
 
@@ -253,6 +343,13 @@ pub(super) enum ResponseBody {
     Bytes(Option<Bytes>),
     /// `remaining` bytes of [`FILL`], sent in frames of up to `FILL.len()` bytes.
     Fill { remaining: u64 },
+    /// An event stream: `left` more events ([`EVENT`]), the next when `next` fires, then one
+    /// every `interval`. Its length is not known: chunked (HTTP/1.1), or no `Content-Length`.
+    Events {
+        left: u32,
+        interval: Duration,
+        next: Pin<Box<tokio::time::Sleep>>,
+    },
 }
 
 impl Body for ResponseBody {
@@ -261,9 +358,21 @@ impl Body for ResponseBody {
 
     fn poll_frame(
         self: Pin<&mut Self>,
-        _cx: &mut Context<'_>,
+        cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
         let frame = match self.get_mut() {
+            ResponseBody::Events { left: 0, .. } => None,
+            ResponseBody::Events {
+                left,
+                interval,
+                next,
+            } => {
+                std::task::ready!(next.as_mut().poll(cx));
+                *left -= 1;
+                let at = next.deadline() + *interval;
+                next.as_mut().reset(at);
+                Some(Bytes::from_static(EVENT))
+            }
             ResponseBody::Bytes(bytes) => bytes.take(),
             ResponseBody::Fill { remaining: 0 } => None,
             ResponseBody::Fill { remaining } => {
@@ -279,14 +388,18 @@ impl Body for ResponseBody {
         match self {
             ResponseBody::Bytes(bytes) => bytes.is_none(),
             ResponseBody::Fill { remaining } => *remaining == 0,
+            ResponseBody::Events { left, .. } => *left == 0,
         }
     }
 
     fn size_hint(&self) -> SizeHint {
-        SizeHint::with_exact(match self {
-            ResponseBody::Bytes(bytes) => bytes.as_ref().map_or(0, |b| b.len() as u64),
-            ResponseBody::Fill { remaining } => *remaining,
-        })
+        match self {
+            ResponseBody::Bytes(bytes) => {
+                SizeHint::with_exact(bytes.as_ref().map_or(0, |b| b.len() as u64))
+            }
+            ResponseBody::Fill { remaining } => SizeHint::with_exact(*remaining),
+            ResponseBody::Events { .. } => SizeHint::default(),
+        }
     }
 }
 
@@ -303,12 +416,14 @@ mod tests {
         assert_eq!(shape.work, Duration::ZERO);
         assert!(shape.headers.is_empty());
         assert!(!shape.close);
+        assert!(!shape.server_timing);
     }
 
     #[test]
     fn every_parameter_is_parsed() {
         let shape = Shape::parse(
-            "status=503&size=10&delay=20ms&work=400us&header=X-A:1&header=x-b:%20two&close=1",
+            "status=503&size=10&delay=20ms&work=400us&header=X-A:1&header=x-b:%20two&close=1\
+             &server_timing=1",
         )
         .unwrap();
         assert_eq!(shape.status, StatusCode::SERVICE_UNAVAILABLE);
@@ -319,6 +434,7 @@ mod tests {
         assert_eq!(shape.headers[0].0, "x-a");
         assert_eq!(shape.headers[1].1, "two");
         assert!(shape.close);
+        assert!(shape.server_timing);
     }
 
     #[test]
@@ -338,6 +454,14 @@ mod tests {
             ("header=Bad%20Name:1", "`header`"),
             ("header=Content-Length:5", "`header`"),
             ("close=yes", "`close`"),
+            ("server_timing=2", "`server_timing`"),
+            ("events=0", "`events`"),
+            ("events=10001", "`events`"),
+            ("events=2&size=3", "`size` or `events`"),
+            ("interval=1ms", "`interval`"),
+            ("events=1&interval=11s", "`interval`"),
+            ("events=10000&interval=10ms", "`events`"),
+            ("server_timing=1&server_timing=0", "`server_timing`"),
             ("sise=10", "`sise`"),
             ("status=200&status=201", "`status`"),
         ];

@@ -183,6 +183,11 @@ pub(crate) struct Defaults {
     /// TLS settings for `https://` targets; a target's own `tls` fields replace these one by one.
     #[serde(default)]
     pub(crate) tls: Option<Tls>,
+    /// Responses at least this slow (their latency, from when the request was due) are
+    /// counted per target, e.g. `1s` (plt's `--slow`): `slow_responses` in the result.
+    #[serde(default)]
+    #[schemars(regex(pattern = DURATION_PATTERN))]
+    pub(crate) slow: Option<String>,
 }
 
 /// Which HTTP version a target speaks: `h1` (HTTP/1.1, over TLS with ALPN `http/1.1` or
@@ -419,11 +424,12 @@ pub(crate) struct Load {
     #[serde(default)]
     #[schemars(range(min = 1))]
     pub(crate) requests: Option<u64>,
-    /// Constant load applied before measuring starts; its requests are not counted (default
-    /// `0s`). With `stages`, mark stages `warmup: true` instead.
+    /// Before measuring starts, requests that are not counted: a duration of constant load
+    /// (`2s`; default `0s`), or a number of requests (`100`) sent before the clock starts, as
+    /// fast as the first level's virtual users (closed model) or the in-flight cap (open model)
+    /// allow. With `stages`, mark stages `warmup: true` instead.
     #[serde(default)]
-    #[schemars(regex(pattern = DURATION_PATTERN))]
-    pub(crate) warmup: Option<String>,
+    pub(crate) warmup: Option<Warmup>,
     /// Open model: most requests in flight at once (k6's `maxVUs`); default: the peak rate
     /// times one second, at least 16 and at most 10000.
     #[serde(default)]
@@ -439,6 +445,21 @@ pub(crate) struct Load {
     #[serde(default)]
     #[schemars(regex(pattern = THINK_TIME_PATTERN))]
     pub(crate) think_time: Option<String>,
+    /// Closed model: open the first level's connections before the clock starts (default
+    /// `true`), so that a short run does not measure connects as latency (vastar's
+    /// pre-connect).
+    #[serde(default)]
+    pub(crate) pre_connect: Option<bool>,
+}
+
+/// `load.warmup`: a duration of constant load, or a number of requests.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub(crate) enum Warmup {
+    /// Constant load for this long, e.g. `2s`; its requests are not counted.
+    Duration(#[schemars(regex(pattern = DURATION_PATTERN))] String),
+    /// This many requests before the clock starts, not counted, e.g. `100`.
+    Requests(#[schemars(range(min = 1))] u64),
 }
 
 /// The load model.
