@@ -6,9 +6,10 @@
 //! (RFC 3339 UTC), `elapsed_s`, `model`, `connections` (closed model; the most in flight in
 //! the open model), `streams`, `threads`, `requests`, `responses`, `errors`, `error_rate`
 //! (a fraction), `rps`, `status_1xx` … `status_5xx`, `latency_min_us`, `latency_mean_us`,
-//! `latency_stdev_us`, `latency_p50_us`, `latency_p90_us`, `latency_p95_us`,
-//! `latency_p99_us`, `latency_p99_9_us`, `latency_max_us` (empty or `null` without
-//! responses), `bytes_sent`, `bytes_received`, `passed`.
+//! `latency_stdev_us`, `latency_p10_us`, `latency_p25_us`, `latency_p50_us`,
+//! `latency_p75_us`, `latency_p90_us`, `latency_p95_us`, `latency_p99_us`,
+//! `latency_p99_9_us`, `latency_p99_99_us`, `latency_max_us` (empty or `null` without
+//! responses; the p10, p25, p75 and p99.99 of results written before they existed too), `bytes_sent`, `bytes_received`, `passed`.
 
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -143,11 +144,15 @@ pub(crate) fn columns(result: &RunResult, threads: usize) -> Vec<(&'static str, 
         ("latency_min_us", l(|s| s.min_us.into())),
         ("latency_mean_us", l(|s| s.mean_us.into())),
         ("latency_stdev_us", l(|s| s.stdev_us.into())),
+        ("latency_p10_us", l(|s| s.p10_us.into())),
+        ("latency_p25_us", l(|s| s.p25_us.into())),
         ("latency_p50_us", l(|s| s.p50_us.into())),
+        ("latency_p75_us", l(|s| s.p75_us.into())),
         ("latency_p90_us", l(|s| s.p90_us.into())),
         ("latency_p95_us", l(|s| s.p95_us.into())),
         ("latency_p99_us", l(|s| s.p99_us.into())),
         ("latency_p99_9_us", l(|s| s.p99_9_us.into())),
+        ("latency_p99_99_us", l(|s| s.p99_99_us.into())),
         ("latency_max_us", l(|s| s.max_us.into())),
         ("bytes_sent", Value::from(total.bytes_sent)),
         ("bytes_received", Value::from(total.bytes_received)),
@@ -171,7 +176,7 @@ pub(crate) fn csv_header() -> String {
 }
 
 /// The column names, in order (checked against [`columns`] by a test).
-const COLUMN_NAMES: [&str; 29] = [
+const COLUMN_NAMES: [&str; 33] = [
     "name",
     "started_at",
     "elapsed_s",
@@ -192,11 +197,15 @@ const COLUMN_NAMES: [&str; 29] = [
     "latency_min_us",
     "latency_mean_us",
     "latency_stdev_us",
+    "latency_p10_us",
+    "latency_p25_us",
     "latency_p50_us",
+    "latency_p75_us",
     "latency_p90_us",
     "latency_p95_us",
     "latency_p99_us",
     "latency_p99_9_us",
+    "latency_p99_99_us",
     "latency_max_us",
     "bytes_sent",
     "bytes_received",
