@@ -4,8 +4,18 @@
 
 mod support;
 
+use std::sync::{Mutex, MutexGuard};
+
 use loadgate::result::{PhaseSummary, RunResult};
 use support::run_yaml;
+
+/// Runs in this binary take turns: concurrent runs on a
+/// 2-core machine would disturb each other's latency.
+static TURN: Mutex<()> = Mutex::new(());
+
+fn turn() -> MutexGuard<'static, ()> {
+    TURN.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 /// A closed-model spec of one target at `path` on `server`, with `defaults` and `load` lines
 /// (each indented, may be empty).
@@ -34,6 +44,7 @@ fn phase<'a>(result: &'a RunResult, name: &str) -> &'a PhaseSummary {
 
 #[test]
 fn the_write_phase_is_measured_and_ttfb_counts_from_its_end() {
+    let _turn = turn();
     let server = loadgate::serve::spawn("127.0.0.1:0".parse().unwrap(), 1).unwrap();
     let result = run_yaml(&spec(
         &server,
@@ -55,6 +66,7 @@ fn the_write_phase_is_measured_and_ttfb_counts_from_its_end() {
 
 #[test]
 fn responses_at_least_as_slow_as_the_threshold_are_counted_and_merged_exactly() {
+    let _turn = turn();
     let server = loadgate::serve::spawn("127.0.0.1:0".parse().unwrap(), 1).unwrap();
     let yaml = format!(
         "version: 1\nname: slow\ndefaults:\n  base_url: {}\n  slow: 50ms\ntargets:\n  \
@@ -86,6 +98,7 @@ fn responses_at_least_as_slow_as_the_threshold_are_counted_and_merged_exactly() 
 
 #[test]
 fn upstream_time_headers_are_histograms_per_name_over_h1_and_h2() {
+    let _turn = turn();
     let server = loadgate::serve::spawn("127.0.0.1:0".parse().unwrap(), 1).unwrap();
     let many: Vec<String> = (0..10).map(|i| format!("m{i};dur=1")).collect();
     let yaml = |protocol: &str| {
@@ -168,6 +181,7 @@ fn upstream_time_headers_are_histograms_per_name_over_h1_and_h2() {
 
 #[test]
 fn streamed_bodies_time_their_first_byte_and_server_sent_events_over_h1_and_h2() {
+    let _turn = turn();
     let server = loadgate::serve::spawn("127.0.0.1:0".parse().unwrap(), 1).unwrap();
     let yaml = |protocol: &str| {
         format!(
@@ -236,6 +250,7 @@ fn streamed_bodies_time_their_first_byte_and_server_sent_events_over_h1_and_h2()
 
 #[test]
 fn pre_connect_keeps_connects_out_of_a_count_runs_latency() {
+    let _turn = turn();
     let server = loadgate::serve::spawn("127.0.0.1:0".parse().unwrap(), 1).unwrap();
     let load = "  connections: 50\n  requests: 300\n";
     let opened = |result: &RunResult| {
@@ -262,6 +277,7 @@ fn pre_connect_keeps_connects_out_of_a_count_runs_latency() {
 
 #[test]
 fn a_warmup_of_n_requests_is_sent_before_the_clock_and_not_counted() {
+    let _turn = turn();
     for (model, load) in [
         (
             "closed",
@@ -300,6 +316,7 @@ fn a_warmup_of_n_requests_is_sent_before_the_clock_and_not_counted() {
 
 #[test]
 fn pre_connect_keeps_tls_handshakes_out_of_the_latency_percentiles() {
+    let _turn = turn();
     let pki = support::TestPki::generate();
     let config = Some(pki.serve_config("server", false));
     let server = loadgate::serve::spawn_with("127.0.0.1:0".parse().unwrap(), 1, config).unwrap();

@@ -55,8 +55,8 @@ fn json_lines(text: &str) -> Vec<Value> {
         .collect()
 }
 
-/// Each flag of the one-line run, and the line of the emitted spec it becomes (fields that
-/// other branches add are asserted as text; they validate once those fields exist).
+/// Each flag of the one-line run, and the line of the emitted spec it becomes (the newest
+/// fields also run end to end: `the_newest_fields_run_end_to_end`).
 #[test]
 fn each_flag_maps_to_its_spec_field() {
     let cases: &[(&[&str], &[&str])] = &[
@@ -110,7 +110,6 @@ fn each_flag_maps_to_its_spec_field() {
             &["--status-code", "201"],
             &["    expect:\n      status: [201]\n"],
         ),
-        // Fields that engine-opts and measures add (docs/quick.md: "waits on").
         (&["--disable-keepalive"], &["  keep_alive: false\n"]),
         (
             &["--connect-timeout", "2s"],
@@ -266,8 +265,7 @@ fn a_copy_as_curl_line_is_imported() {
     assert!(!spec.contains("abc123"), "the cookie is a secret:\n{spec}");
     assert!(!spec.contains("redirects"), "no -L: no redirects\n{spec}");
 
-    // The same request (words after `--`, without --compressed, whose field waits on
-    // engine-opts) runs on loopback.
+    // The same request (words after `--`, with --compressed) runs on loopback.
     let _turn = turn();
     let (_server, base) = target();
     // (The built-in target refuses query parameters it does not know: a path alone.)
@@ -292,6 +290,7 @@ fn a_copy_as_curl_line_is_imported() {
         "Cookie: session=abc123",
         "--data-raw",
         "{\"a\":1}",
+        "--compressed",
     ]);
     let line = &json_lines(&out)[0];
     assert_eq!(line["requests"], 20);
@@ -541,4 +540,67 @@ fn several_urls_emit_one_document_each() {
         assert!(checked.contains("valid"), "{checked}");
     }
     assert!(Path::new(dir.path()).join("1.yaml").exists());
+}
+
+/// The one-line defaults and the flags whose spec fields are newest, run end to end against
+/// the built-in target: redirects followed by default (`--disable-redirects` makes the 302
+/// the answer, and with no valid response the default errors SLO fails the run), and
+/// `--disable-keepalive`, `--connect-timeout`, `--threads`, `--slow`, a `-w` request count
+/// and compression in one run.
+#[test]
+fn the_newest_fields_run_end_to_end() {
+    let _turn = turn();
+    let (_server, base) = target();
+    let redirect = format!("{base}/r?status=302&header=Location:/ok");
+    let followed = ok(&[
+        "quick", "-n", "20", "-c", "2", "--quiet", "--format", "jsonl", &redirect,
+    ]);
+    let row = &json_lines(&followed)[0];
+    assert_eq!(row["responses"].as_u64(), Some(20), "{row}");
+    assert_eq!(row["status_2xx"].as_u64(), Some(20), "{row}");
+    assert_eq!(row["status_3xx"].as_u64(), Some(0), "{row}");
+
+    let out = loadgate(&[
+        "quick",
+        "-n",
+        "20",
+        "-c",
+        "2",
+        "--quiet",
+        "--disable-redirects",
+        &redirect,
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    assert!(stdout(&out).contains("302"), "{}", stdout(&out));
+
+    let text = ok(&[
+        "quick",
+        "-n",
+        "60",
+        "-c",
+        "2",
+        "--quiet",
+        "--disable-keepalive",
+        "--connect-timeout",
+        "2s",
+        "--threads",
+        "1",
+        "--slow",
+        "1ms",
+        "-w",
+        "10",
+        "--format",
+        "jsonl",
+        &format!("{base}/?delay=2ms"),
+    ]);
+    let row = &json_lines(&text)[0];
+    assert_eq!(row["requests"].as_u64(), Some(60), "{row}");
+    assert_eq!(row["errors"].as_u64(), Some(0), "{row}");
+    assert_eq!(row["threads"].as_u64(), Some(1), "{row}");
 }
