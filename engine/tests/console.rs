@@ -348,7 +348,7 @@ fn count_cell(lines: &[&str], name: &str) -> u64 {
 }
 
 #[test]
-fn the_summary_shows_slow_responses_phases_upstream_time_and_events_only_when_measured() {
+fn the_summary_shows_slow_responses_phases_upstream_time_and_events_when_measured() {
     let server = loadgate::serve::spawn("127.0.0.1:0".parse().unwrap(), 1).unwrap();
     let timed = format!(
         "{}/t?server_timing=1&delay=3ms&header=X-Envoy-Upstream-Service-Time:7",
@@ -396,41 +396,7 @@ fn the_summary_shows_slow_responses_phases_upstream_time_and_events_only_when_me
     );
     assert!(stdout.contains(&opened), "{opened} in {stdout}");
 
-    // Upstream time: a row for Envoy's header and one for the Server-Timing metric `app`, and
-    // a histogram of each.
-    let upstream = t.upstream_us.as_ref().unwrap();
-    let app = &upstream.server_timing[0];
-    assert_eq!(app.name, "app");
-    let table = section(&stdout, "upstream  ");
-    assert_eq!(count_cell(&table, "server-timing app"), app.dur.count);
-    assert_eq!(app.dur.count, result.targets[0].responses, "{stdout}");
-    let envoy = upstream.envoy_upstream_service_time.as_ref().unwrap();
-    assert_eq!(count_cell(&table, "envoy"), envoy.count);
-    assert_eq!(envoy.min_us, 7000, "{envoy:?}");
-    let row = table
-        .iter()
-        .find(|l| l.trim_start().starts_with("envoy"))
-        .unwrap();
-    assert!(row.contains("7.00ms"), "{row}");
-    assert!(
-        stdout.contains("envoy: X-Envoy-Upstream-Service-Time, whole milliseconds"),
-        "{stdout}"
-    );
-    let bars = section(&stdout, "upstream histogram: server-timing app");
-    assert!(bars.len() >= 2, "{stdout}");
-    assert!(bars[1..].iter().all(|b| b.contains(" .. ")), "{bars:?}");
-    let shares: f64 = bars[1..]
-        .iter()
-        .map(|b| {
-            let share = b.split_whitespace().rev().nth(1).unwrap();
-            share.trim_end_matches('%').parse::<f64>().unwrap()
-        })
-        .sum();
-    assert!((99.0..=101.0).contains(&shares), "{shares} {bars:?}");
-    assert!(
-        stdout.contains("\n  upstream histogram: envoy\n"),
-        "{stdout}"
-    );
+    upstream_rows_and_histograms(&stdout, &result);
 
     // Streaming: the SSE responses, their events and the time between them.
     let streaming = t.streaming.as_ref().unwrap();
@@ -474,7 +440,50 @@ fn the_summary_shows_slow_responses_phases_upstream_time_and_events_only_when_me
         )),
         "{md}"
     );
+}
 
+/// The upstream section of a run of the `timed` target (Envoy's header at 7 ms and
+/// `Server-Timing: app`): a row for each, and a histogram of each.
+fn upstream_rows_and_histograms(stdout: &str, result: &RunResult) {
+    let t = &result.total;
+    let upstream = t.upstream_us.as_ref().unwrap();
+    let app = &upstream.server_timing[0];
+    assert_eq!(app.name, "app");
+    let table = section(stdout, "upstream  ");
+    assert_eq!(count_cell(&table, "server-timing app"), app.dur.count);
+    assert_eq!(app.dur.count, result.targets[0].responses, "{stdout}");
+    let envoy = upstream.envoy_upstream_service_time.as_ref().unwrap();
+    assert_eq!(count_cell(&table, "envoy"), envoy.count);
+    assert_eq!(envoy.min_us, 7000, "{envoy:?}");
+    let row = table
+        .iter()
+        .find(|l| l.trim_start().starts_with("envoy"))
+        .unwrap();
+    assert!(row.contains("7.00ms"), "{row}");
+    assert!(
+        stdout.contains("envoy: X-Envoy-Upstream-Service-Time, whole milliseconds"),
+        "{stdout}"
+    );
+    let bars = section(stdout, "upstream histogram: server-timing app");
+    assert!(bars.len() >= 2, "{stdout}");
+    assert!(bars[1..].iter().all(|b| b.contains(" .. ")), "{bars:?}");
+    let shares: f64 = bars[1..]
+        .iter()
+        .map(|b| {
+            let share = b.split_whitespace().rev().nth(1).unwrap();
+            share.trim_end_matches('%').parse::<f64>().unwrap()
+        })
+        .sum();
+    assert!((99.0..=101.0).contains(&shares), "{shares} {bars:?}");
+    assert!(
+        stdout.contains("\n  upstream histogram: envoy\n"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn a_plain_run_shows_none_of_the_optional_sections() {
+    let server = loadgate::serve::spawn("127.0.0.1:0".parse().unwrap(), 1).unwrap();
     // A plain run (no `slow`, no timing headers, no streamed body, no pre-connect): none of it.
     let plain = format!("{}/x", server.url());
     let load = "  connections: 2\n  requests: 100\n  pre_connect: false\n";
