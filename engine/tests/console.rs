@@ -322,3 +322,187 @@ fn in_a_ci_log_the_live_view_prints_a_first_line_at_once_then_every_few_seconds(
     );
     assert!(progress_lines(&stderr).is_empty(), "{stderr}");
 }
+
+/// The lines of `stdout` from the one starting with `head` (after its two leading spaces) to
+/// the next blank line.
+fn section<'a>(stdout: &'a str, head: &str) -> Vec<&'a str> {
+    stdout
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with(head))
+        .take_while(|l| !l.is_empty())
+        .collect()
+}
+
+/// The count cell of the row `name` of a section (the first cell after the name).
+fn count_cell(lines: &[&str], name: &str) -> u64 {
+    let line = lines
+        .iter()
+        .find(|l| l.trim_start().starts_with(name))
+        .unwrap_or_else(|| panic!("no `{name}` row in {lines:?}"));
+    line.trim_start()[name.len()..]
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn the_summary_shows_slow_responses_phases_upstream_time_and_events_when_measured() {
+    let server = loadgate::serve::spawn("127.0.0.1:0".parse().unwrap(), 1).unwrap();
+    let timed = format!(
+        "{}/t?server_timing=1&delay=3ms&header=X-Envoy-Upstream-Service-Time:7",
+        server.url()
+    );
+    let events = format!("{}/e?events=4&interval=2ms", server.url());
+    let yaml = format!(
+        "version: 1\nname: measures\ndefaults:\n  timeout: 2s\n  slow: 2ms\ntargets:\n  \
+         - name: timed\n    url: {timed}\n  - name: sse\n    url: {events}\n\
+         load:\n  connections: 4\n  requests: 200\n"
+    );
+    let (code, stdout, _, result) = run(&yaml, &["--no-color"]);
+    assert_eq!(code, Some(0), "{stdout}");
+    let t = &result.total;
+
+    // Slow: every response took at least 2 ms (3 ms of delay; four events 2 ms apart).
+    let slow = t.slow_responses.unwrap();
+    assert_eq!(slow, t.responses, "{stdout}");
+    let per_target: Vec<u64> = result
+        .targets
+        .iter()
+        .map(|r| r.slow_responses.unwrap())
+        .collect();
+    let line = format!(
+        "  slow        {slow} ({:.2}%) responses of 2.00ms or more (defaults.slow); timed: {}, sse: {}",
+        slow as f64 / t.responses as f64 * 100.0,
+        per_target[0],
+        per_target[1]
+    );
+    assert!(stdout.contains(&line), "{line} in {stdout}");
+
+    // The phases: the write beside connect, TTFB and body, and the pre-connected connections.
+    let phases = t.phases_us.as_ref().unwrap();
+    let table = section(&stdout, "phases");
+    assert_eq!(
+        count_cell(&table, "write"),
+        phases.write.as_ref().unwrap().count
+    );
+    assert_eq!(count_cell(&table, "write"), t.responses, "{stdout}");
+    assert!(phases.pre_connected > 0, "{phases:?}");
+    let opened = format!(
+        "  {} connection(s) opened, {} of them before the clock started (pre-connect: their \
+         setup is in no latency)",
+        phases.connections_opened, phases.pre_connected
+    );
+    assert!(stdout.contains(&opened), "{opened} in {stdout}");
+
+    upstream_rows_and_histograms(&stdout, &result);
+
+    // Streaming: the SSE responses, their events and the time between them.
+    let streaming = t.streaming.as_ref().unwrap();
+    let sse = result.targets[1].responses;
+    assert_eq!((streaming.sse_responses, streaming.events), (sse, 4 * sse));
+    let table = section(&stdout, "streaming");
+    assert_eq!(
+        count_cell(&table, "event gap"),
+        streaming.event_gap.as_ref().unwrap().count
+    );
+    assert_eq!(count_cell(&table, "event gap"), 3 * sse, "{stdout}");
+    assert_eq!(count_cell(&table, "body ttfb"), sse, "{stdout}");
+    let line = format!(
+        "  {sse} streamed response(s), {sse} of them Server-Sent Events: {} event(s), 4.0 per stream",
+        4 * sse
+    );
+    assert!(stdout.contains(&line), "{line} in {stdout}");
+
+    // The Markdown report's phase table has the same rows.
+    let input = loadgate::report::Input {
+        current: &result,
+        baseline: None,
+        comparison: None,
+        history: &[],
+        spec_path: None,
+    };
+    let md = loadgate::report::render(Format::Md, &input, None).unwrap();
+    for row in [
+        "| write |",
+        "| upstream server-timing app |",
+        "| upstream envoy |",
+        "| stream body ttfb |",
+        "before the clock started (pre-connect)",
+    ] {
+        assert!(md.contains(row), "{row} in {md}");
+    }
+    assert!(
+        md.contains(&format!(
+            "| event gap ({} events in {sse} SSE streams) |",
+            4 * sse
+        )),
+        "{md}"
+    );
+}
+
+/// The upstream section of a run of the `timed` target (Envoy's header at 7 ms and
+/// `Server-Timing: app`): a row for each, and a histogram of each.
+fn upstream_rows_and_histograms(stdout: &str, result: &RunResult) {
+    let t = &result.total;
+    let upstream = t.upstream_us.as_ref().unwrap();
+    let app = &upstream.server_timing[0];
+    assert_eq!(app.name, "app");
+    let table = section(stdout, "upstream  ");
+    assert_eq!(count_cell(&table, "server-timing app"), app.dur.count);
+    assert_eq!(app.dur.count, result.targets[0].responses, "{stdout}");
+    let envoy = upstream.envoy_upstream_service_time.as_ref().unwrap();
+    assert_eq!(count_cell(&table, "envoy"), envoy.count);
+    assert_eq!(envoy.min_us, 7000, "{envoy:?}");
+    let row = table
+        .iter()
+        .find(|l| l.trim_start().starts_with("envoy"))
+        .unwrap();
+    assert!(row.contains("7.00ms"), "{row}");
+    assert!(
+        stdout.contains("envoy: X-Envoy-Upstream-Service-Time, whole milliseconds"),
+        "{stdout}"
+    );
+    let bars = section(stdout, "upstream histogram: server-timing app");
+    assert!(bars.len() >= 2, "{stdout}");
+    assert!(bars[1..].iter().all(|b| b.contains(" .. ")), "{bars:?}");
+    let shares: f64 = bars[1..]
+        .iter()
+        .map(|b| {
+            let share = b.split_whitespace().rev().nth(1).unwrap();
+            share.trim_end_matches('%').parse::<f64>().unwrap()
+        })
+        .sum();
+    assert!((99.0..=101.0).contains(&shares), "{shares} {bars:?}");
+    assert!(
+        stdout.contains("\n  upstream histogram: envoy\n"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn a_plain_run_shows_none_of_the_optional_sections() {
+    let server = loadgate::serve::spawn("127.0.0.1:0".parse().unwrap(), 1).unwrap();
+    // A plain run (no `slow`, no timing headers, no streamed body, no pre-connect): none of it.
+    let plain = format!("{}/x", server.url());
+    let load = "  connections: 2\n  requests: 100\n  pre_connect: false\n";
+    let (code, stdout, _, result) = run(&spec(&plain, load, ""), &[]);
+    assert_eq!(code, Some(0), "{stdout}");
+    assert!(result.total.slow_responses.is_none() && result.total.upstream_us.is_none());
+    assert!(result.total.streaming.is_none(), "{stdout}");
+    for absent in [
+        "  slow ",
+        "upstream",
+        "streaming",
+        "streamed",
+        "Server-Sent",
+        "pre-connect",
+    ] {
+        assert!(!stdout.contains(absent), "`{absent}` in {stdout}");
+    }
+    assert!(
+        stdout.contains("connection(s) opened while measuring"),
+        "{stdout}"
+    );
+}

@@ -1,6 +1,7 @@
-//! The console summary printed on stdout at the end of a run: totals, RPS, a percentile table
-//! and the insight lines, a latency histogram coloured by SLO level, status codes, errors and
-//! the SLO table, verdict last. Colour only where [`color`] allows it.
+//! The console summary printed on stdout at the end of a run: totals (with the slow responses),
+//! RPS, a percentile table and the insight lines, the phases, a latency histogram coloured by
+//! SLO level, the upstream time and streamed bodies when there were any (`measures.rs`),
+//! status codes, errors and the SLO table, verdict last. Colour only where [`color`] allows it.
 
 use std::ffi::OsStr;
 use std::fmt::Write as _;
@@ -8,7 +9,8 @@ use std::io::IsTerminal as _;
 
 use super::insight;
 use super::levels::{self, Scale};
-use crate::result::{self, LatencySummary, PhasesResult, RunResult, SloVerdict, TargetResult};
+use super::measures::{self, clean};
+use crate::result::{self, LatencySummary, RunResult, SloVerdict, TargetResult};
 use crate::units::{Unit, format_bytes, format_duration_us};
 
 /// Renders the summary of `result` as text; the histogram's bars and levels in ANSI colours
@@ -22,18 +24,17 @@ pub fn summary(result: &RunResult, color: bool) -> String {
         out.push_str(&insight::lines(latency, t.responses));
     }
     if let Some(phases) = &t.phases_us {
-        out.push_str(&phase_table(phases));
+        out.push_str(&measures::phase_table(phases));
     }
+    let scale = Scale::of(&result.slo);
     if let Ok(histogram) = result::decode_histogram(&t.histogram)
         && !histogram.is_empty()
     {
         let _ = writeln!(out, "\n  latency histogram");
-        out.push_str(&levels::histogram(
-            &histogram,
-            &Scale::of(&result.slo),
-            color,
-        ));
+        out.push_str(&levels::histogram(&histogram, &scale, color));
     }
+    out.push_str(&measures::upstream(t, &scale, color));
+    out.push_str(&measures::streaming(t));
     out.push_str(&status_lines(t));
     out.push_str(&check_lines(result));
     out.push_str(&health(result));
@@ -82,6 +83,7 @@ fn totals(result: &RunResult) -> String {
         t.errors,
         t.error_rate * 100.0
     );
+    out.push_str(&measures::slow_line(result));
     let _ = writeln!(
         out,
         "  data        {} received, {} sent",
@@ -391,49 +393,6 @@ fn transport_lines(result: &RunResult) -> String {
     out
 }
 
-/// The phase table: connection setup (per connection opened) and TTFB / body read (per
-/// response); phases without samples are left out.
-fn phase_table(phases: &PhasesResult) -> String {
-    let rows = [
-        ("dns", &phases.dns),
-        ("connect", &phases.connect),
-        ("tls", &phases.tls),
-        ("ttfb", &phases.ttfb),
-        ("body", &phases.body),
-    ];
-    if rows.iter().all(|(_, p)| p.is_none()) {
-        return String::new();
-    }
-    let mut out = format!(
-        "\n  phases  {:>9}{:>9}{:>9}{:>9}{:>9}{:>9}\n",
-        "count", "min", "p50", "p90", "p99", "max"
-    );
-    for (name, phase) in rows {
-        if let Some(p) = phase {
-            let _ = writeln!(
-                out,
-                "  {name:<7} {:>9}{}",
-                p.count,
-                [p.min_us, p.p50_us, p.p90_us, p.p99_us, p.max_us]
-                    .iter()
-                    .map(|us| format!("{:>9}", format_duration_us(*us as f64)))
-                    .collect::<String>()
-            );
-        }
-    }
-    let _ = writeln!(
-        out,
-        "  {} connection(s) opened while measuring{}",
-        phases.connections_opened,
-        if phases.tls_resumed > 0 {
-            format!(", {} TLS session(s) resumed", phases.tls_resumed)
-        } else {
-            String::new()
-        }
-    );
-    out
-}
-
 fn slo_name(v: &SloVerdict) -> String {
     let mut name = format!("{} {}: {}", clean(&v.scope), v.metric, clean(&v.threshold));
     if let Some(w) = v.window_s {
@@ -474,13 +433,6 @@ pub fn color(no_color_flag: bool) -> bool {
     )
 }
 
-/// Names come from the spec: keep terminal control characters out.
-fn clean(text: &str) -> String {
-    text.chars()
-        .map(|c| if c.is_control() { '?' } else { c })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -494,10 +446,5 @@ mod tests {
         assert!(!use_color(false, set, true));
         assert!(!use_color(true, None, true));
         assert!(!use_color(false, None, false));
-    }
-
-    #[test]
-    fn control_characters_are_cleaned() {
-        assert_eq!(clean("a\x1b[31mb\n"), "a?[31mb?");
     }
 }

@@ -114,6 +114,14 @@ fn paint(text: &str, index: usize, color: bool) -> String {
 /// Up to 10 bars on a logarithmic scale from min to max, each with its share and the level of
 /// its upper bound (coloured when `color`), then the key.
 pub(crate) fn histogram(h: &Histogram<u64>, scale: &Scale, color: bool) -> String {
+    let mut out = bars(h, scale, color);
+    out.push_str(&key(scale, color));
+    out
+}
+
+/// The bars of [`histogram`] without the key: the histogram of `h` (microseconds), up to 10
+/// bars on a logarithmic scale from min to max, each with its share and its level.
+pub(crate) fn bars(h: &Histogram<u64>, scale: &Scale, color: bool) -> String {
     let (min, max) = (h.min().max(1) as f64, h.highest_equivalent(h.max()) as f64);
     let buckets = if max / min < 1.5 { 1 } else { 10 };
     let ratio = (max / min).powf(1.0 / buckets as f64);
@@ -138,7 +146,6 @@ pub(crate) fn histogram(h: &Histogram<u64>, scale: &Scale, color: bool) -> Strin
         );
         low = high;
     }
-    out.push_str(&key(scale, color));
     out
 }
 

@@ -12,7 +12,8 @@
 //! | `json`  | [`verdict`]: the JSON verdict                                   |
 //!
 //! Beside them: the run's console summary ([`console`]; its insight lines `insight.rs`, its
-//! histogram coloured by SLO level `levels.rs`) and progress line (`progress.rs`), the trend
+//! histogram coloured by SLO level `levels.rs`; the optional measures'
+//! sections `measures.rs`) and progress line (`progress.rs`), the trend
 //! over several runs ([`history`]) and the template environment (`templates.rs`).
 
 pub mod console;
@@ -23,6 +24,7 @@ mod junit;
 mod levels;
 pub(crate) mod lines;
 pub mod markdown;
+mod measures;
 pub(crate) mod progress;
 mod scales;
 mod svg;

@@ -10,7 +10,7 @@ use crate::compare::{
     Comparison, EpochChanges, MetricDelta, RuleState, RuleVerdict, SloDelta, TargetDelta, median,
     target_metrics,
 };
-use crate::result::{PhasesResult, RunResult, TargetResult};
+use crate::result::{PhaseSummary, PhasesResult, RunResult, TargetResult};
 use crate::units::{MISSING, Unit, format_change, format_duration_us, format_relative};
 
 /// Everything a report template prints, formatted.
@@ -130,16 +130,18 @@ pub(crate) struct TargetView {
     pub transport: String,
     /// The server's certificate was not verified (`insecure_skip_verify`).
     pub insecure: bool,
-    /// The current run's phase timings: connection setup and TTFB / body read.
+    /// The current run's phase timings: connection setup, write / TTFB / body read, upstream
+    /// times and streamed bodies (see `phase_rows`).
     pub phases: Vec<PhaseRow>,
-    /// Connections opened while measuring (and TLS sessions resumed), in words.
+    /// Connections opened (how many before the clock, TLS sessions resumed), in words.
     pub connections: String,
 }
 
 /// One phase of a target's requests, durations as labels (`1.25ms`).
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct PhaseRow {
-    /// `dns`, `connect`, `tls`, `ttfb` or `body`.
+    /// `dns`, `connect`, `tls`, `write`, `ttfb`, `body`, `upstream envoy`,
+    /// `upstream server-timing NAME`, `stream body ttfb` or `event gap (...)`.
     pub name: String,
     pub count: String,
     pub p50: String,
@@ -377,43 +379,80 @@ fn target_view(
         insecure: current
             .and_then(|t| t.transport.as_ref())
             .is_some_and(|t| t.insecure()),
-        phases: current
-            .and_then(|t| t.phases_us.as_ref())
-            .map(phase_rows)
-            .unwrap_or_default(),
+        phases: current.map(phase_rows).unwrap_or_default(),
         connections: current
             .and_then(|t| t.phases_us.as_ref())
-            .map(|p| match p.tls_resumed {
-                0 => format!("{} opened while measuring", p.connections_opened),
-                resumed => format!(
-                    "{} opened while measuring, {resumed} TLS sessions resumed",
-                    p.connections_opened
-                ),
-            })
+            .map(connections)
             .unwrap_or_default(),
     }
 }
 
-fn phase_rows(p: &PhasesResult) -> Vec<PhaseRow> {
-    [
-        ("dns", &p.dns),
-        ("connect", &p.connect),
-        ("tls", &p.tls),
-        ("ttfb", &p.ttfb),
-        ("body", &p.body),
-    ]
-    .into_iter()
-    .filter_map(|(name, phase)| {
-        phase.as_ref().map(|s| PhaseRow {
-            name: name.to_string(),
+/// The connections opened, in words: how many before the clock (pre-connect), TLS sessions
+/// resumed.
+fn connections(p: &PhasesResult) -> String {
+    let mut words = if p.pre_connected > 0 {
+        format!(
+            "{} opened, {} of them before the clock started (pre-connect)",
+            p.connections_opened, p.pre_connected
+        )
+    } else {
+        format!("{} opened while measuring", p.connections_opened)
+    };
+    if p.tls_resumed > 0 {
+        words.push_str(&format!(", {} TLS sessions resumed", p.tls_resumed));
+    }
+    words
+}
+
+/// The phase rows of a target: connection setup, the request's write / TTFB / body read, then
+/// the upstream times its responses reported (`envoy`, `server-timing NAME`) and its streamed
+/// bodies (`stream ttfb`, `event gap`, naming the events); each only when it has samples.
+fn phase_rows(t: &TargetResult) -> Vec<PhaseRow> {
+    let mut rows: Vec<(String, &PhaseSummary)> = Vec::new();
+    if let Some(p) = &t.phases_us {
+        for (name, phase) in [
+            ("dns", &p.dns),
+            ("connect", &p.connect),
+            ("tls", &p.tls),
+            ("write", &p.write),
+            ("ttfb", &p.ttfb),
+            ("body", &p.body),
+        ] {
+            rows.extend(phase.iter().map(|s| (name.to_string(), s)));
+        }
+    }
+    if let Some(u) = &t.upstream_us {
+        rows.extend(
+            u.envoy_upstream_service_time
+                .iter()
+                .map(|s| ("upstream envoy".to_string(), s)),
+        );
+        rows.extend(
+            u.server_timing
+                .iter()
+                .map(|m| (format!("upstream server-timing {}", m.name), &m.dur)),
+        );
+    }
+    if let Some(s) = &t.streaming {
+        rows.extend(s.ttfb.iter().map(|p| ("stream body ttfb".to_string(), p)));
+        rows.extend(s.event_gap.iter().map(|p| {
+            let name = format!(
+                "event gap ({} events in {} SSE streams)",
+                s.events, s.sse_responses
+            );
+            (name, p)
+        }));
+    }
+    rows.into_iter()
+        .map(|(name, s)| PhaseRow {
+            name,
             count: s.count.to_string(),
             p50: format_duration_us(s.p50_us as f64),
             p90: format_duration_us(s.p90_us as f64),
             p99: format_duration_us(s.p99_us as f64),
             max: format_duration_us(s.max_us as f64),
         })
-    })
-    .collect()
+        .collect()
 }
 
 fn slo_rows(current: &RunResult, comparison: Option<&Comparison>) -> Vec<CheckRow> {
