@@ -331,8 +331,9 @@ measure() {
     if [ -s "$work/result.json" ]; then
       extra="$extra${extra:+;}$(python3 "$HERE/compare_report.py" loadgate-errors "$work/result.json")"
     fi
-    # rc 5 is loadgate's "invalid measurement" verdict: the numbers are still reported.
-    if { [ "$rc" != 0 ] && ! { [ -s "$work/result.json" ] && [ "$rc" = 5 ]; }; } || [ "$requests" -le 0 ]; then
+    # rc 5 is loadgate's "invalid measurement" verdict: the numbers are still reported (the
+    # one-line command writes no result file).
+    if { [ "$rc" != 0 ] && ! { [ "$rc" = 5 ] && { [ -s "$work/result.json" ] || [ "$tool" = loadgate-quick ]; }; }; } || [ "$requests" -le 0 ]; then
       say "FAILED $tool in $scen (exit $rc, $requests requests): $(grep -v '^\s*$' "$work/log" | head -n 3 | tr '\n' ' ')"
       return 1
     fi
