@@ -11,25 +11,11 @@
 //! A failing case is saved in `tests/proptest-regressions/fuzz_curl.txt` (commit it) and
 //! replayed first. `PROPTEST_CASES` sets the number of cases.
 
+mod proptesting;
+
 use std::process::Command;
 
 use proptest::prelude::*;
-use proptest::test_runner::FileFailurePersistence;
-
-fn config(default_cases: u32) -> ProptestConfig {
-    let cases = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(default_cases);
-    ProptestConfig {
-        cases,
-        failure_persistence: Some(Box::new(FileFailurePersistence::Direct(
-            "tests/proptest-regressions/fuzz_curl.txt",
-        ))),
-        max_shrink_time: 60_000,
-        ..ProptestConfig::default()
-    }
-}
 
 /// Options that take a value.
 const WITH_VALUE: &[&str] = &[
@@ -173,7 +159,7 @@ fn judge(words: &[String], url: &str, unknown: bool) -> Result<(), TestCaseError
 }
 
 proptest! {
-    #![proptest_config(config(64))]
+    #![proptest_config(proptesting::config(64, "tests/proptest-regressions/fuzz_curl.txt", 60_000))]
 
     /// Words as a shell passes them (after `--`).
     #[test]

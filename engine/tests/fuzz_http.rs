@@ -14,6 +14,7 @@
 
 #[path = "support/hostile.rs"]
 mod hostile_server;
+mod proptesting;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -23,7 +24,6 @@ use std::time::{Duration, Instant};
 use hostile_server::{HostileServer, Misbehaviour};
 use loadgate::result::RunResult;
 use proptest::prelude::*;
-use proptest::test_runner::FileFailurePersistence;
 
 /// The request timeout of each run: the server always closes, so no case waits for it.
 const TIMEOUT: Duration = Duration::from_millis(500);
@@ -36,21 +36,6 @@ const KINDS: [&str; 5] = [
     "timeout",
     "unexpected_status",
 ];
-
-fn config(default_cases: u32) -> ProptestConfig {
-    let cases = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(default_cases);
-    ProptestConfig {
-        cases,
-        failure_persistence: Some(Box::new(FileFailurePersistence::Direct(
-            "tests/proptest-regressions/fuzz_http.txt",
-        ))),
-        max_shrink_time: 60_000,
-        ..ProptestConfig::default()
-    }
-}
 
 /// Runs one request against a server that answers `pieces` (each its own write) and closes.
 /// Every status is expected (`expect.status` lists 100 to 599 by class): an error is then a
@@ -322,7 +307,7 @@ fn a_status_outside_100_to_599_is_counted_once() {
 }
 
 proptest! {
-    #![proptest_config(config(96))]
+    #![proptest_config(proptesting::config(96, "tests/proptest-regressions/fuzz_http.txt", 60_000))]
 
     /// Responses put together from good and bad parts, in any pieces.
     #[test]

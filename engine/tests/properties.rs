@@ -14,28 +14,15 @@
 //! in `tests/proptest-regressions/` (commit it) and replayed first on the next runs.
 //! `PROPTEST_CASES` sets the number of cases of every property.
 
+mod proptesting;
+
 use std::path::{Path, PathBuf};
 
 use proptest::prelude::*;
-use proptest::test_runner::FileFailurePersistence;
 use serde_json::Value;
 
 use loadgate::result::{self, RunResult};
 use loadgate::{compare, report, spec, validate};
-
-/// `default_cases` cases, unless `PROPTEST_CASES` says otherwise; failures saved for replay.
-fn config(default_cases: u32, file: &'static str) -> ProptestConfig {
-    let cases = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(default_cases);
-    ProptestConfig {
-        cases,
-        failure_persistence: Some(Box::new(FileFailurePersistence::Direct(file))),
-        max_shrink_time: 30_000,
-        ..ProptestConfig::default()
-    }
-}
 
 fn manifest_dir() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -289,7 +276,7 @@ fn the_threshold_corpus_is_judged_as_recorded() {
 }
 
 proptest! {
-    #![proptest_config(config(256, "tests/proptest-regressions/properties.txt"))]
+    #![proptest_config(proptesting::config(256, "tests/proptest-regressions/properties.txt", 30_000))]
 
     /// Any text as a threshold of any metric: accepted, or refused at `slo.METRIC[0]`.
     #[test]
@@ -570,7 +557,7 @@ fn baseline() -> RunResult {
 }
 
 proptest! {
-    #![proptest_config(config(128, "tests/proptest-regressions/merge.txt"))]
+    #![proptest_config(proptesting::config(128, "tests/proptest-regressions/merge.txt", 30_000))]
 
     /// A result file with a few values replaced or removed, merged with another: no panic.
     /// Found by this property: counts near `u64::MAX` overflowed in `merge` (a panic in debug
@@ -588,7 +575,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(config(128, "tests/proptest-regressions/properties-documents.txt"))]
+    #![proptest_config(proptesting::config(128, "tests/proptest-regressions/properties-documents.txt", 30_000))]
 
     /// A valid spec with a few values replaced or removed: validation never panics.
     #[test]
