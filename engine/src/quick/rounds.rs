@@ -4,6 +4,8 @@
 
 use std::fmt::Write as _;
 
+use statrs::statistics::Statistics as _;
+
 use crate::result::{LatencySummary, RunResult};
 use crate::units::format_duration_us;
 
@@ -23,15 +25,14 @@ fn percentile(r: &RunResult, p: fn(&LatencySummary) -> u64) -> Option<f64> {
     r.total.latency_us.as_ref().map(|l| p(l) as f64)
 }
 
-/// Mean and sample standard deviation (0 for one value) of `values`.
+/// Mean and sample standard deviation (statrs; 0 for one value) of `values`.
 pub(crate) fn mean_stdev(values: &[f64]) -> (f64, f64) {
-    let n = values.len() as f64;
-    let mean = values.iter().sum::<f64>() / n;
-    if values.len() < 2 {
-        return (mean, 0.0);
-    }
-    let squares: f64 = values.iter().map(|x| (x - mean).powi(2)).sum();
-    (mean, (squares / (n - 1.0)).sqrt())
+    let stdev = if values.len() < 2 {
+        0.0
+    } else {
+        values.std_dev()
+    };
+    (values.mean(), stdev)
 }
 
 /// The summary of `results` (rounds of one run), as text.
@@ -48,8 +49,7 @@ pub(crate) fn summary(results: &[RunResult]) -> String {
             continue;
         }
         let (mean, stdev) = mean_stdev(&values);
-        let min = values.iter().copied().fold(f64::INFINITY, f64::min);
-        let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let (min, max) = (values.as_slice().min(), values.as_slice().max());
         let show = |x: f64| {
             if name == "rps" {
                 format!("{x:.1}/s")
