@@ -166,6 +166,7 @@ fn empty(first: &RunOutput, stages: usize) -> RunOutput {
         started_at: first.started_at,
         elapsed: Duration::ZERO,
         targets: first.targets.iter().map(|_| Default::default()).collect(),
+        flows: first.flows.iter().map(|_| Default::default()).collect(),
         stages: (0..stages).map(|_| Default::default()).collect(),
         stage_cpu_s: vec![0.0; stages],
         time_series: Vec::new(),
@@ -184,6 +185,9 @@ fn empty(first: &RunOutput, stages: usize) -> RunOutput {
 fn join(mut joined: RunOutput, next: RunOutput, stage: usize) -> RunOutput {
     for (sum, t) in joined.targets.iter_mut().zip(&next.targets) {
         sum.merge(t);
+    }
+    for (sum, f) in joined.flows.iter_mut().zip(&next.flows) {
+        sum.merge(f);
     }
     // The epoch's own stages: the spec's warmup stages (first epoch only), then its one
     // measured stage, which goes to the spec's `stage`.

@@ -10,6 +10,11 @@
 //! rules, and the `service` to start.
 
 mod endpoint;
+#[allow(
+    dead_code,
+    reason = "contract of issue 16: built and run by the flow branches"
+)]
+pub(crate) mod flow;
 pub(crate) mod load;
 mod redirect;
 pub mod regression;
@@ -22,6 +27,7 @@ pub(crate) mod tls;
 mod transport;
 
 pub use endpoint::Endpoint;
+pub(crate) use flow::FlowPlan;
 pub(crate) use load::{LoadPlan, Model, Stage, Stop, ThinkTime};
 pub(crate) use redirect::REDIRECT_STATUSES;
 pub use service::ServicePlan;
@@ -59,6 +65,9 @@ pub struct Plan {
     pub service: Option<ServicePlan>,
     /// The targets, in the spec's order (a target's index is its `Scope::Target`).
     pub targets: Vec<TargetPlan>,
+    /// The flows, in the spec's order (a flow's index is its `Scope::Flow`); empty when the
+    /// spec gives `targets`. Each flow step is also a target.
+    pub(crate) flows: Vec<FlowPlan>,
     /// How the load is applied: model, stages, when to stop.
     pub(crate) load: LoadPlan,
     /// Thresholds over the whole run and per target.
@@ -145,6 +154,7 @@ pub(crate) fn build(spec: &Spec, ctx: &BuildContext<'_>) -> Result<Plan, Vec<Pla
         spec_hash: hex(&Sha256::digest(ctx.source)),
         service,
         targets,
+        flows: Vec::new(),
         load: load.expect("no errors, so the load plan was built"),
         slo,
         regression,

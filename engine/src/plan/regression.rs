@@ -42,9 +42,25 @@ pub(crate) const DEFAULT_REQUESTS_RULES: [&str; 1] = ["rate -10%"];
 /// Latency percentiles that a rule may name (those the per-second series records).
 pub(crate) const RULE_PERCENTILES: [f64; 5] = [50.0, 90.0, 95.0, 99.0, 99.9];
 
+/// Where a regression rule applies: the whole run, a target by name, or a flow by name (its
+/// iterations: `latency` is the iteration duration, `errors` the failed iterations, `requests`
+/// the iterations per second).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(crate) enum RuleScope {
+    #[default]
+    Total,
+    #[allow(dead_code, reason = "contract of issue 16: built by the flow branches")]
+    Target(String),
+    #[allow(dead_code, reason = "contract of issue 16: built by the flow branches")]
+    Flow(String),
+}
+
 /// A parsed regression rule, in canonical units.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RegressionRule {
+    /// What the rule compares: the whole run, a target (a flow step is one) or a flow's
+    /// iterations, by name, since a baseline result is matched by names.
+    pub(crate) scope: RuleScope,
     /// What the rule compares: latency, errors or requests.
     pub(crate) metric: Metric,
     /// `Percentile`, `Median` or `Mean` for latency; `Rate` for errors and requests.
@@ -103,6 +119,7 @@ impl RegressionRule {
             parse_value(metric, aggregation, value.trim()).map_err(|e| format!("`{text}`: {e}"))?
         };
         Ok(RegressionRule {
+            scope: RuleScope::Total,
             metric,
             aggregation,
             max_change,

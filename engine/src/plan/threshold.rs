@@ -91,11 +91,15 @@ pub(crate) enum Op {
     Ne,
 }
 
-/// Where a threshold applies: the whole run, or one target (by index into the plan's targets).
+/// Where a threshold applies: the whole run, one target (by index into the plan's targets;
+/// a flow step is a target), or one flow's iterations (by index into the plan's flows: there
+/// `latency` is the iteration duration, `requests` the iterations, `errors` the failed ones).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Scope {
     Total,
     Target(usize),
+    #[allow(dead_code, reason = "contract of issue 16: built by the flow branches")]
+    Flow(usize),
 }
 
 /// A parsed threshold: `aggregation(metric) op limit`, with `limit` in canonical units.

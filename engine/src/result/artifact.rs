@@ -96,6 +96,7 @@ impl RecordedRule {
             return Err(format!("unknown aggregation `{}`", self.aggregation));
         }
         Ok(RegressionRule {
+            scope: crate::plan::regression::RuleScope::Total,
             metric,
             aggregation,
             max_change: self.max_change,

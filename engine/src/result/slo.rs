@@ -19,11 +19,18 @@ pub(super) fn verdicts(
         .iter()
         .enumerate()
         .map(|(i, threshold)| {
-            let (scope, stats) = match threshold.scope {
-                Scope::Total => ("total".to_string(), total),
-                Scope::Target(i) => (plan.targets[i].name.clone(), &output.targets[i]),
+            let (scope, measures) = match threshold.scope {
+                Scope::Total => ("total".to_string(), Measures::of(total, elapsed_s)),
+                Scope::Target(i) => (
+                    plan.targets[i].name.clone(),
+                    Measures::of(&output.targets[i], elapsed_s),
+                ),
+                Scope::Flow(i) => (
+                    plan.flows[i].name.clone(),
+                    output.flows[i].measures(elapsed_s),
+                ),
             };
-            let mut verdict = verdict(threshold, scope, &Measures::of(stats, elapsed_s));
+            let mut verdict = verdict(threshold, scope, &measures);
             if let Some(window) = output.windows.get(i).and_then(|w| w.as_ref()) {
                 verdict.measured = window.measured;
                 verdict.passed = window.passed;

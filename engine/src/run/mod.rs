@@ -41,7 +41,7 @@ use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime};
 
-use crate::measure::{StageStats, TargetStats};
+use crate::measure::{FlowStats, StageStats, TargetStats};
 use crate::plan::{Plan, Stop};
 use collect::{Collector, Report};
 pub use limits::FileLimit;
@@ -235,6 +235,7 @@ impl Ready<'_> {
             },
             stage_cpu_s: stage_cpu_s(&stage_cpu, stages.len()),
             targets,
+            flows: plan.flows.iter().map(|_| FlowStats::default()).collect(),
             stages,
             time_series: collected.time_series,
             epochs: collected.epochs,

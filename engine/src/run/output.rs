@@ -3,7 +3,7 @@
 
 use std::time::{Duration, SystemTime};
 
-use crate::measure::{SpanSample, StageStats, TargetStats, WindowVerdict};
+use crate::measure::{FlowStats, SpanSample, StageStats, TargetStats, WindowVerdict};
 
 /// What a run measured, before it is turned into a result artifact.
 #[derive(Debug)]
@@ -15,6 +15,8 @@ pub struct RunOutput {
     pub(crate) elapsed: Duration,
     /// Per target, in the plan's order.
     pub(crate) targets: Vec<TargetStats>,
+    /// Per flow, in the plan's order (empty without flows).
+    pub(crate) flows: Vec<FlowStats>,
     /// Per stage of the load, in the plan's order.
     pub(crate) stages: Vec<StageStats>,
     /// CPU time (user + system) this process used during each stage, in seconds.

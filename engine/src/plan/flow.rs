@@ -1,0 +1,238 @@
+//! Flows: multi-step journeys of a virtual user (k6's scenarios with `group`s, Artillery's
+//! `flows`). Each step is a request, planned as a target of its own (`plan.targets`, named
+//! `flow/step`), so that it is measured and reported like one; what a flow adds is planned
+//! here: the request [`RequestTemplate`] with `{{var}}` slots compiled once, the
+//! [`Extractor`]s run on the response, think time, the rows of a data file, and what a failed
+//! step does to its iteration.
+//!
+//! Variables are numbered per flow: a slot is an index into [`FlowPlan::vars`]; the run keeps
+//! one value per slot per virtual user, and a template or extractor names slots, never
+//! strings.
+
+use std::io::Write;
+use std::sync::Arc;
+
+use super::ThinkTime;
+
+/// A flow: an ordered list of steps that a virtual user runs, start to end, as one iteration.
+#[derive(Debug, Clone)]
+pub(crate) struct FlowPlan {
+    /// The flow's `name`, unique within the spec.
+    pub(crate) name: String,
+    /// Relative share of iterations that run this flow (default 1).
+    pub(crate) weight: u32,
+    /// The steps, in order.
+    pub(crate) steps: Vec<StepPlan>,
+    /// What a failed step does to the rest of its iteration.
+    pub(crate) on_error: OnError,
+    /// Keep a cookie jar per virtual user (RFC 6265): `Set-Cookie` of a response is stored,
+    /// and a matching `Cookie` header sent with later requests (default `true`).
+    pub(crate) cookies: bool,
+    /// Rows of a data file, each feeding the variables of one iteration.
+    pub(crate) data: Option<DataPlan>,
+    /// The flow's variables, by slot: data columns first (in the file's order), then the
+    /// extractors' variables (in step order), each name once.
+    pub(crate) vars: Vec<String>,
+}
+
+/// One step of a flow.
+#[derive(Debug, Clone)]
+pub(crate) struct StepPlan {
+    /// The step's `name` as written (unique within its flow).
+    pub(crate) name: String,
+    /// Index into the plan's targets of the step's request (named `flow/step`): its
+    /// endpoint, transport, timeout, expected status and checks.
+    pub(crate) target: usize,
+    /// The step's HTTP/1.1 request with its variables as slots. Rendered per request, in
+    /// place of the target's pre-built bytes.
+    pub(crate) template: RequestTemplate,
+    /// Values taken from the response, in order, after the status and checks.
+    pub(crate) extract: Vec<Extractor>,
+    /// Pause after the step's response (not part of any latency, part of the iteration's
+    /// duration).
+    pub(crate) think_time: Option<ThinkTime>,
+    /// The step's `group` name, for reports (k6's `group`).
+    pub(crate) group: Option<String>,
+}
+
+/// What a failed step (a transport error, an unexpected status, a failed extraction, a
+/// missing variable) does to the rest of its iteration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum OnError {
+    /// Go on with the next step; the iteration still counts as failed.
+    Continue,
+    /// End the iteration; the virtual user starts its next one (default).
+    NextIteration,
+}
+
+/// One value taken from a response into a variable.
+#[derive(Debug, Clone)]
+pub(crate) struct Extractor {
+    /// The variable set (an index into [`FlowPlan::vars`]).
+    pub(crate) slot: usize,
+    /// Where in the response the value is.
+    pub(crate) source: Source,
+    /// Used when the value is not found; without one, the extraction fails the iteration.
+    pub(crate) default: Option<String>,
+}
+
+/// Where an extractor finds its value in a response.
+#[derive(Debug, Clone)]
+pub(crate) enum Source {
+    /// A JSON pointer (RFC 6901) into the JSON body; a string is taken as is, any other value
+    /// as its JSON text.
+    Json(String),
+    /// A regular expression on the body: its first capture group, or the whole match when it
+    /// has none.
+    Regex(regex::Regex),
+    /// A response header, by its lower-case name (the first one, when repeated).
+    Header(String),
+    /// The value of a cookie that the response sets (`Set-Cookie`), by name.
+    Cookie(String),
+    /// The status code, as decimal digits.
+    Status,
+}
+
+/// A data file's rows, read and checked at plan time.
+#[derive(Debug, Clone)]
+pub(crate) struct DataPlan {
+    /// The file, as written in the spec (relative to the spec), for reports and errors.
+    pub(crate) file: String,
+    /// How rows are handed out to iterations.
+    pub(crate) order: DataOrder,
+    /// Row `r`, column `c`: the value of slot `c` (columns are the first slots of the flow).
+    pub(crate) rows: Arc<[Box<[String]>]>,
+}
+
+/// How a data file's rows are handed out, one per iteration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum DataOrder {
+    /// The next row, for all virtual users together, starting again after the last.
+    Sequential,
+    /// A row drawn uniformly at random.
+    Random,
+    /// Each row to one iteration only; when all are used, the run ends.
+    Once,
+}
+
+/// A request whose bytes are literal segments and variable slots, compiled once at plan time.
+///
+/// The head is the HTTP/1.1 request line and headers without the blank line that ends them;
+/// `Cookie` (from the jar) and `Content-Length` (of the rendered body) are added per request.
+#[derive(Debug, Clone)]
+pub(crate) struct RequestTemplate {
+    /// Request line and headers, each header ending in CRLF.
+    pub(crate) head: Vec<Part>,
+    /// The body.
+    pub(crate) body: Vec<Part>,
+    /// Add `Content-Length` (the spec did not give one, and the method or body needs one).
+    pub(crate) content_length: bool,
+}
+
+/// A segment of a [`RequestTemplate`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Part {
+    /// Bytes sent as they are.
+    Literal(Box<[u8]>),
+    /// The value of a variable slot.
+    Var(usize),
+}
+
+impl RequestTemplate {
+    /// Renders the request's bytes into `out` (cleared first): the head, then
+    /// `Cookie: {cookie}` when given, `Content-Length` when needed, the blank line and the
+    /// body. `value(slot)` is a variable's current value. No allocation once `out` is large
+    /// enough.
+    ///
+    /// Errors: the first slot whose variable has no value.
+    pub(crate) fn render<'v>(
+        &self,
+        value: impl Fn(usize) -> Option<&'v [u8]>,
+        cookie: Option<&[u8]>,
+        out: &mut Vec<u8>,
+    ) -> Result<(), usize> {
+        out.clear();
+        let put = |parts: &[Part], out: &mut Vec<u8>| -> Result<(), usize> {
+            for part in parts {
+                match part {
+                    Part::Literal(bytes) => out.extend_from_slice(bytes),
+                    Part::Var(slot) => out.extend_from_slice(value(*slot).ok_or(*slot)?),
+                }
+            }
+            Ok(())
+        };
+        put(&self.head, out)?;
+        if let Some(cookie) = cookie.filter(|c| !c.is_empty()) {
+            out.extend_from_slice(b"Cookie: ");
+            out.extend_from_slice(cookie);
+            out.extend_from_slice(b"\r\n");
+        }
+        let head_end = out.len();
+        put(&self.body, out)?;
+        let body_len = out.len() - head_end;
+        // The body went in first to learn its length; the length and blank line go before it.
+        let mut tail = [0u8; 48];
+        let mut cursor = std::io::Cursor::new(&mut tail[..]);
+        if self.content_length {
+            write!(cursor, "Content-Length: {body_len}\r\n").expect("48 bytes hold it");
+        }
+        cursor.write_all(b"\r\n").expect("48 bytes hold it");
+        let n = cursor.position() as usize;
+        out.splice(head_end..head_end, tail[..n].iter().copied());
+        Ok(())
+    }
+
+    /// The slots the request uses, in order of appearance (repeats included).
+    pub(crate) fn slots(&self) -> impl Iterator<Item = usize> + '_ {
+        self.head.iter().chain(&self.body).filter_map(|p| match p {
+            Part::Var(slot) => Some(*slot),
+            Part::Literal(_) => None,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lit(s: &str) -> Part {
+        Part::Literal(s.as_bytes().into())
+    }
+
+    #[test]
+    fn renders_slots_cookie_and_length() {
+        let template = RequestTemplate {
+            head: vec![
+                lit("POST /items/"),
+                Part::Var(1),
+                lit(" HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer "),
+                Part::Var(0),
+                lit("\r\n"),
+            ],
+            body: vec![lit("{\"id\":"), Part::Var(1), lit("}")],
+            content_length: true,
+        };
+        let values = [b"tok".as_slice(), b"42".as_slice()];
+        let mut out = Vec::new();
+        template
+            .render(|s| values.get(s).copied(), Some(b"sid=9"), &mut out)
+            .unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "POST /items/42 HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer tok\r\n\
+             Cookie: sid=9\r\nContent-Length: 9\r\n\r\n{\"id\":42}"
+        );
+        assert_eq!(template.slots().collect::<Vec<_>>(), [1, 0, 1]);
+    }
+
+    #[test]
+    fn a_missing_variable_names_its_slot() {
+        let template = RequestTemplate {
+            head: vec![lit("GET /"), Part::Var(3), lit(" HTTP/1.1\r\n")],
+            body: vec![],
+            content_length: false,
+        };
+        let mut out = Vec::new();
+        assert_eq!(template.render(|_| None, None, &mut out), Err(3));
+    }
+}
