@@ -43,6 +43,9 @@ pub(crate) struct StepPlan {
     /// Index into the plan's targets of the step's request (named `flow/step`): its
     /// endpoint, transport, timeout, expected status and checks.
     pub(crate) target: usize,
+    /// The step's URL for the cookie jar (RFC 6265 domain and path matching): scheme, host,
+    /// port, and the path as written up to its first `{{var}}`.
+    pub(crate) url: url::Url,
     /// The step's HTTP/1.1 request with its variables as slots. Rendered per request, in
     /// place of the target's pre-built bytes.
     pub(crate) template: RequestTemplate,
