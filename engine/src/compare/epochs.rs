@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::paired::judge_paired;
 use super::{CompareError, Comparison, RuleVerdict};
-use crate::plan::regression::RegressionRule;
+use crate::plan::regression::{RegressionRule, RuleScope};
 use crate::plan::threshold::{Aggregation, Metric};
 use crate::result::ab::{AbResult, EpochSample};
 
@@ -28,7 +28,8 @@ pub struct PairedEpochs {
     /// its requests started over 10 ms late). When they are more than
     /// [`MAX_DROPPED_SHARE`] of all complete pairs, the measurement is invalid (exit 5).
     pub dropped: usize,
-    /// Per rule, in the order of the comparison's `rules`.
+    /// Per rule, in the order of the comparison's `rules`; no changes for a target's or a
+    /// flow's rule (epochs are of the whole run; such a rule keeps its two-run verdict).
     pub rules: Vec<EpochChanges>,
 }
 
@@ -72,7 +73,15 @@ pub fn compare_paired(ab: &AbResult) -> Result<Comparison, CompareError> {
     let mut comparison = super::compare(&ab.baseline, &ab.candidate)?;
     let rules = super::recorded_rules(&ab.baseline, &ab.candidate, &mut Vec::new())?;
     let epochs = Epochs::of(ab);
-    comparison.rules = rules.iter().map(|rule| judge(rule, &epochs, ab)).collect();
+    // Epochs are of the whole run: a target's or flow's rule keeps its two-run verdict.
+    comparison.rules = rules
+        .iter()
+        .zip(std::mem::take(&mut comparison.rules))
+        .map(|(rule, two_run)| match rule.scope {
+            RuleScope::Total => judge(rule, &epochs, ab),
+            _ => two_run,
+        })
+        .collect();
     comparison.notes.push(epochs.note(ab));
     comparison.paired = Some(PairedEpochs {
         mode: ab.mode.clone(),
@@ -82,7 +91,14 @@ pub fn compare_paired(ab: &AbResult) -> Result<Comparison, CompareError> {
         rules: rules
             .iter()
             .zip(&comparison.rules)
-            .map(|(rule, verdict)| epochs.changes(rule, &verdict.rule))
+            .map(|(rule, verdict)| match rule.scope {
+                RuleScope::Total => epochs.changes(rule, &verdict.rule),
+                _ => EpochChanges {
+                    rule: verdict.rule.clone(),
+                    relative: rule.metric != Metric::Errors,
+                    changes: Vec::new(),
+                },
+            })
             .collect(),
     });
     Ok(comparison)
