@@ -282,9 +282,11 @@ mod tests {
     }
 
     fn ab(baseline: Vec<EpochSample>, candidate: Vec<EpochSample>) -> AbResult {
-        let text = include_str!("../../tests/fixtures/results/v2-current.json");
-        let result: crate::result::RunResult =
-            serde_json::from_str(text).expect("the fixture is a result");
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/results/v2-current.json"
+        );
+        let result = crate::result::read(std::path::Path::new(path)).expect("the fixture reads");
         AbResult {
             ab_version: crate::result::ab::AB_VERSION,
             mode: "duet".to_string(),

@@ -12,8 +12,7 @@ use super::samples;
 use super::scoped::{scope_names, scoped};
 use super::stats::{self, Change, Interval};
 use crate::plan::regression::{
-    DEFAULT_ERRORS_RULES, DEFAULT_LATENCY_RULES, DEFAULT_REQUESTS_RULES, RegressionRule,
-    RuleScope,
+    DEFAULT_ERRORS_RULES, DEFAULT_LATENCY_RULES, DEFAULT_REQUESTS_RULES, RegressionRule, RuleScope,
 };
 use crate::plan::threshold::{Aggregation, Metric};
 use crate::result::{RunResult, TargetResult};

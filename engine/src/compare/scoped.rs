@@ -30,7 +30,10 @@ const Z_95: f64 = 1.959_964;
 
 /// What a rule of `scope` is judged on in `result`: the whole run (`total`), a target, or a
 /// flow's iterations in a target's shape; `None` when `result` has no such target or flow.
-pub(crate) fn scoped<'a>(scope: &RuleScope, result: &'a RunResult) -> Option<Cow<'a, TargetResult>> {
+pub(crate) fn scoped<'a>(
+    scope: &RuleScope,
+    result: &'a RunResult,
+) -> Option<Cow<'a, TargetResult>> {
     match scope {
         RuleScope::Total => Some(Cow::Borrowed(&result.total)),
         RuleScope::Target(name) => result
@@ -152,7 +155,10 @@ mod tests {
         let (lo, hi) = quantile_interval(&small, 0.5).unwrap();
         assert!(lo < 50.0 && hi > 50.0, "{lo}..{hi}");
         // 100 samples: ranks 50 ± 9.8.
-        assert!((40.0..=41.0).contains(&lo) && (59.0..=60.0).contains(&hi), "{lo}..{hi}");
+        assert!(
+            (40.0..=41.0).contains(&lo) && (59.0..=60.0).contains(&hi),
+            "{lo}..{hi}"
+        );
         let (lo, hi) = quantile_interval(&large, 0.5).unwrap();
         assert!(hi - lo <= 2.0, "{lo}..{hi}");
     }

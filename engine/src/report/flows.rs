@@ -128,17 +128,19 @@ pub(super) fn text_table(flows: &[FlowView]) -> String {
     if flows.is_empty() {
         return String::new();
     }
-    let mut rows: Vec<[String; 8]> = vec![[
-        "flow / step",
-        "group",
-        "iterations",
-        "rate",
-        "failed",
-        "p50",
-        "p95",
-        "p99",
-    ]
-    .map(String::from)];
+    let mut rows: Vec<[String; 8]> = vec![
+        [
+            "flow / step",
+            "group",
+            "iterations",
+            "rate",
+            "failed",
+            "p50",
+            "p95",
+            "p99",
+        ]
+        .map(String::from),
+    ];
     for f in flows {
         rows.push([
             clean(&f.name),
@@ -168,7 +170,14 @@ pub(super) fn text_table(flows: &[FlowView]) -> String {
     let widths: Vec<usize> = (0..8).map(width).collect();
     let mut out = String::from("\n");
     for row in &rows {
-        let _ = write!(out, "  {:<w0$}  {:<w1$}", row[0], row[1], w0 = widths[0], w1 = widths[1]);
+        let _ = write!(
+            out,
+            "  {:<w0$}  {:<w1$}",
+            row[0],
+            row[1],
+            w0 = widths[0],
+            w1 = widths[1]
+        );
         for (cell, w) in row[2..].iter().zip(&widths[2..]) {
             let _ = write!(out, "  {cell:>w$}");
         }
@@ -191,7 +200,11 @@ pub(super) fn text_table(flows: &[FlowView]) -> String {
             list(&f.failed_by_reason)
         );
         if !f.failed_requests_by_kind.is_empty() {
-            let _ = write!(line, " (failed requests: {})", list(&f.failed_requests_by_kind));
+            let _ = write!(
+                line,
+                " (failed requests: {})",
+                list(&f.failed_requests_by_kind)
+            );
         }
         let _ = writeln!(out, "{line}");
     }

@@ -421,7 +421,7 @@ pub struct TlsResult {
 }
 
 /// Latency percentiles and moments, in microseconds.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct LatencySummary {
     /// Shortest, microseconds.
     pub min_us: u64,

@@ -13,7 +13,7 @@ use crate::measure::{ErrorKind, FlowStats, IterationFailure, latency_histogram, 
 use crate::plan::Plan;
 
 /// What one flow's iterations measured.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct FlowResult {
     /// The flow's `name`.
     pub name: String,

@@ -34,7 +34,7 @@ pub use artifact::{
 };
 pub(crate) use artifact::{RESULT_VERSION, published_schema};
 pub use build::build;
-pub use flow::{FlowResult, FlowStep};
 pub(crate) use build::{build_ab_side, phases_result, streaming_result, summary, upstream_result};
+pub use flow::{FlowResult, FlowStep};
 pub(crate) use io::encode_histogram;
 pub use io::{MAX_EXACT_INTEGER, OutError, OutFile, ReadError, decode_histogram, read, write};
