@@ -451,4 +451,35 @@ mod tests {
                 .any(|n| n.contains("40 pairs of 250 ms"))
         );
     }
+
+    #[test]
+    fn a_targets_rule_keeps_its_two_run_verdict_and_has_no_epochs() {
+        let noise = |i: u32| 1_000 + u64::from(i % 7) * 150;
+        let mut ab = ab(
+            (0..40).map(|i| epoch(i, 100, 0, noise(i))).collect(),
+            (0..40).map(|i| epoch(i, 100, 0, noise(i))).collect(),
+        );
+        let name = ab.candidate.targets[1].name.clone();
+        let mut scoped = rule(Metric::Latency, "p(50) +5% floor 0us");
+        scoped.scope = RuleScope::Target(name.clone());
+        ab.candidate.regression_rules = Some(vec![
+            crate::result::RecordedRule::from_rule(&rule(Metric::Latency, "p(50) +5% floor 0us")),
+            crate::result::RecordedRule::from_rule(&scoped),
+        ]);
+        let two_run = super::super::compare(&ab.baseline, &ab.candidate).unwrap();
+        let comparison = compare_paired(&ab).unwrap();
+        assert_eq!(comparison.rules.len(), 2);
+        assert!(comparison.rules[0].reason.contains("40 epoch pairs"));
+        assert_eq!(comparison.rules[1], two_run.rules[1]);
+        assert_eq!(
+            (
+                comparison.rules[1].scope_kind.as_str(),
+                &comparison.rules[1].scope
+            ),
+            ("target", &name)
+        );
+        let paired = comparison.paired.expect("the chart's series");
+        assert_eq!(paired.rules[0].changes.len(), 40);
+        assert!(paired.rules[1].changes.is_empty());
+    }
 }

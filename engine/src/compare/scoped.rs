@@ -163,6 +163,60 @@ mod tests {
         assert!(hi - lo <= 2.0, "{lo}..{hi}");
     }
 
+    fn flow(iterations: u64, failed: u64, duration_s: f64) -> TargetResult {
+        crate::result::FlowResult {
+            name: "shop".into(),
+            weight: 1,
+            steps: Vec::new(),
+            iterations,
+            passed: iterations - failed,
+            failed,
+            iterations_per_s: iterations as f64 / duration_s,
+            failed_by_reason: Default::default(),
+            failed_requests_by_kind: Default::default(),
+            duration_us: None,
+            histogram: histogram(1..=iterations),
+        }
+        .as_target()
+    }
+
+    #[test]
+    fn error_rate_and_throughput_intervals_are_wald_and_poisson() {
+        let rule = |metric, text| RegressionRule::parse(metric, text).unwrap();
+        // 1% of 10,000 -> 2% of 10,000: change 0.01, half-width 1.96 × √(0.0099 + 0.0196)/100.
+        let errors = rule(Metric::Errors, "rate +10%");
+        let (i, n) = independent_interval(
+            &errors,
+            &flow(10_000, 100, 10.0),
+            &flow(10_000, 200, 10.0),
+            [10.0, 10.0],
+        );
+        let half = Z_95 * (0.01f64 * 0.99 / 1e4 + 0.02 * 0.98 / 1e4).sqrt();
+        let i = i.unwrap();
+        assert!((i.low - (0.01 - half)).abs() < 1e-12 && (i.high - (0.01 + half)).abs() < 1e-12);
+        assert_eq!(n, [10_000, 10_000]);
+        // 1,000 over 10 s -> 900 over 10 s: -10/s ± 1.96 × √(1000 + 900)/10.
+        let requests = rule(Metric::Requests, "rate -10%");
+        let (i, _) = independent_interval(
+            &requests,
+            &flow(1_000, 0, 10.0),
+            &flow(900, 0, 10.0),
+            [10.0, 10.0],
+        );
+        let half = Z_95 * 1_900f64.sqrt() / 10.0;
+        let i = i.unwrap();
+        assert!((i.low - (-10.0 - half)).abs() < 1e-9 && (i.high - (-10.0 + half)).abs() < 1e-9);
+        // Too few samples: no interval.
+        let (i, n) = independent_interval(
+            &requests,
+            &flow(2, 0, 1.0),
+            &flow(900, 0, 10.0),
+            [1.0, 10.0],
+        );
+        assert!(i.is_none());
+        assert_eq!(n, [2, 900]);
+    }
+
     #[test]
     fn scopes_name_their_kind() {
         assert_eq!(scope_names(&RuleScope::Total), ("total", "total"));
