@@ -11,6 +11,7 @@ use super::merge::MergeError;
 use super::{LatencySummary, TargetResult, decode_histogram, encode_histogram};
 use crate::measure::{ErrorKind, FlowStats, IterationFailure, latency_histogram, rate};
 use crate::plan::Plan;
+use crate::plan::flow::FlowPlan;
 
 /// What one flow's iterations measured.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -102,45 +103,54 @@ impl FlowResult {
 /// Per flow, in the plan's order: its steps (from the plan) and its iterations' measures
 /// (from the run's `FlowStats`) over `elapsed_s` seconds.
 pub(super) fn flows(plan: &Plan, stats: &[FlowStats], elapsed_s: f64) -> Vec<FlowResult> {
+    let target_name = |i: usize| plan.targets[i].name.clone();
     plan.flows
         .iter()
         .zip(stats)
-        .map(|(flow, stats)| {
-            let steps = flow
-                .steps
-                .iter()
-                .map(|step| FlowStep {
-                    target: plan.targets[step.target].name.clone(),
-                    group: step.group.clone(),
-                })
-                .collect();
-            let failed_by_reason = IterationFailure::ALL
-                .iter()
-                .zip(stats.failed)
-                .filter(|(_, n)| *n > 0)
-                .map(|(reason, n)| (reason.name().to_string(), n))
-                .collect();
-            let failed_requests_by_kind = ErrorKind::ALL
-                .iter()
-                .zip(stats.failed_requests)
-                .filter(|(_, n)| *n > 0)
-                .map(|(kind, n)| (kind.name().to_string(), n))
-                .collect();
-            FlowResult {
-                name: flow.name.clone(),
-                weight: flow.weight,
-                steps,
-                iterations: stats.iterations(),
-                passed: stats.passed,
-                failed: stats.failed_count(),
-                iterations_per_s: rate(stats.iterations(), elapsed_s),
-                failed_by_reason,
-                failed_requests_by_kind,
-                duration_us: summary(&stats.duration_us),
-                histogram: encode_histogram(&stats.duration_us),
-            }
-        })
+        .map(|(flow, stats)| flow_result(flow, &target_name, stats, elapsed_s))
         .collect()
+}
+
+/// One flow's result; `target_name(i)`: the name of the plan's target `i`.
+fn flow_result(
+    flow: &FlowPlan,
+    target_name: &dyn Fn(usize) -> String,
+    stats: &FlowStats,
+    elapsed_s: f64,
+) -> FlowResult {
+    let steps = flow
+        .steps
+        .iter()
+        .map(|step| FlowStep {
+            target: target_name(step.target),
+            group: step.group.clone(),
+        })
+        .collect();
+    let failed_by_reason = IterationFailure::ALL
+        .iter()
+        .zip(stats.failed)
+        .filter(|(_, n)| *n > 0)
+        .map(|(reason, n)| (reason.name().to_string(), n))
+        .collect();
+    let failed_requests_by_kind = ErrorKind::ALL
+        .iter()
+        .zip(stats.failed_requests)
+        .filter(|(_, n)| *n > 0)
+        .map(|(kind, n)| (kind.name().to_string(), n))
+        .collect();
+    FlowResult {
+        name: flow.name.clone(),
+        weight: flow.weight,
+        steps,
+        iterations: stats.iterations(),
+        passed: stats.passed,
+        failed: stats.failed_count(),
+        iterations_per_s: rate(stats.iterations(), elapsed_s),
+        failed_by_reason,
+        failed_requests_by_kind,
+        duration_us: summary(&stats.duration_us),
+        histogram: encode_histogram(&stats.duration_us),
+    }
 }
 
 /// The shards' flows merged, in the order first seen: counts summed, histograms added, the
@@ -230,6 +240,66 @@ mod tests {
             duration_us: summary(&s.duration_us),
             histogram: encode_histogram(&s.duration_us),
         }
+    }
+
+    #[test]
+    fn a_flows_result_counts_its_iterations_by_reason_and_kind() {
+        use crate::plan::flow::{OnError, RequestTemplate, StepPlan};
+        let step = |target: usize, group: Option<&str>| StepPlan {
+            name: format!("s{target}"),
+            target,
+            url: url::Url::parse("http://127.0.0.1:1/").unwrap(),
+            template: RequestTemplate {
+                head: Vec::new(),
+                body: Vec::new(),
+                content_length: false,
+            },
+            extract: Vec::new(),
+            think_time: None,
+            group: group.map(String::from),
+        };
+        let plan = FlowPlan {
+            name: "shop".into(),
+            weight: 3,
+            steps: vec![step(2, Some("auth")), step(3, None)],
+            on_error: OnError::NextIteration,
+            cookies: true,
+            data: None,
+            vars: Vec::new(),
+        };
+        let s = stats(
+            &[10_000, 20_000, 30_000],
+            &[IterationFailure::Request, IterationFailure::MissingVariable],
+        );
+        let names = |i: usize| format!("shop/s{i}");
+        let r = flow_result(&plan, &names, &s, 2.0);
+        assert_eq!((r.name.as_str(), r.weight), ("shop", 3));
+        assert_eq!(
+            r.steps,
+            vec![
+                FlowStep {
+                    target: "shop/s2".into(),
+                    group: Some("auth".into())
+                },
+                FlowStep {
+                    target: "shop/s3".into(),
+                    group: None
+                },
+            ]
+        );
+        assert_eq!((r.iterations, r.passed, r.failed), (5, 3, 2));
+        assert!((r.iterations_per_s - 2.5).abs() < 1e-12);
+        assert_eq!(
+            r.failed_by_reason,
+            BTreeMap::from([("missing_variable".into(), 1), ("request".into(), 1)])
+        );
+        assert_eq!(
+            r.failed_requests_by_kind,
+            BTreeMap::from([("timeout".into(), 1)])
+        );
+        let d = r.duration_us.unwrap();
+        assert_eq!(d.p50_us, s.duration_us.value_at_quantile(0.5));
+        assert_eq!(decode_histogram(&r.histogram).unwrap().len(), 5);
     }
 
     #[test]
