@@ -69,10 +69,10 @@ fn shards_of_other_specs_or_versions_are_refused() {
         "{err}"
     );
     let (a, mut b) = shards();
-    b.result_version = 3;
+    b.result_version = 4;
     let err = merge(&[a, b]).unwrap_err().to_string();
     assert!(
-        err.contains("result 2 has result_version 3, the first 2"),
+        err.contains("result 2 has result_version 4, the first 3"),
         "{err}"
     );
     assert!(merge(&[]).is_err());
@@ -90,4 +90,64 @@ fn a_result_given_twice_is_refused() {
     other.environment.hostname = "shard-2".to_string();
     let merged = merge(&[a.clone(), other]).unwrap();
     assert_eq!(merged.total.requests, 2 * a.total.requests);
+}
+
+/// Flows merge by name as targets do: iterations and reasons summed, the iteration-duration
+/// histograms added, the rate over the merged window, the flow's SLO re-evaluated on them.
+#[test]
+fn flows_merge_with_their_histograms_added_and_their_slos_reevaluated() {
+    use loadgate::result::{FlowResult, FlowStep, SloVerdict};
+    let (mut a, mut b) = shards();
+    let flow = |r: &RunResult, failed: u64, reason: &str| FlowResult {
+        name: "shop".to_string(),
+        weight: 1,
+        steps: vec![FlowStep {
+            target: r.targets[0].name.clone(),
+            group: Some("auth".to_string()),
+        }],
+        iterations: r.total.requests,
+        passed: r.total.requests - failed,
+        failed,
+        iterations_per_s: r.total.requests as f64 / r.duration_s,
+        failed_by_reason: [(reason.to_string(), failed)].into(),
+        failed_requests_by_kind: Default::default(),
+        duration_us: r.total.latency_us.clone(),
+        histogram: r.total.histogram.clone(),
+    };
+    a.flows = vec![flow(&a, 2, "request")];
+    b.flows = vec![flow(&b, 1, "extraction")];
+    // The flow's p95 against a limit between the two shards' own p95s' range and beyond both.
+    let slo = SloVerdict {
+        scope: "shop".to_string(),
+        metric: "latency".to_string(),
+        threshold: "p(95) < 1s".to_string(),
+        measured: None,
+        unit: "us".to_string(),
+        limit: 1_000_000.0,
+        passed: false,
+        window_s: None,
+        failed_window_start_s: None,
+        aborted_run: false,
+        default: false,
+    };
+    a.slo.push(slo.clone());
+    b.slo.push(slo);
+    let merged = merge(&[a.clone(), b.clone()]).unwrap();
+    assert_eq!(merged.flows.len(), 1);
+    let f = &merged.flows[0];
+    assert_eq!(f.iterations, a.total.requests + b.total.requests);
+    assert_eq!(f.failed, 3);
+    assert_eq!(f.failed_by_reason["request"], 2);
+    assert_eq!(f.failed_by_reason["extraction"], 1);
+    assert_eq!(f.steps, a.flows[0].steps);
+    assert!((f.iterations_per_s - f.iterations as f64 / merged.duration_s).abs() < 1e-9);
+    // The merged histogram is the total's (the same histograms, added).
+    assert_eq!(f.duration_us, merged.total.latency_us);
+    assert_eq!(decode_histogram(&f.histogram).unwrap().len(), f.iterations);
+    let verdict = merged.slo.iter().find(|v| v.scope == "shop").unwrap();
+    assert_eq!(
+        verdict.measured,
+        Some(merged.total.latency_us.as_ref().unwrap().p95_us as f64)
+    );
+    assert!(verdict.passed);
 }

@@ -135,3 +135,50 @@ fn each_version_of_one_result_compares_and_reports_alike() {
         assert_eq!(old, new, "{format}");
     }
 }
+
+/// A result of version 2 (before flows) reads as version 3: no flows, and each recorded
+/// regression rule on the whole run; merged (through the binary) it is written as version 3.
+#[test]
+fn a_v2_result_reads_without_flows_and_with_whole_run_rules() {
+    let v2: Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture("v2-current.json")).unwrap())
+            .unwrap();
+    assert_eq!(v2["result_version"], 2);
+    assert!(v2.get("flows").is_none());
+    assert!(v2["regression_rules"][0].get("scope").is_none());
+    // A second shard: the same run from another host, still version 2.
+    let dir = tempfile::tempdir().unwrap();
+    let mut other = v2.clone();
+    other["environment"]["hostname"] = "shard-2".into();
+    let shard = dir.path().join("shard-2.json");
+    std::fs::write(&shard, other.to_string()).unwrap();
+    let out = dir.path().join("merged.json");
+    let run = loadgate(&[
+        "merge",
+        &fixture("v2-current.json"),
+        &shard.display().to_string(),
+        "--out",
+        &out.display().to_string(),
+    ]);
+    assert_eq!(
+        run.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let merged: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(merged["result_version"], 3);
+    assert_eq!(merged["flows"], serde_json::json!([]));
+    let rules = merged["regression_rules"].as_array().unwrap();
+    assert_eq!(rules.len(), 5);
+    for rule in rules {
+        assert_eq!(
+            (&rule["scope_kind"], &rule["scope"]),
+            (&"total".into(), &"total".into())
+        );
+    }
+    assert_eq!(
+        merged["total"]["requests"].as_u64(),
+        v2["total"]["requests"].as_u64().map(|n| 2 * n)
+    );
+}

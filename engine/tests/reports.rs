@@ -638,3 +638,307 @@ fn junit_has_times_in_seconds_and_the_spec_as_file() {
     );
     assert!(!render(None).contains(" file="));
 }
+
+// ---------------------------------------------------------------------------------------------
+// Flows. Until a run can make them, the results are the fixtures with a flow added by hand: its
+// steps are the fixture's two targets (named `<script>…` and `a|b`, so escaping shows), its
+// iteration durations the run's whole histogram (5 ms then 6 ms: the iteration p50 regressed).
+
+/// The flow's name: a tag, a table separator and Markdown emphasis, all to stay text.
+const FLOW: &str = "<i>shop</i>|*x*";
+
+/// `r` with the flow [`FLOW`], its SLO and regression rules of the flow, of a step's target and
+/// of a flow that `with_gone` adds only to the current result.
+fn with_flow(mut r: RunResult, with_gone: bool) -> RunResult {
+    use loadgate::result::{FlowResult, FlowStep, RecordedRule, SloVerdict};
+    let flow = |name: &str| FlowResult {
+        name: name.to_string(),
+        weight: 3,
+        steps: vec![
+            FlowStep {
+                target: r.targets[0].name.clone(),
+                group: Some("auth|*x*".to_string()),
+            },
+            FlowStep {
+                target: r.targets[1].name.clone(),
+                group: None,
+            },
+        ],
+        iterations: r.total.requests,
+        passed: r.total.requests - 3,
+        failed: 3,
+        iterations_per_s: r.total.requests as f64 / r.duration_s,
+        failed_by_reason: [("request".to_string(), 2), ("extraction".to_string(), 1)].into(),
+        failed_requests_by_kind: [("timeout".to_string(), 2)].into(),
+        duration_us: r.total.latency_us.clone(),
+        histogram: r.total.histogram.clone(),
+    };
+    r.flows = vec![flow(FLOW)];
+    if with_gone {
+        r.flows.push(flow("gone"));
+    }
+    let p95 = r.total.latency_us.as_ref().unwrap().p95_us as f64;
+    r.slo.push(SloVerdict {
+        scope: FLOW.to_string(),
+        metric: "latency".to_string(),
+        threshold: "p(95) < 1s".to_string(),
+        measured: Some(p95),
+        unit: "us".to_string(),
+        limit: 1_000_000.0,
+        passed: true,
+        window_s: None,
+        failed_window_start_s: None,
+        aborted_run: false,
+        default: false,
+    });
+    let rule = |kind: &str, scope: &str| RecordedRule {
+        scope_kind: kind.to_string(),
+        scope: scope.to_string(),
+        metric: "latency".to_string(),
+        aggregation: "p(50)".to_string(),
+        max_change: 0.05,
+        floor: 100.0,
+        unit: "us".to_string(),
+        expression: "p(50) +5% floor 100us".to_string(),
+    };
+    let rules = r.regression_rules.get_or_insert_with(Vec::new);
+    rules.push(rule("flow", FLOW));
+    rules.push(rule("target", "a|b"));
+    rules.push(rule("flow", "gone"));
+    r
+}
+
+/// The fixtures' two runs with the flow, and their comparison.
+fn flow_runs() -> (RunResult, RunResult, compare::Comparison) {
+    let baseline = with_flow(fixture("baseline.json"), false);
+    let current = with_flow(fixture("current.json"), true);
+    let comparison = compare::compare(&baseline, &current).unwrap();
+    (baseline, current, comparison)
+}
+
+fn render_flows(format: Format) -> String {
+    let (baseline, current, comparison) = flow_runs();
+    let input = Input {
+        current: &current,
+        baseline: Some(&baseline),
+        comparison: Some(&comparison),
+        history: &[],
+        spec_path: None,
+    };
+    report::render(format, &input, None).unwrap()
+}
+
+/// A flow's and a target's rule are judged on that flow's and target's values in both runs;
+/// a flow missing from the baseline is inconclusive, and says so.
+#[test]
+fn scoped_rules_are_judged_on_their_flow_and_target() {
+    let (baseline, current, comparison) = flow_runs();
+    let find = |kind: &str, scope: &str| {
+        comparison
+            .rules
+            .iter()
+            .find(|r| r.scope_kind == kind && r.scope == scope)
+            .unwrap_or_else(|| panic!("no rule of {kind} {scope}: {:?}", comparison.rules))
+    };
+    let p50 = |r: &RunResult| r.total.latency_us.as_ref().unwrap().p50_us as f64;
+    let flow = find("flow", FLOW);
+    assert_eq!(
+        (flow.baseline, flow.current),
+        (Some(p50(&baseline)), Some(p50(&current)))
+    );
+    // 7.3 ms -> 8.1 ms over thousands of iterations: beyond the allowed 5%, confidently.
+    assert_eq!(
+        flow.verdict,
+        compare::RuleState::Regressed,
+        "{}",
+        flow.reason
+    );
+    assert!(
+        flow.reason.contains("independent samples"),
+        "{}",
+        flow.reason
+    );
+    let [low, high] = flow.change_ci.unwrap();
+    assert!(low > 365.0 && low < high, "{low}..{high}");
+    assert_eq!(flow.samples[0] as u64, baseline.flows[0].iterations);
+
+    let target = find("target", "a|b");
+    let target_p50 = |r: &RunResult| r.targets[1].latency_us.as_ref().unwrap().p50_us as f64;
+    assert_eq!(
+        (target.baseline, target.current),
+        (Some(target_p50(&baseline)), Some(target_p50(&current)))
+    );
+
+    let gone = find("flow", "gone");
+    assert_eq!(gone.verdict, compare::RuleState::Inconclusive);
+    assert_eq!(gone.reason, "the baseline result has no flow `gone`");
+    assert_eq!((gone.baseline, gone.current.is_some()), (None, true));
+    // The whole run's rules are judged as before.
+    assert_eq!(
+        comparison
+            .rules
+            .iter()
+            .filter(|r| r.scope_kind == "total")
+            .count(),
+        5
+    );
+}
+
+/// Every format shows the flow with its steps under it, names escaped for the format.
+#[test]
+fn every_report_has_a_flow_table_with_its_steps() {
+    let md = render_flows(Format::Md);
+    let table =
+        &md[md.find("#### Flows").expect("a Flows section")..md.find("#### Targets").unwrap()];
+    assert!(
+        !table.contains("<i>") && !table.contains("<script>"),
+        "{table}"
+    );
+    let rows: Vec<&str> = table.lines().filter(|l| l.starts_with("| ")).collect();
+    // Header, the two flows, each with its two steps.
+    assert_eq!(rows.len(), 1 + 2 * 3, "{table}");
+    for row in &rows {
+        // Eight cells: nine unescaped `|`.
+        assert_eq!(row.replace("\\|", "").matches('|').count(), 9, "{row}");
+    }
+    assert!(
+        rows[1].starts_with("| **&lt;i&gt;shop&lt;/i&gt;\\|\\*x\\*** | | "),
+        "{}",
+        rows[1]
+    );
+    assert!(
+        rows[2].starts_with("| ↳ &lt;script&gt;alert(1)&lt;/script&gt; | auth\\|\\*x\\* | "),
+        "{}",
+        rows[2]
+    );
+    assert!(rows[3].starts_with("| ↳ a\\|b |  | "), "{}", rows[3]);
+    assert!(
+        table.contains(
+            "failed iterations by reason: extraction: 1, request: 2 (failed requests: timeout: 2)"
+        ),
+        "{table}"
+    );
+    // The flow's SLO and rule by the spec's names.
+    assert!(
+        md.contains("\\*x\\* iteration\\_duration: p(95) &lt; 1s | 9.37ms | 1.00s |"),
+        "{md}"
+    );
+    insta::assert_snapshot!("markdown_flows", md);
+
+    let html = render_flows(Format::Html);
+    let table = &html[html.find(r#"<table id="flows">"#).unwrap()..];
+    let table = &table[..table.find("</table>").unwrap()];
+    assert!(
+        table.contains("<strong>&lt;i&gt;shop&lt;&#x2f;i&gt;|*x*</strong>"),
+        "{table}"
+    );
+    assert_eq!(table.matches(r#"<tr class="step">"#).count(), 4);
+    assert!(!html.contains("<i>shop"));
+    insta::assert_snapshot!("html_flows", html);
+
+    let text = render_flows(Format::Text);
+    assert!(text.contains("flow / step"), "{text}");
+    assert!(
+        text.contains("<i>shop</i>|*x* failed iterations: extraction: 1, request: 2"),
+        "{text}"
+    );
+    insta::assert_snapshot!("text_flows", text);
+}
+
+/// JUnit: the flow's SLO and its rules are test cases like a target's; the regressed flow rule
+/// fails.
+#[test]
+fn junit_has_a_case_per_flow_slo_and_rule() {
+    let xml = render_flows(Format::Junit);
+    assert!(!xml.contains("<i>") && !xml.contains("<script>"));
+    // minijinja's escaping writes `/` as `&#x2f;`.
+    let xml = xml.replace("&#x2f;", "/");
+    assert!(
+        xml.contains(r#"<testcase classname="loadgate.slo.&lt;i&gt;shop&lt;/i&gt;|*x*" name="&lt;i&gt;shop&lt;/i&gt;|*x* iteration_duration: p(95) &lt; 1s""#),
+        "{xml}"
+    );
+    assert!(
+        xml.contains(r#"<testcase classname="loadgate.regression.&lt;i&gt;shop&lt;/i&gt;|*x*" name="&lt;i&gt;shop&lt;/i&gt;|*x* iteration_duration p(50) +5% floor 100us""#),
+        "{xml}"
+    );
+    // 3 SLOs and 8 rules; the p50 rules of the whole run, the flow and the target `a|b` fail.
+    assert!(xml.contains(r#"tests="11" failures="3""#), "{xml}");
+    insta::assert_snapshot!("junit_flows", xml);
+}
+
+/// The JSON verdict lists the flows (valid against its schema); the scoped rules carry their
+/// scope.
+#[test]
+fn json_verdict_has_the_flows() {
+    let json = render_flows(Format::Json);
+    let value: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let flow = &value["flows"][0];
+    assert_eq!(flow["name"], FLOW);
+    assert_eq!(flow["failed"], 3);
+    assert_eq!(flow["failed_by_reason"]["extraction"], 1);
+    assert_eq!(flow["steps"][1], serde_json::json!({ "target": "a|b" }));
+    assert!(flow["duration_us"]["p95_us"].is_u64());
+    let rules = value["rules"].as_array().unwrap();
+    assert!(
+        rules
+            .iter()
+            .any(|r| r["scope_kind"] == "flow" && r["scope"] == FLOW)
+    );
+    assert!(
+        rules
+            .iter()
+            .filter(|r| r.get("scope_kind").is_none())
+            .count()
+            == 5
+    );
+    let schema = loadgate::report::verdict::schema();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(&value)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    insta::assert_snapshot!("verdict_json_flows", json);
+}
+
+/// A result with flows is written and read back whole, and is valid against its schema.
+#[test]
+fn a_result_with_flows_reads_back_and_fits_its_schema() {
+    let (_, current, _) = flow_runs();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("flows.json");
+    result::write(&current, &path).unwrap();
+    let back = result::read(&path).unwrap();
+    assert_eq!(back.flows, current.flows);
+    assert_eq!(back.regression_rules, current.regression_rules);
+    let value: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(value["result_version"], 3);
+    let schema = result::schema();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(&value)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "{errors:?}");
+}
+
+/// The run's console summary shows the flow table after the latency table, and the flow's SLO
+/// by the spec's name; a result without flows has no flow table.
+#[test]
+fn the_console_summary_has_the_flow_table() {
+    let (_, current, _) = flow_runs();
+    let text = report::console::summary(&current, false);
+    let table = text.find("  flow / step").expect("a flow table");
+    assert!(text.find("  latency ").unwrap() < table, "{text}");
+    assert!(
+        text.contains("\n    a|b                                        2622  655.5/s  0.000%"),
+        "{text}"
+    );
+    assert!(
+        text.contains("<i>shop</i>|*x* iteration_duration: p(95) < 1s"),
+        "{text}"
+    );
+    let plain = report::console::summary(&fixture("current.json"), false);
+    assert!(!plain.contains("flow / step"), "{plain}");
+}

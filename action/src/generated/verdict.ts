@@ -29,6 +29,10 @@ export interface LoadgateVerdict {
    */
   exit_code: number
   /**
+   * The current run's flows, in the spec's order; absent (empty) without flows.
+   */
+  flows?: VerdictFlow[]
+  /**
    * Things to know: a changed spec, interrupted runs, where the rules came from.
    */
   notes: string[]
@@ -178,6 +182,112 @@ export interface HeadlineDisplay {
   rps: string
 }
 /**
+ * A flow in the JSON verdict: its iterations in numbers, and as the reports show them.
+ */
+export interface VerdictFlow {
+  /**
+   * `iterations_per_s`, `failed_rate` and the duration percentiles as the reports show them
+   * (`12.5/s`, `1.000%`, `250ms`).
+   */
+  display: FlowDisplay
+  /**
+   * Iteration duration percentiles, microseconds; absent when no iteration ended.
+   */
+  duration_us?: VerdictPercentiles | null
+  /**
+   * Failed iterations.
+   */
+  failed: number
+  /**
+   * Failed iterations by reason: `request`, `check`, `extraction`, `missing_variable`.
+   */
+  failed_by_reason: {
+    [k: string]: number
+  }
+  /**
+   * `failed / iterations`, a fraction (0.01 = 1%); 0 without iterations.
+   */
+  failed_rate: number
+  /**
+   * Iterations failed for `request`, by the request's error kind.
+   */
+  failed_requests_by_kind: {
+    [k: string]: number
+  }
+  /**
+   * Iterations that ended, passed or failed.
+   */
+  iterations: number
+  /**
+   * Iterations that ended per second of the measured window.
+   */
+  iterations_per_s: number
+  /**
+   * The flow's `name`.
+   */
+  name: string
+  /**
+   * Its steps, in order: each step's target (`flow/step`, a row of the verdict's `targets`
+   * when there is a baseline) and `group`.
+   */
+  steps: FlowStep[]
+}
+/**
+ * A flow's numbers formatted by the engine.
+ */
+export interface FlowDisplay {
+  /**
+   * Failed iterations, e.g. `1.000%` (`–` without iterations).
+   */
+  failed: string
+  /**
+   * Iteration duration p50, e.g. `250ms`.
+   */
+  p50: string
+  /**
+   * Iteration duration p95.
+   */
+  p95: string
+  /**
+   * Iteration duration p99.
+   */
+  p99: string
+  /**
+   * Iterations per second, e.g. `12.5/s`.
+   */
+  rate: string
+}
+/**
+ * Percentiles of a flow's iteration duration, microseconds.
+ */
+export interface VerdictPercentiles {
+  /**
+   * Median, microseconds.
+   */
+  p50_us: number
+  /**
+   * 95th percentile, microseconds.
+   */
+  p95_us: number
+  /**
+   * 99th percentile, microseconds.
+   */
+  p99_us: number
+}
+/**
+ * One step of a flow, as the reports show it.
+ */
+export interface FlowStep {
+  /**
+   * The step's `group`, for reports; absent when the spec gives none.
+   */
+  group?: string | null
+  /**
+   * The name of the target that measures the step's requests (`flow/step`).
+   */
+  target: string
+}
+/**
  * How many rules ended in each state.
  */
 export interface RuleCounts {
@@ -212,7 +322,8 @@ export interface RuleVerdict {
    */
   allowed_change?: number | null
   /**
-   * Whole-run value of the baseline; absent when it has no responses to measure.
+   * Whole-run value of the baseline (of its target or flow, for a scoped rule); absent when
+   * it has no responses to measure, or not that target or flow.
    */
   baseline?: number | null
   /**
@@ -274,16 +385,23 @@ export interface RuleVerdict {
    */
   rule: string
   /**
-   * Per-second samples used from the baseline and the current run.
+   * Samples used from the baseline and the current run: seconds of the per-second series
+   * for a whole-run rule; requests (a flow's iterations) for a target's or flow's rule.
    *
    * @minItems 2
    * @maxItems 2
    */
   samples: [number, number]
   /**
-   * `total`: rules apply to the whole run.
+   * `total`, or the target's or flow's name.
    */
   scope: string
+  /**
+   * What the rule compares: `total` (the whole run), `target` or `flow` (its iterations:
+   * `latency` is the iteration duration, `errors` the failed iterations, `requests` the
+   * iterations per second). Absent for `total`.
+   */
+  scope_kind?: string
   /**
    * Unit of `baseline`, `current`, `change`, `allowed_change`, `floor` and `change_ci`:
    * `us`, `ratio` (0.01 = 1%) or `1/s`.

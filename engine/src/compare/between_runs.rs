@@ -35,6 +35,7 @@
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
 use super::rules::{RuleVerdict, judge_rule, whole_run_value};
+use super::scoped::scoped;
 use super::stats::{CONFIDENCE, Interval};
 use super::{CompareError, check_version};
 use crate::plan::regression::RegressionRule;
@@ -223,7 +224,7 @@ pub(super) fn judge_all(
             .iter()
             .copied()
             .chain([baseline])
-            .map(|r| whole_run_value(rule, &r.total))
+            .map(|r| whole_run_value(rule, scoped(&rule.scope, r)?.as_ref()))
             .collect();
         let spread = values
             .filter(|_| earlier.len() >= MIN_EARLIER)

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::paired::judge_paired;
 use super::{CompareError, Comparison, RuleVerdict};
-use crate::plan::regression::RegressionRule;
+use crate::plan::regression::{RegressionRule, RuleScope};
 use crate::plan::threshold::{Aggregation, Metric};
 use crate::result::ab::{AbResult, EpochSample};
 
@@ -28,7 +28,8 @@ pub struct PairedEpochs {
     /// its requests started over 10 ms late). When they are more than
     /// [`MAX_DROPPED_SHARE`] of all complete pairs, the measurement is invalid (exit 5).
     pub dropped: usize,
-    /// Per rule, in the order of the comparison's `rules`.
+    /// Per rule, in the order of the comparison's `rules`; no changes for a target's or a
+    /// flow's rule (epochs are of the whole run; such a rule keeps its two-run verdict).
     pub rules: Vec<EpochChanges>,
 }
 
@@ -72,7 +73,15 @@ pub fn compare_paired(ab: &AbResult) -> Result<Comparison, CompareError> {
     let mut comparison = super::compare(&ab.baseline, &ab.candidate)?;
     let rules = super::recorded_rules(&ab.baseline, &ab.candidate, &mut Vec::new())?;
     let epochs = Epochs::of(ab);
-    comparison.rules = rules.iter().map(|rule| judge(rule, &epochs, ab)).collect();
+    // Epochs are of the whole run: a target's or flow's rule keeps its two-run verdict.
+    comparison.rules = rules
+        .iter()
+        .zip(std::mem::take(&mut comparison.rules))
+        .map(|(rule, two_run)| match rule.scope {
+            RuleScope::Total => judge(rule, &epochs, ab),
+            _ => two_run,
+        })
+        .collect();
     comparison.notes.push(epochs.note(ab));
     comparison.paired = Some(PairedEpochs {
         mode: ab.mode.clone(),
@@ -82,7 +91,14 @@ pub fn compare_paired(ab: &AbResult) -> Result<Comparison, CompareError> {
         rules: rules
             .iter()
             .zip(&comparison.rules)
-            .map(|(rule, verdict)| epochs.changes(rule, &verdict.rule))
+            .map(|(rule, verdict)| match rule.scope {
+                RuleScope::Total => epochs.changes(rule, &verdict.rule),
+                _ => EpochChanges {
+                    rule: verdict.rule.clone(),
+                    relative: rule.metric != Metric::Errors,
+                    changes: Vec::new(),
+                },
+            })
             .collect(),
     });
     Ok(comparison)
@@ -266,9 +282,11 @@ mod tests {
     }
 
     fn ab(baseline: Vec<EpochSample>, candidate: Vec<EpochSample>) -> AbResult {
-        let text = include_str!("../../tests/fixtures/results/v2-current.json");
-        let result: crate::result::RunResult =
-            serde_json::from_str(text).expect("the fixture is a result");
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/results/v2-current.json"
+        );
+        let result = crate::result::read(std::path::Path::new(path)).expect("the fixture reads");
         AbResult {
             ab_version: crate::result::ab::AB_VERSION,
             mode: "duet".to_string(),
@@ -432,5 +450,36 @@ mod tests {
                 .iter()
                 .any(|n| n.contains("40 pairs of 250 ms"))
         );
+    }
+
+    #[test]
+    fn a_targets_rule_keeps_its_two_run_verdict_and_has_no_epochs() {
+        let noise = |i: u32| 1_000 + u64::from(i % 7) * 150;
+        let mut ab = ab(
+            (0..40).map(|i| epoch(i, 100, 0, noise(i))).collect(),
+            (0..40).map(|i| epoch(i, 100, 0, noise(i))).collect(),
+        );
+        let name = ab.candidate.targets[1].name.clone();
+        let mut scoped = rule(Metric::Latency, "p(50) +5% floor 0us");
+        scoped.scope = RuleScope::Target(name.clone());
+        ab.candidate.regression_rules = Some(vec![
+            crate::result::RecordedRule::from_rule(&rule(Metric::Latency, "p(50) +5% floor 0us")),
+            crate::result::RecordedRule::from_rule(&scoped),
+        ]);
+        let two_run = super::super::compare(&ab.baseline, &ab.candidate).unwrap();
+        let comparison = compare_paired(&ab).unwrap();
+        assert_eq!(comparison.rules.len(), 2);
+        assert!(comparison.rules[0].reason.contains("40 epoch pairs"));
+        assert_eq!(comparison.rules[1], two_run.rules[1]);
+        assert_eq!(
+            (
+                comparison.rules[1].scope_kind.as_str(),
+                &comparison.rules[1].scope
+            ),
+            ("target", &name)
+        );
+        let paired = comparison.paired.expect("the chart's series");
+        assert_eq!(paired.rules[0].changes.len(), 40);
+        assert!(paired.rules[1].changes.is_empty());
     }
 }

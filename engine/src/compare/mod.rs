@@ -11,6 +11,7 @@
 //! | `mod.rs`      | [`compare`], [`Comparison`], [`CompareError`]                       |
 //! | `rules.rs`    | regression rules judged: [`RuleVerdict`], [`RuleState`], `judge`    |
 //! | `samples.rs`  | the per-second samples a rule's interval is computed from           |
+//! | `scoped.rs`   | rules of a target or a flow: their values and intervals             |
 //! | `stats.rs`    | the moving-block bootstrap interval of a change                     |
 //! | `between_runs.rs` | run-to-run variation from earlier results, widening the interval |
 //! | `paired.rs`   | rules judged on paired epochs (`loadgate ab`): Hodges-Lehmann, Wilcoxon |
@@ -45,8 +46,10 @@
 //! assumes that the two runs' machines were alike.
 //!
 //! Only `regressed` fails the gate. An A/A comparison (same build, same server) gives intervals
-//! around 0, within `A`: unchanged. The rules apply to the whole run (`total`), the only scope
-//! with a per-second series; per-target deltas are reported without a verdict.
+//! around 0, within `A`: unchanged. A rule of a target or a flow (`scope`) compares that
+//! target's or flow's whole-run values, found by name in both results (one missing from either
+//! is inconclusive, and says so); having no per-second series, its interval comes from its
+//! counts and histograms (`scoped.rs`). Targets without rules are reported without a verdict.
 
 mod between_runs;
 mod deltas;
@@ -55,6 +58,7 @@ pub mod gate;
 pub(crate) mod paired;
 mod rules;
 pub(crate) mod samples;
+mod scoped;
 mod stats;
 
 use schemars::JsonSchema;
@@ -116,7 +120,7 @@ pub struct Comparison {
     /// Things a reader should know: a changed spec, an interrupted run, where the rules came
     /// from.
     pub notes: Vec<String>,
-    /// Every regression rule, judged on the whole run.
+    /// Every regression rule, judged on the whole run or on its target or flow.
     pub rules: Vec<RuleVerdict>,
     /// Every SLO of the current run, beside the baseline's value of the same threshold.
     pub slo: Vec<SloDelta>,

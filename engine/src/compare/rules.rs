@@ -5,11 +5,14 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use std::borrow::Cow;
+
 use super::between_runs::{Spread, Widening};
 use super::samples;
+use super::scoped::{scope_names, scoped};
 use super::stats::{self, Change, Interval};
 use crate::plan::regression::{
-    DEFAULT_ERRORS_RULES, DEFAULT_LATENCY_RULES, DEFAULT_REQUESTS_RULES, RegressionRule,
+    DEFAULT_ERRORS_RULES, DEFAULT_LATENCY_RULES, DEFAULT_REQUESTS_RULES, RegressionRule, RuleScope,
 };
 use crate::plan::threshold::{Aggregation, Metric};
 use crate::result::{RunResult, TargetResult};
@@ -44,7 +47,12 @@ impl RuleState {
 /// One regression rule, judged.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct RuleVerdict {
-    /// `total`: rules apply to the whole run.
+    /// What the rule compares: `total` (the whole run), `target` or `flow` (its iterations:
+    /// `latency` is the iteration duration, `errors` the failed iterations, `requests` the
+    /// iterations per second). Absent for `total`.
+    #[serde(default = "total", skip_serializing_if = "is_total")]
+    pub scope_kind: String,
+    /// `total`, or the target's or flow's name.
     pub scope: String,
     /// `latency`, `errors` or `requests`.
     pub metric: String,
@@ -55,7 +63,8 @@ pub struct RuleVerdict {
     /// Unit of `baseline`, `current`, `change`, `allowed_change`, `floor` and `change_ci`:
     /// `us`, `ratio` (0.01 = 1%) or `1/s`.
     pub unit: String,
-    /// Whole-run value of the baseline; absent when it has no responses to measure.
+    /// Whole-run value of the baseline (of its target or flow, for a scoped rule); absent when
+    /// it has no responses to measure, or not that target or flow.
     pub baseline: Option<f64>,
     /// Whole-run value of the current run; absent when it has no responses to measure.
     pub current: Option<f64>,
@@ -76,12 +85,21 @@ pub struct RuleVerdict {
     pub change_ci: Option<[f64; 2]>,
     /// The interval relative to the baseline, fractions; absent when the baseline is 0.
     pub relative_change_ci: Option<[f64; 2]>,
-    /// Per-second samples used from the baseline and the current run.
+    /// Samples used from the baseline and the current run: seconds of the per-second series
+    /// for a whole-run rule; requests (a flow's iterations) for a target's or flow's rule.
     pub samples: [usize; 2],
     /// The verdict on the rule.
     pub verdict: RuleState,
     /// The verdict in words, with the numbers that decided it.
     pub reason: String,
+}
+
+fn total() -> String {
+    "total".to_string()
+}
+
+fn is_total(kind: &str) -> bool {
+    kind == "total"
 }
 
 /// The default rules (a spec without a `regression` block).
@@ -158,7 +176,7 @@ fn change_interval(
     }
 }
 
-/// Judges `rule` on the whole runs. With `spread` (the run-to-run spread of the rule's value,
+/// Judges `rule` on the whole runs (on its target or flow, when scoped: see `scoped.rs`). With `spread` (the run-to-run spread of the rule's value,
 /// from earlier results) the interval is widened by it first (`between_runs.rs`); the widening
 /// is returned with the verdict, and the reason says so when the interval grew.
 pub(super) fn judge_rule(
@@ -167,9 +185,19 @@ pub(super) fn judge_rule(
     current: &RunResult,
     spread: Option<&Spread>,
 ) -> (RuleVerdict, Option<Widening>) {
-    let b = whole_run_value(rule, &baseline.total);
-    let c = whole_run_value(rule, &current.total);
-    let (interval, samples) = change_interval(rule, baseline, current, b);
+    let (bt, ct) = (scoped(&rule.scope, baseline), scoped(&rule.scope, current));
+    let b = bt.as_deref().and_then(|t| whole_run_value(rule, t));
+    let c = ct.as_deref().and_then(|t| whole_run_value(rule, t));
+    let (interval, samples) = match (&rule.scope, &bt, &ct) {
+        (RuleScope::Total, _, _) => change_interval(rule, baseline, current, b),
+        (_, Some(bt), Some(ct)) => super::scoped::independent_interval(
+            rule,
+            bt,
+            ct,
+            [baseline.duration_s, current.duration_s],
+        ),
+        _ => (None, [0, 0]),
+    };
     let widening = match (spread, interval, b) {
         (Some(s), Some(i), Some(b)) => s.widen(i, b),
         _ => None,
@@ -187,17 +215,33 @@ pub(super) fn judge_rule(
                     s.format(w.within, rule.unit())
                 ));
             }
+            if rule.scope != RuleScope::Total && interval.is_some() {
+                reason.push_str(" (taking its requests as independent samples)");
+            }
             (state, reason)
         }
-        _ => (
-            RuleState::Inconclusive,
-            "no responses to measure in one of the runs".to_string(),
-        ),
+        _ => (RuleState::Inconclusive, missing_reason(rule, &bt, &ct)),
     };
     (
         rule_verdict(rule, [b, c], interval, samples, decided),
         widening,
     )
+}
+
+/// Why a rule has no value to judge in a run: its target or flow is not in that result
+/// (renamed, added or removed between the runs), or it has no responses.
+fn missing_reason(
+    rule: &RegressionRule,
+    baseline: &Option<Cow<'_, TargetResult>>,
+    current: &Option<Cow<'_, TargetResult>>,
+) -> String {
+    let (kind, name) = scope_names(&rule.scope);
+    match (baseline, current) {
+        (None, None) => format!("neither result has the {kind} `{name}`"),
+        (None, Some(_)) => format!("the baseline result has no {kind} `{name}`"),
+        (Some(_), None) => format!("the current result has no {kind} `{name}`"),
+        _ => "no responses to measure in one of the runs".to_string(),
+    }
 }
 
 /// A rule's verdict as the JSON verdict shows it: the rule's texts and units, the whole-run
@@ -212,8 +256,10 @@ pub(super) fn rule_verdict(
     (verdict, reason): (RuleState, String),
 ) -> RuleVerdict {
     let relative = |x: f64| b.filter(|b| *b != 0.0).map(|b| x / b);
+    let (scope_kind, scope) = scope_names(&rule.scope);
     RuleVerdict {
-        scope: "total".to_string(),
+        scope_kind: scope_kind.to_string(),
+        scope: scope.to_string(),
         metric: rule.metric.name().to_string(),
         aggregation: rule.aggregation.to_string(),
         rule: rule.expression.clone(),

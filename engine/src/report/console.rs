@@ -20,6 +20,7 @@ pub fn summary(result: &RunResult, color: bool) -> String {
     let mut out = totals(result);
     out.push_str(&transport_lines(result));
     out.push_str(&latency_table(result));
+    out.push_str(&super::flows::console_table(result));
     if let Some(latency) = &t.latency_us {
         out.push_str(&insight::lines(latency, t.responses));
     }
@@ -254,7 +255,7 @@ fn slo_table(result: &RunResult) -> String {
         let width = result
             .slo
             .iter()
-            .map(|v| slo_name(v).chars().count())
+            .map(|v| slo_name(v, result).chars().count())
             .max()
             .unwrap_or(0);
         for verdict in &result.slo {
@@ -262,7 +263,7 @@ fn slo_table(result: &RunResult) -> String {
                 out,
                 "  {}  {:<width$}  measured {:>10}",
                 if verdict.passed { "pass" } else { "FAIL" },
-                slo_name(verdict),
+                slo_name(verdict, result),
                 measured(verdict),
             );
         }
@@ -393,8 +394,15 @@ fn transport_lines(result: &RunResult) -> String {
     out
 }
 
-fn slo_name(v: &SloVerdict) -> String {
-    let mut name = format!("{} {}: {}", clean(&v.scope), v.metric, clean(&v.threshold));
+/// An SLO as the table names it: its scope, metric (a flow's by the spec's names, e.g.
+/// `iteration_duration`) and threshold, and what else happened to it.
+fn slo_name(v: &SloVerdict, result: &RunResult) -> String {
+    let metric = if result.flows.iter().any(|f| f.name == v.scope) {
+        super::flows::flow_metric_name(&v.metric)
+    } else {
+        &v.metric
+    };
+    let mut name = format!("{} {metric}: {}", clean(&v.scope), clean(&v.threshold));
     if let Some(w) = v.window_s {
         name.push_str(&format!(" in every {w} s window"));
         if let Some(start) = v.failed_window_start_s {

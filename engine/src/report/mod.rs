@@ -13,10 +13,11 @@
 //!
 //! Beside them: the run's console summary ([`console`]; its insight lines `insight.rs`, its
 //! histogram coloured by SLO level `levels.rs`; the optional measures'
-//! sections `measures.rs`) and progress line (`progress.rs`), the trend
+//! sections `measures.rs`; the per-flow table `flows.rs`, shared by every format) and progress line (`progress.rs`), the trend
 //! over several runs ([`history`]) and the template environment (`templates.rs`).
 
 pub mod console;
+mod flows;
 pub mod history;
 mod html;
 mod insight;

@@ -90,6 +90,7 @@ fn render(view: &View, trend: Option<&Trend>) -> String {
             );
         }
     }
+    out.push_str(&super::flows::text_table(&view.flows));
     if let Some(trend) = trend {
         let _ = writeln!(out, "\n  trend over {} runs", trend.runs.len());
         for m in &trend.metrics {

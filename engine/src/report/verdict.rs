@@ -287,6 +287,9 @@ pub(crate) struct VerdictDoc {
     pub rules: Vec<VerdictRule>,
     /// Per-target deltas, `total` first; empty without a baseline.
     pub targets: Vec<TargetDelta>,
+    /// The current run's flows, in the spec's order; absent (empty) without flows.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flows: Vec<super::flows::VerdictFlow>,
     /// Things to know: a changed spec, interrupted runs, where the rules came from.
     pub notes: Vec<String>,
     /// Key metrics over earlier runs and this one (`loadgate report` with several results);
@@ -339,6 +342,7 @@ pub(crate) fn build(
                 .collect()
         }),
         targets: comparison.map_or_else(Vec::new, |c| c.targets.clone()),
+        flows: super::flows::verdict_flows(current),
         notes: comparison.map_or_else(Vec::new, |c| c.notes.clone()),
         trend,
     }

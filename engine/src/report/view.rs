@@ -40,6 +40,8 @@ pub(crate) struct View {
     /// has.
     pub targets: Vec<TargetView>,
     pub total: TargetView,
+    /// Every flow of the current run, with its steps' target rows (empty without flows).
+    pub flows: Vec<super::flows::FlowView>,
     pub notes: Vec<String>,
     /// Environment of the current run (and the baseline's, when there is one).
     pub environment: Vec<EnvRow>,
@@ -227,6 +229,7 @@ pub(crate) fn build(
         headline,
         slo: slo_rows(current, comparison),
         rules: comparison.map_or_else(Vec::new, rule_rows),
+        flows: super::flows::flow_views(current, &targets),
         targets,
         total,
         notes: comparison.map_or_else(Vec::new, |c| c.notes.clone()),
@@ -315,7 +318,7 @@ fn metric_row(m: &MetricDelta) -> Row {
     }
 }
 
-fn target_view(
+pub(super) fn target_view(
     current: Option<&TargetResult>,
     baseline: Option<&TargetResult>,
     delta: Option<TargetDelta>,
@@ -471,15 +474,20 @@ fn slo_rows(current: &RunResult, comparison: Option<&Comparison>) -> Vec<CheckRo
                 .zip(d.measured)
                 .filter(|(b, _)| *b != 0.0)
                 .map(|(b, m)| m / b - 1.0);
+            let metric = if current.flows.iter().any(|f| f.name == v.scope) {
+                super::flows::flow_metric_name(&v.metric)
+            } else {
+                &v.metric
+            };
             CheckRow {
                 kind: "SLO",
                 name: if v.default {
                     format!(
-                        "{} {}: {} (default: the spec sets no errors SLO)",
-                        v.scope, v.metric, v.threshold
+                        "{} {metric}: {} (default: the spec sets no errors SLO)",
+                        v.scope, v.threshold
                     )
                 } else {
-                    format!("{} {}: {}", v.scope, v.metric, v.threshold)
+                    format!("{} {metric}: {}", v.scope, v.threshold)
                 },
                 scope: v.scope.clone(),
                 measured: d.measured_text,
@@ -508,7 +516,16 @@ fn rule_rows(comparison: &Comparison) -> Vec<CheckRow> {
             let unit = Unit::from_name(&r.unit);
             CheckRow {
                 kind: "rule",
-                name: format!("{} {}", r.metric, r.rule),
+                name: match r.scope_kind.as_str() {
+                    "flow" => format!(
+                        "{} {} {}",
+                        r.scope,
+                        super::flows::flow_metric_name(&r.metric),
+                        r.rule
+                    ),
+                    "target" => format!("{} {} {}", r.scope, r.metric, r.rule),
+                    _ => format!("{} {}", r.metric, r.rule),
+                },
                 scope: r.scope.clone(),
                 measured: unit.format_or_missing(r.current),
                 baseline: unit.format_or_missing(r.baseline),

@@ -5,16 +5,17 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::plan::regression::RegressionRule;
+use super::FlowResult;
+use crate::plan::regression::{RegressionRule, RuleScope};
 use crate::plan::threshold::Metric;
 
 /// Version of the result format; bumped on any incompatible change.
-pub(crate) const RESULT_VERSION: u32 = 2;
+pub(crate) const RESULT_VERSION: u32 = 3;
 
 /// The result of one run.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct RunResult {
-    /// Version of this format: 2 (results of version 1 are upgraded as they are read).
+    /// Version of this format: 3 (results of versions 1 and 2 are upgraded as they are read).
     pub result_version: u32,
     /// The spec that produced this result.
     pub spec: SpecInfo,
@@ -34,14 +35,18 @@ pub struct RunResult {
     pub load: LoadInfo,
     /// All targets together (named `total`), measured over the same window.
     pub total: TargetResult,
-    /// Per target, in the spec's order.
+    /// Per target, in the spec's order (a flow's steps are targets named `flow/step`).
     pub targets: Vec<TargetResult>,
+    /// Per flow, in the spec's order: its iterations and its steps; empty when the spec gives
+    /// `targets` (and in results of versions 1 and 2).
+    #[serde(default)]
+    pub flows: Vec<FlowResult>,
     /// One sample per second of the measured window.
     pub time_series: Vec<TimeSample>,
     /// Whether the load generator applied the planned load: per stage, planned against
     /// achieved. An invalid measurement measured the generator, not the service.
     pub health: Health,
-    /// Every SLO threshold, whole run first, then per target.
+    /// Every SLO threshold, whole run first, then per target and per flow.
     pub slo: Vec<SloVerdict>,
     /// Whether every SLO threshold passed.
     pub passed: bool,
@@ -55,6 +60,13 @@ pub struct RunResult {
 /// A regression rule as resolved by the plan, in canonical units.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct RecordedRule {
+    /// What the rule compares: `total` (the whole run), `target` or `flow`; `total` in
+    /// results written before rules had scopes.
+    #[serde(default = "total")]
+    pub scope_kind: String,
+    /// The target's or flow's name; `total` for the whole run.
+    #[serde(default = "total")]
+    pub scope: String,
     /// `latency`, `errors` or `requests`.
     pub metric: String,
     /// `p(95)`, `med`, `mean` (latency) or `rate`.
@@ -73,7 +85,14 @@ pub struct RecordedRule {
 impl RecordedRule {
     /// Records a plan's rule.
     pub(crate) fn from_rule(rule: &RegressionRule) -> RecordedRule {
+        let (scope_kind, scope) = match &rule.scope {
+            RuleScope::Total => ("total", "total"),
+            RuleScope::Target(name) => ("target", name.as_str()),
+            RuleScope::Flow(name) => ("flow", name.as_str()),
+        };
         RecordedRule {
+            scope_kind: scope_kind.to_string(),
+            scope: scope.to_string(),
             metric: rule.metric.name().to_string(),
             aggregation: rule.aggregation.to_string(),
             max_change: rule.max_change,
@@ -83,7 +102,8 @@ impl RecordedRule {
         }
     }
 
-    /// The rule back from a result file. Errors: an unknown metric or aggregation.
+    /// The rule back from a result file. Errors: an unknown scope kind, metric or
+    /// aggregation.
     pub(crate) fn to_rule(&self) -> Result<RegressionRule, String> {
         let metric = match self.metric.as_str() {
             "latency" => Metric::Latency,
@@ -95,8 +115,14 @@ impl RecordedRule {
         if !rest.trim().is_empty() {
             return Err(format!("unknown aggregation `{}`", self.aggregation));
         }
+        let scope = match self.scope_kind.as_str() {
+            "total" => RuleScope::Total,
+            "target" => RuleScope::Target(self.scope.clone()),
+            "flow" => RuleScope::Flow(self.scope.clone()),
+            other => return Err(format!("unknown regression rule scope `{other}`")),
+        };
         Ok(RegressionRule {
-            scope: crate::plan::regression::RuleScope::Total,
+            scope,
             metric,
             aggregation,
             max_change: self.max_change,
@@ -395,7 +421,7 @@ pub struct TlsResult {
 }
 
 /// Latency percentiles and moments, in microseconds.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct LatencySummary {
     /// Shortest, microseconds.
     pub min_us: u64,
@@ -510,7 +536,8 @@ pub struct TimeSample {
 /// The verdict on one SLO threshold.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct SloVerdict {
-    /// `total`, or the target's name.
+    /// `total`, or the target's or the flow's name (a flow's `latency` is its iteration
+    /// duration, `errors` its failed iterations, `requests` its iterations).
     pub scope: String,
     /// `latency`, `errors` or `requests`.
     pub metric: String,
@@ -545,6 +572,10 @@ pub struct SloVerdict {
 
 fn one() -> u32 {
     1
+}
+
+fn total() -> String {
+    "total".to_string()
 }
 
 /// The JSON Schema of the result file.

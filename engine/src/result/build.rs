@@ -46,6 +46,7 @@ fn build_with(plan: &Plan, output: &RunOutput, judge_lateness: bool) -> RunResul
         health: health(plan, output, cpu_count(), judge_lateness),
         total: target_result("total", &total, elapsed_s, slow_us(plan)),
         targets: targets(plan, output, elapsed_s),
+        flows: super::flow::flows(plan, &output.flows, elapsed_s),
         time_series: output.time_series.iter().map(time_sample).collect(),
         passed: slo.iter().all(|v| v.passed),
         slo,

@@ -15,6 +15,8 @@
 //!   of the shards' values, an approximation that only the regression rules' bootstrap uses;
 //! - `service_time_us` (a summary without a histogram) is absent from a merge of several
 //!   shards;
+//! - flows: iterations and their reasons summed, iteration-duration histograms added, the
+//!   rate over the merged window; a flow's SLOs are re-evaluated on them;
 //! - an SLO with a window (`window_s`) passes when it passed in every shard, and shows the
 //!   first failing shard's window (or the first shard's); other SLOs are re-evaluated;
 //! - health: valid when every shard's was, with every shard's problems; stages are the first
@@ -146,7 +148,10 @@ pub fn merge(results: &[RunResult]) -> Result<RunResult, MergeError> {
             merge_targets(parts, duration_s)
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let slo = merge_slo(results, &total, &targets, duration_s)?;
+    let shards_flows: Vec<&[super::FlowResult]> =
+        results.iter().map(|r| r.flows.as_slice()).collect();
+    let flows = super::flow::merge_flows(&shards_flows, duration_s)?;
+    let slo = merge_slo(results, &total, &targets, &flows, duration_s)?;
 
     let mut load = first.load.clone();
     load.connections = results.iter().map(|r| r.load.connections).sum();
@@ -168,6 +173,7 @@ pub fn merge(results: &[RunResult]) -> Result<RunResult, MergeError> {
         load,
         total,
         targets,
+        flows,
         time_series: merge_series(results),
         passed: slo.iter().all(|v| v.passed),
         slo,
@@ -222,6 +228,7 @@ fn merge_slo(
     results: &[RunResult],
     total: &TargetResult,
     targets: &[TargetResult],
+    flows: &[super::FlowResult],
     duration_s: f64,
 ) -> Result<Vec<SloVerdict>, MergeError> {
     results[0]
@@ -238,10 +245,14 @@ fn merge_slo(
                     ..(*shown).clone()
                 });
             }
+            let flow = flows
+                .iter()
+                .find(|f| f.name == v.scope)
+                .map(super::FlowResult::as_target);
             let target = if v.scope == "total" {
                 Some(total)
             } else {
-                targets.iter().find(|t| t.name == v.scope)
+                targets.iter().find(|t| t.name == v.scope).or(flow.as_ref())
             };
             reevaluate(v, target, duration_s)
         })

@@ -8,6 +8,7 @@
 //! - `artifact.rs`: the serialized types, `RESULT_VERSION` and [`schema()`];
 //! - `build.rs`: [`build()`], the artifact from what the run handed over;
 //! - `health.rs`: the load generator's health and the limits that invalidate a measurement;
+//! - `flow.rs`: the flows' iterations ([`FlowResult`]), built and merged;
 //! - `slo.rs`: the SLO verdicts;
 //! - `io.rs`: [`read()`] (which checks what the types do not) and [`write()`] (through an
 //!   [`OutFile`], created before a run), and the histograms' text encoding;
@@ -19,6 +20,7 @@
 pub mod ab;
 mod artifact;
 mod build;
+mod flow;
 mod health;
 mod io;
 pub mod merge;
@@ -33,5 +35,6 @@ pub use artifact::{
 pub(crate) use artifact::{RESULT_VERSION, published_schema};
 pub use build::build;
 pub(crate) use build::{build_ab_side, phases_result, streaming_result, summary, upstream_result};
+pub use flow::{FlowResult, FlowStep};
 pub(crate) use io::encode_histogram;
 pub use io::{MAX_EXACT_INTEGER, OutError, OutFile, ReadError, decode_histogram, read, write};

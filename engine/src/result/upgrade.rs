@@ -25,7 +25,7 @@ type Step = fn(&mut Map<String, Value>);
 
 /// `STEPS[i]` upgrades a result of version `OLDEST_VERSION + i` to the next version; the
 /// caller then sets its `result_version`.
-const STEPS: [Step; (RESULT_VERSION - OLDEST_VERSION) as usize] = [v1_to_v2];
+const STEPS: [Step; (RESULT_VERSION - OLDEST_VERSION) as usize] = [v1_to_v2, v2_to_v3];
 
 /// Why a result's JSON cannot be upgraded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -121,6 +121,11 @@ fn v1_to_v2(result: &mut Map<String, Value>) {
     }
 }
 
+/// Version 2 -> 3, flows (issue 16): a result gains `flows` (none in a result of version 2,
+/// which `#[serde(default)]` reads as empty) and a recorded regression rule its scope (`total`
+/// when absent). Both read with their defaults, so nothing in the JSON changes.
+fn v2_to_v3(_: &mut Map<String, Value>) {}
+
 /// Version 1 -> 2 of one latency or phase summary: `_us` after each time's name.
 fn add_unit(summary: Option<&mut Value>) {
     let Some(Value::Object(summary)) = summary else {
@@ -186,7 +191,7 @@ mod tests {
                   "achieved_concurrency": 1.5, "lateness_us": summary } ] }
         });
         upgrade(&mut value).unwrap();
-        assert_eq!(value["result_version"], json!(2));
+        assert_eq!(value["result_version"], json!(RESULT_VERSION));
         assert_eq!(value["total"]["latency_us"], named);
         assert_eq!(value["total"]["service_time_us"], json!(null));
         assert_eq!(value["targets"][0]["latency_us"], named);

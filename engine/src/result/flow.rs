@@ -1,0 +1,326 @@
+//! Flows in the result: each flow's iterations (how many, how fast, how long, why those that
+//! failed did) and its steps, whose requests are measured as targets of their own.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::build::summary;
+use super::merge::MergeError;
+use super::{LatencySummary, TargetResult, decode_histogram, encode_histogram};
+use crate::measure::{ErrorKind, FlowStats, IterationFailure, latency_histogram, rate};
+use crate::plan::Plan;
+use crate::plan::flow::FlowPlan;
+
+/// What one flow's iterations measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct FlowResult {
+    /// The flow's `name`.
+    pub name: String,
+    /// Its share of iterations, relative to the other flows' weights.
+    pub weight: u32,
+    /// Its steps, in order; each is measured as the target it names.
+    pub steps: Vec<FlowStep>,
+    /// Iterations that ended, passed or failed.
+    pub iterations: u64,
+    /// Iterations whose every step passed.
+    pub passed: u64,
+    /// Iterations that failed.
+    pub failed: u64,
+    /// Iterations that ended per second of the measured window.
+    pub iterations_per_s: f64,
+    /// Failed iterations by the reason of their first failure: `request` (a transport error or
+    /// an unexpected status), `check`, `extraction` (an extractor found nothing and had no
+    /// default), `missing_variable` (a step used a variable without a value; its request was
+    /// not sent). Reasons with no iteration are left out.
+    pub failed_by_reason: BTreeMap<String, u64>,
+    /// Iterations failed for `request`, by the request's error kind (the kinds of a target's
+    /// `errors_by_kind`).
+    pub failed_requests_by_kind: BTreeMap<String, u64>,
+    /// Iteration duration, microseconds: from when the iteration was due (open model: its
+    /// arrival on the schedule; closed model: its start) to the end of its last step, think
+    /// times included (k6's `iteration_duration`); absent when no iteration ended.
+    pub duration_us: Option<LatencySummary>,
+    /// The iteration-duration histogram: HdrHistogram V2 + DEFLATE, base64 (standard), as a
+    /// target's `histogram`.
+    pub histogram: String,
+}
+
+/// One step of a flow, as the reports show it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct FlowStep {
+    /// The name of the target that measures the step's requests (`flow/step`).
+    pub target: String,
+    /// The step's `group`, for reports; absent when the spec gives none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
+}
+
+impl FlowResult {
+    /// Failed iterations as a fraction of those that ended (0.01 = 1%); 0 without iterations.
+    pub fn failed_rate(&self) -> f64 {
+        if self.iterations > 0 {
+            self.failed as f64 / self.iterations as f64
+        } else {
+            0.0
+        }
+    }
+
+    /// The flow's iterations in the shape of a target's measures, for what judges both alike
+    /// (SLOs, regression rules): `requests` and `responses` are the iterations, `errors` the
+    /// failed ones, `rps` the iterations per second, the latency the iteration duration.
+    pub(crate) fn as_target(&self) -> TargetResult {
+        TargetResult {
+            name: self.name.clone(),
+            method: None,
+            url: None,
+            requests: self.iterations,
+            responses: self.iterations,
+            errors: self.failed,
+            error_rate: self.failed_rate(),
+            rps: self.iterations_per_s,
+            bytes_sent: 0,
+            bytes_received: 0,
+            status_codes: BTreeMap::new(),
+            errors_by_kind: self.failed_requests_by_kind.clone(),
+            latency_us: self.duration_us.clone(),
+            service_time_us: None,
+            histogram: self.histogram.clone(),
+            checks_passed: 0,
+            checks_failed: 0,
+            checks: Vec::new(),
+            phases_us: None,
+            slow_threshold_us: None,
+            slow_responses: None,
+            upstream_us: None,
+            streaming: None,
+            transport: None,
+        }
+    }
+}
+
+/// Per flow, in the plan's order: its steps (from the plan) and its iterations' measures
+/// (from the run's `FlowStats`) over `elapsed_s` seconds.
+pub(super) fn flows(plan: &Plan, stats: &[FlowStats], elapsed_s: f64) -> Vec<FlowResult> {
+    let target_name = |i: usize| plan.targets[i].name.clone();
+    plan.flows
+        .iter()
+        .zip(stats)
+        .map(|(flow, stats)| flow_result(flow, &target_name, stats, elapsed_s))
+        .collect()
+}
+
+/// One flow's result; `target_name(i)`: the name of the plan's target `i`.
+fn flow_result(
+    flow: &FlowPlan,
+    target_name: &dyn Fn(usize) -> String,
+    stats: &FlowStats,
+    elapsed_s: f64,
+) -> FlowResult {
+    let steps = flow
+        .steps
+        .iter()
+        .map(|step| FlowStep {
+            target: target_name(step.target),
+            group: step.group.clone(),
+        })
+        .collect();
+    let failed_by_reason = IterationFailure::ALL
+        .iter()
+        .zip(stats.failed)
+        .filter(|(_, n)| *n > 0)
+        .map(|(reason, n)| (reason.name().to_string(), n))
+        .collect();
+    let failed_requests_by_kind = ErrorKind::ALL
+        .iter()
+        .zip(stats.failed_requests)
+        .filter(|(_, n)| *n > 0)
+        .map(|(kind, n)| (kind.name().to_string(), n))
+        .collect();
+    FlowResult {
+        name: flow.name.clone(),
+        weight: flow.weight,
+        steps,
+        iterations: stats.iterations(),
+        passed: stats.passed,
+        failed: stats.failed_count(),
+        iterations_per_s: rate(stats.iterations(), elapsed_s),
+        failed_by_reason,
+        failed_requests_by_kind,
+        duration_us: summary(&stats.duration_us),
+        histogram: encode_histogram(&stats.duration_us),
+    }
+}
+
+/// The shards' flows merged, in the order first seen: counts summed, histograms added, the
+/// rate over the merged window `duration_s`. Errors: a histogram does not decode.
+pub(super) fn merge_flows(
+    shards: &[&[FlowResult]],
+    duration_s: f64,
+) -> Result<Vec<FlowResult>, MergeError> {
+    let mut merged: Vec<(FlowResult, hdrhistogram::Histogram<u64>)> = Vec::new();
+    for (index, flows) in shards.iter().enumerate() {
+        for flow in *flows {
+            let error = |reason: String| MergeError::Histogram {
+                index: index + 1,
+                target: flow.name.clone(),
+                reason,
+            };
+            let h = decode_histogram(&flow.histogram).map_err(|e| error(e.to_string()))?;
+            let at = match merged.iter().position(|(m, _)| m.name == flow.name) {
+                Some(at) => at,
+                None => {
+                    let empty = FlowResult {
+                        iterations: 0,
+                        passed: 0,
+                        failed: 0,
+                        failed_by_reason: BTreeMap::new(),
+                        failed_requests_by_kind: BTreeMap::new(),
+                        ..flow.clone()
+                    };
+                    merged.push((empty, latency_histogram()));
+                    merged.len() - 1
+                }
+            };
+            let (out, histogram) = &mut merged[at];
+            histogram.add(&h).map_err(|e| error(format!("{e:?}")))?;
+            out.iterations += flow.iterations;
+            out.passed += flow.passed;
+            out.failed += flow.failed;
+            for (k, v) in &flow.failed_by_reason {
+                *out.failed_by_reason.entry(k.clone()).or_default() += v;
+            }
+            for (k, v) in &flow.failed_requests_by_kind {
+                *out.failed_requests_by_kind.entry(k.clone()).or_default() += v;
+            }
+        }
+    }
+    Ok(merged
+        .into_iter()
+        .map(|(mut flow, histogram)| {
+            flow.iterations_per_s = rate(flow.iterations, duration_s);
+            flow.duration_us = summary(&histogram);
+            flow.histogram = encode_histogram(&histogram);
+            flow
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stats(durations_us: &[u64], failures: &[IterationFailure]) -> FlowStats {
+        let mut s = FlowStats::default();
+        for &d in durations_us {
+            s.record(d, None);
+        }
+        for &f in failures {
+            let kind = (f == IterationFailure::Request).then_some(ErrorKind::Timeout);
+            s.record(9_000, Some((f, kind)));
+        }
+        s
+    }
+
+    fn result(s: &FlowStats, elapsed_s: f64) -> FlowResult {
+        FlowResult {
+            name: "shop".into(),
+            weight: 1,
+            steps: vec![FlowStep {
+                target: "shop/login".into(),
+                group: Some("auth".into()),
+            }],
+            iterations: s.iterations(),
+            passed: s.passed,
+            failed: s.failed_count(),
+            iterations_per_s: rate(s.iterations(), elapsed_s),
+            failed_by_reason: BTreeMap::new(),
+            failed_requests_by_kind: BTreeMap::new(),
+            duration_us: summary(&s.duration_us),
+            histogram: encode_histogram(&s.duration_us),
+        }
+    }
+
+    #[test]
+    fn a_flows_result_counts_its_iterations_by_reason_and_kind() {
+        use crate::plan::flow::{OnError, RequestTemplate, StepPlan};
+        let step = |target: usize, group: Option<&str>| StepPlan {
+            name: format!("s{target}"),
+            target,
+            url: url::Url::parse("http://127.0.0.1:1/").unwrap(),
+            template: RequestTemplate {
+                head: Vec::new(),
+                body: Vec::new(),
+                content_length: false,
+            },
+            extract: Vec::new(),
+            think_time: None,
+            group: group.map(String::from),
+        };
+        let plan = FlowPlan {
+            name: "shop".into(),
+            weight: 3,
+            steps: vec![step(2, Some("auth")), step(3, None)],
+            on_error: OnError::NextIteration,
+            cookies: true,
+            data: None,
+            vars: Vec::new(),
+        };
+        let s = stats(
+            &[10_000, 20_000, 30_000],
+            &[IterationFailure::Request, IterationFailure::MissingVariable],
+        );
+        let names = |i: usize| format!("shop/s{i}");
+        let r = flow_result(&plan, &names, &s, 2.0);
+        assert_eq!((r.name.as_str(), r.weight), ("shop", 3));
+        assert_eq!(
+            r.steps,
+            vec![
+                FlowStep {
+                    target: "shop/s2".into(),
+                    group: Some("auth".into())
+                },
+                FlowStep {
+                    target: "shop/s3".into(),
+                    group: None
+                },
+            ]
+        );
+        assert_eq!((r.iterations, r.passed, r.failed), (5, 3, 2));
+        assert!((r.iterations_per_s - 2.5).abs() < 1e-12);
+        assert_eq!(
+            r.failed_by_reason,
+            BTreeMap::from([("missing_variable".into(), 1), ("request".into(), 1)])
+        );
+        assert_eq!(
+            r.failed_requests_by_kind,
+            BTreeMap::from([("timeout".into(), 1)])
+        );
+        let d = r.duration_us.unwrap();
+        assert_eq!(d.p50_us, s.duration_us.value_at_quantile(0.5));
+        assert_eq!(decode_histogram(&r.histogram).unwrap().len(), 5);
+    }
+
+    #[test]
+    fn shards_merge_by_name_with_histograms_added() {
+        let a = stats(&[1_000, 2_000], &[IterationFailure::Request]);
+        let b = stats(&[3_000], &[IterationFailure::Extraction]);
+        let mut ra = result(&a, 10.0);
+        ra.failed_by_reason.insert("request".into(), 1);
+        let mut rb = result(&b, 8.0);
+        rb.failed_by_reason.insert("extraction".into(), 1);
+        let merged = merge_flows(&[&[ra], &[rb]], 10.0).unwrap();
+        assert_eq!(merged.len(), 1);
+        let m = &merged[0];
+        assert_eq!((m.iterations, m.passed, m.failed), (5, 3, 2));
+        assert!((m.iterations_per_s - 0.5).abs() < 1e-12);
+        assert_eq!(m.failed_by_reason.len(), 2);
+        let d = m.duration_us.as_ref().unwrap();
+        assert_eq!(d.max_us, a.duration_us.highest_equivalent(9_000));
+        assert_eq!(decode_histogram(&m.histogram).unwrap().len(), 5);
+        assert!((m.failed_rate() - 0.4).abs() < 1e-12);
+        let t = m.as_target();
+        assert_eq!((t.requests, t.errors), (5, 2));
+    }
+}
