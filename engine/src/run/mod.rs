@@ -18,6 +18,7 @@
 
 mod checks;
 mod collect;
+mod flow;
 mod h1;
 mod h2;
 mod limits;
@@ -222,20 +223,22 @@ impl Ready<'_> {
             progress,
         );
         let collected = collector.finish();
-        let (targets, stages, last_end) =
+        let (targets, stages, flows, last_end) =
             join(handles, &shared).map_err(|e| limits::start_error(e, budget))?;
+        // A data file read `once` has run out: the run ended as on a count.
+        let used_up = shared.flows.used_up.load(Ordering::Relaxed);
         let cpu_end = cpu_time();
         stage_cpu.push(cpu_end);
         Ok(RunOutput {
             started_at,
             // The planned measured time, unless the run ended early or on a count.
             elapsed: match (halted_at, shared.load.stop) {
-                (None, Stop::Duration(planned)) => planned,
+                (None, Stop::Duration(planned)) if !used_up => planned,
                 _ => last_end.saturating_duration_since(shared.measure_start),
             },
             stage_cpu_s: stage_cpu_s(&stage_cpu, stages.len()),
             targets,
-            flows: plan.flows.iter().map(|_| FlowStats::default()).collect(),
+            flows,
             stages,
             time_series: collected.time_series,
             epochs: collected.epochs,
@@ -292,13 +295,17 @@ fn collect(
     (halted_at, stage_cpu)
 }
 
-/// Waits for the workers and merges their records: per target, per stage, and when the last
-/// measured request ended (the start of measuring when none did). Errors: why a worker could
+/// The workers' records, merged: per target, per stage, per flow, and when the last measured
+/// request ended.
+type Joined = (Vec<TargetStats>, Vec<StageStats>, Vec<FlowStats>, Instant);
+
+/// Waits for the workers and merges their records: per target, per stage, per flow, and when
+/// the last measured request ended (the start of measuring when none did). Errors: why a worker could
 /// not start its runtime.
 fn join(
     handles: Vec<JoinHandle<std::io::Result<WorkerStats>>>,
     shared: &Shared,
-) -> std::io::Result<(Vec<TargetStats>, Vec<StageStats>, Instant)> {
+) -> std::io::Result<Joined> {
     let mut targets: Vec<TargetStats> = shared
         .targets
         .iter()
@@ -309,6 +316,12 @@ fn join(
         .stages
         .iter()
         .map(|_| StageStats::default())
+        .collect();
+    let mut flows: Vec<FlowStats> = shared
+        .flows
+        .plans
+        .iter()
+        .map(|_| FlowStats::default())
         .collect();
     let mut last_end = shared.measure_start;
     let mut failed = None;
@@ -326,13 +339,16 @@ fn join(
         for (sum, s) in stages.iter_mut().zip(&stats.stages) {
             sum.merge(s);
         }
+        for (sum, s) in flows.iter_mut().zip(&stats.flows) {
+            sum.merge(s);
+        }
         if let Some(end) = stats.last_end {
             last_end = last_end.max(end);
         }
     }
     match failed {
         Some(e) => Err(e),
-        None => Ok((targets, stages, last_end)),
+        None => Ok((targets, stages, flows, last_end)),
     }
 }
 

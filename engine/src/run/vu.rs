@@ -9,6 +9,12 @@
 //!   `W`-th arrival, and hands each to an idle loop of its pool (`max_in_flight` loops: the
 //!   in-flight cap); an arrival that finds none idle is counted as dropped, never silently
 //!   skipped (k6's `dropped_iterations`).
+//! - With flows (`plan.flows`), a loop's unit of work is an iteration of a flow drawn by weight
+//!   (`flow/`) in place of a request: closed model, a virtual user loops over iterations,
+//!   `load.think_time` and `pacing` between them; open model, an arrival starts one iteration
+//!   (the rate is iterations per second) and `max_in_flight` caps the iterations in flight.
+//!   `load.requests` (count mode's tickets, [`Shared::admit`]) and a warmup count (`pre.rs`)
+//!   then count iterations.
 //! - A closed-model virtual user whose connect fails waits before the next try: bounded
 //!   exponential backoff with full jitter ([`Backoff`]), so that a refused or exhausted
 //!   connect is not retried at once, thousands of times a second.
@@ -29,7 +35,8 @@ use tokio::task::JoinHandle;
 use tokio::time::{Sleep, sleep_until};
 
 use super::timer::PreciseTimer;
-use super::{Shared, WorkerStats, checks, h1, redirect, transport};
+use super::transport::Outgoing;
+use super::{Shared, WorkerStats, checks, flow, h1, redirect, transport};
 use crate::measure::{ErrorKind, LATE_US};
 use crate::plan::load::Arrivals;
 use crate::plan::{Model, ThinkTime};
@@ -135,6 +142,11 @@ impl Connections {
         }
     }
 
+    /// The last response kept (head, and body when asked for).
+    pub(super) fn capture(&self) -> &h1::Capture {
+        &self.capture
+    }
+
     /// Closes this virtual user's connections, and its group's shared HTTP/2 connections
     /// (streams still in flight on them finish first).
     fn close_all(&mut self) {
@@ -189,22 +201,48 @@ impl Deadline {
     }
 }
 
-/// Sends one request of target `t`, due at `intended`, and records it when `measured`.
+/// What one request sends, and what of its response is kept.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Job<'a> {
+    /// The target (an index into the plan's) whose request it is, and is recorded as.
+    pub(super) target: usize,
+    /// Its bytes: the target's own, or rendered (a flow step).
+    pub(super) outgoing: Outgoing<'a>,
+    /// Keep the response's head in the virtual user's capture whatever the checks need, and
+    /// its body too when `Some(true)` (a flow step's cookie jar and extractors); `None`: only
+    /// what the target's checks and redirects need.
+    pub(super) keep: Option<bool>,
+}
+
+impl Job<'_> {
+    /// Target `t`'s own request, its response kept as its checks need.
+    pub(super) fn planned(t: usize) -> Job<'static> {
+        Job {
+            target: t,
+            outgoing: Outgoing::Planned,
+            keep: None,
+        }
+    }
+}
+
+/// Sends one request (`job`), due at `intended`, and records it when `measured`.
 /// `ready`: when the virtual user was free to send it; `started`: now (the caller's clock
 /// reading, one fewer per request). A start later than both `intended` and `ready` is the
 /// generator's own lateness (a paced connection still busy with a slow response is not).
-/// Returns why the request failed, if it did.
+/// Returns the response's status, or why the request failed: an error kind, where
+/// [`ErrorKind::UnexpectedStatus`] says that a response came (and was kept, when asked).
 #[allow(clippy::too_many_arguments)]
 pub(super) async fn request(
     shared: &Shared,
     stats: &RefCell<WorkerStats>,
     conns: &mut Connections,
-    t: usize,
+    job: Job<'_>,
     intended: Instant,
     ready: Instant,
     started: Instant,
     measured: bool,
-) -> Option<ErrorKind> {
+) -> Result<u16, ErrorKind> {
+    let t = job.target;
     let target = &shared.targets[t];
     let e = shared.endpoint_of[t];
     let addr = shared.addrs[e];
@@ -216,22 +254,23 @@ pub(super) async fn request(
         traffic,
     } = conns;
     let conn = &mut slots[e];
-    let captures = target.captures();
-    capture.keep_body = target.captures_body();
+    let captures = target.captures() || job.keep.is_some();
+    capture.keep_body = target.captures_body() || job.keep == Some(true);
     traffic.reset();
     let timeout_at = started + target.timeout;
     let outcome = deadline
         .run(timeout_at, async {
             let at = (started, timeout_at);
             let kept = captures.then_some(&mut *capture);
-            let response = transport::send(conn, addr, target, group, e, at, kept, traffic).await?;
+            let request = (target, job.outgoing);
+            let response = transport::send(conn, addr, request, group, e, at, kept, traffic).await?;
             if target.redirects == 0 {
                 return Ok(response);
             }
             // Boxed: inline, the hops' futures would make every request's future larger.
             let at = (e, timeout_at);
             Box::pin(redirect::follow(
-                response, conn, addr, target, group, at, capture, traffic,
+                response, conn, addr, request, group, at, capture, traffic,
             ))
             .await
         })
@@ -256,6 +295,11 @@ pub(super) async fn request(
         _ => *conn = None,
     }
     let failure = outcome.as_ref().err().copied();
+    let answer = match &outcome {
+        Ok(response) if target.expect_status.contains(response.status) => Ok(response.status),
+        Ok(_) => Err(ErrorKind::UnexpectedStatus),
+        Err(kind) => Err(*kind),
+    };
     let service_us = end.duration_since(started).as_micros() as u64;
     {
         let mut guard = stats.borrow_mut();
@@ -300,7 +344,7 @@ pub(super) async fn request(
         // failing fast cannot starve this thread.
         tokio::task::yield_now().await;
     }
-    failure
+    answer
 }
 
 /// Records a request in its stage's health (every stage, warmup included): sent, time in
@@ -372,6 +416,7 @@ async fn closed_vu(
     // tick of tokio's 1 ms timer.
     let mut timer = interval.and_then(|_| PreciseTimer::new().ok());
     let mut backoff = Backoff { failures: 0 };
+    let mut user = shared.flows.any().then(|| flow::User::new(&shared.flows));
     loop {
         let now = Instant::now();
         if shared.load.level_at(shared.secs(now)) < level {
@@ -413,13 +458,10 @@ async fn closed_vu(
         let Some(measured) = shared.admit(intended) else {
             break;
         };
-        let t = shared.pick(&mut rng);
         // After a pacing pause the clock is read again; else `now` is this request's start.
         let started = if intended > now { Instant::now() } else { now };
-        let failure = request(
-            &shared, &stats, &mut conns, t, intended, now, started, measured,
-        )
-        .await;
+        let times = (intended, now, started);
+        let failure = work(&shared, &stats, &mut conns, &mut user, &mut rng, times, measured).await;
         match failure {
             Some(kind) if kind.is_connect() => {
                 let wait = backoff.next(&mut rng);
@@ -435,23 +477,56 @@ async fn closed_vu(
             }
             _ => backoff.failures = 0,
         }
-        let think = match shared.load.think_time {
-            Some(ThinkTime::Fixed(d)) => d,
-            Some(ThinkTime::Uniform(low, high)) => {
-                let span = (high - low).as_nanos() as u64;
-                low + Duration::from_nanos(rng.u64(0..=span))
-            }
-            None => Duration::ZERO,
-        };
+        let think = think(shared.load.think_time, &mut rng);
         if !think.is_zero() && !pause_until(&shared, Instant::now() + think).await {
             break;
         }
     }
 }
 
+/// A pause of `think_time`: fixed, or drawn uniformly from its range.
+pub(super) fn think(think_time: Option<ThinkTime>, rng: &mut fastrand::Rng) -> Duration {
+    match think_time {
+        Some(ThinkTime::Fixed(d)) => d,
+        Some(ThinkTime::Uniform(low, high)) => {
+            let span = (high - low).as_nanos() as u64;
+            low + Duration::from_nanos(rng.u64(0..=span))
+        }
+        None => Duration::ZERO,
+    }
+}
+
+/// One unit of a virtual user's work (`times`: intended, ready, started, as [`request`]'s):
+/// a request of a target drawn by weight or, with flows (`user`: the virtual user's flow
+/// state), an iteration of a flow drawn by weight. `measured`: whether it is recorded.
+/// Returns why its (first) failed request failed, if one did.
+pub(super) async fn work(
+    shared: &Shared,
+    stats: &RefCell<WorkerStats>,
+    conns: &mut Connections,
+    user: &mut Option<flow::User>,
+    rng: &mut fastrand::Rng,
+    (intended, ready, started): (Instant, Instant, Instant),
+    measured: bool,
+) -> Option<ErrorKind> {
+    match user {
+        // Boxed: inline, an iteration's future would make every request's future larger.
+        Some(user) => {
+            let times = (intended, ready, started);
+            Box::pin(user.iteration(shared, stats, conns, rng, times, measured)).await
+        }
+        None => {
+            let job = Job::planned(shared.pick(rng));
+            request(shared, stats, conns, job, intended, ready, started, measured)
+                .await
+                .err()
+        }
+    }
+}
+
 /// Sleeps until `deadline` in slices of at most [`super::COLLECT_INTERVAL`], so that a stopped
 /// run is noticed; false when the run was stopped.
-async fn pause_until(shared: &Shared, deadline: Instant) -> bool {
+pub(super) async fn pause_until(shared: &Shared, deadline: Instant) -> bool {
     loop {
         if shared.halted() {
             return false;
@@ -554,17 +629,14 @@ async fn open_vu(
     seed: u64,
 ) {
     let mut rng = fastrand::Rng::with_seed(seed);
+    let mut user = shared.flows.any().then(|| flow::User::new(&shared.flows));
     loop {
         slot.wake.notified().await;
         let Some((intended, measured)) = slot.job.take() else {
             break;
         };
-        let t = shared.pick(&mut rng);
-        let started = Instant::now();
-        request(
-            &shared, &stats, &mut conns, t, intended, intended, started, measured,
-        )
-        .await;
+        let times = (intended, intended, Instant::now());
+        work(&shared, &stats, &mut conns, &mut user, &mut rng, times, measured).await;
         if pool.done.get() {
             break;
         }
