@@ -251,8 +251,9 @@ impl H2Conn {
     ) -> Result<H2Response, H2Failure> {
         let (request, body) = match outgoing {
             Outgoing::Planned => (target.h2_request.clone(), target.body.clone()),
-            Outgoing::Rendered(bytes) => rendered_request(target, bytes)
-                .ok_or(H2Failure::Failed(ErrorKind::Malformed))?,
+            Outgoing::Rendered(bytes) => {
+                rendered_request(target, bytes).ok_or(H2Failure::Failed(ErrorKind::Malformed))?
+            }
         };
         if let Err(e) = poll_fn(|cx| self.send.poll_ready(cx)).await {
             // The connection takes no more streams (GOAWAY, closed): forget it.
@@ -370,7 +371,12 @@ pub(crate) fn parse_request(bytes: &[u8]) -> Option<Parts<'_>> {
     let fields = request
         .headers
         .iter()
-        .map(|h| Some((h.name.to_string(), std::str::from_utf8(h.value).ok()?.to_string())))
+        .map(|h| {
+            Some((
+                h.name.to_string(),
+                std::str::from_utf8(h.value).ok()?.to_string(),
+            ))
+        })
         .collect::<Option<Vec<_>>>()?;
     Some((request.method?, request.path?, fields, &bytes[len..]))
 }

@@ -17,11 +17,11 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, mpsc};
 use std::time::Instant;
 
-use super::{COLLECT_INTERVAL, flow};
 use super::shared::Shared;
 use super::transport::{self, Conn};
 use super::vu::{self, Connections};
 use super::worker::WorkerStats;
+use super::{COLLECT_INTERVAL, flow};
 use crate::plan::{LoadPlan, Model};
 
 /// What a run of `load` does before the clock starts: open the first level's connections

@@ -156,10 +156,12 @@ impl Shared {
     }
 
     /// May a request (with flows: an iteration) due at `intended` start? `None`: the run is
-    /// over. `Some(measured)`: yes, and whether it is counted (it is due after the warmup).
+    /// over (stopped, past the end, out of tickets, or out of data rows read `once`: the
+    /// iterations in flight then finish). `Some(measured)`: yes, and whether it is counted
+    /// (it is due after the warmup).
     #[inline]
     pub(super) fn admit(&self, intended: Instant) -> Option<bool> {
-        if self.over(intended) {
+        if self.over(intended) || self.flows.used_up.load(Ordering::Relaxed) {
             return None;
         }
         if intended < self.measure_start {

@@ -263,7 +263,8 @@ pub(super) async fn request(
             let at = (started, timeout_at);
             let kept = captures.then_some(&mut *capture);
             let request = (target, job.outgoing);
-            let response = transport::send(conn, addr, request, group, e, at, kept, traffic).await?;
+            let response =
+                transport::send(conn, addr, request, group, e, at, kept, traffic).await?;
             if target.redirects == 0 {
                 return Ok(response);
             }
@@ -461,7 +462,10 @@ async fn closed_vu(
         // After a pacing pause the clock is read again; else `now` is this request's start.
         let started = if intended > now { Instant::now() } else { now };
         let times = (intended, now, started);
-        let failure = work(&shared, &stats, &mut conns, &mut user, &mut rng, times, measured).await;
+        let failure = work(
+            &shared, &stats, &mut conns, &mut user, &mut rng, times, measured,
+        )
+        .await;
         match failure {
             Some(kind) if kind.is_connect() => {
                 let wait = backoff.next(&mut rng);
@@ -517,9 +521,11 @@ pub(super) async fn work(
         }
         None => {
             let job = Job::planned(shared.pick(rng));
-            request(shared, stats, conns, job, intended, ready, started, measured)
-                .await
-                .err()
+            request(
+                shared, stats, conns, job, intended, ready, started, measured,
+            )
+            .await
+            .err()
         }
     }
 }
@@ -636,7 +642,10 @@ async fn open_vu(
             break;
         };
         let times = (intended, intended, Instant::now());
-        work(&shared, &stats, &mut conns, &mut user, &mut rng, times, measured).await;
+        work(
+            &shared, &stats, &mut conns, &mut user, &mut rng, times, measured,
+        )
+        .await;
         if pool.done.get() {
             break;
         }

@@ -141,8 +141,16 @@ mod tests {
         let extractors = [
             ex(0, Source::Json("/token".into()), None),
             ex(1, Source::Json("/user".into()), None),
-            ex(2, Source::Regex(regex::Regex::new(r#"id="(\d+)""#).unwrap()), None),
-            ex(3, Source::Regex(regex::Regex::new(r"\d\.\d").unwrap()), None),
+            ex(
+                2,
+                Source::Regex(regex::Regex::new(r#"id="(\d+)""#).unwrap()),
+                None,
+            ),
+            ex(
+                3,
+                Source::Regex(regex::Regex::new(r"\d\.\d").unwrap()),
+                None,
+            ),
             ex(4, Source::Header("etag".into()), None),
             ex(5, Source::Cookie("session".into()), None),
             ex(6, Source::Cookie("theme".into()), None),
@@ -150,7 +158,13 @@ mod tests {
         ];
         let body = &BODY[..BODY.iter().position(|&b| b == b' ').unwrap()];
         // The JSON body alone for the pointers; the whole text for the regexes.
-        assert!(response(HEAD, body, Some((&mut jar, &url)), &extractors[..2], &mut vars));
+        assert!(response(
+            HEAD,
+            body,
+            Some((&mut jar, &url)),
+            &extractors[..2],
+            &mut vars
+        ));
         assert!(response(HEAD, BODY, None, &extractors[2..], &mut vars));
         let got: Vec<_> = (0..8).map(|s| text(vars.get(s).unwrap())).collect();
         assert_eq!(
@@ -183,9 +197,19 @@ mod tests {
             ex(1, Source::Json("/nope".into()), None),
             ex(2, Source::Cookie("session".into()), None),
         ];
-        assert!(!response(b"HTTP/1.1 200 OK\r\n\r\n", b"not json", None, &extractors, &mut vars));
+        assert!(!response(
+            b"HTTP/1.1 200 OK\r\n\r\n",
+            b"not json",
+            None,
+            &extractors,
+            &mut vars
+        ));
         assert_eq!(vars.get(0), Some(&b"fallback"[..]));
-        assert_eq!(vars.get(1), None, "a failed extraction leaves no stale value");
+        assert_eq!(
+            vars.get(1),
+            None,
+            "a failed extraction leaves no stale value"
+        );
         assert_eq!(vars.get(2), None);
     }
 }

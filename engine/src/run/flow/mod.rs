@@ -165,7 +165,11 @@ impl User {
     /// A virtual user's state for the flows of `flows`.
     pub(super) fn new(flows: &Flows) -> User {
         User {
-            vars: flows.plans.iter().map(|f| Vars::new(f.vars.len())).collect(),
+            vars: flows
+                .plans
+                .iter()
+                .map(|f| Vars::new(f.vars.len()))
+                .collect(),
             request: Vec::with_capacity(1024),
             cookie: Vec::new(),
             jar: CookieStore::new(),
@@ -176,7 +180,8 @@ impl User {
     /// ready, started, as [`vu::request`]'s, for its first step), recording it when
     /// `measured`. Returns why its first failed request failed, if one did (the caller backs
     /// off after a failed connect). With a data file read `once` whose rows are used up,
-    /// runs nothing and ends the run (`Flows::used_up`, then the run's halt).
+    /// runs nothing and ends the run: [`Flows::used_up`] admits no more iterations
+    /// ([`Shared::admit`]), and those in flight finish.
     pub(super) async fn iteration(
         &mut self,
         shared: &Shared,
@@ -191,7 +196,6 @@ impl User {
         let flow = &flows.plans[f];
         let Some(row) = flows.row(f, rng) else {
             flows.used_up.store(true, Ordering::Relaxed);
-            shared.stop.store(true, Ordering::Relaxed);
             return None;
         };
         let vars = &mut self.vars[f];
@@ -208,7 +212,14 @@ impl User {
         let mut request_failure = None;
         for step in &flow.steps {
             let outcome = self
-                .step(shared, stats, conns, (flow, step, f), (due, ready, started), measured)
+                .step(
+                    shared,
+                    stats,
+                    conns,
+                    (flow, step, f),
+                    (due, ready, started),
+                    measured,
+                )
                 .await;
             if let Err((reason, kind)) = outcome {
                 failure.get_or_insert((reason, kind));
@@ -296,3 +307,6 @@ impl User {
             .map_err(|kind| (IterationFailure::Request, Some(kind)))
     }
 }
+
+#[cfg(test)]
+mod tests;
