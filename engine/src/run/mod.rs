@@ -18,6 +18,7 @@
 
 mod checks;
 mod collect;
+mod deadline;
 mod flow;
 mod h1;
 mod h2;

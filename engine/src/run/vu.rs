@@ -25,21 +25,21 @@
 //! own [`Notify`].
 
 use std::cell::{Cell, RefCell};
-use std::pin::Pin;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
-use tokio::time::{Sleep, sleep_until};
+use tokio::time::sleep_until;
 
+use super::deadline::Deadline;
 use super::timer::PreciseTimer;
 use super::transport::Outgoing;
 use super::{Shared, WorkerStats, checks, flow, h1, redirect, transport};
 use crate::measure::{ErrorKind, LATE_US};
 use crate::plan::load::Arrivals;
-use crate::plan::{Model, ThinkTime};
+use crate::plan::{Model, TargetPlan, ThinkTime};
 
 /// Worker `index`'s (of `workers`) virtual users: their numbers among all, and their
 /// connections (none open yet).
@@ -155,52 +155,6 @@ impl Connections {
     }
 }
 
-/// A virtual user's request timeout: one tokio timer, re-armed lazily. Each request's
-/// deadline only moves later, so the timer stays armed at an earlier request's deadline; when
-/// it fires before the current deadline it is re-armed. A request then costs no timer-wheel
-/// insertion and removal, only a poll (at most one re-arm per timeout period).
-struct Deadline {
-    sleep: Pin<Box<Sleep>>,
-    /// When `sleep` fires.
-    armed: Instant,
-}
-
-impl Deadline {
-    fn new() -> Deadline {
-        let now = Instant::now();
-        Deadline {
-            sleep: Box::pin(sleep_until(now.into())),
-            armed: now,
-        }
-    }
-
-    /// Runs `work` until it ends, or until `deadline` (`None`).
-    async fn run<F: Future>(&mut self, deadline: Instant, work: F) -> Option<F::Output> {
-        if self.armed > deadline {
-            // A shorter timeout than the last request's (another target).
-            self.arm(deadline);
-        }
-        let mut work = std::pin::pin!(work);
-        loop {
-            tokio::select! {
-                biased;
-                output = &mut work => return Some(output),
-                () = self.sleep.as_mut() => {
-                    if Instant::now() >= deadline {
-                        return None;
-                    }
-                    self.arm(deadline);
-                }
-            }
-        }
-    }
-
-    fn arm(&mut self, at: Instant) {
-        self.sleep.as_mut().reset(at.into());
-        self.armed = at;
-    }
-}
-
 /// What one request sends, and what of its response is kept.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Job<'a> {
@@ -295,17 +249,12 @@ pub(super) async fn request(
         }
         _ => *conn = None,
     }
-    let failure = outcome.as_ref().err().copied();
-    let answer = match &outcome {
-        Ok(response) if target.expect_status.contains(response.status) => Ok(response.status),
-        Ok(_) => Err(ErrorKind::UnexpectedStatus),
-        Err(kind) => Err(*kind),
-    };
+    let answer = answer(&outcome, target);
     let service_us = end.duration_since(started).as_micros() as u64;
     {
         let mut guard = stats.borrow_mut();
         let s = &mut *guard;
-        let late_us = record_stage(shared, s, (intended, ready, started, end), failure);
+        let late_us = record_stage(shared, s, (intended, ready, started, end), answer.err());
         if measured {
             s.epoch.late += u64::from(late_us > LATE_US);
             let latency_us = end.duration_since(intended).as_micros() as u64;
@@ -346,6 +295,19 @@ pub(super) async fn request(
         tokio::task::yield_now().await;
     }
     answer
+}
+
+/// What [`request`] returns of `outcome`, a request of `target`: its status, or why it failed.
+fn answer(
+    outcome: &Result<transport::Response, ErrorKind>,
+    target: &TargetPlan,
+) -> Result<u16, ErrorKind> {
+    match outcome {
+        Ok(response) if !target.expect_status.contains(response.status) => {
+            Err(ErrorKind::UnexpectedStatus)
+        }
+        other => other.as_ref().map(|r| r.status).map_err(|k| *k),
+    }
 }
 
 /// Records a request in its stage's health (every stage, warmup included): sent, time in
@@ -659,8 +621,8 @@ mod tests {
 
     use tokio::io::AsyncReadExt as _;
 
-    use super::Deadline;
     use crate::measure::ErrorKind;
+    use crate::run::deadline::Deadline;
     use crate::run::h1::{self, Failure, H1Conn, Traffic};
 
     /// A body that never pauses (every read is ready: tokio's cooperative budget then runs
