@@ -93,7 +93,13 @@ fn plan(addr: SocketAddr, load: &str, users: &[&str], order: DataOrder, third: b
          load:\n{load}"
     );
     let source = crate::spec::SourceSpec::parse(PathBuf::from("t.yaml"), yaml).unwrap();
-    let mut plan = crate::validate::check(&source, &|_| None).unwrap();
+    let spec = serde_json::from_value(source.value.clone()).unwrap();
+    let ctx = crate::plan::BuildContext {
+        source: source.text.as_bytes(),
+        spec_dir: std::path::Path::new("."),
+        var: &|_| None,
+    };
+    let mut plan = crate::plan::build(&spec, &ctx).unwrap();
     let host = format!(" HTTP/1.1\r\nHost: {addr}\r\n");
     let step = |name: &str, target, head: Vec<Part>, body: Vec<Part>, extract| StepPlan {
         name: name.to_string(),
