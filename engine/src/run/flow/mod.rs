@@ -259,7 +259,8 @@ impl User {
         (intended, ready, started): (Instant, Instant, Instant),
         measured: bool,
     ) -> Result<(), Failure> {
-        let cookie = if flow.cookies {
+        // An empty jar (a new iteration's first step) is not searched.
+        let cookie = if flow.cookies && self.jar.iter_any().next().is_some() {
             self.cookie.clear();
             for (name, value) in self.jar.get_request_values(&step.url) {
                 if !self.cookie.is_empty() {
@@ -277,6 +278,8 @@ impl User {
         step.template
             .render(|slot| vars.get(slot), cookie, &mut self.request)
             .map_err(|_| (IterationFailure::MissingVariable, None))?;
+        // The head is kept for the jar and the extractors, the body for those that read it.
+        let needs_head = flow.cookies || !step.extract.is_empty();
         let needs_body = step
             .extract
             .iter()
@@ -284,13 +287,13 @@ impl User {
         let job = Job {
             target: step.target,
             outgoing: Outgoing::Rendered(&self.request),
-            keep: Some(needs_body),
+            keep: needs_head.then_some(needs_body),
         };
         let answer = vu::request(
             shared, stats, conns, job, intended, ready, started, measured,
         )
         .await;
-        if matches!(answer, Ok(_) | Err(ErrorKind::UnexpectedStatus)) {
+        if needs_head && matches!(answer, Ok(_) | Err(ErrorKind::UnexpectedStatus)) {
             let capture = conns.capture();
             let jar = flow.cookies.then_some((&mut self.jar, &step.url));
             let extracted =
