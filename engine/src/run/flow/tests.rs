@@ -236,3 +236,28 @@ fn open_model_runs_iterations_at_the_rate() {
     assert_eq!(flow.failed_count(), 0);
     assert_eq!(output.targets[0].status[200], flow.iterations());
 }
+
+#[test]
+fn a_rendered_request_in_its_http2_form() {
+    let addr: SocketAddr = "127.0.0.1:9".parse().unwrap();
+    let plan = plan(
+        addr,
+        "  connections: 1\n  requests: 1\n",
+        &[],
+        DataOrder::Once,
+        false,
+    );
+    let bytes = b"POST /login?a=1 HTTP/1.1\r\nHost: 127.0.0.1:9\r\nUser-Agent: lg\r\n\
+        Connection: keep-alive\r\nCookie: s=1\r\nContent-Length: 8\r\n\r\nuser=ann";
+    let (request, body) = super::super::h2::rendered_request(&plan.targets[0], bytes).unwrap();
+    assert_eq!(request.method(), "POST");
+    assert_eq!(request.uri().to_string(), "http://127.0.0.1:9/login?a=1");
+    let headers = request.headers();
+    assert_eq!(headers["cookie"], "s=1");
+    assert_eq!(headers["user-agent"], "lg");
+    assert_eq!(headers["content-length"], "8");
+    assert!(!headers.contains_key("connection") && !headers.contains_key("host"));
+    assert_eq!(&body[..], b"user=ann");
+    let invalid = b"GET / HTTP/1.1\r\nX: a\x01b\r\n\r\n";
+    assert!(super::super::h2::rendered_request(&plan.targets[0], invalid).is_none());
+}
