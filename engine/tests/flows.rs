@@ -330,7 +330,10 @@ fn the_shop_journey_over_http1_and_h2c() {
         ] {
             let name = format!("shop/{step}");
             assert_eq!(status(&result, &name, code), 40, "{protocol} {name}");
-            assert_eq!(target(&result, &name).errors, 0, "{protocol} {name}");
+            let t = target(&result, &name);
+            assert_eq!(t.errors, 0, "{protocol} {name}");
+            let spoken = t.transport.as_ref().map(|t| t.protocol.as_str());
+            assert_eq!(spoken, Some(protocol), "{name}");
         }
     }
 }
