@@ -11,6 +11,10 @@
 //! the clock starts, the workers may open the first level's connections and send a warmup of
 //! N requests (`pre.rs`).
 //!
+//! With flows, the unit of work is an iteration of a flow (`flow/`): its steps' requests are
+//! sent and recorded as targets' are (rendered per request, `transport::Outgoing`), and each
+//! worker's iterations are recorded in its own `FlowStats`, merged once at the end.
+//!
 //! Latency is measured from when a request was due (its intended start on the open model's
 //! schedule or a paced connection's, else its actual start; wrk2's correction for coordinated
 //! omission) to the last byte of the response; service time from its actual start (including
