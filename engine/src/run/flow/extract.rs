@@ -1,6 +1,8 @@
 //! What a flow step takes from its response: the cookies it sets (into the virtual user's
 //! jar) and the extractors' values (into its variables).
 
+use std::io::Write as _;
+
 use cookie_store::CookieStore;
 use url::Url;
 
@@ -43,10 +45,7 @@ pub(super) fn response(
     for extractor in extractors {
         let out = vars.buffer(extractor.slot);
         let found = match &extractor.source {
-            Source::Status => status.is_some_and(|code| {
-                out.extend_from_slice(code.to_string().as_bytes());
-                true
-            }),
+            Source::Status => status.is_some_and(|code| write!(out, "{code}").is_ok()),
             Source::Header(name) => header(headers, name).is_some_and(|value| {
                 out.extend_from_slice(value);
                 true

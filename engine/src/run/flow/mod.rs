@@ -210,7 +210,15 @@ impl User {
         let mut due = intended;
         let mut failure: Option<Failure> = None;
         let mut request_failure = None;
-        for step in &flow.steps {
+        for (j, step) in flow.steps.iter().enumerate() {
+            if j > 0 {
+                let now = Instant::now();
+                if shared.over(now) {
+                    // Cut short by the end of the run: not recorded.
+                    return request_failure;
+                }
+                (due, ready, started) = (now, now, now);
+            }
             let outcome = self
                 .step(
                     shared,
@@ -232,12 +240,6 @@ impl User {
             if !think.is_zero() && !vu::pause_until(shared, Instant::now() + think).await {
                 return request_failure;
             }
-            let now = Instant::now();
-            if shared.over(now) {
-                // Cut short by the end of the run: not recorded.
-                return request_failure;
-            }
-            (due, ready, started) = (now, now, now);
         }
         if measured {
             let duration_us = Instant::now().duration_since(intended).as_micros() as u64;
