@@ -31,6 +31,26 @@
 //! serving the defaults. `GET /health` (or `HEAD /health`) answers `200 ok\n` whatever the query,
 //! for readiness probes. `HEAD` requests get the headers of the matching `GET`, without the body.
 //!
+//! # The stateful API
+//!
+//! Four paths under `/api/` are a small shop with sessions instead, so that flows (log in, take
+//! the token, open an item, add it to a cart) run against something real. All bodies are JSON;
+//! errors are `{"error": "..."}`; these paths take no query parameters (`400`), and another
+//! method gets `405` with `Allow`.
+//!
+//! | request | answer |
+//! |---------|--------|
+//! | `POST /api/login` `{"user": U, "password": P}` | `200 {"token": "<32 hex>", "user": U}` and `Set-Cookie: session=<32 hex>; Path=/; HttpOnly` when `P` is `secret-U` (any user, 1 to 64 bytes); else `401` |
+//! | `GET /api/items` | `200 {"items": [{"id": 1, "name": "anvil", "price": 4.5}, ...]}`: 20 items, ids 1 to 20 |
+//! | `GET /api/items/{id}` | with the token (`Authorization: Bearer <token>`) or the `session` cookie: `200 {"id": .., "name": .., "price": ..}` with `ETag: "item-<id>"`, or `404` for an unknown id; without either, `401` |
+//! | `POST /api/cart` `{"item": ID}` | with the token or cookie: `201 {"cart": [ids], "count": n}`, the session's cart after adding `ID` (`404` for an unknown item); else `401` |
+//! | `GET /api/cart` | with the token or cookie: `200 {"cart": [ids], "count": n}`; else `401` |
+//!
+//! The state lives in memory, bounded: at most 10,000 sessions (a login past that evicts an old
+//! one) and 100 items per cart (adding one more drops the oldest). Request bodies over 4 KiB get
+//! `413`. The item path takes only a read lock on one of 16 shards, so that the API stays cheap
+//! as a benchmark target.
+//!
 //! # Use from code
 //!
 //! - [`serve`] runs the `loadgate serve` command with [`ServeOptions`] (the command line's
@@ -60,8 +80,10 @@ use tokio::task::JoinSet;
 use tokio_rustls::TlsAcceptor;
 
 use respond::handle;
+use shop::Shop;
 
 mod respond;
+mod shop;
 
 /// How long, after a shutdown is asked for, requests in flight may take to finish before their
 /// connections are dropped.
@@ -349,6 +371,7 @@ impl Server {
             http1,
             http2: http2::Builder::new(TokioExecutor::new()),
         });
+        let shop = Arc::new(Shop::new());
         let (stopping_tx, stopping) = watch::channel(false);
         let mut connections = JoinSet::new();
         tokio::pin!(shutdown);
@@ -360,10 +383,11 @@ impl Server {
                     Ok((stream, _peer)) => {
                         let _ = stream.set_nodelay(true);
                         let (builders, stopping) = (builders.clone(), stopping.clone());
+                        let shop = shop.clone();
                         match self.tls.clone().map(TlsAcceptor::from) {
                             None => connections.spawn(async move {
                                 let h2 = starts_with_h2_preface(&stream).await;
-                                serve_connection(stream, h2, builders, stopping).await;
+                                serve_connection(stream, h2, builders, shop, stopping).await;
                             }),
                             Some(tls) => connections.spawn(async move {
                                 let accepted =
@@ -372,7 +396,7 @@ impl Server {
                                 // this connection; rustls has sent the alert.
                                 if let Ok(Ok(stream)) = accepted.await {
                                     let h2 = stream.get_ref().1.alpn_protocol() == Some(b"h2");
-                                    serve_connection(stream, h2, builders, stopping).await;
+                                    serve_connection(stream, h2, builders, shop, stopping).await;
                                 }
                             }),
                         };
@@ -422,11 +446,12 @@ async fn starts_with_h2_preface(stream: &TcpStream) -> bool {
 
 /// Serves one connection with HTTP/2 (`h2`) or HTTP/1.1 until the client closes it, or until
 /// `stopping` turns true, after which the response in flight (if any) is finished and the
-/// connection closed.
+/// connection closed. `shop` is the server's stateful API, shared by its connections.
 async fn serve_connection<S>(
     stream: S,
     h2: bool,
     builders: Arc<Builders>,
+    shop: Arc<Shop>,
     mut stopping: watch::Receiver<bool>,
 ) where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
@@ -446,9 +471,10 @@ async fn serve_connection<S>(
         }};
     }
     let io = TokioIo::new(stream);
+    let service = service_fn(move |request| handle(request, shop.clone()));
     if h2 {
-        drive!(builders.http2.serve_connection(io, service_fn(handle)));
+        drive!(builders.http2.serve_connection(io, service));
     } else {
-        drive!(builders.http1.serve_connection(io, service_fn(handle)));
+        drive!(builders.http1.serve_connection(io, service));
     }
 }

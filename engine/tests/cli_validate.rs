@@ -56,6 +56,38 @@ fn a_semantic_error_exits_2() {
 }
 
 #[test]
+fn a_flow_variable_used_before_it_is_defined_is_shown_at_its_line() {
+    let out = validate("tests/specs/invalid/flow_undefined_variable.yaml");
+    assert_eq!(out.status.code(), Some(2), "stderr: {}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains(
+            "  tests/specs/invalid/flow_undefined_variable.yaml:18:15: flows[0].steps[1].path: \
+             `{{id}}` is used before step `id` extracts it"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(
+            "flow_undefined_variable.yaml:21:19: flows[0].steps[1].headers.X-Etag: `{{etag}}` is \
+             set by this step's own `extract`"
+        ),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_valid_flow_spec_exits_0_and_counts_its_steps_as_targets() {
+    let out = validate("tests/specs/valid/flows.yaml");
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("tests/specs/valid/flows.yaml: valid (4 target(s), 5 threshold(s))"),
+        "{stdout}"
+    );
+}
+
+#[test]
 fn a_yaml_syntax_error_exits_2_with_line_and_column() {
     let out = validate("tests/specs/invalid/syntax_error.yaml");
     assert_eq!(out.status.code(), Some(2), "stderr: {}", text(&out.stderr));

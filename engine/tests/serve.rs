@@ -278,3 +278,326 @@ fn spawn_on_an_address_in_use_is_an_error_even_inside_a_runtime() {
         .expect_err("address in use");
     assert_eq!(error.kind(), io::ErrorKind::AddrInUse);
 }
+
+// The stateful API under /api/ (login, items, item by id, cart), against the binary.
+
+/// `loadgate serve` run as the binary (one thread), killed when dropped.
+struct ShopServer {
+    child: std::process::Child,
+    addr: std::net::SocketAddr,
+}
+
+impl ShopServer {
+    fn start() -> ShopServer {
+        let (child, addr) = common::start_serve("1");
+        ShopServer { child, addr }
+    }
+
+    fn connect(&self) -> HttpConn {
+        HttpConn::connect(self.addr).expect("connect")
+    }
+}
+
+impl Drop for ShopServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The bytes of a request `METHOD path` with `headers` and, unless empty, a JSON `body`.
+fn request_bytes(method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> Vec<u8> {
+    let mut request = format!("{method} {path} HTTP/1.1\r\nHost: shop\r\n");
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    if !body.is_empty() {
+        request.push_str(&format!(
+            "Content-Type: application/json\r\nContent-Length: {}\r\n",
+            body.len()
+        ));
+    }
+    request.push_str("\r\n");
+    request.push_str(body);
+    request.into_bytes()
+}
+
+/// Sends one request (see [`request_bytes`]) and reads its response.
+fn call(
+    conn: &mut HttpConn,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> support::RawResponse {
+    conn.send(&request_bytes(method, path, headers, body))
+        .unwrap();
+    conn.read_response(method == "HEAD").unwrap()
+}
+
+/// The body of `response` as JSON.
+fn json(response: &support::RawResponse) -> serde_json::Value {
+    assert_eq!(response.header("content-type"), Some("application/json"));
+    serde_json::from_slice(&response.body)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&response.body)))
+}
+
+/// Logs `user` in (password `secret-<user>`): the token and the session cookie's value.
+fn login(conn: &mut HttpConn, user: &str) -> (String, String) {
+    let body = format!(r#"{{"user": "{user}", "password": "secret-{user}"}}"#);
+    let response = call(conn, "POST", "/api/login", &[], &body);
+    assert_eq!(
+        response.status,
+        200,
+        "{}",
+        String::from_utf8_lossy(&response.body)
+    );
+    let token = json(&response)["token"].as_str().unwrap().to_owned();
+    let cookie = response.header("set-cookie").expect("a session cookie");
+    let value = cookie
+        .strip_prefix("session=")
+        .and_then(|rest| rest.strip_suffix("; Path=/; HttpOnly"))
+        .unwrap_or_else(|| panic!("unexpected Set-Cookie {cookie:?}"))
+        .to_owned();
+    (token, value)
+}
+
+#[test]
+fn shop_login_answers_a_token_and_a_session_cookie_for_the_right_password_only() {
+    let server = ShopServer::start();
+    let mut conn = server.connect();
+    let body = r#"{"user": "ann", "password": "secret-ann"}"#;
+    let response = call(&mut conn, "POST", "/api/login", &[], body);
+    assert_eq!(response.status, 200);
+    let answer = json(&response);
+    assert_eq!(answer["user"], "ann");
+    let token = answer["token"].as_str().unwrap();
+    assert_eq!(token.len(), 32);
+    assert!(token.bytes().all(|b| b.is_ascii_hexdigit()), "{token}");
+    let cookie = response.header("set-cookie").unwrap();
+    assert!(cookie.starts_with("session=") && cookie.ends_with("; Path=/; HttpOnly"));
+    // A second login is a new session.
+    assert_ne!(login(&mut conn, "ann").0, token);
+
+    for (body, status) in [
+        (r#"{"user": "ann", "password": "secret-bob"}"#, 401),
+        (r#"{"user": "ann", "password": "ann"}"#, 401),
+        (r#"{"user": "", "password": "secret-"}"#, 401),
+        (r#"{"user": "ann"}"#, 400),
+        ("not json", 400),
+    ] {
+        let response = call(&mut conn, "POST", "/api/login", &[], body);
+        assert_eq!(response.status, status, "{body}");
+        assert!(json(&response)["error"].is_string(), "{body}");
+        assert_eq!(response.header("set-cookie"), None, "{body}");
+    }
+    let response = call(&mut conn, "GET", "/api/login", &[], "");
+    assert_eq!(response.status, 405);
+    assert_eq!(response.header("allow"), Some("POST"));
+}
+
+#[test]
+fn shop_lists_twenty_items_to_anyone() {
+    let server = ShopServer::start();
+    let mut conn = server.connect();
+    let response = conn.get("/api/items").unwrap();
+    assert_eq!(response.status, 200);
+    let items = json(&response)["items"].as_array().unwrap().clone();
+    let ids: Vec<u64> = items
+        .iter()
+        .map(|item| item["id"].as_u64().unwrap())
+        .collect();
+    assert_eq!(ids, (1..=20).collect::<Vec<u64>>());
+    for item in &items {
+        assert!(item["name"].is_string() && item["price"].is_f64(), "{item}");
+    }
+    // The pointer examples/flow.yaml extracts.
+    assert_eq!(json(&response).pointer("/items/3/id"), Some(&4.into()));
+}
+
+#[test]
+fn shop_item_needs_the_token_or_the_session_cookie() {
+    let server = ShopServer::start();
+    let mut conn = server.connect();
+    let (token, cookie) = login(&mut conn, "ann");
+    let bearer = format!("Bearer {token}");
+    let session = format!("theme=dark; session={cookie}");
+
+    let response = conn.get("/api/items/3").unwrap();
+    assert_eq!(response.status, 401);
+    assert_eq!(response.header("www-authenticate"), Some("Bearer"));
+    for headers in [
+        [("Authorization", "Bearer 0123456789abcdef0123456789abcdef")],
+        [("Authorization", token.as_str())],
+        [("Cookie", "session=nope")],
+    ] {
+        let response = call(&mut conn, "GET", "/api/items/3", &headers, "");
+        assert_eq!(response.status, 401, "{headers:?}");
+    }
+
+    for headers in [
+        [("Authorization", bearer.as_str())],
+        [("Cookie", session.as_str())],
+    ] {
+        let response = call(&mut conn, "GET", "/api/items/3", &headers, "");
+        assert_eq!(response.status, 200, "{headers:?}");
+        assert_eq!(response.header("etag"), Some("\"item-3\""));
+        let item = json(&response);
+        assert_eq!(item["id"], 3);
+        assert_eq!(item["name"], "candle");
+        assert_eq!(item["price"], 9.5);
+        for unknown in ["/api/items/0", "/api/items/21", "/api/items/abc"] {
+            let response = call(&mut conn, "GET", unknown, &headers, "");
+            assert_eq!(response.status, 404, "{unknown}");
+        }
+    }
+}
+
+#[test]
+fn shop_cart_keeps_each_sessions_items_by_token_or_cookie() {
+    let server = ShopServer::start();
+    let mut conn = server.connect();
+    let (token, cookie) = login(&mut conn, "ann");
+    let bearer = [("Authorization", format!("Bearer {token}"))];
+    let bearer = [(bearer[0].0, bearer[0].1.as_str())];
+    let session = format!("session={cookie}");
+    let session = [("Cookie", session.as_str())];
+
+    let response = call(&mut conn, "POST", "/api/cart", &[], r#"{"item": 3}"#);
+    assert_eq!(response.status, 401);
+    let response = call(&mut conn, "POST", "/api/cart", &bearer, r#"{"item": 3}"#);
+    assert_eq!(response.status, 201);
+    assert_eq!(
+        json(&response),
+        serde_json::json!({"cart": [3], "count": 1})
+    );
+    let response = call(&mut conn, "POST", "/api/cart", &session, r#"{"item": 5}"#);
+    assert_eq!(response.status, 201);
+    assert_eq!(
+        json(&response),
+        serde_json::json!({"cart": [3, 5], "count": 2})
+    );
+    let response = call(&mut conn, "GET", "/api/cart", &session, "");
+    assert_eq!(response.status, 200);
+    assert_eq!(
+        json(&response),
+        serde_json::json!({"cart": [3, 5], "count": 2})
+    );
+    for (body, status) in [(r#"{"item": 21}"#, 404), (r#"{"id": 2}"#, 400), ("[]", 400)] {
+        let response = call(&mut conn, "POST", "/api/cart", &bearer, body);
+        assert_eq!(response.status, status, "{body}");
+    }
+
+    // Another session has a cart of its own.
+    let (other, _) = login(&mut conn, "bob");
+    let other = format!("Bearer {other}");
+    let response = call(
+        &mut conn,
+        "GET",
+        "/api/cart",
+        &[("Authorization", &other)],
+        "",
+    );
+    assert_eq!(json(&response), serde_json::json!({"cart": [], "count": 0}));
+    assert_eq!(call(&mut conn, "GET", "/api/cart", &[], "").status, 401);
+    let response = call(&mut conn, "DELETE", "/api/cart", &bearer, "");
+    assert_eq!(response.status, 405);
+    assert_eq!(response.header("allow"), Some("GET, HEAD, POST"));
+}
+
+#[test]
+fn shop_refuses_queries_and_leaves_other_paths_to_the_query_shaped_responses() {
+    let server = ShopServer::start();
+    let mut conn = server.connect();
+    let response = conn.get("/api/items?size=10").unwrap();
+    assert_eq!(response.status, 400);
+    assert!(json(&response)["error"].as_str().unwrap().contains("query"));
+    let response = conn.get("/api/other?size=4").unwrap();
+    assert_eq!(response.body, b"xxxx");
+    let response = conn.get("/items/42?size=5").unwrap();
+    assert_eq!(response.body, b"xxxxx");
+    let big = format!(r#"{{"user": "{}", "password": "x"}}"#, "u".repeat(5000));
+    let response = call(&mut conn, "POST", "/api/login", &[], &big);
+    assert_eq!(response.status, 413);
+}
+
+#[test]
+fn shop_sessions_from_threads_at_once_keep_their_own_carts() {
+    let server = ShopServer::start();
+    std::thread::scope(|scope| {
+        for thread in 0..4u64 {
+            let server = &server;
+            scope.spawn(move || {
+                let mut conn = server.connect();
+                let (token, _) = login(&mut conn, &format!("user{thread}"));
+                let bearer = format!("Bearer {token}");
+                let headers = [("Authorization", bearer.as_str())];
+                let mut expected = Vec::new();
+                for n in 0..50 {
+                    let item = (thread * 5 + n) % 20 + 1;
+                    expected.push(item);
+                    let body = format!(r#"{{"item": {item}}}"#);
+                    let response = call(&mut conn, "POST", "/api/cart", &headers, &body);
+                    assert_eq!(response.status, 201);
+                }
+                let response = call(&mut conn, "GET", "/api/cart", &headers, "");
+                let cart = json(&response);
+                assert_eq!(cart, serde_json::json!({"cart": expected, "count": 50}));
+            });
+        }
+    });
+}
+
+#[test]
+fn shop_state_is_bounded_carts_and_sessions_alike() {
+    let server = ShopServer::start();
+    let mut conn = server.connect();
+    let (first, _) = login(&mut conn, "first");
+    let bearer = format!("Bearer {first}");
+    let headers = [("Authorization", bearer.as_str())];
+    // A cart keeps its newest 100 items.
+    let mut added = Vec::new();
+    for n in 0..130u64 {
+        let item = n % 20 + 1;
+        added.push(item);
+        let body = format!(r#"{{"item": {item}}}"#);
+        assert_eq!(
+            call(&mut conn, "POST", "/api/cart", &headers, &body).status,
+            201
+        );
+    }
+    let cart = json(&call(&mut conn, "GET", "/api/cart", &headers, ""));
+    assert_eq!(cart["count"], 100);
+    assert_eq!(cart["cart"], serde_json::json!(added[30..]));
+
+    // 16,000 more logins (pipelined, 200 at a time) evict the first session: at most 10,000
+    // are kept, the oldest of each of 16 shards going first (each shard sees about 1,000
+    // logins, well past its 625).
+    let login = request_bytes(
+        "POST",
+        "/api/login",
+        &[],
+        r#"{"user": "u", "password": "secret-u"}"#,
+    );
+    let batch = login.repeat(200);
+    for _ in 0..80 {
+        conn.send(&batch).unwrap();
+        for _ in 0..200 {
+            assert_eq!(conn.read_response(false).unwrap().status, 200);
+        }
+    }
+    assert_eq!(
+        call(&mut conn, "GET", "/api/cart", &headers, "").status,
+        401
+    );
+    let (last, _) = self::login(&mut conn, "last");
+    let bearer = format!("Bearer {last}");
+    let response = call(
+        &mut conn,
+        "GET",
+        "/api/cart",
+        &[("Authorization", &bearer)],
+        "",
+    );
+    assert_eq!(response.status, 200);
+}

@@ -510,7 +510,7 @@ fn rate(errors: &mut Errors, path: &str, text: &str, zero_ok: bool) -> Option<f6
 }
 
 /// A think time: a duration (`100ms`) or a uniform range (`50ms..150ms`).
-fn think_time(errors: &mut Errors, path: &str, text: &str) -> Option<ThinkTime> {
+pub(super) fn think_time(errors: &mut Errors, path: &str, text: &str) -> Option<ThinkTime> {
     let parsed = match text.split_once("..") {
         Some((low, high)) => parse_duration(low).and_then(|low| {
             let high = parse_duration(high)?;

@@ -10,10 +10,6 @@
 //! rules, and the `service` to start.
 
 mod endpoint;
-#[allow(
-    dead_code,
-    reason = "contract of issue 16: built and run by the flow branches"
-)]
 pub(crate) mod flow;
 pub(crate) mod load;
 mod redirect;
@@ -73,7 +69,8 @@ pub struct Plan {
     pub(crate) load: LoadPlan,
     /// Thresholds over the whole run and per target.
     pub slo: Vec<Threshold>,
-    /// Regression rules over the whole run, defaults applied (see [`regression`]).
+    /// Regression rules over the whole run, defaults applied (see [`regression`]), then the
+    /// rules written for flows and flow steps.
     pub(crate) regression: Vec<RegressionRule>,
 }
 
@@ -109,42 +106,56 @@ pub(crate) fn build(spec: &Spec, ctx: &BuildContext<'_>) -> Result<Plan, Vec<Pla
         .as_ref()
         .and_then(|s| build_service(s, ctx, &mut errors));
 
-    let mut targets = Vec::with_capacity(spec.targets.len());
     let mut transports = Transports::default();
     let mut slo = build_slo(&spec.slo, "slo", Scope::Total, &mut errors);
-    for (i, target) in spec.targets.iter().enumerate() {
-        let path = format!("targets[{i}]");
-        if spec.targets[..i].iter().any(|t| t.name == target.name) {
-            errors.push(
-                format!("{path}.name"),
-                format!("target name `{}` is used twice", target.name),
-            );
-        }
-        if let Some(t) = build_target(
-            spec,
-            target,
-            &path,
-            base_url.as_deref(),
-            &defaults,
-            ctx,
-            &mut transports,
-            &mut errors,
-        ) {
-            targets.push(t);
-        }
-        slo.extend(build_slo(
-            &target.slo,
-            &format!("{path}.slo"),
-            Scope::Target(i),
-            &mut errors,
-        ));
-    }
-
-    let load = load::build(&spec.load, &mut errors);
-    let (regression, regression_errors) = regression::build(&spec.regression);
+    let (mut regression, regression_errors) = regression::build(&spec.regression);
     for (path, message) in regression_errors {
         errors.push(path, message);
     }
+    let (targets, flows) = match (spec.targets.is_empty(), spec.flows.is_empty()) {
+        (false, true) => {
+            let targets = build_targets(
+                spec,
+                base_url.as_deref(),
+                &defaults,
+                ctx,
+                &mut transports,
+                &mut errors,
+                &mut slo,
+            );
+            (targets, Vec::new())
+        }
+        (true, false) => {
+            let shared = flow::Shared {
+                spec,
+                base_url: base_url.as_deref(),
+                defaults: &defaults,
+                ctx,
+            };
+            let built = flow::build_flows(&shared, &mut transports, &mut errors);
+            slo.extend(built.slo);
+            regression.extend(built.regression);
+            (built.targets, built.flows)
+        }
+        (false, false) => {
+            errors.push(
+                "flows",
+                "give either `targets` (independent requests) or `flows` (journeys of steps), \
+                 not both",
+            );
+            (Vec::new(), Vec::new())
+        }
+        (true, true) => {
+            errors.push(
+                "",
+                "missing `targets` (independent requests) or `flows` (journeys of steps): give \
+                 one of them",
+            );
+            (Vec::new(), Vec::new())
+        }
+    };
+
+    let load = load::build(&spec.load, &mut errors);
     check_streams(spec, &defaults, &mut errors);
 
     if !errors.0.is_empty() {
@@ -155,11 +166,45 @@ pub(crate) fn build(spec: &Spec, ctx: &BuildContext<'_>) -> Result<Plan, Vec<Pla
         spec_hash: hex(&Sha256::digest(ctx.source)),
         service,
         targets,
-        flows: Vec::new(),
+        flows,
         load: load.expect("no errors, so the load plan was built"),
         slo,
         regression,
     })
+}
+
+/// The spec's `targets`, each with its thresholds (into `slo`).
+fn build_targets(
+    spec: &Spec,
+    base_url: Option<&str>,
+    defaults: &TargetDefaults,
+    ctx: &BuildContext<'_>,
+    transports: &mut Transports,
+    errors: &mut Errors,
+    slo: &mut Vec<Threshold>,
+) -> Vec<TargetPlan> {
+    let mut targets = Vec::with_capacity(spec.targets.len());
+    for (i, target) in spec.targets.iter().enumerate() {
+        let path = format!("targets[{i}]");
+        if spec.targets[..i].iter().any(|t| t.name == target.name) {
+            errors.push(
+                format!("{path}.name"),
+                format!("target name `{}` is used twice", target.name),
+            );
+        }
+        if let Some(t) = build_target(
+            spec, target, &path, base_url, defaults, ctx, transports, errors,
+        ) {
+            targets.push(t);
+        }
+        slo.extend(build_slo(
+            &target.slo,
+            &format!("{path}.slo"),
+            Scope::Target(i),
+            errors,
+        ));
+    }
+    targets
 }
 
 /// `defaults.base_url`, interpolated, once it is known to be an `http://` or `https://` URL
@@ -213,11 +258,18 @@ fn check_streams(spec: &Spec, defaults: &TargetDefaults, errors: &mut Errors) {
                 ),
             );
         }
-        let not_h2: Vec<&str> = spec
+        let targets = spec
             .targets
             .iter()
-            .filter(|t| t.protocol.or(spec.defaults.protocol) != Some(Protocol::H2))
-            .map(|t| t.name.as_str())
+            .map(|t| (t.name.clone(), t.protocol))
+            .chain(spec.flows.iter().flat_map(|f| {
+                f.steps
+                    .iter()
+                    .map(|s| (format!("{}/{}", f.name, s.name), s.protocol))
+            }));
+        let not_h2: Vec<String> = targets
+            .filter(|(_, protocol)| protocol.or(spec.defaults.protocol) != Some(Protocol::H2))
+            .map(|(name, _)| name)
             .collect();
         if !not_h2.is_empty() {
             errors.push(

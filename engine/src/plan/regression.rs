@@ -49,9 +49,7 @@ pub(crate) const RULE_PERCENTILES: [f64; 5] = [50.0, 90.0, 95.0, 99.0, 99.9];
 pub(crate) enum RuleScope {
     #[default]
     Total,
-    #[allow(dead_code, reason = "contract of issue 16: built by the flow branches")]
     Target(String),
-    #[allow(dead_code, reason = "contract of issue 16: built by the flow branches")]
     Flow(String),
 }
 
@@ -193,19 +191,13 @@ pub(crate) fn build(block: &spec::Regression) -> (Vec<RegressionRule>, Vec<(Stri
     ];
     for (metric, list, defaults) in lists {
         match list {
-            Some(list) => {
-                for (i, text) in list.iter().enumerate() {
-                    let path = format!("regression.{}[{i}]", metric.name());
-                    if let Some(e) = super::control_character(text) {
-                        errors.push((path, e));
-                        continue;
-                    }
-                    match RegressionRule::parse(metric, text) {
-                        Ok(rule) => rules.push(rule),
-                        Err(e) => errors.push((path, e)),
-                    }
-                }
-            }
+            Some(list) => build_rules(
+                &[(metric, metric.name(), list)],
+                "regression",
+                &RuleScope::Total,
+                &mut rules,
+                &mut errors,
+            ),
             None => rules.extend(
                 defaults
                     .iter()
@@ -214,6 +206,35 @@ pub(crate) fn build(block: &spec::Regression) -> (Vec<RegressionRule>, Vec<(Stri
         }
     }
     (rules, errors)
+}
+
+/// Parses the rules written in the lists of one block (at `path`, e.g.
+/// `flows[0].regression`) for `scope`, without defaults: each list is the metric its rules
+/// compare, its field name and the rules. Rules go to `rules`, errors (field path, message)
+/// to `errors`.
+pub(crate) fn build_rules(
+    lists: &[(Metric, &str, &[String])],
+    path: &str,
+    scope: &RuleScope,
+    rules: &mut Vec<RegressionRule>,
+    errors: &mut Vec<(String, String)>,
+) {
+    for &(metric, field, list) in lists {
+        for (i, text) in list.iter().enumerate() {
+            let path = format!("{path}.{field}[{i}]");
+            if let Some(e) = super::control_character(text) {
+                errors.push((path, e));
+                continue;
+            }
+            match RegressionRule::parse(metric, text) {
+                Ok(rule) => rules.push(RegressionRule {
+                    scope: scope.clone(),
+                    ..rule
+                }),
+                Err(e) => errors.push((path, e)),
+            }
+        }
+    }
 }
 
 #[cfg(test)]

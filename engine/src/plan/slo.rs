@@ -20,15 +20,39 @@ pub(super) fn build_slo(
     scope: Scope,
     errors: &mut Errors,
 ) -> Vec<Threshold> {
+    let mut out = build_thresholds(
+        &[
+            (Metric::Latency, "latency", &slo.latency),
+            (Metric::Errors, "errors", &slo.errors),
+            (Metric::Requests, "requests", &slo.requests),
+            (Metric::Checks, "checks", &slo.checks),
+        ],
+        path,
+        scope,
+        errors,
+    );
+    if scope == Scope::Total && slo.errors.is_empty() {
+        let mut default = Threshold::parse(scope, Metric::Errors, DEFAULT_ERRORS)
+            .expect("the default errors threshold parses");
+        default.default = true;
+        out.push(default);
+    }
+    out
+}
+
+/// Parses the lists of thresholds of one block (at `path`, applying to `scope`): each is
+/// the metric it measures, the list's field name and the list. Every problem goes to
+/// `errors`.
+pub(super) fn build_thresholds(
+    lists: &[(Metric, &str, &Vec<spec::ThresholdSpec>)],
+    path: &str,
+    scope: Scope,
+    errors: &mut Errors,
+) -> Vec<Threshold> {
     let mut out = Vec::new();
-    for (metric, list) in [
-        (Metric::Latency, &slo.latency),
-        (Metric::Errors, &slo.errors),
-        (Metric::Requests, &slo.requests),
-        (Metric::Checks, &slo.checks),
-    ] {
+    for &(metric, field, list) in lists {
         for (i, entry) in list.iter().enumerate() {
-            let path = format!("{path}.{}[{i}]", metric.name());
+            let path = format!("{path}.{field}[{i}]");
             let (text, options) = match entry {
                 spec::ThresholdSpec::Expression(text) => (text, None),
                 spec::ThresholdSpec::Detailed(d) => (&d.threshold, Some(d)),
@@ -58,7 +82,7 @@ pub(super) fn build_slo(
                     if scope != Scope::Total {
                         errors.push(
                             &field,
-                            "windows apply to the whole run's `slo`, not per target",
+                            "windows apply to the whole run's `slo`, not per target or flow",
                         );
                     } else if metric == Metric::Checks {
                         errors.push(&field, "`checks` thresholds have no windows");
@@ -73,18 +97,12 @@ pub(super) fn build_slo(
                 if options.abort_on_fail && scope != Scope::Total {
                     errors.push(
                         format!("{path}.abort_on_fail"),
-                        "aborting applies to the whole run's `slo`, not per target",
+                        "aborting applies to the whole run's `slo`, not per target or flow",
                     );
                 }
             }
             out.push(threshold);
         }
-    }
-    if scope == Scope::Total && slo.errors.is_empty() {
-        let mut default = Threshold::parse(scope, Metric::Errors, DEFAULT_ERRORS)
-            .expect("the default errors threshold parses");
-        default.default = true;
-        out.push(default);
     }
     out
 }

@@ -181,11 +181,60 @@ pub(super) fn build_target(
     transports: &mut Transports,
     errors: &mut Errors,
 ) -> Option<TargetPlan> {
+    let body = build_body(target, path, ctx, errors);
+    let request = TargetRequest {
+        spec,
+        target,
+        path,
+        base_url,
+        defaults,
+    };
+    build_with_body(&request, body, ctx, transports, errors).map(|built| built.plan)
+}
+
+/// What a target is built from besides its body.
+pub(super) struct TargetRequest<'a> {
+    /// The whole spec, for `defaults`.
+    pub(super) spec: &'a Spec,
+    /// The target (a flow step is turned into one).
+    pub(super) target: &'a spec::Target,
+    /// Its field path, e.g. `targets[1]`.
+    pub(super) path: &'a str,
+    /// `defaults.base_url` interpolated, if given and right.
+    pub(super) base_url: Option<&'a str>,
+    /// The rest of `defaults`.
+    pub(super) defaults: &'a TargetDefaults,
+}
+
+/// A built target with the parts of its request line that a flow step's template needs.
+pub(super) struct BuiltTarget {
+    /// The target.
+    pub(super) plan: TargetPlan,
+    /// `/path?query`, as in the request line.
+    pub(super) path_and_query: String,
+    /// An `https://` URL.
+    pub(super) https: bool,
+}
+
+/// Builds the target of `request` with `body` (`None`: it was wrong, the error is recorded).
+pub(super) fn build_with_body(
+    request: &TargetRequest<'_>,
+    body: Option<Vec<u8>>,
+    ctx: &BuildContext<'_>,
+    transports: &mut Transports,
+    errors: &mut Errors,
+) -> Option<BuiltTarget> {
+    let TargetRequest {
+        spec,
+        target,
+        path,
+        base_url,
+        defaults,
+    } = *request;
     errors.printable(&format!("{path}.name"), &target.name);
     let (raw_url, url) = resolve_url(spec, target, path, base_url, ctx, errors)?;
     let method = target.method.clone().unwrap_or_else(|| "GET".to_string());
     let headers = build_headers(spec, target, path, ctx, errors);
-    let body = build_body(target, path, ctx, errors);
     let expect_status = build_expect_status(target, path, errors);
     let weight = target.weight.unwrap_or(1);
     if weight == 0 {
@@ -219,7 +268,7 @@ pub(super) fn build_target(
             return None;
         }
     };
-    Some(TargetPlan {
+    let plan = TargetPlan {
         name: target.name.clone(),
         is_head: method == "HEAD",
         method,
@@ -239,6 +288,11 @@ pub(super) fn build_target(
         headers,
         checks: checks?,
         slow_us: defaults.slow_us,
+    };
+    Some(BuiltTarget {
+        plan,
+        path_and_query,
+        https,
     })
 }
 

@@ -98,7 +98,6 @@ pub(crate) enum Op {
 pub(crate) enum Scope {
     Total,
     Target(usize),
-    #[allow(dead_code, reason = "contract of issue 16: built by the flow branches")]
     Flow(usize),
 }
 

@@ -1,8 +1,10 @@
 //! Answering a request: the response its query string asks for (see the [module
-//! documentation](super)), and the response body, never allocated per request.
+//! documentation](super)), or the stateful API's answer for its paths (`shop`), and the response
+//! body, never allocated per request.
 
 use std::convert::Infallible;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -11,6 +13,7 @@ use hyper::body::{Body, Bytes, Frame, Incoming, SizeHint};
 use hyper::header::{self, HeaderName, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
 
+use super::shop::{Route, Shop};
 use crate::units::parse_duration;
 
 /// The largest body `size=N` may ask for, in bytes (1 GiB).
@@ -39,12 +42,16 @@ const DEFAULT_BODY: &[u8] = b"ok\n";
 /// sent as several frames of (a prefix of) this buffer.
 static FILL: [u8; 64 * 1024] = [b'x'; 64 * 1024];
 
-/// Answers one request: drains its body, parses the query into a [`Shape`], spins on the CPU for
-/// its `work`, waits out the delay (counted from when the request head arrived) and builds the
-/// response.
+/// Answers one request: a path of the stateful API goes to `shop`; any other request has its
+/// body drained, its query parsed into a [`Shape`], spins on the CPU for its `work`, waits out
+/// the delay (counted from when the request head arrived) and gets the response it asked for.
 pub(super) async fn handle(
     request: Request<Incoming>,
+    shop: Arc<Shop>,
 ) -> Result<Response<ResponseBody>, Infallible> {
+    if let Some(route) = Route::of(request.uri().path()) {
+        return Ok(shop.answer(route, request).await);
+    }
     let arrived = tokio::time::Instant::now();
     let (head, mut body) = request.into_parts();
     while let Some(frame) = body.frame().await {

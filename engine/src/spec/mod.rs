@@ -6,7 +6,10 @@
 //! references. Nothing here is parsed or defaulted beyond serde's `default`; the plan
 //! (`crate::plan`) resolves every value, so the run never sees a `String` duration.
 
+mod flow;
 mod load;
+
+pub(crate) use flow::{Data, DataOrder, Extract, Flow, OnError, Step};
 
 pub(crate) use load::printable;
 pub use load::{Location, MAX_SPEC_BYTES, SourceSpec, SpecLoadError};
@@ -48,9 +51,15 @@ pub(crate) struct Spec {
     /// Values shared by all targets.
     #[serde(default)]
     pub(crate) defaults: Defaults,
-    /// The requests to send, chosen by weight.
+    /// The requests to send, chosen by weight. Give `targets` or `flows`, not both.
+    #[serde(default)]
     #[schemars(length(min = 1))]
     pub(crate) targets: Vec<Target>,
+    /// Multi-step journeys, each iteration of one chosen by weight. Give `targets` or
+    /// `flows`, not both.
+    #[serde(default)]
+    #[schemars(length(min = 1))]
+    pub(crate) flows: Vec<Flow>,
     /// How much load to apply and for how long.
     pub(crate) load: Load,
     /// Thresholds over the whole run (all targets together).

@@ -9,12 +9,25 @@
 //! one value per slot per virtual user, and a template or extractor names slots, never
 //! strings.
 
+mod build;
+mod data;
+mod extract;
+mod template;
+#[cfg(test)]
+mod tests;
+
+pub(super) use build::{Shared, build_flows};
+
 use std::io::Write;
 use std::sync::Arc;
 
 use super::ThinkTime;
 
 /// A flow: an ordered list of steps that a virtual user runs, start to end, as one iteration.
+#[allow(
+    dead_code,
+    reason = "contract of issue 16: read by the run side (flow-run)"
+)]
 #[derive(Debug, Clone)]
 pub(crate) struct FlowPlan {
     /// The flow's `name`, unique within the spec.
@@ -36,6 +49,10 @@ pub(crate) struct FlowPlan {
 }
 
 /// One step of a flow.
+#[allow(
+    dead_code,
+    reason = "contract of issue 16: read by the run side (flow-run)"
+)]
 #[derive(Debug, Clone)]
 pub(crate) struct StepPlan {
     /// The step's `name` as written (unique within its flow).
@@ -69,6 +86,10 @@ pub(crate) enum OnError {
 }
 
 /// One value taken from a response into a variable.
+#[allow(
+    dead_code,
+    reason = "contract of issue 16: read by the run side (flow-run)"
+)]
 #[derive(Debug, Clone)]
 pub(crate) struct Extractor {
     /// The variable set (an index into [`FlowPlan::vars`]).
@@ -80,6 +101,10 @@ pub(crate) struct Extractor {
 }
 
 /// Where an extractor finds its value in a response.
+#[allow(
+    dead_code,
+    reason = "contract of issue 16: read by the run side (flow-run)"
+)]
 #[derive(Debug, Clone)]
 pub(crate) enum Source {
     /// A JSON pointer (RFC 6901) into the JSON body; a string is taken as is, any other value
@@ -97,6 +122,10 @@ pub(crate) enum Source {
 }
 
 /// A data file's rows, read and checked at plan time.
+#[allow(
+    dead_code,
+    reason = "contract of issue 16: read by the run side (flow-run)"
+)]
 #[derive(Debug, Clone)]
 pub(crate) struct DataPlan {
     /// The file, as written in the spec (relative to the spec), for reports and errors.
@@ -186,56 +215,14 @@ impl RequestTemplate {
     }
 
     /// The slots the request uses, in order of appearance (repeats included).
+    #[allow(
+        dead_code,
+        reason = "contract of issue 16: read by the run side (flow-run)"
+    )]
     pub(crate) fn slots(&self) -> impl Iterator<Item = usize> + '_ {
         self.head.iter().chain(&self.body).filter_map(|p| match p {
             Part::Var(slot) => Some(*slot),
             Part::Literal(_) => None,
         })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn lit(s: &str) -> Part {
-        Part::Literal(s.as_bytes().into())
-    }
-
-    #[test]
-    fn renders_slots_cookie_and_length() {
-        let template = RequestTemplate {
-            head: vec![
-                lit("POST /items/"),
-                Part::Var(1),
-                lit(" HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer "),
-                Part::Var(0),
-                lit("\r\n"),
-            ],
-            body: vec![lit("{\"id\":"), Part::Var(1), lit("}")],
-            content_length: true,
-        };
-        let values = [b"tok".as_slice(), b"42".as_slice()];
-        let mut out = Vec::new();
-        template
-            .render(|s| values.get(s).copied(), Some(b"sid=9"), &mut out)
-            .unwrap();
-        assert_eq!(
-            String::from_utf8(out).unwrap(),
-            "POST /items/42 HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer tok\r\n\
-             Cookie: sid=9\r\nContent-Length: 9\r\n\r\n{\"id\":42}"
-        );
-        assert_eq!(template.slots().collect::<Vec<_>>(), [1, 0, 1]);
-    }
-
-    #[test]
-    fn a_missing_variable_names_its_slot() {
-        let template = RequestTemplate {
-            head: vec![lit("GET /"), Part::Var(3), lit(" HTTP/1.1\r\n")],
-            body: vec![],
-            content_length: false,
-        };
-        let mut out = Vec::new();
-        assert_eq!(template.render(|_| None, None, &mut out), Err(3));
     }
 }

@@ -1,0 +1,640 @@
+//! The spec's `flows` resolved: each step a target (named `flow/step`, weight 0) and a
+//! [`StepPlan`] with its compiled template and extractors; the flows' and steps' SLOs and
+//! regression rules.
+
+use std::collections::BTreeMap;
+
+use super::data::{Table, read_table};
+use super::extract::build_extractors;
+use super::template::{Markers, compile};
+use super::{DataOrder, DataPlan, FlowPlan, OnError, Part, StepPlan};
+use crate::plan::load::think_time;
+use crate::plan::regression::{RegressionRule, RuleScope, build_rules};
+use crate::plan::request::{authority, h2_request, request_bytes};
+use crate::plan::slo::{build_slo, build_thresholds};
+use crate::plan::target::{BuiltTarget, TargetDefaults, TargetRequest, build_with_body};
+use crate::plan::threshold::{Metric, Scope, Threshold};
+use crate::plan::transport::Transports;
+use crate::plan::{BuildContext, Errors, TargetPlan};
+use crate::spec::{self, Spec};
+
+/// What the flows add to a plan.
+#[derive(Default)]
+pub(in crate::plan) struct Flows {
+    /// One target per step, flow by flow, step by step.
+    pub(in crate::plan) targets: Vec<TargetPlan>,
+    /// The flows.
+    pub(in crate::plan) flows: Vec<FlowPlan>,
+    /// The flows' thresholds (`Scope::Flow`) and the steps' (`Scope::Target`).
+    pub(in crate::plan) slo: Vec<Threshold>,
+    /// The regression rules written for flows and steps.
+    pub(in crate::plan) regression: Vec<RegressionRule>,
+}
+
+/// What building a step needs besides the step.
+pub(in crate::plan) struct Shared<'a> {
+    /// The whole spec.
+    pub(in crate::plan) spec: &'a Spec,
+    /// `defaults.base_url` interpolated, if given and right.
+    pub(in crate::plan) base_url: Option<&'a str>,
+    /// The rest of `defaults`.
+    pub(in crate::plan) defaults: &'a TargetDefaults,
+    /// Files and `${VAR}`s.
+    pub(in crate::plan) ctx: &'a BuildContext<'a>,
+}
+
+/// Resolves the spec's `flows`; every problem goes to `errors`.
+pub(in crate::plan) fn build_flows(
+    shared: &Shared<'_>,
+    transports: &mut Transports,
+    errors: &mut Errors,
+) -> Flows {
+    let spec = shared.spec;
+    let mut shared_base = Shared { ..*shared };
+    if let Some(base) = &spec.defaults.base_url
+        && base.contains("{{")
+    {
+        errors.push(
+            "defaults.base_url",
+            "the scheme, host and port may not hold `{{var}}`: put variables in a step's path",
+        );
+        // Reported once, here; the steps' paths are not joined to it.
+        shared_base.base_url = None;
+    }
+    let shared = &shared_base;
+    for (name, value) in &spec.defaults.headers {
+        if value.contains("{{") {
+            errors.push(
+                format!("defaults.headers.{name}"),
+                "`defaults.headers` are the same for every step: give a header with `{{var}}` \
+                 on the steps that send it",
+            );
+        }
+    }
+    let mut out = Flows::default();
+    for (i, flow) in spec.flows.iter().enumerate() {
+        let path = format!("flows[{i}]");
+        check_name(&format!("{path}.name"), &flow.name, "flow", errors);
+        if spec.flows[..i].iter().any(|f| f.name == flow.name) {
+            errors.push(
+                format!("{path}.name"),
+                format!("flow name `{}` is used twice", flow.name),
+            );
+        }
+        if let Some(plan) = build_flow(shared, flow, i, &mut out, transports, errors) {
+            out.flows.push(plan);
+        }
+        out.slo.extend(build_thresholds(
+            &[
+                (
+                    Metric::Latency,
+                    "iteration_duration",
+                    &flow.slo.iteration_duration,
+                ),
+                (Metric::Requests, "iterations", &flow.slo.iterations),
+                (
+                    Metric::Errors,
+                    "failed_iterations",
+                    &flow.slo.failed_iterations,
+                ),
+            ],
+            &format!("{path}.slo"),
+            Scope::Flow(i),
+            errors,
+        ));
+        let rules = &flow.regression;
+        regression(
+            &[
+                (
+                    Metric::Latency,
+                    "iteration_duration",
+                    &rules.iteration_duration,
+                ),
+                (Metric::Requests, "iterations", &rules.iterations),
+                (
+                    Metric::Errors,
+                    "failed_iterations",
+                    &rules.failed_iterations,
+                ),
+            ],
+            &format!("{path}.regression"),
+            &RuleScope::Flow(flow.name.clone()),
+            &mut out.regression,
+            errors,
+        );
+    }
+    out
+}
+
+/// One flow (the `i`th); its steps' targets, thresholds and rules go to `out`.
+fn build_flow(
+    shared: &Shared<'_>,
+    flow: &spec::Flow,
+    i: usize,
+    out: &mut Flows,
+    transports: &mut Transports,
+    errors: &mut Errors,
+) -> Option<FlowPlan> {
+    let path = format!("flows[{i}]");
+    let before = errors.0.len();
+    let table = flow.data.as_ref().and_then(|data| {
+        let field = format!("{path}.data.file");
+        if !errors.printable(&field, &data.file) {
+            return None;
+        }
+        read_table(shared.ctx.spec_dir, &data.file)
+            .map_err(|e| errors.push(&field, e))
+            .ok()
+    });
+    let columns = table.as_ref().map_or(&[][..], |t| &t.columns[..]);
+    let mut vars: Vec<String> = columns.to_vec();
+    for step in &flow.steps {
+        for e in &step.extract {
+            if !vars.contains(&e.var) {
+                vars.push(e.var.clone());
+            }
+        }
+    }
+    let mut steps = Vec::with_capacity(flow.steps.len());
+    // Slots used in a request's path or headers, where a line break would split the head.
+    let mut head_slots = Vec::new();
+    for (j, step) in flow.steps.iter().enumerate() {
+        let step_path = format!("{path}.steps[{j}]");
+        check_name(&format!("{step_path}.name"), &step.name, "step", errors);
+        if flow.steps[..j].iter().any(|s| s.name == step.name) {
+            errors.push(
+                format!("{step_path}.name"),
+                format!("step name `{}` is used twice in this flow", step.name),
+            );
+        }
+        // Steps are the plan's targets, flow by flow.
+        let target = shared.spec.flows[..i]
+            .iter()
+            .map(|f| f.steps.len())
+            .sum::<usize>()
+            + j;
+        let scope = StepScope {
+            flow,
+            j,
+            path: &step_path,
+            columns,
+            vars: &vars,
+            target,
+            data_failed: flow.data.is_some() && table.is_none(),
+        };
+        if let Some((plan, step_plan)) = build_step(shared, &scope, transports, errors) {
+            head_slots.extend(step_plan.template.head.iter().filter_map(|p| match p {
+                Part::Var(slot) => Some(*slot),
+                Part::Literal(_) => None,
+            }));
+            out.targets.push(plan);
+            steps.push(step_plan);
+        }
+        step_rules(flow, step, &step_path, target, out, errors);
+    }
+    let data = match (&flow.data, table) {
+        (Some(data), Some(table)) => {
+            check_head_values(&table, &head_slots, &format!("{path}.data.file"), errors);
+            Some(data_plan(data, table))
+        }
+        _ => None,
+    };
+    if errors.0.len() != before {
+        return None;
+    }
+    Some(FlowPlan {
+        name: flow.name.clone(),
+        weight: flow.weight.unwrap_or(1),
+        steps,
+        on_error: match flow.on_error.unwrap_or(spec::OnError::NextIteration) {
+            spec::OnError::Continue => OnError::Continue,
+            spec::OnError::NextIteration => OnError::NextIteration,
+        },
+        cookies: flow.cookies.unwrap_or(true),
+        data,
+        vars,
+    })
+}
+
+/// The thresholds and regression rules of step `step` of `flow` (at `path`), whose target
+/// is the plan's `target`th.
+fn step_rules(
+    flow: &spec::Flow,
+    step: &spec::Step,
+    path: &str,
+    target: usize,
+    out: &mut Flows,
+    errors: &mut Errors,
+) {
+    out.slo.extend(build_slo(
+        &step.slo,
+        &format!("{path}.slo"),
+        Scope::Target(target),
+        errors,
+    ));
+    let rules = &step.regression;
+    let list = |l: &Option<Vec<String>>| l.clone().unwrap_or_default();
+    regression(
+        &[
+            (Metric::Latency, "latency", &list(&rules.latency)),
+            (Metric::Errors, "errors", &list(&rules.errors)),
+            (Metric::Requests, "requests", &list(&rules.requests)),
+        ],
+        &format!("{path}.regression"),
+        &RuleScope::Target(format!("{}/{}", flow.name, step.name)),
+        &mut out.regression,
+        errors,
+    );
+}
+
+/// The plan of a data file that was read into `table`.
+fn data_plan(data: &spec::Data, table: Table) -> DataPlan {
+    DataPlan {
+        file: data.file.clone(),
+        order: match data.order.unwrap_or(spec::DataOrder::Sequential) {
+            spec::DataOrder::Sequential => DataOrder::Sequential,
+            spec::DataOrder::Random => DataOrder::Random,
+            spec::DataOrder::Once => DataOrder::Once,
+        },
+        rows: table.rows.into(),
+    }
+}
+
+/// Where a step is: its flow, its index, field path, the variables defined for it.
+struct StepScope<'a> {
+    flow: &'a spec::Flow,
+    j: usize,
+    path: &'a str,
+    /// The data file's columns.
+    columns: &'a [String],
+    /// The flow's variables, by slot.
+    vars: &'a [String],
+    /// The index of the step's target in the plan.
+    target: usize,
+    /// The flow has a data file that could not be read: its columns are unknown.
+    data_failed: bool,
+}
+
+impl StepScope<'_> {
+    /// Why `name` has no value when the step's request is sent; `None` when it has one.
+    fn undefined(&self, name: &str) -> Option<String> {
+        let sets = |s: &spec::Step| s.extract.iter().any(|e| e.var == name);
+        let steps = &self.flow.steps;
+        if self.columns.iter().any(|c| c == name) || steps[..self.j].iter().any(sets) {
+            return None;
+        }
+        Some(if sets(&steps[self.j]) {
+            format!(
+                "`{{{{{name}}}}}` is set by this step's own `extract`, after its request: only \
+                 later steps can use it"
+            )
+        } else if let Some(later) = steps[self.j..].iter().find(|s| sets(s)) {
+            format!(
+                "`{{{{{name}}}}}` is used before step `{}` extracts it: a variable comes from \
+                 the flow's data file or an earlier step's `extract`",
+                later.name
+            )
+        } else {
+            format!(
+                "`{{{{{name}}}}}` is not defined: it is neither a column of the flow's data \
+                 file{} nor a `var` that an earlier step extracts",
+                if self.flow.data.is_none() {
+                    " (the flow has no `data`)"
+                } else {
+                    ""
+                }
+            )
+        })
+    }
+
+    fn slot(&self, name: &str) -> usize {
+        self.vars
+            .iter()
+            .position(|v| v == name)
+            .expect("every defined variable has a slot")
+    }
+}
+
+/// A step's request, marked: `{{name}}`s replaced by markers.
+struct Marked {
+    markers: Markers,
+    url: Option<String>,
+    path: Option<String>,
+    headers: BTreeMap<String, String>,
+    body: Vec<u8>,
+}
+
+/// One step: its target and its [`StepPlan`].
+fn build_step(
+    shared: &Shared<'_>,
+    scope: &StepScope<'_>,
+    transports: &mut Transports,
+    errors: &mut Errors,
+) -> Option<(TargetPlan, StepPlan)> {
+    let step = &scope.flow.steps[scope.j];
+    let path = scope.path;
+    let marked = mark_step(shared, step, path, errors)?;
+    let mut defined = true;
+    for (name, field) in &marked.markers.names {
+        if let Some(message) = scope.undefined(name) {
+            // Without the data file's columns, that error is the one to report.
+            if !scope.data_failed {
+                errors.push(field, message);
+            }
+            defined = false;
+        }
+    }
+    let extract = build_extractors(&step.extract, path, &|v| scope.slot(v), errors);
+    let think = step
+        .think_time
+        .as_deref()
+        .and_then(|t| think_time(errors, &format!("{path}.think_time"), t));
+    if let Some(group) = &step.group {
+        errors.printable(&format!("{path}.group"), group);
+    }
+    let timeout = step
+        .timeout
+        .as_deref()
+        .map(|t| errors.duration(&format!("{path}.timeout"), t, false));
+    let body = match &step.body {
+        Some(_) => errors
+            .interpolate(
+                &format!("{path}.body"),
+                std::str::from_utf8(&marked.body).expect("an inline body is text"),
+                shared.ctx,
+            )
+            .map(String::into_bytes),
+        None => Some(marked.body.clone()),
+    };
+    let target = step.as_target(
+        format!("{}/{}", scope.flow.name, step.name),
+        marked.url.clone(),
+        marked.path.clone(),
+        marked.headers.clone(),
+    );
+    let request = TargetRequest {
+        spec: shared.spec,
+        target: &target,
+        path,
+        base_url: shared.base_url,
+        defaults: shared.defaults,
+    };
+    let first_error = errors.0.len();
+    let built = build_with_body(&request, body.clone(), shared.ctx, transports, errors);
+    // Messages quote the request as written, `{{name}}`, not its markers.
+    for e in &mut errors.0[first_error..] {
+        e.message = marked.markers.unmark(&e.message);
+    }
+    let (built, body) = (built?, body?);
+    if !defined {
+        return None;
+    }
+    let slot = |i: usize| scope.slot(&marked.markers.names[i].0);
+    let (plan, template, url) = finish_target(&marked.markers, built, &body, &slot, path, errors)?;
+    let mut plan = plan;
+    if let Some(timeout) = timeout {
+        plan.timeout = timeout?;
+    }
+    Some((
+        plan,
+        StepPlan {
+            name: step.name.clone(),
+            target: scope.target,
+            url,
+            template,
+            extract: extract?,
+            think_time: think,
+            group: step.group.clone(),
+        },
+    ))
+}
+
+/// The step's URL, path, header values and body with `{{name}}`s replaced by markers;
+/// `None` (and errors) when one is wrong.
+fn mark_step(
+    shared: &Shared<'_>,
+    step: &spec::Step,
+    path: &str,
+    errors: &mut Errors,
+) -> Option<Marked> {
+    let spec = shared.spec;
+    let body = match (&step.body, &step.body_file) {
+        (Some(_), Some(_)) => {
+            errors.push(path, "give either `body` or `body_file`, not both");
+            return None;
+        }
+        (Some(body), None) => body.clone().into_bytes(),
+        (None, Some(file)) => {
+            let full = shared.ctx.spec_dir.join(file);
+            match std::fs::read(&full) {
+                Ok(bytes) => bytes,
+                Err(e) => {
+                    errors.push(
+                        format!("{path}.body_file"),
+                        format!("cannot read `{}`: {e}", full.display()),
+                    );
+                    return None;
+                }
+            }
+        }
+        (None, None) => Vec::new(),
+    };
+    if let Some(url) = &step.url
+        && authority_of(url).contains("{{")
+    {
+        errors.push(
+            format!("{path}.url"),
+            "the scheme, host and port may not hold `{{var}}`: put variables in the path, \
+             query, headers or body",
+        );
+        return None;
+    }
+    let texts = [step.url.as_deref(), step.path.as_deref()]
+        .into_iter()
+        .chain([spec.defaults.base_url.as_deref()])
+        .flatten()
+        .map(str::as_bytes)
+        .chain(step.headers.values().map(|v| v.as_bytes()))
+        .chain(spec.defaults.headers.values().map(|v| v.as_bytes()))
+        .chain([body.as_slice()]);
+    let mut markers = Markers::new(texts);
+    let before = errors.0.len();
+    let mut mark = |field: String, text: &str, errors: &mut Errors| {
+        markers
+            .mark_str(&field, text)
+            .map_err(|e| errors.push(&field, e))
+            .ok()
+    };
+    let url = step
+        .url
+        .as_ref()
+        .and_then(|u| mark(format!("{path}.url"), u, errors));
+    let url_path = step
+        .path
+        .as_ref()
+        .and_then(|p| mark(format!("{path}.path"), p, errors));
+    let mut headers = BTreeMap::new();
+    for (name, value) in &step.headers {
+        if let Some(value) = mark(format!("{path}.headers.{name}"), value, errors) {
+            headers.insert(name.clone(), value);
+        }
+    }
+    let body_field = if step.body.is_some() {
+        "body"
+    } else {
+        "body_file"
+    };
+    let field = format!("{path}.{body_field}");
+    let body = markers
+        .mark(&field, &body)
+        .map_err(|e| errors.push(&field, e))
+        .ok();
+    if errors.0.len() != before {
+        return None;
+    }
+    Some(Marked {
+        markers,
+        url,
+        path: url_path,
+        headers,
+        body: body?,
+    })
+}
+
+/// The step's target with every variable empty (its request, body, headers, HTTP/2 request),
+/// named as written (`{{name}}`); the template; the URL for the cookie jar.
+fn finish_target(
+    markers: &Markers,
+    built: BuiltTarget,
+    body: &[u8],
+    slot: &dyn Fn(usize) -> usize,
+    path: &str,
+    errors: &mut Errors,
+) -> Option<(TargetPlan, super::RequestTemplate, url::Url)> {
+    let BuiltTarget {
+        mut plan,
+        path_and_query,
+        https,
+    } = built;
+    let own_length = plan
+        .headers
+        .iter()
+        .any(|(k, _)| k.eq_ignore_ascii_case("content-length"));
+    let bytes = request_bytes(
+        &plan.method,
+        &path_and_query,
+        &plan.endpoint,
+        https,
+        &plan.headers,
+        body,
+    );
+    let template = compile(markers, &bytes, body.len(), own_length, slot);
+    let mut request = Vec::new();
+    template
+        .render(|_| Some(b""), None, &mut request)
+        .expect("every variable has a value");
+    let empty_body: Vec<u8> = template
+        .body
+        .iter()
+        .flat_map(|p| match p {
+            Part::Literal(bytes) => bytes.iter().copied(),
+            Part::Var(_) => [].iter().copied(),
+        })
+        .collect();
+    for (_, value) in &mut plan.headers {
+        *value = markers.empty(value);
+    }
+    let empty_path = markers.empty(&path_and_query);
+    plan.h2_request = match h2_request(
+        &plan.method,
+        &empty_path,
+        &plan.endpoint,
+        https,
+        &plan.headers,
+        &empty_body,
+    ) {
+        Ok(request) => request,
+        Err(e) => {
+            errors.push(path, format!("cannot build the HTTP/2 request: {e}"));
+            return None;
+        }
+    };
+    plan.request = request.into();
+    plan.body = empty_body.into();
+    plan.display_url = markers.unmark(&plan.display_url);
+    plan.weight = 0;
+    let prefix = &path_and_query[..markers
+        .first(path_and_query.as_bytes())
+        .unwrap_or(path_and_query.len())];
+    let scheme = if https { "https" } else { "http" };
+    let text = format!("{scheme}://{}{prefix}", authority(&plan.endpoint, https));
+    match url::Url::parse(&text) {
+        Ok(url) => Some((plan, template, url)),
+        Err(e) => {
+            errors.push(path, format!("cannot make the step's URL `{text}`: {e}"));
+            None
+        }
+    }
+}
+
+/// The scheme and authority of a URL as written: up to the first `/`, `?` or `#` after `//`.
+fn authority_of(url: &str) -> &str {
+    let start = url.find("//").map_or(0, |i| i + 2);
+    let end = url[start..]
+        .find(['/', '?', '#'])
+        .map_or(url.len(), |i| start + i);
+    &url[..end]
+}
+
+/// A flow's or step's name: printable, without `/` (a step's target is `flow/step`).
+fn check_name(field: &str, name: &str, what: &str, errors: &mut Errors) {
+    if errors.printable(field, name) && name.contains('/') {
+        errors.push(
+            field,
+            format!("a {what} name may not hold `/` (a step's target is named `flow/step`)"),
+        );
+    }
+}
+
+/// The rules of one block; errors go to `errors`.
+fn regression(
+    lists: &[(Metric, &str, &Vec<String>)],
+    path: &str,
+    scope: &RuleScope,
+    rules: &mut Vec<RegressionRule>,
+    errors: &mut Errors,
+) {
+    let lists: Vec<(Metric, &str, &[String])> = lists
+        .iter()
+        .map(|(m, f, l)| (*m, *f, l.as_slice()))
+        .collect();
+    let mut found = Vec::new();
+    build_rules(&lists, path, scope, rules, &mut found);
+    for (path, message) in found {
+        errors.push(path, message);
+    }
+}
+
+/// Values of columns used in a request's path or headers may not hold CR, LF or NUL, which
+/// would end the header (or the request line) early.
+fn check_head_values(table: &Table, head_slots: &[usize], field: &str, errors: &mut Errors) {
+    for (c, column) in table.columns.iter().enumerate() {
+        if !head_slots.contains(&c) {
+            continue;
+        }
+        if let Some(r) = table
+            .rows
+            .iter()
+            .position(|row| row[c].bytes().any(|b| matches!(b, b'\r' | b'\n' | 0)))
+        {
+            errors.push(
+                field,
+                format!(
+                    "row {} of column `{column}` holds a line break or NUL, but `{{{{{column}}}}}` \
+                     is used in a path or header",
+                    r + 1
+                ),
+            );
+        }
+    }
+}
