@@ -24,7 +24,7 @@ struct Seen {
 /// request. `POST /login` with a JSON body `{"user": "NAME"}`: 200
 /// `{"token":"tok-NAME","user":"NAME"}` (no token for the user `nobody`), header
 /// `X-User: NAME` and cookie `session=sid-NAME`. `GET /me`: 200 `<p id="NAME">` with a
-/// session cookie, else 401. Anything else: 200 `ok`.
+/// session cookie, else 401. `GET /hop`: 302 to `/me`. Anything else: 200 `ok`.
 struct Journey {
     addr: SocketAddr,
     log: Arc<Mutex<Vec<Seen>>>,
@@ -106,6 +106,8 @@ fn respond(path: &str, body: &[u8], cookie: &str) -> String {
         };
         let headers = format!("X-User: {user}\r\nSet-Cookie: session=sid-{user}; Path=/\r\n");
         (200, headers, json)
+    } else if path == "/hop" {
+        (302, "Location: /me\r\n".to_string(), String::new())
     } else if path == "/me" {
         match cookie.strip_prefix("session=sid-") {
             Some(user) => (200, String::new(), format!(r#"<p id="{user}">"#)),
@@ -225,6 +227,31 @@ fn cookies_go_with_their_user_and_each_row_once_ends_the_run() {
 }
 
 #[test]
+fn a_step_follows_a_redirect_with_its_rendered_headers_and_cookie() {
+    let server = Journey::start();
+    let extract = "          - { var: token, json: /token }\n";
+    let then = "      - name: hop\n        path: /hop\n        \
+                headers: {Authorization: 'Bearer {{token}}'}\n";
+    let flow = "    data: { file: users.csv }\n";
+    let load = "  connections: 1\n  requests: 2\n";
+    let yaml = journey(server.addr, flow, extract, then, load)
+        .replace("  timeout: 5s\n", "  timeout: 5s\n  redirects: 1\n");
+    let (result, _) = run_in(&yaml, &[("users.csv", USERS)]);
+    assert_eq!(
+        status(&result, "j/hop", "200"),
+        2,
+        "the redirect's answer counts"
+    );
+    let me: Vec<(String, String)> = server
+        .seen("/me")
+        .into_iter()
+        .map(|s| (s.cookie, s.auth))
+        .collect();
+    let pair = |u: &str| (format!("session=sid-{u}"), format!("Bearer tok-{u}"));
+    assert_eq!(me, [pair("ann"), pair("bob")]);
+}
+
+#[test]
 fn data_rows_in_turn_and_at_random() {
     for (order, requests) in [("sequential", 6), ("random", 30)] {
         let server = Journey::start();
@@ -252,7 +279,8 @@ fn a_missing_variable_fails_only_its_iteration() {
     let server = Journey::start();
     // `nobody` gets no token: its extraction fails, and the next step, which needs the token,
     // is not sent; `ann`'s iterations go on.
-    let flow = "    on_error: continue\n    data: { file: users.csv }\n";
+    let flow = "    on_error: continue\n    data: { file: users.csv }\n    slo:\n      \
+                iterations: ['count == 6']\n      failed_iterations: ['count == 3']\n";
     let extract = "          - { var: token, json: /token }\n";
     let then = "      - name: me\n        path: /me\n        \
                 headers: {Authorization: 'Bearer {{token}}'}\n\
@@ -276,6 +304,12 @@ fn a_missing_variable_fails_only_its_iteration() {
         status(&result, "j/after", "200"),
         6,
         "on_error: continue goes on"
+    );
+    let flow_slo: Vec<_> = result.slo.iter().filter(|v| v.scope == "j").collect();
+    assert_eq!(flow_slo.len(), 2, "{:?}", result.slo);
+    assert!(
+        flow_slo.iter().all(|v| v.passed),
+        "6 iterations, nobody's 3 failed: {flow_slo:?}"
     );
 }
 
