@@ -218,12 +218,12 @@ fn cookies_go_with_their_user_and_each_row_once_ends_the_run() {
         me, want,
         "each user's cookie goes with its own token, each row once"
     );
+    // A jar lasts over a virtual user's iterations: only each one's first login (3 users at
+    // most) goes without a cookie.
     let logins = server.seen("/login");
     assert_eq!(logins.len(), 5);
-    assert!(
-        logins.iter().all(|s| s.cookie.is_empty()),
-        "a new iteration starts with an empty jar: {logins:?}"
-    );
+    let with_cookie = logins.iter().filter(|s| !s.cookie.is_empty()).count();
+    assert!(with_cookie >= 2, "{logins:?}");
 }
 
 #[test]

@@ -3,8 +3,8 @@
 //! Per virtual user: one value buffer per variable slot of each flow (reused; emptied at the
 //! start of each iteration, then filled from the iteration's data row and the extractors),
 //! one buffer the request is rendered into (reused), and a cookie jar (RFC 6265, by
-//! cookie_store) emptied at the start of each iteration, as k6 does: an iteration is one
-//! user's journey. Each step's request goes through [`vu::request`] exactly as a target's
+//! cookie_store) kept over its iterations (docs/spec.md, "Cookies"; a cookie set again
+//! replaces the one of the same name, domain and path). Each step's request goes through [`vu::request`] exactly as a target's
 //! (recorded in its target's stats, epoch, stage health), with the rendered bytes in place of
 //! the target's pre-built ones; the response's head is kept for the jar and the extractors,
 //! its body only when an extractor needs it.
@@ -203,9 +203,6 @@ impl User {
         for (slot, value) in row.unwrap_or_default().iter().enumerate() {
             vars.put(slot, value.as_bytes());
         }
-        if flow.cookies {
-            self.jar.clear();
-        }
         let (intended, mut ready, mut started) = times;
         let mut due = intended;
         let mut failure: Option<Failure> = None;
@@ -261,7 +258,7 @@ impl User {
         (intended, ready, started): (Instant, Instant, Instant),
         measured: bool,
     ) -> Result<(), Failure> {
-        // An empty jar (a new iteration's first step) is not searched.
+        // An empty jar (a virtual user's first step) is not searched.
         let cookie = if flow.cookies && self.jar.iter_any().next().is_some() {
             self.cookie.clear();
             for (name, value) in self.jar.get_request_values(&step.url) {
