@@ -75,10 +75,18 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Validate { spec } => {
             let source = spec::SourceSpec::read(&spec)?;
             let plan = validate::check(&source, &env_var)?;
+            let what = if plan.flows.is_empty() {
+                format!("{} target(s)", plan.targets.len())
+            } else {
+                format!(
+                    "{} flow(s) of {} step(s)",
+                    plan.flows.len(),
+                    plan.targets.len()
+                )
+            };
             println!(
-                "{}: valid ({} target(s), {} threshold(s))",
+                "{}: valid ({what}, {} threshold(s))",
                 spec.display(),
-                plan.targets.len(),
                 plan.slo.len()
             );
             Ok(Outcome::Passed)

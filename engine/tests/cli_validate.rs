@@ -82,7 +82,9 @@ fn a_valid_flow_spec_exits_0_and_counts_its_steps_as_targets() {
     assert_eq!(out.status.code(), Some(0), "stderr: {}", text(&out.stderr));
     let stdout = text(&out.stdout);
     assert!(
-        stdout.contains("tests/specs/valid/flows.yaml: valid (4 target(s), 5 threshold(s))"),
+        stdout.contains(
+            "tests/specs/valid/flows.yaml: valid (2 flow(s) of 4 step(s), 5 threshold(s))"
+        ),
         "{stdout}"
     );
 }

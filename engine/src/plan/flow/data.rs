@@ -109,8 +109,21 @@ fn csv_table(bytes: &[u8]) -> Result<Table, String> {
 /// A JSON array of objects whose values are strings, numbers or booleans; the columns are
 /// the first object's keys, in its order, and every object has exactly those.
 fn json_table(bytes: &[u8]) -> Result<Table, String> {
-    let objects: Vec<Object> = serde_json::from_slice(bytes)
-        .map_err(|e| format!("expected a JSON array of objects: {e}"))?;
+    // serde_json's message may quote a value; the file may hold secrets: say where instead.
+    let objects: Vec<Object> = serde_json::from_slice(bytes).map_err(|e| {
+        let what = match e.classify() {
+            serde_json::error::Category::Syntax => "not valid JSON",
+            serde_json::error::Category::Eof => "the file ends early",
+            serde_json::error::Category::Data | serde_json::error::Category::Io => {
+                "not an object in an array"
+            }
+        };
+        format!(
+            "expected a JSON array of objects: {what} at line {}, column {}",
+            e.line(),
+            e.column()
+        )
+    })?;
     let columns: Vec<String> = objects
         .first()
         .map(|o| o.0.iter().map(|(k, _)| k.clone()).collect())
@@ -130,8 +143,14 @@ fn json_table(bytes: &[u8]) -> Result<Table, String> {
                 serde_json::Value::Number(n) => n.to_string(),
                 serde_json::Value::Bool(b) => b.to_string(),
                 other => {
+                    // The kind only: a data file may hold secrets.
+                    let kind = match other {
+                        serde_json::Value::Null => "null",
+                        serde_json::Value::Array(_) => "an array",
+                        _ => "an object",
+                    };
                     return Err(format!(
-                        "[{i}].{key} is {other}: values are strings, numbers or booleans"
+                        "[{i}].{key} is {kind}: values are strings, numbers or booleans"
                     ));
                 }
             };
@@ -249,11 +268,18 @@ mod tests {
                 "[1] has no `v`",
             ),
             ("a.json", r#"[{"u": null}]"#, "[0].u is null"),
+            (
+                "a.json",
+                r#"[{"u": {"pw": "x"}}]"#,
+                "[0].u is an object: values are",
+            ),
             ("a.txt", "x", "is `.csv`"),
         ];
         for (name, text, want) in cases {
             let err = read(name, text).unwrap_err();
             assert!(err.contains(want), "{text}: {err}");
+            // Values are never quoted: a data file may hold secrets.
+            assert!(!err.contains("secret") && !err.contains("pw"), "{err}");
         }
         let dir = tempfile::tempdir().unwrap();
         let err = read_table(dir.path(), "missing.csv").unwrap_err();

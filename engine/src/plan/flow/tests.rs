@@ -265,6 +265,43 @@ flows:
     assert_eq!(err.lines().count(), 1, "{err}");
 }
 
+#[test]
+fn a_data_value_used_in_a_header_may_not_break_the_line() {
+    let spec = r#"
+version: 1
+name: lines
+load: { connections: 1, requests: 1 }
+flows:
+  - name: f
+    data: { file: users.csv }
+    steps:
+      - name: a
+        url: "http://127.0.0.1:9/"
+        headers: { X-User: "{{user}}" }
+        body: "{{note}}"
+"#;
+    let csv = "user,note\nada,\"two\nlines\"\n\"bo\nb\",x\n";
+    let err = plan_text(spec, &[("users.csv", csv)]).unwrap_err();
+    assert_eq!(
+        err,
+        "flows[0].data.file: row 2 of column `user` holds a line break or NUL, but `{{user}}` \
+         is used in a path or header\n"
+    );
+    // In a body, line breaks are fine.
+    let csv = "user,note\nada,\"two\nlines\"\n";
+    let plan = plan_text(spec, &[("users.csv", csv)]).unwrap();
+    let rendered = render(
+        &plan.flows[0],
+        0,
+        &[("user", "ada"), ("note", "a\nb")],
+        None,
+    );
+    assert!(
+        rendered.ends_with("Content-Length: 3\r\n\r\na\nb"),
+        "{rendered}"
+    );
+}
+
 fn lit(s: &str) -> Part {
     Part::Literal(s.as_bytes().into())
 }
