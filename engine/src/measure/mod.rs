@@ -9,10 +9,6 @@
 //! them once at the end (`merge`); nothing here is shared between threads while requests run.
 
 mod error_kind;
-#[allow(
-    dead_code,
-    reason = "contract of issue 16: recorded by the flow branches"
-)]
 mod flow;
 mod measures;
 mod phases;
@@ -26,7 +22,6 @@ mod watch;
 use hdrhistogram::Histogram;
 
 pub(crate) use error_kind::ErrorKind;
-#[allow(unused_imports, reason = "contract of issue 16")]
 pub(crate) use flow::{FlowStats, IterationFailure};
 pub(crate) use measures::{Measures, rate};
 pub(crate) use phases::{Phases, Setup, Timing};

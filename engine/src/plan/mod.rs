@@ -26,6 +26,7 @@ pub use endpoint::Endpoint;
 pub(crate) use flow::FlowPlan;
 pub(crate) use load::{LoadPlan, Model, Stage, Stop, ThinkTime};
 pub(crate) use redirect::REDIRECT_STATUSES;
+pub(crate) use request::h2_request;
 pub use service::ServicePlan;
 pub(crate) use target::CheckPlan;
 use target::TargetDefaults;

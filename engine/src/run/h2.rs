@@ -24,6 +24,7 @@ use tokio::task::JoinHandle;
 use crate::measure::{ErrorKind, Setup};
 use crate::plan::TargetPlan;
 use crate::run::h1::{Capture, Traffic};
+use crate::run::transport::Outgoing;
 
 /// Initial flow-control window of each stream, in bytes (4 MiB; the protocol's default is
 /// 64 KiB, which caps a stream at 64 KiB per round trip).
@@ -235,7 +236,7 @@ impl H2Conn {
         }
     }
 
-    /// Sends `target`'s request on a new stream and reads the whole response, releasing
+    /// Sends `outgoing`, a request of `target`, on a new stream and reads the whole response, releasing
     /// flow-control capacity as data arrives. Waits for a free stream first when the server's
     /// `SETTINGS_MAX_CONCURRENT_STREAMS` is reached. With `capture`, the response is kept
     /// there for checks, its head written as an HTTP/1.1 head (`HTTP/1.1 200 \r\n` and the
@@ -244,28 +245,31 @@ impl H2Conn {
     /// it arrives.
     pub(crate) async fn exchange(
         &mut self,
-        target: &TargetPlan,
+        (target, outgoing): (&TargetPlan, Outgoing<'_>),
         mut capture: Option<&mut Capture>,
         traffic: &mut Traffic,
     ) -> Result<H2Response, H2Failure> {
+        let (request, body) = match outgoing {
+            Outgoing::Planned => (target.h2_request.clone(), target.body.clone()),
+            Outgoing::Rendered(bytes) => {
+                rendered_request(target, bytes).ok_or(H2Failure::Failed(ErrorKind::Malformed))?
+            }
+        };
         if let Err(e) = poll_fn(|cx| self.send.poll_ready(cx)).await {
             // The connection takes no more streams (GOAWAY, closed): forget it.
             self.shared.forget(self.serial);
             return Err(H2Failure::NotSent(classify(e, self.io_error)));
         }
-        let end_of_stream = target.body.is_empty();
+        let end_of_stream = body.is_empty();
         let sent_at = Instant::now();
-        let (response, mut stream) = match self
-            .send
-            .send_request(target.h2_request.clone(), end_of_stream)
-        {
+        let (response, mut stream) = match self.send.send_request(request, end_of_stream) {
             Ok(sent) => sent,
             Err(e) => return Err(self.not_sent(e)),
         };
-        traffic.sent += target.request.len() as u64;
+        traffic.sent += outgoing.bytes(target).len() as u64;
         if !end_of_stream {
             stream
-                .send_data(target.body.clone(), true)
+                .send_data(body, true)
                 .map_err(|e| H2Failure::Failed(self.classify(e)))?;
         }
         traffic.seen.written();
@@ -333,6 +337,48 @@ impl H2Conn {
         }
         classify(e, self.io_error)
     }
+}
+
+/// Most header fields read from a rendered request.
+const MAX_REQUEST_HEADERS: usize = 64;
+
+/// The HTTP/2 form of `bytes`, a request of `target` rendered as HTTP/1.1 (a flow step's), and
+/// its body: the head parsed (httparse) and built as the plan builds a target's
+/// (`plan::h2_request`: `Host` as `:authority`, connection-specific fields left out). `None`
+/// when it is not a request HTTP/2 can carry (a variable's value that is no valid header
+/// value, say).
+pub(crate) fn rendered_request(
+    target: &TargetPlan,
+    bytes: &[u8],
+) -> Option<(http::Request<()>, Bytes)> {
+    let (method, path, headers, body) = parse_request(bytes)?;
+    let https = target.transport.tls.is_some();
+    let request =
+        crate::plan::h2_request(method, path, &target.endpoint, https, &headers, body).ok()?;
+    Some((request, Bytes::copy_from_slice(body)))
+}
+
+/// An HTTP/1.1 request taken apart: method, path, header fields (name, value) and body.
+pub(crate) type Parts<'a> = (&'a str, &'a str, Vec<(String, String)>, &'a [u8]);
+
+/// The method, path, header fields and body of an HTTP/1.1 request's bytes.
+pub(crate) fn parse_request(bytes: &[u8]) -> Option<Parts<'_>> {
+    let mut headers = [httparse::EMPTY_HEADER; MAX_REQUEST_HEADERS];
+    let mut request = httparse::Request::new(&mut headers);
+    let httparse::Status::Complete(len) = request.parse(bytes).ok()? else {
+        return None;
+    };
+    let fields = request
+        .headers
+        .iter()
+        .map(|h| {
+            Some((
+                h.name.to_string(),
+                std::str::from_utf8(h.value).ok()?.to_string(),
+            ))
+        })
+        .collect::<Option<Vec<_>>>()?;
+    Some((request.method?, request.path?, fields, &bytes[len..]))
 }
 
 /// The kind of an HTTP/2 error on a stream that was sent: refused by the server's GOAWAY, reset

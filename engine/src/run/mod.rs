@@ -11,6 +11,10 @@
 //! the clock starts, the workers may open the first level's connections and send a warmup of
 //! N requests (`pre.rs`).
 //!
+//! With flows, the unit of work is an iteration of a flow (`flow/`): its steps' requests are
+//! sent and recorded as targets' are (rendered per request, `transport::Outgoing`), and each
+//! worker's iterations are recorded in its own `FlowStats`, merged once at the end.
+//!
 //! Latency is measured from when a request was due (its intended start on the open model's
 //! schedule or a paced connection's, else its actual start; wrk2's correction for coordinated
 //! omission) to the last byte of the response; service time from its actual start (including
@@ -18,6 +22,8 @@
 
 mod checks;
 mod collect;
+mod deadline;
+mod flow;
 mod h1;
 mod h2;
 mod limits;
@@ -222,20 +228,22 @@ impl Ready<'_> {
             progress,
         );
         let collected = collector.finish();
-        let (targets, stages, last_end) =
+        let (targets, stages, flows, last_end) =
             join(handles, &shared).map_err(|e| limits::start_error(e, budget))?;
+        // A data file read `once` has run out: the run ended as on a count.
+        let used_up = shared.flows.used_up.load(Ordering::Relaxed);
         let cpu_end = cpu_time();
         stage_cpu.push(cpu_end);
         Ok(RunOutput {
             started_at,
             // The planned measured time, unless the run ended early or on a count.
             elapsed: match (halted_at, shared.load.stop) {
-                (None, Stop::Duration(planned)) => planned,
+                (None, Stop::Duration(planned)) if !used_up => planned,
                 _ => last_end.saturating_duration_since(shared.measure_start),
             },
             stage_cpu_s: stage_cpu_s(&stage_cpu, stages.len()),
             targets,
-            flows: plan.flows.iter().map(|_| FlowStats::default()).collect(),
+            flows,
             stages,
             time_series: collected.time_series,
             epochs: collected.epochs,
@@ -292,13 +300,17 @@ fn collect(
     (halted_at, stage_cpu)
 }
 
-/// Waits for the workers and merges their records: per target, per stage, and when the last
-/// measured request ended (the start of measuring when none did). Errors: why a worker could
+/// The workers' records, merged: per target, per stage, per flow, and when the last measured
+/// request ended.
+type Joined = (Vec<TargetStats>, Vec<StageStats>, Vec<FlowStats>, Instant);
+
+/// Waits for the workers and merges their records: per target, per stage, per flow, and when
+/// the last measured request ended (the start of measuring when none did). Errors: why a worker could
 /// not start its runtime.
 fn join(
     handles: Vec<JoinHandle<std::io::Result<WorkerStats>>>,
     shared: &Shared,
-) -> std::io::Result<(Vec<TargetStats>, Vec<StageStats>, Instant)> {
+) -> std::io::Result<Joined> {
     let mut targets: Vec<TargetStats> = shared
         .targets
         .iter()
@@ -309,6 +321,12 @@ fn join(
         .stages
         .iter()
         .map(|_| StageStats::default())
+        .collect();
+    let mut flows: Vec<FlowStats> = shared
+        .flows
+        .plans
+        .iter()
+        .map(|_| FlowStats::default())
         .collect();
     let mut last_end = shared.measure_start;
     let mut failed = None;
@@ -326,13 +344,16 @@ fn join(
         for (sum, s) in stages.iter_mut().zip(&stats.stages) {
             sum.merge(s);
         }
+        for (sum, s) in flows.iter_mut().zip(&stats.flows) {
+            sum.merge(s);
+        }
         if let Some(end) = stats.last_end {
             last_end = last_end.max(end);
         }
     }
     match failed {
         Some(e) => Err(e),
-        None => Ok((targets, stages, last_end)),
+        None => Ok((targets, stages, flows, last_end)),
     }
 }
 

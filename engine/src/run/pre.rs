@@ -2,6 +2,9 @@
 //! model; vastar's pre-connect) and the warmup requests sent (`load.warmup: N`), so that a
 //! short run measures neither connects nor a cold start as latency.
 //!
+//! With flows, a warmup of N is N iterations (as `load.requests` counts iterations): each one
+//! a whole iteration of a flow drawn by weight, recorded nowhere.
+//!
 //! Each worker does its share over its own virtual users' connections, then waits at its
 //! [`Gate`]; the calling thread starts the clock ([`Opener::open`]: the run's [`Shared`] is
 //! laid out from then) once every worker is ready, and hands it to them. A connection opened
@@ -14,11 +17,11 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, mpsc};
 use std::time::Instant;
 
-use super::COLLECT_INTERVAL;
 use super::shared::Shared;
 use super::transport::{self, Conn};
 use super::vu::{self, Connections};
 use super::worker::WorkerStats;
+use super::{COLLECT_INTERVAL, flow};
 use crate::plan::{LoadPlan, Model};
 
 /// What a run of `load` does before the clock starts: open the first level's connections
@@ -164,12 +167,14 @@ async fn before_clock(
                 }
                 if warm {
                     let mut rng = fastrand::Rng::with_seed(i as u64 ^ 0x5eed);
+                    let mut user = shared.flows.any().then(|| flow::User::new(&shared.flows));
                     while !shared.halted()
                         && taken.fetch_add(1, Ordering::Relaxed) < work.warmup_requests
                     {
-                        let t = shared.pick(&mut rng);
                         let now = Instant::now();
-                        vu::request(&shared, &scratch, &mut conns, t, now, now, now, false).await;
+                        let times = (now, now, now);
+                        let s = &scratch;
+                        vu::work(&shared, s, &mut conns, &mut user, &mut rng, times, false).await;
                     }
                 }
                 (i, conns)

@@ -6,14 +6,16 @@ use std::net::SocketAddr;
 use std::time::Instant;
 
 use super::h1::{Capture, Traffic};
-use super::transport::{self, Conn, Group, Response};
+use super::h2::parse_request;
+use super::transport::{self, Conn, Group, Outgoing, Response};
 use crate::measure::ErrorKind;
-use crate::plan::{REDIRECT_STATUSES, TargetPlan};
+use crate::plan::{REDIRECT_STATUSES, TargetPlan, h2_request};
 
 /// Most response headers looked at for `Location`.
 const MAX_HEADERS: usize = 64;
 
-/// Follows the redirects from `first`, the response to `target`'s request (kept in `capture`),
+/// Follows the redirects from `first`, the response to `outgoing`, a request of `target` (kept
+/// in `capture`; a rendered request is redirected as rendered, its `Cookie` header included),
 /// up to `target.redirects` of them, on `conn` (slot `slot` of `group`, to `addr`), until
 /// `deadline`. Returns the last response (with the connection setup of the chain's first when
 /// the last reused its connection): the answer, whose status counts. A redirect without a
@@ -26,7 +28,7 @@ pub(super) async fn follow(
     first: Response,
     conn: &mut Option<Conn>,
     addr: SocketAddr,
-    target: &TargetPlan,
+    (target, outgoing): (&TargetPlan, Outgoing<'_>),
     group: &Group,
     (slot, deadline): (usize, Instant),
     capture: &mut Capture,
@@ -42,6 +44,9 @@ pub(super) async fn follow(
         if followed == target.redirects {
             return Err(ErrorKind::Redirect);
         }
+        if let (None, Outgoing::Rendered(bytes)) = (&hop, outgoing) {
+            hop = Some(rendered_target(target, bytes).ok_or(ErrorKind::Redirect)?);
+        }
         let next = hop
             .as_ref()
             .unwrap_or(target)
@@ -53,13 +58,37 @@ pub(super) async fn follow(
         }
         let at = (Instant::now(), deadline);
         let setup = response.timing.setup;
+        let request = (&next, Outgoing::Planned);
         response =
-            transport::send(conn, addr, &next, group, slot, at, Some(capture), traffic).await?;
+            transport::send(conn, addr, request, group, slot, at, Some(capture), traffic).await?;
         response.timing.setup = response.timing.setup.or(setup);
         hop = Some(next);
         followed += 1;
     }
     Ok(response)
+}
+
+/// `target` with the request of `bytes` (rendered for a flow step) in place of its planned
+/// one, as a redirect's starting point: method, path, header fields (but those the plan adds:
+/// `Host`, `User-Agent`, `Content-Length`) and body. `None` when the bytes are no request.
+fn rendered_target(target: &TargetPlan, bytes: &[u8]) -> Option<TargetPlan> {
+    let (method, path, mut headers, body) = parse_request(bytes)?;
+    headers.retain(|(name, _)| {
+        !["host", "user-agent", "content-length"]
+            .iter()
+            .any(|added| name.eq_ignore_ascii_case(added))
+    });
+    let https = target.transport.tls.is_some();
+    let h2 = h2_request(method, path, &target.endpoint, https, &headers, body).ok()?;
+    Some(TargetPlan {
+        method: method.to_string(),
+        request: bytes.into(),
+        h2_request: h2,
+        body: bytes::Bytes::copy_from_slice(body),
+        is_head: method == "HEAD",
+        headers,
+        ..target.clone()
+    })
 }
 
 /// The value of the `Location` header of the response head `head`, if it has one.

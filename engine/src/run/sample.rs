@@ -9,7 +9,7 @@ use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::Instant;
 
 use super::h1::{Capture, Failure, Traffic};
-use super::transport::{self, Conn, Group};
+use super::transport::{self, Conn, Group, Outgoing};
 use crate::plan::TargetPlan;
 use crate::spec::printable;
 
@@ -95,7 +95,7 @@ async fn exchange(
     let mut traffic = Traffic::default();
     let response = conn
         .exchange(
-            target,
+            (target, Outgoing::Planned),
             addr,
             group,
             0,

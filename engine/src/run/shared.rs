@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use super::flow::Flows;
 use crate::measure::StageStats;
 use crate::plan::{LoadPlan, Model, Plan, Stop, TargetPlan};
 
@@ -18,6 +19,8 @@ pub(super) struct Shared {
     /// Running sums of the targets' weights, for a weighted choice.
     pub(super) cumulative_weights: Vec<u32>,
     pub(super) load: LoadPlan,
+    /// The flows, their weights and data cursors (none for a plan of targets).
+    pub(super) flows: Flows,
     /// Requests have a due time apart from their start (open model, pacing): record lateness.
     pub(super) scheduled: bool,
     pub(super) start: Instant,
@@ -29,7 +32,8 @@ pub(super) struct Shared {
     pub(super) epoch: Duration,
     /// End of the stages (duration mode).
     pub(super) end: Option<Instant>,
-    /// Count mode: the number of measured requests, and how many have been started.
+    /// Count mode: the number of measured requests (with flows: iterations), and how many
+    /// have been started.
     pub(super) tickets: Option<(u64, AtomicU64)>,
     /// When workers give up on requests still in flight.
     pub(super) hard_deadline: Option<Instant>,
@@ -82,6 +86,7 @@ impl Shared {
                 Stop::Duration(_) => None,
             },
             hard_deadline: end.map(|end| end + max_timeout + Duration::from_secs(1)),
+            flows: Flows::new(plan),
             load,
             start,
             measure_start,
@@ -150,11 +155,13 @@ impl Shared {
         self.halted() || self.end.is_some_and(|end| t >= end)
     }
 
-    /// May a request due at `intended` start? `None`: the run is over. `Some(measured)`:
-    /// yes, and whether it is counted (it is due after the warmup).
+    /// May a request (with flows: an iteration) due at `intended` start? `None`: the run is
+    /// over (stopped, past the end, out of tickets, or out of data rows read `once`: the
+    /// iterations in flight then finish). `Some(measured)`: yes, and whether it is counted
+    /// (it is due after the warmup).
     #[inline]
     pub(super) fn admit(&self, intended: Instant) -> Option<bool> {
-        if self.over(intended) {
+        if self.over(intended) || self.flows.used_up.load(Ordering::Relaxed) {
             return None;
         }
         if intended < self.measure_start {

@@ -39,6 +39,27 @@ pub(crate) enum Conn {
     H2(H2Conn),
 }
 
+/// The request to send.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Outgoing<'a> {
+    /// The target's own, built in the plan: `request` (HTTP/1.1), `h2_request` and `body`
+    /// (HTTP/2).
+    Planned,
+    /// A complete HTTP/1.1 request (head and body) rendered for this request (a flow step's);
+    /// HTTP/2 builds its request from it ([`h2::rendered_request`]).
+    Rendered(&'a [u8]),
+}
+
+impl Outgoing<'_> {
+    /// The HTTP/1.1 bytes of the request of `target`.
+    pub(crate) fn bytes<'b>(&'b self, target: &'b TargetPlan) -> &'b [u8] {
+        match self {
+            Outgoing::Planned => &target.request,
+            Outgoing::Rendered(bytes) => bytes,
+        }
+    }
+}
+
 /// A complete response, as far as a load test cares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Response {
@@ -134,8 +155,8 @@ async fn open_conn(
     }
 }
 
-/// Sends `target`'s request on `conn` (opened first when there is none) and reads the whole
-/// response, as [`Conn::exchange`]; a reused HTTP/1.1 connection that the server had closed
+/// Sends `outgoing`, a request of `target`, on `conn` (opened first when there is none) and
+/// reads the whole response, as [`Conn::exchange`]; a reused HTTP/1.1 connection that the server had closed
 /// (the race with its idle timeout) is replaced by a new one and the request sent again (a
 /// fresh connection is never stale). `at`: now (the caller has just read the clock) and the
 /// request's deadline.
@@ -143,7 +164,7 @@ async fn open_conn(
 pub(crate) async fn send(
     conn: &mut Option<Conn>,
     addr: SocketAddr,
-    target: &TargetPlan,
+    (target, outgoing): (&TargetPlan, Outgoing<'_>),
     group: &Group,
     slot: usize,
     (mut now, deadline): (Instant, Instant),
@@ -159,7 +180,7 @@ pub(crate) async fn send(
         let at = (now, deadline);
         match c
             .exchange(
-                target,
+                (target, outgoing),
                 addr,
                 group,
                 slot,
@@ -177,7 +198,7 @@ pub(crate) async fn send(
 }
 
 impl Conn {
-    /// Sends `target`'s request and reads the whole response, counting the bytes into
+    /// Sends `outgoing`, a request of `target`, and reads the whole response, counting the bytes into
     /// `traffic` as they go; with `capture`, keeps the response there for checks. An HTTP/2
     /// request that the connection refused before sending it (GOAWAY received, connection
     /// closed) is sent once more on a new connection of the group.
@@ -190,7 +211,7 @@ impl Conn {
     #[allow(clippy::too_many_arguments)]
     pub(crate) async fn exchange(
         &mut self,
-        target: &TargetPlan,
+        (target, outgoing): (&TargetPlan, Outgoing<'_>),
         addr: SocketAddr,
         group: &Group,
         slot: usize,
@@ -198,30 +219,31 @@ impl Conn {
         mut capture: Option<&mut Capture>,
         traffic: &mut Traffic,
     ) -> Result<Response, Failure> {
+        let request = (target, outgoing);
         match self {
             Conn::H1(conn, setup) => {
-                h1_exchange(conn, setup, target, (now, deadline), capture, traffic).await
+                h1_exchange(conn, setup, request, (now, deadline), capture, traffic).await
             }
             Conn::H1Tls(conn, setup) => {
-                h1_exchange(conn, setup, target, (now, deadline), capture, traffic).await
+                h1_exchange(conn, setup, request, (now, deadline), capture, traffic).await
             }
             Conn::H2(conn) => {
-                match h2_exchange(conn, target, capture.as_deref_mut(), traffic).await {
+                match h2_exchange(conn, request, capture.as_deref_mut(), traffic).await {
                     Err(H2Failure::NotSent(_)) => {
                         *self = connect(addr, target, group, slot).await?;
                         let now = Instant::now();
                         match self {
-                            Conn::H2(fresh) => h2_exchange(fresh, target, capture, traffic)
+                            Conn::H2(fresh) => h2_exchange(fresh, request, capture, traffic)
                                 .await
                                 .map_err(|e| e.kind().into()),
                             // ALPN chose HTTP/1.1 this time.
                             Conn::H1(conn, setup) => {
                                 let at = (now, deadline);
-                                h1_exchange(conn, setup, target, at, capture, traffic).await
+                                h1_exchange(conn, setup, request, at, capture, traffic).await
                             }
                             Conn::H1Tls(conn, setup) => {
                                 let at = (now, deadline);
-                                h1_exchange(conn, setup, target, at, capture, traffic).await
+                                h1_exchange(conn, setup, request, at, capture, traffic).await
                             }
                         }
                     }
@@ -235,7 +257,7 @@ impl Conn {
 async fn h1_exchange<S>(
     conn: &mut H1Conn<S>,
     setup: &mut Option<Setup>,
-    target: &TargetPlan,
+    (target, outgoing): (&TargetPlan, Outgoing<'_>),
     (sent_at, deadline): (Instant, Instant),
     capture: Option<&mut Capture>,
     traffic: &mut Traffic,
@@ -244,7 +266,13 @@ where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
 {
     let response = conn
-        .exchange(&target.request, target.is_head, capture, deadline, traffic)
+        .exchange(
+            outgoing.bytes(target),
+            target.is_head,
+            capture,
+            deadline,
+            traffic,
+        )
         .await?;
     let end = response.last_byte_at;
     let written_at = traffic.seen.written_at.unwrap_or(sent_at);
@@ -263,11 +291,11 @@ where
 
 async fn h2_exchange(
     conn: &mut H2Conn,
-    target: &TargetPlan,
+    request: (&TargetPlan, Outgoing<'_>),
     capture: Option<&mut Capture>,
     traffic: &mut Traffic,
 ) -> Result<Response, H2Failure> {
-    let response = conn.exchange(target, capture, traffic).await?;
+    let response = conn.exchange(request, capture, traffic).await?;
     let end = Instant::now();
     let written_at = traffic.seen.written_at.unwrap_or(response.sent_at);
     Ok(Response {

@@ -9,6 +9,12 @@
 //!   `W`-th arrival, and hands each to an idle loop of its pool (`max_in_flight` loops: the
 //!   in-flight cap); an arrival that finds none idle is counted as dropped, never silently
 //!   skipped (k6's `dropped_iterations`).
+//! - With flows (`plan.flows`), a loop's unit of work is an iteration of a flow drawn by weight
+//!   (`flow/`) in place of a request: closed model, a virtual user loops over iterations,
+//!   `load.think_time` and `pacing` between them; open model, an arrival starts one iteration
+//!   (the rate is iterations per second) and `max_in_flight` caps the iterations in flight.
+//!   `load.requests` (count mode's tickets, [`Shared::admit`]) and a warmup count (`pre.rs`)
+//!   then count iterations.
 //! - A closed-model virtual user whose connect fails waits before the next try: bounded
 //!   exponential backoff with full jitter ([`Backoff`]), so that a refused or exhausted
 //!   connect is not retried at once, thousands of times a second.
@@ -19,20 +25,21 @@
 //! own [`Notify`].
 
 use std::cell::{Cell, RefCell};
-use std::pin::Pin;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
-use tokio::time::{Sleep, sleep_until};
+use tokio::time::sleep_until;
 
+use super::deadline::Deadline;
 use super::timer::PreciseTimer;
-use super::{Shared, WorkerStats, checks, h1, redirect, transport};
+use super::transport::Outgoing;
+use super::{Shared, WorkerStats, checks, flow, h1, redirect, transport};
 use crate::measure::{ErrorKind, LATE_US};
 use crate::plan::load::Arrivals;
-use crate::plan::{Model, ThinkTime};
+use crate::plan::{Model, TargetPlan, ThinkTime};
 
 /// Worker `index`'s (of `workers`) virtual users: their numbers among all, and their
 /// connections (none open yet).
@@ -135,6 +142,11 @@ impl Connections {
         }
     }
 
+    /// The last response kept (head, and body when asked for).
+    pub(super) fn capture(&self) -> &h1::Capture {
+        &self.capture
+    }
+
     /// Closes this virtual user's connections, and its group's shared HTTP/2 connections
     /// (streams still in flight on them finish first).
     fn close_all(&mut self) {
@@ -143,68 +155,48 @@ impl Connections {
     }
 }
 
-/// A virtual user's request timeout: one tokio timer, re-armed lazily. Each request's
-/// deadline only moves later, so the timer stays armed at an earlier request's deadline; when
-/// it fires before the current deadline it is re-armed. A request then costs no timer-wheel
-/// insertion and removal, only a poll (at most one re-arm per timeout period).
-struct Deadline {
-    sleep: Pin<Box<Sleep>>,
-    /// When `sleep` fires.
-    armed: Instant,
+/// What one request sends, and what of its response is kept.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Job<'a> {
+    /// The target (an index into the plan's) whose request it is, and is recorded as.
+    pub(super) target: usize,
+    /// Its bytes: the target's own, or rendered (a flow step).
+    pub(super) outgoing: Outgoing<'a>,
+    /// Keep the response's head in the virtual user's capture whatever the checks need, and
+    /// its body too when `Some(true)` (a flow step's cookie jar and extractors); `None`: only
+    /// what the target's checks and redirects need.
+    pub(super) keep: Option<bool>,
 }
 
-impl Deadline {
-    fn new() -> Deadline {
-        let now = Instant::now();
-        Deadline {
-            sleep: Box::pin(sleep_until(now.into())),
-            armed: now,
+impl Job<'_> {
+    /// Target `t`'s own request, its response kept as its checks need.
+    pub(super) fn planned(t: usize) -> Job<'static> {
+        Job {
+            target: t,
+            outgoing: Outgoing::Planned,
+            keep: None,
         }
-    }
-
-    /// Runs `work` until it ends, or until `deadline` (`None`).
-    async fn run<F: Future>(&mut self, deadline: Instant, work: F) -> Option<F::Output> {
-        if self.armed > deadline {
-            // A shorter timeout than the last request's (another target).
-            self.arm(deadline);
-        }
-        let mut work = std::pin::pin!(work);
-        loop {
-            tokio::select! {
-                biased;
-                output = &mut work => return Some(output),
-                () = self.sleep.as_mut() => {
-                    if Instant::now() >= deadline {
-                        return None;
-                    }
-                    self.arm(deadline);
-                }
-            }
-        }
-    }
-
-    fn arm(&mut self, at: Instant) {
-        self.sleep.as_mut().reset(at.into());
-        self.armed = at;
     }
 }
 
-/// Sends one request of target `t`, due at `intended`, and records it when `measured`.
+/// Sends one request (`job`), due at `intended`, and records it when `measured`.
 /// `ready`: when the virtual user was free to send it; `started`: now (the caller's clock
 /// reading, one fewer per request). A start later than both `intended` and `ready` is the
 /// generator's own lateness (a paced connection still busy with a slow response is not).
-/// Returns why the request failed, if it did.
+/// Returns the response's status, or why the request failed: an error kind, where
+/// [`ErrorKind::UnexpectedStatus`] says that a response came (and was kept, when asked).
 #[allow(clippy::too_many_arguments)]
 pub(super) async fn request(
     shared: &Shared,
     stats: &RefCell<WorkerStats>,
     conns: &mut Connections,
-    t: usize,
+    job: Job<'_>,
     intended: Instant,
     ready: Instant,
     started: Instant,
     measured: bool,
-) -> Option<ErrorKind> {
+) -> Result<u16, ErrorKind> {
+    let t = job.target;
     let target = &shared.targets[t];
     let e = shared.endpoint_of[t];
     let addr = shared.addrs[e];
@@ -216,22 +208,24 @@ pub(super) async fn request(
         traffic,
     } = conns;
     let conn = &mut slots[e];
-    let captures = target.captures();
-    capture.keep_body = target.captures_body();
+    let captures = target.captures() || job.keep.is_some();
+    capture.keep_body = target.captures_body() || job.keep == Some(true);
     traffic.reset();
     let timeout_at = started + target.timeout;
     let outcome = deadline
         .run(timeout_at, async {
             let at = (started, timeout_at);
             let kept = captures.then_some(&mut *capture);
-            let response = transport::send(conn, addr, target, group, e, at, kept, traffic).await?;
+            let request = (target, job.outgoing);
+            let response =
+                transport::send(conn, addr, request, group, e, at, kept, traffic).await?;
             if target.redirects == 0 {
                 return Ok(response);
             }
             // Boxed: inline, the hops' futures would make every request's future larger.
             let at = (e, timeout_at);
             Box::pin(redirect::follow(
-                response, conn, addr, target, group, at, capture, traffic,
+                response, conn, addr, request, group, at, capture, traffic,
             ))
             .await
         })
@@ -255,12 +249,12 @@ pub(super) async fn request(
         }
         _ => *conn = None,
     }
-    let failure = outcome.as_ref().err().copied();
+    let answer = answer(&outcome, target);
     let service_us = end.duration_since(started).as_micros() as u64;
     {
         let mut guard = stats.borrow_mut();
         let s = &mut *guard;
-        let late_us = record_stage(shared, s, (intended, ready, started, end), failure);
+        let late_us = record_stage(shared, s, (intended, ready, started, end), answer.err());
         if measured {
             s.epoch.late += u64::from(late_us > LATE_US);
             let latency_us = end.duration_since(intended).as_micros() as u64;
@@ -300,7 +294,20 @@ pub(super) async fn request(
         // failing fast cannot starve this thread.
         tokio::task::yield_now().await;
     }
-    failure
+    answer
+}
+
+/// What [`request`] returns of `outcome`, a request of `target`: its status, or why it failed.
+fn answer(
+    outcome: &Result<transport::Response, ErrorKind>,
+    target: &TargetPlan,
+) -> Result<u16, ErrorKind> {
+    match outcome {
+        Ok(response) if !target.expect_status.contains(response.status) => {
+            Err(ErrorKind::UnexpectedStatus)
+        }
+        other => other.as_ref().map(|r| r.status).map_err(|k| *k),
+    }
 }
 
 /// Records a request in its stage's health (every stage, warmup included): sent, time in
@@ -372,6 +379,7 @@ async fn closed_vu(
     // tick of tokio's 1 ms timer.
     let mut timer = interval.and_then(|_| PreciseTimer::new().ok());
     let mut backoff = Backoff { failures: 0 };
+    let mut user = shared.flows.any().then(|| flow::User::new(&shared.flows));
     loop {
         let now = Instant::now();
         if shared.load.level_at(shared.secs(now)) < level {
@@ -413,11 +421,11 @@ async fn closed_vu(
         let Some(measured) = shared.admit(intended) else {
             break;
         };
-        let t = shared.pick(&mut rng);
         // After a pacing pause the clock is read again; else `now` is this request's start.
         let started = if intended > now { Instant::now() } else { now };
-        let failure = request(
-            &shared, &stats, &mut conns, t, intended, now, started, measured,
+        let times = (intended, now, started);
+        let failure = work(
+            &shared, &stats, &mut conns, &mut user, &mut rng, times, measured,
         )
         .await;
         match failure {
@@ -435,23 +443,58 @@ async fn closed_vu(
             }
             _ => backoff.failures = 0,
         }
-        let think = match shared.load.think_time {
-            Some(ThinkTime::Fixed(d)) => d,
-            Some(ThinkTime::Uniform(low, high)) => {
-                let span = (high - low).as_nanos() as u64;
-                low + Duration::from_nanos(rng.u64(0..=span))
-            }
-            None => Duration::ZERO,
-        };
+        let think = think(shared.load.think_time, &mut rng);
         if !think.is_zero() && !pause_until(&shared, Instant::now() + think).await {
             break;
         }
     }
 }
 
+/// A pause of `think_time`: fixed, or drawn uniformly from its range.
+pub(super) fn think(think_time: Option<ThinkTime>, rng: &mut fastrand::Rng) -> Duration {
+    match think_time {
+        Some(ThinkTime::Fixed(d)) => d,
+        Some(ThinkTime::Uniform(low, high)) => {
+            let span = (high - low).as_nanos() as u64;
+            low + Duration::from_nanos(rng.u64(0..=span))
+        }
+        None => Duration::ZERO,
+    }
+}
+
+/// One unit of a virtual user's work (`times`: intended, ready, started, as [`request`]'s):
+/// a request of a target drawn by weight or, with flows (`user`: the virtual user's flow
+/// state), an iteration of a flow drawn by weight. `measured`: whether it is recorded.
+/// Returns why its (first) failed request failed, if one did.
+pub(super) async fn work(
+    shared: &Shared,
+    stats: &RefCell<WorkerStats>,
+    conns: &mut Connections,
+    user: &mut Option<flow::User>,
+    rng: &mut fastrand::Rng,
+    (intended, ready, started): (Instant, Instant, Instant),
+    measured: bool,
+) -> Option<ErrorKind> {
+    match user {
+        // Boxed: inline, an iteration's future would make every request's future larger.
+        Some(user) => {
+            let times = (intended, ready, started);
+            Box::pin(user.iteration(shared, stats, conns, rng, times, measured)).await
+        }
+        None => {
+            let job = Job::planned(shared.pick(rng));
+            request(
+                shared, stats, conns, job, intended, ready, started, measured,
+            )
+            .await
+            .err()
+        }
+    }
+}
+
 /// Sleeps until `deadline` in slices of at most [`super::COLLECT_INTERVAL`], so that a stopped
 /// run is noticed; false when the run was stopped.
-async fn pause_until(shared: &Shared, deadline: Instant) -> bool {
+pub(super) async fn pause_until(shared: &Shared, deadline: Instant) -> bool {
     loop {
         if shared.halted() {
             return false;
@@ -554,15 +597,15 @@ async fn open_vu(
     seed: u64,
 ) {
     let mut rng = fastrand::Rng::with_seed(seed);
+    let mut user = shared.flows.any().then(|| flow::User::new(&shared.flows));
     loop {
         slot.wake.notified().await;
         let Some((intended, measured)) = slot.job.take() else {
             break;
         };
-        let t = shared.pick(&mut rng);
-        let started = Instant::now();
-        request(
-            &shared, &stats, &mut conns, t, intended, intended, started, measured,
+        let times = (intended, intended, Instant::now());
+        work(
+            &shared, &stats, &mut conns, &mut user, &mut rng, times, measured,
         )
         .await;
         if pool.done.get() {
@@ -578,8 +621,8 @@ mod tests {
 
     use tokio::io::AsyncReadExt as _;
 
-    use super::Deadline;
     use crate::measure::ErrorKind;
+    use crate::run::deadline::Deadline;
     use crate::run::h1::{self, Failure, H1Conn, Traffic};
 
     /// A body that never pauses (every read is ready: tokio's cooperative budget then runs

@@ -14,12 +14,14 @@ use super::collect::Report;
 use super::pre::Gate;
 use super::shared::Shared;
 use super::vu;
-use crate::measure::{SpanStats, StageStats, TargetStats};
+use crate::measure::{FlowStats, SpanStats, StageStats, TargetStats};
 
 /// A worker's own records, shared by its connection tasks (one thread, no lock).
 pub(super) struct WorkerStats {
     pub(super) targets: Vec<TargetStats>,
     pub(super) stages: Vec<StageStats>,
+    /// Per flow: its measured iterations.
+    pub(super) flows: Vec<FlowStats>,
     /// What completed in the current epoch (`Shared::epoch` long, from the start of measuring).
     pub(super) epoch: SpanStats,
     /// Index of the epoch `epoch` belongs to.
@@ -41,6 +43,12 @@ impl WorkerStats {
                 .stages
                 .iter()
                 .map(|_| StageStats::default())
+                .collect(),
+            flows: shared
+                .flows
+                .plans
+                .iter()
+                .map(|_| FlowStats::default())
                 .collect(),
             epoch: SpanStats::default(),
             epoch_index: 0,

@@ -1,0 +1,52 @@
+//! A virtual user's request timeout.
+
+use std::pin::Pin;
+use std::time::Instant;
+
+use tokio::time::{Sleep, sleep_until};
+
+/// A virtual user's request timeout: one tokio timer, re-armed lazily. Each request's
+/// deadline only moves later, so the timer stays armed at an earlier request's deadline; when
+/// it fires before the current deadline it is re-armed. A request then costs no timer-wheel
+/// insertion and removal, only a poll (at most one re-arm per timeout period).
+pub(super) struct Deadline {
+    sleep: Pin<Box<Sleep>>,
+    /// When `sleep` fires.
+    armed: Instant,
+}
+
+impl Deadline {
+    pub(super) fn new() -> Deadline {
+        let now = Instant::now();
+        Deadline {
+            sleep: Box::pin(sleep_until(now.into())),
+            armed: now,
+        }
+    }
+
+    /// Runs `work` until it ends, or until `deadline` (`None`).
+    pub(super) async fn run<F: Future>(&mut self, deadline: Instant, work: F) -> Option<F::Output> {
+        if self.armed > deadline {
+            // A shorter timeout than the last request's (another target).
+            self.arm(deadline);
+        }
+        let mut work = std::pin::pin!(work);
+        loop {
+            tokio::select! {
+                biased;
+                output = &mut work => return Some(output),
+                () = self.sleep.as_mut() => {
+                    if Instant::now() >= deadline {
+                        return None;
+                    }
+                    self.arm(deadline);
+                }
+            }
+        }
+    }
+
+    fn arm(&mut self, at: Instant) {
+        self.sleep.as_mut().reset(at.into());
+        self.armed = at;
+    }
+}

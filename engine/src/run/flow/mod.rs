@@ -1,0 +1,314 @@
+//! Flows on the hot path: a virtual user's iterations of a flow (`plan::flow`), step by step.
+//!
+//! Per virtual user: one value buffer per variable slot of each flow (reused; emptied at the
+//! start of each iteration, then filled from the iteration's data row and the extractors),
+//! one buffer the request is rendered into (reused), and a cookie jar (RFC 6265, by
+//! cookie_store) kept over its iterations (docs/spec.md, "Cookies"; a cookie set again
+//! replaces the one of the same name, domain and path). Each step's request goes through [`vu::request`] exactly as a target's
+//! (recorded in its target's stats, epoch, stage health), with the rendered bytes in place of
+//! the target's pre-built ones; the response's head is kept for the jar and the extractors,
+//! its body only when an extractor needs it.
+//!
+//! An iteration's duration runs from when it was due (the open model's arrival, a paced
+//! virtual user's schedule, else its start) to the end of its last step, that step's think
+//! time included. An iteration cut short by the end of the run (its duration passed, or a
+//! stop) is not recorded.
+
+mod extract;
+
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Instant;
+
+use cookie_store::CookieStore;
+
+use super::transport::Outgoing;
+use super::vu::{self, Connections, Job};
+use super::{Shared, WorkerStats};
+use crate::measure::{ErrorKind, IterationFailure};
+use crate::plan::flow::{DataOrder, OnError, Source, StepPlan};
+use crate::plan::{FlowPlan, Plan};
+
+/// The flows of a run, shared by the workers: the plans, their weights and the data cursors.
+pub(super) struct Flows {
+    pub(super) plans: Vec<FlowPlan>,
+    /// Running sums of the flows' weights, for a weighted choice.
+    cumulative_weights: Vec<u32>,
+    /// Per flow: the next row of its data file (orders `sequential` and `once`), over all
+    /// workers.
+    cursors: Vec<AtomicU64>,
+    /// A data file read `once` has no rows left: the run ends.
+    pub(super) used_up: AtomicBool,
+}
+
+impl Flows {
+    /// The flows of `plan` (none for a plan of targets).
+    pub(super) fn new(plan: &Plan) -> Flows {
+        Flows {
+            plans: plan.flows.clone(),
+            cumulative_weights: plan
+                .flows
+                .iter()
+                .scan(0u32, |sum, f| {
+                    *sum = sum.saturating_add(f.weight);
+                    Some(*sum)
+                })
+                .collect(),
+            cursors: plan.flows.iter().map(|_| AtomicU64::new(0)).collect(),
+            used_up: AtomicBool::new(false),
+        }
+    }
+
+    /// Whether the run has flows (its work is iterations, not requests).
+    pub(super) fn any(&self) -> bool {
+        !self.plans.is_empty()
+    }
+
+    /// A flow, drawn by weight.
+    fn pick(&self, rng: &mut fastrand::Rng) -> usize {
+        match self.cumulative_weights.as_slice() {
+            [_] => 0,
+            weights => {
+                let total = (*weights.last().expect("at least one flow")).max(1);
+                let x = rng.u32(0..total);
+                weights.iter().position(|&w| x < w).unwrap_or(0)
+            }
+        }
+    }
+
+    /// The data row of flow `f`'s next iteration, by its order: `Some(None)` without a data
+    /// file; `None` when a file read `once` has no rows left.
+    fn row(&self, f: usize, rng: &mut fastrand::Rng) -> Option<Option<&[String]>> {
+        let Some(data) = &self.plans[f].data else {
+            return Some(None);
+        };
+        let rows = &data.rows;
+        if rows.is_empty() {
+            return Some(None);
+        }
+        let n = rows.len() as u64;
+        let r = match data.order {
+            DataOrder::Sequential => self.cursors[f].fetch_add(1, Ordering::Relaxed) % n,
+            DataOrder::Random => rng.u64(0..n),
+            DataOrder::Once => {
+                let r = self.cursors[f].fetch_add(1, Ordering::Relaxed);
+                if r >= n {
+                    return None;
+                }
+                r
+            }
+        };
+        Some(Some(&rows[r as usize]))
+    }
+}
+
+/// One virtual user's variables, request buffer and cookie jar.
+pub(super) struct User {
+    /// Per flow, per slot: the value (its buffer reused) and whether it is set.
+    vars: Vec<Vars>,
+    /// The request being sent, rendered.
+    request: Vec<u8>,
+    /// The `Cookie` header's value being sent.
+    cookie: Vec<u8>,
+    jar: CookieStore,
+}
+
+/// A flow's variables: a value per slot, set or not in the current iteration.
+#[derive(Debug, Default)]
+pub(super) struct Vars {
+    values: Vec<Vec<u8>>,
+    set: Vec<bool>,
+}
+
+impl Vars {
+    fn new(slots: usize) -> Vars {
+        Vars {
+            values: vec![Vec::new(); slots],
+            set: vec![false; slots],
+        }
+    }
+
+    /// The value of `slot`, if it is set.
+    fn get(&self, slot: usize) -> Option<&[u8]> {
+        self.set[slot].then(|| self.values[slot].as_slice())
+    }
+
+    /// Unsets every slot (keeping the buffers).
+    fn clear(&mut self) {
+        self.set.iter_mut().for_each(|s| *s = false);
+    }
+
+    /// Unsets `slot`.
+    fn unset(&mut self, slot: usize) {
+        self.set[slot] = false;
+    }
+
+    /// Sets `slot` to `value`.
+    fn put(&mut self, slot: usize, value: &[u8]) {
+        let buf = self.buffer(slot);
+        buf.extend_from_slice(value);
+    }
+
+    /// The buffer of `slot`, emptied and marked set, to write its value into.
+    fn buffer(&mut self, slot: usize) -> &mut Vec<u8> {
+        self.set[slot] = true;
+        let buf = &mut self.values[slot];
+        buf.clear();
+        buf
+    }
+}
+
+/// The first failure of an iteration: its reason and, for a request, the request's kind.
+type Failure = (IterationFailure, Option<ErrorKind>);
+
+impl User {
+    /// A virtual user's state for the flows of `flows`.
+    pub(super) fn new(flows: &Flows) -> User {
+        User {
+            vars: flows
+                .plans
+                .iter()
+                .map(|f| Vars::new(f.vars.len()))
+                .collect(),
+            request: Vec::with_capacity(1024),
+            cookie: Vec::new(),
+            jar: CookieStore::new(),
+        }
+    }
+
+    /// Runs one iteration of a flow drawn by weight, due at `times.0` (`times`: intended,
+    /// ready, started, as [`vu::request`]'s, for its first step), recording it when
+    /// `measured`. Returns why its first failed request failed, if one did (the caller backs
+    /// off after a failed connect). With a data file read `once` whose rows are used up,
+    /// runs nothing and ends the run: [`Flows::used_up`] admits no more iterations
+    /// ([`Shared::admit`]), and those in flight finish.
+    pub(super) async fn iteration(
+        &mut self,
+        shared: &Shared,
+        stats: &RefCell<WorkerStats>,
+        conns: &mut Connections,
+        rng: &mut fastrand::Rng,
+        times: (Instant, Instant, Instant),
+        measured: bool,
+    ) -> Option<ErrorKind> {
+        let flows = &shared.flows;
+        let f = flows.pick(rng);
+        let flow = &flows.plans[f];
+        let Some(row) = flows.row(f, rng) else {
+            flows.used_up.store(true, Ordering::Relaxed);
+            return None;
+        };
+        let vars = &mut self.vars[f];
+        vars.clear();
+        for (slot, value) in row.unwrap_or_default().iter().enumerate() {
+            vars.put(slot, value.as_bytes());
+        }
+        let (intended, mut ready, mut started) = times;
+        let mut due = intended;
+        let mut failure: Option<Failure> = None;
+        let mut request_failure = None;
+        for (j, step) in flow.steps.iter().enumerate() {
+            if j > 0 {
+                let now = Instant::now();
+                if shared.over(now) {
+                    // Cut short by the end of the run: not recorded.
+                    return request_failure;
+                }
+                (due, ready, started) = (now, now, now);
+            }
+            let outcome = self
+                .step(
+                    shared,
+                    stats,
+                    conns,
+                    (flow, step, f),
+                    (due, ready, started),
+                    measured,
+                )
+                .await;
+            if let Err((reason, kind)) = outcome {
+                failure.get_or_insert((reason, kind));
+                request_failure = request_failure.or(kind);
+                if flow.on_error == OnError::NextIteration {
+                    break;
+                }
+            }
+            let think = vu::think(step.think_time, rng);
+            if !think.is_zero() && !vu::pause_until(shared, Instant::now() + think).await {
+                return request_failure;
+            }
+        }
+        if measured {
+            let duration_us = Instant::now().duration_since(intended).as_micros() as u64;
+            stats.borrow_mut().flows[f].record(duration_us, failure);
+        }
+        request_failure
+    }
+
+    /// Runs step `step` of flow `flow` (number `f`): renders its request (failing with
+    /// [`IterationFailure::MissingVariable`], sending nothing, when a variable has no value),
+    /// sends it as [`vu::request`] does (`times`), stores the response's cookies and runs the
+    /// extractors. Errors: the step's failure.
+    async fn step(
+        &mut self,
+        shared: &Shared,
+        stats: &RefCell<WorkerStats>,
+        conns: &mut Connections,
+        (flow, step, f): (&FlowPlan, &StepPlan, usize),
+        (intended, ready, started): (Instant, Instant, Instant),
+        measured: bool,
+    ) -> Result<(), Failure> {
+        // An empty jar (a virtual user's first step) is not searched.
+        let cookie = if flow.cookies && self.jar.iter_any().next().is_some() {
+            self.cookie.clear();
+            for (name, value) in self.jar.get_request_values(&step.url) {
+                if !self.cookie.is_empty() {
+                    self.cookie.extend_from_slice(b"; ");
+                }
+                self.cookie.extend_from_slice(name.as_bytes());
+                self.cookie.push(b'=');
+                self.cookie.extend_from_slice(value.as_bytes());
+            }
+            Some(self.cookie.as_slice())
+        } else {
+            None
+        };
+        let vars = &mut self.vars[f];
+        step.template
+            .render(|slot| vars.get(slot), cookie, &mut self.request)
+            .map_err(|_| (IterationFailure::MissingVariable, None))?;
+        // The head is kept for the jar and the extractors, the body for those that read it.
+        let needs_head = flow.cookies || !step.extract.is_empty();
+        let needs_body = step
+            .extract
+            .iter()
+            .any(|e| matches!(e.source, Source::Json(_) | Source::Regex(_)));
+        let job = Job {
+            target: step.target,
+            outgoing: Outgoing::Rendered(&self.request),
+            keep: needs_head.then_some(needs_body),
+        };
+        let answer = vu::request(
+            shared, stats, conns, job, intended, ready, started, measured,
+        )
+        .await;
+        if needs_head && matches!(answer, Ok(_) | Err(ErrorKind::UnexpectedStatus)) {
+            let capture = conns.capture();
+            let jar = flow.cookies.then_some((&mut self.jar, &step.url));
+            let extracted =
+                extract::response(&capture.head, &capture.body, jar, &step.extract, vars);
+            answer.map_err(|kind| (IterationFailure::Request, Some(kind)))?;
+            return if extracted {
+                Ok(())
+            } else {
+                Err((IterationFailure::Extraction, None))
+            };
+        }
+        answer
+            .map(|_| ())
+            .map_err(|kind| (IterationFailure::Request, Some(kind)))
+    }
+}
+
+#[cfg(test)]
+mod tests;
