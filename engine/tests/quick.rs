@@ -269,7 +269,7 @@ fn a_copy_as_curl_line_is_imported() {
     let _turn = turn();
     let (_server, base) = target();
     // (The built-in target refuses query parameters it does not know: a path alone.)
-    let url = format!("{base}/api/items");
+    let url = format!("{base}/orders");
     let out = ok(&[
         "curl",
         "-n",
