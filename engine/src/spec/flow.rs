@@ -46,7 +46,8 @@ pub(crate) struct Flow {
     #[serde(default)]
     pub(crate) on_error: Option<OnError>,
     /// Keep a cookie jar per virtual user (RFC 6265): cookies that responses set are sent
-    /// with the later requests they match (default `true`).
+    /// with the later requests of the same iteration that they match; each iteration starts
+    /// with an empty jar (default `true`).
     #[serde(default)]
     pub(crate) cookies: Option<bool>,
     /// A data file whose rows feed the variables, one row per iteration.

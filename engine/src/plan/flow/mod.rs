@@ -39,7 +39,8 @@ pub(crate) struct FlowPlan {
     /// What a failed step does to the rest of its iteration.
     pub(crate) on_error: OnError,
     /// Keep a cookie jar per virtual user (RFC 6265): `Set-Cookie` of a response is stored,
-    /// and a matching `Cookie` header sent with later requests (default `true`).
+    /// and a matching `Cookie` header sent with the iteration's later requests; each
+    /// iteration starts with an empty jar (default `true`).
     pub(crate) cookies: bool,
     /// Rows of a data file, each feeding the variables of one iteration.
     pub(crate) data: Option<DataPlan>,

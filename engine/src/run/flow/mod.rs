@@ -3,8 +3,8 @@
 //! Per virtual user: one value buffer per variable slot of each flow (reused; emptied at the
 //! start of each iteration, then filled from the iteration's data row and the extractors),
 //! one buffer the request is rendered into (reused), and a cookie jar (RFC 6265, by
-//! cookie_store) kept over its iterations (docs/spec.md, "Cookies"; a cookie set again
-//! replaces the one of the same name, domain and path). Each step's request goes through [`vu::request`] exactly as a target's
+//! cookie_store) emptied at the start of each iteration (docs/spec.md, "Cookies"; a cookie
+//! set again replaces the one of the same name, domain and path). Each step's request goes through [`vu::request`] exactly as a target's
 //! (recorded in its target's stats, epoch, stage health), with the rendered bytes in place of
 //! the target's pre-built ones; the response's head is kept for the jar and the extractors,
 //! its body only when an extractor needs it.
@@ -198,6 +198,11 @@ impl User {
             flows.used_up.store(true, Ordering::Relaxed);
             return None;
         };
+        // Each iteration starts with an empty jar (k6's default), so that the cookies of one
+        // data row's user never go with the next one's requests.
+        if flow.cookies && self.jar.iter_any().next().is_some() {
+            self.jar.clear();
+        }
         let vars = &mut self.vars[f];
         vars.clear();
         for (slot, value) in row.unwrap_or_default().iter().enumerate() {
