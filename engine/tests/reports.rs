@@ -945,20 +945,11 @@ fn the_console_summary_has_the_flow_table() {
     assert!(!plain.contains("flow / step"), "{plain}");
 }
 
-/// Through the real pipeline: a flow run against the built-in server's shop API (log in, take
-/// the token; open an item with it; add to the cart with the session cookie) gives a result
-/// whose flow, steps, SLOs and scoped rules the comparison and the reports carry.
-#[test]
-fn a_real_flow_run_is_compared_and_reported() {
-    let _turn = common::turn();
-    let (mut server, addr) = common::start_serve("1");
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("users.csv"),
-        "username,password\nann,secret-ann\nbob,secret-bob\n",
-    )
-    .unwrap();
-    let spec = format!(
+/// A spec of one flow on the built-in server at `addr`: log in with a user of `users.csv` and
+/// take the token, open an item with it, add it to the cart with the session cookie; SLOs and
+/// rules of the flow, a rule of the `item` step; 2 connections for 2 s.
+fn shop_spec(addr: std::net::SocketAddr) -> String {
+    format!(
         r#"version: 1
 name: shop-report
 defaults:
@@ -999,7 +990,23 @@ load:
   duration: 2s
   warmup: 500ms
 "#
-    );
+    )
+}
+
+/// Through the real pipeline: a flow run against the built-in server's shop API (log in, take
+/// the token; open an item with it; add to the cart with the session cookie) gives a result
+/// whose flow, steps, SLOs and scoped rules the comparison and the reports carry.
+#[test]
+fn a_real_flow_run_is_compared_and_reported() {
+    let _turn = common::turn();
+    let (mut server, addr) = common::start_serve("1");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("users.csv"),
+        "username,password\nann,secret-ann\nbob,secret-bob\n",
+    )
+    .unwrap();
+    let spec = shop_spec(addr);
     let result = common::run_spec_text(dir.path(), &spec);
     let _ = server.kill();
     let _ = server.wait();
