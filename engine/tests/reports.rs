@@ -6,6 +6,8 @@
 //! same two results with synthetic epochs: both sides labelled, the minimum detectable change
 //! beside each verdict, and a chart (HTML) or a line (Markdown, text) of the per-epoch changes.
 
+mod common;
+
 use std::path::Path;
 
 use loadgate::compare;
@@ -941,4 +943,146 @@ fn the_console_summary_has_the_flow_table() {
     );
     let plain = report::console::summary(&fixture("current.json"), false);
     assert!(!plain.contains("flow / step"), "{plain}");
+}
+
+/// A spec of one flow on the built-in server at `addr`: log in with a user of `users.csv` and
+/// take the token, open an item with it, add it to the cart with the session cookie; SLOs and
+/// rules of the flow, a rule of the `item` step; 2 connections for 2 s.
+fn shop_spec(addr: std::net::SocketAddr) -> String {
+    format!(
+        r#"version: 1
+name: shop-report
+defaults:
+  base_url: http://{addr}
+  timeout: 2s
+flows:
+  - name: shop
+    data: {{ file: users.csv }}
+    slo:
+      iteration_duration: ["p(95) < 2s"]
+      failed_iterations: ["rate < 5%"]
+    regression:
+      iteration_duration: ["p(95) +50%"]
+    steps:
+      - name: login
+        group: auth
+        method: POST
+        path: /api/login
+        headers: {{ Content-Type: application/json }}
+        body: '{{"user": "{{{{username}}}}", "password": "{{{{password}}}}"}}'
+        expect: {{ status: [200] }}
+        extract:
+          - {{ var: token, json: /token }}
+      - name: item
+        path: /api/items/3
+        headers: {{ Authorization: "Bearer {{{{token}}}}" }}
+        expect: {{ status: [200] }}
+        regression: {{ latency: ["p(50) +50%"] }}
+      - name: cart
+        group: cart
+        method: POST
+        path: /api/cart
+        headers: {{ Content-Type: application/json }}
+        body: '{{"item": 3}}'
+        expect: {{ status: [201] }}
+load:
+  connections: 2
+  duration: 2s
+  warmup: 500ms
+"#
+    )
+}
+
+/// Through the real pipeline: a flow run against the built-in server's shop API (log in, take
+/// the token; open an item with it; add to the cart with the session cookie) gives a result
+/// whose flow, steps, SLOs and scoped rules the comparison and the reports carry.
+#[test]
+fn a_real_flow_run_is_compared_and_reported() {
+    let _turn = common::turn();
+    let (mut server, addr) = common::start_serve("1");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("users.csv"),
+        "username,password\nann,secret-ann\nbob,secret-bob\n",
+    )
+    .unwrap();
+    let spec = shop_spec(addr);
+    let result = common::run_spec_text(dir.path(), &spec);
+    let _ = server.kill();
+    let _ = server.wait();
+
+    assert_eq!(result.flows.len(), 1, "{:?}", result.flows);
+    let flow = &result.flows[0];
+    assert!(flow.iterations > 10, "{flow:?}");
+    assert_eq!(flow.failed, 0, "{flow:?}");
+    let steps: Vec<(&str, Option<&str>)> = flow
+        .steps
+        .iter()
+        .map(|s| (s.target.as_str(), s.group.as_deref()))
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            ("shop/login", Some("auth")),
+            ("shop/item", None),
+            ("shop/cart", Some("cart"))
+        ]
+    );
+    // Every iteration sent each step once: as many requests per step as iterations, up to the
+    // iterations in flight at the measured window's two edges (2 connections at each).
+    for t in &result.targets {
+        assert!(
+            t.requests.abs_diff(flow.iterations) <= 4,
+            "{}: {} requests, {} iterations",
+            t.name,
+            t.requests,
+            flow.iterations
+        );
+    }
+    let flow_slo: Vec<_> = result.slo.iter().filter(|v| v.scope == "shop").collect();
+    assert_eq!(flow_slo.len(), 2);
+    assert!(flow_slo.iter().all(|v| v.passed), "{flow_slo:?}");
+    let rules = result.regression_rules.as_ref().unwrap();
+    assert!(
+        rules
+            .iter()
+            .any(|r| r.scope_kind == "flow" && r.scope == "shop")
+    );
+    assert!(
+        rules
+            .iter()
+            .any(|r| r.scope_kind == "target" && r.scope == "shop/item")
+    );
+
+    // Compared with itself: the scoped rules are judged on the same values, unchanged.
+    let comparison = compare::compare(&result, &result).unwrap();
+    for kind in ["flow", "target"] {
+        let rule = comparison
+            .rules
+            .iter()
+            .find(|r| r.scope_kind == kind)
+            .unwrap_or_else(|| panic!("no {kind} rule"));
+        assert_eq!(rule.verdict, compare::RuleState::Unchanged, "{rule:?}");
+        assert_eq!(rule.baseline, rule.current);
+    }
+    let input = Input {
+        current: &result,
+        baseline: Some(&result),
+        comparison: Some(&comparison),
+        history: &[],
+        spec_path: None,
+    };
+    let md = report::render(Format::Md, &input, None).unwrap();
+    assert!(
+        md.contains(&format!("| **shop** | | {} | ", flow.iterations)),
+        "{md}"
+    );
+    assert!(md.contains("| ↳ shop/login | auth | "), "{md}");
+    let xml = report::render(Format::Junit, &input, None).unwrap();
+    assert!(
+        xml.contains(
+            r#"classname="loadgate.slo.shop" name="shop iteration_duration: p(95) &lt; 2s""#
+        ),
+        "{xml}"
+    );
 }
