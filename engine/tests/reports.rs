@@ -941,6 +941,12 @@ fn the_console_summary_has_the_flow_table() {
         text.contains("<i>shop</i>|*x* iteration_duration: p(95) < 1s"),
         "{text}"
     );
+    // The histogram's levels come from a request latency SLO, never a flow's iteration
+    // duration, even when only a flow's is left.
+    let mut flow_only = current.clone();
+    flow_only.slo.retain(|v| v.scope == FLOW);
+    let text = report::console::summary(&flow_only, false);
+    assert!(text.contains("limits from no latency SLO"), "{text}");
     let plain = report::console::summary(&fixture("current.json"), false);
     assert!(!plain.contains("flow / step"), "{plain}");
 }

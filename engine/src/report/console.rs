@@ -27,7 +27,14 @@ pub fn summary(result: &RunResult, color: bool) -> String {
     if let Some(phases) = &t.phases_us {
         out.push_str(&measures::phase_table(phases));
     }
-    let scale = Scale::of(&result.slo);
+    // The histogram is of request latencies: a flow's `latency` SLO is its iteration duration.
+    let request_slo: Vec<SloVerdict> = result
+        .slo
+        .iter()
+        .filter(|v| !result.flows.iter().any(|f| f.name == v.scope))
+        .cloned()
+        .collect();
+    let scale = Scale::of(&request_slo);
     if let Ok(histogram) = result::decode_histogram(&t.histogram)
         && !histogram.is_empty()
     {
