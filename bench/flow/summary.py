@@ -18,7 +18,7 @@ def load(path):
 
 
 def main(work, rounds, vus, duration, long, out):
-    rounds, duration = int(rounds), float(duration)
+    rounds, duration, long = int(rounds), float(duration), float(long)
     runs = {"k6": [], "flow": [], "plain": []}
     for r in range(1, rounds + 1):
         for tool in runs:
@@ -60,7 +60,7 @@ def main(work, rounds, vus, duration, long, out):
     long_result = load(f"{work}/long.result.json")
     rss = long_run["rss_kib"]
     memory = {
-        "seconds": int(long), "iterations": long_result["flows"][0]["iterations"],
+        "seconds": long, "iterations": long_result["flows"][0]["iterations"],
         "samples": len(rss), "rss_kib": rss,
         "first_kib": rss[0] if rss else None, "last_kib": rss[-1] if rss else None,
         "max_kib": max(rss) if rss else None, "cpu_s": round(long_run["user_s"] + long_run["sys_s"], 3),
