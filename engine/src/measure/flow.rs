@@ -30,7 +30,6 @@ impl IterationFailure {
     ];
 
     /// The snake_case name used in results and reports.
-    #[allow(dead_code, reason = "contract of issue 16: reported by the out branch")]
     pub(crate) fn name(self) -> &'static str {
         match self {
             IterationFailure::Request => "request",

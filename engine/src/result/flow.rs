@@ -246,7 +246,6 @@ mod tests {
     fn a_flows_result_counts_its_iterations_by_reason_and_kind() {
         use crate::plan::flow::{OnError, RequestTemplate, StepPlan};
         let step = |target: usize, group: Option<&str>| StepPlan {
-            name: format!("s{target}"),
             target,
             url: url::Url::parse("http://127.0.0.1:1/").unwrap(),
             template: RequestTemplate {

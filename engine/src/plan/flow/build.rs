@@ -250,7 +250,6 @@ fn step_rules(
 /// The plan of a data file that was read into `table`.
 fn data_plan(data: &spec::Data, table: Table) -> DataPlan {
     DataPlan {
-        file: data.file.clone(),
         order: match data.order.unwrap_or(spec::DataOrder::Sequential) {
             spec::DataOrder::Sequential => DataOrder::Sequential,
             spec::DataOrder::Random => DataOrder::Random,
@@ -398,7 +397,6 @@ fn build_step(
     Some((
         plan,
         StepPlan {
-            name: step.name.clone(),
             target: scope.target,
             url,
             template,

@@ -24,10 +24,6 @@ use std::sync::Arc;
 use super::ThinkTime;
 
 /// A flow: an ordered list of steps that a virtual user runs, start to end, as one iteration.
-#[allow(
-    dead_code,
-    reason = "contract of issue 16: read by the run side (flow-run)"
-)]
 #[derive(Debug, Clone)]
 pub(crate) struct FlowPlan {
     /// The flow's `name`, unique within the spec.
@@ -50,14 +46,8 @@ pub(crate) struct FlowPlan {
 }
 
 /// One step of a flow.
-#[allow(
-    dead_code,
-    reason = "contract of issue 16: read by the run side (flow-run)"
-)]
 #[derive(Debug, Clone)]
 pub(crate) struct StepPlan {
-    /// The step's `name` as written (unique within its flow).
-    pub(crate) name: String,
     /// Index into the plan's targets of the step's request (named `flow/step`): its
     /// endpoint, transport, timeout, expected status and checks.
     pub(crate) target: usize,
@@ -87,10 +77,6 @@ pub(crate) enum OnError {
 }
 
 /// One value taken from a response into a variable.
-#[allow(
-    dead_code,
-    reason = "contract of issue 16: read by the run side (flow-run)"
-)]
 #[derive(Debug, Clone)]
 pub(crate) struct Extractor {
     /// The variable set (an index into [`FlowPlan::vars`]).
@@ -102,10 +88,6 @@ pub(crate) struct Extractor {
 }
 
 /// Where an extractor finds its value in a response.
-#[allow(
-    dead_code,
-    reason = "contract of issue 16: read by the run side (flow-run)"
-)]
 #[derive(Debug, Clone)]
 pub(crate) enum Source {
     /// A JSON pointer (RFC 6901) into the JSON body; a string is taken as is, any other value
@@ -123,14 +105,8 @@ pub(crate) enum Source {
 }
 
 /// A data file's rows, read and checked at plan time.
-#[allow(
-    dead_code,
-    reason = "contract of issue 16: read by the run side (flow-run)"
-)]
 #[derive(Debug, Clone)]
 pub(crate) struct DataPlan {
-    /// The file, as written in the spec (relative to the spec), for reports and errors.
-    pub(crate) file: String,
     /// How rows are handed out to iterations.
     pub(crate) order: DataOrder,
     /// Row `r`, column `c`: the value of slot `c` (columns are the first slots of the flow).
@@ -213,17 +189,5 @@ impl RequestTemplate {
         let n = cursor.position() as usize;
         out.splice(head_end..head_end, tail[..n].iter().copied());
         Ok(())
-    }
-
-    /// The slots the request uses, in order of appearance (repeats included).
-    #[allow(
-        dead_code,
-        reason = "contract of issue 16: read by the run side (flow-run)"
-    )]
-    pub(crate) fn slots(&self) -> impl Iterator<Item = usize> + '_ {
-        self.head.iter().chain(&self.body).filter_map(|p| match p {
-            Part::Var(slot) => Some(*slot),
-            Part::Literal(_) => None,
-        })
     }
 }

@@ -95,10 +95,7 @@ fn the_corpus_flows_are_planned() {
     assert_eq!(targets, [0, 1, 2, 3]);
 
     let data = shop.data.as_ref().unwrap();
-    assert_eq!(
-        (data.file.as_str(), data.order),
-        ("data/users.csv", DataOrder::Sequential)
-    );
+    assert_eq!(data.order, DataOrder::Sequential);
     assert_eq!(&*data.rows[1], ["bob, jr", "secret-bob"]);
     let data = cart.data.as_ref().unwrap();
     assert_eq!(data.order, DataOrder::Once);
@@ -329,7 +326,6 @@ fn renders_slots_cookie_and_length() {
         "POST /items/42 HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer tok\r\n\
          Cookie: sid=9\r\nContent-Length: 9\r\n\r\n{\"id\":42}"
     );
-    assert_eq!(template.slots().collect::<Vec<_>>(), [1, 0, 1]);
 }
 
 #[test]

@@ -102,7 +102,6 @@ fn plan(addr: SocketAddr, load: &str, users: &[&str], order: DataOrder, third: b
     let mut plan = crate::plan::build(&spec, &ctx).unwrap();
     let host = format!(" HTTP/1.1\r\nHost: {addr}\r\n");
     let step = |name: &str, target, head: Vec<Part>, body: Vec<Part>, extract| StepPlan {
-        name: name.to_string(),
         target,
         url: url::Url::parse(&format!("http://{addr}/{name}")).unwrap(),
         template: RequestTemplate {
@@ -158,7 +157,6 @@ fn plan(addr: SocketAddr, load: &str, users: &[&str], order: DataOrder, third: b
         on_error: OnError::NextIteration,
         cookies: true,
         data: Some(DataPlan {
-            file: "users.csv".into(),
             order,
             rows: users.iter().map(|u| vec![u.to_string()].into()).collect(),
         }),
