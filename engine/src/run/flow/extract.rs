@@ -16,8 +16,9 @@ const MAX_HEADERS: usize = 64;
 /// runs `extractors` in order on it, each value into its slot of `vars` (an extractor that
 /// finds nothing takes its default, if it has one). `head`: the status line and header
 /// fields as kept (an HTTP/2 response's written as HTTP/1.1); `body`: as kept (empty when no
-/// extractor needed it). Returns false when an extractor found nothing and had no default
-/// (the others still run).
+/// extractor needed it). A value holding CR, LF or NUL counts as not found, so that a
+/// response can never split the next request. Returns false when an extractor found nothing
+/// and had no default (the others still run).
 pub(super) fn response(
     head: &[u8],
     body: &[u8],
@@ -44,7 +45,7 @@ pub(super) fn response(
     let mut all = true;
     for extractor in extractors {
         let out = vars.buffer(extractor.slot);
-        let found = match &extractor.source {
+        let mut found = match &extractor.source {
             Source::Status => status.is_some_and(|code| write!(out, "{code}").is_ok()),
             Source::Header(name) => header(headers, name).is_some_and(|value| {
                 out.extend_from_slice(value);
@@ -74,6 +75,9 @@ pub(super) fn response(
                 }
             }
         };
+        // A value that would end a header line or the request line (CR, LF, NUL) is not
+        // taken: rendered into a path or header, it would split the request.
+        found &= !out.iter().any(|&b| matches!(b, b'\r' | b'\n' | 0));
         if !found {
             match &extractor.default {
                 Some(default) => {
@@ -210,5 +214,24 @@ mod tests {
             "a failed extraction leaves no stale value"
         );
         assert_eq!(vars.get(2), None);
+    }
+
+    #[test]
+    fn a_value_that_would_split_a_request_is_not_taken() {
+        let mut vars = Vars::new(2);
+        let extractors = [
+            ex(0, Source::Json("/token".into()), None),
+            ex(1, Source::Json("/ok".into()), None),
+        ];
+        let body = br#"{"token": "a\r\nX-Injected: 1", "ok": "fine"}"#;
+        assert!(!response(
+            b"HTTP/1.1 200 OK\r\n\r\n",
+            body,
+            None,
+            &extractors,
+            &mut vars
+        ));
+        assert_eq!(vars.get(0), None);
+        assert_eq!(vars.get(1), Some(&b"fine"[..]));
     }
 }
