@@ -218,12 +218,11 @@ fn cookies_go_with_their_user_and_each_row_once_ends_the_run() {
         me, want,
         "each user's cookie goes with its own token, each row once"
     );
-    // A jar lasts over a virtual user's iterations: only each one's first login (3 users at
-    // most) goes without a cookie.
+    // Each iteration starts with an empty jar: no login carries the session of the virtual
+    // user's previous row.
     let logins = server.seen("/login");
     assert_eq!(logins.len(), 5);
-    let with_cookie = logins.iter().filter(|s| !s.cookie.is_empty()).count();
-    assert!(with_cookie >= 2, "{logins:?}");
+    assert!(logins.iter().all(|s| s.cookie.is_empty()), "{logins:?}");
 }
 
 #[test]
