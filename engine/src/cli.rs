@@ -89,6 +89,18 @@ pub(crate) struct RunArgs {
     /// shows the text summary; a CSV header is written only into a new or empty file.
     #[arg(long, value_name = "FILE")]
     pub(crate) output: Option<PathBuf>,
+    /// Run shard K of N (`K/N`, e.g. `2/4`): this process applies its share of the load
+    /// (connections, arrival rate, max_in_flight and request counts split so that the shares
+    /// add up to the spec's; stages keep their timing) and records `K/N` in its result. SLOs
+    /// are judged on the merged result (`loadgate merge`): a shard alone reports them and
+    /// exits 0 unless it could not run.
+    #[arg(long, value_name = "K/N")]
+    pub(crate) shard: Option<crate::plan::Shard>,
+    /// Start the load at this time: RFC 3339 (`2026-11-24T10:00:00Z`) or `+30s` from now.
+    /// Every shard given the same time warms up and starts measuring on the same wall-clock
+    /// second; a time already past by more than the warmup is refused (exit 2).
+    #[arg(long, value_name = "TIME")]
+    pub(crate) start_at: Option<String>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -248,11 +260,15 @@ fn name_value(text: &str) -> Result<(String, String), String> {
 #[derive(Debug, clap::Args)]
 pub(crate) struct MergeArgs {
     /// The shards' result files (same spec, same result_version).
-    #[arg(required = true, num_args = 2..)]
+    #[arg(required = true, num_args = 1..)]
     pub(crate) results: Vec<PathBuf>,
     /// Write the merged result here.
     #[arg(long)]
     pub(crate) out: PathBuf,
+    /// Merge even when shards of the run are missing (`--shard K/N` results whose K do not
+    /// cover 1..N); the merged result is then marked partial and lists the missing shards.
+    #[arg(long)]
+    pub(crate) allow_missing: bool,
 }
 
 #[derive(Debug, Clone, clap::Args)]

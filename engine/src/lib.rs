@@ -116,7 +116,12 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
                 .iter()
                 .map(|p| result::read(p))
                 .collect::<Result<Vec<_>, _>>()?;
-            let merged = result::merge::merge(&results)?;
+            let merged = result::merge::merge(
+                &results,
+                result::merge::MergeOptions {
+                    allow_missing: args.allow_missing,
+                },
+            )?;
             result::write(&merged, &args.out)?;
             eprintln!(
                 "loadgate: merged {} results into `{}`",

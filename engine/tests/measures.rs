@@ -84,7 +84,7 @@ fn responses_at_least_as_slow_as_the_threshold_are_counted_and_merged_exactly() 
         assert_eq!(result.total.slow_responses, Some(slow.responses));
         assert_eq!(result.total.slow_threshold_us, Some(50_000));
     }
-    let merged = loadgate::result::merge::merge(&runs).unwrap();
+    let merged = loadgate::result::merge::merge(&runs, Default::default()).unwrap();
     assert_eq!(
         merged.targets[1].slow_responses,
         Some(runs[0].targets[1].responses + runs[1].targets[1].responses)
@@ -152,7 +152,7 @@ fn upstream_time_headers_are_histograms_per_name_over_h1_and_h2() {
     }
     // Merged as two shards of one run (their spec files differ in the protocol only).
     runs[1].spec.hash = runs[0].spec.hash.clone();
-    let merged = loadgate::result::merge::merge(&runs).unwrap();
+    let merged = loadgate::result::merge::merge(&runs, Default::default()).unwrap();
     let db = &merged.targets[0]
         .upstream_us
         .as_ref()
@@ -240,7 +240,7 @@ fn streamed_bodies_time_their_first_byte_and_server_sent_events_over_h1_and_h2()
         runs.push(result);
     }
     runs[1].spec.hash = runs[0].spec.hash.clone();
-    let merged = loadgate::result::merge::merge(&runs).unwrap();
+    let merged = loadgate::result::merge::merge(&runs, Default::default()).unwrap();
     let streaming = |r: &RunResult| r.targets[0].streaming.clone().unwrap();
     let (a, b, m) = (streaming(&runs[0]), streaming(&runs[1]), streaming(&merged));
     assert_eq!(m.events, a.events + b.events);

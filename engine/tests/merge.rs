@@ -16,7 +16,7 @@ fn shards() -> (RunResult, RunResult) {
 #[test]
 fn percentiles_are_recomputed_from_the_added_histograms() {
     let (a, b) = shards();
-    let merged = merge(&[a.clone(), b.clone()]).unwrap();
+    let merged = merge(&[a.clone(), b.clone()], Default::default()).unwrap();
     let mut both = decode_histogram(&a.total.histogram).unwrap();
     both.add(decode_histogram(&b.total.histogram).unwrap())
         .unwrap();
@@ -63,32 +63,34 @@ fn percentiles_are_recomputed_from_the_added_histograms() {
 fn shards_of_other_specs_or_versions_are_refused() {
     let (a, mut b) = shards();
     b.spec.name = "other".to_string();
-    let err = merge(&[a.clone(), b]).unwrap_err().to_string();
+    let err = merge(&[a.clone(), b], Default::default())
+        .unwrap_err()
+        .to_string();
     assert!(
         err.contains("result 2 comes from another spec (`other`"),
         "{err}"
     );
     let (a, mut b) = shards();
     b.result_version = 4;
-    let err = merge(&[a, b]).unwrap_err().to_string();
+    let err = merge(&[a, b], Default::default()).unwrap_err().to_string();
     assert!(
         err.contains("result 2 has result_version 4, the first 3"),
         "{err}"
     );
-    assert!(merge(&[]).is_err());
+    assert!(merge(&[], Default::default()).is_err());
 }
 
 #[test]
 fn a_result_given_twice_is_refused() {
     let (a, b) = shards();
-    let err = merge(&[a.clone(), b.clone(), a.clone()])
+    let err = merge(&[a.clone(), b.clone(), a.clone()], Default::default())
         .unwrap_err()
         .to_string();
     assert!(err.contains("result 3 is result 1 again"), "{err}");
     // Another host's shard of the same moment is not the same result.
     let mut other = a.clone();
     other.environment.hostname = "shard-2".to_string();
-    let merged = merge(&[a.clone(), other]).unwrap();
+    let merged = merge(&[a.clone(), other], Default::default()).unwrap();
     assert_eq!(merged.total.requests, 2 * a.total.requests);
 }
 
@@ -132,7 +134,7 @@ fn flows_merge_with_their_histograms_added_and_their_slos_reevaluated() {
     };
     a.slo.push(slo.clone());
     b.slo.push(slo);
-    let merged = merge(&[a.clone(), b.clone()]).unwrap();
+    let merged = merge(&[a.clone(), b.clone()], Default::default()).unwrap();
     assert_eq!(merged.flows.len(), 1);
     let f = &merged.flows[0];
     assert_eq!(f.iterations, a.total.requests + b.total.requests);

@@ -537,8 +537,8 @@ fn use_result(read: &RunResult, other: &RunResult) {
 
 /// `merge` of a result read from a file with `other`, in both orders. Errors are fine.
 fn merge_both_ways(read: &RunResult, other: &RunResult) {
-    let _ = result::merge::merge(&[read.clone(), other.clone()]);
-    let _ = result::merge::merge(&[other.clone(), read.clone()]);
+    let _ = result::merge::merge(&[read.clone(), other.clone()], Default::default());
+    let _ = result::merge::merge(&[other.clone(), read.clone()], Default::default());
 }
 
 /// A fixture with `mutations`, written to a file and read back (`None`: refused).

@@ -362,6 +362,7 @@ mod tests {
             upstream_us: None,
             streaming: None,
             transport: None,
+            time_series: Vec::new(),
         }
     }
 

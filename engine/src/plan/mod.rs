@@ -16,6 +16,7 @@ mod redirect;
 pub mod regression;
 mod request;
 mod service;
+pub mod shard;
 mod slo;
 mod target;
 pub mod threshold;
@@ -28,6 +29,7 @@ pub(crate) use load::{LoadPlan, Model, Stage, Stop, ThinkTime};
 pub(crate) use redirect::REDIRECT_STATUSES;
 pub(crate) use request::h2_request;
 pub use service::ServicePlan;
+pub use shard::Shard;
 pub(crate) use target::CheckPlan;
 use target::TargetDefaults;
 pub use target::TargetPlan;
@@ -72,6 +74,12 @@ pub struct Plan {
     /// Regression rules over the whole run, defaults applied (see [`regression`]), then the
     /// rules written for flows and flow steps.
     pub(crate) regression: Vec<RegressionRule>,
+    /// This process's share of a run spread over several (`loadgate run --shard K/N`): the
+    /// load above is already this shard's share. `None`: the whole run.
+    pub(crate) shard: Option<Shard>,
+    /// When the run's time zero (the start of the warmup) is planned, on the wall clock
+    /// (`loadgate run --start-at`): the run waits until then. `None`: as soon as it is ready.
+    pub(crate) start_at: Option<std::time::SystemTime>,
 }
 
 /// A semantic error in a spec: the field path (`targets[1].url`) and what is wrong with it.
@@ -170,6 +178,8 @@ pub(crate) fn build(spec: &Spec, ctx: &BuildContext<'_>) -> Result<Plan, Vec<Pla
         load: load.expect("no errors, so the load plan was built"),
         slo,
         regression,
+        shard: None,
+        start_at: None,
     })
 }
 

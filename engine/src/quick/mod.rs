@@ -122,6 +122,8 @@ fn run_requests(requests: &[Request], load: &LoadFlags) -> anyhow::Result<Outcom
         baseline: None,
         format: load.format,
         output: load.output.clone(),
+        shard: None,
+        start_at: None,
     };
     let mut lines = LineSink::new(load.format, load.output.clone())?;
     let mut interrupt: Option<Interrupt> = None;

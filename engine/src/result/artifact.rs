@@ -10,17 +10,31 @@ use crate::plan::regression::{RegressionRule, RuleScope};
 use crate::plan::threshold::Metric;
 
 /// Version of the result format; bumped on any incompatible change.
-pub(crate) const RESULT_VERSION: u32 = 3;
+pub(crate) const RESULT_VERSION: u32 = 4;
 
 /// The result of one run.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct RunResult {
-    /// Version of this format: 3 (results of versions 1 and 2 are upgraded as they are read).
+    /// Version of this format: 4 (results of versions 1 to 3 are upgraded as they are read).
     pub result_version: u32,
     /// The spec that produced this result.
     pub spec: SpecInfo,
-    /// When measuring started (after the warmup), RFC 3339 in UTC.
+    /// When measuring started (after the warmup), RFC 3339 in UTC; to the microsecond since
+    /// version 4 (to the millisecond before).
     pub started_at: String,
+    /// When measuring was planned to start: `loadgate run --start-at` plus the warmup, RFC
+    /// 3339 in UTC to the microsecond; absent without `--start-at`. `started_at` is when it
+    /// did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub planned_start_at: Option<String>,
+    /// Which shard of a sharded run this result is (`loadgate run --shard K/N`); absent for a
+    /// run that was not sharded and for a merge (see `merged`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<ShardInfo>,
+    /// For the result of `loadgate merge`: what it merged, which shards are missing, how far
+    /// apart the shards started; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merged: Option<MergeInfo>,
     /// Length of the measured window in seconds: the planned duration; in count mode, or when
     /// the run was stopped early, from the end of the warmup until the last measured request
     /// ended. Rates divide by it.
@@ -55,6 +69,33 @@ pub struct RunResult {
     /// loadgate recorded them.
     #[serde(default)]
     pub regression_rules: Option<Vec<RecordedRule>>,
+}
+
+/// One shard of a sharded run: `--shard K/N`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ShardInfo {
+    /// K: which shard, from 1 to `count`.
+    pub index: u32,
+    /// N: how many shards the run was spread over.
+    pub count: u32,
+}
+
+/// What `loadgate merge` merged.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct MergeInfo {
+    /// How many results were merged.
+    pub results: u32,
+    /// N, for results of `--shard K/N` runs; absent when the results were not sharded.
+    pub shard_count: Option<u32>,
+    /// The shards (K) of `1..=shard_count` that were not given (`merge --allow-missing`),
+    /// ascending; empty when none is missing.
+    pub missing: Vec<u32>,
+    /// Shards are missing: the merged numbers cover only part of the planned load, and its
+    /// SLO verdicts only that part.
+    pub partial: bool,
+    /// How far apart the merged results started measuring: the latest `started_at` minus the
+    /// earliest, microseconds.
+    pub start_skew_us: u64,
 }
 
 /// A regression rule as resolved by the plan, in canonical units.
@@ -262,6 +303,11 @@ pub struct TargetResult {
     /// Absent for `total`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub transport: Option<TransportResult>,
+    /// This target's seconds, as the run's `time_series` (each with its histogram), so that a
+    /// merge recomputes each target's seconds exactly; empty for `total` (whose seconds are
+    /// the run's `time_series`) and in results before version 4.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub time_series: Vec<TimeSample>,
 }
 
 /// How often one response check passed.
@@ -531,6 +577,12 @@ pub struct TimeSample {
     /// results.
     #[serde(default)]
     pub requests: Option<u64>,
+    /// This second's latencies in microseconds: HdrHistogram V2 + DEFLATE, base64 (standard),
+    /// 2 significant digits, the histogram the percentiles above come from, so that merged
+    /// seconds are exact; absent in results before version 4 and for a second without
+    /// responses.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub histogram: Option<String>,
 }
 
 /// The verdict on one SLO threshold.

@@ -5,8 +5,8 @@ use hdrhistogram::Histogram;
 use super::health::health;
 use super::{
     CheckResult, Environment, LatencySummary, LoadInfo, PhaseSummary, PhasesResult, RESULT_VERSION,
-    RecordedRule, RunResult, ServerTimingMetric, SpecInfo, StreamingResult, TargetResult,
-    TimeSample, TlsResult, TransportResult, UpstreamResult, encode_histogram, slo,
+    RecordedRule, RunResult, ServerTimingMetric, ShardInfo, SpecInfo, StreamingResult,
+    TargetResult, TimeSample, TlsResult, TransportResult, UpstreamResult, encode_histogram, slo,
 };
 use crate::measure::{Phases, SpanSample, Streaming, TargetStats, Upstream, rate};
 use crate::plan::{Model, Plan, Stop, TargetPlan};
@@ -38,7 +38,15 @@ fn build_with(plan: &Plan, output: &RunOutput, judge_lateness: bool) -> RunResul
             name: plan.name.clone(),
             hash: plan.spec_hash.clone(),
         },
-        started_at: humantime::format_rfc3339_millis(output.started_at).to_string(),
+        started_at: humantime::format_rfc3339_micros(output.started_at).to_string(),
+        planned_start_at: plan
+            .start_at
+            .map(|at| humantime::format_rfc3339_micros(at + plan.load.warmup()).to_string()),
+        shard: plan.shard.map(|s| ShardInfo {
+            index: s.index,
+            count: s.count,
+        }),
+        merged: None,
         duration_s: elapsed_s,
         interrupted: output.interrupted,
         environment: environment(output),
@@ -135,6 +143,7 @@ fn time_sample(s: &SpanSample) -> TimeSample {
         p99_9_us: Some(s.p99_9_us),
         mean_us: Some(s.mean_us),
         requests: Some(s.requests),
+        histogram: None,
     }
 }
 
@@ -207,6 +216,7 @@ fn target_result(
         upstream_us: upstream_result(&stats.upstream),
         streaming: streaming_result(&stats.streaming),
         transport: None,
+        time_series: Vec::new(),
     }
 }
 

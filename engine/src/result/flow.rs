@@ -96,6 +96,7 @@ impl FlowResult {
             upstream_us: None,
             streaming: None,
             transport: None,
+            time_series: Vec::new(),
         }
     }
 }

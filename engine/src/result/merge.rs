@@ -113,9 +113,17 @@ pub enum MergeError {
 /// (2^63), so no count of a merge can overflow.
 pub const MAX_SHARDS: usize = 1024;
 
+/// How `loadgate merge` treats missing shards.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MergeOptions {
+    /// Merge even when shards are missing, marking the result partial (`--allow-missing`).
+    pub allow_missing: bool,
+}
+
 /// Merges the shards' results. Errors: none given, more than [`MAX_SHARDS`], a result given
 /// twice, different specs (name or file hash) or result versions, an unreadable histogram.
-pub fn merge(results: &[RunResult]) -> Result<RunResult, MergeError> {
+pub fn merge(results: &[RunResult], options: MergeOptions) -> Result<RunResult, MergeError> {
+    let _ = options.allow_missing;
     let first = results.first().ok_or(MergeError::Empty)?;
     if results.len() > MAX_SHARDS {
         return Err(MergeError::TooMany {
@@ -167,6 +175,9 @@ pub fn merge(results: &[RunResult]) -> Result<RunResult, MergeError> {
             .map(|r| r.started_at.clone())
             .min()
             .expect("not empty"),
+        planned_start_at: None,
+        shard: None,
+        merged: None,
         duration_s,
         interrupted: results.iter().any(|r| r.interrupted),
         environment: merge_environment(results),
@@ -345,6 +356,7 @@ fn merge_targets(
         streaming: None,
         // Shards of one spec ask for the same transport.
         transport: head.transport.clone(),
+        time_series: Vec::new(),
     };
     let single = parts.len() == 1;
     let mut added = Added::default();
@@ -584,6 +596,7 @@ fn merge_series(results: &[RunResult]) -> Vec<TimeSample> {
                 p99_9_us: round(weighted(&|s| s.p99_9_us.map(|v| v as f64))),
                 mean_us: weighted(&|s| s.mean_us),
                 requests: samples.iter().map(|s| s.requests).sum(),
+                histogram: None,
             }
         })
         .collect()

@@ -28,9 +28,10 @@ mod slo;
 mod upgrade;
 
 pub use artifact::{
-    CheckResult, Environment, Health, LatencySummary, LoadInfo, PhaseSummary, PhasesResult,
-    RecordedRule, RunResult, ServerTimingMetric, SloVerdict, SpecInfo, StageHealth,
-    StreamingResult, TargetResult, TimeSample, TlsResult, TransportResult, UpstreamResult, schema,
+    CheckResult, Environment, Health, LatencySummary, LoadInfo, MergeInfo, PhaseSummary,
+    PhasesResult, RecordedRule, RunResult, ServerTimingMetric, ShardInfo, SloVerdict, SpecInfo,
+    StageHealth, StreamingResult, TargetResult, TimeSample, TlsResult, TransportResult,
+    UpstreamResult, schema,
 };
 pub(crate) use artifact::{RESULT_VERSION, published_schema};
 pub use build::build;

@@ -25,7 +25,7 @@ type Step = fn(&mut Map<String, Value>);
 
 /// `STEPS[i]` upgrades a result of version `OLDEST_VERSION + i` to the next version; the
 /// caller then sets its `result_version`.
-const STEPS: [Step; (RESULT_VERSION - OLDEST_VERSION) as usize] = [v1_to_v2, v2_to_v3];
+const STEPS: [Step; (RESULT_VERSION - OLDEST_VERSION) as usize] = [v1_to_v2, v2_to_v3, v3_to_v4];
 
 /// Why a result's JSON cannot be upgraded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -125,6 +125,11 @@ fn v1_to_v2(result: &mut Map<String, Value>) {
 /// which `#[serde(default)]` reads as empty) and a recorded regression rule its scope (`total`
 /// when absent). Both read with their defaults, so nothing in the JSON changes.
 fn v2_to_v3(_: &mut Map<String, Value>) {}
+
+/// Version 3 -> 4, shards (issue 17): a result may record its shard, its planned start and
+/// what a merge merged, and each second (of the run and of each target) its histogram. All are
+/// optional, so nothing in the JSON changes; `started_at` keeps its milliseconds.
+fn v3_to_v4(_: &mut Map<String, Value>) {}
 
 /// Version 1 -> 2 of one latency or phase summary: `_us` after each time's name.
 fn add_unit(summary: Option<&mut Value>) {
