@@ -64,9 +64,11 @@ pub(crate) const COLLECT_INTERVAL: Duration = Duration::from_millis(250);
 ///
 /// Raises the soft open-files limit to the hard limit first (Unix). With a planned start
 /// (`plan.start_at`, `--start-at`), the targets are resolved and checked first, then the run
-/// waits until then (a `stop` ends the wait, and the run, within 250 ms) and starts: the
-/// work before the clock (pre-connect, a warmup of N requests) comes after the wait and
-/// moves time zero by its length, which the result's `started_at` shows.
+/// waits until then (a `stop` ends the wait, and the run, within 250 ms) and starts on it:
+/// with a warmup, its connections open in the warmup ([`Ready::on_given_clock`]), so that
+/// time zero is the planned start; without one, they open before the clock (pre-connect),
+/// as does a warmup of N requests, which moves time zero by their length (the result's
+/// `started_at` shows it).
 ///
 /// Errors: a target that cannot be resolved or connected to before the run starts; an
 /// open-files limit below what the run needs ([`RunError::FileLimit`]).
@@ -76,9 +78,12 @@ pub fn execute(
     progress: &mut dyn FnMut(&Progress),
 ) -> Result<RunOutput, RunError> {
     let ready = prepare(plan)?;
-    let start = match plan.start_at {
-        Some(at) => wait_until(at, &stop),
-        None => Instant::now(),
+    let (ready, start) = match plan.start_at {
+        Some(at) if !plan.load.warmup().is_zero() => {
+            (ready.on_given_clock(), wait_until(at, &stop))
+        }
+        Some(at) => (ready, wait_until(at, &stop)),
+        None => (ready, Instant::now()),
     };
     ready.run(start, stop, progress)
 }
