@@ -266,8 +266,8 @@ pub(crate) fn run_plan(
     interrupt: &mut Option<Interrupt>,
 ) -> anyhow::Result<(result::RunResult, Outcome)> {
     // `--shard` and `--start-at` first: bad input fails before anything else.
-    let (plan, start_at) = &share(plan, args)?;
-    // Read the baseline first: a missing or foreign baseline fails before any load is sent.
+    let (plan, start_at) = share(plan, args)?;
+    // Then the baseline: a missing or foreign baseline fails before any load is sent.
     let baseline = match &args.baseline {
         Some(path) => {
             let baseline = result::read(path)?;
@@ -284,7 +284,7 @@ pub(crate) fn run_plan(
     };
     // The open-files limit, raised and checked before this process opens descriptors of its
     // own (the signal watcher, the service's pipes, the `--out` file).
-    run::raise_file_limit(plan)?;
+    run::raise_file_limit(&plan)?;
     // And the file of `--out`: a folder that cannot take it fails before any load too.
     let out = args
         .out
@@ -305,8 +305,8 @@ pub(crate) fn run_plan(
     };
     // The service has started: now the lateness of `--start-at` is known.
     let plan = &match start_at {
-        Some(at) => timed(plan.clone(), *at)?,
-        None => plan.clone(),
+        Some(at) => timed(plan, at)?,
+        None => plan,
     };
     let mut progress = ProgressLine::new(args.quiet, plan.load.measured_duration());
     let output = run::execute(plan, stop, &mut |p| progress.update(p));

@@ -195,7 +195,7 @@ impl Plan {
 
     /// Plans the run's time zero (the start of the warmup) at `start_at`, as `--start-at`
     /// gives it, `now` being the wall clock: a time still to come is kept; a time past by at
-    /// most the warmup shortens the warmup by the lateness ([`super::LoadPlan::skip`]) and
+    /// most the warmup shortens the warmup by the lateness (`LoadPlan::skip`) and
     /// time zero becomes now, so that measuring still starts at `start_at` + warmup. Errors:
     /// a time past by more than the warmup.
     pub fn with_start_at(
@@ -219,7 +219,7 @@ impl Plan {
 }
 
 /// Parses `--start-at`: RFC 3339 in UTC (`2026-11-24T10:00:00Z`, any fraction of a second)
-/// or `+DURATION` from `now` (`+30s`, `+1.5m`: [`parse_duration`]'s units).
+/// or `+DURATION` from `now` (`+30s`, `+1.5m`: the units of `load.duration`).
 pub fn parse_start_at(text: &str, now: SystemTime) -> Result<SystemTime, ShardError> {
     let bad = || ShardError::StartAt(text.to_string());
     match text.trim().strip_prefix('+') {

@@ -65,7 +65,7 @@ pub(crate) const COLLECT_INTERVAL: Duration = Duration::from_millis(250);
 /// Raises the soft open-files limit to the hard limit first (Unix). With a planned start
 /// (`plan.start_at`, `--start-at`), the targets are resolved and checked first, then the run
 /// waits until then (a `stop` ends the wait, and the run, within 250 ms) and starts on it:
-/// with a warmup, its connections open in the warmup ([`Ready::on_given_clock`]), so that
+/// with a warmup, its connections open in the warmup (`Ready::on_given_clock`), so that
 /// time zero is the planned start; without one, they open before the clock (pre-connect),
 /// as does a warmup of N requests, which moves time zero by their length (the result's
 /// `started_at` shows it).
@@ -119,7 +119,7 @@ pub(crate) struct Ready<'a> {
     /// What the run needs of file descriptors.
     budget: FileLimit,
     /// Open the first level's connections before the clock starts, as the plan says
-    /// (`load.pre_connect`); false on a given clock ([`Ready::on_given_clock`]).
+    /// (`load.pre_connect`); false on a given clock (`Ready::on_given_clock`).
     pre_connect: bool,
 }
 
