@@ -234,7 +234,7 @@ mod tests {
     use crate::plan::Stage;
     use crate::spec::SourceSpec;
 
-    /// Plans `yaml` (a spec; `extra` files beside it), as `loadgate run` does.
+    /// Plans `yaml` (a spec; `extra` files beside it), schema checks aside.
     fn plan_with(yaml: &str, extra: &[(&str, &str)]) -> Plan {
         let dir = tempfile::tempdir().unwrap();
         for (name, text) in extra {
@@ -243,7 +243,13 @@ mod tests {
         let path = dir.path().join("spec.yaml");
         std::fs::write(&path, yaml).unwrap();
         let source = SourceSpec::read(&path).unwrap();
-        crate::validate::check(&source, &|_| None).unwrap()
+        let spec: crate::spec::Spec = serde_json::from_value(source.value.clone()).unwrap();
+        let ctx = crate::plan::BuildContext {
+            source: source.text.as_bytes(),
+            spec_dir: dir.path(),
+            var: &|_| None,
+        };
+        crate::plan::build(&spec, &ctx).unwrap_or_else(|e| panic!("{e:?}"))
     }
 
     fn plan(load: &str) -> Plan {

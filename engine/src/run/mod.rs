@@ -89,8 +89,8 @@ pub fn execute(
 }
 
 /// Sleeps until the wall clock reads `at`, or `stop` is set (looked at every
-/// [`COLLECT_INTERVAL`]); returns `at` as an instant, or now when `at` is past or the wait
-/// was stopped.
+/// [`COLLECT_INTERVAL`]); returns `at` as an instant (in the past when `at` is: the schedule
+/// stays on the wall clock), or now when the wait was stopped.
 fn wait_until(at: SystemTime, stop: &AtomicBool) -> Instant {
     let now = Instant::now();
     let start = match at.duration_since(SystemTime::now()) {
@@ -119,7 +119,7 @@ pub(crate) struct Ready<'a> {
     /// What the run needs of file descriptors.
     budget: FileLimit,
     /// Open the first level's connections before the clock starts, as the plan says
-    /// (`load.pre_connect`); false on a given clock (`Ready::on_given_clock`).
+    /// (`load.pre_connect`); false on a given clock ([`Ready::on_given_clock`]).
     pre_connect: bool,
 }
 
