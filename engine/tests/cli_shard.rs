@@ -314,8 +314,9 @@ fn flags_that_cannot_be_used_are_refused_before_any_load_with_exit_2() {
     let dir = tempfile::tempdir().unwrap();
     let spec = unreachable(dir.path(), "  connections: 2\n  duration: 1s\n");
     let spec = spec.to_str().unwrap();
-    let cases: [(&[&str], &str); 5] = [
+    let cases: [(&[&str], &str); 6] = [
         (&["--shard", "5/4"], "the shard index must be 1 to 4"),
+        (&["--shard", "3/2"], "the shard index must be 1 to 2"),
         (&["--shard", "3-2"], "is not a shard: give K/N"),
         (&["--shard", "1/0"], "the shard count must be 1 to 1024"),
         (
