@@ -1,7 +1,8 @@
 //! `loadgate run --shard K/N --start-at TIME`, through the binary against `loadgate serve` on
 //! loopback: the shard's share and `K/N` in its result, a start that waits for its time (and
-//! a Ctrl-C that ends the wait), a late start that shortens the warmup or is refused, a
-//! shard's SLOs reported but not judged, and the flags that do not go together.
+//! a Ctrl-C that ends the wait), an open model's rate and a flow's rows read once split over
+//! shards, a late start that shortens the warmup or is refused, a shard's SLOs reported but
+//! not judged, and the flags that do not go together.
 
 mod common;
 use common::{loadgate, start_serve, turn, wait_within};
@@ -81,6 +82,77 @@ fn a_shard_records_k_of_n_and_applies_its_share_of_the_connections() {
     );
     // Without --start-at, no planned start.
     assert!(r["planned_start_at"].is_null());
+}
+
+#[test]
+fn an_open_model_shard_takes_its_rate_and_a_flow_its_rows_read_once() {
+    let _turn = turn();
+    let (mut server, addr) = start_serve("1");
+    let dir = tempfile::tempdir().unwrap();
+    // 100/s over 4 shards: 25/s each; max_in_flight 10: 3, 3, 2, 2.
+    let open = spec(
+        dir.path(),
+        addr,
+        "  model: open\n  rate: 100/s\n  max_in_flight: 10\n  duration: 1s\n",
+        "",
+    );
+    let out_path = dir.path().join("open.json");
+    let out = loadgate(&["run", &open, "--quiet", "--shard", "3/4"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = loadgate(&[
+        "run",
+        &open,
+        "--quiet",
+        "--shard",
+        "4/4",
+        "--out",
+        out_path.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let r = result(&out_path);
+    assert_eq!(r["load"]["max_in_flight"], 2);
+    assert_eq!(r["health"]["stages"][0]["level_to"], 25.0);
+    let requests = r["total"]["requests"].as_u64().unwrap();
+    assert!((20..=30).contains(&requests), "{requests}");
+
+    // 5 rows read once over 2 shards: rows 1, 3, 5 and rows 2, 4; each shard's run ends when
+    // its rows are used up.
+    std::fs::write(dir.path().join("rows.csv"), "n\n1\n2\n3\n4\n5\n").unwrap();
+    let flow = dir.path().join("flow.yaml");
+    std::fs::write(
+        &flow,
+        format!(
+            "version: 1\nname: rows\nload:\n  connections: 2\n  duration: 30s\nflows:\n  \
+             - name: f\n    data: {{ file: rows.csv, order: once }}\n    steps:\n      \
+             - {{ name: get, url: 'http://{addr}/?n={{{{n}}}}' }}\n"
+        ),
+    )
+    .unwrap();
+    let mut iterations = Vec::new();
+    for shard in ["1/2", "2/2"] {
+        let out_path = dir.path().join("flow.json");
+        let started = Instant::now();
+        let out = loadgate(&[
+            "run",
+            flow.to_str().unwrap(),
+            "--quiet",
+            "--shard",
+            shard,
+            "--out",
+            out_path.to_str().unwrap(),
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "ended on its rows"
+        );
+        let r = result(&out_path);
+        iterations.push(r["flows"][0]["iterations"].as_u64().unwrap());
+        assert_eq!(r["total"]["requests"], iterations[iterations.len() - 1]);
+    }
+    let _ = server.kill();
+    let _ = server.wait();
+    assert_eq!(iterations, [3, 2]);
 }
 
 #[test]
