@@ -26,8 +26,8 @@
 //! connections add up exactly at every stage's ends. Mid-ramp, each shard rounds its own
 //! level: the shards together may run up to ⌈N/2⌉ connections more or fewer than one
 //! process would, until the ramp reaches its next whole share (e.g. 0 → 2 connections over
-//! 10 s on 2 shards: each shard's level passes 0.5 at 2.5 s, so both connections open then;
-//! one process opens its second at 7.5 s).
+//! 10 s on 2 shards: each shard ramps 0 → 1 and opens its connection at 5 s, when its level
+//! passes 0.5; one process opens its first at 2.5 s and its second at 7.5 s).
 //!
 //! `abort_on_fail` does not act on a shard: a shard sees only its share (a rate threshold
 //! would fail on every shard), and stopping every shard when the merged value fails is out of
@@ -312,7 +312,10 @@ mod tests {
                     assert_eq!((s.from.fract(), s.to.fract()), (0.0, 0.0));
                 }
             }
-            // The levels add up at every instant, mid-ramp too.
+            // The levels add up at every instant, mid-ramp too; the connections a run keeps
+            // busy (group g while the level is at least g + 0.5) differ by at most ⌈N/2⌉,
+            // and by none at the stages' ends (0, 2, 5 and 6 s).
+            let busy = |level: f64| (level + 0.5).floor();
             for tenth in 0..70 {
                 let t = f64::from(tenth) / 10.0;
                 let levels = sum(&|p| p.load.level_at(t));
@@ -320,6 +323,11 @@ mod tests {
                     (levels - whole.load.level_at(t)).abs() < 1e-9,
                     "{t}: {levels}"
                 );
+                let apart = sum(&|p| busy(p.load.level_at(t))) - busy(whole.load.level_at(t));
+                assert!(apart.abs() <= f64::from(count.div_ceil(2)), "{t}: {apart}");
+                if [0, 20, 50, 60].contains(&tenth) {
+                    assert_eq!(apart, 0.0, "{t}");
+                }
             }
             assert!(
                 parts
