@@ -146,7 +146,7 @@ async fn ticker(shared: Arc<Shared>, stats: Rc<RefCell<WorkerStats>>, tx: mpsc::
         let report = {
             let mut s = stats.borrow_mut();
             s.epoch_index = index + 1;
-            let second_ends = (index + 1) % per_second == 0;
+            let second_ends = (index + 1).is_multiple_of(per_second);
             Report::Epoch {
                 index,
                 stats: std::mem::take(&mut s.epoch),
