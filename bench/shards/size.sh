@@ -2,7 +2,7 @@
 # Issue 17: what the per-second histograms cost. Runs a 10-target spec (open model, RATE
 # arrivals/s spread over the targets by weight, for DURATION seconds) against `loadgate serve`
 # on 127.0.0.1 and reports the result file's size and loadgate's peak memory (maximum resident
-# set size, from GNU time's `-v`), with the share of the file that is per-second histograms
+# set size, from GNU time's `-v`) and CPU time, with the share of the file that is per-second histograms
 # (the run's and each target's `time_series[].histogram`).
 #
 # The targets answer after 0, 1, ..., 9 ms (`?delay=`), so that their latencies spread over
@@ -15,7 +15,9 @@
 #
 # Prints one line of `name=value` pairs: duration_s, targets, rate, seconds (in the run's time
 # series), result_bytes, histogram_bytes (the per-second histograms' base64 text, run and
-# targets), bytes_per_second (result_bytes / seconds), max_rss_kb, exit (loadgate's status).
+# targets), bytes_per_second (result_bytes / seconds), max_rss_kb, cpu_s (loadgate's user +
+# system time), exit (loadgate's status: 5 when the load was not applied as planned, e.g. a
+# busy machine; the sizes are still measured).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 DURATION=${DURATION:-600}
@@ -50,15 +52,17 @@ out=${OUT:-$work/result.json}
 status=0
 /usr/bin/time -v -o "$work/time.txt" "$LOADGATE" run -q "$work/spec.yaml" --out "$out" \
   >"$work/run.log" 2>&1 || status=$?
-rss=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$work/time.txt")
 if [ ! -s "$out" ]; then
   echo "no result (exit $status):" >&2
   head -20 "$work/run.log" >&2
   exit 1
 fi
-python3 - "$out" "$DURATION" "$TARGETS" "$RATE" "$rss" "$status" <<'PY'
-import json, os, sys
-path, duration, targets, rate, rss, status = sys.argv[1:]
+python3 - "$out" "$work/time.txt" "$DURATION" "$TARGETS" "$RATE" "$status" <<'PY'
+import json, os, re, sys
+path, time_txt, duration, targets, rate, status = sys.argv[1:]
+gnu_time = open(time_txt).read()
+rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", gnu_time).group(1)
+cpu = sum(float(x) for x in re.findall(r"(?:User|System) time \(seconds\): ([\d.]+)", gnu_time))
 r = json.load(open(path))
 series = [r["time_series"]] + [t.get("time_series", []) for t in r["targets"]]
 hist = sum(len(s.get("histogram", "")) for ts in series for s in ts)
@@ -66,5 +70,5 @@ size = os.path.getsize(path)
 seconds = len(r["time_series"])
 print(f"duration_s={duration} targets={targets} rate={rate} seconds={seconds} "
       f"result_bytes={size} histogram_bytes={hist} "
-      f"bytes_per_second={size // max(seconds, 1)} max_rss_kb={rss} exit={status}")
+      f"bytes_per_second={size // max(seconds, 1)} max_rss_kb={rss} cpu_s={cpu:.2f} exit={status}")
 PY
