@@ -5,9 +5,10 @@
 //! current-thread tokio runtime, own the virtual users (connections) spread over them (see
 //! `vu.rs`). Each worker
 //! records into its own `TargetStats` (no lock or channel per request) and, at the end of each
-//! epoch (a second; a fraction of one for `loadgate ab`), hands that epoch's `SpanStats` to the
-//! calling thread, which merges them into the epoch series and the time series (per second)
-//! and reports progress. Per-target and per-stage stats are merged once at the end. Before
+//! epoch (a second; a fraction of one for `loadgate ab`), hands that epoch's `SpanStats` (all
+//! targets) to the calling thread, with each target's of the second at a second's end; the
+//! calling thread merges them into the epoch series and the time series (per second, the
+//! run's and each target's, histograms encoded as each second ends) and reports progress. Per-target and per-stage stats are merged once at the end. Before
 //! the clock starts, the workers may open the first level's connections and send a warmup of
 //! N requests (`pre.rs`).
 //!
@@ -250,7 +251,12 @@ impl Ready<'_> {
             + shared.start.saturating_duration_since(Instant::now())
             + plan.load.warmup();
 
-        let mut collector = Collector::new(workers, shared.measure_start, epoch, &plan.slo);
+        let mut collector = Collector::new(
+            (workers, plan.targets.len()),
+            shared.measure_start,
+            epoch,
+            &plan.slo,
+        );
         let (halted_at, mut stage_cpu) = collect(
             &shared,
             &rx,
