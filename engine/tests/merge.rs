@@ -71,10 +71,10 @@ fn shards_of_other_specs_or_versions_are_refused() {
         "{err}"
     );
     let (a, mut b) = shards();
-    b.result_version = 4;
+    b.result_version = 3;
     let err = merge(&[a, b], Default::default()).unwrap_err().to_string();
     assert!(
-        err.contains("result 2 has result_version 4, the first 3"),
+        err.contains("result 2 has result_version 3, the first 4"),
         "{err}"
     );
     assert!(merge(&[], Default::default()).is_err());
