@@ -5,6 +5,8 @@
 //! do; and shards of version 4 built from them with real encoded histograms per second
 //! (`v4_shard`), on which the shard checks, the start check and the wall-clock alignment act.
 
+mod proptesting;
+
 use std::path::Path;
 
 use base64::Engine as _;
@@ -12,6 +14,7 @@ use hdrhistogram::Histogram;
 use hdrhistogram::serialization::{Serializer as _, V2DeflateSerializer};
 use loadgate::result::merge::{MergeOptions, merge};
 use loadgate::result::{self, MergeInfo, RunResult, ShardInfo, TimeSample, decode_histogram};
+use proptest::prelude::*;
 
 fn shards() -> (RunResult, RunResult) {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results");
@@ -513,4 +516,61 @@ fn merging_4_shards_of_a_60_s_10_target_run_takes_under_a_second() {
     assert_eq!(merged.targets.len(), 10);
     assert!(merged.targets[9].time_series[59].histogram.is_some());
     assert!(took < std::time::Duration::from_secs(1), "{took:?}");
+}
+
+proptest! {
+    #![proptest_config(proptesting::config(48, "tests/proptest-regressions/merge-exact.txt", 30_000))]
+
+    /// Any 1 to 4 shards started within a second of each other, given in any order: each
+    /// merged second holds exactly the seconds that wall-clock alignment puts there (offset
+    /// `round(Δstart / 1 s)`, recomputed here), its counts their sum and its percentiles those
+    /// of their histograms added; the merge does not depend on the order given.
+    #[test]
+    fn any_shards_merge_exactly_in_any_order(
+        shards in prop::collection::vec(
+            (0..=1_000_000u64, prop::collection::vec(prop::collection::vec(1..200_000u64, 0..40), 1..4)),
+            1..=4,
+        ),
+        rotate in 0..4usize,
+    ) {
+        let n = shards.len() as u32;
+        let results: Vec<RunResult> = (1..)
+            .zip(&shards)
+            .map(|(k, (start, seconds))| v4_shard(k, n, start + u64::from(k), seconds))
+            .collect();
+        let earliest = (1u32..).zip(&shards).map(|(k, (s, _))| s + u64::from(k)).min().unwrap();
+        let mut expected: std::collections::BTreeMap<u32, (u64, Histogram<u64>)> = Default::default();
+        for ((k, (start, _)), r) in (1u32..).zip(&shards).zip(&results) {
+            let offset = ((start + u64::from(k) - earliest) as f64 / 1e6).round() as u32;
+            for s in &r.time_series {
+                let (responses, sum) = expected
+                    .entry(s.second + offset)
+                    .or_insert_with(|| (0, Histogram::new_with_bounds(1, 3_600_000_000, 2).unwrap()));
+                *responses += s.responses;
+                if let Some(h) = &s.histogram {
+                    sum.add(decode_histogram(h).unwrap()).unwrap();
+                }
+            }
+        }
+        let merged = merge(&results, MergeOptions::default()).unwrap();
+        prop_assert_eq!(merged.time_series.len(), expected.len());
+        for (m, (second, (responses, sum))) in merged.time_series.iter().zip(&expected) {
+            prop_assert_eq!(m.second, *second);
+            prop_assert_eq!(m.responses, *responses);
+            let at = |q| if sum.is_empty() { 0 } else { sum.value_at_quantile(q) };
+            prop_assert_eq!(m.p99_us, at(0.99));
+            prop_assert_eq!(m.p50_us, at(0.5));
+            prop_assert_eq!(m.max_us, sum.max());
+        }
+        let total: u64 = results.iter().map(|r| r.total.responses).sum();
+        prop_assert_eq!(merged.total.responses, total);
+        let mut turned = results.clone();
+        turned.rotate_left(rotate % results.len());
+        let again = merge(&turned, MergeOptions::default()).unwrap();
+        prop_assert_eq!(
+            serde_json::to_value(&again.time_series).unwrap(),
+            serde_json::to_value(&merged.time_series).unwrap()
+        );
+        prop_assert_eq!(again.started_at, merged.started_at);
+    }
 }
