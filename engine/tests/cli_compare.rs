@@ -233,9 +233,9 @@ fn merge_adds_shards_and_refuses_other_specs() {
     assert_eq!(n(&two, "requests"), 2 * n(&one, "requests"));
     assert_eq!(n(&two, "responses"), 2 * n(&one, "responses"));
     // The same distribution twice: the same percentiles, recomputed from the added histogram
-    // (the fixture is a version-1 result, with `p99`; the merge writes version 3, `p99_us`).
+    // (the fixture is a version-1 result, with `p99`; the merge writes version 4, `p99_us`).
     assert_eq!(one["result_version"], 1);
-    assert_eq!(two["result_version"], 3);
+    assert_eq!(two["result_version"], 4);
     assert_eq!(
         two["total"]["latency_us"]["p99_us"],
         one["total"]["latency_us"]["p99"]
