@@ -112,13 +112,13 @@ fn results_that_cannot_be_compared_are_refused_with_exit_2() {
     );
 
     let future = edited(dir.path(), "current.json", |v| {
-        v["result_version"] = 4.into()
+        v["result_version"] = 5.into()
     });
     let out = loadgate(&["compare", b.to_str().unwrap(), &future]);
     let (_, stderr) = text(&out);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(
-        stderr.contains("has result_version 4; this loadgate reads versions 1 to 3"),
+        stderr.contains("has result_version 5; this loadgate reads versions 1 to 4"),
         "{stderr}"
     );
 

@@ -1,32 +1,16 @@
 //! Reading result files (checked as they are read), writing them and the other artifacts
-//! whole or not at all ([`OutFile`]), and the histograms' text encoding.
+//! whole or not at all ([`OutFile`]), and the histograms' text encoding (from `measure`,
+//! where the run encodes each second's).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 
-use base64::Engine as _;
-use hdrhistogram::Histogram;
-use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
-
 use super::upgrade::{self, OLDEST_VERSION, Unreadable};
 use super::{RESULT_VERSION, RunResult};
-
-/// Encodes a histogram as HdrHistogram V2 + DEFLATE, base64 (standard alphabet).
-pub(crate) fn encode_histogram(histogram: &Histogram<u64>) -> String {
-    let mut bytes = Vec::new();
-    V2DeflateSerializer::new()
-        .serialize(histogram, &mut bytes)
-        .expect("serializing into a Vec does not fail");
-    base64::engine::general_purpose::STANDARD.encode(bytes)
-}
-
-/// Decodes a histogram written by `encode_histogram`. Errors: bad base64 or histogram data.
-pub fn decode_histogram(text: &str) -> anyhow::Result<Histogram<u64>> {
-    let bytes = base64::engine::general_purpose::STANDARD.decode(text)?;
-    Ok(Deserializer::new().deserialize(&mut bytes.as_slice())?)
-}
+pub use crate::measure::decode_histogram;
+pub(crate) use crate::measure::encode_histogram;
 
 /// Writes `result` as pretty JSON to `path`, whole or not at all: [`OutFile::create`], then
 /// [`OutFile::write`].
