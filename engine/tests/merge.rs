@@ -5,6 +5,7 @@
 //! do; and shards of version 4 built from them with real encoded histograms per second
 //! (`v4_shard`), on which the shard checks, the start check and the wall-clock alignment act.
 
+mod common;
 mod proptesting;
 
 use std::path::Path;
@@ -573,4 +574,113 @@ proptest! {
         );
         prop_assert_eq!(again.started_at, merged.started_at);
     }
+}
+
+/// Two shards run as processes against one `loadgate serve`, started together by one
+/// `--start-at`, then merged: each merged second (the run's and each target's) holds the
+/// shards' seconds that wall-clock alignment puts there, its counts their sum and its
+/// percentiles those of their per-second histograms added.
+#[test]
+fn two_real_shards_merge_second_by_second_exactly() {
+    let _turn = common::turn();
+    let (mut server, addr) = common::start_serve("1");
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("spec.yaml");
+    std::fs::write(
+        &spec,
+        format!(
+            "version: 1\nname: shards\ntargets:\n  - name: fast\n    url: http://{addr}/?delay=1ms\n  \
+             - name: slow\n    url: http://{addr}/s?delay=8ms\n\
+             load:\n  connections: 4\n  duration: 2s\n  warmup: 300ms\n"
+        ),
+    )
+    .unwrap();
+    let start_at = humantime::format_rfc3339_millis(
+        std::time::SystemTime::now() + std::time::Duration::from_secs(2),
+    )
+    .to_string();
+    let children: Vec<(std::process::Child, std::path::PathBuf)> = (1..=2)
+        .map(|k| {
+            let out = dir.path().join(format!("shard-{k}.json"));
+            let child = std::process::Command::new(env!("CARGO_BIN_EXE_loadgate"))
+                .args(["run", spec.to_str().unwrap(), "--quiet", "--shard"])
+                .arg(format!("{k}/2"))
+                .args(["--start-at", &start_at, "--out", out.to_str().unwrap()])
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap();
+            (child, out)
+        })
+        .collect();
+    let mut shards = Vec::new();
+    for (mut child, out) in children {
+        let status = common::wait_within(&mut child, std::time::Duration::from_secs(30), "a shard");
+        assert_eq!(status.code(), Some(0));
+        shards.push(result::read(&out).unwrap());
+    }
+    let _ = server.kill();
+    let _ = server.wait();
+    let merged = merge(&shards, MergeOptions::default()).unwrap();
+    let info = merged.merged.as_ref().unwrap();
+    assert_eq!(
+        (info.results, info.shard_count, info.partial),
+        (2, Some(2), false)
+    );
+    assert!(info.start_skew_us < 100_000, "{info:?}");
+    assert_eq!(
+        merged.total.responses,
+        shards[0].total.responses + shards[1].total.responses
+    );
+    // Every result's seconds, the run's and each target's, go where their start says.
+    let earliest = shards
+        .iter()
+        .map(|r| humantime::parse_rfc3339(&r.started_at).unwrap())
+        .min()
+        .unwrap();
+    let series = |r: &RunResult| -> Vec<Vec<TimeSample>> {
+        std::iter::once(r.time_series.clone())
+            .chain(r.targets.iter().map(|t| t.time_series.clone()))
+            .collect()
+    };
+    let merged_series = series(&merged);
+    let mut checked = 0;
+    for (which, m_series) in merged_series.iter().enumerate() {
+        for m in m_series {
+            let mut sum = Histogram::<u64>::new_with_bounds(1, 3_600_000_000, 2).unwrap();
+            let mut responses = 0;
+            for r in &shards {
+                let started = humantime::parse_rfc3339(&r.started_at).unwrap();
+                let offset = started
+                    .duration_since(earliest)
+                    .unwrap()
+                    .as_secs_f64()
+                    .round() as u32;
+                for s in series(r)[which]
+                    .iter()
+                    .filter(|s| s.second + offset == m.second)
+                {
+                    responses += s.responses;
+                    if s.responses > 0 {
+                        sum.add(decode(&s.histogram)).unwrap();
+                    }
+                }
+            }
+            assert_eq!(m.responses, responses, "{which} {}", m.second);
+            if responses > 0 {
+                assert_eq!(
+                    m.p99_us,
+                    sum.value_at_quantile(0.99),
+                    "{which} {}",
+                    m.second
+                );
+                assert_eq!(m.p50_us, sum.value_at_quantile(0.5), "{which} {}", m.second);
+                assert_eq!(m.max_us, sum.max(), "{which} {}", m.second);
+                assert_eq!(decode(&m.histogram).len(), sum.len());
+                checked += 1;
+            }
+        }
+    }
+    // The run and both targets, about two seconds each.
+    assert!(checked >= 6, "{checked}");
 }
