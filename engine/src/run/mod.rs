@@ -247,8 +247,10 @@ impl Ready<'_> {
             None => shared,
         };
         let cpu_start = cpu_time();
-        let started_at = SystemTime::now()
-            + shared.start.saturating_duration_since(Instant::now())
+        // Time zero on the wall clock, exact whether it is still ahead or has just passed.
+        let (now, wall_now) = (Instant::now(), SystemTime::now());
+        let started_at = wall_now + shared.start.saturating_duration_since(now)
+            - now.saturating_duration_since(shared.start)
             + plan.load.warmup();
 
         let mut collector = Collector::new(
