@@ -126,7 +126,10 @@ describe('a merge step', () => {
 
   it('on a pull request merges its 2 shards, compares with that baseline, posts one comment and uploads loadgate', async () => {
     const event: Event = { name: 'pull_request', runId: 801, pr: 61, baseRef: 'main' }
+    // 100 artifacts of other steps first: the shards are on the listing's second page.
+    for (let i = 0; i < 100; i++) api.artifacts.push({ id: 5000 + i, name: `coverage-${i}`, runId: 801, zip: Buffer.alloc(0), expired: false })
     await shards(event, 2)
+    const from = api.requests.length
     const r = await step(event, { mode: 'merge' })
     expect(r.code, r.stdout).toBe(0)
     expect(resultOf(r).merged).toMatchObject({ results: 2, shard_count: 2 })
@@ -136,7 +139,9 @@ describe('a merge step', () => {
     expect(ours).toHaveLength(1)
     expect(api.comments.get(61)).toHaveLength(1)
     expect(ours[0].body).toContain('Baseline: [run #800]')
-    expect(artifactsOf(801).sort()).toEqual(['loadgate', 'loadgate-shard-1-of-2', 'loadgate-shard-2-of-2'])
+    expect(artifactsOf(801).filter((n) => n.startsWith('loadgate')).sort()).toEqual(['loadgate', 'loadgate-shard-1-of-2', 'loadgate-shard-2-of-2'])
+    const listed = api.requests.slice(from).filter((q) => q.url.startsWith('/repos/octo/shop/actions/runs/801/artifacts'))
+    expect(listed.map((q) => new URL(q.url, api.url).searchParams.get('page') ?? '1')).toEqual(['1', '2'])
   })
 
   it('with a shard missing, fails and says what to do; with allow-missing: true, merges a partial result', async () => {
