@@ -24,10 +24,10 @@ export function healthProblems(path: string): string[] {
   }
 }
 
-/** The spec `name` a result file records, or undefined when it is not a readable result. */
+/** The spec `name` a result file records (`spec.name`), or undefined when it is not a readable result. */
 export function specName(path: string): string | undefined {
   try {
-    const name: unknown = JSON.parse(readFileSync(path, 'utf8')).name
+    const name: unknown = JSON.parse(readFileSync(path, 'utf8')).spec?.name
     return typeof name === 'string' ? name : undefined
   } catch {
     return undefined

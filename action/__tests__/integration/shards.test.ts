@@ -54,8 +54,16 @@ async function shards(event: Event, n: number, only?: number[]): Promise<ActionR
   return runs
 }
 
-/** A result file inside an artifact of the stand-in, read from the step's own folder. */
-function resultOf(r: ActionRun): Record<string, any> {
+/** What these tests read of a result file (schema/result.schema.json). */
+interface ResultFile {
+  shard?: { index: number; count: number }
+  merged?: { results: number; shard_count?: number; missing: number[]; partial: boolean }
+  load: { connections?: number }
+  total: { requests: number }
+}
+
+/** The result file a step wrote (its `result` output). */
+function resultOf(r: ActionRun): ResultFile {
   return JSON.parse(readFileSync(r.outputs.result, 'utf8'))
 }
 
@@ -116,7 +124,7 @@ describe('a merge step', () => {
     // The merged result: both shards, their requests added up.
     const merged = resultOf(r)
     expect(merged.merged).toMatchObject({ results: 2, shard_count: 2, missing: [], partial: false })
-    const shardTotals = ran.map((s) => resultOf(s).total.requests as number)
+    const shardTotals = ran.map((s) => resultOf(s).total.requests)
     expect(merged.total.requests).toBe(shardTotals[0] + shardTotals[1])
     expect(r.outputs).toMatchObject({ verdict: 'pass', slo: 'pass', regression: 'no-baseline' })
     const uploaded = api.artifacts.find((a) => a.runId === 800 && a.name === 'loadgate')!

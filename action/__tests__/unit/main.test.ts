@@ -291,7 +291,7 @@ describe('main', () => {
     inputs = { ...inputs, baseline: 'base.json' }
     const problems = ['stage 1: 166 of 200 requests were dropped: every in-flight slot was busy (raise `max_in_flight`)']
     const invalid = compared(['unchanged'], { verdict: 'invalid_measurement', exit_code: 5, slo_passed: false, slo: [slo(false)] })
-    engine({ runCode: 5, doc: invalid, result: JSON.stringify({ name: 'api', health: { valid: false, problems } }) })
+    engine({ runCode: 5, doc: invalid, result: JSON.stringify({ spec: { name: 'api' }, health: { valid: false, problems } }) })
     await run()
     expect(commands()).toHaveLength(5) // the run, then every report as for any other run
     expect(outputs()).toMatchObject({ verdict: 'fail', slo: 'fail', regression: 'unchanged' })
@@ -309,14 +309,14 @@ describe('main', () => {
     // Without invalid-measurement in fail-on, the same run passes the step, and says so.
     core.reset()
     inputs = { ...inputs, 'fail-on': 'slo' }
-    engine({ runCode: 5, doc: invalid, result: JSON.stringify({ name: 'api', health: { valid: false, problems } }) })
+    engine({ runCode: 5, doc: invalid, result: JSON.stringify({ spec: { name: 'api' }, health: { valid: false, problems } }) })
     await run()
     expect(core.setFailed).not.toHaveBeenCalled()
     expect(core.summaryWritten[0]).toContain('This step does not fail for it (fail-on: slo).')
   })
 
   it('an invalid measurement on a push is left out of the history window it carries on', async () => {
-    const result = (valid: boolean) => JSON.stringify({ name: 'api', health: { valid, problems: valid ? [] : ['dropped'] } })
+    const result = (valid: boolean) => JSON.stringify({ spec: { name: 'api' }, health: { valid, problems: valid ? [] : ['dropped'] } })
     repository([{ id: 400, history: { 'run-400.json': result(true) } }])
     inputs = { ...inputs, 'fail-on': 'slo' }
     engine({ runCode: 5, doc: verdictDoc({ verdict: 'invalid_measurement', exit_code: 5 }), result: result(false) })
@@ -334,7 +334,7 @@ describe('main', () => {
     event('pull_request', { pull_request: { number: 7, base: { ref: 'main' }, head: { repo: { full_name: 'octo/shop' } } } })
     repository([{ id: 100 }, { id: 101 }])
     vi.mocked(downloadResult).mockImplementation(async (_id, from, dir) => {
-      writeFileSync(join(dir, 'result.json'), JSON.stringify({ name: 'api', health: { valid: from.runId !== 101, problems: [] } }))
+      writeFileSync(join(dir, 'result.json'), JSON.stringify({ spec: { name: 'api' }, health: { valid: from.runId !== 101, problems: [] } }))
       return join(dir, 'result.json')
     })
     engine({ doc: compared(['unchanged']) })
@@ -405,8 +405,8 @@ describe('main, the history window', () => {
   const uploaded = () => vi.mocked(uploadArtifact).mock.calls[0][1].map((f) => f.replace(`${temp}/loadgate/loadgate/`, ''))
 
   it('a push carries on the previous run\'s window of this spec, adds its result, and reports the trend over it', async () => {
-    const api = JSON.stringify({ name: 'api' })
-    repository([{ id: 400, history: { 'run-300.json': api, 'run-399.json': JSON.stringify({ name: 'old' }), 'run-400.json': api } }])
+    const api = JSON.stringify({ spec: { name: 'api' } })
+    repository([{ id: 400, history: { 'run-300.json': api, 'run-399.json': JSON.stringify({ spec: { name: 'old' } }), 'run-400.json': api } }])
     engine({ doc: verdictDoc(), result: api })
     await run()
     expect(core.setFailed).not.toHaveBeenCalled()
