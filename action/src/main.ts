@@ -26,7 +26,7 @@ import {
 } from './baseline.js'
 import { downloadResult } from './artifacts.js'
 import { upload } from './upload.js'
-import { runShard } from './shards.js'
+import { runShard, startAtArgs } from './shards.js'
 import { mergeShards } from './merge.js'
 import { carryHistory } from './history.js'
 import { healthProblems, invalidResult } from './result.js'
@@ -60,8 +60,8 @@ export async function run(): Promise<void> {
 
 /**
  * The steps, in order; each throws what stops the action. A run the engine could not carry out
- * (exit code 3) is still published (summary, comment, artifact), then fails the step whatever
- * `fail-on` says.
+ * (exit code 3), or shards that could not be merged, are still published (summary, comment,
+ * artifact), then fail the step whatever `fail-on` says. A shard stops after its upload.
  */
 async function main(): Promise<void> {
   const setup = prepare()
@@ -146,7 +146,7 @@ interface Ran {
   resultPath: string
   baseline: ResolvedBaseline
   history: string[]
-  /** The engine found the measurement invalid (exit code 5): the result is not in `history`. */
+  /** The measurement is invalid (the engine's exit code 5; a merged result's `health.valid`): the result is not in `history`. */
   invalid: boolean
 }
 
@@ -165,12 +165,12 @@ interface Stopped {
 async function runStored(s: Setup, engine: string): Promise<Ran | Stopped> {
   const resultPath = join(s.out, 'result.json')
   const ran = await core.group(`loadgate run ${s.inputs.spec}`, () =>
-    invoke(engine, ['run', s.spec, '--out', resultPath, ...s.inputs.args], s.cwd)
+    invoke(engine, ['run', s.spec, '--out', resultPath, ...startAtArgs(s.inputs.startAt), ...s.inputs.args], s.cwd)
   )
   if (ran.code === EXIT.notCarriedOut) return { stopped: notCarriedOut(relative(s.cwd, s.spec), 'run', ran) }
   const judged: number[] = [EXIT.pass, EXIT.sloFailed, EXIT.invalidMeasurement]
   if (!judged.includes(ran.code)) throw new Error(engineFailure('run', ran))
-  return compareStored(s, resultPath, ran.code === EXIT.invalidMeasurement)
+  return baselineAndHistory(s, resultPath, ran.code === EXIT.invalidMeasurement)
 }
 
 /**
@@ -191,14 +191,14 @@ async function runMerge(s: Setup, engine: string): Promise<Ran | Stopped> {
     })
   )
   if ('unmerged' in merged) return { stopped: merged.unmerged }
-  return compareStored(s, merged.resultPath, invalidResult(merged.resultPath))
+  return baselineAndHistory(s, merged.resultPath, invalidResult(merged.resultPath))
 }
 
 /**
  * Step 4, stored and merge modes: the baseline an earlier run stored and, on a branch, the
  * history window carried on from the previous run (the result, `invalid` or not, is this run's).
  */
-async function compareStored(s: Setup, resultPath: string, invalid: boolean): Promise<Ran> {
+async function baselineAndHistory(s: Setup, resultPath: string, invalid: boolean): Promise<Ran> {
   const baseline = await core.group('Find the baseline', () => resolveBaseline(s))
   if (!carriesHistory(s.ctx)) return { resultPath, baseline, history: [], invalid }
   const previous = await core.group('Find the history window to carry on', () => previousRun(s, baseline))

@@ -19,6 +19,11 @@ export function shardText(s: Shard): string {
   return `${s.index}/${s.count}`
 }
 
+/** `--start-at TIME` for `loadgate run`; none for '' (at once). */
+export function startAtArgs(startAt: string): string[] {
+  return startAt === '' ? [] : ['--start-at', startAt]
+}
+
 /** The artifact a shard uploads: `<artifact-name>-shard-K-of-N`. */
 export function shardArtifactName(artifactName: string, s: Shard): string {
   return `${artifactName}-shard-${s.index}-of-${s.count}`
@@ -61,8 +66,7 @@ export async function runShard(step: ShardStep): Promise<void> {
   const name = shardArtifactName(step.artifactName, shard)
   const resultPath = join(out, 'result.json')
   const mdPath = join(out, 'report.md')
-  const startAt = step.startAt === '' ? [] : ['--start-at', step.startAt]
-  const args = ['run', step.spec, '--out', resultPath, '--shard', shardText(shard), ...startAt, ...step.args]
+  const args = ['run', step.spec, '--out', resultPath, '--shard', shardText(shard), ...startAtArgs(step.startAt), ...step.args]
   const ran = await core.group(`loadgate run ${step.specLabel} --shard ${shardText(shard)}`, () => invoke(engine, args, cwd))
 
   if (ran.code === EXIT.notCarriedOut) {

@@ -619,6 +619,16 @@ describe('main, shards', () => {
     expect(outputs()).toMatchObject({ verdict: '', slo: '', regression: '', rps: '1234.5678', 'p95-us': '900', 'report-html': '', 'comment-url': '' })
   })
 
+  it('start-at without a shard starts the whole load at that time, and the run is compared as usual', async () => {
+    inputs = { ...inputs, 'start-at': '+30s' }
+    engine({ doc: verdictDoc() })
+    await run()
+    expect(core.setFailed).not.toHaveBeenCalled()
+    expect(commands()[0]).toBe(`run WS/perf/api.yaml --out ${out}/result.json --start-at +30s`)
+    expect(commands()).toHaveLength(5)
+    expect(vi.mocked(uploadArtifact).mock.calls.map(([name]) => name)).toEqual(['loadgate'])
+  })
+
   it('a shard that could not run uploads its report and engine.log under its name and fails; no comment', async () => {
     event('pull_request', { pull_request: { number: 7, base: { ref: 'main' }, head: { repo: { full_name: 'octo/shop' } } } })
     inputs = { ...inputs, shard: '1/2' }
