@@ -93,12 +93,15 @@ pub(crate) struct RunArgs {
     /// (connections, arrival rate, max_in_flight and request counts split so that the shares
     /// add up to the spec's; stages keep their timing) and records `K/N` in its result. SLOs
     /// are judged on the merged result (`loadgate merge`): a shard alone reports them and
-    /// exits 0 unless it could not run.
+    /// exits 0 unless it could not run. Not with `--baseline` (compare the merged result);
+    /// `abort_on_fail` does not act on a shard (stopping every shard is out of scope).
     #[arg(long, value_name = "K/N")]
     pub(crate) shard: Option<crate::plan::Shard>,
-    /// Start the load at this time: RFC 3339 (`2026-11-24T10:00:00Z`) or `+30s` from now.
-    /// Every shard given the same time warms up and starts measuring on the same wall-clock
-    /// second; a time already past by more than the warmup is refused (exit 2).
+    /// Start the run (its warmup) at this time: RFC 3339 in UTC (`2026-11-24T10:00:00Z`) or
+    /// `+30s` from now; it waits until then (Ctrl-C ends the wait). Every shard given the
+    /// same time warms up and starts measuring on the same wall-clock second; a time already
+    /// past shortens the warmup by the lateness, or is refused (exit 2) when past by more
+    /// than the warmup.
     #[arg(long, value_name = "TIME")]
     pub(crate) start_at: Option<String>,
 }

@@ -47,7 +47,8 @@ pub use compare::gate::Outcome;
 
 /// The exit code for an error that ended a command: 2 for an invalid spec or input (flags of
 /// a one-line run or a curl command that cannot be used, a result file that cannot be read, results that cannot be compared or merged, an `--out` path that
-/// cannot take the file, a `--templates` folder that is not one), 3 otherwise.
+/// cannot take the file, a `--templates` folder that is not one, a `--shard` or `--start-at`
+/// that cannot be used), 3 otherwise.
 pub fn error_exit_code(error: &anyhow::Error) -> ExitCode {
     let invalid_spec = error.chain().any(|e| {
         e.is::<validate::Diagnostics>()
@@ -60,6 +61,7 @@ pub fn error_exit_code(error: &anyhow::Error) -> ExitCode {
             || e.is::<ab::AbError>()
             || e.is::<ab::AlternateError>()
             || e.is::<quick::QuickError>()
+            || e.is::<plan::shard::ShardError>()
     });
     let exit = if invalid_spec {
         Exit::InvalidInput
@@ -263,7 +265,9 @@ pub(crate) fn run_plan(
     lines: &mut report::lines::LineSink,
     interrupt: &mut Option<Interrupt>,
 ) -> anyhow::Result<(result::RunResult, Outcome)> {
-    // Read the baseline first: a missing or foreign baseline fails before any load is sent.
+    // `--shard` and `--start-at` first: bad input fails before anything else.
+    let (plan, start_at) = share(plan, args)?;
+    // Then the baseline: a missing or foreign baseline fails before any load is sent.
     let baseline = match &args.baseline {
         Some(path) => {
             let baseline = result::read(path)?;
@@ -280,7 +284,7 @@ pub(crate) fn run_plan(
     };
     // The open-files limit, raised and checked before this process opens descriptors of its
     // own (the signal watcher, the service's pipes, the `--out` file).
-    run::raise_file_limit(plan)?;
+    run::raise_file_limit(&plan)?;
     // And the file of `--out`: a folder that cannot take it fails before any load too.
     let out = args
         .out
@@ -298,6 +302,11 @@ pub(crate) fn run_plan(
             Some(service::Service::start(s, &stop)?)
         }
         None => None,
+    };
+    // The service has started: now the lateness of `--start-at` is known.
+    let plan = &match start_at {
+        Some(at) => timed(plan, at)?,
+        None => plan,
     };
     let mut progress = ProgressLine::new(args.quiet, plan.load.measured_duration());
     let output = run::execute(plan, stop, &mut |p| progress.update(p));
@@ -326,7 +335,65 @@ pub(crate) fn run_plan(
         print!("{}", report::render(report::Format::Text, &input, None)?);
     }
     let outcome = Verdict::of(&result, comparison.as_ref()).outcome();
-    Ok((result, outcome))
+    Ok((result, shard_outcome(plan.shard, outcome)))
+}
+
+/// The plan of this process (`--shard`: its share, `plan::Plan::shard`) and the parsed
+/// `--start-at`. Errors (exit 2): `--baseline` with `--shard`, a share of nothing, a
+/// `--start-at` that is not a time.
+fn share(
+    plan: &plan::Plan,
+    args: &RunArgs,
+) -> Result<(plan::Plan, Option<std::time::SystemTime>), plan::shard::ShardError> {
+    let start_at = args
+        .start_at
+        .as_deref()
+        .map(|t| plan::shard::parse_start_at(t, std::time::SystemTime::now()))
+        .transpose()?;
+    let plan = match args.shard {
+        Some(shard) if args.baseline.is_some() => {
+            return Err(plan::shard::ShardError::Baseline(shard));
+        }
+        Some(shard) => plan.clone().shard(shard)?,
+        None => plan.clone(),
+    };
+    Ok((plan, start_at))
+}
+
+/// `plan` with its time zero at `start_at` (`plan::Plan::with_start_at`: a warmup shortened by
+/// the lateness), saying on stderr when the run waits for it. Errors (exit 2): `start_at`
+/// past by more than the warmup.
+fn timed(
+    plan: plan::Plan,
+    start_at: std::time::SystemTime,
+) -> Result<plan::Plan, plan::shard::ShardError> {
+    let now = std::time::SystemTime::now();
+    let plan = plan.with_start_at(start_at, now)?;
+    if start_at > now {
+        let who = plan
+            .shard
+            .map_or_else(|| "the run".to_string(), |s| format!("shard {s}"));
+        eprintln!(
+            "loadgate: {who} waits until {}",
+            humantime::format_rfc3339_millis(start_at)
+        );
+    }
+    Ok(plan)
+}
+
+/// How a run ends: by `outcome` (its verdict), or for a shard (`--shard`), whose SLOs are
+/// judged on the merged result, [`Outcome::Passed`] unless the run was interrupted.
+fn shard_outcome(shard: Option<plan::Shard>, outcome: Outcome) -> Outcome {
+    match (shard, outcome) {
+        (None, outcome) | (Some(_), outcome @ Outcome::Interrupted) => outcome,
+        (Some(shard), _) => {
+            eprintln!(
+                "loadgate: shard {shard}: its SLOs are judged on the merged result (`loadgate \
+                 merge`), not here"
+            );
+            Outcome::Passed
+        }
+    }
 }
 
 /// Looks up `${NAME}` for a spec: the environment, and `LOADGATE`, the running binary.

@@ -112,13 +112,13 @@ fn results_that_cannot_be_compared_are_refused_with_exit_2() {
     );
 
     let future = edited(dir.path(), "current.json", |v| {
-        v["result_version"] = 4.into()
+        v["result_version"] = 5.into()
     });
     let out = loadgate(&["compare", b.to_str().unwrap(), &future]);
     let (_, stderr) = text(&out);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(
-        stderr.contains("has result_version 4; this loadgate reads versions 1 to 3"),
+        stderr.contains("has result_version 5; this loadgate reads versions 1 to 4"),
         "{stderr}"
     );
 
@@ -233,9 +233,9 @@ fn merge_adds_shards_and_refuses_other_specs() {
     assert_eq!(n(&two, "requests"), 2 * n(&one, "requests"));
     assert_eq!(n(&two, "responses"), 2 * n(&one, "responses"));
     // The same distribution twice: the same percentiles, recomputed from the added histogram
-    // (the fixture is a version-1 result, with `p99`; the merge writes version 3, `p99_us`).
+    // (the fixture is a version-1 result, with `p99`; the merge writes version 4, `p99_us`).
     assert_eq!(one["result_version"], 1);
-    assert_eq!(two["result_version"], 3);
+    assert_eq!(two["result_version"], 4);
     assert_eq!(
         two["total"]["latency_us"]["p99_us"],
         one["total"]["latency_us"]["p99"]

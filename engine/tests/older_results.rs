@@ -167,7 +167,7 @@ fn a_v2_result_reads_without_flows_and_with_whole_run_rules() {
         String::from_utf8_lossy(&run.stderr)
     );
     let merged: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
-    assert_eq!(merged["result_version"], 3);
+    assert_eq!(merged["result_version"], 4);
     assert_eq!(merged["flows"], serde_json::json!([]));
     let rules = merged["regression_rules"].as_array().unwrap();
     assert_eq!(rules.len(), 5);

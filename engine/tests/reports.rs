@@ -915,7 +915,7 @@ fn a_result_with_flows_reads_back_and_fits_its_schema() {
     assert_eq!(back.regression_rules, current.regression_rules);
     let value: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    assert_eq!(value["result_version"], 3);
+    assert_eq!(value["result_version"], 4);
     let schema = result::schema();
     let validator = jsonschema::validator_for(&schema).unwrap();
     let errors: Vec<String> = validator

@@ -142,6 +142,29 @@ impl LoadPlan {
             .sum()
     }
 
+    /// Drops the first `late` of the stages (a run that starts `late` after its planned time
+    /// zero, `--start-at`): warmup stages that end within it go, the one it ends in starts
+    /// at its level then (`level_at(late)`) and is shorter by the rest; the schedule after
+    /// is unchanged, so measuring starts `warmup() − late` after the new time zero. `late`
+    /// beyond the warmup drops the warmup only (the caller refuses that case).
+    pub(crate) fn skip(&mut self, late: Duration) {
+        let mut left = late;
+        while !left.is_zero() {
+            let Some(first) = self.stages.first_mut().filter(|s| s.warmup) else {
+                return;
+            };
+            let Some(d) = first.duration else { return };
+            if left >= d {
+                left -= d;
+                self.stages.remove(0);
+            } else {
+                first.from += (first.to - first.from) * left.as_secs_f64() / d.as_secs_f64();
+                first.duration = Some(d - left);
+                return;
+            }
+        }
+    }
+
     /// The planned measuring time in duration mode.
     pub(crate) fn measured_duration(&self) -> Option<Duration> {
         match self.stop {

@@ -62,7 +62,13 @@ pub(crate) const COLLECT_INTERVAL: Duration = Duration::from_millis(250);
 /// Runs the plan's load. `stop` ends the run early (Ctrl-C; noticed within 250 ms);
 /// `progress` is called a few times a second from this thread.
 ///
-/// Raises the soft open-files limit to the hard limit first (Unix).
+/// Raises the soft open-files limit to the hard limit first (Unix). With a planned start
+/// (`plan.start_at`, `--start-at`), the targets are resolved and checked first, then the run
+/// waits until then (a `stop` ends the wait, and the run, within 250 ms) and starts on it:
+/// with a warmup, its connections open in the warmup (`Ready::on_given_clock`), so that
+/// time zero is the planned start; without one, they open before the clock (pre-connect),
+/// as does a warmup of N requests, which moves time zero by their length (the result's
+/// `started_at` shows it).
 ///
 /// Errors: a target that cannot be resolved or connected to before the run starts; an
 /// open-files limit below what the run needs ([`RunError::FileLimit`]).
@@ -71,7 +77,34 @@ pub fn execute(
     stop: Arc<AtomicBool>,
     progress: &mut dyn FnMut(&Progress),
 ) -> Result<RunOutput, RunError> {
-    prepare(plan)?.run(Instant::now(), stop, progress)
+    let ready = prepare(plan)?;
+    let (ready, start) = match plan.start_at {
+        Some(at) if !plan.load.warmup().is_zero() => {
+            (ready.on_given_clock(), wait_until(at, &stop))
+        }
+        Some(at) => (ready, wait_until(at, &stop)),
+        None => (ready, Instant::now()),
+    };
+    ready.run(start, stop, progress)
+}
+
+/// Sleeps until the wall clock reads `at`, or `stop` is set (looked at every
+/// [`COLLECT_INTERVAL`]); returns `at` as an instant (in the past when `at` is: the schedule
+/// stays on the wall clock), or now when the wait was stopped.
+fn wait_until(at: SystemTime, stop: &AtomicBool) -> Instant {
+    let now = Instant::now();
+    let start = match at.duration_since(SystemTime::now()) {
+        Ok(ahead) => now + ahead,
+        Err(past) => now.checked_sub(past.duration()).unwrap_or(now),
+    };
+    while !stop.load(Ordering::Relaxed) {
+        let left = start.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            break;
+        }
+        std::thread::sleep(left.min(COLLECT_INTERVAL));
+    }
+    start.min(Instant::now())
 }
 
 /// A plan whose targets are resolved and checked (the check at start), ready to run: what

@@ -7,6 +7,9 @@ use std::path::Path;
 use serde::Deserialize;
 use serde::de::{MapAccess, SeqAccess, Visitor};
 
+use super::{DataOrder, DataPlan};
+use crate::plan::Shard;
+
 /// Largest data file read, in bytes (64 MiB): the rows are kept in memory for the run.
 pub(crate) const MAX_DATA_BYTES: u64 = 64 << 20;
 
@@ -61,6 +64,24 @@ pub(super) fn read_table(spec_dir: &Path, file: &str) -> Result<Table, String> {
         return Err(format!("`{file}` has no rows"));
     }
     Ok(table)
+}
+
+impl DataPlan {
+    /// Keeps shard `shard`'s rows of a file read `once` (K of N: rows K−1, K−1+N, K−1+2N, …,
+    /// 0-based), so that no row goes to two shards; the N shards' rows are the file's. Rows
+    /// read in order or at random are every shard's.
+    pub(crate) fn shard(&mut self, shard: Shard) {
+        if self.order == DataOrder::Once {
+            let (first, step) = (shard.index as usize - 1, shard.count as usize);
+            self.rows = self
+                .rows
+                .iter()
+                .skip(first)
+                .step_by(step)
+                .cloned()
+                .collect();
+        }
+    }
 }
 
 /// A CSV file with a header row; every record as long as the header.
