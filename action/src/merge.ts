@@ -9,7 +9,7 @@ import { join } from 'node:path'
 import * as core from '@actions/core'
 import { downloadArtifact, type ArtifactOrigin } from './artifacts.js'
 import { EXIT, engineMessage, invoke } from './engine.js'
-import type { GitHubApi } from './github.js'
+import { httpStatus, type GitHubApi } from './github.js'
 import type { Shard } from './inputs.js'
 import { shardOfArtifact } from './shards.js'
 import { errorLines, type Unmeasured } from './summary.js'
@@ -73,12 +73,22 @@ export type Merged = { resultPath: string } | { unmerged: Unmeasured }
  */
 export async function mergeShards(step: MergeStep): Promise<Merged> {
   const { api, origin, artifactName } = step
-  const all = await api.paginate(api.rest.actions.listWorkflowRunArtifacts, {
-    owner: origin.owner,
-    repo: origin.repo,
-    run_id: origin.runId,
-    per_page: 100
-  })
+  let all
+  try {
+    all = await api.paginate(api.rest.actions.listWorkflowRunArtifacts, {
+      owner: origin.owner,
+      repo: origin.repo,
+      run_id: origin.runId,
+      per_page: 100
+    })
+  } catch (error) {
+    const status = httpStatus(error)
+    if (status !== 403 && status !== 404) throw error
+    throw new Error(
+      `cannot list the artifacts of this workflow run (run ${origin.runId}): ${(error as Error).message}. The token needs \`actions: read\` permission (see the README's permissions).`,
+      { cause: error }
+    )
+  }
   const found = selectShardArtifacts(all as RunArtifact[], artifactName)
   if (found.length === 0) return { unmerged: noShards(artifactName, origin.runId, all.length) }
   core.info(`Shard artifacts of run ${origin.runId}: ${found.map((a) => a.name).join(', ')}`)

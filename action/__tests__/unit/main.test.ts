@@ -722,6 +722,24 @@ describe('main, mode: merge', () => {
     expect(files).toEqual(['report.md', 'engine.log'])
   })
 
+  it('says which permission the token lacks when it may not list the run artifacts', async () => {
+    inputs = { ...inputs, mode: 'merge' }
+    vi.mocked(github.getOctokit).mockReturnValue({
+      paginate: async () => {
+        throw Object.assign(new Error('Resource not accessible by integration'), { status: 403 })
+      },
+      rest: { actions: { listWorkflowRunArtifacts: async () => ({ data: { artifacts: [] } }) } }
+    } as unknown as ReturnType<typeof github.getOctokit>)
+    engine({ doc: verdictDoc() })
+    await run()
+    expect(core.setFailed.mock.calls).toEqual([
+      [
+        'cannot list the artifacts of this workflow run (run 500): Resource not accessible by integration. The token needs `actions: read` permission (see the README\'s permissions).'
+      ]
+    ])
+    expect(commands()).toEqual([])
+  })
+
   it('with no shard artifact in the run, says what to do and fails without calling the engine', async () => {
     inputs = { ...inputs, mode: 'merge' }
     thisRun([{ id: 9, name: 'coverage' }, { id: 8, name: 'loadgate' }])
