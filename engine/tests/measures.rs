@@ -1,12 +1,12 @@
 //! The measures beside latency, against the built-in target on loopback: the request's write
-//! phase, slow responses, upstream-time headers, streamed bodies, pre-connect and a warmup
-//! counted in requests.
+//! phase, slow responses, upstream-time headers, streamed bodies, pre-connect, a warmup
+//! counted in requests, and the per-second histograms of the run and of each target.
 
 mod support;
 
 use std::sync::{Mutex, MutexGuard};
 
-use loadgate::result::{PhaseSummary, RunResult};
+use loadgate::result::{PhaseSummary, RunResult, TimeSample, decode_histogram};
 use support::run_yaml;
 
 /// Runs in this binary take turns: concurrent runs on a
@@ -353,5 +353,87 @@ fn pre_connect_keeps_tls_handshakes_out_of_the_latency_percentiles() {
     assert!(
         p90 < handshake,
         "{p90} µs >= the fastest handshake, {handshake} µs"
+    );
+}
+
+/// The value and count of every bucket a histogram recorded, in order.
+fn buckets(h: &hdrhistogram::Histogram<u64>) -> Vec<(u64, u64)> {
+    h.iter_recorded()
+        .map(|v| (v.value_iterated_to(), v.count_at_value()))
+        .collect()
+}
+
+/// A second's histogram, decoded: it holds the second's responses and gives its percentiles.
+fn second_histogram(s: &TimeSample) -> hdrhistogram::Histogram<u64> {
+    let text = s
+        .histogram
+        .as_deref()
+        .expect("a second with responses has a histogram");
+    let h = decode_histogram(text).expect("the histogram decodes");
+    assert_eq!(h.len(), s.responses, "second {}", s.second);
+    assert_eq!(h.value_at_quantile(0.99), s.p99_us, "second {}", s.second);
+    assert_eq!(h.value_at_quantile(0.5), s.p50_us, "second {}", s.second);
+    assert_eq!(h.max(), s.max_us, "second {}", s.second);
+    h
+}
+
+#[test]
+fn each_second_has_its_histogram_for_the_run_and_for_each_target() {
+    let _turn = turn();
+    let server = loadgate::serve::spawn("127.0.0.1:0".parse().unwrap(), 1).unwrap();
+    let yaml = format!(
+        "version: 1\nname: seconds\ndefaults:\n  base_url: {}\ntargets:\n  \
+         - name: fast\n    path: /\n  - name: slow\n    path: /?delay=3ms\n\
+         load:\n  model: open\n  rate: 300/s\n  max_in_flight: 20\n  duration: 3s\n  \
+         threads: 2\n",
+        server.url()
+    );
+    let result = run_yaml(&yaml);
+    let seconds: Vec<u32> = result.time_series.iter().map(|s| s.second).collect();
+    assert!(seconds.len() >= 3, "{seconds:?}");
+    for target in &result.targets {
+        // One sample per second of the run, the same seconds.
+        let own: Vec<u32> = target.time_series.iter().map(|s| s.second).collect();
+        assert_eq!(own, seconds, "{}", target.name);
+        // Every measured response ended in one of them.
+        let sum: u64 = target.time_series.iter().map(|s| s.responses).sum();
+        assert_eq!(sum, target.responses, "{}", target.name);
+    }
+    assert!(
+        result.total.time_series.is_empty(),
+        "the total's seconds are the run's"
+    );
+    for (i, second) in result.time_series.iter().enumerate() {
+        let of_targets = || result.targets.iter().map(move |t| &t.time_series[i]);
+        let requests: u64 = of_targets().map(|s| s.requests.unwrap()).sum();
+        let responses: u64 = of_targets().map(|s| s.responses).sum();
+        let errors: u64 = of_targets().map(|s| s.errors).sum();
+        assert_eq!(Some(requests), second.requests, "second {i}");
+        assert_eq!(
+            (responses, errors),
+            (second.responses, second.errors),
+            "second {i}"
+        );
+        if second.responses == 0 {
+            assert!(second.histogram.is_none(), "second {i}");
+            continue;
+        }
+        // The run's second is the targets' seconds added, bucket by bucket.
+        let total = second_histogram(second);
+        let mut added = hdrhistogram::Histogram::<u64>::new_from(&total);
+        for s in of_targets().filter(|s| s.responses > 0) {
+            added.add(second_histogram(s)).unwrap();
+        }
+        assert_eq!(buckets(&total), buckets(&added), "second {i}");
+    }
+    // The whole seconds kept their rate, and the slow target's are slower.
+    let middle = (
+        &result.targets[0].time_series[1],
+        &result.targets[1].time_series[1],
+    );
+    assert!(middle.0.responses + middle.1.responses >= 200, "{middle:?}");
+    assert!(
+        middle.1.p50_us >= 3_000 && middle.0.p50_us < 3_000,
+        "{middle:?}"
     );
 }

@@ -8,7 +8,8 @@
 //!   one: validation never panics;
 //! - result files (`tests/fixtures/results`) with values replaced, keys removed or bytes
 //!   broken: `result::read` never panics, and what it reads, `merge`, `compare` and every
-//!   report format take without a panic.
+//!   report format take without a panic; the same of a shard of version 4 (per-second
+//!   histograms, `shard`, `started_at` to the microsecond) merged with another.
 //!
 //! The cases of `tests/corpus/thresholds.txt` run first, every time. A failing case is saved
 //! in `tests/proptest-regressions/` (commit it) and replayed first on the next runs.
@@ -570,6 +571,70 @@ proptest! {
     ) {
         if let Some(read) = read_mutated(which, &mutations) {
             merge_both_ways(&read, &baseline());
+        }
+    }
+}
+
+/// The baseline fixture as shard `index` of 2 written by version 4, as JSON: `started_at` to
+/// the microsecond (`index` µs apart), `shard`, and a histogram in each second of the run's and
+/// each target's series (its responses at its p50), so that mutations reach the shard checks,
+/// the start check and the per-second histograms of `merge`.
+fn v4_shard_json(index: u32) -> Value {
+    use base64::Engine as _;
+    use hdrhistogram::serialization::{Serializer as _, V2DeflateSerializer};
+    let mut r = baseline();
+    r.started_at = format!("2026-11-24T09:00:00.{index:06}Z");
+    r.shard = Some(result::ShardInfo { index, count: 2 });
+    for s in &mut r.time_series {
+        let mut h = hdrhistogram::Histogram::<u64>::new_with_bounds(1, 3_600_000_000, 2).unwrap();
+        h.record_n(s.p50_us.max(1), s.responses).unwrap();
+        let mut bytes = Vec::new();
+        V2DeflateSerializer::new()
+            .serialize(&h, &mut bytes)
+            .unwrap();
+        s.histogram = Some(base64::engine::general_purpose::STANDARD.encode(bytes));
+    }
+    for t in &mut r.targets {
+        t.time_series = r.time_series.clone();
+    }
+    serde_json::to_value(&r).unwrap()
+}
+
+/// The shards `mutated_shards_merge_without_panic` starts from merge, exactly: the property
+/// reaches the merge itself, not only its refusals.
+#[test]
+fn the_v4_shards_of_the_merge_property_merge() {
+    let dir = tempfile::tempdir().unwrap();
+    let shards: Vec<RunResult> = [1, 2]
+        .map(|k| {
+            let path = dir.path().join(format!("shard-{k}.json"));
+            std::fs::write(&path, serde_json::to_string(&v4_shard_json(k)).unwrap()).unwrap();
+            result::read(&path).unwrap()
+        })
+        .into();
+    let merged = result::merge::merge(&shards, Default::default()).unwrap();
+    assert_eq!(merged.merged.as_ref().unwrap().start_skew_us, 1);
+    let first = &merged.time_series[0];
+    assert_eq!(first.responses, 2 * shards[0].time_series[0].responses);
+    assert!(first.histogram.is_some());
+}
+
+proptest! {
+    #![proptest_config(proptesting::config(64, "tests/proptest-regressions/merge-shards.txt", 30_000))]
+
+    /// A shard of version 4 with a few values replaced or removed (its shard, its starts, its
+    /// seconds and their histograms among them), merged with the other shard: no panic.
+    #[test]
+    fn mutated_shards_merge_without_panic(mutations in prop::collection::vec(mutation(), 1..4)) {
+        let mut doc = v4_shard_json(1);
+        mutate(&mut doc, &mutations);
+        let dir = tempfile::tempdir().unwrap();
+        let (path, other_path) = (dir.path().join("shard-1.json"), dir.path().join("shard-2.json"));
+        std::fs::write(&path, serde_json::to_string(&doc).unwrap()).unwrap();
+        std::fs::write(&other_path, serde_json::to_string(&v4_shard_json(2)).unwrap()).unwrap();
+        let other = result::read(&other_path).unwrap();
+        if let Ok(read) = result::read(&path) {
+            merge_both_ways(&read, &other);
         }
     }
 }

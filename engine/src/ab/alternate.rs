@@ -208,7 +208,7 @@ fn join(mut joined: RunOutput, next: RunOutput, stage: usize) -> RunOutput {
             .filter(|s| f64::from(s.index) + 1.0 <= next.elapsed.as_secs_f64() + 1e-9)
             .map(|s| crate::measure::SpanSample {
                 index: s.index + offset,
-                ..*s
+                ..s.clone()
             }),
     );
     joined.elapsed += next.elapsed;

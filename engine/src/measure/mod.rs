@@ -1,13 +1,16 @@
 //! What a run records: per-target latency histograms and counters ([`TargetStats`], with
 //! their request [`Phases`], the [`Upstream`] time that responses reported and their
 //! [`Streaming`] bodies), per-stage ([`StageStats`]) and per-epoch and per-second
-//! ([`SpanStats`]) records, why requests failed ([`ErrorKind`]), and the threshold aggregates measured on
-//! them ([`Measures`], also fed second by second to the window [`Watch`]).
+//! ([`SpanStats`]: all targets per epoch, each target per second) records, why requests failed
+//! ([`ErrorKind`]), the threshold aggregates measured on them ([`Measures`], also fed second
+//! by second to the window [`Watch`]), and the histograms' text encoding
+//! ([`encode_histogram`]).
 //!
 //! A leaf beneath `run` (which records) and `result` (which turns the records into the
 //! artifact): it depends on `plan` only. Each worker thread owns its own records and merges
 //! them once at the end (`merge`); nothing here is shared between threads while requests run.
 
+mod codec;
 mod error_kind;
 mod flow;
 mod measures;
@@ -21,11 +24,13 @@ mod watch;
 
 use hdrhistogram::Histogram;
 
+pub use codec::decode_histogram;
+pub(crate) use codec::encode_histogram;
 pub(crate) use error_kind::ErrorKind;
 pub(crate) use flow::{FlowStats, IterationFailure};
 pub(crate) use measures::{Measures, rate};
 pub(crate) use phases::{Phases, Setup, Timing};
-pub(crate) use span::{SpanSample, SpanStats};
+pub(crate) use span::{SpanSample, SpanStats, merge_targets};
 pub(crate) use stage::StageStats;
 pub(crate) use streaming::Streaming;
 pub(crate) use target::TargetStats;

@@ -63,6 +63,9 @@ fn totals(result: &RunResult) -> String {
             "  (interrupted: the numbers cover only part of the run)"
         );
     }
+    if let Some(note) = result::merge::partial_note(result) {
+        let _ = writeln!(out, "  ({note})");
+    }
     let streams = if load.streams > 1 {
         format!(" x {} streams", load.streams)
     } else {

@@ -232,7 +232,11 @@ pub(crate) fn build(
         flows: super::flows::flow_views(current, &targets),
         targets,
         total,
-        notes: comparison.map_or_else(Vec::new, |c| c.notes.clone()),
+        // A partial merge says so first (`merged.partial`), then the comparison's notes.
+        notes: crate::result::merge::partial_note(current)
+            .into_iter()
+            .chain(comparison.into_iter().flat_map(|c| c.notes.iter().cloned()))
+            .collect(),
         environment: environment(current, baseline),
         counts: Counts {
             slo: current.slo.len(),

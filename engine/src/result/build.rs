@@ -55,7 +55,11 @@ fn build_with(plan: &Plan, output: &RunOutput, judge_lateness: bool) -> RunResul
         total: target_result("total", &total, elapsed_s, slow_us(plan)),
         targets: targets(plan, output, elapsed_s),
         flows: super::flow::flows(plan, &output.flows, elapsed_s),
-        time_series: output.time_series.iter().map(time_sample).collect(),
+        time_series: output
+            .time_series
+            .iter()
+            .map(|s| time_sample(s.index, s))
+            .collect(),
         passed: slo.iter().all(|v| v.passed),
         slo,
         regression_rules: Some(
@@ -94,6 +98,11 @@ fn targets(plan: &Plan, output: &RunOutput, elapsed_s: f64) -> Vec<TargetResult>
                 .negotiated
                 .get(i)
                 .map(|negotiated| transport_result(target, negotiated));
+            result.time_series = output
+                .time_series
+                .iter()
+                .filter_map(|s| Some(time_sample(s.index, s.targets.get(i)?)))
+                .collect();
             result
         })
         .collect()
@@ -129,10 +138,11 @@ fn load_info(plan: &Plan) -> LoadInfo {
     }
 }
 
-/// One second of the time series, as the artifact records it.
-fn time_sample(s: &SpanSample) -> TimeSample {
+/// Second `second` of the time series (the run's, or a target's), as the artifact records it,
+/// with its histogram.
+fn time_sample(second: u32, s: &SpanSample) -> TimeSample {
     TimeSample {
-        second: s.index,
+        second,
         responses: s.responses,
         errors: s.errors,
         p50_us: s.p50_us,
@@ -143,7 +153,7 @@ fn time_sample(s: &SpanSample) -> TimeSample {
         p99_9_us: Some(s.p99_9_us),
         mean_us: Some(s.mean_us),
         requests: Some(s.requests),
-        histogram: None,
+        histogram: s.histogram.clone(),
     }
 }
 

@@ -5,9 +5,10 @@
 //! current-thread tokio runtime, own the virtual users (connections) spread over them (see
 //! `vu.rs`). Each worker
 //! records into its own `TargetStats` (no lock or channel per request) and, at the end of each
-//! epoch (a second; a fraction of one for `loadgate ab`), hands that epoch's `SpanStats` to the
-//! calling thread, which merges them into the epoch series and the time series (per second)
-//! and reports progress. Per-target and per-stage stats are merged once at the end. Before
+//! epoch (a second; a fraction of one for `loadgate ab`), hands that epoch's `SpanStats` (all
+//! targets) to the calling thread, with each target's of the second at a second's end; the
+//! calling thread merges them into the epoch series and the time series (per second, the
+//! run's and each target's, histograms encoded as each second ends) and reports progress. Per-target and per-stage stats are merged once at the end. Before
 //! the clock starts, the workers may open the first level's connections and send a warmup of
 //! N requests (`pre.rs`).
 //!
@@ -246,11 +247,18 @@ impl Ready<'_> {
             None => shared,
         };
         let cpu_start = cpu_time();
-        let started_at = SystemTime::now()
-            + shared.start.saturating_duration_since(Instant::now())
+        // Time zero on the wall clock, exact whether it is still ahead or has just passed.
+        let (now, wall_now) = (Instant::now(), SystemTime::now());
+        let started_at = wall_now + shared.start.saturating_duration_since(now)
+            - now.saturating_duration_since(shared.start)
             + plan.load.warmup();
 
-        let mut collector = Collector::new(workers, shared.measure_start, epoch, &plan.slo);
+        let mut collector = Collector::new(
+            (workers, plan.targets.len()),
+            shared.measure_start,
+            epoch,
+            &plan.slo,
+        );
         let (halted_at, mut stage_cpu) = collect(
             &shared,
             &rx,

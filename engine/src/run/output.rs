@@ -21,7 +21,8 @@ pub struct RunOutput {
     pub(crate) stages: Vec<StageStats>,
     /// CPU time (user + system) this process used during each stage, in seconds.
     pub(crate) stage_cpu_s: Vec<f64>,
-    /// One sample per second of measuring.
+    /// One sample per second of measuring, each with its histogram (encoded) and its targets'
+    /// same second ([`SpanSample::targets`], in the plan's order).
     pub(crate) time_series: Vec<SpanSample>,
     /// One sample per epoch of measuring: of 1 s (the same as `time_series`) unless
     /// `loadgate ab` asked for shorter ones (`Ready::with_epoch`).

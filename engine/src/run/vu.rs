@@ -256,15 +256,13 @@ pub(super) async fn request(
         let s = &mut *guard;
         let late_us = record_stage(shared, s, (intended, ready, started, end), answer.err());
         if measured {
-            s.epoch.late += u64::from(late_us > LATE_US);
             let latency_us = end.duration_since(intended).as_micros() as u64;
             s.last_end = Some(end);
             let record = &mut s.targets[t];
             // Every request's bytes, whatever its outcome.
             record.bytes_sent += traffic.sent;
             record.bytes_received += traffic.received;
-            s.epoch.requests += 1;
-            match outcome {
+            let (latency, failed) = match outcome {
                 Ok(response) => {
                     let expected = target.expect_status.contains(response.status);
                     record.record_response(response.status, latency_us, service_us, expected);
@@ -278,15 +276,16 @@ pub(super) async fn request(
                             record.record_check(i, passed)
                         });
                     }
-                    s.epoch.responses += 1;
-                    s.epoch.errors += u64::from(!expected);
-                    s.epoch.latency_us.saturating_record(latency_us.max(1));
+                    (Some(latency_us), !expected)
                 }
                 Err(kind) => {
                     record.record_error(kind);
-                    s.epoch.errors += 1;
+                    (None, true)
                 }
-            }
+            };
+            let late = late_us > LATE_US;
+            s.epoch.record(latency, failed, late);
+            s.second[t].record(latency, failed, late);
         }
     }
     if conn.is_none() {

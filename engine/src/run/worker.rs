@@ -1,5 +1,6 @@
 //! One worker thread: a current-thread tokio runtime running its virtual users, recording
-//! into its own stats, and handing each epoch's over to the calling thread.
+//! into its own stats, and handing each epoch's over to the calling thread (and each
+//! second's per target, with the second's last epoch).
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -10,7 +11,7 @@ use std::time::Instant;
 
 use tokio::time::timeout_at;
 
-use super::collect::Report;
+use super::collect::{Report, epochs_per_second};
 use super::pre::Gate;
 use super::shared::Shared;
 use super::vu;
@@ -26,6 +27,9 @@ pub(super) struct WorkerStats {
     pub(super) epoch: SpanStats,
     /// Index of the epoch `epoch` belongs to.
     pub(super) epoch_index: u32,
+    /// Per target, in the plan's order: what completed in the current second (from the start
+    /// of measuring), handed over with the second's last epoch.
+    pub(super) second: Vec<SpanStats>,
     pub(super) last_end: Option<Instant>,
 }
 
@@ -52,9 +56,19 @@ impl WorkerStats {
                 .collect(),
             epoch: SpanStats::default(),
             epoch_index: 0,
+            second: per_target(shared),
             last_end: None,
         }
     }
+}
+
+/// An empty span per target of `shared`.
+fn per_target(shared: &Shared) -> Vec<SpanStats> {
+    shared
+        .targets
+        .iter()
+        .map(|_| SpanStats::default())
+        .collect()
 }
 
 /// Runs worker `index` (of `workers`) until its virtual users end; returns its records.
@@ -110,10 +124,10 @@ pub(super) fn worker(
         .ok()
         .expect("all tasks have ended")
         .into_inner();
-    let last = std::mem::take(&mut stats.epoch);
     let _ = tx.send(Report::Epoch {
         index: stats.epoch_index,
-        stats: last,
+        stats: std::mem::take(&mut stats.epoch),
+        targets: std::mem::take(&mut stats.second),
     });
     let _ = tx.send(Report::Done {
         last: stats.epoch_index,
@@ -121,8 +135,10 @@ pub(super) fn worker(
     Ok(stats)
 }
 
-/// Hands the worker's stats of each epoch over at its end, from the start of measuring.
+/// Hands the worker's stats of each epoch over at its end, from the start of measuring, and
+/// its targets' stats of each second with the second's last epoch.
 async fn ticker(shared: Arc<Shared>, stats: Rc<RefCell<WorkerStats>>, tx: mpsc::Sender<Report>) {
+    let per_second = epochs_per_second(shared.epoch);
     let mut index = 0u32;
     loop {
         let boundary = shared.measure_start + shared.epoch * (index + 1);
@@ -130,9 +146,15 @@ async fn ticker(shared: Arc<Shared>, stats: Rc<RefCell<WorkerStats>>, tx: mpsc::
         let report = {
             let mut s = stats.borrow_mut();
             s.epoch_index = index + 1;
+            let second_ends = (index + 1).is_multiple_of(per_second);
             Report::Epoch {
                 index,
                 stats: std::mem::take(&mut s.epoch),
+                targets: if second_ends {
+                    std::mem::replace(&mut s.second, per_target(&shared))
+                } else {
+                    Vec::new()
+                },
             }
         };
         if tx.send(report).is_err() {
