@@ -47,7 +47,8 @@ pub(crate) enum Command {
     /// Render a result (compared with a baseline, with a trend over earlier results) as
     /// Markdown, HTML, JUnit XML or JSON.
     Report(ReportArgs),
-    /// Merge the results of several shards of one run into one result, losslessly.
+    /// Merge the results of several shards of one run into one result, losslessly, print its
+    /// summary and judge it as `run` does: exit 0 pass, 1 SLO failed, 5 invalid measurement.
     Merge(MergeArgs),
     /// Load a baseline and a candidate at the same time with the spec's load (duet) and judge
     /// each regression rule on the paired seconds; exit 0 pass, 1 SLO failed, 4 regression,

@@ -130,7 +130,12 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
                 results.len(),
                 args.out.display()
             );
-            Ok(Outcome::Passed)
+            // The merged run is judged as `run` judges one: its SLOs (a shard's are not).
+            print!(
+                "{}",
+                report::console::summary(&merged, report::console::color(false))
+            );
+            Ok(Verdict::of(&merged, None).outcome())
         }
     }
 }

@@ -246,6 +246,31 @@ fn merge_adds_shards_and_refuses_other_specs() {
     let rps = |v: &Value| v["total"]["rps"].as_f64().unwrap();
     assert!((rps(&two) - 2.0 * rps(&one)).abs() < 1e-6);
 
+    // The merged run is judged on its SLOs, re-evaluated on the merged numbers: a p95 above
+    // the (edited) limit fails the merge with exit 1, as it would fail `run`.
+    let strict = |hostname: &str, name: &str| {
+        let mut v: Value = serde_json::from_str(&std::fs::read_to_string(&c).unwrap()).unwrap();
+        v["slo"][0]["threshold"] = "p(95) < 1ms".into();
+        v["environment"]["hostname"] = hostname.into();
+        let path = dir.path().join(name);
+        std::fs::write(&path, serde_json::to_string(&v).unwrap()).unwrap();
+        path.display().to_string()
+    };
+    let (c_strict, shard_strict) = (
+        strict("shard-1", "strict-1.json"),
+        strict("shard-2", "strict-2.json"),
+    );
+    let out = loadgate(&[
+        "merge",
+        &c_strict,
+        &shard_strict,
+        "--out",
+        merged.to_str().unwrap(),
+    ]);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
+    assert!(stdout.contains("p(95) < 1ms"), "{stdout}");
+
     let other = edited(dir.path(), "current.json", |v| {
         v["spec"]["hash"] = "0".repeat(64).into()
     });
