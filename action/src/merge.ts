@@ -105,7 +105,10 @@ export async function mergeShards(step: MergeStep): Promise<Merged> {
   const resultPath = join(step.out, 'result.json')
   const args = ['merge', ...results, '--out', resultPath, ...(step.allowMissing ? ['--allow-missing'] : [])]
   const r = results.length === 0 ? undefined : await invoke(step.engine, args, step.cwd)
-  if (r === undefined || r.code !== EXIT.pass) return { unmerged: notMerged(found, results.length, r?.code, r?.stderr ?? '', step.allowMissing) }
+  // The engine judges the merged run as `run` judges one (exit 1: an SLO failed; 5: an invalid
+  // measurement): the verdict's to report, not an error here.
+  const merged: number[] = [EXIT.pass, EXIT.sloFailed, EXIT.invalidMeasurement]
+  if (r === undefined || !merged.includes(r.code)) return { unmerged: notMerged(found, results.length, r?.code, r?.stderr ?? '', step.allowMissing) }
   return { resultPath }
 }
 

@@ -705,6 +705,16 @@ describe('main, mode: merge', () => {
     expect(outputs()).toMatchObject({ verdict: 'pass', result: join(temp, 'loadgate', 'loadgate', 'result.json') })
   })
 
+  it('reports a merged run whose SLO failed (merge exits 1) as stored mode does, and fails by fail-on', async () => {
+    inputs = { ...inputs, mode: 'merge' }
+    thisRun([{ id: 1, name: 'loadgate-shard-1-of-2' }, { id: 2, name: 'loadgate-shard-2-of-2' }])
+    engine({ runCode: 1, doc: verdictDoc({ verdict: 'slo_failed', exit_code: 1, slo_passed: false, slo: [slo(false)] }) })
+    await run()
+    expect(commands()).toHaveLength(5) // merge, then the four reports
+    expect(vi.mocked(uploadArtifact).mock.calls.map(([name]) => name)).toEqual(['loadgate'])
+    expect(core.setFailed.mock.calls).toEqual([[expect.stringMatching(/^loadgate: .*SLO.* \(fail-on: slo, regression, invalid-measurement\)$/)]])
+  })
+
   it('publishes why the shards could not be merged (the engine refused them) and fails whatever fail-on says', async () => {
     inputs = { ...inputs, mode: 'merge', 'fail-on': 'none' }
     thisRun([{ id: 1, name: 'loadgate-shard-1-of-2' }])
