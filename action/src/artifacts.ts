@@ -1,6 +1,6 @@
 /**
  * Artifacts: uploading this run's result and reports (the next baseline), and downloading an
- * earlier run's result (cross-run download through the REST API).
+ * earlier run's result, or this run's shards (through the REST API).
  */
 import { existsSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
@@ -20,8 +20,8 @@ export interface ArtifactOrigin {
   runId: number
 }
 
-/** Downloads artifact `id` of another run into `dir`; returns the path of the result JSON in it. */
-export async function downloadResult(id: number, from: ArtifactOrigin, dir: string, resultFile: string): Promise<string> {
+/** Downloads artifact `id` of run `from.runId` (another run, or this one) into `dir`, through the REST API. */
+export async function downloadArtifact(id: number, from: ArtifactOrigin, dir: string): Promise<void> {
   const client = new DefaultArtifactClient()
   await client.downloadArtifact(id, {
     path: dir,
@@ -32,6 +32,11 @@ export async function downloadResult(id: number, from: ArtifactOrigin, dir: stri
       repositoryName: from.repo
     }
   })
+}
+
+/** Downloads artifact `id` of another run into `dir`; returns the path of the result JSON in it. */
+export async function downloadResult(id: number, from: ArtifactOrigin, dir: string, resultFile: string): Promise<string> {
+  await downloadArtifact(id, from, dir)
   const path = join(dir, resultFile)
   if (!existsSync(path)) {
     const found = readdirSync(dir).join(', ') || 'nothing'

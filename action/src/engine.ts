@@ -205,3 +205,17 @@ export function engineMessage(stderr: string, lines = 20): string {
   const all = stderr.trimEnd().split('\n')
   return all.slice(-lines).join('\n')
 }
+
+/** What the engine said when it did not produce a verdict. */
+export function engineFailure(what: string, r: Invocation): string {
+  const meaning: Record<number, string> = {
+    [EXIT.invalid]: 'the spec or the command line is invalid',
+    [EXIT.notCarriedOut]: 'the run could not be carried out',
+    [EXIT.regression]: 'a regression was found',
+    [EXIT.invalidMeasurement]: 'the measurement is invalid'
+  }
+  const m =
+    r.code === -1 ? 'the engine crashed: it was killed by a signal' : `${meaning[r.code] ?? 'the engine failed unexpectedly'} (exit code ${r.code})`
+  const said = engineMessage(r.stderr)
+  return `loadgate ${what}: ${m}${said ? `:\n${said}` : ''}`
+}

@@ -18,9 +18,21 @@ export type BaselineSource =
 /**
  * What the run is compared with: `stored`, a result an earlier run stored (`baseline`);
  * `paired`, the pull request's base, checked out beside the workspace, built, and loaded at the
- * same time as the workspace (`loadgate ab`).
+ * same time as the workspace (`loadgate ab`); `merge`, no run: the shards' results of this
+ * workflow run (`shard` steps in earlier jobs) merged into one, then compared as `stored`.
  */
-export type Mode = 'stored' | 'paired'
+export type Mode = 'stored' | 'paired' | 'merge'
+
+/** Shard `index` of `count` (`K/N`, 1-based), as `loadgate run --shard K/N` takes it. */
+export interface Shard {
+  /** K: which shard, from 1 to `count`. */
+  index: number
+  /** N: how many shards the run is spread over, 1 to `MAX_SHARDS`. */
+  count: number
+}
+
+/** The most shards a run may be spread over (the engine's `plan::MAX_SHARDS`). */
+export const MAX_SHARDS = 1024
 
 export type CommentWhen = 'always' | 'on-failure' | 'never'
 /**
@@ -58,6 +70,12 @@ export interface Inputs {
   engine: EngineSource
   /** Extra arguments for `loadgate run` (`loadgate ab` in paired mode), already split into words. */
   args: string[]
+  /** Stored mode: run this shard of the load only (`--shard K/N`), upload it, compare nothing. */
+  shard: Shard | undefined
+  /** Stored mode: when the load starts (`--start-at`: RFC 3339 or `+30s`); '' for at once. */
+  startAt: string
+  /** Merge mode: merge even when shards are missing (`loadgate merge --allow-missing`). */
+  allowMissing: boolean
 }
 
 /** Reads one input by its name in action.yml; `core.getInput` in the action. */
@@ -98,17 +116,30 @@ export function readInputs(get: GetInput): Inputs {
   else if (baselineRaw === 'none') baseline = { kind: 'none' }
   else baseline = { kind: 'path', path: baselineRaw }
 
-  const mode = oneOf('mode', get('mode'), ['stored', 'paired'] as const, 'stored')
+  const mode = oneOf('mode', get('mode'), ['stored', 'paired', 'merge'] as const, 'stored')
   const build = get('build').trim()
-  if (mode === 'stored' && build !== '') {
+  if (mode !== 'paired' && build !== '') {
     throw new InputError(
-      'input `build` is only run in `mode: paired` (in both checkouts); in `mode: stored`, build in a step before this one'
+      `input \`build\` is only run in \`mode: paired\` (in both checkouts); in \`mode: ${mode}\`, build in a step before this one`
     )
   }
   if (mode === 'paired' && baseline.kind !== 'auto') {
     throw new InputError(
       `input \`baseline\` is \`${baselineRaw}\`, but \`mode: paired\` compares with the pull request's base, built and run beside it: leave \`baseline\` unset, or use \`mode: stored\``
     )
+  }
+
+  const shard = shardInput(get('shard'), mode, baselineRaw)
+  const startAt = get('start-at').trim()
+  if (startAt !== '' && mode !== 'stored') {
+    throw new InputError(`input \`start-at\` is for a run in \`mode: stored\` (a shard's start); \`mode: ${mode}\` does not take it`)
+  }
+  if (/\s/.test(startAt)) {
+    throw new InputError(`input \`start-at\` is \`${startAt}\`; give one time: RFC 3339 (e.g. \`2026-11-24T10:00:00Z\`) or \`+30s\` from now`)
+  }
+  const allowMissing = oneOf('allow-missing', get('allow-missing'), ['false', 'true'] as const, 'false') === 'true'
+  if (allowMissing && mode !== 'merge') {
+    throw new InputError('input `allow-missing` is for `mode: merge` (merge the shards present when some are missing); leave it unset here')
   }
 
   const artifactName = get('artifact-name').trim() || 'loadgate'
@@ -152,8 +183,39 @@ export function readInputs(get: GetInput): Inputs {
     comment: oneOf('comment', get('comment'), ['always', 'on-failure', 'never'] as const, 'always'),
     failOn: failOn(get('fail-on')),
     engine,
-    args: engineArgs(get('args'), mode)
+    args: engineArgs(get('args'), mode),
+    shard,
+    startAt,
+    allowMissing
   }
+}
+
+/**
+ * `shard`: `K/N` with 1 ≤ K ≤ N ≤ `MAX_SHARDS`, or '' for none. A shard is neither paired nor
+ * merged, and is not compared (the merge step compares the merged result): only `mode: stored`
+ * with `baseline: auto` takes it.
+ */
+function shardInput(raw: string, mode: Mode, baseline: string): Shard | undefined {
+  const v = raw.trim()
+  if (v === '') return undefined
+  const m = v.match(/^(\d+)\s*\/\s*(\d+)$/)
+  if (!m) throw new InputError(`input \`shard\` is \`${v}\`; give K/N, e.g. \`2/4\` (shard 2 of 4), or \`\${{ matrix.shard }}/4\` in a matrix job`)
+  const [index, count] = [Number(m[1]), Number(m[2])]
+  if (count < 1 || count > MAX_SHARDS) throw new InputError(`input \`shard\` is \`${v}\`: the shard count N must be 1 to ${MAX_SHARDS}`)
+  if (index < 1 || index > count) throw new InputError(`input \`shard\` is \`${v}\`: the shard index K must be 1 to ${count}`)
+  if (mode !== 'stored') {
+    throw new InputError(
+      `input \`shard\` runs one shard of the load and uploads it; \`mode: ${mode}\` does not take it (${
+        mode === 'merge' ? 'the merge step downloads the shards of this run: leave `shard` unset in it' : 'a paired run is not sharded'
+      })`
+    )
+  }
+  if (baseline !== '' && baseline !== 'auto') {
+    throw new InputError(
+      `input \`baseline\` is \`${baseline}\`, but a shard is not compared: give \`baseline\` to the merge step (\`mode: merge\`), which compares the merged result`
+    )
+  }
+  return { index, count }
 }
 
 /**
@@ -185,15 +247,22 @@ export function failOnText(f: FailOn): string {
 export const PAIRED_NAMES = ['ROOT', 'PORT'] as const
 
 /**
- * Extra arguments, minus the ones the action itself passes: `--out` always; `--baseline` in
- * stored mode; in paired mode, a side's value of a name in `PAIRED_NAMES`.
+ * Extra arguments, minus the ones the action itself passes: `--out`, `--shard` and
+ * `--start-at` always; `--baseline` in stored mode; in paired mode, a side's value of a name in
+ * `PAIRED_NAMES`; none at all in merge mode, which runs no load.
  */
 function engineArgs(raw: string, mode: Mode): string[] {
   const args = splitArgs(raw)
+  if (mode === 'merge' && args.length > 0) {
+    throw new InputError('input `args` is for `loadgate run`; `mode: merge` runs no load (`loadgate merge` takes the shards of this run): leave `args` unset in it')
+  }
   for (const [i, a] of args.entries()) {
     const [flag, ...rest] = a.split('=')
     if (flag === '--out') {
       throw new InputError('input `args` contains `--out`, which the action sets itself: read the path from the `result` output')
+    }
+    if (flag === '--shard' || flag === '--start-at') {
+      throw new InputError(`input \`args\` contains \`${flag}\`, which the action sets itself: use the \`${flag.slice(2)}\` input`)
     }
     if (mode === 'stored' && flag === '--baseline') {
       throw new InputError('input `args` contains `--baseline`, which the action sets itself: use the `baseline` input')

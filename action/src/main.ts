@@ -1,11 +1,13 @@
 /**
  * The action: inputs -> engine -> run -> baseline -> report -> publish, one function each, then
  * the gate. In `mode: paired` the run and the baseline are one step: the pull request's base,
- * checked out and built beside it, loaded at the same time (`loadgate ab`). Every step is
- * awaited inside the one try/catch that ends in `core.setFailed`. The engine decides and
- * formats; the action reads its verdict document and places what it says.
+ * checked out and built beside it, loaded at the same time (`loadgate ab`). In `mode: merge`
+ * the run is the merge of this workflow run's shards (merge.ts); a shard step (input `shard`)
+ * runs its share and uploads it, and stops there (shards.ts). Every step is awaited inside the
+ * one try/catch that ends in `core.setFailed`. The engine decides and formats; the action reads
+ * its verdict document and places what it says.
  */
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -13,28 +15,32 @@ import * as core from '@actions/core'
 import * as github from '@actions/github'
 import { failOnText, readInputs, type FailOn, type Inputs } from './inputs.js'
 import { readContext, type RunContext } from './context.js'
-import { acquireEngine, engineMessage, EXIT, invoke, type Invocation } from './engine.js'
+import { acquireEngine, engineFailure, engineMessage, EXIT, invoke, type Invocation } from './engine.js'
 import {
   carriesHistory,
   findBaselineArtifact,
-  historyName,
-  historyWindow,
   planBaseline,
   planHistory,
   type SearchPlan,
   type WorkflowRun
 } from './baseline.js'
-import { downloadResult, uploadArtifact } from './artifacts.js'
+import { downloadResult } from './artifacts.js'
+import { upload } from './upload.js'
+import { runShard, startAtArgs } from './shards.js'
+import { mergeShards } from './merge.js'
+import { carryHistory } from './history.js'
+import { healthProblems, invalidResult } from './result.js'
 import { abArgs, build, findBase, freePorts, sideDir, withWorktree, type PairedBase } from './paired.js'
 import { commentBody, marker, upsertComment, withNote } from './comment.js'
 import {
   annotateFailedSlos,
   headlineLine,
   invalidMeasurementNote,
-  notCarriedOutMarkdown,
+  notCarriedOut,
   setOutputs,
   writeSummary,
-  type ReportPaths
+  type ReportPaths,
+  type Unmeasured
 } from './summary.js'
 import { failures, readVerdict, type LoadgateVerdict } from './verdict.js'
 import { httpStatus, type GitHubApi } from './github.js'
@@ -54,24 +60,34 @@ export async function run(): Promise<void> {
 
 /**
  * The steps, in order; each throws what stops the action. A run the engine could not carry out
- * (exit code 3) is still published (summary, comment, artifact), then fails the step whatever
- * `fail-on` says.
+ * (exit code 3), or shards that could not be merged, are still published (summary, comment,
+ * artifact), then fail the step whatever `fail-on` says. A shard stops after its upload.
  */
 async function main(): Promise<void> {
   const setup = prepare()
   // Paired: the base commit first, so that missing history fails before the engine is got.
   const base = setup.inputs.mode === 'paired' ? await core.group('Find the base commit', () => pairedBase(setup)) : undefined
   const engine = await getEngine(setup)
-  const ran = base ? await runPaired(setup, engine, base) : await runStored(setup, engine)
+  const { inputs } = setup
+  if (inputs.shard) {
+    const { spec, cwd, out } = setup
+    const { artifactName, shard, startAt, args } = inputs
+    return runShard({ engine, spec, specLabel: relative(setup.workspace, spec), cwd, out, artifactName, shard, startAt, args })
+  }
+  const ran = base
+    ? await runPaired(setup, engine, base)
+    : inputs.mode === 'merge'
+      ? await runMerge(setup, engine)
+      : await runStored(setup, engine)
   if ('stopped' in ran) {
-    await publish(setup, notCarriedOut(setup, ran.stopped))
-    core.setFailed(engineFailure(ran.stopped.command, ran.stopped))
+    await publish(setup, unmeasuredReport(setup, ran.stopped))
+    core.setFailed(ran.stopped.message)
     return
   }
   core.info(ran.baseline.note)
   const report = await writeReports(setup, engine, ran)
   await publish(setup, report)
-  gate(setup.inputs.failOn, report.verdict)
+  gate(inputs.failOn, report.verdict)
 }
 
 /** What every step needs: the inputs, the workflow run, and where things are. */
@@ -130,13 +146,16 @@ interface Ran {
   resultPath: string
   baseline: ResolvedBaseline
   history: string[]
-  /** The engine found the measurement invalid (exit code 5): the result is not in `history`. */
+  /** The measurement is invalid (the engine's exit code 5; a merged result's `health.valid`): the result is not in `history`. */
   invalid: boolean
 }
 
-/** What steps 3 and 4 leave when the engine could not carry out the run (exit code 3). */
+/**
+ * What steps 3 and 4 leave when nothing was measured (the engine could not carry out the run,
+ * exit code 3) or merged: published, then the step fails.
+ */
 interface Stopped {
-  stopped: Invocation & { command: 'run' | 'ab' }
+  stopped: Unmeasured
 }
 
 /**
@@ -146,12 +165,40 @@ interface Stopped {
 async function runStored(s: Setup, engine: string): Promise<Ran | Stopped> {
   const resultPath = join(s.out, 'result.json')
   const ran = await core.group(`loadgate run ${s.inputs.spec}`, () =>
-    invoke(engine, ['run', s.spec, '--out', resultPath, ...s.inputs.args], s.cwd)
+    invoke(engine, ['run', s.spec, '--out', resultPath, ...startAtArgs(s.inputs.startAt), ...s.inputs.args], s.cwd)
   )
-  if (ran.code === EXIT.notCarriedOut) return { stopped: { ...ran, command: 'run' } }
+  if (ran.code === EXIT.notCarriedOut) return { stopped: notCarriedOut(relative(s.cwd, s.spec), 'run', ran) }
   const judged: number[] = [EXIT.pass, EXIT.sloFailed, EXIT.invalidMeasurement]
   if (!judged.includes(ran.code)) throw new Error(engineFailure('run', ran))
-  const invalid = ran.code === EXIT.invalidMeasurement
+  return baselineAndHistory(s, resultPath, ran.code === EXIT.invalidMeasurement)
+}
+
+/**
+ * Step 3, merge mode: the shards of this workflow run, downloaded and merged into one result
+ * (merge.ts), which is then compared as in stored mode.
+ */
+async function runMerge(s: Setup, engine: string): Promise<Ran | Stopped> {
+  const { inputs, ctx } = s
+  const merged = await core.group(`Merge the shards of this run (artifacts ${inputs.artifactName}-shard-K-of-N)`, () =>
+    mergeShards({
+      api: s.api,
+      origin: { token: inputs.token, owner: ctx.owner, repo: ctx.repo, runId: ctx.runId },
+      engine,
+      cwd: s.cwd,
+      out: s.out,
+      artifactName: inputs.artifactName,
+      allowMissing: inputs.allowMissing
+    })
+  )
+  if ('unmerged' in merged) return { stopped: merged.unmerged }
+  return baselineAndHistory(s, merged.resultPath, invalidResult(merged.resultPath))
+}
+
+/**
+ * Step 4, stored and merge modes: the baseline an earlier run stored and, on a branch, the
+ * history window carried on from the previous run (the result, `invalid` or not, is this run's).
+ */
+async function baselineAndHistory(s: Setup, resultPath: string, invalid: boolean): Promise<Ran> {
   const baseline = await core.group('Find the baseline', () => resolveBaseline(s))
   if (!carriesHistory(s.ctx)) return { resultPath, baseline, history: [], invalid }
   const previous = await core.group('Find the history window to carry on', () => previousRun(s, baseline))
@@ -193,7 +240,7 @@ async function runPaired(s: Setup, engine: string, base: PairedBase): Promise<Ra
     })
     return core.group(`loadgate ab ${s.inputs.spec}`, () => invoke(engine, args, s.cwd))
   })
-  if (ran.code === EXIT.notCarriedOut) return { stopped: { ...ran, command: 'ab' } }
+  if (ran.code === EXIT.notCarriedOut) return { stopped: notCarriedOut(relative(s.cwd, s.spec), 'ab', ran) }
   const judged: number[] = [EXIT.pass, EXIT.sloFailed, EXIT.regression, EXIT.invalidMeasurement]
   if (!judged.includes(ran.code)) throw new Error(engineFailure('ab', ran))
   const note =
@@ -260,47 +307,28 @@ async function writeReports(s: Setup, engine: string, ran: Ran): Promise<Report 
   if (refused) throw new Error(engineFailure('report', refused))
   const verdict = readVerdict(readFileSync(verdictPath, 'utf8'), verdictPath)
   if (verdict.verdict === 'invalid_measurement') {
-    note += `\n${invalidMeasurementNote(healthProblems(resultPath), s.inputs.failOn, carriesHistory(s.ctx) && s.inputs.mode === 'stored')}`
+    note += `\n${invalidMeasurementNote(healthProblems(resultPath), s.inputs.failOn, carriesHistory(s.ctx) && s.inputs.mode !== 'paired')}`
   }
   const files = [resultPath, paths.markdown, paths.html, paths.junit, verdictPath, ...history]
   return { verdict, note, mdPath: paths.markdown, paths, files }
 }
 
 /**
- * What the report step leaves when the engine could not carry out the run (exit code 3): the
- * action's own Markdown saying so and what to do (the engine's error lines quoted, not the
- * service's output), and the engine's whole standard error as `engine.log`.
+ * What the report step leaves when nothing was measured or merged: the action's own Markdown
+ * saying so and what to do (the engine's error lines quoted, not the service's output), and the
+ * engine's whole standard error as `engine.log` when it ran.
  */
-function notCarriedOut(s: Setup, stopped: Stopped['stopped']): Report {
+function unmeasuredReport(s: Setup, u: Unmeasured): Report {
   const mdPath = join(s.out, 'report.md')
   const logPath = join(s.out, 'engine.log')
-  writeFileSync(mdPath, notCarriedOutMarkdown(relative(s.cwd, s.spec), stopped.command, stopped.code, stopped.stderr))
-  writeFileSync(logPath, stopped.stderr)
+  writeFileSync(mdPath, u.markdown)
+  if (u.log !== undefined) writeFileSync(logPath, u.log)
   return {
     verdict: undefined,
-    note: `Not measured: \`loadgate ${stopped.command}\` could not carry out the run (exit code ${stopped.code}), so nothing was measured or compared, and this step fails whatever \`fail-on\` says.`,
+    note: u.note,
     mdPath,
     paths: { result: '', markdown: mdPath, html: '', junit: '' },
-    files: [mdPath, logPath]
-  }
-}
-
-/** Whether a result file says its measurement is invalid (`health.valid` false). */
-function invalidResult(path: string): boolean {
-  try {
-    return JSON.parse(readFileSync(path, 'utf8')).health?.valid === false
-  } catch {
-    return false
-  }
-}
-
-/** The `health.problems` of a result file: why the engine found the measurement invalid. */
-function healthProblems(path: string): string[] {
-  try {
-    const problems: unknown = JSON.parse(readFileSync(path, 'utf8')).health?.problems
-    return Array.isArray(problems) ? problems.filter((p): p is string => typeof p === 'string') : []
-  } catch {
-    return []
+    files: u.log === undefined ? [mdPath] : [mdPath, logPath]
   }
 }
 
@@ -398,53 +426,6 @@ async function report(
 function baselineArgs(b: Pick<ResolvedBaseline, 'path' | 'history'>): string[] {
   if (!b.path) return []
   return ['--baseline', b.path, ...(b.history ? ['--baseline-history', b.history] : [])]
-}
-
-/** What the engine said when it did not produce a verdict. */
-function engineFailure(what: string, r: Invocation): string {
-  const meaning: Record<number, string> = {
-    [EXIT.invalid]: 'the spec or the command line is invalid',
-    [EXIT.notCarriedOut]: 'the run could not be carried out',
-    [EXIT.regression]: 'a regression was found',
-    [EXIT.invalidMeasurement]: 'the measurement is invalid'
-  }
-  const m =
-    r.code === -1 ? 'the engine crashed: it was killed by a signal' : `${meaning[r.code] ?? 'the engine failed unexpectedly'} (exit code ${r.code})`
-  const said = engineMessage(r.stderr)
-  return `loadgate ${what}: ${m}${said ? `:\n${said}` : ''}`
-}
-
-/**
- * The history window a run on a branch carries: the previous run's `history/` (its newest
- * results of the same spec `name`) plus this run's result when `add` (not an invalid
- * measurement), written to `out/history/`; returns the files. The next runs on the branch carry
- * it on; pull requests into it read it.
- */
-function carryHistory(out: string, previous: string | undefined, resultPath: string, runId: number, add: boolean): string[] {
-  const dir = join(out, 'history')
-  mkdirSync(dir, { recursive: true })
-  const from = previous ? join(previous, 'history') : undefined
-  // Only results of this run's spec: the engine refuses a history of another (a renamed spec).
-  const spec = specName(resultPath)
-  const earlier = from && existsSync(from) ? readdirSync(from) : []
-  const kept = historyWindow(spec === undefined ? earlier : earlier.filter((name) => specName(join(from!, name)) === spec))
-  for (const name of kept) copyFileSync(join(from!, name), join(dir, name))
-  if (add) {
-    copyFileSync(resultPath, join(dir, historyName(runId)))
-    kept.push(historyName(runId))
-  }
-  core.info(`History window: ${kept.length} result(s) kept in the artifact's history/${add ? '' : " (not this run's: its measurement is invalid)"}`)
-  return kept.map((name) => join(dir, name))
-}
-
-/** The spec `name` a result file records, or undefined when it is not a readable result. */
-function specName(path: string): string | undefined {
-  try {
-    const name: unknown = JSON.parse(readFileSync(path, 'utf8')).name
-    return typeof name === 'string' ? name : undefined
-  } catch {
-    return undefined
-  }
 }
 
 interface ResolvedBaseline {
@@ -568,13 +549,4 @@ async function downloadFrom(
   const origin = { token: inputs.token, owner: ctx.owner, repo: ctx.repo, runId: found.run.id }
   const path = await downloadResult(found.artifactId, origin, dir, 'result.json')
   return { run: found.run, dir, path }
-}
-
-async function upload(name: string, files: string[], root: string): Promise<void> {
-  if (!process.env.ACTIONS_RUNTIME_TOKEN || !process.env.ACTIONS_RESULTS_URL) {
-    core.warning('No artifact upload: ACTIONS_RUNTIME_TOKEN or ACTIONS_RESULTS_URL is not set (not running on GitHub Actions?)')
-    return
-  }
-  const id = await core.group(`Upload the artifact ${name}`, () => uploadArtifact(name, files, root))
-  core.info(`Uploaded artifact ${name} (id ${id}): ${files.map((f) => relative(root, f)).join(', ')}`)
 }

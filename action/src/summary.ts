@@ -7,6 +7,7 @@ import * as core from '@actions/core'
 import type { LoadgateVerdict } from './verdict.js'
 import { failOnText, type FailOn } from './inputs.js'
 import { failedSlos, regressionState } from './verdict.js'
+import { engineFailure, type Invocation } from './engine.js'
 
 /** Appends the Markdown report (with the action's note above it) to the job summary. */
 export async function writeSummary(markdown: string): Promise<void> {
@@ -28,20 +29,24 @@ export interface Outputs {
   verdict: LoadgateVerdict | undefined
   paths: ReportPaths
   commentUrl: string | undefined
+  /** A shard's run: its numbers only; its decisions are the merge step's (empty here). */
+  shard?: boolean
 }
 
 /**
  * Sets every output listed in action.yml. Numbers are the headline's raw values (µs,
  * fractions). Without a verdict (nothing measured) `verdict` is `fail` and the engine's
- * decisions and numbers are empty.
+ * decisions and numbers are empty; for a shard, the decisions (`verdict`, `slo`,
+ * `regression`) are empty.
  */
 export function setOutputs(o: Outputs): void {
   const v = o.verdict
   const h = v?.current.headline
+  const judged = o.shard ? undefined : v
   const number = (x: number | null | undefined) => (x == null ? '' : String(x))
-  core.setOutput('verdict', v?.verdict === 'pass' ? 'pass' : 'fail')
-  core.setOutput('slo', v === undefined ? '' : v.slo_passed ? 'pass' : 'fail')
-  core.setOutput('regression', v === undefined ? '' : regressionState(v))
+  core.setOutput('verdict', o.shard ? '' : v?.verdict === 'pass' ? 'pass' : 'fail')
+  core.setOutput('slo', judged === undefined ? '' : judged.slo_passed ? 'pass' : 'fail')
+  core.setOutput('regression', judged === undefined ? '' : regressionState(judged))
   core.setOutput('result', o.paths.result)
   core.setOutput('report-markdown', o.paths.markdown)
   core.setOutput('report-html', o.paths.html)
@@ -76,31 +81,62 @@ export function invalidMeasurementNote(problems: string[], failOn: FailOn, onBra
 }
 
 /**
+ * Why nothing was measured (the engine could not carry out the run) or merged: the step still
+ * publishes this report, then fails whatever `fail-on` says.
+ */
+export interface Unmeasured {
+  /** The Markdown report: what happened and what to do. */
+  markdown: string
+  /** The line above it in the summary and the comment. */
+  note: string
+  /** The engine's whole standard error, uploaded as `engine.log`; undefined when it did not run. */
+  log: string | undefined
+  /** The step's failure message. */
+  message: string
+}
+
+/** A run (`loadgate run` or `ab`) that the engine could not carry out (exit code 3), of `spec`. */
+export function notCarriedOut(spec: string, command: string, r: Invocation): Unmeasured {
+  return {
+    markdown: notCarriedOutMarkdown(spec, command, r.code, r.stderr),
+    note: `Not measured: \`loadgate ${command}\` could not carry out the run (exit code ${r.code}), so nothing was measured or compared, and this step fails whatever \`fail-on\` says.`,
+    log: r.stderr,
+    message: engineFailure(command, r)
+  }
+}
+
+/**
  * The action's Markdown report for a run the engine could not carry out (exit code 3): the
  * spec, the engine's error lines (`loadgate: error: ...`, never the service's own output, which
  * shares the engine's standard error), and what to do.
  */
 export function notCarriedOutMarkdown(spec: string, command: string, code: number, stderr: string): string {
-  const said = stderr.split('\n').filter((l) => l.startsWith('loadgate: error:'))
-  const text = said.length > 0 ? said.join('\n') : '(no error line: see the step log, or engine.log in the artifact)'
-  // A fence longer than any run of backticks in the text, so nothing in it can close the block.
-  const fence = '`'.repeat(Math.max(3, ...[...text.matchAll(/`+/g)].map((m) => m[0].length + 1)))
   return [
     `### ⚠️ loadgate ${escapeMarkdown(spec)}: the run could not be carried out`,
     '',
     `\`loadgate ${command}\` stopped with exit code ${code} before measuring anything: there is no result, no SLO check and no comparison. The engine said:`,
     '',
-    `${fence}text`,
-    text,
-    fence,
+    errorLines(stderr),
     '',
     "What to do: fix what the message names, then re-run the job. Most often the service did not start or did not become ready (check the spec's `service.command`, `ready_url` and `ready_timeout`, and that the build step before this one ran), or nothing listens at `base_url`. The engine's whole output is in this step's log and in `engine.log` in the artifact.",
     ''
   ].join('\n')
 }
 
+/**
+ * The engine's error lines (`loadgate: error: ...`, never the service's own output, which
+ * shares the engine's standard error) as a Markdown code block.
+ */
+export function errorLines(stderr: string): string {
+  const said = stderr.split('\n').filter((l) => l.startsWith('loadgate: error:'))
+  const text = said.length > 0 ? said.join('\n') : '(no error line: see the step log, or engine.log in the artifact)'
+  // A fence longer than any run of backticks in the text, so nothing in it can close the block.
+  const fence = '`'.repeat(Math.max(3, ...[...text.matchAll(/`+/g)].map((m) => m[0].length + 1)))
+  return `${fence}text\n${text}\n${fence}`
+}
+
 /** Text shown as is in Markdown: HTML's special characters escaped, Markdown's backslash-escaped. */
-function escapeMarkdown(text: string): string {
+export function escapeMarkdown(text: string): string {
   return text
     .replace(/&/g, '&amp;')
     .replace(/</g, '&lt;')

@@ -2,8 +2,8 @@
  * A real local HTTP server that stands in for the parts of GitHub the action talks to, and
  * records every request it gets:
  *
- * - the REST API (GITHUB_API_URL): issue comments (paginated with Link headers), `GET /user`,
- *   workflow runs, run artifacts, the cross-run artifact download (a 302 to a zip), releases;
+ * - the REST API (GITHUB_API_URL): issue comments and run artifacts (paginated with Link
+ *   headers), `GET /user`, workflow runs, the artifact download (a 302 to a zip), releases;
  * - plain downloads: release assets and artifact zips behind the 302.
  *
  * IMITATION OF A MOVING INTERFACE: the results service (ACTIONS_RESULTS_URL: twirp JSON
@@ -130,12 +130,7 @@ export class StandIn {
       if (method === 'GET') {
         const perPage = Number(url.searchParams.get('per_page') ?? 30)
         const page = Number(url.searchParams.get('page') ?? 1)
-        const pages = Math.max(1, Math.ceil(list.length / perPage))
-        if (page < pages) {
-          const next = new URL(url)
-          next.searchParams.set('page', String(page + 1))
-          res.setHeader('link', `<${next.href}>; rel="next", <${next.href.replace(/page=\d+/, `page=${pages}`)}>; rel="last"`)
-        }
+        this.linkNext(url, page, Math.ceil(list.length / perPage), res)
         return json(res, 200, list.slice((page - 1) * perPage, page * perPage).map((c) => this.commentJson(issue, c)))
       }
       if (method === 'POST') {
@@ -175,7 +170,10 @@ export class StandIn {
       const arts = this.artifacts
         .filter((a) => a.runId === Number(m![1]) && (!name || a.name === name))
         .map((a) => ({ id: a.id, name: a.name, expired: a.expired, size_in_bytes: a.zip.length }))
-      return json(res, 200, { total_count: arts.length, artifacts: arts })
+      const perPage = Number(url.searchParams.get('per_page') ?? 30)
+      const page = Number(url.searchParams.get('page') ?? 1)
+      this.linkNext(url, page, Math.ceil(arts.length / perPage), res)
+      return json(res, 200, { total_count: arts.length, artifacts: arts.slice((page - 1) * perPage, page * perPage) })
     }
     if ((m = p.match(/^\/repos\/[^/]+\/[^/]+\/actions\/artifacts\/(\d+)\/zip$/)) && method === 'GET') {
       const a = this.artifacts.find((x) => x.id === Number(m![1]))
@@ -251,6 +249,16 @@ export class StandIn {
     }
 
     json(res, 404, { message: `Not Found (the stand-in does not know ${method} ${p})` })
+  }
+
+  /** The `link` header of page `page` of `pages`, as GitHub sends it when there is a next page. */
+  private linkNext(url: URL, page: number, pages: number, res: ServerResponse): void {
+    if (page >= pages) return
+    const next = new URL(url)
+    next.searchParams.set('page', String(page + 1))
+    const last = new URL(url)
+    last.searchParams.set('page', String(pages))
+    res.setHeader('link', `<${next.href}>; rel="next", <${last.href}>; rel="last"`)
   }
 
   private commentJson(issue: number, c: Comment) {

@@ -21,7 +21,10 @@ describe('readInputs', () => {
       comment: 'always',
       failOn: ['slo', 'regression', 'invalid-measurement'],
       engine: { kind: 'release', version: undefined },
-      args: []
+      args: [],
+      shard: undefined,
+      startAt: '',
+      allowMissing: false
     })
   })
 
@@ -97,7 +100,7 @@ describe('mode and build', () => {
   })
 
   it('rejects another mode with the allowed values', () => {
-    expect(() => readInputs(get({ ...minimal, mode: 'ab' }))).toThrow('input `mode` is `ab`; use one of `stored`, `paired`')
+    expect(() => readInputs(get({ ...minimal, mode: 'ab' }))).toThrow('input `mode` is `ab`; use one of `stored`, `paired`, `merge`')
   })
 
   it('refuses a build in stored mode, where nothing would run it', () => {
@@ -121,6 +124,63 @@ describe('mode and build', () => {
       expect(() => readInputs(get({ ...paired, args })), args).toThrow(/the action sets `ROOT` and `PORT` for each side itself/)
     }
     expect(() => readInputs(get({ ...paired, args: '--out ab.json' }))).toThrow(/`--out`, which the action sets itself/)
+  })
+})
+
+describe('shard, start-at and mode: merge', () => {
+  it.each([
+    ['2/4', { index: 2, count: 4 }],
+    [' 1 / 1 ', { index: 1, count: 1 }],
+    ['4/4', { index: 4, count: 4 }],
+    ['1024/1024', { index: 1024, count: 1024 }]
+  ])('reads shard %j as K of N', (shard, expected) => {
+    expect(readInputs(get({ ...minimal, shard })).shard).toEqual(expected)
+  })
+
+  it.each([
+    ['4', /input `shard` is `4`; give K\/N, e.g. `2\/4` \(shard 2 of 4\)/],
+    ['a/b', /input `shard` is `a\/b`; give K\/N/],
+    ['1/2/3', /give K\/N/],
+    ['-1/4', /give K\/N/],
+    ['0/4', /input `shard` is `0\/4`: the shard index K must be 1 to 4/],
+    ['5/4', /the shard index K must be 1 to 4/],
+    ['1/0', /input `shard` is `1\/0`: the shard count N must be 1 to 1024/],
+    ['1/1025', /the shard count N must be 1 to 1024/]
+  ])('refuses shard %j with what it takes', (shard, message) => {
+    expect(() => readInputs(get({ ...minimal, shard }))).toThrow(message)
+  })
+
+  it('refuses a shard in paired or merge mode, and with a baseline other than auto', () => {
+    expect(() => readInputs(get({ ...minimal, mode: 'paired', shard: '1/2' }))).toThrow(/`mode: paired` does not take it \(a paired run is not sharded\)/)
+    expect(() => readInputs(get({ ...minimal, mode: 'merge', shard: '1/2' }))).toThrow(
+      /`mode: merge` does not take it \(the merge step downloads the shards of this run: leave `shard` unset in it\)/
+    )
+    expect(() => readInputs(get({ ...minimal, shard: '1/2', baseline: 'none' }))).toThrow(/a shard is not compared: give `baseline` to the merge step/)
+    expect(readInputs(get({ ...minimal, shard: '1/2', baseline: 'auto' })).shard).toEqual({ index: 1, count: 2 })
+  })
+
+  it('takes start-at as one word, in stored mode only', () => {
+    expect(readInputs(get({ ...minimal, shard: '1/2', 'start-at': ' 2026-11-24T10:00:00Z ' })).startAt).toBe('2026-11-24T10:00:00Z')
+    expect(readInputs(get({ ...minimal, 'start-at': '+30s' })).startAt).toBe('+30s')
+    expect(() => readInputs(get({ ...minimal, 'start-at': 'in 30 s' }))).toThrow(/input `start-at` is `in 30 s`; give one time: RFC 3339/)
+    expect(() => readInputs(get({ ...minimal, mode: 'merge', 'start-at': '+30s' }))).toThrow(/`mode: merge` does not take it/)
+    expect(() => readInputs(get({ ...minimal, mode: 'paired', 'start-at': '+30s' }))).toThrow(/`mode: paired` does not take it/)
+  })
+
+  it('refuses --shard and --start-at in args: they are inputs', () => {
+    expect(() => readInputs(get({ ...minimal, args: '--shard 1/2' }))).toThrow(/`--shard`, which the action sets itself: use the `shard` input/)
+    expect(() => readInputs(get({ ...minimal, args: '--start-at=+30s' }))).toThrow(/use the `start-at` input/)
+  })
+
+  it('reads mode: merge with allow-missing, and refuses what it does not take', () => {
+    const merge = { ...minimal, mode: 'merge' }
+    expect(readInputs(get(merge))).toMatchObject({ mode: 'merge', allowMissing: false, shard: undefined })
+    expect(readInputs(get({ ...merge, 'allow-missing': 'true' })).allowMissing).toBe(true)
+    expect(readInputs(get({ ...merge, 'allow-missing': 'false' })).allowMissing).toBe(false)
+    expect(() => readInputs(get({ ...merge, 'allow-missing': 'yes' }))).toThrow('input `allow-missing` is `yes`; use one of `false`, `true`')
+    expect(() => readInputs(get({ ...minimal, 'allow-missing': 'true' }))).toThrow(/input `allow-missing` is for `mode: merge`/)
+    expect(() => readInputs(get({ ...merge, args: '--quiet' }))).toThrow(/`mode: merge` runs no load/)
+    expect(() => readInputs(get({ ...merge, build: 'make' }))).toThrow(/in `mode: merge`, build in a step before this one/)
   })
 })
 

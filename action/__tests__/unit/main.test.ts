@@ -31,7 +31,7 @@ vi.mock('../../src/engine.js', async (importOriginal) => ({
   acquireEngine: vi.fn(),
   invoke: vi.fn()
 }))
-vi.mock('../../src/artifacts.js', () => ({ uploadArtifact: vi.fn(async () => 1), downloadResult: vi.fn() }))
+vi.mock('../../src/artifacts.js', () => ({ uploadArtifact: vi.fn(async () => 1), downloadResult: vi.fn(), downloadArtifact: vi.fn() }))
 vi.mock('../../src/comment.js', async (importOriginal) => ({
   ...(await importOriginal<typeof import('../../src/comment.js')>()),
   upsertComment: vi.fn(async () => ({ outcome: 'created', url: 'https://github.test/c/1' }))
@@ -39,7 +39,7 @@ vi.mock('../../src/comment.js', async (importOriginal) => ({
 
 const github = await import('@actions/github')
 const { acquireEngine, invoke } = await import('../../src/engine.js')
-const { downloadResult, uploadArtifact } = await import('../../src/artifacts.js')
+const { downloadArtifact, downloadResult, uploadArtifact } = await import('../../src/artifacts.js')
 const { upsertComment } = await import('../../src/comment.js')
 const { run } = await import('../../src/main.js')
 
@@ -58,7 +58,7 @@ let inputs: Record<string, string>
 function engine(o: { runCode?: number; doc: LoadgateVerdict; unbased?: LoadgateVerdict; refuseBaseline?: boolean; refuseHistory?: boolean; result?: string }) {
   vi.mocked(invoke).mockImplementation(async (_bin, args) => {
     const at = (flag: string) => args[args.indexOf(flag) + 1]
-    if (args[0] === 'run' || args[0] === 'ab') {
+    if (args[0] === 'run' || args[0] === 'ab' || args[0] === 'merge') {
       // The action reads a result's spec name only, to keep the history window to one spec.
       writeFileSync(at('--out'), o.result ?? 'opaque: the action reads the verdict document, never the result')
       return { code: o.runCode ?? 0, stderr: '' }
@@ -291,7 +291,7 @@ describe('main', () => {
     inputs = { ...inputs, baseline: 'base.json' }
     const problems = ['stage 1: 166 of 200 requests were dropped: every in-flight slot was busy (raise `max_in_flight`)']
     const invalid = compared(['unchanged'], { verdict: 'invalid_measurement', exit_code: 5, slo_passed: false, slo: [slo(false)] })
-    engine({ runCode: 5, doc: invalid, result: JSON.stringify({ name: 'api', health: { valid: false, problems } }) })
+    engine({ runCode: 5, doc: invalid, result: JSON.stringify({ spec: { name: 'api' }, health: { valid: false, problems } }) })
     await run()
     expect(commands()).toHaveLength(5) // the run, then every report as for any other run
     expect(outputs()).toMatchObject({ verdict: 'fail', slo: 'fail', regression: 'unchanged' })
@@ -309,14 +309,14 @@ describe('main', () => {
     // Without invalid-measurement in fail-on, the same run passes the step, and says so.
     core.reset()
     inputs = { ...inputs, 'fail-on': 'slo' }
-    engine({ runCode: 5, doc: invalid, result: JSON.stringify({ name: 'api', health: { valid: false, problems } }) })
+    engine({ runCode: 5, doc: invalid, result: JSON.stringify({ spec: { name: 'api' }, health: { valid: false, problems } }) })
     await run()
     expect(core.setFailed).not.toHaveBeenCalled()
     expect(core.summaryWritten[0]).toContain('This step does not fail for it (fail-on: slo).')
   })
 
   it('an invalid measurement on a push is left out of the history window it carries on', async () => {
-    const result = (valid: boolean) => JSON.stringify({ name: 'api', health: { valid, problems: valid ? [] : ['dropped'] } })
+    const result = (valid: boolean) => JSON.stringify({ spec: { name: 'api' }, health: { valid, problems: valid ? [] : ['dropped'] } })
     repository([{ id: 400, history: { 'run-400.json': result(true) } }])
     inputs = { ...inputs, 'fail-on': 'slo' }
     engine({ runCode: 5, doc: verdictDoc({ verdict: 'invalid_measurement', exit_code: 5 }), result: result(false) })
@@ -334,7 +334,7 @@ describe('main', () => {
     event('pull_request', { pull_request: { number: 7, base: { ref: 'main' }, head: { repo: { full_name: 'octo/shop' } } } })
     repository([{ id: 100 }, { id: 101 }])
     vi.mocked(downloadResult).mockImplementation(async (_id, from, dir) => {
-      writeFileSync(join(dir, 'result.json'), JSON.stringify({ name: 'api', health: { valid: from.runId !== 101, problems: [] } }))
+      writeFileSync(join(dir, 'result.json'), JSON.stringify({ spec: { name: 'api' }, health: { valid: from.runId !== 101, problems: [] } }))
       return join(dir, 'result.json')
     })
     engine({ doc: compared(['unchanged']) })
@@ -405,8 +405,8 @@ describe('main, the history window', () => {
   const uploaded = () => vi.mocked(uploadArtifact).mock.calls[0][1].map((f) => f.replace(`${temp}/loadgate/loadgate/`, ''))
 
   it('a push carries on the previous run\'s window of this spec, adds its result, and reports the trend over it', async () => {
-    const api = JSON.stringify({ name: 'api' })
-    repository([{ id: 400, history: { 'run-300.json': api, 'run-399.json': JSON.stringify({ name: 'old' }), 'run-400.json': api } }])
+    const api = JSON.stringify({ spec: { name: 'api' } })
+    repository([{ id: 400, history: { 'run-300.json': api, 'run-399.json': JSON.stringify({ spec: { name: 'old' } }), 'run-400.json': api } }])
     engine({ doc: verdictDoc(), result: api })
     await run()
     expect(core.setFailed).not.toHaveBeenCalled()
@@ -590,5 +590,177 @@ describe('main, mode: paired', () => {
     await run()
     expect(core.setFailed.mock.calls).toEqual([[expect.stringMatching(/^mode: paired compares a pull request with its base branch, and a `push` event has none/)]])
     expect(acquireEngine).not.toHaveBeenCalled()
+  })
+})
+
+describe('main, shards', () => {
+  const out = 'TEMP/loadgate/loadgate'
+
+  it('a shard runs its share with the start time, uploads result and report under its own name, and judges nothing', async () => {
+    event('pull_request', { pull_request: { number: 7, base: { ref: 'main' }, head: { repo: { full_name: 'octo/shop' } } } })
+    inputs = { ...inputs, shard: '2/4', 'start-at': '2026-11-24T10:00:00Z', args: '--quiet' }
+    engine({ doc: compared(['unchanged']) })
+    await run()
+    expect(core.setFailed).not.toHaveBeenCalled()
+    expect(commands()).toEqual([
+      `run WS/perf/api.yaml --out ${out}/result.json --shard 2/4 --start-at 2026-11-24T10:00:00Z --quiet`,
+      `report ${out}/result.json --format md --output ${out}/report.md`,
+      `report ${out}/result.json --format json --output ${out}/verdict.json`
+    ])
+    const [name, files] = vi.mocked(uploadArtifact).mock.calls[0]
+    expect(name).toBe('loadgate-shard-2-of-4')
+    expect(files.map((f) => f.replace(`${temp}/loadgate/loadgate/`, ''))).toEqual(['result.json', 'report.md'])
+    expect(vi.mocked(uploadArtifact).mock.calls).toHaveLength(1)
+    expect(upsertComment).not.toHaveBeenCalled()
+    expect(downloadResult).not.toHaveBeenCalled() // no baseline looked up
+    expect(core.summaryWritten).toEqual([
+      '**loadgate perf/api.yaml, shard 2 of 4**: rps 1,234.6/s, p95 900 µs, p99 2.10 ms, error rate 0.200%, requests 4,938. Uploaded as the artifact `loadgate-shard-2-of-4`; the SLOs and the comparison with the baseline are judged on the merged result (the `mode: merge` step).\n'
+    ])
+    expect(outputs()).toMatchObject({ verdict: '', slo: '', regression: '', rps: '1234.5678', 'p95-us': '900', 'report-html': '', 'comment-url': '' })
+  })
+
+  it('start-at without a shard starts the whole load at that time, and the run is compared as usual', async () => {
+    inputs = { ...inputs, 'start-at': '+30s' }
+    engine({ doc: verdictDoc() })
+    await run()
+    expect(core.setFailed).not.toHaveBeenCalled()
+    expect(commands()[0]).toBe(`run WS/perf/api.yaml --out ${out}/result.json --start-at +30s`)
+    expect(commands()).toHaveLength(5)
+    expect(vi.mocked(uploadArtifact).mock.calls.map(([name]) => name)).toEqual(['loadgate'])
+  })
+
+  it('a shard that could not run uploads its report and engine.log under its name and fails; no comment', async () => {
+    event('pull_request', { pull_request: { number: 7, base: { ref: 'main' }, head: { repo: { full_name: 'octo/shop' } } } })
+    inputs = { ...inputs, shard: '1/2' }
+    engine({ doc: verdictDoc() })
+    vi.mocked(invoke).mockResolvedValueOnce({ code: 3, stderr: 'loadgate: error: target `127.0.0.1:1` is unreachable\n' })
+    await run()
+    expect(core.setFailed.mock.calls).toEqual([['loadgate run: the run could not be carried out (exit code 3):\nloadgate: error: target `127.0.0.1:1` is unreachable']])
+    const [name, files] = vi.mocked(uploadArtifact).mock.calls[0]
+    expect([name, files.map((f) => f.replace(`${temp}/loadgate/loadgate/`, ''))]).toEqual(['loadgate-shard-1-of-2', ['report.md', 'engine.log']])
+    expect(core.summaryWritten[0]).toContain('### ⚠️ loadgate perf/api.yaml: the run could not be carried out')
+    expect(upsertComment).not.toHaveBeenCalled()
+  })
+
+  it('a shard fails on an engine that refused its command line (exit 2), with the engine message', async () => {
+    inputs = { ...inputs, shard: '1/2', 'start-at': '2020-01-01T00:00:00Z' }
+    engine({ doc: verdictDoc() })
+    vi.mocked(invoke).mockResolvedValueOnce({ code: 2, stderr: 'loadgate: error: --start-at 2020-01-01T00:00:00Z is past by more than the warmup\n' })
+    await run()
+    expect(core.setFailed.mock.calls).toEqual([
+      ['loadgate run: the spec or the command line is invalid (exit code 2):\nloadgate: error: --start-at 2020-01-01T00:00:00Z is past by more than the warmup']
+    ])
+    expect(uploadArtifact).not.toHaveBeenCalled()
+  })
+})
+
+describe('main, mode: merge', () => {
+  const out = 'TEMP/loadgate/loadgate'
+
+  /** This run's artifacts (listed page by page), and what each download holds. */
+  function thisRun(artifacts: Array<{ id: number; name: string; result?: boolean }>) {
+    const pages = [artifacts.slice(0, 2), artifacts.slice(2)]
+    vi.mocked(github.getOctokit).mockReturnValue({
+      paginate: async (_route: unknown, params: { run_id: number }) => {
+        expect(params.run_id).toBe(500)
+        return pages.flatMap((p) => p.map((a) => ({ id: a.id, name: a.name, expired: false })))
+      },
+      rest: {
+        actions: {
+          listWorkflowRuns: async () => ({ data: { workflow_runs: [] } }),
+          listWorkflowRunArtifacts: async () => ({ data: { artifacts: [] } })
+        }
+      }
+    } as unknown as ReturnType<typeof github.getOctokit>)
+    vi.mocked(downloadArtifact).mockImplementation(async (id, from, dir) => {
+      expect(from).toMatchObject({ runId: 500, owner: 'octo', repo: 'shop', token: 'ghs_token' })
+      const a = artifacts.find((x) => x.id === id)!
+      writeFileSync(join(dir, a.result === false ? 'engine.log' : 'result.json'), 'opaque')
+    })
+  }
+
+  it("downloads this run's shards, merges them, then reports, uploads and comments as stored mode", async () => {
+    event('pull_request', { pull_request: { number: 7, base: { ref: 'main' }, head: { repo: { full_name: 'octo/shop' } } } })
+    inputs = { ...inputs, mode: 'merge', 'allow-missing': 'true' }
+    thisRun([
+      { id: 3, name: 'loadgate-shard-2-of-3' },
+      { id: 1, name: 'loadgate-shard-1-of-3' },
+      { id: 9, name: 'coverage' },
+      { id: 4, name: 'loadgate-shard-3-of-3', result: false }
+    ])
+    engine({ doc: verdictDoc() })
+    await run()
+    expect(core.setFailed).not.toHaveBeenCalled()
+    expect(vi.mocked(downloadArtifact).mock.calls.map(([id]) => id)).toEqual([1, 3, 4])
+    expect(core.warning).toHaveBeenCalledWith(
+      'The artifact loadgate-shard-3-of-3 holds no result.json: shard 3 of 3 could not run (its engine.log says why); it counts as missing.'
+    )
+    const shards = `${out}/shards`
+    expect(commands()[0]).toBe(
+      `merge ${shards}/loadgate-shard-1-of-3/result.json ${shards}/loadgate-shard-2-of-3/result.json --out ${out}/result.json --allow-missing`
+    )
+    expect(commands().slice(1).map((c) => c.split(' --format ')[1].split(' ')[0])).toEqual(['md', 'html', 'junit', 'json'])
+    expect(vi.mocked(uploadArtifact).mock.calls.map(([name]) => name)).toEqual(['loadgate'])
+    expect(vi.mocked(upsertComment).mock.calls[0][1]).toMatchObject({ issueNumber: 7, mark: '<!-- loadgate-comment: perf.yml/gate/loadgate -->' })
+    expect(outputs()).toMatchObject({ verdict: 'pass', result: join(temp, 'loadgate', 'loadgate', 'result.json') })
+  })
+
+  it('reports a merged run whose SLO failed (merge exits 1) as stored mode does, and fails by fail-on', async () => {
+    inputs = { ...inputs, mode: 'merge' }
+    thisRun([{ id: 1, name: 'loadgate-shard-1-of-2' }, { id: 2, name: 'loadgate-shard-2-of-2' }])
+    engine({ runCode: 1, doc: verdictDoc({ verdict: 'slo_failed', exit_code: 1, slo_passed: false, slo: [slo(false)] }) })
+    await run()
+    expect(commands()).toHaveLength(5) // merge, then the four reports
+    expect(vi.mocked(uploadArtifact).mock.calls.map(([name]) => name)).toEqual(['loadgate'])
+    expect(core.setFailed.mock.calls).toEqual([[expect.stringMatching(/^loadgate: .*SLO.* \(fail-on: slo, regression, invalid-measurement\)$/)]])
+  })
+
+  it('publishes why the shards could not be merged (the engine refused them) and fails whatever fail-on says', async () => {
+    inputs = { ...inputs, mode: 'merge', 'fail-on': 'none' }
+    thisRun([{ id: 1, name: 'loadgate-shard-1-of-2' }])
+    engine({ doc: verdictDoc() })
+    const stderr = 'loadgate: error: shard 2 of 2 is missing (give every shard, or --allow-missing)\n'
+    vi.mocked(invoke).mockResolvedValueOnce({ code: 2, stderr })
+    await run()
+    expect(core.setFailed.mock.calls).toEqual([[`loadgate merge: the shards' results cannot be merged (exit code 2):\n${stderr.trimEnd()}`]])
+    expect(commands()).toHaveLength(1)
+    const [summary] = core.summaryWritten
+    expect(summary).toMatch(/^> Not merged: there is no merged result, so nothing was compared, and this step fails whatever `fail-on` says\./)
+    expect(summary).toContain(`\`\`\`text\n${stderr.trimEnd()}\n\`\`\``)
+    expect(summary).toContain('set `allow-missing: true` on this step')
+    const files = vi.mocked(uploadArtifact).mock.calls[0][1].map((f) => f.replace(`${temp}/loadgate/loadgate/`, ''))
+    expect(files).toEqual(['report.md', 'engine.log'])
+  })
+
+  it('says which permission the token lacks when it may not list the run artifacts', async () => {
+    inputs = { ...inputs, mode: 'merge' }
+    vi.mocked(github.getOctokit).mockReturnValue({
+      paginate: async () => {
+        throw Object.assign(new Error('Resource not accessible by integration'), { status: 403 })
+      },
+      rest: { actions: { listWorkflowRunArtifacts: async () => ({ data: { artifacts: [] } }) } }
+    } as unknown as ReturnType<typeof github.getOctokit>)
+    engine({ doc: verdictDoc() })
+    await run()
+    expect(core.setFailed.mock.calls).toEqual([
+      [
+        'cannot list the artifacts of this workflow run (run 500): Resource not accessible by integration. The token needs `actions: read` permission (see the README\'s permissions).'
+      ]
+    ])
+    expect(commands()).toEqual([])
+  })
+
+  it('with no shard artifact in the run, says what to do and fails without calling the engine', async () => {
+    inputs = { ...inputs, mode: 'merge' }
+    thisRun([{ id: 9, name: 'coverage' }, { id: 8, name: 'loadgate' }])
+    engine({ doc: verdictDoc() })
+    await run()
+    expect(core.setFailed.mock.calls).toEqual([
+      ['mode: merge: no artifact named loadgate-shard-K-of-N in this workflow run (run 500): nothing to merge (see the job summary)']
+    ])
+    expect(commands()).toEqual([])
+    expect(downloadArtifact).not.toHaveBeenCalled()
+    expect(core.summaryWritten[0]).toContain('found no artifact named `loadgate-shard-K-of-N` in this workflow run (run 500; it has 2 other artifact(s))')
+    expect(vi.mocked(uploadArtifact).mock.calls[0][1].map((f) => f.replace(`${temp}/loadgate/loadgate/`, ''))).toEqual(['report.md'])
   })
 })
