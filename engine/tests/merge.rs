@@ -486,39 +486,6 @@ fn the_planned_start_is_the_shards_common_one() {
     assert_eq!(merged.planned_start_at, Some(at(0)), "the earliest");
 }
 
-/// Merging 4 shards of a 60 s run of 10 targets (each target-second with 200 responses from
-/// 1 to 30 ms, so 2,640 histograms per second to add in all: 4 shards × 60 s × 11 series)
-/// takes under 1 s. Timed, so not run by default: `cargo test --release -p loadgate --test
-/// merge -- --ignored` (a debug build is several times slower).
-#[test]
-#[ignore = "a timing: run in a release build"]
-fn merging_4_shards_of_a_60_s_10_target_run_takes_under_a_second() {
-    let shards: Vec<RunResult> = (1..=4)
-        .map(|k| {
-            let seconds: Vec<Vec<u64>> = (0..60)
-                .map(|s| latencies(k * 100 + s, 200, 1_000, 30_000))
-                .collect();
-            let mut r = v4_shard(k as u32, 4, k * 1_000, &seconds);
-            let one = r.targets[0].clone();
-            r.targets = (0..10)
-                .map(|i| result::TargetResult {
-                    name: format!("target-{i}"),
-                    ..one.clone()
-                })
-                .collect();
-            r
-        })
-        .collect();
-    let start = std::time::Instant::now();
-    let merged = merge(&shards, MergeOptions::default()).unwrap();
-    let took = start.elapsed();
-    eprintln!("merged 4 shards of 60 s × 10 targets in {took:?}");
-    assert_eq!(merged.time_series.len(), 60);
-    assert_eq!(merged.targets.len(), 10);
-    assert!(merged.targets[9].time_series[59].histogram.is_some());
-    assert!(took < std::time::Duration::from_secs(1), "{took:?}");
-}
-
 proptest! {
     #![proptest_config(proptesting::config(48, "tests/proptest-regressions/merge-exact.txt", 30_000))]
 
