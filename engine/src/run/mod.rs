@@ -3,12 +3,12 @@
 //!
 //! Shape: `W = min(load.threads or CPUs, concurrency)` worker threads, each with its own
 //! current-thread tokio runtime, own the virtual users (connections) spread over them (see
-//! `vu.rs`). Each worker
-//! records into its own `TargetStats` (no lock or channel per request) and, at the end of each
-//! epoch (a second; a fraction of one for `loadgate ab`), hands that epoch's `SpanStats` (all
-//! targets) to the calling thread, with each target's of the second at a second's end; the
-//! calling thread merges them into the epoch series and the time series (per second, the
-//! run's and each target's, histograms encoded as each second ends) and reports progress. Per-target and per-stage stats are merged once at the end. Before
+//! `vu.rs`). Each worker records into its own `TargetStats` (no lock or channel per request)
+//! and, at the end of each epoch (a second; a fraction of one for `loadgate ab`), hands that
+//! epoch's `SpanStats` (all targets) to the calling thread, with each target's of the second
+//! at a second's end; the calling thread merges them into the epoch series and the time
+//! series (per second, the run's and each target's, histograms encoded as each second ends)
+//! and reports progress. Per-target and per-stage stats are merged once at the end. Before
 //! the clock starts, the workers may open the first level's connections and send a warmup of
 //! N requests (`pre.rs`).
 //!
