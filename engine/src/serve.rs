@@ -6,8 +6,8 @@
 //! are served by hyper's HTTP/1.1 server with nothing in between. With `--tls-cert` and
 //! `--tls-key` it speaks TLS only, offering `h2` and `http/1.1` by ALPN; `--tls-client-ca` makes
 //! it require a client certificate signed by that CA (mTLS), refusing the handshake otherwise.
-//! With TLS, `--h3` adds HTTP/3 (QUIC, ALPN `h3`) on UDP at the same port number (`h3`), and
-//! the HTTP/1.1 and HTTP/2 responses advertise it with `Alt-Svc: h3=":PORT"`.
+//! With TLS, `--h3` adds HTTP/3 (QUIC, ALPN `h3`) on UDP at the same port number, with the same
+//! responses, and the HTTP/1.1 and HTTP/2 responses advertise it with `Alt-Svc: h3=":PORT"`.
 //!
 //! # Requests
 //!
@@ -132,8 +132,9 @@ pub struct ServeTls {
 
 /// Runs `loadgate serve`: binds `options.listen`, prints `loadgate serve: listening on
 /// http://ADDR` (`https://` with TLS) on stdout, with the real port when port 0 was asked for
-/// (with HTTP/3, a second line `loadgate serve: HTTP/3 on udp://ADDR`), and serves on `options.threads` worker threads until SIGINT or SIGTERM (Ctrl-C or Ctrl-Break
-/// on Windows), then returns `Ok`.
+/// (with HTTP/3, a second line `loadgate serve: HTTP/3 on udp://ADDR`), and serves on
+/// `options.threads` worker threads until SIGINT or SIGTERM (Ctrl-C or Ctrl-Break on Windows),
+/// then returns `Ok`.
 pub fn serve(options: &ServeOptions) -> anyhow::Result<()> {
     anyhow::ensure!(options.threads > 0, "a server needs at least 1 thread");
     raise_open_files_limit();
@@ -483,13 +484,13 @@ impl Server {
         // Dropping `connections` aborts what is left.
         drop(connections);
         if let Some(endpoint) = self.quic {
-            endpoint.close(0u32.into(), b"");
-            let _ = tokio::time::timeout(h3::CLOSE_WAIT, endpoint.wait_idle()).await;
+            h3::close(endpoint).await;
         }
     }
 }
 
-/// The next QUIC connection attempt of `endpoint`; never, without one or once it is closed.
+/// The next QUIC connection attempt of `endpoint`; `None` at once without one or once it is
+/// closed (which disables the `select!` branch that awaits it).
 async fn accept_quic(endpoint: Option<&quinn::Endpoint>) -> Option<quinn::Incoming> {
     match endpoint {
         Some(endpoint) => endpoint.accept().await,

@@ -40,7 +40,7 @@ const H3_NO_ERROR: u32 = 0x100;
 
 /// How long, once the server has closed its QUIC connections, it waits for the closes to be sent
 /// before the endpoint goes.
-pub(super) const CLOSE_WAIT: Duration = Duration::from_millis(200);
+const CLOSE_WAIT: Duration = Duration::from_millis(200);
 
 /// The QUIC server configuration made from the TCP side's TLS configuration (see
 /// [`super::tls_config`]): the same certificate chain, key and client certificate verifier, ALPN
@@ -63,6 +63,13 @@ pub(super) fn quic_config(tls: &ServerConfig) -> io::Result<quinn::ServerConfig>
 /// runtime (with I/O and time enabled).
 pub(super) fn bind(addr: SocketAddr, config: quinn::ServerConfig) -> io::Result<quinn::Endpoint> {
     quinn::Endpoint::server(config, addr)
+}
+
+/// Closes `endpoint` with `H3_NO_ERROR`: the connections still open get a CONNECTION_CLOSE, sent
+/// within [`CLOSE_WAIT`].
+pub(super) async fn close(endpoint: quinn::Endpoint) {
+    endpoint.close(H3_NO_ERROR.into(), b"");
+    let _ = tokio::time::timeout(CLOSE_WAIT, endpoint.wait_idle()).await;
 }
 
 /// The `Alt-Svc` value that advertises HTTP/3 on `port` of the same host (RFC 7838 §3), added
