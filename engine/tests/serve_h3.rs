@@ -250,30 +250,53 @@ fn shutdown_ends_http3_connections_in_bounded_time() {
     assert_eq!((h3[0].status, h3[0].body_len), (200, 10));
 
     // A request that outlives the grace period is cut off, and the shutdown ends all the same.
-    let python = aioquic_python();
-    let ca = pki.path("ca.pem");
-    let slow = std::thread::spawn({
-        let urls = [url("/?delay=20ms"), url("/?delay=5s")];
-        move || {
-            Command::new(python)
-                .arg(script("client.py"))
-                .arg("--ca")
-                .arg(ca)
-                .args(urls)
-                .output()
-                .unwrap()
+    let mut client = Command::new(aioquic_python())
+        .arg(script("client.py"))
+        .arg("--ca")
+        .arg(pki.path("ca.pem"))
+        .args([url("/?delay=20ms"), url("/?delay=5s")])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map(Killed)
+        .unwrap();
+    let stderr = client.0.stderr.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines() {
+            let _ = tx.send(line.unwrap_or_default());
         }
     });
-    std::thread::sleep(Duration::from_millis(2500)); // the client is connected, waiting
+    let connected = rx.recv_timeout(START_TIMEOUT).expect("client.py connects");
+    assert_eq!(connected, "client.py: connected");
+    std::thread::sleep(Duration::from_millis(200)); // the requests are in flight
     let started = Instant::now();
     server.shutdown();
     let took = started.elapsed();
-    // The grace for requests, the close, the grace of the runtime's shutdown, and slack.
+    // The request in flight had its grace; then the close, the runtime's shutdown, and slack.
+    assert!(took >= SHUTDOWN_GRACE, "shutdown took {took:?}");
     assert!(took < SHUTDOWN_GRACE * 4, "shutdown took {took:?}");
-    let output = slow.join().unwrap();
-    assert!(!output.status.success(), "the 5 s request was answered");
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("connection closed"), "{stderr}");
+    let status = wait_exit(&mut client.0);
+    assert!(!status.success(), "the 5 s request was answered");
+    let stderr: Vec<String> = rx.iter().collect(); // to the end of its stderr
+    assert!(
+        stderr.iter().any(|line| line.contains("connection closed")),
+        "{stderr:?}"
+    );
+}
+
+/// Waits for `child` (client.py, whose own limit is 10 s) to exit, at most [`START_TIMEOUT`]
+/// and 2 s; panics past that.
+fn wait_exit(child: &mut Child) -> std::process::ExitStatus {
+    let deadline = Instant::now() + START_TIMEOUT + Duration::from_secs(2);
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        assert!(Instant::now() < deadline, "client.py did not end");
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 #[test]

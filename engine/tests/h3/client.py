@@ -1,9 +1,9 @@
 """The smallest HTTP/3 client on aioquic's API (aioquic ships its example client in the sdist
 only): one QUIC connection to HOST:PORT, ALPN h3, the server certificate checked against --ca,
 the requests sent at once (one stream each), and one JSON line on stdout: a list, in the order
-of the URLs, of {"status": int, "headers": {name: value}, "body_len": int}. Exits 1 with the
-reason on stderr when the connection or a request fails, or when it all takes over --timeout
-seconds.
+of the URLs, of {"status": int, "headers": {name: value}, "body_len": int}. Prints
+`client.py: connected` on stderr once the handshake is done. Exits 1 with the reason on stderr
+when the connection or a request fails, or when it all takes over --timeout seconds.
 
     client.py --ca ca.pem [--method HEAD] [--server-name localhost] https://127.0.0.1:PORT/path?q ...
 """
@@ -82,6 +82,7 @@ async def main(args):
     async with connect(
         first.hostname, first.port, configuration=configuration, create_protocol=Client
     ) as client:
+        print("client.py: connected", file=sys.stderr, flush=True)
         return await asyncio.gather(*(client.request(args.method, url) for url in args.urls))
 
 
