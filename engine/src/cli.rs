@@ -292,6 +292,9 @@ pub(crate) struct ServeArgs {
     /// Require client certificates signed by a CA in this PEM file (mTLS).
     #[arg(long, requires = "tls_cert")]
     pub(crate) tls_client_ca: Option<PathBuf>,
+    /// Also answer HTTP/3 (QUIC, UDP) on the same port number; needs --tls-cert and --tls-key.
+    #[arg(long, requires = "tls_cert")]
+    pub(crate) h3: bool,
 }
 
 impl ServeArgs {
@@ -319,6 +322,7 @@ impl ServeArgs {
             listen: self.listen,
             threads,
             tls,
+            h3: self.h3,
         })
     }
 }

@@ -6,6 +6,8 @@
 //! are served by hyper's HTTP/1.1 server with nothing in between. With `--tls-cert` and
 //! `--tls-key` it speaks TLS only, offering `h2` and `http/1.1` by ALPN; `--tls-client-ca` makes
 //! it require a client certificate signed by that CA (mTLS), refusing the handshake otherwise.
+//! With TLS, `--h3` adds HTTP/3 (QUIC, ALPN `h3`) on UDP at the same port number, with the same
+//! responses, and the HTTP/1.1 and HTTP/2 responses advertise it with `Alt-Svc: h3=":PORT"`.
 //!
 //! # Requests
 //!
@@ -56,7 +58,8 @@
 //! - [`serve`] runs the `loadgate serve` command with [`ServeOptions`] (the command line's
 //!   flags resolved by `cli`): its own multi-thread runtime, until SIGINT or SIGTERM.
 //! - [`spawn`] starts a server on its own thread and runtime and returns a [`ServerHandle`]
-//!   (the bound address; the server stops when the handle is dropped). This is what tests use.
+//!   (the bound address; the server stops when the handle is dropped). This is what tests use;
+//!   [`spawn_with`] adds TLS, [`spawn_h3`] TLS and HTTP/3.
 
 use std::future::Future;
 use std::io::{self, Write as _};
@@ -67,6 +70,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use anyhow::Context as _;
+use hyper::header::{self, HeaderValue};
 use hyper::server::conn::{http1, http2};
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioExecutor, TokioIo};
@@ -82,6 +86,7 @@ use tokio_rustls::TlsAcceptor;
 use respond::handle;
 use shop::Shop;
 
+mod h3;
 mod respond;
 mod shop;
 
@@ -90,12 +95,16 @@ mod shop;
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(1);
 
 /// How long a client may take over its TLS handshake before the connection is dropped.
-const TLS_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const TLS_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The listen backlog: pending connections the kernel queues before we accept them. Generous,
 /// so that a burst of new connections at the start of a run is not dropped (a dropped SYN costs
 /// the client a one-second retransmit, which would show up as latency).
 const LISTEN_BACKLOG: u32 = 1024;
+
+/// How many free TCP ports [`Server::bind`] tries, when asked for port 0 with HTTP/3, before
+/// giving up on finding one whose UDP port number is free too.
+const PORT_TRIES: usize = 16;
 
 /// What `loadgate serve` serves, and how: the command line's flags, resolved.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -106,6 +115,8 @@ pub struct ServeOptions {
     pub threads: usize,
     /// TLS (HTTP/1.1 and HTTP/2 by ALPN), or `None` for cleartext.
     pub tls: Option<ServeTls>,
+    /// Also serve HTTP/3 over UDP on the same port number (needs `tls`).
+    pub h3: bool,
 }
 
 /// The server's TLS: PEM files, read when the server starts.
@@ -120,9 +131,10 @@ pub struct ServeTls {
 }
 
 /// Runs `loadgate serve`: binds `options.listen`, prints `loadgate serve: listening on
-/// http://ADDR` (`https://` with TLS) on stdout, with the real port when port 0 was asked for,
-/// and serves on `options.threads` worker threads until SIGINT or SIGTERM (Ctrl-C or Ctrl-Break
-/// on Windows), then returns `Ok`.
+/// http://ADDR` (`https://` with TLS) on stdout, with the real port when port 0 was asked for
+/// (with HTTP/3, a second line `loadgate serve: HTTP/3 on udp://ADDR`), and serves on
+/// `options.threads` worker threads until SIGINT or SIGTERM (Ctrl-C or Ctrl-Break on Windows),
+/// then returns `Ok`.
 pub fn serve(options: &ServeOptions) -> anyhow::Result<()> {
     anyhow::ensure!(options.threads > 0, "a server needs at least 1 thread");
     raise_open_files_limit();
@@ -136,22 +148,19 @@ pub fn serve(options: &ServeOptions) -> anyhow::Result<()> {
         // Install the handlers before announcing the address, so that a SIGTERM sent as soon as
         // the line is read stops us cleanly instead of killing us.
         let shutdown = crate::interrupt_signal().context("cannot install the signal handlers")?;
-        let mut server = Server::bind(options.listen)
-            .with_context(|| format!("cannot listen on {}", options.listen))?;
-        let scheme = match &options.tls {
-            Some(tls) => {
-                let config = tls_config(&tls.cert, &tls.key, tls.client_ca.as_deref())?;
-                server = server.with_tls(config);
-                "https"
-            }
-            None => "http",
+        let tls = match &options.tls {
+            Some(tls) => Some(tls_config(&tls.cert, &tls.key, tls.client_ca.as_deref())?),
+            None => None,
         };
+        let scheme = if tls.is_some() { "https" } else { "http" };
+        let server = Server::bind(options.listen, tls, options.h3)
+            .with_context(|| format!("cannot listen on {}", options.listen))?;
         let mut stdout = io::stdout().lock();
-        writeln!(
-            stdout,
-            "loadgate serve: listening on {scheme}://{}",
-            server.local_addr()
-        )?;
+        let addr = server.local_addr();
+        writeln!(stdout, "loadgate serve: listening on {scheme}://{addr}")?;
+        if options.h3 {
+            writeln!(stdout, "loadgate serve: HTTP/3 on udp://{addr}")?;
+        }
         stdout.flush()?;
         drop(stdout);
         server.run_until(shutdown).await;
@@ -230,7 +239,7 @@ pub fn tls_config(
 /// bound, so that the server accepts connections as soon as this returns. The server stops when
 /// the [`ServerHandle`] is dropped or [`ServerHandle::shutdown`] is called.
 pub fn spawn(addr: SocketAddr, threads: usize) -> io::Result<ServerHandle> {
-    spawn_with(addr, threads, None)
+    spawn_server(addr, threads, None, false)
 }
 
 /// [`spawn`], speaking TLS with `tls` when given (see [`tls_config`]).
@@ -239,20 +248,38 @@ pub fn spawn_with(
     threads: usize,
     tls: Option<Arc<ServerConfig>>,
 ) -> io::Result<ServerHandle> {
+    spawn_server(addr, threads, tls, false)
+}
+
+/// [`spawn_with`] TLS, and HTTP/3 over UDP on the same port number (`loadgate serve --h3`): a
+/// port 0 in `addr` picks a port free for both TCP and UDP.
+pub fn spawn_h3(
+    addr: SocketAddr,
+    threads: usize,
+    tls: Arc<ServerConfig>,
+) -> io::Result<ServerHandle> {
+    spawn_server(addr, threads, Some(tls), true)
+}
+
+/// [`spawn_h3`] when `h3`, else [`spawn_with`].
+fn spawn_server(
+    addr: SocketAddr,
+    threads: usize,
+    tls: Option<Arc<ServerConfig>>,
+    h3: bool,
+) -> io::Result<ServerHandle> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(threads.max(1))
         .thread_name("loadgate-serve")
         .enable_all()
         .build()?;
+    let secure = tls.is_some();
     let bound = {
         let _context = runtime.enter();
-        Server::bind(addr)
+        Server::bind(addr, tls, h3)
     };
     let server = match bound {
-        Ok(server) => match tls.clone() {
-            Some(config) => server.with_tls(config),
-            None => server,
-        },
+        Ok(server) => server,
         Err(error) => {
             // Not a plain drop: that would panic when called from within another runtime.
             runtime.shutdown_background();
@@ -272,7 +299,7 @@ pub fn spawn_with(
         })?;
     Ok(ServerHandle {
         addr,
-        tls: tls.is_some(),
+        tls: secure,
         stop: Some(stop),
         thread: Some(thread),
     })
@@ -325,13 +352,54 @@ pub(crate) struct Server {
     addr: SocketAddr,
     /// The TLS configuration, when the server speaks TLS.
     tls: Option<Arc<ServerConfig>>,
+    /// The QUIC endpoint on UDP at `addr`, when the server speaks HTTP/3.
+    quic: Option<quinn::Endpoint>,
 }
 
 impl Server {
-    /// Binds `addr` (port 0 picks a free port) with `SO_REUSEADDR` and a generous backlog.
+    /// Binds `addr` (port 0 picks a free port), speaking TLS with `tls` (see [`tls_config`])
+    /// when given, and with `h3` (which needs `tls`) HTTP/3 on UDP at the same port number: for
+    /// port 0, up to [`PORT_TRIES`] free TCP ports are tried until one's UDP port is free too.
     ///
-    /// Must be called from within a Tokio runtime (with I/O enabled); panics otherwise.
-    pub(crate) fn bind(addr: SocketAddr) -> io::Result<Server> {
+    /// Must be called from within a Tokio runtime (with I/O and time enabled); panics otherwise.
+    pub(crate) fn bind(
+        addr: SocketAddr,
+        tls: Option<Arc<ServerConfig>>,
+        h3: bool,
+    ) -> io::Result<Server> {
+        let quic = match (&tls, h3) {
+            (_, false) => None,
+            (Some(tls), true) => Some(h3::quic_config(tls)?),
+            (None, true) => {
+                let message = "HTTP/3 needs TLS: give a certificate and key";
+                return Err(io::Error::new(io::ErrorKind::InvalidInput, message));
+            }
+        };
+        let mut tries = 0;
+        loop {
+            let mut server = Server::bind_tcp(addr)?;
+            server.tls = tls.clone();
+            let Some(config) = quic.clone() else {
+                return Ok(server);
+            };
+            match h3::bind(server.addr, config) {
+                Ok(endpoint) => {
+                    server.quic = Some(endpoint);
+                    return Ok(server);
+                }
+                Err(error) if error.kind() == io::ErrorKind::AddrInUse && addr.port() == 0 => {
+                    tries += 1;
+                    if tries == PORT_TRIES {
+                        return Err(error);
+                    }
+                }
+                Err(error) => return Err(error),
+            }
+        }
+    }
+
+    /// Binds `addr` (TCP) with `SO_REUSEADDR` and a generous backlog.
+    fn bind_tcp(addr: SocketAddr) -> io::Result<Server> {
         let socket = if addr.is_ipv4() {
             TcpSocket::new_v4()?
         } else {
@@ -345,15 +413,8 @@ impl Server {
             listener,
             addr,
             tls: None,
+            quic: None,
         })
-    }
-
-    /// Speaks TLS with `config` (see [`tls_config`]) on every connection.
-    pub(crate) fn with_tls(self, config: Arc<ServerConfig>) -> Server {
-        Server {
-            tls: Some(config),
-            ..self
-        }
     }
 
     /// The address the server listens on, with the real port.
@@ -363,13 +424,14 @@ impl Server {
 
     /// Serves connections until `shutdown` resolves; then stops accepting, lets requests in
     /// flight finish for up to [`SHUTDOWN_GRACE`] (idle keep-alive connections are closed at
-    /// once), drops the remaining connections and returns.
+    /// once; HTTP/3 connections get GOAWAY), drops the remaining connections and returns.
     pub(crate) async fn run_until(self, shutdown: impl Future<Output = ()>) {
         let mut http1 = http1::Builder::new();
         http1.keep_alive(true);
         let builders = Arc::new(Builders {
             http1,
             http2: http2::Builder::new(TokioExecutor::new()),
+            alt_svc: self.quic.as_ref().map(|_| h3::alt_svc(self.addr.port())),
         });
         let shop = Arc::new(Shop::new());
         let (stopping_tx, stopping) = watch::channel(false);
@@ -408,6 +470,10 @@ impl Server {
                         tokio::time::sleep(Duration::from_millis(50)).await;
                     }
                 },
+                Some(incoming) = accept_quic(self.quic.as_ref()) => {
+                    let (shop, stopping) = (shop.clone(), stopping.clone());
+                    connections.spawn(h3::serve_connection(incoming, shop, stopping));
+                }
             }
             while connections.try_join_next().is_some() {}
         }
@@ -416,13 +482,28 @@ impl Server {
         let drained = async { while connections.join_next().await.is_some() {} };
         let _ = tokio::time::timeout(SHUTDOWN_GRACE, drained).await;
         // Dropping `connections` aborts what is left.
+        drop(connections);
+        if let Some(endpoint) = self.quic {
+            h3::close(endpoint).await;
+        }
     }
 }
 
-/// hyper's HTTP/1.1 and HTTP/2 servers, configured once.
+/// The next QUIC connection attempt of `endpoint`; `None` at once without one or once it is
+/// closed (which disables the `select!` branch that awaits it).
+async fn accept_quic(endpoint: Option<&quinn::Endpoint>) -> Option<quinn::Incoming> {
+    match endpoint {
+        Some(endpoint) => endpoint.accept().await,
+        None => None,
+    }
+}
+
+/// hyper's HTTP/1.1 and HTTP/2 servers, configured once, and what they add to every response.
 struct Builders {
     http1: http1::Builder,
     http2: http2::Builder<TokioExecutor>,
+    /// `Alt-Svc: h3=":PORT"` when the server speaks HTTP/3 too.
+    alt_svc: Option<HeaderValue>,
 }
 
 /// The client connection preface of HTTP/2 (RFC 9113 §3.4).
@@ -471,7 +552,21 @@ async fn serve_connection<S>(
         }};
     }
     let io = TokioIo::new(stream);
-    let service = service_fn(move |request| handle(request, shop.clone()));
+    let alt_svc = builders.alt_svc.clone();
+    let service = service_fn(move |request| {
+        let (shop, alt_svc) = (shop.clone(), alt_svc.clone());
+        async move {
+            let Ok(mut response) = handle(request, shop).await;
+            if let Some(value) = alt_svc {
+                // A `header=Alt-Svc:...` in the query wins.
+                response
+                    .headers_mut()
+                    .entry(header::ALT_SVC)
+                    .or_insert(value);
+            }
+            Ok::<_, std::convert::Infallible>(response)
+        }
+    });
     if h2 {
         drive!(builders.http2.serve_connection(io, service));
     } else {

@@ -9,12 +9,16 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use http_body_util::BodyExt as _;
-use hyper::body::{Body, Bytes, Frame, Incoming, SizeHint};
+use hyper::body::{Body, Bytes, Frame, SizeHint};
 use hyper::header::{self, HeaderName, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
 
 use super::shop::{Route, Shop};
 use crate::units::parse_duration;
+
+/// Any error of a request body (hyper's, or a QUIC stream's), as [`http_body_util::Limited`]
+/// boxes it.
+pub(super) type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// The largest body `size=N` may ask for, in bytes (1 GiB).
 const MAX_BODY_SIZE: u64 = 1 << 30;
@@ -45,10 +49,17 @@ static FILL: [u8; 64 * 1024] = [b'x'; 64 * 1024];
 /// Answers one request: a path of the stateful API goes to `shop`; any other request has its
 /// body drained, its query parsed into a [`Shape`], spins on the CPU for its `work`, waits out
 /// the delay (counted from when the request head arrived) and gets the response it asked for.
-pub(super) async fn handle(
-    request: Request<Incoming>,
+///
+/// The request body is any [`Body`] of [`Bytes`]: hyper's for HTTP/1.1 and HTTP/2, a QUIC
+/// stream's for HTTP/3 (`super::h3`).
+pub(super) async fn handle<B>(
+    request: Request<B>,
     shop: Arc<Shop>,
-) -> Result<Response<ResponseBody>, Infallible> {
+) -> Result<Response<ResponseBody>, Infallible>
+where
+    B: Body<Data = Bytes> + Send + Unpin,
+    B::Error: Into<BoxError>,
+{
     if let Some(route) = Route::of(request.uri().path()) {
         return Ok(shop.answer(route, request).await);
     }

@@ -14,13 +14,13 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, RwLock};
 
 use http_body_util::{BodyExt as _, Limited};
-use hyper::body::{Bytes, Incoming};
+use hyper::body::{Body, Bytes};
 use hyper::header::{self, HeaderMap, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::respond::ResponseBody;
+use super::respond::{BoxError, ResponseBody};
 
 /// The most sessions (and carts) kept at once; a login past it evicts an old one.
 pub(super) const MAX_SESSIONS: usize = 10_000;
@@ -150,11 +150,15 @@ impl Shop {
     }
 
     /// Answers a request to `route` (see the module documentation of `serve`).
-    pub(super) async fn answer(
+    pub(super) async fn answer<B>(
         &self,
         route: Route,
-        request: Request<Incoming>,
-    ) -> Response<ResponseBody> {
+        request: Request<B>,
+    ) -> Response<ResponseBody>
+    where
+        B: Body<Data = Bytes>,
+        B::Error: Into<BoxError>,
+    {
         let (head, body) = request.into_parts();
         let body = match Limited::new(body, MAX_REQUEST_BODY).collect().await {
             Ok(body) => body.to_bytes(),

@@ -1,0 +1,336 @@
+//! `loadgate serve --h3` loaded over HTTP/3 by a client nobody here wrote (aioquic, from PyPI,
+//! through the smallest client on its API: tests/h3/client.py): the same answers to the same
+//! query parameters as HTTP/1.1, `Alt-Svc` on the TCP side, a bounded shutdown. And the aioquic
+//! HTTP/3 server (tests/h3/server.py) that the client tests of `protocol: h3` will load, checked
+//! to start and answer. Certificates come from a CA the test makes (rcgen).
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Read as _, Write as _};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::{Duration, Instant};
+
+use loadgate::serve::{SHUTDOWN_GRACE, spawn, spawn_h3};
+use rustls_pki_types::CertificateDer;
+use rustls_pki_types::pem::PemObject as _;
+use support::{HttpConn, IO_TIMEOUT, TestPki};
+
+/// The aioquic release the tests install (into `target/ci-tools/aioquic`, a virtual environment).
+const AIOQUIC: &str = "1.7.2";
+
+/// How long a server may take to print its listening line.
+const START_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The Python of a virtual environment with aioquic [`AIOQUIC`], made once (by the first test
+/// that asks, the others wait) under the target directory; panics with pip's output on failure.
+fn aioquic_python() -> PathBuf {
+    static INSTALL: Mutex<()> = Mutex::new(());
+    let _turn = INSTALL.lock().unwrap_or_else(|e| e.into_inner());
+    let target = Path::new(env!("CARGO_TARGET_TMPDIR")).parent().unwrap();
+    let venv = target.join("ci-tools/aioquic");
+    let python = venv.join("bin/python");
+    let installed = Command::new(&python)
+        .args(["-c", "import aioquic; print(aioquic.__version__)"])
+        .output()
+        .is_ok_and(|out| String::from_utf8_lossy(&out.stdout).trim() == AIOQUIC);
+    if !installed {
+        let venv_made = Command::new("python3")
+            .args(["-m", "venv"])
+            .arg(&venv)
+            .status()
+            .expect("python3 runs");
+        assert!(venv_made.success(), "python3 -m venv {}", venv.display());
+        let pip = Command::new(venv.join("bin/pip"))
+            .args(["install", "-q", &format!("aioquic=={AIOQUIC}")])
+            .output()
+            .expect("pip runs");
+        assert!(
+            pip.status.success(),
+            "{}",
+            String::from_utf8_lossy(&pip.stderr)
+        );
+    }
+    python
+}
+
+/// A script of tests/h3/.
+fn script(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/h3")
+        .join(name)
+}
+
+/// A child process killed (and reaped) on drop, even when an assertion fails.
+struct Killed(Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts `command` with its stdout piped and returns it with its first `lines` lines, read
+/// within [`START_TIMEOUT`].
+fn start(mut command: Command, lines: usize) -> (Killed, Vec<String>) {
+    let mut child = Killed(command.stdout(Stdio::piped()).spawn().expect("start"));
+    let stdout = child.0.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut reader = BufReader::new(stdout);
+        for _ in 0..lines {
+            let mut line = String::new();
+            if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                break;
+            }
+            let _ = tx.send(line.trim_end().to_string());
+        }
+    });
+    let read = (0..lines)
+        .map(|_| {
+            rx.recv_timeout(START_TIMEOUT)
+                .expect("a listening line in time")
+        })
+        .collect();
+    (child, read)
+}
+
+/// One response as client.py reports it.
+#[derive(Debug, serde::Deserialize)]
+struct H3Response {
+    status: u16,
+    headers: BTreeMap<String, String>,
+    body_len: usize,
+}
+
+/// Runs client.py: `urls` on one connection, the certificate checked against `pki`'s CA.
+fn h3_client(pki: &TestPki, method: &str, urls: &[String]) -> Output {
+    Command::new(aioquic_python())
+        .arg(script("client.py"))
+        .arg("--ca")
+        .arg(pki.path("ca.pem"))
+        .args(["--method", method, "--timeout", "10"])
+        .args(urls)
+        .stdin(Stdio::null())
+        .output()
+        .expect("client.py runs")
+}
+
+/// The responses client.py printed; panics with its stderr when it failed.
+fn h3_responses(output: &Output) -> Vec<H3Response> {
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "client.py failed: {stderr}");
+    serde_json::from_slice(&output.stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"))
+}
+
+/// `GET path` over TLS and HTTP/1.1 (rustls, the certificate checked against `pki`'s CA),
+/// `Connection: close`: the response head, names lower-cased.
+fn tls_h1_head(pki: &TestPki, port: u16, path: &str) -> String {
+    let mut roots = rustls::RootCertStore::empty();
+    let ca = CertificateDer::from_pem_file(pki.path("ca.pem")).unwrap();
+    roots.add(ca).unwrap();
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    let name = "localhost".try_into().unwrap();
+    let connection = rustls::ClientConnection::new(Arc::new(config), name).unwrap();
+    let tcp = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    tcp.set_read_timeout(Some(IO_TIMEOUT)).unwrap();
+    let mut tls = rustls::StreamOwned::new(connection, tcp);
+    let request = format!("GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
+    tls.write_all(request.as_bytes()).unwrap();
+    let mut response = Vec::new();
+    let _ = tls.read_to_end(&mut response); // the server closes without close_notify at times
+    let text = String::from_utf8_lossy(&response).to_ascii_lowercase();
+    text.split("\r\n\r\n").next().unwrap().to_string()
+}
+
+/// Headers that belong to the HTTP/1.1 connection, not to the response.
+const HOP_BY_HOP: [&str; 3] = ["connection", "transfer-encoding", "date"];
+
+#[test]
+fn h3_answers_the_query_parameters_as_http1_does() {
+    let pki = TestPki::generate();
+    let mut serve = Command::new(env!("CARGO_BIN_EXE_loadgate"));
+    serve
+        .args(["serve", "--listen", "127.0.0.1:0", "--threads", "2", "--h3"])
+        .arg("--tls-cert")
+        .arg(pki.path("server.pem"))
+        .arg("--tls-key")
+        .arg(pki.path("server.key"));
+    let (_serve, lines) = start(serve, 2);
+    let base = lines[0]
+        .strip_prefix("loadgate serve: listening on ")
+        .unwrap_or_else(|| panic!("{lines:?}"))
+        .to_string();
+    let port: u16 = base.rsplit(':').next().unwrap().parse().unwrap();
+    assert_eq!(
+        lines[1],
+        format!("loadgate serve: HTTP/3 on udp://127.0.0.1:{port}")
+    );
+
+    let paths = [
+        "/any/path?size=100000",
+        "/?status=503&header=Retry-After:1&close=1",
+        "/?delay=300ms&header=X-Twice:a&header=X-Twice:b",
+        "/?sise=1",
+        "/?events=3&interval=5ms",
+        "/api/items",
+        "/health",
+    ];
+    let urls: Vec<String> = paths.iter().map(|path| format!("{base}{path}")).collect();
+    let started = Instant::now();
+    let output = h3_client(&pki, "GET", &urls);
+    let took = started.elapsed();
+    let h3 = h3_responses(&output);
+    assert_eq!(h3.len(), paths.len());
+    assert!(
+        took >= Duration::from_millis(300),
+        "delay=300ms answered in {took:?}"
+    );
+
+    // The same paths over HTTP/1.1 on a cleartext server: the same answers.
+    let h1_server = spawn("127.0.0.1:0".parse().unwrap(), 1).unwrap();
+    for (path, h3) in paths.iter().zip(&h3) {
+        let h1 = HttpConn::connect(h1_server.addr())
+            .unwrap()
+            .get(path)
+            .unwrap();
+        assert_eq!(h3.status, h1.status, "{path}");
+        assert_eq!(h3.body_len, h1.body.len(), "{path}");
+        let mut h1_headers: BTreeMap<String, String> = BTreeMap::new();
+        for (name, value) in h1
+            .headers
+            .iter()
+            .filter(|(n, _)| !HOP_BY_HOP.contains(&&**n))
+        {
+            // HTTP/3 responses carry repeated fields as separate lines; client.py keeps the last.
+            h1_headers.insert(name.clone(), value.clone());
+        }
+        let mut h3_headers = h3.headers.clone();
+        assert!(h3_headers.remove("date").is_some(), "{path}: no Date");
+        assert_eq!(h3_headers, h1_headers, "{path}");
+    }
+    assert_eq!(h3[0].status, 200);
+    assert_eq!(h3[0].body_len, 100_000);
+    assert_eq!(h3[0].headers["content-length"], "100000");
+    assert_eq!(h3[1].status, 503);
+    assert_eq!(h3[1].headers["retry-after"], "1");
+    assert!(!h3[1].headers.contains_key("connection"), "{:?}", h3[1]);
+    assert_eq!(h3[3].status, 400);
+    assert_eq!(h3[4].body_len, 3 * "data: event\n\n".len());
+
+    // The TCP side advertises HTTP/3 on the same port.
+    let head = tls_h1_head(&pki, port, "/?size=10");
+    assert!(head.starts_with("http/1.1 200"), "{head}");
+    assert!(
+        head.contains(&format!("\r\nalt-svc: h3=\":{port}\"")),
+        "{head}"
+    );
+}
+
+#[test]
+fn shutdown_ends_http3_connections_in_bounded_time() {
+    let pki = TestPki::generate();
+    let server = spawn_h3(
+        "127.0.0.1:0".parse().unwrap(),
+        1,
+        pki.serve_config("server", false),
+    )
+    .unwrap();
+    let url = |path: &str| format!("https://127.0.0.1:{}{path}", server.addr().port());
+    let h3 = h3_responses(&h3_client(&pki, "GET", &[url("/?size=10")]));
+    assert_eq!((h3[0].status, h3[0].body_len), (200, 10));
+
+    // A request that outlives the grace period is cut off, and the shutdown ends all the same.
+    let mut client = Command::new(aioquic_python())
+        .arg(script("client.py"))
+        .arg("--ca")
+        .arg(pki.path("ca.pem"))
+        .args([url("/?delay=20ms"), url("/?delay=5s")])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map(Killed)
+        .unwrap();
+    let stderr = client.0.stderr.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines() {
+            let _ = tx.send(line.unwrap_or_default());
+        }
+    });
+    let connected = rx.recv_timeout(START_TIMEOUT).expect("client.py connects");
+    assert_eq!(connected, "client.py: connected");
+    std::thread::sleep(Duration::from_millis(200)); // the requests are in flight
+    let started = Instant::now();
+    server.shutdown();
+    let took = started.elapsed();
+    // The request in flight had its grace; then the close, the runtime's shutdown, and slack.
+    assert!(took >= SHUTDOWN_GRACE, "shutdown took {took:?}");
+    assert!(took < SHUTDOWN_GRACE * 4, "shutdown took {took:?}");
+    let status = wait_exit(&mut client.0);
+    assert!(!status.success(), "the 5 s request was answered");
+    let stderr: Vec<String> = rx.iter().collect(); // to the end of its stderr
+    assert!(
+        stderr.iter().any(|line| line.contains("connection closed")),
+        "{stderr:?}"
+    );
+}
+
+/// Waits for `child` (client.py, whose own limit is 10 s) to exit, at most [`START_TIMEOUT`]
+/// and 2 s; panics past that.
+fn wait_exit(child: &mut Child) -> std::process::ExitStatus {
+    let deadline = Instant::now() + START_TIMEOUT + Duration::from_secs(2);
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        assert!(Instant::now() < deadline, "client.py did not end");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn h3_needs_tls() {
+    let output = Command::new(env!("CARGO_BIN_EXE_loadgate"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--h3"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("--tls-cert"), "{stderr}");
+}
+
+/// The aioquic server that the client tests of `protocol: h3` will load: it starts, and answers
+/// aioquic's client over HTTP/3 with its fixed body.
+#[test]
+fn aioquic_server_answers_over_http3() {
+    let pki = TestPki::generate();
+    let mut command = Command::new(aioquic_python());
+    command
+        .arg(script("server.py"))
+        .arg("--cert")
+        .arg(pki.path("server.pem"))
+        .arg("--key")
+        .arg(pki.path("server.key"));
+    let (_server, lines) = start(command, 1);
+    let addr = lines[0]
+        .strip_prefix("aioquic server: listening on udp://")
+        .unwrap_or_else(|| panic!("{lines:?}"));
+    let urls = [format!("https://{addr}/"), format!("https://{addr}/x?y=1")];
+    let h3 = h3_responses(&h3_client(&pki, "GET", &urls));
+    for response in &h3 {
+        assert_eq!(response.status, 200);
+        assert_eq!(response.body_len, "hello from aioquic\n".len());
+        assert_eq!(response.headers["server"], "aioquic");
+    }
+}
