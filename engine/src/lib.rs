@@ -28,6 +28,7 @@ pub mod run;
 pub mod serve;
 pub mod service;
 pub mod spec;
+mod udp;
 mod units;
 pub mod validate;
 

@@ -176,6 +176,7 @@ fn empty(first: &RunOutput, stages: usize) -> RunOutput {
         aborted_by: None,
         windows: first.windows.iter().map(|_| None).collect(),
         negotiated: first.negotiated.clone(),
+        udp_buffers: first.udp_buffers,
     }
 }
 

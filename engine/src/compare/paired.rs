@@ -336,6 +336,7 @@ mod tests {
             bytes_received: 0,
             status_codes: Default::default(),
             errors_by_kind: Default::default(),
+            errors_by_code: Default::default(),
             latency_us: Some(LatencySummary {
                 min_us: us,
                 mean_us: latency_us,

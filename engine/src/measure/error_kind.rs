@@ -25,10 +25,15 @@ pub(crate) enum ErrorKind {
     Closed,
     /// The response was not valid HTTP/1.1, or the peer broke the HTTP/2 or TLS protocol.
     Malformed,
-    /// The server reset the HTTP/2 stream (RST_STREAM, e.g. `REFUSED_STREAM`).
+    /// The server reset the HTTP/2 stream (RST_STREAM, e.g. `REFUSED_STREAM`) or the HTTP/3
+    /// stream (RESET_STREAM, e.g. `H3_REQUEST_REJECTED`).
     StreamReset,
-    /// The server closed the HTTP/2 connection with GOAWAY before processing this stream.
+    /// The server closed the HTTP/2 or HTTP/3 connection with GOAWAY before processing this
+    /// stream.
     GoAway,
+    /// An HTTP/3 (QUIC) connection went silent for longer than its idle timeout (RFC 9000
+    /// §10.1): no packet from the server, not even an acknowledgement.
+    IdleTimeout,
     /// A complete response whose status is not in the target's `expect.status`.
     UnexpectedStatus,
     /// A redirect that was not followed (`defaults.redirects`): to another origin, or one
@@ -38,7 +43,7 @@ pub(crate) enum ErrorKind {
 
 impl ErrorKind {
     /// Every kind, in order.
-    pub(crate) const ALL: [ErrorKind; 13] = [
+    pub(crate) const ALL: [ErrorKind; 14] = [
         ErrorKind::ConnectRefused,
         ErrorKind::ConnectTimeout,
         ErrorKind::ConnectError,
@@ -50,6 +55,7 @@ impl ErrorKind {
         ErrorKind::Malformed,
         ErrorKind::StreamReset,
         ErrorKind::GoAway,
+        ErrorKind::IdleTimeout,
         ErrorKind::UnexpectedStatus,
         ErrorKind::Redirect,
     ];
@@ -68,6 +74,7 @@ impl ErrorKind {
             ErrorKind::Malformed => "malformed",
             ErrorKind::StreamReset => "stream_reset",
             ErrorKind::GoAway => "goaway",
+            ErrorKind::IdleTimeout => "idle_timeout",
             ErrorKind::UnexpectedStatus => "unexpected_status",
             ErrorKind::Redirect => "redirect",
         }
@@ -85,4 +92,28 @@ impl ErrorKind {
                 | ErrorKind::TlsHandshake
         )
     }
+}
+
+/// Which numbering an [`ErrorCode`] belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) enum CodeSpace {
+    /// HTTP/2 error codes (RFC 9113 §7), from RST_STREAM and GOAWAY.
+    H2,
+    /// HTTP/3 application error codes (RFC 9114 §8.1, RFC 9204 §6 for QPACK), from
+    /// RESET_STREAM, STOP_SENDING, GOAWAY's connection close and CONNECTION_CLOSE of type
+    /// 0x1d.
+    H3,
+    /// QUIC transport error codes (RFC 9000 §20.1; 0x0100-0x01ff carry a TLS alert), from
+    /// CONNECTION_CLOSE of type 0x1c.
+    Quic,
+}
+
+/// The code a peer gave with a stream reset or a connection close: counted beside the
+/// [`ErrorKind`] it explains (`stream_reset H3_REQUEST_CANCELLED (0x10c)`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) struct ErrorCode {
+    /// The numbering the code is in.
+    pub(crate) space: CodeSpace,
+    /// The code as sent on the wire (a QUIC varint: up to 2^62 - 1).
+    pub(crate) value: u64,
 }

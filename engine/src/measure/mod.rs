@@ -26,10 +26,12 @@ use hdrhistogram::Histogram;
 
 pub use codec::decode_histogram;
 pub(crate) use codec::encode_histogram;
-pub(crate) use error_kind::ErrorKind;
+#[allow(unused_imports)] // CodeSpace: for run/h3.rs (issue 18, in progress)
+pub(crate) use error_kind::{CodeSpace, ErrorCode, ErrorKind};
 pub(crate) use flow::{FlowStats, IterationFailure};
 pub(crate) use measures::{Measures, rate};
-pub(crate) use phases::{Phases, Setup, Timing};
+#[allow(unused_imports)] // ZeroRtt: for run/h3.rs (issue 18, in progress)
+pub(crate) use phases::{Phases, Setup, Timing, ZeroRtt};
 pub(crate) use span::{SpanSample, SpanStats, merge_targets};
 pub(crate) use stage::StageStats;
 pub(crate) use streaming::Streaming;

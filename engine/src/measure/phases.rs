@@ -33,9 +33,26 @@ pub(crate) struct Setup {
     pub(crate) tls_us: Option<u64>,
     /// The TLS handshake resumed an earlier session.
     pub(crate) tls_resumed: bool,
+    /// HTTP/3: whether the connection tried 0-RTT (early data on a resumed session) and
+    /// whether the server took it.
+    pub(crate) zero_rtt: ZeroRtt,
     /// The connection was opened before the clock started (`load.pre_connect`): this setup
     /// is in no request's latency.
     pub(crate) pre_connected: bool,
+}
+
+/// Whether a QUIC connection used 0-RTT: the first request sent with the handshake, on a
+/// session ticket from an earlier connection that allows early data (RFC 9001 §4.6).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) enum ZeroRtt {
+    /// Not tried: no ticket allowing early data, or not HTTP/3.
+    #[default]
+    NotTried,
+    /// Tried; the server refused the early data (the request was sent again after the
+    /// handshake).
+    Rejected,
+    /// Tried and accepted.
+    Accepted,
 }
 
 /// Phase histograms of one target, in microseconds (3 significant digits): connection setup
@@ -131,6 +148,7 @@ mod tests {
                 connect_us: 80,
                 tls_us: Some(900),
                 tls_resumed: true,
+                zero_rtt: ZeroRtt::NotTried,
                 pre_connected: true,
             }),
             ..reused

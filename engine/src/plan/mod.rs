@@ -278,15 +278,20 @@ fn check_streams(spec: &Spec, defaults: &TargetDefaults, errors: &mut Errors) {
                     .map(|s| (format!("{}/{}", f.name, s.name), s.protocol))
             }));
         let not_h2: Vec<String> = targets
-            .filter(|(_, protocol)| protocol.or(spec.defaults.protocol) != Some(Protocol::H2))
+            .filter(|(_, protocol)| {
+                !matches!(
+                    protocol.or(spec.defaults.protocol),
+                    Some(Protocol::H2 | Protocol::H3)
+                )
+            })
             .map(|(name, _)| name)
             .collect();
         if !not_h2.is_empty() {
             errors.push(
                 "load.streams",
                 format!(
-                    "{streams} streams per connection need `protocol: h2` for every target \
-                     (HTTP/1.1 carries one request at a time); not h2: {}",
+                    "{streams} streams per connection need `protocol: h2` or `h3` for every \
+                     target (HTTP/1.1 carries one request at a time); not h2 or h3: {}",
                     not_h2.join(", ")
                 ),
             );

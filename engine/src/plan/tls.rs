@@ -67,6 +67,7 @@ pub(crate) fn alpn(protocol: Protocol) -> Vec<Vec<u8>> {
     match protocol {
         Protocol::H1 => vec![b"http/1.1".to_vec()],
         Protocol::H2 => vec![b"h2".to_vec()],
+        Protocol::H3 => vec![b"h3".to_vec()],
         Protocol::Auto => vec![b"h2".to_vec(), b"http/1.1".to_vec()],
     }
 }
@@ -118,7 +119,9 @@ pub(crate) fn client_config(settings: &TlsSettings) -> Result<ClientConfig, TlsE
             .collect();
     }
     let provider = Arc::new(provider);
+    // QUIC is TLS 1.3 only (RFC 9001 §4.2), whatever the minimum asked.
     let versions: &[&rustls::SupportedProtocolVersion] = match settings.min_version {
+        _ if settings.protocol == Protocol::H3 => &[&rustls::version::TLS13],
         TlsVersion::V1_2 => &[&rustls::version::TLS13, &rustls::version::TLS12],
         TlsVersion::V1_3 => &[&rustls::version::TLS13],
     };
@@ -157,12 +160,31 @@ pub(crate) fn client_config(settings: &TlsSettings) -> Result<ClientConfig, TlsE
         }
     };
     config.alpn_protocols = alpn(settings.protocol);
+    // 0-RTT: a resumed QUIC connection sends its first request with the handshake.
+    config.enable_early_data = settings.protocol == Protocol::H3;
     config.resumption = if settings.resumption {
         Resumption::in_memory_sessions(SESSION_CACHE_SIZE)
     } else {
         Resumption::disabled()
     };
     Ok(config)
+}
+
+/// The QUIC client configuration over `config` (built by [`client_config`] for
+/// `protocol: h3`: TLS 1.3, ALPN `h3`, early data enabled), sharing its session cache.
+///
+/// Errors: `config` offers no TLS 1.3 cipher suite QUIC can use (`ciphers`).
+pub(crate) fn quic_client_config(
+    config: &Arc<ClientConfig>,
+) -> Result<quinn::ClientConfig, TlsError> {
+    let crypto =
+        quinn::crypto::rustls::QuicClientConfig::try_from(config.clone()).map_err(|e| {
+            TlsError::new(
+                "ciphers",
+                format!("leave no cipher suite QUIC can use (HTTP/3 needs TLS 1.3's): {e}"),
+            )
+        })?;
+    Ok(quinn::ClientConfig::new(Arc::new(crypto)))
 }
 
 /// A copy of `config` that records whether the server asked for a client certificate: the

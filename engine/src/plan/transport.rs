@@ -15,6 +15,9 @@ pub struct TransportPlan {
     pub(crate) protocol: Protocol,
     /// TLS for an `https://` URL; `None` for cleartext.
     pub(crate) tls: Option<TlsPlan>,
+    /// `protocol: h3`: the QUIC client configuration over `tls`'s (TLS 1.3, ALPN `h3`), built
+    /// once; `None` for every other protocol.
+    pub(crate) quic: Option<quinn::ClientConfig>,
 }
 
 impl TransportPlan {
@@ -67,6 +70,13 @@ impl Transports {
             .or(spec.defaults.protocol)
             .unwrap_or(Protocol::Auto);
         if !url.https {
+            if protocol == Protocol::H3 {
+                errors.push(
+                    format!("{path}.protocol"),
+                    "HTTP/3 runs over QUIC, which is always encrypted: use an https:// URL",
+                );
+                return None;
+            }
             if target.tls.is_some() {
                 errors.push(
                     format!("{path}.tls"),
@@ -94,6 +104,7 @@ impl Transports {
         let built = Some(Arc::new(TransportPlan {
             protocol,
             tls: None,
+            quic: None,
         }));
         self.built.push((key, built.clone()));
         built
@@ -121,9 +132,19 @@ impl Transports {
         if let Some(built) = self.find(&key) {
             return built;
         }
-        let built = match config.map_or_else(|| tls::client_config(&settings).map(Arc::new), Ok) {
-            Ok(config) => Some(Arc::new(TransportPlan {
+        let built = config
+            .map_or_else(|| tls::client_config(&settings).map(Arc::new), Ok)
+            .and_then(|config| {
+                let quic = match protocol {
+                    Protocol::H3 => Some(tls::quic_client_config(&config)?),
+                    _ => None,
+                };
+                Ok((config, quic))
+            });
+        let built = match built {
+            Ok((config, quic)) => Some(Arc::new(TransportPlan {
                 protocol,
+                quic,
                 tls: Some(TlsPlan {
                     config,
                     server_name,

@@ -200,6 +200,26 @@ pub struct Environment {
     pub client_cpu_user_s: f64,
     /// CPU time the load generator used in kernel mode during the run, seconds.
     pub client_cpu_system_s: f64,
+    /// The UDP socket buffers loadgate's HTTP/3 endpoints got (the smallest of its
+    /// workers'); absent when no target spoke HTTP/3.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub udp_buffers: Option<UdpBuffersResult>,
+}
+
+/// The kernel buffers of loadgate's UDP sockets (HTTP/3), as the system reported them after
+/// loadgate asked for `wanted_bytes`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct UdpBuffersResult {
+    /// What loadgate asked for each direction, bytes.
+    pub wanted_bytes: u64,
+    /// The receive buffer got, bytes (Linux reports twice the size set, its bookkeeping
+    /// included; capped by `net.core.rmem_max`).
+    pub recv_bytes: u64,
+    /// The send buffer got, bytes (capped by `net.core.wmem_max` on Linux).
+    pub send_bytes: u64,
+    /// Less than asked in either direction: under load, datagrams may have been dropped
+    /// (seen by QUIC as loss).
+    pub limited: bool,
 }
 
 /// The load that was applied.
@@ -252,9 +272,17 @@ pub struct TargetResult {
     pub status_codes: BTreeMap<String, u64>,
     /// Failed requests by kind: connect_refused, connect_timeout, connect_error, fd_limit
     /// (loadgate was out of file descriptors: EMFILE/ENFILE), tls_handshake, timeout, reset,
-    /// closed, malformed, stream_reset, goaway, unexpected_status, redirect (one not followed:
-    /// to another origin, or past `defaults.redirects`).
+    /// closed, malformed, stream_reset, goaway, idle_timeout (an HTTP/3 connection silent past
+    /// its idle timeout), unexpected_status, redirect (one not followed: to another origin, or
+    /// past `defaults.redirects`).
     pub errors_by_kind: BTreeMap<String, u64>,
+    /// Failed requests whose peer gave a code (HTTP/2 RST_STREAM and GOAWAY, HTTP/3 stream
+    /// resets and connection closes, QUIC transport closes), by kind and code: keys are
+    /// `<kind> <NAME> (0x<hex>)`, e.g. `stream_reset H3_REQUEST_CANCELLED (0x10c)`, or
+    /// `<kind> 0x<hex>` for a code without a name. At most 16 codes per kind; the rest are
+    /// counted under `<kind> other`. Absent when no failure had a code.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub errors_by_code: BTreeMap<String, u64>,
     /// Latency of complete responses, from when each request was due (its intended start on
     /// the open model's or a paced connection's schedule, else its actual start); absent when
     /// there were none.
@@ -328,8 +356,16 @@ pub struct PhasesResult {
     /// Connections whose setup was reported in the measured window (each has a `connect`
     /// sample): opened while measuring, or before the clock started (`pre_connected`).
     pub connections_opened: u64,
-    /// Of those, TLS handshakes that resumed an earlier session.
+    /// Of those, TLS handshakes that resumed an earlier session (HTTP/3: those whose 0-RTT
+    /// was accepted; a QUIC resumption without early data is not seen).
     pub tls_resumed: u64,
+    /// Of those, HTTP/3 connections that tried 0-RTT (sent their first request with the
+    /// handshake, on a session ticket from an earlier connection).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub zero_rtt_attempted: u64,
+    /// Of those that tried, the ones whose early data the server accepted.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub zero_rtt_accepted: u64,
     /// Of those, connections opened before the clock started (`load.pre_connect`): their
     /// setup is in no latency. `connections_opened - pre_connected` measured requests
     /// included a connect in their latency.
@@ -339,7 +375,8 @@ pub struct PhasesResult {
     pub dns: Option<PhaseSummary>,
     /// TCP connect, per connection opened.
     pub connect: Option<PhaseSummary>,
-    /// TLS handshake, per connection opened.
+    /// TLS handshake, per connection opened; for HTTP/3 the whole QUIC handshake (transport
+    /// and TLS 1.3 in one round trip), and `connect` has no sample.
     pub tls: Option<PhaseSummary>,
     /// Time to first byte: from the end of the request write until the first response byte
     /// (HTTP/1.1) or the response header block (HTTP/2), per response.
@@ -426,12 +463,17 @@ pub struct PhaseSummary {
 /// start (every connection of a target uses the same configuration).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct TransportResult {
-    /// What the spec asked for: `h1`, `h2` or `auto`.
+    /// What the spec asked for: `h1`, `h2`, `h3` or `auto`.
     pub requested: String,
-    /// What the connections speak: `h1` or `h2`.
+    /// What the connections speak: `h1`, `h2` or `h3`.
     pub protocol: String,
     /// TLS parameters; absent over cleartext.
     pub tls: Option<TlsResult>,
+    /// The server offered HTTP/3: the `h3` entry of an `Alt-Svc` response header (e.g.
+    /// `h3=":8443"`), as first seen on this target's responses; reported, not followed
+    /// (`protocol: h3` loads it). Absent when no response offered it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alt_svc_h3: Option<String>,
 }
 
 impl TransportResult {
@@ -646,4 +688,9 @@ pub(crate) fn published_schema<T: JsonSchema>() -> serde_json::Value {
         .into_generator()
         .into_root_schema_for::<T>();
     serde_json::to_value(schema).expect("a schema serializes")
+}
+
+/// Whether a count is zero (left out of the JSON).
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }

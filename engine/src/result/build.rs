@@ -119,6 +119,7 @@ fn environment(output: &RunOutput) -> Environment {
         cpu_count: cpu_count(),
         client_cpu_user_s: cpu_user.as_secs_f64(),
         client_cpu_system_s: cpu_system.as_secs_f64(),
+        udp_buffers: None,
     }
 }
 
@@ -214,6 +215,7 @@ fn target_result(
             .into_iter()
             .map(|(kind, n)| (kind.to_string(), n))
             .collect(),
+        errors_by_code: std::collections::BTreeMap::new(),
         latency_us: summary(h),
         service_time_us: summary(&stats.service_us),
         histogram: encode_histogram(h),
@@ -279,6 +281,8 @@ pub(crate) fn phases_result(phases: &Phases) -> PhasesResult {
     PhasesResult {
         connections_opened: phases.connections,
         tls_resumed: phases.tls_resumed,
+        zero_rtt_attempted: 0,
+        zero_rtt_accepted: 0,
         pre_connected: phases.pre_connected,
         dns: summary(&phases.dns_us),
         connect: summary(&phases.connect_us),
@@ -295,6 +299,7 @@ fn transport_result(target: &TargetPlan, negotiated: &Negotiated) -> TransportRe
         requested: match target.transport.protocol {
             crate::spec::Protocol::H1 => "h1",
             crate::spec::Protocol::H2 => "h2",
+            crate::spec::Protocol::H3 => "h3",
             crate::spec::Protocol::Auto => "auto",
         }
         .to_string(),
@@ -305,5 +310,6 @@ fn transport_result(target: &TargetPlan, negotiated: &Negotiated) -> TransportRe
             server_name: tls.server_name.clone(),
             insecure_skip_verify: tls.insecure_skip_verify,
         }),
+        alt_svc_h3: None,
     }
 }

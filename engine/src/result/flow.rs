@@ -84,6 +84,7 @@ impl FlowResult {
             bytes_received: 0,
             status_codes: BTreeMap::new(),
             errors_by_kind: self.failed_requests_by_kind.clone(),
+            errors_by_code: BTreeMap::new(),
             latency_us: self.duration_us.clone(),
             service_time_us: None,
             histogram: self.histogram.clone(),

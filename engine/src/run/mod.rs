@@ -296,6 +296,7 @@ impl Ready<'_> {
             aborted_by: collected.aborted_by,
             windows: collected.windows,
             negotiated,
+            udp_buffers: None,
         })
     }
 }

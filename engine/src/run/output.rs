@@ -37,6 +37,9 @@ pub struct RunOutput {
     pub(crate) windows: Vec<Option<WindowVerdict>>,
     /// Per target: protocol and TLS parameters negotiated by the check at start.
     pub(crate) negotiated: Vec<Negotiated>,
+    /// The UDP socket buffers the HTTP/3 endpoints got (the smallest of the workers'); `None`
+    /// when no target speaks HTTP/3.
+    pub(crate) udp_buffers: Option<crate::udp::UdpBuffers>,
 }
 
 /// A snapshot for the progress line, reported a few times a second.
@@ -95,7 +98,7 @@ pub enum RunError {
 /// of a target uses the same configuration).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Negotiated {
-    /// `h1` or `h2`.
+    /// `h1`, `h2` or `h3`.
     pub(crate) protocol: &'static str,
     /// TLS parameters; `None` over cleartext.
     pub(crate) tls: Option<NegotiatedTls>,

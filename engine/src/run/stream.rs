@@ -13,7 +13,7 @@
 
 use std::time::Instant;
 
-use crate::measure::Streaming;
+use crate::measure::{ErrorCode, Streaming};
 
 /// Most bytes of `Server-Timing` field values kept per response; the metrics that do not fit
 /// whole are left out.
@@ -33,6 +33,10 @@ pub(crate) struct Traffic {
     pub(crate) received: u64,
     /// What the exchange saw of the request and its response.
     pub(crate) seen: Seen,
+    /// The code the peer gave with the failure of this request (HTTP/2 RST_STREAM or GOAWAY,
+    /// HTTP/3 stream reset or connection close), set by the exchange that failed; counted
+    /// beside the error's kind.
+    pub(crate) error_code: Option<ErrorCode>,
 }
 
 impl Traffic {
@@ -40,6 +44,7 @@ impl Traffic {
     pub(crate) fn reset(&mut self) {
         self.sent = 0;
         self.received = 0;
+        self.error_code = None;
         self.seen.reset();
     }
 }

@@ -201,8 +201,9 @@ pub(crate) struct Defaults {
 
 /// Which HTTP version a target speaks: `h1` (HTTP/1.1, over TLS with ALPN `http/1.1` or
 /// cleartext), `h2` (HTTP/2: over TLS with ALPN `h2`, over cleartext with prior knowledge,
-/// h2c) or `auto` (over TLS what the server picks by ALPN, `h2` offered first; HTTP/1.1 over
-/// cleartext).
+/// h2c), `h3` (HTTP/3 over QUIC, UDP to the URL's port: `https://` URLs only, TLS 1.3) or
+/// `auto` (over TLS what the server picks by ALPN, `h2` offered first; HTTP/1.1 over
+/// cleartext; a server's `Alt-Svc: h3` is reported, not followed).
 // Variants without doc comments: the schema then lists them as one `enum`, which makes for
 // a clear validation message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
@@ -210,6 +211,7 @@ pub(crate) struct Defaults {
 pub(crate) enum Protocol {
     H1,
     H2,
+    H3,
     Auto,
 }
 
@@ -413,10 +415,10 @@ pub(crate) struct Load {
     /// from 0) to its own. Replaces `connections`/`rate` and `duration`.
     #[serde(default)]
     pub(crate) stages: Vec<Stage>,
-    /// HTTP/2 streams: how many requests one connection carries at once (h2load's `-m`,
-    /// default 1). The closed model runs `connections × streams` virtual users, so as many
-    /// requests in flight. Above 1, every target needs `protocol: h2`, since HTTP/1.1 carries
-    /// one request at a time.
+    /// HTTP/2 and HTTP/3 streams: how many requests one connection carries at once (h2load's
+    /// `-m`, default 1). The closed model runs `connections × streams` virtual users, so as
+    /// many requests in flight. Above 1, every target needs `protocol: h2` or `h3`, since
+    /// HTTP/1.1 carries one request at a time.
     #[serde(default)]
     #[schemars(range(min = 1, max = 1000))]
     pub(crate) streams: Option<u32>,

@@ -109,6 +109,7 @@ fn empty(head: &TargetResult) -> TargetResult {
         bytes_received: 0,
         status_codes: BTreeMap::new(),
         errors_by_kind: BTreeMap::new(),
+        errors_by_code: BTreeMap::new(),
         latency_us: None,
         service_time_us: None,
         histogram: String::new(),

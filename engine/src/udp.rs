@@ -1,0 +1,123 @@
+//! UDP sockets for QUIC (HTTP/3), with their kernel buffers raised as far as the system
+//! allows: the client's endpoint (`run`) and `loadgate serve --h3` bind through here.
+//!
+//! QUIC carries every stream of a connection (and, here, every connection of a worker) on
+//! one socket; with Linux's default buffers (212,992 bytes, `net.core.rmem_max` and
+//! `net.core.wmem_max`) a burst of datagrams overflows the receive buffer and is dropped,
+//! which QUIC sees as loss and answers by slowing down. The run reports a limited buffer
+//! (see [`UdpBuffers::limited`]) so that a slow HTTP/3 result is not blamed on the server.
+
+use std::io;
+use std::net::{SocketAddr, UdpSocket};
+
+use socket2::{Domain, Protocol, Socket, Type};
+
+/// The buffer size asked for each direction, bytes (8 MiB: quinn's receive window of a
+/// connection plus headroom; what quic-go and msquic recommend raising `rmem_max` to).
+pub(crate) const WANTED_BUFFER_BYTES: usize = 8 << 20;
+
+/// The kernel buffer sizes a UDP socket got, read back after asking for
+/// [`WANTED_BUFFER_BYTES`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct UdpBuffers {
+    /// What was asked for each direction, bytes.
+    pub(crate) wanted_bytes: usize,
+    /// The receive buffer the socket has, bytes, as the system reports it (Linux reports
+    /// twice the size it was set to, its bookkeeping included: `man 7 socket`, `SO_RCVBUF`).
+    pub(crate) recv_bytes: usize,
+    /// The send buffer the socket has, bytes (as `recv_bytes`).
+    pub(crate) send_bytes: usize,
+}
+
+impl UdpBuffers {
+    /// Whether the system gave less than was asked in either direction (on Linux, capped by
+    /// `net.core.rmem_max` / `net.core.wmem_max`).
+    pub(crate) fn limited(&self) -> bool {
+        self.recv_bytes < self.wanted_bytes || self.send_bytes < self.wanted_bytes
+    }
+
+    /// What to tell the user when [`UdpBuffers::limited`]: the sizes got and how to raise
+    /// the limits (Linux's sysctl names; other systems have their own).
+    pub(crate) fn advice(&self) -> String {
+        format!(
+            "UDP socket buffers limited to {} KiB receive, {} KiB send (asked {} KiB): HTTP/3 \
+             may drop datagrams under load; on Linux raise the limits with \
+             `sysctl -w net.core.rmem_max={wanted} net.core.wmem_max={wanted}`",
+            self.recv_bytes / 1024,
+            self.send_bytes / 1024,
+            self.wanted_bytes / 1024,
+            wanted = self.wanted_bytes,
+        )
+    }
+}
+
+/// Binds a UDP socket to `addr` (port 0: any free port), non-blocking, with both buffers
+/// asked to be [`WANTED_BUFFER_BYTES`], and returns it with the sizes it got. A system that
+/// refuses the size outright (rather than capping it) leaves its default, reported as got.
+///
+/// Errors: the bind's (address in use, address family not supported).
+pub(crate) fn bind(addr: SocketAddr) -> io::Result<(UdpSocket, UdpBuffers)> {
+    let socket = Socket::new(Domain::for_address(addr), Type::DGRAM, Some(Protocol::UDP))?;
+    if addr.is_ipv6() {
+        // One family per socket, as the target's address: no IPv4-mapped surprises.
+        socket.set_only_v6(true)?;
+    }
+    // Capped silently by the system's limits; the read-back below says what was given.
+    let _ = socket.set_recv_buffer_size(WANTED_BUFFER_BYTES);
+    let _ = socket.set_send_buffer_size(WANTED_BUFFER_BYTES);
+    socket.set_nonblocking(true)?;
+    socket.bind(&addr.into())?;
+    let buffers = UdpBuffers {
+        wanted_bytes: WANTED_BUFFER_BYTES,
+        recv_bytes: socket.recv_buffer_size()?,
+        send_bytes: socket.send_buffer_size()?,
+    };
+    Ok((socket.into(), buffers))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn binds_loopback_and_reads_back_the_buffer_sizes() {
+        let (socket, buffers) = bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        let local = socket.local_addr().unwrap();
+        assert!(local.ip().is_loopback() && local.port() != 0, "{local}");
+        assert!(
+            buffers.recv_bytes > 0 && buffers.send_bytes > 0,
+            "{buffers:?}"
+        );
+        assert_eq!(buffers.wanted_bytes, WANTED_BUFFER_BYTES);
+        // The advice appears exactly when a size fell short.
+        let short = UdpBuffers {
+            recv_bytes: 425_984,
+            ..buffers
+        };
+        assert!(short.limited());
+        assert!(
+            short.advice().contains("416 KiB receive"),
+            "{}",
+            short.advice()
+        );
+        let full = UdpBuffers {
+            recv_bytes: WANTED_BUFFER_BYTES,
+            send_bytes: 2 * WANTED_BUFFER_BYTES,
+            ..buffers
+        };
+        assert!(!full.limited());
+    }
+
+    #[test]
+    fn a_datagram_goes_through_a_bound_pair() {
+        let (a, _) = bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        let (b, _) = bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        a.send_to(b"ping", b.local_addr().unwrap()).unwrap();
+        b.set_nonblocking(false).unwrap();
+        b.set_read_timeout(Some(std::time::Duration::from_secs(2)))
+            .unwrap();
+        let mut buf = [0u8; 8];
+        let (n, from) = b.recv_from(&mut buf).unwrap();
+        assert_eq!((&buf[..n], from), (&b"ping"[..], a.local_addr().unwrap()));
+    }
+}
