@@ -174,3 +174,139 @@ fn the_check_at_start_fails_fast_when_nothing_speaks_quic() {
     );
     assert!(took < Duration::from_secs(3), "{took:?}");
 }
+
+#[test]
+fn h3_reconnects_resume_with_0rtt() {
+    let pki = TestPki::generate();
+    let server = h3_server(&pki);
+    // `keep_alive: false`: a connection per request, each resuming the session of the one
+    // before (the check at start left the first ticket) and sending its request as early
+    // data, which the built-in server accepts.
+    let url = format!("{}/?size=100", server.url());
+    let yaml = spec(&pki, &url, "", "  connections: 1\n  requests: 30\n")
+        .replace("defaults:\n", "defaults:\n  keep_alive: false\n");
+    let result = run(&yaml);
+    assert_eq!(result.total.responses, 30, "{:?}", errors(&result));
+    let p = phases(&result);
+    assert_eq!(p.connections_opened, 30);
+    assert_eq!(p.tls.as_ref().expect("handshake timed").count, 30);
+    // 0-RTT accepted: a resumed session.
+    assert!(p.tls_resumed >= 28, "{} of 30 resumed", p.tls_resumed);
+}
+
+#[test]
+fn pre_connect_and_warmup_work_over_h3() {
+    let pki = TestPki::generate();
+    let server = h3_server(&pki);
+    let url = format!("{}/", server.url());
+    let load = "  connections: 2\n  streams: 2\n  requests: 40\n  pre_connect: true\n";
+    let result = run(&spec(&pki, &url, "", load));
+    assert_eq!(result.total.responses, 40, "{:?}", errors(&result));
+    let p = phases(&result);
+    assert_eq!(p.connections_opened, 2);
+    assert_eq!(p.pre_connected, 2, "opened before the clock");
+    // A warmup's requests open (and report) the connections: none is measured.
+    let result = run(&spec(&pki, &url, "", &format!("{load}  warmup: 10\n")));
+    assert_eq!(result.total.requests, 40, "{:?}", errors(&result));
+    assert_eq!(result.total.responses, 40, "{:?}", errors(&result));
+    assert_eq!(phases(&result).connections_opened, 0);
+}
+
+/// Two targets on aioquic's server: `/` answered, `path` failing on purpose (the check at
+/// start requests the first target's).
+fn aioquic_failing(pki: &TestPki, path: &str) -> RunResult {
+    let (_server, addr) = aioquic_server(pki);
+    let ca = pki.path("ca.pem");
+    run(&format!(
+        "version: 1\nname: h3\ndefaults:\n  timeout: 3s\n  protocol: h3\n  tls:\n    ca_file: \
+         {ca}\ntargets:\n  - name: ok\n    url: https://{addr}/\n  - name: bad\n    url: \
+         https://{addr}{path}\nload:\n  connections: 2\n  streams: 2\n  requests: 100\n",
+        ca = ca.display()
+    ))
+}
+
+#[test]
+fn aioquic_stream_resets_are_counted_and_the_connection_kept() {
+    let pki = TestPki::generate();
+    let result = aioquic_failing(&pki, "/reset");
+    assert_eq!(result.total.requests, 100);
+    let (ok, bad) = (&result.targets[0], &result.targets[1]);
+    assert_eq!(ok.errors, 0, "{:?}", ok.errors_by_kind);
+    assert_eq!(bad.responses, 0);
+    assert_eq!(bad.errors_by_kind.get("stream_reset"), Some(&bad.requests));
+    assert_eq!(ok.responses + bad.requests, 100);
+    let opened = ok.phases_us.as_ref().unwrap().connections_opened
+        + bad.phases_us.as_ref().unwrap().connections_opened;
+    assert_eq!(opened, 2, "a reset stream leaves its connection open");
+}
+
+#[test]
+fn aioquic_connection_closes_are_counted_as_closed() {
+    let pki = TestPki::generate();
+    let result = aioquic_failing(&pki, "/close");
+    assert_eq!(result.total.requests, 100);
+    let (ok, bad) = (&result.targets[0], &result.targets[1]);
+    assert!(bad.requests > 0 && bad.responses == 0);
+    assert!(
+        bad.errors_by_kind.get("closed").copied().unwrap_or(0) >= 1,
+        "{:?}",
+        bad.errors_by_kind
+    );
+    // Requests of `ok` in flight on a connection closed under them fail as closed too; the
+    // rest are answered on new connections.
+    let kinds: Vec<&String> = result.total.errors_by_kind.keys().collect();
+    assert_eq!(kinds, ["closed"], "{:?}", result.total.errors_by_kind);
+    assert!(ok.responses > 0);
+}
+
+#[test]
+fn a_server_shutting_down_mid_run_is_counted_and_the_run_ends_in_time() {
+    let pki = TestPki::generate();
+    let server = h3_server(&pki);
+    let url = format!("{}/?delay=50ms", server.url());
+    let yaml = spec(
+        &pki,
+        &url,
+        "",
+        "  connections: 2\n  streams: 4\n  duration: 2s\n",
+    )
+    .replace("timeout: 3s", "timeout: 1s");
+    let stopper = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(700));
+        // GOAWAY, requests in flight finish, then the connections close.
+        server.shutdown();
+    });
+    let started = Instant::now();
+    let result = run(&yaml);
+    let took = started.elapsed();
+    stopper.join().unwrap();
+    assert!(took < Duration::from_secs(6), "{took:?}");
+    assert!(result.total.responses > 20, "{}", result.total.responses);
+    assert!(result.total.errors > 0, "requests after the shutdown fail");
+    // Requests refused by GOAWAY, or left unanswered by the graceful close, go once more on
+    // a new connection: refused while the server's endpoint closes, then no answer at all.
+    let e = errors(&result);
+    let expected = ["connect_refused", "connect_timeout", "timeout", "goaway"];
+    assert!(e.keys().all(|k| expected.contains(&k.as_str())), "{e:?}");
+}
+
+#[test]
+fn a_certificate_for_another_name_fails_the_quic_handshake_at_start() {
+    let pki = TestPki::generate();
+    let server = spawn_h3(
+        "127.0.0.1:0".parse().unwrap(),
+        1,
+        pki.serve_config("wrong", false),
+    )
+    .unwrap();
+    let e = try_run(&spec(
+        &pki,
+        &format!("{}/", server.url()),
+        "",
+        "  connections: 1\n  requests: 10\n",
+    ))
+    .unwrap_err();
+    assert!(e.contains("unreachable at start"), "{e}");
+    assert!(e.contains("QUIC handshake failed"), "{e}");
+    assert!(e.contains("not valid for name"), "{e}");
+}

@@ -432,8 +432,9 @@ impl SlotConn<H3Link> {
             }
             other => {
                 self.forget();
-                let (kind, peer) = match self.handle.conn.close_reason() {
-                    Some(reason) => closed(&reason),
+                let reason = self.handle.conn.close_reason();
+                let (kind, peer) = match &reason {
+                    Some(reason) => closed(reason),
                     None => match other {
                         StreamError::ConnectionError {
                             0: ConnectionError::Timeout { .. },
@@ -443,20 +444,33 @@ impl SlotConn<H3Link> {
                     },
                 };
                 *code = peer;
-                let rejected = self
-                    .handle
-                    .zero_rtt
-                    .as_ref()
-                    .and_then(|o| *o.borrow())
-                    .is_some_and(|(_, accepted)| !accepted);
-                if rejected || (kind == ErrorKind::GoAway && !answered) {
-                    SlotFailure::NotSent(kind)
-                } else {
-                    SlotFailure::Failed(kind)
+                let early = self.handle.zero_rtt.as_ref().map(|o| *o.borrow());
+                match (early, reason) {
+                    // 0-RTT tried, the handshake not (or not yet) a success: when it failed,
+                    // counted as a failed handshake (the request was never processed);
+                    // otherwise the early data was rejected, and the request may go again.
+                    (Some(None | Some((_, false))), Some(reason)) if handshake_ended(&reason) => {
+                        let failure = handshake_failure(reason, self.handle.conn.remote_address());
+                        *code = failure.code;
+                        SlotFailure::Failed(failure.kind)
+                    }
+                    (Some(Some((_, false))), _) => SlotFailure::NotSent(kind),
+                    _ if kind == ErrorKind::GoAway && !answered => SlotFailure::NotSent(kind),
+                    _ => SlotFailure::Failed(kind),
                 }
             }
         }
     }
+}
+
+/// Whether a connection's end is one a handshake can fail with: no answer, the server's
+/// transport error (a TLS alert, a refusal), our own TLS refusing the server, a reset.
+fn handshake_ended(e: &quinn::ConnectionError) -> bool {
+    use quinn::ConnectionError as E;
+    matches!(
+        e,
+        E::TimedOut | E::ConnectionClosed(_) | E::TransportError(_) | E::Reset | E::VersionMismatch
+    )
 }
 
 /// The check at start for HTTP/3: a QUIC connection to `addr` on an endpoint of its own

@@ -1,6 +1,8 @@
 """The smallest HTTP/3 server on aioquic's API, a target nobody here wrote: UDP on --host:--port
 (port 0 picks a free one), ALPN h3, TLS 1.3 with --cert/--key (PEM); every request, whatever its
-method and path, gets 200 with the body BODY (text/plain, with Content-Length). Prints
+method, gets 200 with the body BODY (text/plain, with Content-Length), but for two paths that
+fail on purpose: `/reset` resets the request's stream with H3_REQUEST_CANCELLED (0x10c), `/close`
+closes the connection with H3_INTERNAL_ERROR (0x102). Prints
 `aioquic server: listening on udp://HOST:PORT` on stdout once bound, then serves until killed.
 
     server.py --cert server.pem --key server.key [--host 127.0.0.1] [--port 0]
@@ -15,17 +17,31 @@ from aioquic.h3.events import DataReceived, HeadersReceived
 from aioquic.quic.configuration import QuicConfiguration
 
 BODY = b"hello from aioquic\n"
+H3_REQUEST_CANCELLED = 0x10C
+H3_INTERNAL_ERROR = 0x102
 
 
 class Server(QuicConnectionProtocol):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self._http = H3Connection(self._quic)
+        self._paths = {}
 
     def quic_event_received(self, event):
         for h3_event in self._http.handle_event(event):
+            if isinstance(h3_event, HeadersReceived):
+                self._paths[h3_event.stream_id] = dict(h3_event.headers).get(b":path", b"/")
             # Answer once the request has ended (its headers, or the last of its body).
             if isinstance(h3_event, (HeadersReceived, DataReceived)) and h3_event.stream_ended:
+                path = self._paths.pop(h3_event.stream_id, b"/")
+                if path == b"/reset":
+                    self._quic.reset_stream(h3_event.stream_id, H3_REQUEST_CANCELLED)
+                    self.transmit()
+                    continue
+                if path == b"/close":
+                    self._quic.close(error_code=H3_INTERNAL_ERROR, reason_phrase="closed on purpose")
+                    self.transmit()
+                    continue
                 self._http.send_headers(
                     stream_id=h3_event.stream_id,
                     headers=[
