@@ -538,3 +538,6 @@ pub(crate) async fn check(
 fn micros(d: Duration) -> u64 {
     d.as_micros().try_into().unwrap_or(u64::MAX)
 }
+
+#[cfg(test)]
+mod tests;
