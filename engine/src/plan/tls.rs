@@ -128,6 +128,11 @@ pub(crate) fn client_config(settings: &TlsSettings) -> Result<ClientConfig, TlsE
     let builder = ClientConfig::builder_with_provider(provider.clone())
         .with_protocol_versions(versions)
         .map_err(|e| match settings.ciphers {
+            // TLS 1.2 suites only, for HTTP/3 (QUIC).
+            Some(_) if settings.protocol == Protocol::H3 => TlsError::new(
+                "ciphers",
+                "leave no TLS 1.3 cipher suite: HTTP/3 runs over QUIC, which is TLS 1.3 only",
+            ),
             // TLS 1.2 suites only, with `min_version: "1.3"`.
             Some(_) => TlsError::new(
                 "ciphers",
@@ -181,7 +186,10 @@ pub(crate) fn quic_client_config(
         quinn::crypto::rustls::QuicClientConfig::try_from(config.clone()).map_err(|e| {
             TlsError::new(
                 "ciphers",
-                format!("leave no cipher suite QUIC can use (HTTP/3 needs TLS 1.3's): {e}"),
+                format!(
+                    "leave no cipher suite QUIC can use: it needs TLS13_AES_128_GCM_SHA256 for \
+                     its first packets (RFC 9001 §5.2): {e}"
+                ),
             )
         })?;
     let mut config = quinn::ClientConfig::new(Arc::new(crypto));
