@@ -136,11 +136,10 @@ pub struct ServeTls {
 
 /// Runs `loadgate serve`: binds `options.listen`, prints `loadgate serve: listening on
 /// http://ADDR` (`https://` with TLS) on stdout, with the real port when port 0 was asked for
-/// (with HTTP/3, a second line `loadgate serve: HTTP/3 on udp://ADDR`, and on stderr
-/// [`UdpBuffers::advice`] when the system gave the UDP socket smaller buffers than asked), and
-/// serves on
-/// `options.threads` worker threads until SIGINT or SIGTERM (Ctrl-C or Ctrl-Break on Windows),
-/// then returns `Ok`.
+/// (with HTTP/3, a second line `loadgate serve: HTTP/3 on udp://ADDR`, and on stderr a line
+/// saying how to raise the limits when the system gave the UDP socket smaller buffers than
+/// asked), and serves on `options.threads` worker threads until SIGINT or SIGTERM (Ctrl-C or
+/// Ctrl-Break on Windows), then returns `Ok`.
 pub fn serve(options: &ServeOptions) -> anyhow::Result<()> {
     anyhow::ensure!(options.threads > 0, "a server needs at least 1 thread");
     raise_open_files_limit();

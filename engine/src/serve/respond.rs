@@ -52,14 +52,6 @@ static FILL: [u8; 64 * 1024] = [b'x'; 64 * 1024];
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct Reset(pub(super) u32);
 
-impl std::fmt::Display for Reset {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "reset asked with code {:#x}", self.0)
-    }
-}
-
-impl std::error::Error for Reset {}
-
 /// Answers one request: a path of the stateful API goes to `shop`; any other request has its
 /// body drained, its query parsed into a [`Shape`], spins on the CPU for its `work`, waits out
 /// the delay (counted from when the request head arrived) and gets the response it asked for,
@@ -82,10 +74,10 @@ where
     Ok(response)
 }
 
-/// Empties the body of a response that must have none, which hyper's HTTP/1.1 server does by
-/// itself but its HTTP/2 server does not (it sends the DATA, and the client resets the stream
-/// with `PROTOCOL_ERROR`), nor HTTP/3 (`super::h3`) of itself: a `204` or `304` (RFC 9110
-/// §15.3.5, §15.4.5), and the answer to `HEAD` (`head_only`), which keeps the `Content-Length`
+/// Empties the body of a response that must have none, as hyper's HTTP/1.1 server does by
+/// itself but neither its HTTP/2 server (it sends the DATA, and the client resets the stream
+/// with `PROTOCOL_ERROR`) nor `super::h3`: a `204` or `304` (RFC 9110 §15.3.5, §15.4.5), and
+/// the answer to `HEAD` (`head_only`), which keeps the `Content-Length`
 /// of the body the `GET` would have had (RFC 9110 §9.3.2, §8.6) when that length is known and
 /// not zero (for an empty body hyper sends none on HTTP/2, nor on HTTP/1.1 for `HEAD`).
 fn fit_to_method(response: &mut Response<ResponseBody>, head_only: bool) {
