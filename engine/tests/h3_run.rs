@@ -310,3 +310,23 @@ fn a_certificate_for_another_name_fails_the_quic_handshake_at_start() {
     assert!(e.contains("QUIC handshake failed"), "{e}");
     assert!(e.contains("not valid for name"), "{e}");
 }
+
+#[test]
+fn the_http3_example_runs_against_serve_h3() {
+    let examples = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_loadgate"))
+        .args(["run", "http3.yaml", "--quiet", "--out"])
+        .arg(std::env::temp_dir().join(format!("loadgate-http3-{}.json", std::process::id())))
+        .current_dir(&examples)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("loadgate runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // Exit 0, or 1 when its latency SLO fails on a machine busy with other tests (a debug
+    // build): the load ran over HTTP/3 without an error either way.
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{stdout}\n{stderr}");
+    assert!(stdout.contains("protocol    h3 over TLS 1.3"), "{stdout}");
+    assert!(stdout.contains("errors      0 (0.00%)"), "{stdout}");
+    assert!(stdout.contains("pass  total checks: rate > 99%"), "{stdout}");
+}
