@@ -325,8 +325,52 @@ fn the_http3_example_runs_against_serve_h3() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     // Exit 0, or 1 when its latency SLO fails on a machine busy with other tests (a debug
     // build): the load ran over HTTP/3 without an error either way.
-    assert!(matches!(out.status.code(), Some(0 | 1)), "{stdout}\n{stderr}");
+    assert!(
+        matches!(out.status.code(), Some(0 | 1)),
+        "{stdout}\n{stderr}"
+    );
     assert!(stdout.contains("protocol    h3 over TLS 1.3"), "{stdout}");
     assert!(stdout.contains("errors      0 (0.00%)"), "{stdout}");
-    assert!(stdout.contains("pass  total checks: rate > 99%"), "{stdout}");
+    assert!(
+        stdout.contains("pass  total checks: rate > 99%"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn a_flow_runs_over_h3_with_rendered_requests() {
+    let pki = TestPki::generate();
+    let server = h3_server(&pki);
+    // The built-in target's shop: a login's token (JSON) and an item's id feed the next steps'
+    // rendered requests (headers, paths, bodies).
+    let yaml = format!(
+        "version: 1\nname: shop\ndefaults:\n  base_url: {url}\n  timeout: 5s\n  protocol: h3\n  \
+         tls:\n    ca_file: {ca}\nflows:\n  - name: shop\n    steps:\n\
+         \x20     - name: login\n        method: POST\n        path: /api/login\n\
+         \x20       body: '{{\"user\": \"ann\", \"password\": \"secret-ann\"}}'\n\
+         \x20       extract:\n          - {{ var: token, json: /token }}\n\
+         \x20     - name: list\n        path: /api/items\n        extract:\n\
+         \x20         - {{ var: id, json: /items/2/id }}\n\
+         \x20     - name: open\n        path: '/api/items/{{{{id}}}}'\n\
+         \x20       headers: {{ Authorization: 'Bearer {{{{token}}}}' }}\n\
+         \x20     - name: add\n        method: POST\n        path: /api/cart\n\
+         \x20       headers: {{ Authorization: 'Bearer {{{{token}}}}' }}\n\
+         \x20       body: '{{\"item\": {{{{id}}}}}}'\n        expect: {{ status: [201] }}\n\
+         load:\n  connections: 2\n  streams: 2\n  requests: 20\n",
+        url = server.url(),
+        ca = pki.path("ca.pem").display(),
+    );
+    let result = run(&yaml);
+    for (step, code) in [
+        ("login", "200"),
+        ("list", "200"),
+        ("open", "200"),
+        ("add", "201"),
+    ] {
+        let name = format!("shop/{step}");
+        let t = result.targets.iter().find(|t| t.name == name).unwrap();
+        assert_eq!(t.errors, 0, "{name}: {:?}", t.errors_by_kind);
+        assert_eq!(t.status_codes.get(code), Some(&20), "{name}");
+        assert_eq!(t.transport.as_ref().unwrap().protocol, "h3", "{name}");
+    }
 }
