@@ -83,7 +83,13 @@ fn a_second_connection_sends_its_first_request_as_0rtt_and_the_server_takes_it()
          protocol: h3\n    tls:\n      insecure_skip_verify: true\nload:\n  connections: 1\n  requests: 1\n"
     );
     let source = crate::spec::SourceSpec::parse("t.yaml".into(), yaml).unwrap();
-    let plan = crate::validate::check(&source, &|_| None).unwrap();
+    let spec = serde_json::from_value(source.value.clone()).unwrap();
+    let ctx = crate::plan::BuildContext {
+        source: source.text.as_bytes(),
+        spec_dir: std::path::Path::new("."),
+        var: &|_| None,
+    };
+    let plan = crate::plan::build(&spec, &ctx).unwrap();
     let target = &plan.targets[0];
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
