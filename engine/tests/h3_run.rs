@@ -116,6 +116,19 @@ fn h3_counts_statuses_and_delays_like_http1() {
     assert_eq!(result.total.errors, 0, "{:?}", errors(&result));
     assert_eq!(result.total.status_codes.get("503"), Some(&40));
 
+    // The server resets every stream with H3_REQUEST_CANCELLED: counted, the connection kept.
+    let url = format!("{}/?reset=0x10c", server.url());
+    let yaml = spec(
+        &pki,
+        &url,
+        "",
+        "  connections: 1\n  streams: 4\n  requests: 40\n",
+    );
+    // The check at start sends the target's request: a reset there ends the run at start.
+    let e = try_run(&yaml).unwrap_err();
+    assert!(e.contains("HTTP/3 request failed"), "{e}");
+    assert!(e.contains("H3_REQUEST_CANCELLED"), "{e}");
+
     let url = format!("{}/?delay=300ms", server.url());
     let started = Instant::now();
     let result = run(&spec(&pki, &url, "", "  connections: 1\n  requests: 3\n"));

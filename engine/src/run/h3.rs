@@ -6,8 +6,8 @@
 //! socket, its buffers raised (`crate::udp`), carries all of the worker's connections. Opening
 //! a connection is one QUIC handshake (transport and TLS 1.3 at once): it is timed as the
 //! setup's `tls_us`; there is no TCP connect (`connect_us` stays 0). With a session ticket
-//! that allows early data, the connection tries 0-RTT: the first requests go out with the
-//! handshake, and whether the server took them is known when the handshake ends
+//! that allows early data, a connection opened for a GET, HEAD or OPTIONS request tries 0-RTT
+//! (early data can be replayed: RFC 8470 §2): the first requests go out with the handshake, and whether the server took them is known when the handshake ends
 //! (`Setup::zero_rtt`, and `tls_resumed` when accepted: a resumption without early data is
 //! not visible through quinn).
 //!
@@ -163,8 +163,9 @@ impl ConnectFailure {
 }
 
 /// Opens an HTTP/3 connection to `addr` for `target` on the worker's `endpoints` (`setup`
-/// holds the DNS time, if any): the QUIC handshake, with 0-RTT when a ticket allows it, then
-/// HTTP/3's control streams, driven by a task of its own.
+/// holds the DNS time, if any): the QUIC handshake, with 0-RTT when a ticket allows it and
+/// `target`'s method is safe (GET, HEAD, OPTIONS: RFC 9110 §9.2.1), then HTTP/3's control
+/// streams, driven by a task of its own.
 pub(crate) async fn open(
     endpoints: &Endpoints,
     addr: SocketAddr,
@@ -181,7 +182,14 @@ pub(crate) async fn open(
     })?;
     let start = Instant::now();
     let connecting = connecting(&endpoint, addr, target)?;
-    let (conn, accepted) = match connecting.into_0rtt() {
+    // Early data can be replayed (RFC 8470 §2): only a safe method's request goes in it.
+    let safe = matches!(target.method.as_str(), "GET" | "HEAD" | "OPTIONS");
+    let early = if safe {
+        connecting.into_0rtt()
+    } else {
+        Err(connecting)
+    };
+    let (conn, accepted) = match early {
         Ok((conn, accepted)) => (conn, Some(accepted)),
         Err(connecting) => {
             let conn = connecting.await.map_err(|e| handshake_failure(e, addr))?;
