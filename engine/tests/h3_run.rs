@@ -387,3 +387,22 @@ fn a_flow_runs_over_h3_with_rendered_requests() {
         assert_eq!(t.transport.as_ref().unwrap().protocol, "h3", "{name}");
     }
 }
+
+#[test]
+fn a_connection_silent_past_its_idle_timeout_is_counted_as_idle_timeout() {
+    let pki = TestPki::generate();
+    // The idle timeout in effect is the smaller of the two sides' (RFC 9000 §10.1): 1 s.
+    let (_server, addr) = support::aioquic_server_with(&pki, &["--idle-timeout", "1"]);
+    // The response head, then nothing: no packet either way until the idle timeout.
+    let url = format!("https://{addr}/stall");
+    let started = Instant::now();
+    let result = run(&spec(&pki, &url, "", "  connections: 1\n  requests: 2\n"));
+    assert!(started.elapsed() < Duration::from_secs(8));
+    assert_eq!(result.total.requests, 2);
+    assert_eq!(
+        errors(&result).get("idle_timeout"),
+        Some(&2),
+        "{:?}",
+        errors(&result)
+    );
+}

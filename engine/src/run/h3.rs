@@ -39,7 +39,7 @@ use crate::run::transport::Outgoing;
 use crate::udp::{self, UdpBuffers};
 
 /// HTTP/3's `H3_NO_ERROR` (RFC 9114 §8.1): a graceful close.
-const H3_NO_ERROR: u64 = 0x100;
+const H3_NO_ERROR: u32 = 0x100;
 /// QUIC's `CONNECTION_REFUSED` (RFC 9000 §20.1).
 const QUIC_CONNECTION_REFUSED: u64 = 0x2;
 /// QUIC's `CRYPTO_ERROR` range: 0x100 plus a TLS alert (RFC 9001 §4.8).
@@ -75,7 +75,29 @@ impl Endpoints {
     pub(crate) fn buffers(&self) -> Option<UdpBuffers> {
         self.buffers.get()
     }
+
+    /// Closes every connection of the endpoints (`H3_NO_ERROR`, so that servers free them at
+    /// once rather than after their idle timeout) and waits at most [`CLOSE_WAIT`] for the
+    /// closes to go out.
+    pub(crate) async fn close(&self) {
+        let endpoints: Vec<quinn::Endpoint> = [&self.v4, &self.v6]
+            .into_iter()
+            .filter_map(|cell| cell.borrow_mut().take())
+            .collect();
+        for endpoint in &endpoints {
+            endpoint.close(quinn::VarInt::from_u32(H3_NO_ERROR), b"");
+        }
+        let idle = async {
+            for endpoint in &endpoints {
+                endpoint.wait_idle().await;
+            }
+        };
+        let _ = tokio::time::timeout(CLOSE_WAIT, idle).await;
+    }
 }
+
+/// How long a worker waits at its end for its QUIC connections' closes to go out.
+const CLOSE_WAIT: Duration = Duration::from_millis(200);
 
 /// The smaller of two sockets' buffers, direction by direction.
 pub(crate) fn smallest(a: UdpBuffers, b: UdpBuffers) -> UdpBuffers {
@@ -299,7 +321,7 @@ fn closed(e: &quinn::ConnectionError) -> (ErrorKind, Option<ErrorCode>) {
     match e {
         E::ApplicationClosed(close) => {
             let value = close.error_code.into_inner();
-            let kind = if value == H3_NO_ERROR {
+            let kind = if value == u64::from(H3_NO_ERROR) {
                 ErrorKind::GoAway
             } else {
                 ErrorKind::Closed

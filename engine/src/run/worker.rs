@@ -123,6 +123,7 @@ pub(super) fn worker(
             None => all.await,
         }
         ticker.abort();
+        endpoints.close().await;
     });
     drop(local);
     let mut stats = Rc::try_unwrap(stats)

@@ -63,6 +63,11 @@ impl Drop for Killed {
 /// tests/h3/server.py on 127.0.0.1, any free UDP port, with `pki`'s server certificate:
 /// the process (killed on drop) and its address.
 pub fn aioquic_server(pki: &TestPki) -> (Killed, SocketAddr) {
+    aioquic_server_with(pki, &[])
+}
+
+/// [`aioquic_server`] with more arguments for server.py (e.g. `--idle-timeout 1`).
+pub fn aioquic_server_with(pki: &TestPki, args: &[&str]) -> (Killed, SocketAddr) {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/h3/server.py");
     let mut child = Killed(
         Command::new(aioquic_python())
@@ -71,6 +76,7 @@ pub fn aioquic_server(pki: &TestPki) -> (Killed, SocketAddr) {
             .arg(pki.path("server.pem"))
             .arg("--key")
             .arg(pki.path("server.key"))
+            .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .spawn()
