@@ -103,7 +103,7 @@ fn a_second_connection_sends_its_first_request_as_0rtt_and_the_server_takes_it_u
     let once = |t: usize| async move {
         let target = &plan.targets[t];
         let mut conn = slot
-            .connect(|| open(&endpoints, addr, target, Setup::default()))
+            .connect(|| open(endpoints, addr, target, Setup::default()))
             .await
             .map_err(|f| f.why)
             .unwrap();
