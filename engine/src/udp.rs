@@ -58,10 +58,9 @@ impl UdpBuffers {
 /// Errors: the bind's (address in use, address family not supported).
 pub(crate) fn bind(addr: SocketAddr) -> io::Result<(UdpSocket, UdpBuffers)> {
     let socket = Socket::new(Domain::for_address(addr), Type::DGRAM, Some(Protocol::UDP))?;
-    if addr.is_ipv6() {
-        // One family per socket, as the target's address: no IPv4-mapped surprises.
-        socket.set_only_v6(true)?;
-    }
+    // IPv6 sockets keep the system's dual-stack default, as TCP listeners do: `serve --listen
+    // [::]:PORT --h3` answers HTTP/3 from IPv4 clients too, as its TCP side does.
+
     // Capped silently by the system's limits; the read-back below says what was given.
     let _ = socket.set_recv_buffer_size(WANTED_BUFFER_BYTES);
     let _ = socket.set_send_buffer_size(WANTED_BUFFER_BYTES);
@@ -106,6 +105,21 @@ mod tests {
             ..buffers
         };
         assert!(!full.limited());
+    }
+
+    #[test]
+    fn an_ipv6_wildcard_socket_takes_ipv4_datagrams_as_tcp_listeners_do() {
+        let (wildcard, _) = bind("[::]:0".parse().unwrap()).unwrap();
+        let port = wildcard.local_addr().unwrap().port();
+        let (v4, _) = bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        v4.send_to(b"v4", ("127.0.0.1", port)).unwrap();
+        wildcard.set_nonblocking(false).unwrap();
+        wildcard
+            .set_read_timeout(Some(std::time::Duration::from_secs(2)))
+            .unwrap();
+        let mut buf = [0u8; 8];
+        let (n, _) = wildcard.recv_from(&mut buf).unwrap();
+        assert_eq!(&buf[..n], b"v4");
     }
 
     #[test]
