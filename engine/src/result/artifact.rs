@@ -477,12 +477,13 @@ pub struct TransportResult {
 }
 
 impl TransportResult {
-    /// In words: `h2 over TLS 1.3 (TLS13_AES_128_GCM_SHA256), server name api.example.com`
-    /// or `h1 over cleartext TCP`.
+    /// In words: `h2 over TLS 1.3 (TLS13_AES_128_GCM_SHA256), server name api.example.com`,
+    /// `h3 over QUIC, TLS 1.3 (...), server name ...` or `h1 over cleartext TCP`.
     pub(crate) fn describe(&self) -> String {
+        let quic = if self.protocol == "h3" { "QUIC, " } else { "" };
         match &self.tls {
             Some(tls) => format!(
-                "{} over TLS {} ({}), server name {}",
+                "{} over {quic}TLS {} ({}), server name {}",
                 self.protocol, tls.version, tls.cipher, tls.server_name
             ),
             None => format!("{} over cleartext TCP", self.protocol),
