@@ -64,6 +64,12 @@ fn an_auto_target_is_told_that_its_server_offers_http3() {
     )
     .expect("spawn the HTTP/3 server");
     let port = server.addr().port();
+    let offer = format!("h3=\":{port}\"");
+    // HTTP/1.1 reads the header in the response head, HTTP/2 from the header block.
+    let h1 = run_yaml(&spec(&format!("{}/", server.url()), "h1", Some(&pki)));
+    let transport = h1.targets[0].transport.as_ref().unwrap();
+    assert_eq!(transport.protocol, "h1");
+    assert_eq!(transport.alt_svc_h3.as_deref(), Some(offer.as_str()));
     let result = run_yaml(&spec(&format!("{}/", server.url()), "auto", Some(&pki)));
     assert_eq!(
         result.total.responses, 40,
@@ -72,7 +78,6 @@ fn an_auto_target_is_told_that_its_server_offers_http3() {
     );
     let transport = result.targets[0].transport.as_ref().unwrap();
     assert_eq!(transport.protocol, "h2", "auto over TLS: ALPN");
-    let offer = format!("h3=\":{port}\"");
     assert_eq!(transport.alt_svc_h3.as_deref(), Some(offer.as_str()));
     let result = round_trip(&result);
     let transport = result.targets[0].transport.as_ref().unwrap();
