@@ -25,13 +25,15 @@
 //! | `events=N`          | an event stream (`text/event-stream`, Server-Sent Events) of N events `data: event`, up to 10,000 and 60 s in all, instead of a body | none |
 //! | `interval=DUR`      | with `events`: the time before each event, up to `10s`       | `10ms`   |
 //! | `server_timing=1`   | add `Server-Timing: app;dur=MS`, the milliseconds from the request's arrival to its answer (work and delay included) | none |
+//! | `reset=CODE`        | abort the response, after `work` and `delay`, with this error code (0 to `0xffffffff`, decimal or `0x` hex): HTTP/3 resets the request stream, HTTP/2 sends `RST_STREAM`, HTTP/1.1 closes the connection without a response | none |
 //!
 //! e.g. `GET /any/path?status=503&size=1024&delay=20ms&header=Retry-After:1&close=1`.
 //!
 //! A parameter that is unknown, repeated (other than `header`) or invalid gets a `400 Bad Request`
 //! whose plain-text body names the parameter, so that a typo fails loudly instead of silently
 //! serving the defaults. `GET /health` (or `HEAD /health`) answers `200 ok\n` whatever the query,
-//! for readiness probes. `HEAD` requests get the headers of the matching `GET`, without the body.
+//! for readiness probes. `HEAD` requests get the headers of the matching `GET` (its
+//! `Content-Length` included), without the body; a `204` or `304` has no body on any protocol.
 //!
 //! # The stateful API
 //!
@@ -83,8 +85,10 @@ use tokio::sync::{oneshot, watch};
 use tokio::task::JoinSet;
 use tokio_rustls::TlsAcceptor;
 
-use respond::handle;
+use respond::{Reset, handle};
 use shop::Shop;
+
+use crate::udp::UdpBuffers;
 
 mod h3;
 mod respond;
@@ -132,9 +136,10 @@ pub struct ServeTls {
 
 /// Runs `loadgate serve`: binds `options.listen`, prints `loadgate serve: listening on
 /// http://ADDR` (`https://` with TLS) on stdout, with the real port when port 0 was asked for
-/// (with HTTP/3, a second line `loadgate serve: HTTP/3 on udp://ADDR`), and serves on
-/// `options.threads` worker threads until SIGINT or SIGTERM (Ctrl-C or Ctrl-Break on Windows),
-/// then returns `Ok`.
+/// (with HTTP/3, a second line `loadgate serve: HTTP/3 on udp://ADDR`, and on stderr a line
+/// saying how to raise the limits when the system gave the UDP socket smaller buffers than
+/// asked), and serves on `options.threads` worker threads until SIGINT or SIGTERM (Ctrl-C or
+/// Ctrl-Break on Windows), then returns `Ok`.
 pub fn serve(options: &ServeOptions) -> anyhow::Result<()> {
     anyhow::ensure!(options.threads > 0, "a server needs at least 1 thread");
     raise_open_files_limit();
@@ -163,6 +168,10 @@ pub fn serve(options: &ServeOptions) -> anyhow::Result<()> {
         }
         stdout.flush()?;
         drop(stdout);
+        if let Some(buffers) = server.udp_buffers.filter(UdpBuffers::limited) {
+            // On stderr: stdout's first lines are the addresses, which scripts read.
+            eprintln!("loadgate serve: {}", buffers.advice());
+        }
         server.run_until(shutdown).await;
         anyhow::Ok(())
     })?;
@@ -354,6 +363,8 @@ pub(crate) struct Server {
     tls: Option<Arc<ServerConfig>>,
     /// The QUIC endpoint on UDP at `addr`, when the server speaks HTTP/3.
     quic: Option<quinn::Endpoint>,
+    /// The buffer sizes of the QUIC endpoint's UDP socket, when the server speaks HTTP/3.
+    udp_buffers: Option<UdpBuffers>,
 }
 
 impl Server {
@@ -383,8 +394,9 @@ impl Server {
                 return Ok(server);
             };
             match h3::bind(server.addr, config) {
-                Ok(endpoint) => {
+                Ok((endpoint, buffers)) => {
                     server.quic = Some(endpoint);
+                    server.udp_buffers = Some(buffers);
                     return Ok(server);
                 }
                 Err(error) if error.kind() == io::ErrorKind::AddrInUse && addr.port() == 0 => {
@@ -414,6 +426,7 @@ impl Server {
             addr,
             tls: None,
             quic: None,
+            udp_buffers: None,
         })
     }
 
@@ -556,7 +569,11 @@ async fn serve_connection<S>(
     let service = service_fn(move |request| {
         let (shop, alt_svc) = (shop.clone(), alt_svc.clone());
         async move {
-            let Ok(mut response) = handle(request, shop).await;
+            // A service error makes hyper's HTTP/2 server reset the stream with the code of the
+            // `h2::Error` it holds, and its HTTP/1.1 server close the connection unanswered.
+            let mut response = handle(request, shop)
+                .await
+                .map_err(|Reset(code)| h2::Error::from(h2::Reason::from(code)))?;
             if let Some(value) = alt_svc {
                 // A `header=Alt-Svc:...` in the query wins.
                 response
@@ -564,7 +581,7 @@ async fn serve_connection<S>(
                     .entry(header::ALT_SVC)
                     .or_insert(value);
             }
-            Ok::<_, std::convert::Infallible>(response)
+            Ok::<_, h2::Error>(response)
         }
     });
     if h2 {

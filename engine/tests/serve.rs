@@ -80,6 +80,52 @@ fn head_gets_the_length_without_the_body() {
     // Had a body been sent, this would read its bytes instead of a status line.
     let response = conn.get("/?size=7").unwrap();
     assert_eq!(response.body, b"xxxxxxx");
+    // The same heads as before the server emptied HEAD bodies itself (hyper's HTTP/1.1 did):
+    // the GET's `Content-Length` where the GET has a non-empty body of known length.
+    for (path, status, has_length) in [
+        ("/", 200, true),
+        ("/health", 200, true),
+        ("/api/items", 200, true),
+        ("/?sise=1", 400, true),
+        ("/?size=0", 200, false),
+        ("/?status=204", 204, false),
+        ("/?status=304", 304, false),
+        ("/?events=2", 200, false),
+    ] {
+        let head = conn.request("HEAD", path).unwrap();
+        assert_eq!(head.status, status, "{path}");
+        assert_eq!(head.header("transfer-encoding"), None, "{path}");
+        let get_length = has_length.then(|| conn.get(path).unwrap().body.len().to_string());
+        assert_eq!(
+            head.header("content-length"),
+            get_length.as_deref(),
+            "{path}"
+        );
+    }
+    assert_eq!(conn.get("/?size=7").unwrap().body, b"xxxxxxx");
+}
+
+#[test]
+fn reset_closes_the_connection_without_a_response() {
+    let server = start();
+    let mut conn = connect(&server);
+    assert_eq!(conn.get("/").unwrap().status, 200);
+    let started = Instant::now();
+    conn.send(b"GET /?delay=200ms&reset=8 HTTP/1.1\r\nHost: test\r\n\r\n")
+        .unwrap();
+    // An error here means bytes of a response arrived.
+    assert!(conn.closed_within(IO_TIMEOUT).unwrap(), "still open");
+    assert!(started.elapsed() >= Duration::from_millis(200));
+    // The server goes on.
+    assert_eq!(
+        connect(&server)
+            .get("/?reset=0x10c&status=404")
+            .map(|_| ())
+            .unwrap_err()
+            .kind(),
+        io::ErrorKind::UnexpectedEof
+    );
+    assert_eq!(connect(&server).get("/").unwrap().status, 200);
 }
 
 #[test]
@@ -189,6 +235,7 @@ fn invalid_parameters_get_400_naming_the_parameter() {
         ("work=20", "work"),
         ("header=nocolon", "header"),
         ("close=maybe", "close"),
+        ("reset=cancel", "reset"),
         ("colour=blue", "colour"),
     ] {
         let response = conn.get(&format!("/?{query}")).unwrap();

@@ -28,11 +28,9 @@ use hdrhistogram::Histogram;
 pub use codec::decode_histogram;
 pub(crate) use codec::encode_histogram;
 pub(crate) use error_code::{MAX_CODES_PER_KIND, code_key};
-#[allow(unused_imports)] // CodeSpace: for run/h3.rs (issue 18, in progress)
 pub(crate) use error_kind::{CodeSpace, ErrorCode, ErrorKind};
 pub(crate) use flow::{FlowStats, IterationFailure};
 pub(crate) use measures::{Measures, rate};
-#[allow(unused_imports)] // ZeroRtt: for run/h3.rs (issue 18, in progress)
 pub(crate) use phases::{Phases, Setup, Timing, ZeroRtt};
 pub(crate) use span::{SpanSample, SpanStats, merge_targets};
 pub(crate) use stage::StageStats;

@@ -128,6 +128,11 @@ pub(crate) fn client_config(settings: &TlsSettings) -> Result<ClientConfig, TlsE
     let builder = ClientConfig::builder_with_provider(provider.clone())
         .with_protocol_versions(versions)
         .map_err(|e| match settings.ciphers {
+            // TLS 1.2 suites only, for HTTP/3 (QUIC).
+            Some(_) if settings.protocol == Protocol::H3 => TlsError::new(
+                "ciphers",
+                "leave no TLS 1.3 cipher suite: HTTP/3 runs over QUIC, which is TLS 1.3 only",
+            ),
             // TLS 1.2 suites only, with `min_version: "1.3"`.
             Some(_) => TlsError::new(
                 "ciphers",
@@ -181,10 +186,40 @@ pub(crate) fn quic_client_config(
         quinn::crypto::rustls::QuicClientConfig::try_from(config.clone()).map_err(|e| {
             TlsError::new(
                 "ciphers",
-                format!("leave no cipher suite QUIC can use (HTTP/3 needs TLS 1.3's): {e}"),
+                format!(
+                    "leave no cipher suite QUIC can use: it needs TLS13_AES_128_GCM_SHA256 for \
+                     its first packets (RFC 9001 §5.2): {e}"
+                ),
             )
         })?;
-    Ok(quinn::ClientConfig::new(Arc::new(crypto)))
+    let mut config = quinn::ClientConfig::new(Arc::new(crypto));
+    config.transport_config(Arc::new(quic_transport()));
+    Ok(config)
+}
+
+/// Receive window of each QUIC stream, bytes: as HTTP/2's per-stream window (4 MiB,
+/// `run/h2.rs`), so that a stream is not held back by flow control on loopback or a fast LAN.
+pub(crate) const QUIC_STREAM_WINDOW_BYTES: u32 = 4 << 20;
+/// Receive window of each QUIC connection, bytes: as HTTP/2's connection window (64 MiB).
+pub(crate) const QUIC_CONNECTION_WINDOW_BYTES: u32 = 64 << 20;
+/// A QUIC connection with no packet from the server for this long is closed (RFC 9000
+/// §10.1) and its requests counted as `idle_timeout`: quinn's default, 30 s.
+pub(crate) const QUIC_IDLE_TIMEOUT_MS: u32 = 30_000;
+
+/// The client's QUIC transport parameters: the receive windows above, the idle timeout, no
+/// bidirectional streams opened by the server (HTTP/3 servers open none, RFC 9114 §6.1), no
+/// keep-alive (an idle connection is the server's to close).
+fn quic_transport() -> quinn::TransportConfig {
+    let mut transport = quinn::TransportConfig::default();
+    transport
+        .stream_receive_window(quinn::VarInt::from_u32(QUIC_STREAM_WINDOW_BYTES))
+        .receive_window(quinn::VarInt::from_u32(QUIC_CONNECTION_WINDOW_BYTES))
+        .max_concurrent_bidi_streams(quinn::VarInt::from_u32(0))
+        .max_idle_timeout(Some(quinn::IdleTimeout::from(quinn::VarInt::from_u32(
+            QUIC_IDLE_TIMEOUT_MS,
+        ))))
+        .keep_alive_interval(None);
+    transport
 }
 
 /// A copy of `config` that records whether the server asked for a client certificate: the

@@ -1,29 +1,27 @@
 //! The HTTP/2 path (the `h2` crate): one connection carries up to `streams` concurrent
 //! requests, one per virtual user of its group.
 //!
-//! A group's virtual users share a [`Shared`] per connection slot: the first that needs a
-//! connection opens it while the others wait, then each sends its requests on a handle to
-//! it. A task of its own drives the connection (frames, flow control, pings). When the server
+//! A group's virtual users share a [`Slot`](super::slot::Slot) per connection slot: the first
+//! that needs a connection opens it while the others wait, then each sends its requests on a
+//! handle to it. A task of its own drives the connection (frames, flow control, pings). When the server
 //! sends GOAWAY, streams it will not process fail (counted as [`ErrorKind::GoAway`]), the
 //! connection is dropped from the slot and the next request opens a new one. Bodies are
 //! counted and their flow-control capacity released at once, with windows sized so that a
 //! connection is not held back by WINDOW_UPDATE round trips.
 
-use std::cell::{Cell, RefCell};
 use std::future::poll_fn;
 use std::io;
-use std::rc::Rc;
 use std::time::Instant;
 
 use bytes::Bytes;
 use h2::client::SendRequest;
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 
-use crate::measure::{ErrorKind, Setup};
+use crate::measure::{CodeSpace, ErrorCode, ErrorKind};
 use crate::plan::TargetPlan;
 use crate::run::h1::{Capture, Traffic};
+use crate::run::slot::{Link, SlotConn, SlotFailure};
 use crate::run::transport::Outgoing;
 
 /// Initial flow-control window of each stream, in bytes (4 MiB; the protocol's default is
@@ -57,37 +55,40 @@ where
     Ok((send, driver, ping))
 }
 
-/// The connection of one slot, shared by a group's virtual users.
-#[derive(Default)]
-pub(crate) struct Shared {
-    live: RefCell<Option<Live>>,
-    /// A virtual user is opening the connection; the others wait on `opened`.
-    opening: Cell<bool>,
-    opened: Notify,
-    /// Serial number of the next connection, to tell a dead one from its successor.
-    serial: Cell<u64>,
-    /// The setup of connection `.0`, until a response on it reports it (a stream that fails
-    /// does not: the next one that succeeds, on any handle, does).
-    unreported_setup: Cell<Option<(u64, Setup)>>,
+/// An open HTTP/2 connection, as its slot keeps it.
+pub(crate) struct H2Link {
+    pub(crate) send: SendRequest<Bytes>,
+    pub(crate) driver: JoinHandle<()>,
+    /// Classifies I/O errors of its stream (TCP or TLS).
+    pub(crate) io_error: fn(io::Error) -> ErrorKind,
 }
 
-/// An open HTTP/2 connection.
-struct Live {
+/// A virtual user's handle to an HTTP/2 connection.
+#[derive(Clone)]
+pub(crate) struct H2Handle {
     send: SendRequest<Bytes>,
-    driver: JoinHandle<()>,
-    serial: u64,
     io_error: fn(io::Error) -> ErrorKind,
 }
 
-/// A virtual user's handle to a shared connection.
-pub(crate) struct H2Conn {
-    send: SendRequest<Bytes>,
-    serial: u64,
-    io_error: fn(io::Error) -> ErrorKind,
-    shared: Rc<Shared>,
+impl Link for H2Link {
+    type Handle = H2Handle;
+
+    fn handle(&self) -> H2Handle {
+        H2Handle {
+            send: self.send.clone(),
+            io_error: self.io_error,
+        }
+    }
+
+    fn is_done(&self) -> bool {
+        self.driver.is_finished()
+    }
 }
 
-/// A complete HTTP/2 response.
+/// A virtual user's handle to its group's HTTP/2 connection.
+pub(crate) type H2Conn = SlotConn<H2Link>;
+
+/// A complete HTTP/2 or HTTP/3 response.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct H2Response {
     pub(crate) status: u16,
@@ -97,145 +98,7 @@ pub(crate) struct H2Response {
     pub(crate) headers_at: Instant,
 }
 
-/// Why an HTTP/2 request failed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum H2Failure {
-    /// The request was not sent: the connection was already going away or closed. Safe to
-    /// send again on a new connection; the kind counts it if that fails too.
-    NotSent(ErrorKind),
-    /// The request failed after it was sent.
-    Failed(ErrorKind),
-}
-
-impl H2Failure {
-    /// How the failure is counted.
-    pub(crate) fn kind(self) -> ErrorKind {
-        match self {
-            H2Failure::NotSent(kind) | H2Failure::Failed(kind) => kind,
-        }
-    }
-}
-
-impl Shared {
-    /// A handle to the slot's open connection; or, when there is none, opens one with `open`
-    /// (which returns an HTTP/2 connection and its setup) while other virtual users wait.
-    pub(crate) async fn connect<F, Fut>(self: &Rc<Self>, open: F) -> Result<H2Conn, ErrorKind>
-    where
-        F: FnOnce() -> Fut,
-        Fut: Future<Output = Result<Opened, ErrorKind>>,
-    {
-        loop {
-            if let Some(conn) = self.handle() {
-                return Ok(conn);
-            }
-            if self.opening.get() {
-                // Registered on its first poll, before the opener can run again (one thread).
-                self.opened.notified().await;
-                continue;
-            }
-            return self.open(open).await;
-        }
-    }
-
-    /// Installs a connection opened elsewhere (HTTP/2 chosen by ALPN) as the slot's.
-    pub(crate) fn install(self: &Rc<Self>, opened: Opened) -> H2Conn {
-        let serial = self.serial.get();
-        self.serial.set(serial + 1);
-        self.unreported_setup.set(Some((serial, opened.setup)));
-        let conn = H2Conn {
-            send: opened.send.clone(),
-            serial,
-            io_error: opened.io_error,
-            shared: self.clone(),
-        };
-        *self.live.borrow_mut() = Some(Live {
-            send: opened.send,
-            driver: opened.driver,
-            serial,
-            io_error: opened.io_error,
-        });
-        conn
-    }
-
-    fn handle(self: &Rc<Self>) -> Option<H2Conn> {
-        let mut live = self.live.borrow_mut();
-        if live.as_ref().is_some_and(|l| l.driver.is_finished()) {
-            *live = None;
-        }
-        live.as_ref().map(|l| H2Conn {
-            send: l.send.clone(),
-            serial: l.serial,
-            io_error: l.io_error,
-            shared: self.clone(),
-        })
-    }
-
-    async fn open<F, Fut>(self: &Rc<Self>, open: F) -> Result<H2Conn, ErrorKind>
-    where
-        F: FnOnce() -> Fut,
-        Fut: Future<Output = Result<Opened, ErrorKind>>,
-    {
-        /// Lets the waiting virtual users go on when the opener is done, fails, or is
-        /// cancelled by its request's timeout.
-        struct Opening<'a>(&'a Shared);
-        impl Drop for Opening<'_> {
-            fn drop(&mut self) {
-                self.0.opening.set(false);
-                self.0.opened.notify_waiters();
-            }
-        }
-        self.opening.set(true);
-        let _opening = Opening(self);
-        let opened = open().await?;
-        Ok(self.install(opened))
-    }
-
-    /// Forgets the slot's connection, whatever it is: the next request opens anew.
-    pub(crate) fn close(&self) {
-        self.live.borrow_mut().take();
-    }
-
-    /// Forgets connection `serial` if it is still the slot's: the next request opens anew.
-    fn forget(&self, serial: u64) {
-        let mut live = self.live.borrow_mut();
-        if live.as_ref().is_some_and(|l| l.serial == serial) {
-            *live = None;
-        }
-    }
-}
-
-/// An HTTP/2 connection just opened.
-pub(crate) struct Opened {
-    pub(crate) send: SendRequest<Bytes>,
-    pub(crate) driver: JoinHandle<()>,
-    pub(crate) setup: Setup,
-    /// Classifies I/O errors of its stream (TCP or TLS).
-    pub(crate) io_error: fn(io::Error) -> ErrorKind,
-}
-
-impl H2Conn {
-    /// Marks the setup of this connection, if no response has reported it yet, as done
-    /// before the clock started.
-    pub(crate) fn mark_pre_connected(&self) {
-        if let Some((serial, mut setup)) = self.shared.unreported_setup.get()
-            && serial == self.serial
-        {
-            setup.pre_connected = true;
-            self.shared.unreported_setup.set(Some((serial, setup)));
-        }
-    }
-
-    /// The setup of this connection, if no response has reported it yet.
-    pub(crate) fn take_setup(&self) -> Option<Setup> {
-        match self.shared.unreported_setup.get() {
-            Some((serial, setup)) if serial == self.serial => {
-                self.shared.unreported_setup.set(None);
-                Some(setup)
-            }
-            _ => None,
-        }
-    }
-
+impl SlotConn<H2Link> {
     /// Sends `outgoing`, a request of `target`, on a new stream and reads the whole response, releasing
     /// flow-control capacity as data arrives. Waits for a free stream first when the server's
     /// `SETTINGS_MAX_CONCURRENT_STREAMS` is reached. With `capture`, the response is kept
@@ -248,61 +111,42 @@ impl H2Conn {
         (target, outgoing): (&TargetPlan, Outgoing<'_>),
         mut capture: Option<&mut Capture>,
         traffic: &mut Traffic,
-    ) -> Result<H2Response, H2Failure> {
+    ) -> Result<H2Response, SlotFailure> {
         let (request, body) = match outgoing {
             Outgoing::Planned => (target.h2_request.clone(), target.body.clone()),
             Outgoing::Rendered(bytes) => {
-                rendered_request(target, bytes).ok_or(H2Failure::Failed(ErrorKind::Malformed))?
+                rendered_request(target, bytes).ok_or(SlotFailure::Failed(ErrorKind::Malformed))?
             }
         };
-        if let Err(e) = poll_fn(|cx| self.send.poll_ready(cx)).await {
+        let code = &mut traffic.error_code;
+        if let Err(e) = poll_fn(|cx| self.handle.send.poll_ready(cx)).await {
             // The connection takes no more streams (GOAWAY, closed): forget it.
-            self.shared.forget(self.serial);
-            return Err(H2Failure::NotSent(classify(e, self.io_error)));
+            self.forget();
+            return Err(SlotFailure::NotSent(self.classify(e, code)));
         }
         let end_of_stream = body.is_empty();
         let sent_at = Instant::now();
-        let (response, mut stream) = match self.send.send_request(request, end_of_stream) {
+        let (response, mut stream) = match self.handle.send.send_request(request, end_of_stream) {
             Ok(sent) => sent,
-            Err(e) => return Err(self.not_sent(e)),
+            Err(e) => return Err(self.not_sent(e, code)),
         };
         traffic.sent += outgoing.bytes(target).len() as u64;
         if !end_of_stream {
             stream
                 .send_data(body, true)
-                .map_err(|e| H2Failure::Failed(self.classify(e)))?;
+                .map_err(|e| SlotFailure::Failed(self.classify(e, &mut traffic.error_code)))?;
         }
         traffic.seen.written();
         let response = response
             .await
-            .map_err(|e| H2Failure::Failed(self.classify(e)))?;
+            .map_err(|e| SlotFailure::Failed(self.classify(e, &mut traffic.error_code)))?;
         let headers_at = Instant::now();
         let status = response.status().as_u16();
-        for (name, value) in response.headers() {
-            traffic
-                .seen
-                .header(name.as_str().as_bytes(), value.as_bytes());
-        }
-        let length = response
-            .headers()
-            .contains_key(http::header::CONTENT_LENGTH);
-        traffic.seen.streamed(!length);
-        if let Some(c) = capture.as_deref_mut() {
-            c.head.clear();
-            c.body.clear();
-            c.head
-                .extend_from_slice(format!("HTTP/1.1 {status} \r\n").as_bytes());
-            for (name, value) in response.headers() {
-                c.head.extend_from_slice(name.as_str().as_bytes());
-                c.head.extend_from_slice(b": ");
-                c.head.extend_from_slice(value.as_bytes());
-                c.head.extend_from_slice(b"\r\n");
-            }
-            c.head.extend_from_slice(b"\r\n");
-        }
+        response_head(status, response.headers(), traffic, capture.as_deref_mut());
         let mut body = response.into_body();
         while let Some(data) = body.data().await {
-            let data = data.map_err(|e| H2Failure::Failed(self.classify(e)))?;
+            let data =
+                data.map_err(|e| SlotFailure::Failed(self.classify(e, &mut traffic.error_code)))?;
             traffic.received += data.len() as u64;
             traffic.seen.data(&data);
             if let Some(c) = capture.as_deref_mut() {
@@ -320,22 +164,60 @@ impl H2Conn {
 
     /// A request refused before it was sent: when the connection is gone or going away, the
     /// slot forgets it and the request may go on a new one. Anything else is a failure.
-    fn not_sent(&self, e: h2::Error) -> H2Failure {
+    fn not_sent(&self, e: h2::Error, code: &mut Option<ErrorCode>) -> SlotFailure {
         if e.is_go_away() || e.is_io() {
-            self.shared.forget(self.serial);
-            H2Failure::NotSent(classify(e, self.io_error))
+            SlotFailure::NotSent(self.classify(e, code))
         } else {
-            H2Failure::Failed(self.classify(e))
+            SlotFailure::Failed(self.classify(e, code))
         }
     }
 
-    /// Counts a failure after the request was sent.
-    fn classify(&self, e: h2::Error) -> ErrorKind {
+    /// Counts a failure, with the peer's code (RST_STREAM, GOAWAY) into `code`.
+    fn classify(&self, e: h2::Error, code: &mut Option<ErrorCode>) -> ErrorKind {
         if e.is_go_away() || e.is_io() {
             // The connection is done for; the next request opens a new one.
-            self.shared.forget(self.serial);
+            self.forget();
         }
-        classify(e, self.io_error)
+        if e.is_remote()
+            && let Some(reason) = e.reason()
+        {
+            *code = Some(ErrorCode {
+                space: CodeSpace::H2,
+                value: u64::from(u32::from(reason)),
+            });
+        }
+        classify(e, self.handle.io_error)
+    }
+}
+
+/// Counts a response's head (HTTP/2 or HTTP/3) into `traffic` and, with `capture`, keeps it
+/// there written as an HTTP/1.1 head (`HTTP/1.1 200 \r\n` and the header fields) so that one
+/// set of checks reads every protocol.
+pub(crate) fn response_head(
+    status: u16,
+    headers: &http::HeaderMap,
+    traffic: &mut Traffic,
+    capture: Option<&mut Capture>,
+) {
+    for (name, value) in headers {
+        traffic
+            .seen
+            .header(name.as_str().as_bytes(), value.as_bytes());
+    }
+    let length = headers.contains_key(http::header::CONTENT_LENGTH);
+    traffic.seen.streamed(!length);
+    if let Some(c) = capture {
+        c.head.clear();
+        c.body.clear();
+        c.head
+            .extend_from_slice(format!("HTTP/1.1 {status} \r\n").as_bytes());
+        for (name, value) in headers {
+            c.head.extend_from_slice(name.as_str().as_bytes());
+            c.head.extend_from_slice(b": ");
+            c.head.extend_from_slice(value.as_bytes());
+            c.head.extend_from_slice(b"\r\n");
+        }
+        c.head.extend_from_slice(b"\r\n");
     }
 }
 

@@ -27,6 +27,7 @@ mod deadline;
 mod flow;
 mod h1;
 mod h2;
+mod h3;
 mod limits;
 mod output;
 mod pre;
@@ -34,6 +35,7 @@ mod redirect;
 mod resolve;
 pub(crate) mod sample;
 mod shared;
+mod slot;
 mod stream;
 mod timer;
 mod tls;
@@ -269,7 +271,7 @@ impl Ready<'_> {
             progress,
         );
         let collected = collector.finish();
-        let (targets, stages, flows, last_end) =
+        let (targets, stages, flows, last_end, udp_buffers) =
             join(handles, &shared).map_err(|e| limits::start_error(e, budget))?;
         // A data file read `once` has run out: the run ended as on a count.
         let used_up = shared.flows.used_up.load(Ordering::Relaxed);
@@ -296,7 +298,7 @@ impl Ready<'_> {
             aborted_by: collected.aborted_by,
             windows: collected.windows,
             negotiated,
-            udp_buffers: None,
+            udp_buffers,
         })
     }
 }
@@ -342,13 +344,19 @@ fn collect(
     (halted_at, stage_cpu)
 }
 
-/// The workers' records, merged: per target, per stage, per flow, and when the last measured
-/// request ended.
-type Joined = (Vec<TargetStats>, Vec<StageStats>, Vec<FlowStats>, Instant);
+/// The workers' records, merged: per target, per stage, per flow, when the last measured
+/// request ended, and the smallest UDP buffers of their QUIC endpoints.
+type Joined = (
+    Vec<TargetStats>,
+    Vec<StageStats>,
+    Vec<FlowStats>,
+    Instant,
+    Option<crate::udp::UdpBuffers>,
+);
 
-/// Waits for the workers and merges their records: per target, per stage, per flow, and when
-/// the last measured request ended (the start of measuring when none did). Errors: why a worker could
-/// not start its runtime.
+/// Waits for the workers and merges their records: per target, per stage, per flow, when the
+/// last measured request ended (the start of measuring when none did), and the smallest UDP
+/// buffers of their QUIC endpoints. Errors: why a worker could not start its runtime.
 fn join(
     handles: Vec<JoinHandle<std::io::Result<WorkerStats>>>,
     shared: &Shared,
@@ -371,6 +379,7 @@ fn join(
         .map(|_| FlowStats::default())
         .collect();
     let mut last_end = shared.measure_start;
+    let mut udp_buffers = None;
     let mut failed = None;
     for handle in handles {
         let stats = match handle.join().expect("a worker thread does not panic") {
@@ -392,10 +401,13 @@ fn join(
         if let Some(end) = stats.last_end {
             last_end = last_end.max(end);
         }
+        if let Some(got) = stats.udp_buffers {
+            udp_buffers = Some(udp_buffers.map_or(got, |b| h3::smallest(b, got)));
+        }
     }
     match failed {
         Some(e) => Err(e),
-        None => Ok((targets, stages, flows, last_end)),
+        None => Ok((targets, stages, flows, last_end, udp_buffers)),
     }
 }
 

@@ -197,13 +197,15 @@ async fn pre_connect(shared: &Shared, conns: &mut Connections) {
             continue;
         };
         let target = &shared.targets[t];
-        let connect = transport::connect(shared.addrs[e], target, &conns.group, e);
+        let mut code = None;
+        let connect = transport::connect(shared.addrs[e], target, &conns.group, e, &mut code);
         if let Ok(Ok(mut conn)) = tokio::time::timeout(target.timeout, connect).await {
             match &mut conn {
                 Conn::H1(_, Some(setup)) | Conn::H1Tls(_, Some(setup)) => {
                     setup.pre_connected = true;
                 }
                 Conn::H2(h2) => h2.mark_pre_connected(),
+                Conn::H3(h3) => h3.mark_pre_connected(),
                 Conn::H1(_, None) | Conn::H1Tls(_, None) => {}
             }
             conns.slots[e] = Some(conn);

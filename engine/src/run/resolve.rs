@@ -56,11 +56,14 @@ pub(super) fn resolve(
             .collect();
         // The first address that accepts a connection (`localhost` may give ::1 first to a
         // server listening on 127.0.0.1 only); a single address is left to the check below,
-        // so that the check at start opens one connection per endpoint.
+        // so that the check at start opens one connection per endpoint. HTTP/3 has no TCP
+        // connection to try: its first address goes to the check.
         let mut reason = "no address".to_string();
         let mut out_of_fds = false;
+        let quic = target.transport.protocol == crate::spec::Protocol::H3;
         let addr = candidates.iter().find(|addr| {
             candidates.len() == 1
+                || quic
                 || match std::net::TcpStream::connect_timeout(addr, connect_timeout) {
                     Ok(_) => true,
                     Err(e) => {

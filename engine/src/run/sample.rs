@@ -6,6 +6,7 @@
 
 use std::fmt::Write as _;
 use std::net::{SocketAddr, ToSocketAddrs};
+use std::rc::Rc;
 use std::time::Instant;
 
 use super::h1::{Capture, Failure, Traffic};
@@ -35,7 +36,7 @@ pub(crate) fn sample(target: &TargetPlan) -> Result<String, String> {
         keep_body: true,
         ..Capture::default()
     };
-    let group = Group::new(1);
+    let group = Group::new(1, Rc::default());
     let (protocol, status) = runtime.block_on(async {
         tokio::time::timeout(target.timeout, exchange(addr, target, &group, &mut capture))
             .await
@@ -84,11 +85,12 @@ async fn exchange(
     group: &Group,
     capture: &mut Capture,
 ) -> Result<(&'static str, u16), String> {
-    let mut conn = transport::connect(addr, target, group, 0)
+    let mut conn = transport::connect(addr, target, group, 0, &mut None)
         .await
         .map_err(|kind| format!("cannot connect to {addr}: {}", kind.name()))?;
     let protocol = match conn {
         Conn::H2(_) => "HTTP/2",
+        Conn::H3(_) => "HTTP/3",
         Conn::H1(..) | Conn::H1Tls(..) => "HTTP/1.1",
     };
     let now = Instant::now();

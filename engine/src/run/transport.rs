@@ -1,6 +1,7 @@
 //! Connections of every kind behind one type: HTTP/1.1 over TCP or TLS, HTTP/2 over TCP
-//! (h2c, prior knowledge) or TLS (ALPN `h2`). Opening one is timed phase by phase (DNS, TCP
-//! connect, TLS handshake); each response reports its time to first byte and body read.
+//! (h2c, prior knowledge) or TLS (ALPN `h2`), HTTP/3 over QUIC. Opening one is timed phase by
+//! phase (DNS, TCP connect, TLS handshake; for QUIC, its handshake as the TLS phase); each
+//! response reports its time to first byte and body read.
 //!
 //! The run's connection loop only calls [`connect`] when a virtual user has no connection
 //! and [`Conn::exchange`] per request; which protocol is spoken is decided here, from the
@@ -17,10 +18,12 @@ use tokio::net::TcpStream;
 
 use super::limits::out_of_files;
 use super::{Negotiated, NegotiatedTls};
-use crate::measure::{ErrorKind, Setup, Timing};
+use crate::measure::{ErrorCode, ErrorKind, Setup, Timing};
 use crate::plan::{TargetPlan, TransportPlan};
 use crate::run::h1::{self, Capture, Failure, H1Conn, Traffic};
-use crate::run::h2::{self, H2Conn, H2Failure, Opened};
+use crate::run::h2::{self, H2Conn, H2Link, H2Response};
+use crate::run::h3::{self, H3Conn, H3Link};
+use crate::run::slot::{Opened, Slot, SlotFailure};
 use crate::run::tls::{self, TlsStream};
 use crate::spec::Protocol;
 
@@ -37,6 +40,8 @@ pub(crate) enum Conn {
     H1Tls(Box<H1Conn<TlsStream>>, Option<Setup>),
     /// A handle to an HTTP/2 connection shared with the rest of the group.
     H2(H2Conn),
+    /// A handle to an HTTP/3 connection shared with the rest of the group.
+    H3(H3Conn),
 }
 
 /// The request to send.
@@ -72,31 +77,38 @@ pub(crate) struct Response {
     pub(crate) end: Instant,
 }
 
-/// The virtual users that share HTTP/2 connections: one shared connection per connection slot
-/// (an endpoint with one transport). With `streams: 1` every virtual user has a group of its
-/// own.
+/// The virtual users that share HTTP/2 or HTTP/3 connections: one shared connection per
+/// connection slot (an endpoint with one transport). With `streams: 1` every virtual user has
+/// a group of its own.
 pub(crate) struct Group {
-    slots: Vec<Rc<h2::Shared>>,
+    h2: Vec<Rc<Slot<H2Link>>>,
+    h3: Vec<Rc<Slot<H3Link>>>,
+    /// The worker's QUIC endpoints (shared by all its groups).
+    endpoints: Rc<h3::Endpoints>,
 }
 
 impl Group {
-    /// A group for `slots` connection slots.
-    pub(crate) fn new(slots: usize) -> Group {
+    /// A group for `slots` connection slots, opening its HTTP/3 connections on `endpoints`.
+    pub(crate) fn new(slots: usize, endpoints: Rc<h3::Endpoints>) -> Group {
         Group {
-            slots: (0..slots).map(|_| Rc::default()).collect(),
+            h2: (0..slots).map(|_| Rc::default()).collect(),
+            h3: (0..slots).map(|_| Rc::default()).collect(),
+            endpoints,
         }
     }
 
-    /// Lets go of the group's HTTP/2 connections: each closes once the handles still in use
-    /// are dropped (streams in flight finish first).
+    /// Lets go of the group's HTTP/2 and HTTP/3 connections: each closes once the handles
+    /// still in use are dropped (streams in flight finish first).
     pub(crate) fn close(&self) {
-        self.slots.iter().for_each(|slot| slot.close());
+        self.h2.iter().for_each(|slot| slot.close());
+        self.h3.iter().for_each(|slot| slot.close());
     }
 
-    /// Lets go of the HTTP/2 connection of slot `slot` (as [`Group::close`]): the next
+    /// Lets go of the shared connection of slot `slot` (as [`Group::close`]): the next
     /// request opens a new one.
     pub(crate) fn close_slot(&self, slot: usize) {
-        self.slots[slot].close();
+        self.h2[slot].close();
+        self.h3[slot].close();
     }
 }
 
@@ -108,14 +120,16 @@ impl Group {
 /// would make every request's future as large, to be copied on each request.
 ///
 /// Errors: [`ErrorKind::ConnectTimeout`] when it takes longer than the target's
-/// `connect_timeout`, besides the connect's own errors.
+/// `connect_timeout`, besides the connect's own errors (with the peer's code, if it gave one,
+/// in `code`).
 pub(crate) async fn connect(
     addr: SocketAddr,
     target: &TargetPlan,
     group: &Group,
     slot: usize,
+    code: &mut Option<ErrorCode>,
 ) -> Result<Conn, ErrorKind> {
-    let open = Box::pin(open_conn(addr, target, group, slot));
+    let open = Box::pin(open_conn(addr, target, group, slot, code));
     match target.connect_timeout {
         None => open.await,
         Some(limit) => tokio::time::timeout(limit, open)
@@ -129,24 +143,45 @@ async fn open_conn(
     target: &TargetPlan,
     group: &Group,
     slot: usize,
+    code: &mut Option<ErrorCode>,
 ) -> Result<Conn, ErrorKind> {
     let transport = &target.transport;
-    if transport.protocol == Protocol::H2 {
-        let shared = &group.slots[slot];
-        return shared
-            .connect(|| async {
-                let (stream, setup) = open(addr, target).await?;
-                start_h2(stream, setup).await
-            })
-            .await
-            .map(Conn::H2);
+    match transport.protocol {
+        Protocol::H2 => {
+            return group.h2[slot]
+                .connect(|| async {
+                    let (stream, setup) = open(addr, target).await?;
+                    start_h2(stream, setup).await
+                })
+                .await
+                .map(Conn::H2);
+        }
+        Protocol::H3 => {
+            let endpoints = &group.endpoints;
+            return group.h3[slot]
+                .connect(|| async {
+                    let mut setup = Setup::default();
+                    let addr = resolve(addr, target, &mut setup)
+                        .await
+                        .map_err(|(kind, _)| kind)?;
+                    h3::open(endpoints, addr, target, setup)
+                        .await
+                        .map_err(|failure| {
+                            *code = failure.code;
+                            failure.kind
+                        })
+                })
+                .await
+                .map(Conn::H3);
+        }
+        Protocol::H1 | Protocol::Auto => {}
     }
     let (stream, setup) = open(addr, target).await?;
     match stream {
         Stream::Tcp(tcp) => Ok(Conn::H1(H1Conn::new(tcp, h1::tcp_io_error), Some(setup))),
         Stream::Tls(tls) if tls::alpn_is_h2(&tls) => {
             let opened = start_h2(Stream::Tls(tls), setup).await?;
-            Ok(Conn::H2(group.slots[slot].install(opened)))
+            Ok(Conn::H2(group.h2[slot].install(opened)))
         }
         Stream::Tls(tls) => Ok(Conn::H1Tls(
             Box::new(H1Conn::new(*tls, tls::io_error)),
@@ -173,7 +208,7 @@ pub(crate) async fn send(
 ) -> Result<Response, ErrorKind> {
     loop {
         if conn.is_none() {
-            *conn = Some(connect(addr, target, group, slot).await?);
+            *conn = Some(connect(addr, target, group, slot, &mut traffic.error_code).await?);
             now = Instant::now();
         }
         let c = conn.as_mut().expect("just connected");
@@ -200,8 +235,8 @@ pub(crate) async fn send(
 impl Conn {
     /// Sends `outgoing`, a request of `target`, and reads the whole response, counting the bytes into
     /// `traffic` as they go; with `capture`, keeps the response there for checks. An HTTP/2
-    /// request that the connection refused before sending it (GOAWAY received, connection
-    /// closed) is sent once more on a new connection of the group.
+    /// or HTTP/3 request that the connection refused before sending it (GOAWAY received,
+    /// connection closed) is sent once more on a new connection of the group.
     ///
     /// `exchange.0`, now: the caller has just read the clock (the write phase of HTTP/1.1
     /// counts from it); `exchange.1`: the request's deadline (its timeout).
@@ -222,33 +257,41 @@ impl Conn {
         let request = (target, outgoing);
         match self {
             Conn::H1(conn, setup) => {
+                return h1_exchange(conn, setup, request, (now, deadline), capture, traffic).await;
+            }
+            Conn::H1Tls(conn, setup) => {
+                return h1_exchange(conn, setup, request, (now, deadline), capture, traffic).await;
+            }
+            Conn::H2(conn) => {
+                match h2_exchange(conn, request, capture.as_deref_mut(), traffic).await {
+                    Err(SlotFailure::NotSent(_)) => {}
+                    other => return other.map_err(|e| e.kind().into()),
+                }
+            }
+            Conn::H3(conn) => {
+                match h3_exchange(conn, request, capture.as_deref_mut(), traffic).await {
+                    Err(SlotFailure::NotSent(_)) => {}
+                    other => return other.map_err(|e| e.kind().into()),
+                }
+            }
+        }
+        // Not sent: once more, on a new connection.
+        traffic.error_code = None;
+        *self = connect(addr, target, group, slot, &mut traffic.error_code).await?;
+        let now = Instant::now();
+        match self {
+            Conn::H2(fresh) => h2_exchange(fresh, request, capture, traffic)
+                .await
+                .map_err(|e| e.kind().into()),
+            Conn::H3(fresh) => h3_exchange(fresh, request, capture, traffic)
+                .await
+                .map_err(|e| e.kind().into()),
+            // ALPN chose HTTP/1.1 this time.
+            Conn::H1(conn, setup) => {
                 h1_exchange(conn, setup, request, (now, deadline), capture, traffic).await
             }
             Conn::H1Tls(conn, setup) => {
                 h1_exchange(conn, setup, request, (now, deadline), capture, traffic).await
-            }
-            Conn::H2(conn) => {
-                match h2_exchange(conn, request, capture.as_deref_mut(), traffic).await {
-                    Err(H2Failure::NotSent(_)) => {
-                        *self = connect(addr, target, group, slot).await?;
-                        let now = Instant::now();
-                        match self {
-                            Conn::H2(fresh) => h2_exchange(fresh, request, capture, traffic)
-                                .await
-                                .map_err(|e| e.kind().into()),
-                            // ALPN chose HTTP/1.1 this time.
-                            Conn::H1(conn, setup) => {
-                                let at = (now, deadline);
-                                h1_exchange(conn, setup, request, at, capture, traffic).await
-                            }
-                            Conn::H1Tls(conn, setup) => {
-                                let at = (now, deadline);
-                                h1_exchange(conn, setup, request, at, capture, traffic).await
-                            }
-                        }
-                    }
-                    other => other.map_err(|e| e.kind().into()),
-                }
             }
         }
     }
@@ -294,21 +337,37 @@ async fn h2_exchange(
     request: (&TargetPlan, Outgoing<'_>),
     capture: Option<&mut Capture>,
     traffic: &mut Traffic,
-) -> Result<Response, H2Failure> {
+) -> Result<Response, SlotFailure> {
     let response = conn.exchange(request, capture, traffic).await?;
+    Ok(shared_response(response, conn.take_setup(), traffic))
+}
+
+async fn h3_exchange(
+    conn: &mut H3Conn,
+    request: (&TargetPlan, Outgoing<'_>),
+    capture: Option<&mut Capture>,
+    traffic: &mut Traffic,
+) -> Result<Response, SlotFailure> {
+    let response = conn.exchange(request, capture, traffic).await?;
+    let setup = conn.setup().await;
+    Ok(shared_response(response, setup, traffic))
+}
+
+/// The response of a request on a shared connection (HTTP/2, HTTP/3), ended now.
+fn shared_response(response: H2Response, setup: Option<Setup>, traffic: &Traffic) -> Response {
     let end = Instant::now();
     let written_at = traffic.seen.written_at.unwrap_or(response.sent_at);
-    Ok(Response {
+    Response {
         status: response.status,
         keep_alive: true,
         timing: Timing {
-            setup: conn.take_setup(),
+            setup,
             write_us: micros(written_at.saturating_duration_since(response.sent_at)),
             ttfb_us: micros(response.headers_at.saturating_duration_since(written_at)),
             body_us: micros(end.saturating_duration_since(response.headers_at)),
         },
         end,
-    })
+    }
 }
 
 fn micros(d: Duration) -> u64 {
@@ -338,24 +397,7 @@ async fn open_with(
     config: Option<Arc<rustls::ClientConfig>>,
 ) -> Result<(Stream, Setup), (ErrorKind, String)> {
     let mut setup = Setup::default();
-    let host = &target.endpoint.host;
-    let addr = if host.parse::<IpAddr>().is_ok() {
-        addr
-    } else {
-        let start = Instant::now();
-        let found = tokio::net::lookup_host((host.as_str(), target.endpoint.port))
-            .await
-            .map_err(|e| (ErrorKind::ConnectError, format!("cannot resolve: {e}")))?;
-        setup.dns_us = Some(micros(start.elapsed()));
-        // The address the check at start reached, if the name still resolves to it.
-        let found: Vec<SocketAddr> = found.collect();
-        found
-            .iter()
-            .copied()
-            .find(|a| *a == addr)
-            .or_else(|| found.first().copied())
-            .ok_or_else(|| (ErrorKind::ConnectError, "no address".to_string()))?
-    };
+    let addr = resolve(addr, target, &mut setup).await?;
     let start = Instant::now();
     let tcp = TcpStream::connect(addr).await.map_err(|e| {
         let kind = match e.kind() {
@@ -381,6 +423,33 @@ async fn open_with(
     Ok((Stream::Tls(Box::new(stream)), setup))
 }
 
+/// The address to connect to for `target`: `addr` when the URL's host is an IP address, else
+/// the host name resolved anew (timed into `setup.dns_us`), `addr` among its addresses if it
+/// still is.
+async fn resolve(
+    addr: SocketAddr,
+    target: &TargetPlan,
+    setup: &mut Setup,
+) -> Result<SocketAddr, (ErrorKind, String)> {
+    let host = &target.endpoint.host;
+    if host.parse::<IpAddr>().is_ok() {
+        return Ok(addr);
+    }
+    let start = Instant::now();
+    let found = tokio::net::lookup_host((host.as_str(), target.endpoint.port))
+        .await
+        .map_err(|e| (ErrorKind::ConnectError, format!("cannot resolve: {e}")))?;
+    setup.dns_us = Some(micros(start.elapsed()));
+    // The address the check at start reached, if the name still resolves to it.
+    let found: Vec<SocketAddr> = found.collect();
+    found
+        .iter()
+        .copied()
+        .find(|a| *a == addr)
+        .or_else(|| found.first().copied())
+        .ok_or_else(|| (ErrorKind::ConnectError, "no address".to_string()))
+}
+
 /// What [`h2::handshake`] returns.
 type H2Started = (
     ::h2::client::SendRequest<bytes::Bytes>,
@@ -399,14 +468,16 @@ async fn h2_handshake(
 }
 
 /// Starts HTTP/2 on `stream`, a connection just opened with `setup`.
-async fn start_h2(stream: Stream, setup: Setup) -> Result<Opened, ErrorKind> {
+async fn start_h2(stream: Stream, setup: Setup) -> Result<Opened<H2Link>, ErrorKind> {
     let (io_error, started) = h2_handshake(stream).await;
     let (send, driver, _ping) = started.map_err(|e| h2::classify(e, io_error))?;
     Ok(Opened {
-        send,
-        driver,
+        link: H2Link {
+            send,
+            driver,
+            io_error,
+        },
         setup,
-        io_error,
     })
 }
 
@@ -443,6 +514,9 @@ pub(crate) fn check(
     timeout: Duration,
 ) -> Result<Negotiated, CheckError> {
     runtime.block_on(async {
+        if target.transport.protocol == Protocol::H3 {
+            return check_h3(addr, target, timeout).await;
+        }
         tokio::time::timeout(timeout, check_async(addr, target))
             .await
             .unwrap_or_else(|_| Err(format!("no answer within {timeout:?}").into()))
@@ -514,6 +588,30 @@ async fn check_async(addr: SocketAddr, target: &TargetPlan) -> Result<Negotiated
                 server_name: tls.server_name_text.clone(),
                 insecure_skip_verify: tls.insecure_skip_verify,
             }
+        }),
+    })
+}
+
+/// The check at start of an HTTP/3 target ([`h3::check`]).
+async fn check_h3(
+    addr: SocketAddr,
+    target: &TargetPlan,
+    timeout: Duration,
+) -> Result<Negotiated, CheckError> {
+    h3::check(addr, target, timeout)
+        .await
+        .map_err(|why| match why {
+            Some(why) => CheckError::Unreachable(why),
+            None => CheckError::OutOfFiles,
+        })?;
+    Ok(Negotiated {
+        protocol: "h3",
+        tls: target.transport.tls.as_ref().map(|tls| NegotiatedTls {
+            // QUIC is TLS 1.3 (RFC 9001 §4.2); quinn does not tell the cipher suite.
+            version: "1.3".to_string(),
+            cipher: String::new(),
+            server_name: tls.server_name_text.clone(),
+            insecure_skip_verify: tls.insecure_skip_verify,
         }),
     })
 }

@@ -36,24 +36,30 @@ use tokio::time::sleep_until;
 use super::deadline::Deadline;
 use super::timer::PreciseTimer;
 use super::transport::Outgoing;
-use super::{Shared, WorkerStats, checks, flow, h1, redirect, transport};
+use super::{Shared, WorkerStats, checks, flow, h1, h3, redirect, transport};
 use crate::measure::{ErrorKind, LATE_US};
 use crate::plan::load::Arrivals;
 use crate::plan::{Model, TargetPlan, ThinkTime};
 
 /// Worker `index`'s (of `workers`) virtual users: their numbers among all, and their
-/// connections (none open yet).
+/// connections (none open yet; HTTP/3's on the worker's `endpoints`).
 ///
-/// Virtual users come in groups of `streams` that share their connections (HTTP/2: one
-/// connection per endpoint carries the group's requests at once); group `g` runs on worker
+/// Virtual users come in groups of `streams` that share their connections (HTTP/2 and HTTP/3:
+/// one connection per endpoint carries the group's requests at once); group `g` runs on worker
 /// `g mod workers`, so that a group never spans threads.
-pub(super) fn users(index: usize, workers: usize, shared: &Shared) -> Vec<(usize, Connections)> {
+pub(super) fn users(
+    index: usize,
+    workers: usize,
+    shared: &Shared,
+    endpoints: &Rc<h3::Endpoints>,
+) -> Vec<(usize, Connections)> {
     let streams = shared.load.streams as usize;
     let total = shared.load.request_loops();
     (index..shared.load.connection_groups())
         .step_by(workers)
         .flat_map(|g| {
-            let group = Rc::new(transport::Group::new(shared.addrs.len()));
+            let endpoints = endpoints.clone();
+            let group = Rc::new(transport::Group::new(shared.addrs.len(), endpoints));
             (g * streams..((g + 1) * streams).min(total))
                 .map(move |i| (i, Connections::new(shared, group.clone())))
         })

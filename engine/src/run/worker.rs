@@ -14,8 +14,9 @@ use tokio::time::timeout_at;
 use super::collect::{Report, epochs_per_second};
 use super::pre::Gate;
 use super::shared::Shared;
-use super::vu;
+use super::{h3, vu};
 use crate::measure::{FlowStats, SpanStats, StageStats, TargetStats};
+use crate::udp::UdpBuffers;
 
 /// A worker's own records, shared by its connection tasks (one thread, no lock).
 pub(super) struct WorkerStats {
@@ -31,6 +32,8 @@ pub(super) struct WorkerStats {
     /// of measuring), handed over with the second's last epoch.
     pub(super) second: Vec<SpanStats>,
     pub(super) last_end: Option<Instant>,
+    /// The UDP buffers of the worker's QUIC endpoints (HTTP/3); `None` when it opened none.
+    pub(super) udp_buffers: Option<UdpBuffers>,
 }
 
 impl WorkerStats {
@@ -58,6 +61,7 @@ impl WorkerStats {
             epoch_index: 0,
             second: per_target(shared),
             last_end: None,
+            udp_buffers: None,
         }
     }
 }
@@ -98,8 +102,9 @@ pub(super) fn worker(
     };
     let stats = Rc::new(RefCell::new(WorkerStats::new(&shared)));
     let local = tokio::task::LocalSet::new();
+    let endpoints = Rc::new(h3::Endpoints::default());
     local.block_on(&runtime, async {
-        let users = vu::users(index, workers, &shared);
+        let users = vu::users(index, workers, &shared, &endpoints);
         let (shared, users) = match gate {
             Some(gate) => gate.pass(shared, users).await,
             None => (shared, users),
@@ -118,12 +123,14 @@ pub(super) fn worker(
             None => all.await,
         }
         ticker.abort();
+        endpoints.close().await;
     });
     drop(local);
     let mut stats = Rc::try_unwrap(stats)
         .ok()
         .expect("all tasks have ended")
         .into_inner();
+    stats.udp_buffers = endpoints.buffers();
     let _ = tx.send(Report::Epoch {
         index: stats.epoch_index,
         stats: std::mem::take(&mut stats.epoch),

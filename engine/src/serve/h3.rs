@@ -12,20 +12,21 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Buf as _;
-use h3::error::StreamError;
+use h3::error::{Code, StreamError};
 use h3::server::{RequestResolver, RequestStream};
 use http_body_util::BodyExt as _;
 use hyper::body::{Body, Bytes, Frame};
 use hyper::header::{self, HeaderMap, HeaderValue};
-use hyper::{Method, Response};
+use hyper::{Response, StatusCode};
 use quinn::crypto::rustls::QuicServerConfig;
 use rustls::ServerConfig;
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
 use super::TLS_HANDSHAKE_TIMEOUT;
-use super::respond::handle;
+use super::respond::{Reset, handle};
 use super::shop::Shop;
+use crate::udp::{self, UdpBuffers};
 
 /// The ALPN protocol of HTTP/3 (RFC 9114 §3.1).
 pub(super) const ALPN: &[u8] = b"h3";
@@ -59,10 +60,23 @@ pub(super) fn quic_config(tls: &ServerConfig) -> io::Result<quinn::ServerConfig>
     Ok(config)
 }
 
-/// Binds a QUIC endpoint to `addr` (UDP) serving `config`. Must be called from within a Tokio
-/// runtime (with I/O and time enabled).
-pub(super) fn bind(addr: SocketAddr, config: quinn::ServerConfig) -> io::Result<quinn::Endpoint> {
-    quinn::Endpoint::server(config, addr)
+/// Binds a QUIC endpoint to `addr` (UDP) serving `config`, on a socket whose buffers are raised
+/// as far as the system allows ([`udp::bind`]), and returns it with the buffer sizes it got.
+/// Must be called from within a Tokio runtime (with I/O and time enabled).
+///
+/// Errors: the bind's (`AddrInUse` when the UDP port is taken).
+pub(super) fn bind(
+    addr: SocketAddr,
+    config: quinn::ServerConfig,
+) -> io::Result<(quinn::Endpoint, UdpBuffers)> {
+    let (socket, buffers) = udp::bind(addr)?;
+    let endpoint = quinn::Endpoint::new(
+        quinn::EndpointConfig::default(),
+        Some(config),
+        socket,
+        Arc::new(quinn::TokioRuntime),
+    )?;
+    Ok((endpoint, buffers))
 }
 
 /// Closes `endpoint` with `H3_NO_ERROR`: the connections still open get a CONNECTION_CLOSE, sent
@@ -121,31 +135,38 @@ pub(super) async fn serve_connection(
 
 /// Answers one request stream with [`handle`]'s response: its head (with `Content-Length` when
 /// the body's length is known, without the HTTP/1.1-only `Connection` that `close=1` asks
-/// for, as hyper drops it on HTTP/2), then its body (none for `HEAD`) as DATA frames.
+/// for, as hyper drops it on HTTP/2), then its body (`handle` leaves none for `HEAD`) as DATA
+/// frames. A `reset=CODE` resets the stream with that code (`RESET_STREAM`, RFC 9114 §4.1.1)
+/// instead.
 async fn answer(
     resolver: RequestResolver<h3_quinn::Connection, Bytes>,
     shop: Arc<Shop>,
 ) -> Result<(), StreamError> {
     let (request, stream) = resolver.resolve_request().await?;
     let (mut send, recv) = stream.split();
-    let head_only = request.method() == Method::HEAD;
-    let Ok(response) = handle(request.map(|()| RecvBody(recv)), shop).await;
+    let response = match handle(request.map(|()| RecvBody(recv)), shop).await {
+        Ok(response) => response,
+        Err(Reset(code)) => {
+            send.stop_stream(Code::from(u64::from(code)));
+            return Ok(());
+        }
+    };
     let (mut head, mut body) = response.into_parts();
-    frame_headers(&mut head.headers, body.size_hint().exact());
+    frame_headers(&mut head.headers, head.status, body.size_hint().exact());
     send.send_response(Response::from_parts(head, ())).await?;
-    if !head_only {
-        while let Some(Ok(frame)) = body.frame().await {
-            if let Ok(data) = frame.into_data() {
-                send.send_data(data).await?;
-            }
+    while let Some(Ok(frame)) = body.frame().await {
+        if let Ok(data) = frame.into_data() {
+            send.send_data(data).await?;
         }
     }
     send.finish().await
 }
 
-/// Sets `Content-Length` to `length` (when known) and `Date` unless the query set one (as hyper
-/// does on HTTP/1.1 and HTTP/2), and removes the connection-specific headers, which HTTP/3 forbids (RFC 9114 §4.2).
-fn frame_headers(headers: &mut HeaderMap, length: Option<u64>) {
+/// Sets `Content-Length` to `length` (when known) unless the response has one (`handle`'s
+/// answer to `HEAD`) or its `status` is `204` or `304` (which carry none, as hyper does on
+/// HTTP/1.1: RFC 9110 §8.6), and `Date` unless the query set one (as hyper does on HTTP/1.1 and
+/// HTTP/2), and removes the connection-specific headers, which HTTP/3 forbids (RFC 9114 §4.2).
+fn frame_headers(headers: &mut HeaderMap, status: StatusCode, length: Option<u64>) {
     headers.remove(header::CONNECTION);
     if !headers.contains_key(header::DATE) {
         let date = httpdate::fmt_http_date(std::time::SystemTime::now());
@@ -154,8 +175,11 @@ fn frame_headers(headers: &mut HeaderMap, length: Option<u64>) {
             HeaderValue::from_str(&date).expect("a header value"),
         );
     }
-    if let Some(length) = length {
-        headers.insert(header::CONTENT_LENGTH, HeaderValue::from(length));
+    let bodiless = status == StatusCode::NO_CONTENT || status == StatusCode::NOT_MODIFIED;
+    if let (Some(length), false) = (length, bodiless) {
+        headers
+            .entry(header::CONTENT_LENGTH)
+            .or_insert(HeaderValue::from(length));
     }
 }
 
@@ -187,11 +211,18 @@ mod tests {
     fn framing_headers_are_set_and_removed() {
         let mut headers = HeaderMap::new();
         headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
-        frame_headers(&mut headers, Some(1024));
+        frame_headers(&mut headers, StatusCode::OK, Some(1024));
         assert_eq!(headers.get(header::CONNECTION), None);
         assert_eq!(headers[header::CONTENT_LENGTH], "1024");
         let mut headers = HeaderMap::new();
-        frame_headers(&mut headers, None);
+        frame_headers(&mut headers, StatusCode::OK, None);
+        assert_eq!(headers.get(header::CONTENT_LENGTH), None);
+        // The length of the GET that a HEAD answer carries stays (its own body is empty).
+        headers.insert(header::CONTENT_LENGTH, HeaderValue::from(1000));
+        frame_headers(&mut headers, StatusCode::OK, Some(0));
+        assert_eq!(headers[header::CONTENT_LENGTH], "1000");
+        let mut headers = HeaderMap::new();
+        frame_headers(&mut headers, StatusCode::NO_CONTENT, Some(0));
         assert_eq!(headers.get(header::CONTENT_LENGTH), None);
         assert!(headers[header::DATE].to_str().unwrap().ends_with(" GMT"));
     }

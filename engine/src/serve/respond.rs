@@ -46,16 +46,58 @@ const DEFAULT_BODY: &[u8] = b"ok\n";
 /// sent as several frames of (a prefix of) this buffer.
 static FILL: [u8; 64 * 1024] = [b'x'; 64 * 1024];
 
+/// `reset=CODE` asked for this response to be aborted with this error code instead of sent:
+/// HTTP/3 resets the request stream with it, HTTP/2 sends `RST_STREAM` with it, HTTP/1.1 closes
+/// the connection without a response (it has no codes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Reset(pub(super) u32);
+
 /// Answers one request: a path of the stateful API goes to `shop`; any other request has its
 /// body drained, its query parsed into a [`Shape`], spins on the CPU for its `work`, waits out
-/// the delay (counted from when the request head arrived) and gets the response it asked for.
+/// the delay (counted from when the request head arrived) and gets the response it asked for,
+/// or the [`Reset`] it asked for. The response is then [`fit_to_method`]: no body for `HEAD`
+/// or a status that has none.
 ///
 /// The request body is any [`Body`] of [`Bytes`]: hyper's for HTTP/1.1 and HTTP/2, a QUIC
 /// stream's for HTTP/3 (`super::h3`).
 pub(super) async fn handle<B>(
     request: Request<B>,
     shop: Arc<Shop>,
-) -> Result<Response<ResponseBody>, Infallible>
+) -> Result<Response<ResponseBody>, Reset>
+where
+    B: Body<Data = Bytes> + Send + Unpin,
+    B::Error: Into<BoxError>,
+{
+    let head_only = request.method() == Method::HEAD;
+    let mut response = answer(request, shop).await?;
+    fit_to_method(&mut response, head_only);
+    Ok(response)
+}
+
+/// Empties the body of a response that must have none, as hyper's HTTP/1.1 server does by
+/// itself but neither its HTTP/2 server (it sends the DATA, and the client resets the stream
+/// with `PROTOCOL_ERROR`) nor `super::h3`: a `204` or `304` (RFC 9110 §15.3.5, §15.4.5), and
+/// the answer to `HEAD` (`head_only`), which keeps the `Content-Length`
+/// of the body the `GET` would have had (RFC 9110 §9.3.2, §8.6) when that length is known and
+/// not zero (for an empty body hyper sends none on HTTP/2, nor on HTTP/1.1 for `HEAD`).
+fn fit_to_method(response: &mut Response<ResponseBody>, head_only: bool) {
+    let status = response.status();
+    let no_content = status == StatusCode::NO_CONTENT || status == StatusCode::NOT_MODIFIED;
+    if !(head_only || no_content) {
+        return;
+    }
+    let length = response.body().size_hint().exact().filter(|&n| n > 0);
+    *response.body_mut() = ResponseBody::Bytes(None);
+    if let (Some(length), false) = (length, no_content) {
+        response
+            .headers_mut()
+            .entry(header::CONTENT_LENGTH)
+            .or_insert(HeaderValue::from(length));
+    }
+}
+
+/// [`handle`]'s answer, before it is fitted to the method.
+async fn answer<B>(request: Request<B>, shop: Arc<Shop>) -> Result<Response<ResponseBody>, Reset>
 where
     B: Body<Data = Bytes> + Send + Unpin,
     B::Error: Into<BoxError>,
@@ -91,6 +133,9 @@ where
     }
     if !shape.delay.is_zero() {
         tokio::time::sleep_until(arrived + shape.delay).await;
+    }
+    if let Some(code) = shape.reset {
+        return Err(Reset(code));
     }
     let body = match (shape.size, shape.events) {
         (_, Some(events)) => ResponseBody::Events {
@@ -194,6 +239,8 @@ struct Shape {
     events: Option<u32>,
     /// The time before each event.
     interval: Duration,
+    /// Abort the response with this error code (after `work` and `delay`) instead of sending it.
+    reset: Option<u32>,
 }
 
 impl Shape {
@@ -209,10 +256,12 @@ impl Shape {
             server_timing: false,
             events: None,
             interval: DEFAULT_INTERVAL,
+            reset: None,
         };
         let (mut seen_status, mut seen_size, mut seen_delay, mut seen_work, mut seen_close) =
             (false, false, false, false, false);
-        let (mut seen_server_timing, mut seen_events, mut seen_interval) = (false, false, false);
+        let (mut seen_server_timing, mut seen_events, mut seen_interval, mut seen_reset) =
+            (false, false, false, false);
         for (name, value) in url::form_urlencoded::parse(query.as_bytes()) {
             let once = |seen: &mut bool| {
                 if std::mem::replace(seen, true) {
@@ -279,10 +328,14 @@ impl Shape {
                     once(&mut seen_interval)?;
                     shape.interval = parse_interval(&value)?;
                 }
+                "reset" => {
+                    once(&mut seen_reset)?;
+                    shape.reset = Some(parse_reset(&value)?);
+                }
                 _ => {
                     return Err(format!(
                         "unknown parameter `{name}`: use status, size, delay, work, header, \
-                         close, server_timing, events or interval"
+                         close, server_timing, events, interval or reset"
                     ));
                 }
             }
@@ -321,6 +374,30 @@ fn parse_interval(value: &str) -> Result<Duration, String> {
         .ok()
         .filter(|d| *d <= MAX_INTERVAL)
         .ok_or_else(|| format!("invalid `interval`: `{value}` is not a duration up to 10s"))
+}
+
+/// Parses `reset=CODE`: an error code from 0 to `0xffffffff`, decimal or `0x` hexadecimal
+/// (32 bits: HTTP/2's error codes are, RFC 9113 §7; HTTP/3's may be longer, but its registered
+/// codes fit).
+fn parse_reset(value: &str) -> Result<u32, String> {
+    let (digits, radix) = match value
+        .strip_prefix("0x")
+        .or_else(|| value.strip_prefix("0X"))
+    {
+        Some(hex) => (hex, 16),
+        None => (value, 10),
+    };
+    // Digits only: `from_str_radix` would take a sign.
+    let digits_only = digits.chars().all(|c| c.is_digit(radix));
+    let parsed = u32::from_str_radix(digits, radix)
+        .ok()
+        .filter(|_| digits_only);
+    parsed.ok_or_else(|| {
+        format!(
+            "invalid `reset`: `{value}` is not an error code from 0 to 0xffffffff, e.g. \
+             `reset=8` or `reset=0x10c`"
+        )
+    })
 }
 
 /// Parses a `1` or `0` parameter.
@@ -435,13 +512,14 @@ mod tests {
         assert!(shape.headers.is_empty());
         assert!(!shape.close);
         assert!(!shape.server_timing);
+        assert_eq!(shape.reset, None);
     }
 
     #[test]
     fn every_parameter_is_parsed() {
         let shape = Shape::parse(
             "status=503&size=10&delay=20ms&work=400us&header=X-A:1&header=x-b:%20two&close=1\
-             &server_timing=1",
+             &server_timing=1&reset=0x10c",
         )
         .unwrap();
         assert_eq!(shape.status, StatusCode::SERVICE_UNAVAILABLE);
@@ -453,6 +531,12 @@ mod tests {
         assert_eq!(shape.headers[1].1, "two");
         assert!(shape.close);
         assert!(shape.server_timing);
+        assert_eq!(shape.reset, Some(0x10c));
+        assert_eq!(Shape::parse("reset=8").unwrap().reset, Some(8));
+        assert_eq!(
+            Shape::parse("reset=0XfFfFfFfF").unwrap().reset,
+            Some(u32::MAX)
+        );
     }
 
     #[test]
@@ -480,6 +564,14 @@ mod tests {
             ("events=1&interval=11s", "`interval`"),
             ("events=10000&interval=10ms", "`events`"),
             ("server_timing=1&server_timing=0", "`server_timing`"),
+            ("reset=", "`reset`"),
+            ("reset=-1", "`reset`"),
+            ("reset=0x", "`reset`"),
+            ("reset=0x1g", "`reset`"),
+            ("reset=4294967296", "`reset`"),
+            ("reset=CANCEL", "`reset`"),
+            ("reset=+8", "`reset`"),
+            ("reset=1&reset=2", "`reset`"),
             ("sise=10", "`sise`"),
             ("status=200&status=201", "`status`"),
         ];

@@ -5,12 +5,14 @@
 // Each test crate uses a different part of this module (and of its re-exports).
 #![allow(dead_code, unused_imports)]
 
+mod aioquic;
 mod certs;
 mod client;
 mod h2server;
 mod nginx;
 mod servers;
 
+pub use aioquic::{AIOQUIC, Killed, aioquic_python, aioquic_server, aioquic_server_with};
 pub use certs::{SERVER_NAMES, TestPki, WRONG_NAME};
 pub use client::{HttpConn, IO_TIMEOUT, RawResponse};
 pub use h2server::H2ResetServer;

@@ -1,0 +1,140 @@
+use std::rc::Rc;
+
+use quinn::{ApplicationClose, ConnectionClose, ConnectionError as E, TransportErrorCode, VarInt};
+
+use super::*;
+use crate::run::slot::Slot;
+
+fn h3(value: u64) -> Option<ErrorCode> {
+    let space = CodeSpace::H3;
+    Some(ErrorCode { space, value })
+}
+
+fn quic(value: u64) -> Option<ErrorCode> {
+    let space = CodeSpace::Quic;
+    Some(ErrorCode { space, value })
+}
+
+fn application(code: u32) -> E {
+    E::ApplicationClosed(ApplicationClose {
+        error_code: VarInt::from_u32(code),
+        reason: Bytes::new(),
+    })
+}
+
+fn transport(code: TransportErrorCode) -> E {
+    E::ConnectionClosed(ConnectionClose {
+        error_code: code,
+        frame_type: None,
+        reason: Bytes::new(),
+    })
+}
+
+#[test]
+fn connection_ends_are_counted_by_kind_with_the_peers_code() {
+    // H3_INTERNAL_ERROR; H3_NO_ERROR is a graceful close (after GOAWAY).
+    assert_eq!(closed(&application(0x102)), (ErrorKind::Closed, h3(0x102)));
+    assert_eq!(closed(&application(0x100)), (ErrorKind::GoAway, h3(0x100)));
+    assert_eq!(
+        closed(&transport(TransportErrorCode::PROTOCOL_VIOLATION)),
+        (ErrorKind::Closed, quic(0xa))
+    );
+    assert_eq!(closed(&E::TimedOut), (ErrorKind::IdleTimeout, None));
+    assert_eq!(closed(&E::Reset), (ErrorKind::Reset, None));
+    assert_eq!(closed(&E::LocallyClosed), (ErrorKind::Malformed, None));
+
+    let addr: SocketAddr = "127.0.0.1:8443".parse().unwrap();
+    let silent = handshake_failure(E::TimedOut, addr);
+    assert_eq!(
+        (silent.kind, silent.code),
+        (ErrorKind::ConnectTimeout, None)
+    );
+    assert_eq!(silent.why, "no QUIC answer from udp/8443");
+    // A TLS alert from the server: bad_certificate (42) is QUIC's 0x12a.
+    let alert = handshake_failure(transport(TransportErrorCode::crypto(42)), addr);
+    assert_eq!(
+        (alert.kind, alert.code),
+        (ErrorKind::TlsHandshake, quic(0x12a))
+    );
+    assert!(
+        alert.why.starts_with("QUIC handshake failed: "),
+        "{}",
+        alert.why
+    );
+    let refused = handshake_failure(transport(TransportErrorCode::CONNECTION_REFUSED), addr);
+    assert_eq!(
+        (refused.kind, refused.code),
+        (ErrorKind::ConnectRefused, quic(0x2))
+    );
+}
+
+#[test]
+fn a_second_connection_sends_its_first_request_as_0rtt_and_the_server_takes_it_unless_a_post() {
+    let dir = tempfile::tempdir().unwrap();
+    let certified = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();
+    let (cert, key) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
+    std::fs::write(&cert, certified.cert.pem()).unwrap();
+    std::fs::write(&key, certified.signing_key.serialize_pem()).unwrap();
+    let tls = crate::serve::tls_config(&cert, &key, None).unwrap();
+    let server = crate::serve::spawn_h3("127.0.0.1:0".parse().unwrap(), 1, tls).unwrap();
+    let addr = server.addr();
+    let yaml = format!(
+        "version: 1\nname: h3\ntargets:\n  - name: t\n    url: https://{addr}/?size=10\n    \
+         protocol: h3\n    tls:\n      insecure_skip_verify: true\n  - name: post\n    url: \
+         https://{addr}/?size=10\n    method: POST\n    protocol: h3\n    tls:\n      \
+         insecure_skip_verify: true\nload:\n  connections: 1\n  requests: 1\n"
+    );
+    let source = crate::spec::SourceSpec::parse("t.yaml".into(), yaml).unwrap();
+    let spec = serde_json::from_value(source.value.clone()).unwrap();
+    let ctx = crate::plan::BuildContext {
+        source: source.text.as_bytes(),
+        spec_dir: std::path::Path::new("."),
+        var: &|_| None,
+    };
+    let plan = crate::plan::build(&spec, &ctx).unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let endpoints = Endpoints::default();
+    let slot: Rc<Slot<H3Link>> = Rc::default();
+    let (plan, endpoints, slot) = (&plan, &endpoints, &slot);
+    // Target `t`'s request on a new connection of the slot: its status and the setup.
+    let once = |t: usize| async move {
+        let target = &plan.targets[t];
+        let mut conn = slot
+            .connect(|| open(endpoints, addr, target, Setup::default()))
+            .await
+            .map_err(|f| f.why)
+            .unwrap();
+        let mut traffic = Traffic::default();
+        let response = conn
+            .exchange((target, Outgoing::Planned), None, &mut traffic)
+            .await
+            .unwrap();
+        assert_eq!((response.status, traffic.received), (200, 10));
+        let setup = conn.setup().await.expect("the first response reports it");
+        slot.close();
+        setup
+    };
+    let timeout = Duration::from_secs(10);
+    let (first, second, third) = runtime.block_on(async {
+        let all = async { (once(0).await, once(0).await, once(1).await) };
+        tokio::time::timeout(timeout, all).await.expect("in time")
+    });
+    // A full handshake: no ticket yet.
+    assert_eq!(first.zero_rtt, ZeroRtt::NotTried);
+    assert!(first.tls_us.is_some_and(|us| us > 0), "{first:?}");
+    assert_eq!(first.connect_us, 0, "QUIC has no TCP connect");
+    assert!(!first.tls_resumed);
+    // The ticket of the first allows early data: the request went with the handshake.
+    assert_eq!(second.zero_rtt, ZeroRtt::Accepted, "{second:?}");
+    assert!(second.tls_resumed);
+    assert!(second.tls_us.is_some_and(|us| us > 0), "{second:?}");
+    // A POST could be replayed: its connection waits for the handshake.
+    assert_eq!(third.zero_rtt, ZeroRtt::NotTried, "{third:?}");
+    let buffers = endpoints.buffers().expect("an endpoint was bound");
+    assert_eq!(buffers.wanted_bytes, udp::WANTED_BUFFER_BYTES);
+    assert!(buffers.recv_bytes > 0);
+    drop(server);
+}
