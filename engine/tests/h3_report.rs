@@ -273,3 +273,122 @@ fn the_new_fields_merge_read_back_and_show_in_every_report() {
         "{html}"
     );
 }
+
+/// A spec of two HTTP/3 targets on `server` (`/` and `bad`, a path and query), 100 requests
+/// on 2 connections of 2 streams; the check at start requests the first target's.
+fn h3_spec(pki: &TestPki, server: &loadgate::serve::ServerHandle, bad: &str) -> String {
+    format!(
+        "version: 1\nname: h3\ndefaults:\n  timeout: 3s\n  protocol: h3\n  tls:\n    ca_file: \
+         {ca}\ntargets:\n  - name: ok\n    url: {url}/\n  - name: bad\n    url: {url}{bad}\n\
+         load:\n  connections: 2\n  streams: 2\n  requests: 100\n",
+        ca = pki.path("ca.pem").display(),
+        url = server.url(),
+    )
+}
+
+#[test]
+fn http3_runs_report_their_codes_handshakes_and_udp_buffers() {
+    let pki = TestPki::generate();
+    let server = spawn_h3(
+        "127.0.0.1:0".parse().unwrap(),
+        1,
+        pki.serve_config("server", false),
+    )
+    .unwrap();
+    let result = round_trip(&run_yaml(&h3_spec(&pki, &server, "/?reset=0x10c")));
+    let (ok, bad) = (&result.targets[0], &result.targets[1]);
+    assert_eq!(result.total.requests, 100);
+    assert_eq!(ok.errors, 0, "{:?}", ok.errors_by_kind);
+    let key = "stream_reset H3_REQUEST_CANCELLED (0x10c)";
+    let codes = BTreeMap::from([(key.to_string(), bad.requests)]);
+    assert!(bad.requests > 0);
+    assert_eq!(bad.errors_by_code, codes);
+    assert_eq!(result.total.errors_by_code, codes);
+    assert!(ok.errors_by_code.is_empty());
+    let transport = ok.transport.as_ref().unwrap();
+    assert_eq!(
+        (transport.requested.as_str(), transport.protocol.as_str()),
+        ("h3", "h3")
+    );
+    assert_eq!(transport.alt_svc_h3, None, "not sent over HTTP/3");
+    let phases = result.total.phases_us.as_ref().unwrap();
+    assert!(phases.connect.is_none(), "QUIC has no TCP connect");
+    let handshakes = phases.tls.as_ref().expect("the QUIC handshake, timed");
+    assert_eq!(handshakes.count, phases.connections_opened);
+    let buffers = result
+        .environment
+        .udp_buffers
+        .expect("HTTP/3 endpoints report their buffers");
+    assert!(
+        buffers.recv_bytes > 0 && buffers.send_bytes > 0,
+        "{buffers:?}"
+    );
+    assert_eq!(
+        buffers.limited,
+        buffers.recv_bytes < buffers.wanted_bytes || buffers.send_bytes < buffers.wanted_bytes
+    );
+
+    let text = console(&result);
+    assert!(text.contains("protocol    h3 over QUIC, TLS 1.3"), "{text}");
+    assert!(
+        text.contains(&format!("error codes   {key}: {}", bad.requests)),
+        "{text}"
+    );
+    let advice = "UDP socket buffers limited to";
+    let md = render(Format::Md, &result);
+    for report in [&text, &md] {
+        assert_eq!(
+            report.matches(advice).count(),
+            usize::from(buffers.limited),
+            "{report}"
+        );
+        assert!(!report.contains("offers HTTP/3"), "{report}");
+    }
+    assert!(
+        md.contains(&format!(
+            "Error codes: stream\\_reset H3\\_REQUEST\\_CANCELLED (0x10c): {}",
+            bad.requests
+        )),
+        "{md}"
+    );
+}
+
+#[test]
+fn http3_reconnects_count_their_0rtt_in_the_reports() {
+    let pki = TestPki::generate();
+    let server = spawn_h3(
+        "127.0.0.1:0".parse().unwrap(),
+        1,
+        pki.serve_config("server", false),
+    )
+    .unwrap();
+    // A connection per request: each resumes the one before's session with early data.
+    let yaml = h3_spec(&pki, &server, "/?size=10")
+        .replace("defaults:\n", "defaults:\n  keep_alive: false\n")
+        .replace("streams: 2\n  requests: 100", "requests: 30");
+    let result = round_trip(&run_yaml(&yaml));
+    assert_eq!(
+        result.total.responses, 30,
+        "{:?}",
+        result.total.errors_by_kind
+    );
+    let p = result.total.phases_us.as_ref().unwrap();
+    assert_eq!(p.connections_opened, 30);
+    assert!(p.zero_rtt_attempted >= 28, "{p:?}");
+    assert!(p.zero_rtt_accepted <= p.zero_rtt_attempted);
+    assert_eq!(p.tls_resumed, p.zero_rtt_accepted);
+    let words = |p: &loadgate::result::PhasesResult| {
+        format!(
+            ", {} tried 0-RTT ({} accepted)",
+            p.zero_rtt_attempted, p.zero_rtt_accepted
+        )
+    };
+    // The console shows the whole run's phases, the reports each target's.
+    let text = console(&result);
+    assert!(text.contains(&words(p)), "{text}");
+    let target = words(result.targets[0].phases_us.as_ref().unwrap());
+    let md = render(Format::Md, &result);
+    assert!(md.contains(&target), "{md}");
+    let html = render(Format::Html, &result);
+    assert!(html.contains(&target), "{html}");
+}
