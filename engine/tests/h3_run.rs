@@ -342,7 +342,10 @@ fn the_http3_example_runs_against_serve_h3() {
         matches!(out.status.code(), Some(0 | 1)),
         "{stdout}\n{stderr}"
     );
-    assert!(stdout.contains("protocol    h3 over TLS 1.3"), "{stdout}");
+    assert!(
+        stdout.contains("protocol    h3 over QUIC, TLS 1.3"),
+        "{stdout}"
+    );
     assert!(stdout.contains("errors      0 (0.00%)"), "{stdout}");
     assert!(
         stdout.contains("pass  total checks: rate > 99%"),

@@ -11,6 +11,7 @@
 //! them once at the end (`merge`); nothing here is shared between threads while requests run.
 
 mod codec;
+mod error_code;
 mod error_kind;
 mod flow;
 mod measures;
@@ -26,6 +27,7 @@ use hdrhistogram::Histogram;
 
 pub use codec::decode_histogram;
 pub(crate) use codec::encode_histogram;
+pub(crate) use error_code::{MAX_CODES_PER_KIND, code_key};
 pub(crate) use error_kind::{CodeSpace, ErrorCode, ErrorKind};
 pub(crate) use flow::{FlowStats, IterationFailure};
 pub(crate) use measures::{Measures, rate};

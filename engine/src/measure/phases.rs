@@ -27,9 +27,11 @@ pub(crate) struct Timing {
 pub(crate) struct Setup {
     /// Resolving the host name; `None` when the URL's host is an IP address.
     pub(crate) dns_us: Option<u64>,
-    /// TCP connect (SYN to established).
+    /// TCP connect (SYN to established); 0 for HTTP/3, which has no TCP connect (not
+    /// recorded: a QUIC connection's setup is its handshake, in `tls_us`).
     pub(crate) connect_us: u64,
-    /// TLS handshake; `None` over cleartext.
+    /// TLS handshake (HTTP/3: the QUIC handshake, transport and TLS 1.3 together); `None`
+    /// over cleartext.
     pub(crate) tls_us: Option<u64>,
     /// The TLS handshake resumed an earlier session.
     pub(crate) tls_resumed: bool,
@@ -56,8 +58,8 @@ pub(crate) enum ZeroRtt {
 }
 
 /// Phase histograms of one target, in microseconds (3 significant digits): connection setup
-/// (DNS, TCP connect, TLS handshake) per connection opened; write, TTFB and body read per
-/// response.
+/// (DNS, TCP connect, TLS handshake; HTTP/3: DNS and the QUIC handshake, no connect) per
+/// connection opened; write, TTFB and body read per response.
 #[derive(Debug, Clone)]
 pub(crate) struct Phases {
     pub(crate) dns_us: Histogram<u64>,
@@ -66,10 +68,14 @@ pub(crate) struct Phases {
     pub(crate) write_us: Histogram<u64>,
     pub(crate) ttfb_us: Histogram<u64>,
     pub(crate) body_us: Histogram<u64>,
-    /// Connections opened (each has a `connect_us` sample).
+    /// Connections opened (each has a `connect_us` sample, but HTTP/3's).
     pub(crate) connections: u64,
     /// TLS handshakes that resumed a session.
     pub(crate) tls_resumed: u64,
+    /// HTTP/3 connections that tried 0-RTT ([`ZeroRtt::Rejected`] or [`ZeroRtt::Accepted`]).
+    pub(crate) zero_rtt_attempted: u64,
+    /// Of those, the ones whose early data the server accepted.
+    pub(crate) zero_rtt_accepted: u64,
     /// Of the connections, those opened before the clock started.
     pub(crate) pre_connected: u64,
 }
@@ -85,6 +91,8 @@ impl Default for Phases {
             body_us: latency_histogram(),
             connections: 0,
             tls_resumed: 0,
+            zero_rtt_attempted: 0,
+            zero_rtt_accepted: 0,
             pre_connected: 0,
         }
     }
@@ -98,12 +106,16 @@ impl Phases {
             if let Some(dns) = setup.dns_us {
                 self.dns_us.saturating_record(dns);
             }
-            self.connect_us.saturating_record(setup.connect_us);
+            if setup.connect_us > 0 {
+                self.connect_us.saturating_record(setup.connect_us);
+            }
             if let Some(tls) = setup.tls_us {
                 self.tls_us.saturating_record(tls);
             }
             self.connections += 1;
             self.tls_resumed += u64::from(setup.tls_resumed);
+            self.zero_rtt_attempted += u64::from(setup.zero_rtt != ZeroRtt::NotTried);
+            self.zero_rtt_accepted += u64::from(setup.zero_rtt == ZeroRtt::Accepted);
             self.pre_connected += u64::from(setup.pre_connected);
         }
         self.write_us.saturating_record(timing.write_us);
@@ -125,6 +137,8 @@ impl Phases {
         }
         self.connections += other.connections;
         self.tls_resumed += other.tls_resumed;
+        self.zero_rtt_attempted += other.zero_rtt_attempted;
+        self.zero_rtt_accepted += other.zero_rtt_accepted;
         self.pre_connected += other.pre_connected;
     }
 }
@@ -167,5 +181,35 @@ mod tests {
         assert!(p.dns_us.is_empty(), "an IP address is not resolved");
         assert_eq!((p.connections, p.tls_resumed, p.pre_connected), (2, 2, 2));
         assert!(p.tls_us.equivalent(p.tls_us.max(), 900));
+        assert_eq!((p.zero_rtt_attempted, p.zero_rtt_accepted), (0, 0));
+    }
+
+    #[test]
+    fn quic_setups_count_their_0rtt_and_have_no_connect_sample() {
+        let quic = |zero_rtt| Timing {
+            setup: Some(Setup {
+                dns_us: None,
+                connect_us: 0,
+                tls_us: Some(1_200),
+                tls_resumed: zero_rtt == ZeroRtt::Accepted,
+                zero_rtt,
+                pre_connected: false,
+            }),
+            write_us: 5,
+            ttfb_us: 200,
+            body_us: 10,
+        };
+        let mut p = Phases::default();
+        for zero_rtt in [ZeroRtt::NotTried, ZeroRtt::Rejected, ZeroRtt::Accepted] {
+            p.record(&quic(zero_rtt));
+        }
+        let mut q = Phases::default();
+        q.record(&quic(ZeroRtt::Accepted));
+        p.merge(&q);
+        assert_eq!(p.connections, 4);
+        assert_eq!((p.zero_rtt_attempted, p.zero_rtt_accepted), (3, 2));
+        assert_eq!(p.tls_resumed, 2);
+        assert!(p.connect_us.is_empty(), "QUIC has no TCP connect");
+        assert_eq!(p.tls_us.len(), 4);
     }
 }

@@ -4,7 +4,8 @@ use std::collections::BTreeMap;
 
 use hdrhistogram::Histogram;
 
-use super::{ErrorKind, Phases, Streaming, Upstream, latency_histogram};
+use super::error_code::MAX_CODES_PER_KIND;
+use super::{CodeSpace, ErrorCode, ErrorKind, Phases, Streaming, Upstream, latency_histogram};
 
 /// Counters and the latency histograms of one target (or of all targets, once merged).
 #[derive(Debug, Clone)]
@@ -19,6 +20,9 @@ pub(crate) struct TargetStats {
     pub(crate) status: Box<[u64; 600]>,
     /// Failed requests by kind (index = position in [`ErrorKind::ALL`]).
     pub(crate) errors: [u64; ErrorKind::ALL.len()],
+    /// Of the failed requests, those whose peer gave a code, by kind and code: at most
+    /// [`MAX_CODES_PER_KIND`] codes per kind, the rest under `(kind, None)` ("other").
+    pub(crate) codes: BTreeMap<(ErrorKind, Option<ErrorCode>), u64>,
     /// Request bytes written.
     pub(crate) bytes_sent: u64,
     /// Response bytes read (headers and body).
@@ -33,6 +37,9 @@ pub(crate) struct TargetStats {
     pub(crate) upstream: Upstream,
     /// Streamed bodies (chunked, Server-Sent Events).
     pub(crate) streaming: Streaming,
+    /// The `h3` entry of the first `Alt-Svc` response header that offered HTTP/3 (e.g.
+    /// `h3=":8443"`): the server offers it.
+    pub(crate) alt_svc_h3: Option<String>,
 }
 
 impl Default for TargetStats {
@@ -42,6 +49,7 @@ impl Default for TargetStats {
             service_us: latency_histogram(),
             status: Box::new([0; 600]),
             errors: [0; ErrorKind::ALL.len()],
+            codes: BTreeMap::new(),
             bytes_sent: 0,
             bytes_received: 0,
             checks: Vec::new(),
@@ -49,6 +57,7 @@ impl Default for TargetStats {
             slow: 0,
             upstream: Upstream::default(),
             streaming: Streaming::default(),
+            alt_svc_h3: None,
         }
     }
 }
@@ -87,6 +96,53 @@ impl TargetStats {
     #[inline]
     pub(crate) fn record_error(&mut self, kind: ErrorKind) {
         self.errors[kind as usize] += 1;
+    }
+
+    /// Counts the code the peer gave with a failure of `kind` (already counted by
+    /// [`TargetStats::record_error`]), if it gave one. Called on failures only: the map is
+    /// not touched on the path of a response.
+    #[inline]
+    pub(crate) fn record_error_code(&mut self, kind: ErrorKind, code: Option<ErrorCode>) {
+        if let Some(code) = code {
+            self.add_code(kind, Some(code), 1);
+        }
+    }
+
+    /// Adds `n` failures of `kind` with `code` (`None`: other): a code not counted yet
+    /// becomes one of the kind's [`MAX_CODES_PER_KIND`] while there is room, else is counted
+    /// under other.
+    fn add_code(&mut self, kind: ErrorKind, code: Option<ErrorCode>, n: u64) {
+        if let Some(count) = self.codes.get_mut(&(kind, code)) {
+            *count += n;
+            return;
+        }
+        let first = ErrorCode {
+            space: CodeSpace::H2,
+            value: 0,
+        };
+        let last = ErrorCode {
+            space: CodeSpace::Quic,
+            value: u64::MAX,
+        };
+        let full = code.is_some()
+            && self
+                .codes
+                .range((kind, Some(first))..=(kind, Some(last)))
+                .count()
+                >= MAX_CODES_PER_KIND;
+        *self
+            .codes
+            .entry((kind, if full { None } else { code }))
+            .or_default() += n;
+    }
+
+    /// Keeps `alt_svc_h3` (the `h3` entry of a response's `Alt-Svc`, empty when it had
+    /// none) if it is the first seen. Allocates only then.
+    #[inline]
+    pub(crate) fn note_alt_svc(&mut self, alt_svc_h3: &[u8]) {
+        if self.alt_svc_h3.is_none() && !alt_svc_h3.is_empty() {
+            self.alt_svc_h3 = Some(String::from_utf8_lossy(alt_svc_h3).into_owned());
+        }
     }
 
     /// Records the outcome of check `index`.
@@ -180,6 +236,12 @@ impl TargetStats {
         self.slow += other.slow;
         self.upstream.merge(&other.upstream);
         self.streaming.merge(&other.streaming);
+        for (&(kind, code), &n) in &other.codes {
+            self.add_code(kind, code, n);
+        }
+        if self.alt_svc_h3.is_none() {
+            self.alt_svc_h3.clone_from(&other.alt_svc_h3);
+        }
     }
 }
 
@@ -223,5 +285,61 @@ mod tests {
         assert!(a.latency_us.equivalent(a.latency_us.max(), 3_000));
         assert!(a.latency_us.equivalent(a.latency_us.min(), 1_000));
         assert!(a.service_us.equivalent(a.service_us.max(), 1_500));
+    }
+
+    #[test]
+    fn codes_are_bounded_per_kind_and_merged() {
+        let code = |value| {
+            Some(ErrorCode {
+                space: CodeSpace::H3,
+                value,
+            })
+        };
+        let mut a = TargetStats::default();
+        a.record_error_code(ErrorKind::Timeout, None);
+        assert!(
+            a.codes.is_empty(),
+            "a failure without a code is not counted here"
+        );
+        for value in 0..20 {
+            a.record_error_code(ErrorKind::StreamReset, code(value));
+        }
+        a.record_error_code(ErrorKind::StreamReset, code(3));
+        a.record_error_code(ErrorKind::Closed, code(99));
+        let stream_reset = |s: &TargetStats| {
+            s.codes
+                .iter()
+                .filter(|((kind, _), _)| *kind == ErrorKind::StreamReset)
+                .map(|((_, code), n)| (code.map(|c| c.value), *n))
+                .collect::<Vec<_>>()
+        };
+        let counted = stream_reset(&a);
+        assert_eq!(counted.len(), MAX_CODES_PER_KIND + 1);
+        assert_eq!(counted[0], (None, 4), "codes 16..20 are other");
+        assert!(counted.contains(&(Some(3), 2)));
+        assert_eq!(
+            a.codes[&(ErrorKind::Closed, code(99))],
+            1,
+            "its own kind's room"
+        );
+        let mut b = TargetStats::default();
+        b.record_error_code(ErrorKind::StreamReset, code(3));
+        b.record_error_code(ErrorKind::StreamReset, code(500));
+        b.record_error_code(ErrorKind::GoAway, code(0x100));
+        b.note_alt_svc(b"");
+        assert_eq!(b.alt_svc_h3, None);
+        b.note_alt_svc(b"h3=\":8443\"");
+        b.note_alt_svc(b"h3=\":9443\"");
+        a.merge(&b);
+        let merged = stream_reset(&a);
+        assert_eq!(merged.len(), MAX_CODES_PER_KIND + 1, "still bounded");
+        assert_eq!(merged[0], (None, 5), "the new code 500 joined other");
+        assert!(merged.contains(&(Some(3), 3)), "counts summed");
+        assert_eq!(a.codes[&(ErrorKind::GoAway, code(0x100))], 1);
+        assert_eq!(
+            a.alt_svc_h3.as_deref(),
+            Some("h3=\":8443\""),
+            "the first kept"
+        );
     }
 }

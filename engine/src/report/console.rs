@@ -7,6 +7,7 @@ use std::ffi::OsStr;
 use std::fmt::Write as _;
 use std::io::IsTerminal as _;
 
+use super::http3;
 use super::insight;
 use super::levels::{self, Scale};
 use super::measures::{self, clean};
@@ -206,7 +207,7 @@ const PERCENTILES: [Percentile; 12] = [
     ("mean", |l| Some(l.mean_us)),
 ];
 
-/// Status codes and errors by kind, when there are any.
+/// Status codes, errors by kind and by code, when there are any.
 fn status_lines(t: &TargetResult) -> String {
     let mut out = String::new();
     if !t.status_codes.is_empty() {
@@ -224,6 +225,14 @@ fn status_lines(t: &TargetResult) -> String {
             .map(|(kind, n)| format!("{kind}: {n}"))
             .collect();
         let _ = writeln!(out, "  errors        {}", kinds.join(", "));
+    }
+    if !t.errors_by_code.is_empty() {
+        let codes: Vec<String> = t
+            .errors_by_code
+            .iter()
+            .map(|(code, n)| format!("{}: {n}", clean(code)))
+            .collect();
+        let _ = writeln!(out, "  error codes   {}", codes.join(", "));
     }
     out
 }
@@ -368,7 +377,9 @@ fn health(result: &RunResult) -> String {
 }
 
 /// One line per distinct transport (`h2 over TLS 1.3 (cipher)`), naming the targets when
-/// they differ, and a warning for targets whose certificates were not verified.
+/// they differ, a warning for targets whose certificates were not verified, a line per
+/// target whose server offered HTTP/3 that it did not load, and the advice about limited UDP
+/// buffers (once per run).
 fn transport_lines(result: &RunResult) -> String {
     let mut out = String::new();
     let mut lines: Vec<(String, Vec<&str>)> = Vec::new();
@@ -400,6 +411,23 @@ fn transport_lines(result: &RunResult) -> String {
             "  INSECURE    server certificates NOT verified (insecure_skip_verify): {}",
             clean(&insecure.join(", "))
         );
+    }
+    for target in &result.targets {
+        if let Some(alt_svc) = target.transport.as_ref().and_then(http3::offered_h3) {
+            let name = if single {
+                String::new()
+            } else {
+                format!("{}: ", clean(&target.name))
+            };
+            let _ = writeln!(
+                out,
+                "  HTTP/3      {name}the server offers HTTP/3 (Alt-Svc: {}); `protocol: h3` loads it",
+                clean(alt_svc)
+            );
+        }
+    }
+    if let Some(advice) = http3::udp_advice(&result.environment) {
+        let _ = writeln!(out, "  UDP         {advice}");
     }
     out
 }

@@ -103,6 +103,7 @@ pub(crate) fn phase_table(phases: &PhasesResult) -> String {
     if phases.tls_resumed > 0 {
         let _ = write!(out, ", {} TLS session(s) resumed", phases.tls_resumed);
     }
+    out.push_str(&super::http3::zero_rtt(phases));
     out.push('\n');
     out
 }

@@ -20,6 +20,7 @@ pub mod console;
 mod flows;
 pub mod history;
 mod html;
+mod http3;
 mod insight;
 mod junit;
 mod levels;

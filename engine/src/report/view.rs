@@ -2,8 +2,11 @@
 //! with every number already formatted, handed to the templates. Templates only lay it out;
 //! they never compute or format a value, so all formats agree.
 
+use std::collections::BTreeMap;
+
 use serde::Serialize;
 
+use super::http3;
 use super::verdict::{Verdict, detectable_change};
 use crate::compare::gate;
 use crate::compare::{
@@ -128,8 +131,14 @@ pub(crate) struct TargetView {
     pub metrics: Vec<Row>,
     pub status_codes: Vec<KeyValue>,
     pub errors_by_kind: Vec<KeyValue>,
+    /// The failures whose peer gave a code, by kind and code (`stream_reset REFUSED_STREAM
+    /// (0x7)`).
+    pub errors_by_code: Vec<KeyValue>,
     /// How the current run's connections spoke (`h2 over TLS 1.3 (...)`); empty if unknown.
     pub transport: String,
+    /// The `h3` entry of an `Alt-Svc` the responses carried (`h3=":8443"`) when the target
+    /// did not speak HTTP/3: the server offers what the target did not load; else empty.
+    pub alt_svc_h3: String,
     /// The server's certificate was not verified (`insecure_skip_verify`).
     pub insecure: bool,
     /// The current run's phase timings: connection setup, write / TTFB / body read, upstream
@@ -232,10 +241,12 @@ pub(crate) fn build(
         flows: super::flows::flow_views(current, &targets),
         targets,
         total,
-        // A partial merge says so first (`merged.partial`), then the comparison's notes.
+        // A partial merge says so first (`merged.partial`), then the comparison's notes,
+        // then the UDP buffers of HTTP/3 when limited.
         notes: crate::result::merge::partial_note(current)
             .into_iter()
             .chain(comparison.into_iter().flat_map(|c| c.notes.iter().cloned()))
+            .chain(http3::udp_advice(&current.environment))
             .collect(),
         environment: environment(current, baseline),
         counts: Counts {
@@ -357,32 +368,18 @@ pub(super) fn target_view(
         in_baseline: baseline.is_some(),
         in_current: current.is_some(),
         metrics,
-        status_codes: current
-            .map(|t| {
-                t.status_codes
-                    .iter()
-                    .map(|(k, v)| KeyValue {
-                        key: k.clone(),
-                        value: v.to_string(),
-                    })
-                    .collect()
-            })
-            .unwrap_or_default(),
-        errors_by_kind: current
-            .map(|t| {
-                t.errors_by_kind
-                    .iter()
-                    .map(|(k, v)| KeyValue {
-                        key: k.clone(),
-                        value: v.to_string(),
-                    })
-                    .collect()
-            })
-            .unwrap_or_default(),
+        status_codes: current.map_or_else(Vec::new, |t| key_values(&t.status_codes)),
+        errors_by_kind: current.map_or_else(Vec::new, |t| key_values(&t.errors_by_kind)),
+        errors_by_code: current.map_or_else(Vec::new, |t| key_values(&t.errors_by_code)),
         transport: current
             .and_then(|t| t.transport.as_ref())
             .map(|t| t.describe())
             .unwrap_or_default(),
+        alt_svc_h3: current
+            .and_then(|t| t.transport.as_ref())
+            .and_then(http3::offered_h3)
+            .unwrap_or_default()
+            .to_string(),
         insecure: current
             .and_then(|t| t.transport.as_ref())
             .is_some_and(|t| t.insecure()),
@@ -394,8 +391,18 @@ pub(super) fn target_view(
     }
 }
 
+/// Each count of `map` as a [`KeyValue`], in the map's order.
+fn key_values(map: &BTreeMap<String, u64>) -> Vec<KeyValue> {
+    map.iter()
+        .map(|(k, v)| KeyValue {
+            key: k.clone(),
+            value: v.to_string(),
+        })
+        .collect()
+}
+
 /// The connections opened, in words: how many before the clock (pre-connect), TLS sessions
-/// resumed.
+/// resumed, HTTP/3's 0-RTT.
 fn connections(p: &PhasesResult) -> String {
     let mut words = if p.pre_connected > 0 {
         format!(
@@ -408,6 +415,7 @@ fn connections(p: &PhasesResult) -> String {
     if p.tls_resumed > 0 {
         words.push_str(&format!(", {} TLS sessions resumed", p.tls_resumed));
     }
+    words.push_str(&http3::zero_rtt(p));
     words
 }
 

@@ -477,16 +477,20 @@ pub struct TransportResult {
 }
 
 impl TransportResult {
-    /// In words: `h2 over TLS 1.3 (TLS13_AES_128_GCM_SHA256), server name api.example.com`
-    /// or `h1 over cleartext TCP`.
+    /// In words: `h2 over TLS 1.3 (TLS13_AES_128_GCM_SHA256), server name api.example.com`,
+    /// `h3 over QUIC, TLS 1.3, server name ...` (quinn does not tell QUIC's cipher suite: an
+    /// empty `cipher` is left out) or `h1 over cleartext TCP`.
     pub(crate) fn describe(&self) -> String {
-        match &self.tls {
-            Some(tls) => format!(
-                "{} over TLS {} ({}), server name {}",
-                self.protocol, tls.version, tls.cipher, tls.server_name
-            ),
-            None => format!("{} over cleartext TCP", self.protocol),
-        }
+        let Some(tls) = &self.tls else {
+            return format!("{} over cleartext TCP", self.protocol);
+        };
+        let quic = if self.protocol == "h3" { "QUIC, " } else { "" };
+        let cipher = match tls.cipher.as_str() {
+            "" => String::new(),
+            cipher => format!(" ({cipher})"),
+        };
+        let (protocol, version, name) = (&self.protocol, &tls.version, &tls.server_name);
+        format!("{protocol} over {quic}TLS {version}{cipher}, server name {name}")
     }
 
     /// The server's certificate was not verified.
@@ -500,7 +504,7 @@ impl TransportResult {
 pub struct TlsResult {
     /// Negotiated version: `1.2` or `1.3`.
     pub version: String,
-    /// Negotiated cipher suite, e.g. `TLS13_AES_128_GCM_SHA256`.
+    /// Negotiated cipher suite (`TLS13_AES_128_GCM_SHA256`); empty for HTTP/3 (not told by quinn).
     pub cipher: String,
     /// The name sent as SNI and verified in the certificate.
     pub server_name: String,

@@ -6,9 +6,10 @@ use super::health::health;
 use super::{
     CheckResult, Environment, LatencySummary, LoadInfo, PhaseSummary, PhasesResult, RESULT_VERSION,
     RecordedRule, RunResult, ServerTimingMetric, ShardInfo, SpecInfo, StreamingResult,
-    TargetResult, TimeSample, TlsResult, TransportResult, UpstreamResult, encode_histogram, slo,
+    TargetResult, TimeSample, TlsResult, TransportResult, UdpBuffersResult, UpstreamResult,
+    encode_histogram, slo,
 };
-use crate::measure::{Phases, SpanSample, Streaming, TargetStats, Upstream, rate};
+use crate::measure::{Phases, SpanSample, Streaming, TargetStats, Upstream, code_key, rate};
 use crate::plan::{Model, Plan, Stop, TargetPlan};
 use crate::run::{Negotiated, RunOutput};
 
@@ -97,7 +98,7 @@ fn targets(plan: &Plan, output: &RunOutput, elapsed_s: f64) -> Vec<TargetResult>
             result.transport = output
                 .negotiated
                 .get(i)
-                .map(|negotiated| transport_result(target, negotiated));
+                .map(|negotiated| transport_result(target, negotiated, stats));
             result.time_series = output
                 .time_series
                 .iter()
@@ -119,7 +120,12 @@ fn environment(output: &RunOutput) -> Environment {
         cpu_count: cpu_count(),
         client_cpu_user_s: cpu_user.as_secs_f64(),
         client_cpu_system_s: cpu_system.as_secs_f64(),
-        udp_buffers: None,
+        udp_buffers: output.udp_buffers.map(|b| UdpBuffersResult {
+            wanted_bytes: b.wanted_bytes as u64,
+            recv_bytes: b.recv_bytes as u64,
+            send_bytes: b.send_bytes as u64,
+            limited: b.limited(),
+        }),
     }
 }
 
@@ -215,7 +221,11 @@ fn target_result(
             .into_iter()
             .map(|(kind, n)| (kind.to_string(), n))
             .collect(),
-        errors_by_code: std::collections::BTreeMap::new(),
+        errors_by_code: stats
+            .codes
+            .iter()
+            .map(|(&(kind, code), &n)| (code_key(kind, code), n))
+            .collect(),
         latency_us: summary(h),
         service_time_us: summary(&stats.service_us),
         histogram: encode_histogram(h),
@@ -281,8 +291,8 @@ pub(crate) fn phases_result(phases: &Phases) -> PhasesResult {
     PhasesResult {
         connections_opened: phases.connections,
         tls_resumed: phases.tls_resumed,
-        zero_rtt_attempted: 0,
-        zero_rtt_accepted: 0,
+        zero_rtt_attempted: phases.zero_rtt_attempted,
+        zero_rtt_accepted: phases.zero_rtt_accepted,
         pre_connected: phases.pre_connected,
         dns: summary(&phases.dns_us),
         connect: summary(&phases.connect_us),
@@ -293,8 +303,13 @@ pub(crate) fn phases_result(phases: &Phases) -> PhasesResult {
     }
 }
 
-/// A target's transport: what the spec asked for, and what the check at start negotiated.
-fn transport_result(target: &TargetPlan, negotiated: &Negotiated) -> TransportResult {
+/// A target's transport: what the spec asked for, what the check at start negotiated, and
+/// whether its responses offered HTTP/3 (`stats`).
+fn transport_result(
+    target: &TargetPlan,
+    negotiated: &Negotiated,
+    stats: &TargetStats,
+) -> TransportResult {
     TransportResult {
         requested: match target.transport.protocol {
             crate::spec::Protocol::H1 => "h1",
@@ -310,6 +325,6 @@ fn transport_result(target: &TargetPlan, negotiated: &Negotiated) -> TransportRe
             server_name: tls.server_name.clone(),
             insecure_skip_verify: tls.insecure_skip_verify,
         }),
-        alt_svc_h3: None,
+        alt_svc_h3: stats.alt_svc_h3.clone(),
     }
 }

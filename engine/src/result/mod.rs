@@ -31,7 +31,7 @@ pub use artifact::{
     CheckResult, Environment, Health, LatencySummary, LoadInfo, MergeInfo, PhaseSummary,
     PhasesResult, RecordedRule, RunResult, ServerTimingMetric, ShardInfo, SloVerdict, SpecInfo,
     StageHealth, StreamingResult, TargetResult, TimeSample, TlsResult, TransportResult,
-    UpstreamResult, schema,
+    UdpBuffersResult, UpstreamResult, schema,
 };
 pub(crate) use artifact::{RESULT_VERSION, published_schema};
 pub use build::build;

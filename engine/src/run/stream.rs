@@ -22,6 +22,10 @@ pub(crate) const SERVER_TIMING_BYTES: usize = 1024;
 /// Most times between events kept per response (the events beyond are still counted).
 pub(crate) const MAX_EVENT_GAPS: usize = 4096;
 
+/// Longest `h3` entry of an `Alt-Svc` field value kept, bytes (`h3=":8443"` is 10); a
+/// longer one is not kept.
+pub(crate) const ALT_SVC_H3_BYTES: usize = 128;
+
 /// The bytes a request has moved so far, counted as they go, so that a request that fails
 /// or times out still counts what it sent and received; and what its exchange saw.
 #[derive(Debug, Default)]
@@ -61,6 +65,9 @@ pub(crate) struct Seen {
     /// The response's `Server-Timing` field values, joined by `,`, at most
     /// [`SERVER_TIMING_BYTES`] (parsed when the response is recorded: `measure::Upstream`).
     pub(crate) server_timing: Vec<u8>,
+    /// The `h3` entry of the response's `Alt-Svc` (RFC 7838 §3), e.g. `h3=":8443"`, its
+    /// parameters left out; empty when it offered no HTTP/3.
+    pub(crate) alt_svc_h3: Vec<u8>,
     /// The body is streamed (see the module documentation).
     streamed: bool,
     /// The body is an event stream (`text/event-stream`).
@@ -88,6 +95,7 @@ impl Seen {
         self.written_at = None;
         self.envoy_us = None;
         self.server_timing.clear();
+        self.alt_svc_h3.clear();
         self.streamed = false;
         self.sse = false;
         self.first_data_at = None;
@@ -106,8 +114,11 @@ impl Seen {
     #[inline]
     pub(crate) fn head(&mut self, head: &[u8], chunked: bool) {
         for line in head.split(|&b| b == b'\n') {
-            // Only the names below: `Server-Timing`, `X-Envoy-...`, `Content-Type`.
-            if !matches!(line.first(), Some(b's' | b'S' | b'x' | b'X' | b'c' | b'C')) {
+            // Only the names below: `Server-Timing`, `X-Envoy-...`, `Content-Type`, `Alt-Svc`.
+            if !matches!(
+                line.first(),
+                Some(b's' | b'S' | b'x' | b'X' | b'c' | b'C' | b'a' | b'A')
+            ) {
                 continue;
             }
             if let Some(colon) = line.iter().position(|&b| b == b':') {
@@ -209,6 +220,11 @@ impl Seen {
                 .ok()
                 .and_then(|v| v.trim().parse::<u64>().ok())
                 .map(|ms| ms.saturating_mul(1000));
+        } else if name.eq_ignore_ascii_case(b"alt-svc")
+            && self.alt_svc_h3.is_empty()
+            && let Some(entry) = h3_entry(value)
+        {
+            self.alt_svc_h3.extend_from_slice(entry);
         }
     }
 
@@ -219,9 +235,52 @@ impl Seen {
     }
 }
 
+/// The `h3` alternative of an `Alt-Svc` field value (RFC 7838 §3: comma-separated
+/// `protocol-id=alt-authority` entries, each with `;` parameters), without its parameters:
+/// `h3=":8443"` of `h3=":8443"; ma=86400, h3-29=":8443"`. `None` when no entry's protocol
+/// is exactly `h3` (drafts such as `h3-29` are not HTTP/3), or the entry is longer than
+/// [`ALT_SVC_H3_BYTES`].
+fn h3_entry(value: &[u8]) -> Option<&[u8]> {
+    value
+        .split(|&b| b == b',')
+        .map(|entry| {
+            let end = entry.iter().position(|&b| b == b';').unwrap_or(entry.len());
+            entry[..end].trim_ascii()
+        })
+        .find(|entry| entry.starts_with(b"h3=") && entry.len() <= ALT_SVC_H3_BYTES)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_h3_entry_of_alt_svc_is_kept() {
+        let mut seen = Seen::default();
+        seen.head(
+            b"HTTP/1.1 200 OK\r\nalt-svc: h3-29=\":8443\", h3=\":8443\"; ma=86400\r\n\r\n",
+            false,
+        );
+        assert_eq!(seen.alt_svc_h3, b"h3=\":8443\"");
+        seen.header(b"Alt-Svc", b"h3=\"other:1\"");
+        assert_eq!(seen.alt_svc_h3, b"h3=\":8443\"", "the first kept");
+        seen.reset();
+        assert!(seen.alt_svc_h3.is_empty());
+        for value in [
+            &b"clear"[..],
+            b"h2=\":443\"; ma=60",
+            b"h3-29=\":443\"",
+            b"xh3=\":1\"",
+        ] {
+            seen.header(b"ALT-SVC", value);
+            assert!(seen.alt_svc_h3.is_empty(), "{value:?}");
+        }
+        let long = format!("h3=\"{}:1\"", "a".repeat(ALT_SVC_H3_BYTES));
+        seen.header(b"alt-svc", long.as_bytes());
+        assert!(seen.alt_svc_h3.is_empty(), "too long to keep");
+        seen.header(b"alt-svc", b"h2=\":1\",h3=\"[::1]:8443\";persist=1");
+        assert_eq!(seen.alt_svc_h3, b"h3=\"[::1]:8443\"");
+    }
 
     #[test]
     fn upstream_headers_are_found_in_any_case_and_cleared_on_reset() {

@@ -275,6 +275,7 @@ pub(super) async fn request(
                     record.record_slow(latency_us, target.slow_us);
                     let seen = &traffic.seen;
                     record.upstream.record(seen.envoy_us, &seen.server_timing);
+                    record.note_alt_svc(&seen.alt_svc_h3);
                     seen.record_stream(&mut record.streaming, intended);
                     record.phases.record(&response.timing);
                     if captures {
@@ -286,6 +287,7 @@ pub(super) async fn request(
                 }
                 Err(kind) => {
                     record.record_error(kind);
+                    record.record_error_code(kind, traffic.error_code);
                     (None, true)
                 }
             };

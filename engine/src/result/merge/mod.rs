@@ -37,7 +37,9 @@ mod checks;
 mod series;
 mod targets;
 
-use super::{Environment, Health, RunResult, SloVerdict, TargetResult, decode_histogram};
+use super::{
+    Environment, Health, RunResult, SloVerdict, TargetResult, UdpBuffersResult, decode_histogram,
+};
 use crate::measure::Measures;
 use crate::plan::threshold::{Metric, Scope, Threshold};
 pub use checks::MAX_START_SKEW_US;
@@ -320,7 +322,8 @@ fn merge_slo(
         .collect()
 }
 
-/// The machines together: CPU counts and times summed, host names listed.
+/// The machines together: CPU counts and times summed, host names listed, the smallest UDP
+/// buffers.
 fn merge_environment(results: &[RunResult]) -> Environment {
     let mut environment = results[0].environment.clone();
     environment.client_cpu_user_s = results
@@ -338,6 +341,16 @@ fn merge_environment(results: &[RunResult]) -> Environment {
         .collect();
     hosts.dedup();
     environment.hostname = hosts.join(", ");
+    // The smallest buffers any machine got: the one that may have dropped datagrams.
+    environment.udp_buffers = results
+        .iter()
+        .filter_map(|r| r.environment.udp_buffers)
+        .reduce(|a, b| UdpBuffersResult {
+            wanted_bytes: a.wanted_bytes.max(b.wanted_bytes),
+            recv_bytes: a.recv_bytes.min(b.recv_bytes),
+            send_bytes: a.send_bytes.min(b.send_bytes),
+            limited: a.limited || b.limited,
+        });
     environment
 }
 

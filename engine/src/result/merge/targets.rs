@@ -8,7 +8,7 @@ use hdrhistogram::Histogram;
 
 use super::MergeError;
 use super::series::{Part, merge_series};
-use crate::measure::{Phases, Streaming, Upstream, latency_histogram, rate};
+use crate::measure::{MAX_CODES_PER_KIND, Phases, Streaming, Upstream, latency_histogram, rate};
 use crate::result::{
     PhaseSummary, PhasesResult, RunResult, StreamingResult, TargetResult, UpstreamResult,
     decode_histogram, encode_histogram, phases_result, streaming_result, summary, upstream_result,
@@ -68,12 +68,19 @@ pub(super) fn merge_target(
         let h = decode_histogram(&t.histogram).map_err(|e| error(e.to_string()))?;
         histogram.add(&h).map_err(|e| error(format!("{e:?}")))?;
         add_counts(&mut out, t);
+        // The first shard's response that offered HTTP/3, as a run keeps its first.
+        if let (Some(into), Some(from)) = (&mut out.transport, &t.transport)
+            && into.alt_svc_h3.is_none()
+        {
+            into.alt_svc_h3.clone_from(&from.alt_svc_h3);
+        }
         if parts.len() == 1 {
             out.service_time_us = t.service_time_us.clone();
         }
         added.add(index, t)?;
     }
     added.finish(&mut out);
+    bound_codes(&mut out.errors_by_code);
     out.error_rate = if out.requests > 0 {
         out.errors as f64 / out.requests as f64
     } else {
@@ -141,6 +148,9 @@ fn add_counts(out: &mut TargetResult, t: &TargetResult) {
     for (k, v) in &t.errors_by_kind {
         *out.errors_by_kind.entry(k.clone()).or_default() += v;
     }
+    for (k, v) in &t.errors_by_code {
+        *out.errors_by_code.entry(k.clone()).or_default() += v;
+    }
     out.checks_passed += t.checks_passed;
     out.checks_failed += t.checks_failed;
     for c in &t.checks {
@@ -154,6 +164,36 @@ fn add_counts(out: &mut TargetResult, t: &TargetResult) {
     }
     if let Some(slow) = t.slow_responses {
         *out.slow_responses.get_or_insert(0) += slow;
+    }
+}
+
+/// Keeps at most [`MAX_CODES_PER_KIND`] codes per error kind in summed `errors_by_code`
+/// (keys `<kind> <code>`), as a run does: the most frequent (ties: the first by key); the
+/// others are added to `<kind> other`.
+pub(super) fn bound_codes(codes: &mut BTreeMap<String, u64>) {
+    let mut by_kind: BTreeMap<String, Vec<(u64, String)>> = BTreeMap::new();
+    for (key, &n) in codes.iter() {
+        let (kind, code) = key.split_once(' ').unwrap_or((key, ""));
+        if code != "other" {
+            by_kind
+                .entry(kind.to_string())
+                .or_default()
+                .push((n, key.clone()));
+        }
+    }
+    for (kind, mut keys) in by_kind {
+        if keys.len() <= MAX_CODES_PER_KIND {
+            continue;
+        }
+        keys.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+        let folded: u64 = keys[MAX_CODES_PER_KIND..]
+            .iter()
+            .map(|(n, key)| {
+                codes.remove(key);
+                n
+            })
+            .sum();
+        *codes.entry(format!("{kind} other")).or_default() += folded;
     }
 }
 
@@ -201,6 +241,8 @@ fn decode_phases(p: &PhasesResult) -> Result<Phases, String> {
     let mut phases = Phases {
         connections: p.connections_opened,
         tls_resumed: p.tls_resumed,
+        zero_rtt_attempted: p.zero_rtt_attempted,
+        zero_rtt_accepted: p.zero_rtt_accepted,
         pre_connected: p.pre_connected,
         ..Phases::default()
     };
