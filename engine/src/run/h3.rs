@@ -7,9 +7,10 @@
 //! a connection is one QUIC handshake (transport and TLS 1.3 at once): it is timed as the
 //! setup's `tls_us`; there is no TCP connect (`connect_us` stays 0). With a session ticket
 //! that allows early data, a connection opened for a GET, HEAD or OPTIONS request tries 0-RTT
-//! (early data can be replayed: RFC 8470 §2): the first requests go out with the handshake, and whether the server took them is known when the handshake ends
-//! (`Setup::zero_rtt`, and `tls_resumed` when accepted: a resumption without early data is
-//! not visible through quinn).
+//! (early data can be replayed: RFC 8470 §2): the first requests go out with the handshake,
+//! and whether the server took them is known when the handshake ends (`Setup::zero_rtt`, and
+//! `tls_resumed` when accepted: a resumption without early data is not visible through
+//! quinn).
 //!
 //! Errors are counted by kind, with the peer's code when it gave one (`Traffic::error_code`):
 //! a stream reset (`StreamReset`, H3 code), a connection closed (`Closed`, H3 or QUIC code),
