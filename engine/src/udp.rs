@@ -22,10 +22,12 @@ pub(crate) const WANTED_BUFFER_BYTES: usize = 8 << 20;
 pub(crate) struct UdpBuffers {
     /// What was asked for each direction, bytes.
     pub(crate) wanted_bytes: usize,
-    /// The receive buffer the socket has, bytes, as the system reports it (Linux reports
-    /// twice the size it was set to, its bookkeeping included: `man 7 socket`, `SO_RCVBUF`).
+    /// The receive buffer the socket was given, bytes: on Linux half of what `SO_RCVBUF`
+    /// reads back, which doubles the size set to count the kernel's bookkeeping (`man 7
+    /// socket`), so that it compares with `wanted_bytes` and with `net.core.rmem_max`.
     pub(crate) recv_bytes: usize,
-    /// The send buffer the socket has, bytes (as `recv_bytes`).
+    /// The send buffer the socket was given, bytes (as `recv_bytes`, with `SO_SNDBUF` and
+    /// `net.core.wmem_max`).
     pub(crate) send_bytes: usize,
 }
 
@@ -51,9 +53,18 @@ impl UdpBuffers {
     }
 }
 
+/// How many times the size set a system reads back for a socket buffer: Linux doubles it
+/// (`man 7 socket`, `SO_RCVBUF`); the others read back what they set.
+const READ_BACK_PER_BYTE_SET: usize = if cfg!(any(target_os = "linux", target_os = "android")) {
+    2
+} else {
+    1
+};
+
 /// Binds a UDP socket to `addr` (port 0: any free port), non-blocking, with both buffers
-/// asked to be [`WANTED_BUFFER_BYTES`], and returns it with the sizes it got. A system that
-/// refuses the size outright (rather than capping it) leaves its default, reported as got.
+/// asked to be [`WANTED_BUFFER_BYTES`], and returns it with the sizes it was given (Linux's
+/// doubled read-back halved). A system that refuses the size outright (rather than capping
+/// it) leaves its default, reported as given.
 ///
 /// Errors: the bind's (address in use, address family not supported).
 pub(crate) fn bind(addr: SocketAddr) -> io::Result<(UdpSocket, UdpBuffers)> {
@@ -68,8 +79,8 @@ pub(crate) fn bind(addr: SocketAddr) -> io::Result<(UdpSocket, UdpBuffers)> {
     socket.bind(&addr.into())?;
     let buffers = UdpBuffers {
         wanted_bytes: WANTED_BUFFER_BYTES,
-        recv_bytes: socket.recv_buffer_size()?,
-        send_bytes: socket.send_buffer_size()?,
+        recv_bytes: socket.recv_buffer_size()? / READ_BACK_PER_BYTE_SET,
+        send_bytes: socket.send_buffer_size()? / READ_BACK_PER_BYTE_SET,
     };
     Ok((socket.into(), buffers))
 }
@@ -105,6 +116,38 @@ mod tests {
             ..buffers
         };
         assert!(!full.limited());
+    }
+
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn the_sizes_given_are_the_systems_limits_in_its_own_units() {
+        // Linux caps a size set at net.core.rmem_max / wmem_max and reads back twice the
+        // size set: a socket given 4 MiB of an 8 MiB ask reads back 8 MiB, and is limited.
+        let limit = |name: &str| -> usize {
+            let path = format!("/proc/sys/net/core/{name}");
+            std::fs::read_to_string(path)
+                .unwrap()
+                .trim()
+                .parse()
+                .unwrap()
+        };
+        let (rmem_max, wmem_max) = (limit("rmem_max"), limit("wmem_max"));
+        let (_, buffers) = bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        assert_eq!(
+            buffers.recv_bytes,
+            WANTED_BUFFER_BYTES.min(rmem_max),
+            "{buffers:?}"
+        );
+        assert_eq!(
+            buffers.send_bytes,
+            WANTED_BUFFER_BYTES.min(wmem_max),
+            "{buffers:?}"
+        );
+        assert_eq!(
+            buffers.limited(),
+            rmem_max.min(wmem_max) < WANTED_BUFFER_BYTES,
+            "rmem_max {rmem_max}, wmem_max {wmem_max}"
+        );
     }
 
     #[test]

@@ -212,10 +212,10 @@ pub struct Environment {
 pub struct UdpBuffersResult {
     /// What loadgate asked for each direction, bytes.
     pub wanted_bytes: u64,
-    /// The receive buffer got, bytes (Linux reports twice the size set, its bookkeeping
-    /// included; capped by `net.core.rmem_max`).
+    /// The receive buffer given, bytes, in the units of the size set (Linux reads back twice
+    /// that, its bookkeeping included; halved here): at most `net.core.rmem_max` on Linux.
     pub recv_bytes: u64,
-    /// The send buffer got, bytes (capped by `net.core.wmem_max` on Linux).
+    /// The send buffer given, bytes (as `recv_bytes`): at most `net.core.wmem_max` on Linux.
     pub send_bytes: u64,
     /// Less than asked in either direction: under load, datagrams may have been dropped
     /// (seen by QUIC as loss).
