@@ -253,6 +253,52 @@ fn aioquic_stream_resets_are_counted_and_the_connection_kept() {
     assert_eq!(opened, 2, "a reset stream leaves its connection open");
 }
 
+/// A stream reset with `H3_REQUEST_REJECTED` means the server did not process the request
+/// (RFC 9114 §4.1.1): it goes once more (its bytes sent twice) and is counted once; any other
+/// code (`H3_REQUEST_CANCELLED`) fails the request at once.
+#[test]
+fn a_rejected_request_goes_once_more_and_counts_once() {
+    let pki = TestPki::generate();
+    let server = h3_server(&pki);
+    let yaml = format!(
+        "version: 1\nname: h3\ndefaults:\n  timeout: 3s\n  protocol: h3\n  tls:\n    ca_file: \
+         {ca}\ntargets:\n  - name: ok\n    url: {url}/\n  - name: rejected\n    url: \
+         {url}/?reset=0x10b\n  - name: cancelled\n    url: {url}/?reset=0x10c\n\
+         load:\n  connections: 1\n  streams: 3\n  requests: 90\n",
+        ca = pki.path("ca.pem").display(),
+        url = server.url(),
+    );
+    let result = run(&yaml);
+    let [ok, rejected, cancelled] = &result.targets[..] else {
+        panic!("three targets")
+    };
+    assert_eq!(ok.errors, 0, "{:?}", ok.errors_by_kind);
+    for (target, name) in [
+        (rejected, "REJECTED (0x10b)"),
+        (cancelled, "CANCELLED (0x10c)"),
+    ] {
+        assert!(target.requests > 0, "{}", target.name);
+        assert_eq!(target.responses, 0);
+        let key = format!("stream_reset H3_REQUEST_{name}");
+        assert_eq!(
+            target.errors_by_code,
+            std::collections::BTreeMap::from([(key, target.requests)]),
+            "each request counted once"
+        );
+    }
+    // The two paths are of one length: a rejected request's bytes went out twice.
+    let per_request = |t: &loadgate::result::TargetResult| t.bytes_sent / t.requests;
+    assert_eq!(per_request(rejected), 2 * per_request(cancelled));
+    assert_eq!(rejected.bytes_sent % rejected.requests, 0);
+    let opened =
+        |t: &loadgate::result::TargetResult| t.phases_us.as_ref().unwrap().connections_opened;
+    assert_eq!(
+        opened(ok) + opened(rejected) + opened(cancelled),
+        1,
+        "the resets kept the one connection"
+    );
+}
+
 #[test]
 fn aioquic_connection_closes_are_counted_as_closed() {
     let pki = TestPki::generate();
@@ -300,7 +346,11 @@ fn a_server_shutting_down_mid_run_is_counted_and_the_run_ends_in_time() {
     // a new connection: refused while the server's endpoint closes, then no answer at all.
     let e = errors(&result);
     let expected = ["connect_refused", "connect_timeout", "timeout", "goaway"];
-    assert!(e.keys().all(|k| expected.contains(&k.as_str())), "{e:?}");
+    assert!(
+        e.keys().all(|k| expected.contains(&k.as_str())),
+        "{e:?} {:?}",
+        result.total.errors_by_code
+    );
 }
 
 #[test]

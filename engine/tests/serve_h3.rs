@@ -1,7 +1,7 @@
 //! `loadgate serve --h3` loaded over HTTP/3 by a client nobody here wrote (aioquic, from PyPI,
 //! through the smallest client on its API: tests/h3/client.py): the same answers to the same
 //! query parameters as HTTP/1.1, `Alt-Svc` on the TCP side, a bounded shutdown. And the aioquic
-//! HTTP/3 server (tests/h3/server.py) that the client tests of `protocol: h3` will load, checked
+//! HTTP/3 server (tests/h3/server.py) that the client tests of `protocol: h3` load, checked
 //! to start and answer. Certificates come from a CA the test makes (rcgen).
 
 mod support;
@@ -11,67 +11,22 @@ use std::io::{BufRead, BufReader, Read as _, Write as _};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
-use std::sync::{Arc, Mutex, mpsc};
+use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
 use loadgate::serve::{SHUTDOWN_GRACE, spawn, spawn_h3};
 use rustls_pki_types::CertificateDer;
 use rustls_pki_types::pem::PemObject as _;
-use support::{HttpConn, IO_TIMEOUT, TestPki};
-
-/// The aioquic release the tests install (into `target/ci-tools/aioquic`, a virtual environment).
-const AIOQUIC: &str = "1.7.2";
-
-/// How long a server may take to print its listening line.
-const START_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// The Python of a virtual environment with aioquic [`AIOQUIC`], made once (by the first test
-/// that asks, the others wait) under the target directory; panics with pip's output on failure.
-fn aioquic_python() -> PathBuf {
-    static INSTALL: Mutex<()> = Mutex::new(());
-    let _turn = INSTALL.lock().unwrap_or_else(|e| e.into_inner());
-    let target = Path::new(env!("CARGO_TARGET_TMPDIR")).parent().unwrap();
-    let venv = target.join("ci-tools/aioquic");
-    let python = venv.join("bin/python");
-    let installed = Command::new(&python)
-        .args(["-c", "import aioquic; print(aioquic.__version__)"])
-        .output()
-        .is_ok_and(|out| String::from_utf8_lossy(&out.stdout).trim() == AIOQUIC);
-    if !installed {
-        let venv_made = Command::new("python3")
-            .args(["-m", "venv"])
-            .arg(&venv)
-            .status()
-            .expect("python3 runs");
-        assert!(venv_made.success(), "python3 -m venv {}", venv.display());
-        let pip = Command::new(venv.join("bin/pip"))
-            .args(["install", "-q", &format!("aioquic=={AIOQUIC}")])
-            .output()
-            .expect("pip runs");
-        assert!(
-            pip.status.success(),
-            "{}",
-            String::from_utf8_lossy(&pip.stderr)
-        );
-    }
-    python
-}
+use support::{
+    AIOQUIC_START_TIMEOUT as START_TIMEOUT, HttpConn, IO_TIMEOUT, Killed, TestPki, aioquic_python,
+    aioquic_server,
+};
 
 /// A script of tests/h3/.
 fn script(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/h3")
         .join(name)
-}
-
-/// A child process killed (and reaped) on drop, even when an assertion fails.
-struct Killed(Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }
 
 /// Starts `command` with its stdout piped and returns it with its first `lines` lines, read
@@ -448,22 +403,12 @@ fn h3_needs_tls() {
     assert!(stderr.contains("--tls-cert"), "{stderr}");
 }
 
-/// The aioquic server that the client tests of `protocol: h3` will load: it starts, and answers
+/// The aioquic server that the client tests of `protocol: h3` load: it starts, and answers
 /// aioquic's client over HTTP/3 with its fixed body.
 #[test]
 fn aioquic_server_answers_over_http3() {
     let pki = TestPki::generate();
-    let mut command = Command::new(aioquic_python());
-    command
-        .arg(script("server.py"))
-        .arg("--cert")
-        .arg(pki.path("server.pem"))
-        .arg("--key")
-        .arg(pki.path("server.key"));
-    let (_server, lines) = start(command, 1);
-    let addr = lines[0]
-        .strip_prefix("aioquic server: listening on udp://")
-        .unwrap_or_else(|| panic!("{lines:?}"));
+    let (_server, addr) = aioquic_server(&pki);
     let urls = [format!("https://{addr}/"), format!("https://{addr}/x?y=1")];
     let h3 = h3_responses(&h3_client(&pki, "GET", &urls));
     for response in &h3 {

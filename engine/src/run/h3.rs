@@ -27,7 +27,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::{Buf, Bytes};
-use h3::error::{ConnectionError, StreamError};
+use h3::error::{ConnectionError, LocalError, StreamError};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
@@ -131,7 +131,8 @@ fn endpoint_for(remote: SocketAddr) -> io::Result<(quinn::Endpoint, UdpBuffers)>
 type SendRequest = h3::client::SendRequest<h3_quinn::OpenStreams, Bytes>;
 
 /// When a 0-RTT handshake ended (microseconds after it started) and whether the server took
-/// the early data; `None` until then.
+/// the early data; `None` until then, and for good when the handshake failed (its sender is
+/// then dropped).
 type ZeroRttOutcome = watch::Receiver<Option<(u64, bool)>>;
 
 /// An open HTTP/3 connection, as its slot keeps it.
@@ -230,10 +231,15 @@ pub(crate) async fn open(
         }
         None => (None, None),
     };
+    let quic = conn.clone();
     let driver = tokio::spawn(async move {
         if let Some((accepted, tx)) = outcome {
             let accepted = accepted.await;
-            let _ = tx.send(Some((micros(start.elapsed()), accepted)));
+            // `false` also when the handshake failed: quinn records the connection's end
+            // before it says so, and a failed handshake leaves the outcome unknown.
+            if accepted || quic.close_reason().is_none() {
+                let _ = tx.send(Some((micros(start.elapsed()), accepted)));
+            }
         }
         // Ends when the connection closes: its reason is read from the connection itself.
         let _ = poll_fn(|cx| driver.poll_close(cx)).await;
@@ -442,13 +448,28 @@ impl SlotConn<H3Link> {
     }
 
     /// Counts a failed request, with the peer's code into `code`; `answered`: its response
-    /// head had come. A request refused by GOAWAY, or left unanswered by a graceful close or
-    /// by a rejected 0-RTT, was not processed: [`SlotFailure::NotSent`].
+    /// head had come. A request the server did not process is [`SlotFailure::NotSent`]:
+    /// refused by GOAWAY, reset with `H3_REQUEST_REJECTED` (RFC 9114 §4.1.1), sent as early
+    /// data that the server turned down (it goes again on the same connection, whose
+    /// handshake went on), or left unanswered by a graceful close.
     fn failure(&self, e: StreamError, answered: bool, code: &mut Option<ErrorCode>) -> SlotFailure {
         let h3 = |c: h3::error::Code| ErrorCode {
             space: CodeSpace::H3,
             value: c.value(),
         };
+        // 0-RTT tried and the handshake failed: whatever the stream says (quinn tells early
+        // streams that their data was rejected), a failed handshake, counted as one.
+        let in_handshake =
+            (self.handle.zero_rtt.as_ref()).is_some_and(|outcome| outcome.borrow().is_none());
+        if let Some(reason) = self.handle.conn.close_reason()
+            && in_handshake
+            && handshake_ended(&reason)
+        {
+            self.forget();
+            let failure = handshake_failure(reason, self.handle.conn.remote_address());
+            *code = failure.code;
+            return SlotFailure::Failed(failure.kind);
+        }
         match e {
             StreamError::RemoteClosing { .. } => {
                 self.forget();
@@ -456,15 +477,34 @@ impl SlotConn<H3Link> {
             }
             StreamError::RemoteTerminate { code: c, .. } => {
                 *code = Some(h3(c));
-                SlotFailure::Failed(ErrorKind::StreamReset)
+                if c == h3::error::Code::H3_REQUEST_REJECTED {
+                    SlotFailure::NotSent(ErrorKind::StreamReset)
+                } else {
+                    SlotFailure::Failed(ErrorKind::StreamReset)
+                }
             }
             StreamError::HeaderTooBig { .. } | StreamError::StreamError { .. } => {
                 SlotFailure::Failed(ErrorKind::Malformed)
             }
+            StreamError::Undefined { 0: e, .. } if zero_rtt_rejected(e.as_ref()) => {
+                SlotFailure::NotSent(ErrorKind::Closed)
+            }
+            // h3 closed the connection on a protocol error of the server's, with this code.
+            StreamError::ConnectionError {
+                0:
+                    ConnectionError::Local {
+                        error: LocalError::Application { code: c, .. },
+                        ..
+                    },
+                ..
+            } => {
+                self.forget();
+                *code = Some(h3(c));
+                SlotFailure::Failed(ErrorKind::Malformed)
+            }
             other => {
                 self.forget();
-                let reason = self.handle.conn.close_reason();
-                let (kind, peer) = match &reason {
+                let (kind, peer) = match &self.handle.conn.close_reason() {
                     Some(reason) => closed(reason),
                     None => match other {
                         StreamError::ConnectionError {
@@ -475,23 +515,26 @@ impl SlotConn<H3Link> {
                     },
                 };
                 *code = peer;
-                let early = self.handle.zero_rtt.as_ref().map(|o| *o.borrow());
-                match (early, reason) {
-                    // 0-RTT tried, the handshake not (or not yet) a success: when it failed,
-                    // counted as a failed handshake (the request was never processed);
-                    // otherwise the early data was rejected, and the request may go again.
-                    (Some(None | Some((_, false))), Some(reason)) if handshake_ended(&reason) => {
-                        let failure = handshake_failure(reason, self.handle.conn.remote_address());
-                        *code = failure.code;
-                        SlotFailure::Failed(failure.kind)
-                    }
-                    (Some(Some((_, false))), _) => SlotFailure::NotSent(kind),
-                    _ if kind == ErrorKind::GoAway && !answered => SlotFailure::NotSent(kind),
-                    _ => SlotFailure::Failed(kind),
+                if kind == ErrorKind::GoAway && !answered {
+                    SlotFailure::NotSent(kind)
+                } else {
+                    SlotFailure::Failed(kind)
                 }
             }
         }
     }
+}
+
+/// Whether a stream failed because the server turned down the early data it was sent in
+/// (quinn's `ZeroRttRejected`, which h3 passes on as an error of its own).
+fn zero_rtt_rejected(e: &(dyn std::error::Error + 'static)) -> bool {
+    matches!(
+        e.downcast_ref::<quinn::ReadError>(),
+        Some(quinn::ReadError::ZeroRttRejected)
+    ) || matches!(
+        e.downcast_ref::<quinn::WriteError>(),
+        Some(quinn::WriteError::ZeroRttRejected)
+    )
 }
 
 /// Whether a connection's end is one a handshake can fail with: no answer, the server's
@@ -558,7 +601,10 @@ pub(crate) async fn check(
         answer.map(|_| ())
     };
     let answered = tokio::time::timeout_at(deadline, request).await;
-    conn.close(0u32.into(), b"");
+    // Closed gracefully and sent, so that the server frees the connection now rather than
+    // after its idle timeout.
+    conn.close(quinn::VarInt::from_u32(H3_NO_ERROR), b"");
+    let _ = tokio::time::timeout(CLOSE_WAIT, endpoint.wait_idle()).await;
     match answered {
         Err(_) => Err(Some(format!("no HTTP/3 response within {within}"))),
         Ok(Err(e)) => Err(Some(format!("HTTP/3 request failed: {e}"))),

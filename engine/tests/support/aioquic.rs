@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use super::TestPki;
 
-/// The aioquic release installed (as tests/serve_h3.rs does).
+/// The aioquic release installed.
 pub const AIOQUIC: &str = "1.7.2";
 
 /// How long the server may take to print its listening line.

@@ -12,7 +12,9 @@ mod h2server;
 mod nginx;
 mod servers;
 
-pub use aioquic::{AIOQUIC, Killed, aioquic_python, aioquic_server, aioquic_server_with};
+pub use aioquic::{
+    AIOQUIC, AIOQUIC_START_TIMEOUT, Killed, aioquic_python, aioquic_server, aioquic_server_with,
+};
 pub use certs::{SERVER_NAMES, TestPki, WRONG_NAME};
 pub use client::{HttpConn, IO_TIMEOUT, RawResponse};
 pub use h2server::H2ResetServer;

@@ -138,3 +138,85 @@ fn a_second_connection_sends_its_first_request_as_0rtt_and_the_server_takes_it_u
     assert!(buffers.recv_bytes > 0);
     drop(server);
 }
+
+#[test]
+fn early_data_the_server_turns_down_goes_again_on_the_same_connection() {
+    let dir = tempfile::tempdir().unwrap();
+    let certified = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();
+    let (cert, key) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
+    std::fs::write(&cert, certified.cert.pem()).unwrap();
+    std::fs::write(&key, certified.signing_key.serialize_pem()).unwrap();
+    let spawn = |addr: SocketAddr| {
+        let tls = crate::serve::tls_config(&cert, &key, None).unwrap();
+        crate::serve::spawn_h3(addr, 1, tls).unwrap()
+    };
+    let server = spawn("127.0.0.1:0".parse().unwrap());
+    let addr = server.addr();
+    let yaml = format!(
+        "version: 1\nname: h3\ntargets:\n  - name: t\n    url: https://{addr}/?size=10\n    \
+         protocol: h3\n    tls:\n      insecure_skip_verify: true\nload:\n  connections: 1\n  \
+         requests: 1\n"
+    );
+    let source = crate::spec::SourceSpec::parse("t.yaml".into(), yaml).unwrap();
+    let spec = serde_json::from_value(source.value.clone()).unwrap();
+    let ctx = crate::plan::BuildContext {
+        source: source.text.as_bytes(),
+        spec_dir: std::path::Path::new("."),
+        var: &|_| None,
+    };
+    let plan = crate::plan::build(&spec, &ctx).unwrap();
+    let target = &plan.targets[0];
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let endpoints = Endpoints::default();
+    let slot: Rc<Slot<H3Link>> = Rc::default();
+    let connect = || async {
+        (slot
+            .connect(|| open(&endpoints, addr, target, Setup::default()))
+            .await)
+            .map_err(|f| f.why)
+            .unwrap()
+    };
+    let timeout = Duration::from_secs(10);
+    // A first connection leaves a ticket that allows early data.
+    runtime.block_on(async {
+        let mut conn = tokio::time::timeout(timeout, connect()).await.unwrap();
+        let mut traffic = Traffic::default();
+        let exchange = conn.exchange((target, Outgoing::Planned), None, &mut traffic);
+        let response = tokio::time::timeout(timeout, exchange).await.unwrap();
+        assert_eq!(response.unwrap().status, 200);
+        slot.close();
+    });
+    // The server restarts on the same port with new ticket keys: it cannot resume the session.
+    server.shutdown();
+    let restarted = spawn(addr);
+    let (failure, retried, setup) = runtime.block_on(async {
+        let all = async {
+            let mut conn = connect().await;
+            let mut traffic = Traffic::default();
+            let planned = (target, Outgoing::Planned);
+            let failure = conn.exchange(planned, None, &mut traffic).await.err();
+            // The same connection, its handshake done: no early data any more.
+            let mut conn = connect().await;
+            let retried = conn
+                .exchange((target, Outgoing::Planned), None, &mut traffic)
+                .await
+                .map(|r| r.status)
+                .map_err(SlotFailure::kind);
+            (failure, retried, conn.setup().await)
+        };
+        tokio::time::timeout(timeout, all).await.expect("in time")
+    });
+    assert!(
+        matches!(failure, Some(SlotFailure::NotSent(_))),
+        "not processed, to go again: {:?}",
+        failure.map(SlotFailure::kind)
+    );
+    assert_eq!(retried, Ok(200));
+    let setup = setup.expect("the first response reports the connection's setup");
+    assert_eq!(setup.zero_rtt, ZeroRtt::Rejected, "{setup:?}");
+    assert!(!setup.tls_resumed);
+    drop(restarted);
+}
