@@ -57,7 +57,7 @@ pub(super) fn resolve(
         // The first address that accepts a connection (`localhost` may give ::1 first to a
         // server listening on 127.0.0.1 only); a single address is left to the check below,
         // so that the check at start opens one connection per endpoint. HTTP/3 has no TCP
-        // connection to try: its first address goes to the check.
+        // connection to try: each address goes to the check in turn.
         let mut reason = "no address".to_string();
         let mut out_of_fds = false;
         let quic = target.transport.protocol == crate::spec::Protocol::H3;
@@ -87,14 +87,36 @@ pub(super) fn resolve(
                 unreachable(reason)
             });
         };
-        match transport::check(&runtime, addr, target, target.timeout) {
-            Ok(n) => negotiated.push(n),
+        let to_check = if quic { &candidates[..] } else { &[addr][..] };
+        match first_passing(&runtime, to_check, target) {
+            Ok((addr, n)) => {
+                negotiated.push(n);
+                addrs.push(addr);
+            }
             Err(CheckError::Unreachable(reason)) => return Err(unreachable(reason)),
             Err(CheckError::OutOfFiles) => return Err(budget.exhausted()),
         }
-        addrs.push(addr);
     }
     Ok((endpoint_of, addrs, negotiated))
+}
+
+/// The first of `candidates` (at least one) that passes the check at start for `target`,
+/// tried in turn, each within the target's `timeout`; with what it negotiated. Errors: the
+/// last candidate's, or running out of file descriptors at once.
+pub(super) fn first_passing(
+    runtime: &tokio::runtime::Runtime,
+    candidates: &[SocketAddr],
+    target: &TargetPlan,
+) -> Result<(SocketAddr, Negotiated), CheckError> {
+    let mut failure = CheckError::Unreachable("no address".to_string());
+    for &addr in candidates {
+        match transport::check(runtime, addr, target, target.timeout) {
+            Ok(negotiated) => return Ok((addr, negotiated)),
+            Err(CheckError::OutOfFiles) => return Err(CheckError::OutOfFiles),
+            Err(unreachable) => failure = unreachable,
+        }
+    }
+    Err(failure)
 }
 
 /// `reason` with every occurrence of `secret` (a host from `${VAR}`, which resolver and TLS

@@ -4,6 +4,7 @@ use quinn::{ApplicationClose, ConnectionClose, ConnectionError as E, TransportEr
 
 use super::*;
 use crate::run::slot::Slot;
+use crate::run::transport::CheckError;
 
 fn h3(value: u64) -> Option<ErrorCode> {
     let space = CodeSpace::H3;
@@ -219,4 +220,45 @@ fn early_data_the_server_turns_down_goes_again_on_the_same_connection() {
     assert_eq!(setup.zero_rtt, ZeroRtt::Rejected, "{setup:?}");
     assert!(!setup.tls_resumed);
     drop(restarted);
+}
+
+#[test]
+fn the_check_at_start_tries_each_address_of_an_http3_target() {
+    // `localhost` may resolve to ::1 first while the server listens on 127.0.0.1 only.
+    let dir = tempfile::tempdir().unwrap();
+    let certified = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();
+    let (cert, key) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
+    std::fs::write(&cert, certified.cert.pem()).unwrap();
+    std::fs::write(&key, certified.signing_key.serialize_pem()).unwrap();
+    let tls = crate::serve::tls_config(&cert, &key, None).unwrap();
+    let server = crate::serve::spawn_h3("127.0.0.1:0".parse().unwrap(), 1, tls).unwrap();
+    let v4 = server.addr();
+    let yaml = format!(
+        "version: 1\nname: h3\ndefaults:\n  timeout: 1s\ntargets:\n  - name: t\n    url: \
+         https://localhost:{port}/\n    protocol: h3\n    tls:\n      insecure_skip_verify: \
+         true\nload:\n  connections: 1\n  requests: 1\n",
+        port = v4.port()
+    );
+    let source = crate::spec::SourceSpec::parse("t.yaml".into(), yaml).unwrap();
+    let spec = serde_json::from_value(source.value.clone()).unwrap();
+    let ctx = crate::plan::BuildContext {
+        source: source.text.as_bytes(),
+        spec_dir: std::path::Path::new("."),
+        var: &|_| None,
+    };
+    let plan = crate::plan::build(&spec, &ctx).unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let v6 = SocketAddr::from((Ipv6Addr::LOCALHOST, v4.port()));
+    let target = &plan.targets[0];
+    let first_passing = crate::run::resolve::first_passing;
+    let (addr, _) = first_passing(&runtime, &[v6, v4], target).unwrap_or_else(|_| panic!("v4"));
+    assert_eq!(addr, v4, "the address that answers QUIC");
+    // Nothing answers on ::1: the check's own reason.
+    match first_passing(&runtime, &[v6], target) {
+        Err(CheckError::Unreachable(why)) => assert!(why.contains("no QUIC answer"), "{why}"),
+        _ => panic!("::1 does not answer"),
+    }
 }
