@@ -36,7 +36,7 @@ use crate::plan::TargetPlan;
 use crate::run::h1::{Capture, Traffic};
 use crate::run::h2::{self, H2Response};
 use crate::run::slot::{Link, Opened, SlotConn, SlotFailure};
-use crate::run::transport::Outgoing;
+use crate::run::transport::{Outgoing, micros};
 use crate::udp::{self, UdpBuffers};
 
 /// HTTP/3's `H3_NO_ERROR` (RFC 9114 §8.1): a graceful close.
@@ -610,10 +610,6 @@ pub(crate) async fn check(
         Ok(Err(e)) => Err(Some(format!("HTTP/3 request failed: {e}"))),
         Ok(Ok(())) => Ok(()),
     }
-}
-
-fn micros(d: Duration) -> u64 {
-    d.as_micros().try_into().unwrap_or(u64::MAX)
 }
 
 #[cfg(test)]

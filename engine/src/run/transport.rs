@@ -370,7 +370,8 @@ fn shared_response(response: H2Response, setup: Option<Setup>, traffic: &Traffic
     }
 }
 
-fn micros(d: Duration) -> u64 {
+/// `d` in whole microseconds, `u64::MAX` past it.
+pub(super) fn micros(d: Duration) -> u64 {
     d.as_micros().try_into().unwrap_or(u64::MAX)
 }
 
