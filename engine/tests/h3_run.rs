@@ -70,9 +70,10 @@ fn phases(result: &RunResult) -> &loadgate::result::PhasesResult {
 fn h3_multiplexes_streams_on_each_connection_and_times_the_quic_handshake() {
     let pki = TestPki::generate();
     let server = h3_server(&pki);
-    // 20 ms per response: 2 connections x 8 streams = 16 in flight, ~800 responses/s; one
-    // request at a time per connection would give ~100/s.
-    let url = format!("{}/?delay=20ms&size=1000", server.url());
+    // 200 ms per response: 2 connections x 8 streams = 16 in flight, ~80 responses in the
+    // second; one request at a time per connection would give at most 2 x 6 (waiting, not
+    // CPU, bounds both: a busy machine changes neither much).
+    let url = format!("{}/?delay=200ms&size=1000", server.url());
     let result = run(&spec(
         &pki,
         &url,
@@ -81,7 +82,7 @@ fn h3_multiplexes_streams_on_each_connection_and_times_the_quic_handshake() {
     ));
     assert_eq!(result.total.errors, 0, "{:?}", errors(&result));
     assert!(
-        result.total.responses > 450,
+        result.total.responses > 40,
         "{} responses: streams are not concurrent",
         result.total.responses
     );
@@ -97,8 +98,7 @@ fn h3_multiplexes_streams_on_each_connection_and_times_the_quic_handshake() {
     assert_eq!(p.tls.as_ref().expect("handshake timed").count, 2);
     let ttfb = p.ttfb.as_ref().expect("ttfb timed");
     assert_eq!(ttfb.count, result.total.responses);
-    assert!(ttfb.p50_us >= 20_000, "{} us: the delay", ttfb.p50_us);
-    eprintln!("connect phase: {:?}", p.connect);
+    assert!(ttfb.p50_us >= 200_000, "{} us: the delay", ttfb.p50_us);
 }
 
 #[test]

@@ -21,6 +21,7 @@ use tokio::task::JoinHandle;
 use crate::measure::{CodeSpace, ErrorCode, ErrorKind};
 use crate::plan::TargetPlan;
 use crate::run::h1::{Capture, Traffic};
+use crate::run::multiplexed::{self, StreamResponse};
 use crate::run::slot::{Link, SlotConn, SlotFailure};
 use crate::run::transport::Outgoing;
 
@@ -88,16 +89,6 @@ impl Link for H2Link {
 /// A virtual user's handle to its group's HTTP/2 connection.
 pub(crate) type H2Conn = SlotConn<H2Link>;
 
-/// A complete HTTP/2 or HTTP/3 response.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct H2Response {
-    pub(crate) status: u16,
-    /// When the request was handed to the connection (a stream was free).
-    pub(crate) sent_at: Instant,
-    /// When the response's header block arrived.
-    pub(crate) headers_at: Instant,
-}
-
 impl SlotConn<H2Link> {
     /// Sends `outgoing`, a request of `target`, on a new stream and reads the whole response, releasing
     /// flow-control capacity as data arrives. Waits for a free stream first when the server's
@@ -111,12 +102,11 @@ impl SlotConn<H2Link> {
         (target, outgoing): (&TargetPlan, Outgoing<'_>),
         mut capture: Option<&mut Capture>,
         traffic: &mut Traffic,
-    ) -> Result<H2Response, SlotFailure> {
+    ) -> Result<StreamResponse, SlotFailure> {
         let (request, body) = match outgoing {
             Outgoing::Planned => (target.h2_request.clone(), target.body.clone()),
-            Outgoing::Rendered(bytes) => {
-                rendered_request(target, bytes).ok_or(SlotFailure::Failed(ErrorKind::Malformed))?
-            }
+            Outgoing::Rendered(bytes) => multiplexed::rendered_request(target, bytes)
+                .ok_or(SlotFailure::Failed(ErrorKind::Malformed))?,
         };
         let code = &mut traffic.error_code;
         if let Err(e) = poll_fn(|cx| self.handle.send.poll_ready(cx)).await {
@@ -142,7 +132,7 @@ impl SlotConn<H2Link> {
             .map_err(|e| SlotFailure::Failed(self.classify(e, &mut traffic.error_code)))?;
         let headers_at = Instant::now();
         let status = response.status().as_u16();
-        response_head(status, response.headers(), traffic, capture.as_deref_mut());
+        multiplexed::response_head(status, response.headers(), traffic, capture.as_deref_mut());
         let mut body = response.into_body();
         while let Some(data) = body.data().await {
             let data =
@@ -155,7 +145,7 @@ impl SlotConn<H2Link> {
             // Releasing capacity can fail only when the stream is already gone: ignore it.
             let _ = body.flow_control().release_capacity(data.len());
         }
-        Ok(H2Response {
+        Ok(StreamResponse {
             status,
             sent_at,
             headers_at,
@@ -188,79 +178,6 @@ impl SlotConn<H2Link> {
         }
         classify(e, self.handle.io_error)
     }
-}
-
-/// Counts a response's head (HTTP/2 or HTTP/3) into `traffic` and, with `capture`, keeps it
-/// there written as an HTTP/1.1 head (`HTTP/1.1 200 \r\n` and the header fields) so that one
-/// set of checks reads every protocol.
-pub(crate) fn response_head(
-    status: u16,
-    headers: &http::HeaderMap,
-    traffic: &mut Traffic,
-    capture: Option<&mut Capture>,
-) {
-    for (name, value) in headers {
-        traffic
-            .seen
-            .header(name.as_str().as_bytes(), value.as_bytes());
-    }
-    let length = headers.contains_key(http::header::CONTENT_LENGTH);
-    traffic.seen.streamed(!length);
-    if let Some(c) = capture {
-        c.head.clear();
-        c.body.clear();
-        c.head
-            .extend_from_slice(format!("HTTP/1.1 {status} \r\n").as_bytes());
-        for (name, value) in headers {
-            c.head.extend_from_slice(name.as_str().as_bytes());
-            c.head.extend_from_slice(b": ");
-            c.head.extend_from_slice(value.as_bytes());
-            c.head.extend_from_slice(b"\r\n");
-        }
-        c.head.extend_from_slice(b"\r\n");
-    }
-}
-
-/// Most header fields read from a rendered request.
-const MAX_REQUEST_HEADERS: usize = 64;
-
-/// The HTTP/2 form of `bytes`, a request of `target` rendered as HTTP/1.1 (a flow step's), and
-/// its body: the head parsed (httparse) and built as the plan builds a target's
-/// (`plan::h2_request`: `Host` as `:authority`, connection-specific fields left out). `None`
-/// when it is not a request HTTP/2 can carry (a variable's value that is no valid header
-/// value, say).
-pub(crate) fn rendered_request(
-    target: &TargetPlan,
-    bytes: &[u8],
-) -> Option<(http::Request<()>, Bytes)> {
-    let (method, path, headers, body) = parse_request(bytes)?;
-    let https = target.transport.tls.is_some();
-    let request =
-        crate::plan::h2_request(method, path, &target.endpoint, https, &headers, body).ok()?;
-    Some((request, Bytes::copy_from_slice(body)))
-}
-
-/// An HTTP/1.1 request taken apart: method, path, header fields (name, value) and body.
-pub(crate) type Parts<'a> = (&'a str, &'a str, Vec<(String, String)>, &'a [u8]);
-
-/// The method, path, header fields and body of an HTTP/1.1 request's bytes.
-pub(crate) fn parse_request(bytes: &[u8]) -> Option<Parts<'_>> {
-    let mut headers = [httparse::EMPTY_HEADER; MAX_REQUEST_HEADERS];
-    let mut request = httparse::Request::new(&mut headers);
-    let httparse::Status::Complete(len) = request.parse(bytes).ok()? else {
-        return None;
-    };
-    let fields = request
-        .headers
-        .iter()
-        .map(|h| {
-            Some((
-                h.name.to_string(),
-                std::str::from_utf8(h.value).ok()?.to_string(),
-            ))
-        })
-        .collect::<Option<Vec<_>>>()?;
-    Some((request.method?, request.path?, fields, &bytes[len..]))
 }
 
 /// The kind of an HTTP/2 error on a stream that was sent: refused by the server's GOAWAY, reset

@@ -34,7 +34,7 @@ use tokio::task::JoinHandle;
 use crate::measure::{CodeSpace, ErrorCode, ErrorKind, Setup, ZeroRtt};
 use crate::plan::TargetPlan;
 use crate::run::h1::{Capture, Traffic};
-use crate::run::h2::{self, H2Response};
+use crate::run::multiplexed::{self, StreamResponse};
 use crate::run::slot::{Link, Opened, SlotConn, SlotFailure};
 use crate::run::transport::{Outgoing, micros};
 use crate::udp::{self, UdpBuffers};
@@ -369,10 +369,10 @@ impl SlotConn<H3Link> {
         (target, outgoing): (&TargetPlan, Outgoing<'_>),
         mut capture: Option<&mut Capture>,
         traffic: &mut Traffic,
-    ) -> Result<H2Response, SlotFailure> {
+    ) -> Result<StreamResponse, SlotFailure> {
         let (request, body) = match outgoing {
             Outgoing::Planned => (target.h2_request.clone(), target.body.clone()),
-            Outgoing::Rendered(bytes) => h2::rendered_request(target, bytes)
+            Outgoing::Rendered(bytes) => multiplexed::rendered_request(target, bytes)
                 .ok_or(SlotFailure::Failed(ErrorKind::Malformed))?,
         };
         let code = &mut traffic.error_code;
@@ -397,7 +397,7 @@ impl SlotConn<H3Link> {
         };
         let headers_at = Instant::now();
         let status = response.status().as_u16();
-        h2::response_head(status, response.headers(), traffic, capture.as_deref_mut());
+        multiplexed::response_head(status, response.headers(), traffic, capture.as_deref_mut());
         loop {
             let mut data = match stream.recv_data().await {
                 Ok(Some(data)) => data,
@@ -415,7 +415,7 @@ impl SlotConn<H3Link> {
                 data.advance(n);
             }
         }
-        Ok(H2Response {
+        Ok(StreamResponse {
             status,
             sent_at,
             headers_at,

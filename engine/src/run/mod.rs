@@ -29,6 +29,7 @@ mod h1;
 mod h2;
 mod h3;
 mod limits;
+mod multiplexed;
 mod output;
 mod pre;
 mod redirect;

@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 use std::time::Instant;
 
 use super::h1::{Capture, Traffic};
-use super::h2::parse_request;
+use super::multiplexed::parse_request;
 use super::transport::{self, Conn, Group, Outgoing, Response};
 use crate::measure::ErrorKind;
 use crate::plan::{REDIRECT_STATUSES, TargetPlan, h2_request};

@@ -21,8 +21,9 @@ use super::{Negotiated, NegotiatedTls};
 use crate::measure::{ErrorCode, ErrorKind, Setup, Timing};
 use crate::plan::{TargetPlan, TransportPlan};
 use crate::run::h1::{self, Capture, Failure, H1Conn, Traffic};
-use crate::run::h2::{self, H2Conn, H2Link, H2Response};
+use crate::run::h2::{self, H2Conn, H2Link};
 use crate::run::h3::{self, H3Conn, H3Link};
+use crate::run::multiplexed::StreamResponse;
 use crate::run::slot::{Opened, Slot, SlotFailure};
 use crate::run::tls::{self, TlsStream};
 use crate::spec::Protocol;
@@ -51,7 +52,7 @@ pub(crate) enum Outgoing<'a> {
     /// (HTTP/2).
     Planned,
     /// A complete HTTP/1.1 request (head and body) rendered for this request (a flow step's);
-    /// HTTP/2 builds its request from it ([`h2::rendered_request`]).
+    /// HTTP/2 builds its request from it ([`multiplexed::rendered_request`](crate::run::multiplexed::rendered_request)).
     Rendered(&'a [u8]),
 }
 
@@ -354,7 +355,7 @@ async fn h3_exchange(
 }
 
 /// The response of a request on a shared connection (HTTP/2, HTTP/3), ended now.
-fn shared_response(response: H2Response, setup: Option<Setup>, traffic: &Traffic) -> Response {
+fn shared_response(response: StreamResponse, setup: Option<Setup>, traffic: &Traffic) -> Response {
     let end = Instant::now();
     let written_at = traffic.seen.written_at.unwrap_or(response.sent_at);
     Response {

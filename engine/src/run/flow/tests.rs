@@ -247,7 +247,8 @@ fn a_rendered_request_in_its_http2_form() {
     );
     let bytes = b"POST /login?a=1 HTTP/1.1\r\nHost: 127.0.0.1:9\r\nUser-Agent: lg\r\n\
         Connection: keep-alive\r\nCookie: s=1\r\nContent-Length: 8\r\n\r\nuser=ann";
-    let (request, body) = super::super::h2::rendered_request(&plan.targets[0], bytes).unwrap();
+    let (request, body) =
+        super::super::multiplexed::rendered_request(&plan.targets[0], bytes).unwrap();
     assert_eq!(request.method(), "POST");
     assert_eq!(request.uri().to_string(), "http://127.0.0.1:9/login?a=1");
     let headers = request.headers();
@@ -257,5 +258,5 @@ fn a_rendered_request_in_its_http2_form() {
     assert!(!headers.contains_key("connection") && !headers.contains_key("host"));
     assert_eq!(&body[..], b"user=ann");
     let invalid = b"GET / HTTP/1.1\r\nX: a\x01b\r\n\r\n";
-    assert!(super::super::h2::rendered_request(&plan.targets[0], invalid).is_none());
+    assert!(super::super::multiplexed::rendered_request(&plan.targets[0], invalid).is_none());
 }

@@ -1,0 +1,94 @@
+//! What HTTP/2 and HTTP/3 share besides their connection slot (`super::slot`): the response
+//! of a stream, its head counted and captured as an HTTP/1.1 head so that one set of checks
+//! reads every protocol, and a request rendered as HTTP/1.1 bytes (a flow step's) taken apart
+//! into their form.
+
+use std::time::Instant;
+
+use bytes::Bytes;
+
+use crate::plan::TargetPlan;
+use crate::run::h1::{Capture, Traffic};
+
+/// A complete response on a stream of an HTTP/2 or HTTP/3 connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct StreamResponse {
+    pub(crate) status: u16,
+    /// When the request was handed to the connection (a stream was free).
+    pub(crate) sent_at: Instant,
+    /// When the response's header block arrived.
+    pub(crate) headers_at: Instant,
+}
+
+/// Counts a response's head (HTTP/2 or HTTP/3) into `traffic` and, with `capture`, keeps it
+/// there written as an HTTP/1.1 head (`HTTP/1.1 200 \r\n` and the header fields) so that one
+/// set of checks reads every protocol.
+pub(crate) fn response_head(
+    status: u16,
+    headers: &http::HeaderMap,
+    traffic: &mut Traffic,
+    capture: Option<&mut Capture>,
+) {
+    for (name, value) in headers {
+        traffic
+            .seen
+            .header(name.as_str().as_bytes(), value.as_bytes());
+    }
+    let length = headers.contains_key(http::header::CONTENT_LENGTH);
+    traffic.seen.streamed(!length);
+    if let Some(c) = capture {
+        c.head.clear();
+        c.body.clear();
+        c.head
+            .extend_from_slice(format!("HTTP/1.1 {status} \r\n").as_bytes());
+        for (name, value) in headers {
+            c.head.extend_from_slice(name.as_str().as_bytes());
+            c.head.extend_from_slice(b": ");
+            c.head.extend_from_slice(value.as_bytes());
+            c.head.extend_from_slice(b"\r\n");
+        }
+        c.head.extend_from_slice(b"\r\n");
+    }
+}
+
+/// Most header fields read from a rendered request.
+const MAX_REQUEST_HEADERS: usize = 64;
+
+/// The HTTP/2 form of `bytes`, a request of `target` rendered as HTTP/1.1 (a flow step's), and
+/// its body: the head parsed (httparse) and built as the plan builds a target's
+/// (`plan::h2_request`: `Host` as `:authority`, connection-specific fields left out). `None`
+/// when it is not a request HTTP/2 can carry (a variable's value that is no valid header
+/// value, say).
+pub(crate) fn rendered_request(
+    target: &TargetPlan,
+    bytes: &[u8],
+) -> Option<(http::Request<()>, Bytes)> {
+    let (method, path, headers, body) = parse_request(bytes)?;
+    let https = target.transport.tls.is_some();
+    let request =
+        crate::plan::h2_request(method, path, &target.endpoint, https, &headers, body).ok()?;
+    Some((request, Bytes::copy_from_slice(body)))
+}
+
+/// An HTTP/1.1 request taken apart: method, path, header fields (name, value) and body.
+pub(crate) type Parts<'a> = (&'a str, &'a str, Vec<(String, String)>, &'a [u8]);
+
+/// The method, path, header fields and body of an HTTP/1.1 request's bytes.
+pub(crate) fn parse_request(bytes: &[u8]) -> Option<Parts<'_>> {
+    let mut headers = [httparse::EMPTY_HEADER; MAX_REQUEST_HEADERS];
+    let mut request = httparse::Request::new(&mut headers);
+    let httparse::Status::Complete(len) = request.parse(bytes).ok()? else {
+        return None;
+    };
+    let fields = request
+        .headers
+        .iter()
+        .map(|h| {
+            Some((
+                h.name.to_string(),
+                std::str::from_utf8(h.value).ok()?.to_string(),
+            ))
+        })
+        .collect::<Option<Vec<_>>>()?;
+    Some((request.method?, request.path?, fields, &bytes[len..]))
+}
