@@ -31,6 +31,54 @@ fn transport(code: TransportErrorCode) -> E {
     })
 }
 
+/// A self-signed certificate for `localhost` in a temporary folder, for `serve --h3`.
+struct SelfSigned {
+    dir: tempfile::TempDir,
+}
+
+impl SelfSigned {
+    fn new() -> SelfSigned {
+        let dir = tempfile::tempdir().unwrap();
+        let certified = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();
+        std::fs::write(dir.path().join("cert.pem"), certified.cert.pem()).unwrap();
+        std::fs::write(
+            dir.path().join("key.pem"),
+            certified.signing_key.serialize_pem(),
+        )
+        .unwrap();
+        SelfSigned { dir }
+    }
+
+    /// The built-in server's HTTP/3 on `addr` (port 0: any free one), with this certificate.
+    fn spawn(&self, addr: SocketAddr) -> crate::serve::ServerHandle {
+        let (cert, key) = (
+            self.dir.path().join("cert.pem"),
+            self.dir.path().join("key.pem"),
+        );
+        let tls = crate::serve::tls_config(&cert, &key, None).unwrap();
+        crate::serve::spawn_h3(addr, 1, tls).unwrap()
+    }
+}
+
+/// The plan of the spec `yaml` (relative paths from the current folder).
+fn plan_of(yaml: String) -> crate::plan::Plan {
+    let source = crate::spec::SourceSpec::parse("t.yaml".into(), yaml).unwrap();
+    let spec = serde_json::from_value(source.value.clone()).unwrap();
+    let ctx = crate::plan::BuildContext {
+        source: source.text.as_bytes(),
+        spec_dir: std::path::Path::new("."),
+        var: &|_| None,
+    };
+    crate::plan::build(&spec, &ctx).unwrap()
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
 #[test]
 fn connection_ends_are_counted_by_kind_with_the_peers_code() {
     // H3_INTERNAL_ERROR; H3_NO_ERROR is a graceful close (after GOAWAY).
@@ -71,13 +119,8 @@ fn connection_ends_are_counted_by_kind_with_the_peers_code() {
 
 #[test]
 fn a_second_connection_sends_its_first_request_as_0rtt_and_the_server_takes_it_unless_a_post() {
-    let dir = tempfile::tempdir().unwrap();
-    let certified = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();
-    let (cert, key) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
-    std::fs::write(&cert, certified.cert.pem()).unwrap();
-    std::fs::write(&key, certified.signing_key.serialize_pem()).unwrap();
-    let tls = crate::serve::tls_config(&cert, &key, None).unwrap();
-    let server = crate::serve::spawn_h3("127.0.0.1:0".parse().unwrap(), 1, tls).unwrap();
+    let pki = SelfSigned::new();
+    let server = pki.spawn("127.0.0.1:0".parse().unwrap());
     let addr = server.addr();
     let yaml = format!(
         "version: 1\nname: h3\ntargets:\n  - name: t\n    url: https://{addr}/?size=10\n    \
@@ -85,18 +128,8 @@ fn a_second_connection_sends_its_first_request_as_0rtt_and_the_server_takes_it_u
          https://{addr}/?size=10\n    method: POST\n    protocol: h3\n    tls:\n      \
          insecure_skip_verify: true\nload:\n  connections: 1\n  requests: 1\n"
     );
-    let source = crate::spec::SourceSpec::parse("t.yaml".into(), yaml).unwrap();
-    let spec = serde_json::from_value(source.value.clone()).unwrap();
-    let ctx = crate::plan::BuildContext {
-        source: source.text.as_bytes(),
-        spec_dir: std::path::Path::new("."),
-        var: &|_| None,
-    };
-    let plan = crate::plan::build(&spec, &ctx).unwrap();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let plan = plan_of(yaml);
+    let runtime = runtime();
     let endpoints = Endpoints::default();
     let slot: Rc<Slot<H3Link>> = Rc::default();
     let (plan, endpoints, slot) = (&plan, &endpoints, &slot);
@@ -142,35 +175,17 @@ fn a_second_connection_sends_its_first_request_as_0rtt_and_the_server_takes_it_u
 
 #[test]
 fn early_data_the_server_turns_down_goes_again_on_the_same_connection() {
-    let dir = tempfile::tempdir().unwrap();
-    let certified = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();
-    let (cert, key) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
-    std::fs::write(&cert, certified.cert.pem()).unwrap();
-    std::fs::write(&key, certified.signing_key.serialize_pem()).unwrap();
-    let spawn = |addr: SocketAddr| {
-        let tls = crate::serve::tls_config(&cert, &key, None).unwrap();
-        crate::serve::spawn_h3(addr, 1, tls).unwrap()
-    };
-    let server = spawn("127.0.0.1:0".parse().unwrap());
+    let pki = SelfSigned::new();
+    let server = pki.spawn("127.0.0.1:0".parse().unwrap());
     let addr = server.addr();
     let yaml = format!(
         "version: 1\nname: h3\ntargets:\n  - name: t\n    url: https://{addr}/?size=10\n    \
          protocol: h3\n    tls:\n      insecure_skip_verify: true\nload:\n  connections: 1\n  \
          requests: 1\n"
     );
-    let source = crate::spec::SourceSpec::parse("t.yaml".into(), yaml).unwrap();
-    let spec = serde_json::from_value(source.value.clone()).unwrap();
-    let ctx = crate::plan::BuildContext {
-        source: source.text.as_bytes(),
-        spec_dir: std::path::Path::new("."),
-        var: &|_| None,
-    };
-    let plan = crate::plan::build(&spec, &ctx).unwrap();
+    let plan = plan_of(yaml);
     let target = &plan.targets[0];
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = runtime();
     let endpoints = Endpoints::default();
     let slot: Rc<Slot<H3Link>> = Rc::default();
     let connect = || async {
@@ -192,7 +207,7 @@ fn early_data_the_server_turns_down_goes_again_on_the_same_connection() {
     });
     // The server restarts on the same port with new ticket keys: it cannot resume the session.
     server.shutdown();
-    let restarted = spawn(addr);
+    let restarted = pki.spawn(addr);
     let (failure, retried, setup) = runtime.block_on(async {
         let all = async {
             let mut conn = connect().await;
@@ -225,13 +240,8 @@ fn early_data_the_server_turns_down_goes_again_on_the_same_connection() {
 #[test]
 fn the_check_at_start_tries_each_address_of_an_http3_target() {
     // `localhost` may resolve to ::1 first while the server listens on 127.0.0.1 only.
-    let dir = tempfile::tempdir().unwrap();
-    let certified = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();
-    let (cert, key) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
-    std::fs::write(&cert, certified.cert.pem()).unwrap();
-    std::fs::write(&key, certified.signing_key.serialize_pem()).unwrap();
-    let tls = crate::serve::tls_config(&cert, &key, None).unwrap();
-    let server = crate::serve::spawn_h3("127.0.0.1:0".parse().unwrap(), 1, tls).unwrap();
+    let pki = SelfSigned::new();
+    let server = pki.spawn("127.0.0.1:0".parse().unwrap());
     let v4 = server.addr();
     let yaml = format!(
         "version: 1\nname: h3\ndefaults:\n  timeout: 1s\ntargets:\n  - name: t\n    url: \
@@ -239,18 +249,8 @@ fn the_check_at_start_tries_each_address_of_an_http3_target() {
          true\nload:\n  connections: 1\n  requests: 1\n",
         port = v4.port()
     );
-    let source = crate::spec::SourceSpec::parse("t.yaml".into(), yaml).unwrap();
-    let spec = serde_json::from_value(source.value.clone()).unwrap();
-    let ctx = crate::plan::BuildContext {
-        source: source.text.as_bytes(),
-        spec_dir: std::path::Path::new("."),
-        var: &|_| None,
-    };
-    let plan = crate::plan::build(&spec, &ctx).unwrap();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let plan = plan_of(yaml);
+    let runtime = runtime();
     let v6 = SocketAddr::from((Ipv6Addr::LOCALHOST, v4.port()));
     let target = &plan.targets[0];
     let first_passing = crate::run::resolve::first_passing;
