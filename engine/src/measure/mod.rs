@@ -4,7 +4,8 @@
 //! ([`SpanStats`]: all targets per epoch, each target per second) records, why requests failed
 //! ([`ErrorKind`]), the threshold aggregates measured on them ([`Measures`], also fed second
 //! by second to the window [`Watch`]), and the histograms' text encoding
-//! ([`encode_histogram`]).
+//! ([`encode_histogram`]). Their histograms are [`Recorder`]s: made at the first sample and
+//! grown to the largest, so that a target costs memory for what it measured.
 //!
 //! A leaf beneath `run` (which records) and `result` (which turns the records into the
 //! artifact): it depends on `plan` only. Each worker thread owns its own records and merges
@@ -16,6 +17,7 @@ mod error_kind;
 mod flow;
 mod measures;
 mod phases;
+mod recorder;
 mod span;
 mod stage;
 mod streaming;
@@ -32,10 +34,11 @@ pub(crate) use error_kind::{CodeSpace, ErrorCode, ErrorKind};
 pub(crate) use flow::{FlowStats, IterationFailure};
 pub(crate) use measures::{Measures, rate};
 pub(crate) use phases::{Phases, Setup, Timing, ZeroRtt};
+pub(crate) use recorder::Recorder;
 pub(crate) use span::{SpanSample, SpanStats, merge_targets};
 pub(crate) use stage::StageStats;
 pub(crate) use streaming::Streaming;
-pub(crate) use target::TargetStats;
+pub(crate) use target::{ResponseTimes, TargetStats};
 pub(crate) use upstream::Upstream;
 pub(crate) use watch::{Watch, WindowVerdict};
 

@@ -1,9 +1,7 @@
 //! The phases of a request (connection setup, request write, time to first byte, body read):
 //! what the transport reports with each response, and a target's histograms of them.
 
-use hdrhistogram::Histogram;
-
-use super::latency_histogram;
+use super::Recorder;
 
 /// How long the phases of one request took, in microseconds: what the transport reports with
 /// each response.
@@ -57,17 +55,18 @@ pub(crate) enum ZeroRtt {
     Accepted,
 }
 
-/// Phase histograms of one target, in microseconds (3 significant digits): connection setup
+/// Phase histograms of one target, in microseconds (3 significant digits, each made at its
+/// first sample): connection setup
 /// (DNS, TCP connect, TLS handshake; HTTP/3: DNS and the QUIC handshake, no connect) per
 /// connection opened; write, TTFB and body read per response.
 #[derive(Debug, Clone)]
 pub(crate) struct Phases {
-    pub(crate) dns_us: Histogram<u64>,
-    pub(crate) connect_us: Histogram<u64>,
-    pub(crate) tls_us: Histogram<u64>,
-    pub(crate) write_us: Histogram<u64>,
-    pub(crate) ttfb_us: Histogram<u64>,
-    pub(crate) body_us: Histogram<u64>,
+    pub(crate) dns_us: Recorder,
+    pub(crate) connect_us: Recorder,
+    pub(crate) tls_us: Recorder,
+    pub(crate) write_us: Recorder,
+    pub(crate) ttfb_us: Recorder,
+    pub(crate) body_us: Recorder,
     /// Connections opened (each has a `connect_us` sample, but HTTP/3's).
     pub(crate) connections: u64,
     /// TLS handshakes that resumed a session.
@@ -83,12 +82,12 @@ pub(crate) struct Phases {
 impl Default for Phases {
     fn default() -> Self {
         Phases {
-            dns_us: latency_histogram(),
-            connect_us: latency_histogram(),
-            tls_us: latency_histogram(),
-            write_us: latency_histogram(),
-            ttfb_us: latency_histogram(),
-            body_us: latency_histogram(),
+            dns_us: Recorder::precise(),
+            connect_us: Recorder::precise(),
+            tls_us: Recorder::precise(),
+            write_us: Recorder::precise(),
+            ttfb_us: Recorder::precise(),
+            body_us: Recorder::precise(),
             connections: 0,
             tls_resumed: 0,
             zero_rtt_attempted: 0,
@@ -104,13 +103,13 @@ impl Phases {
     pub(crate) fn record(&mut self, timing: &Timing) {
         if let Some(setup) = &timing.setup {
             if let Some(dns) = setup.dns_us {
-                self.dns_us.saturating_record(dns);
+                self.dns_us.record(dns);
             }
             if setup.connect_us > 0 {
-                self.connect_us.saturating_record(setup.connect_us);
+                self.connect_us.record(setup.connect_us);
             }
             if let Some(tls) = setup.tls_us {
-                self.tls_us.saturating_record(tls);
+                self.tls_us.record(tls);
             }
             self.connections += 1;
             self.tls_resumed += u64::from(setup.tls_resumed);
@@ -118,9 +117,9 @@ impl Phases {
             self.zero_rtt_accepted += u64::from(setup.zero_rtt == ZeroRtt::Accepted);
             self.pre_connected += u64::from(setup.pre_connected);
         }
-        self.write_us.saturating_record(timing.write_us);
-        self.ttfb_us.saturating_record(timing.ttfb_us);
-        self.body_us.saturating_record(timing.body_us);
+        self.write_us.record(timing.write_us);
+        self.ttfb_us.record(timing.ttfb_us);
+        self.body_us.record(timing.body_us);
     }
 
     /// Adds `other` into `self`.
@@ -133,7 +132,7 @@ impl Phases {
             (&mut self.ttfb_us, &other.ttfb_us),
             (&mut self.body_us, &other.body_us),
         ] {
-            a.add(b).expect("histograms of equal bounds add");
+            a.merge(b);
         }
         self.connections += other.connections;
         self.tls_resumed += other.tls_resumed;

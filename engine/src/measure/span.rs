@@ -4,9 +4,7 @@
 //! target's seconds, recorded beside (one more `record` per response), which form the
 //! targets' time series.
 
-use hdrhistogram::Histogram;
-
-use super::{MAX_LATENCY_US, encode_histogram};
+use super::{Recorder, encode_histogram};
 
 /// One span of a run (an epoch or a second), all targets together or one target's: what
 /// completed in it.
@@ -21,8 +19,9 @@ pub(crate) struct SpanStats {
     /// Requests (measured, ended in this span) that started more than [`super::LATE_US`]
     /// after they were due (open model and pacing only).
     pub(crate) late: u64,
-    /// Latency of the responses, in microseconds (2 significant digits: enough for p50/p99).
-    pub(crate) latency_us: Histogram<u64>,
+    /// Latency of the responses, in microseconds (2 significant digits: enough for p50/p99),
+    /// made at the span's first response.
+    pub(crate) latency_us: Recorder,
 }
 
 /// The summary of one span of the measured window (a second, or an epoch), all targets
@@ -66,8 +65,7 @@ impl Default for SpanStats {
             responses: 0,
             errors: 0,
             late: 0,
-            latency_us: Histogram::new_with_bounds(1, MAX_LATENCY_US, 2)
-                .expect("valid histogram bounds"),
+            latency_us: Recorder::coarse(),
         }
     }
 }
@@ -83,7 +81,7 @@ impl SpanStats {
         self.late += u64::from(late);
         if let Some(latency_us) = latency_us {
             self.responses += 1;
-            self.latency_us.saturating_record(latency_us.max(1));
+            self.latency_us.record(latency_us.max(1));
         }
     }
 
@@ -133,9 +131,7 @@ impl SpanStats {
         self.responses += other.responses;
         self.errors += other.errors;
         self.late += other.late;
-        self.latency_us
-            .add(&other.latency_us)
-            .expect("histograms of equal bounds add");
+        self.latency_us.merge(&other.latency_us);
     }
 }
 

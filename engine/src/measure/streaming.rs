@@ -1,12 +1,10 @@
 //! A target's streamed responses (chunked bodies, HTTP/2 bodies without a length, Server-Sent
 //! Events): time to first byte of the body, events, and the time between events.
 
-use hdrhistogram::Histogram;
-
-use super::latency_histogram;
+use super::Recorder;
 
 /// A target's streamed responses; the histograms (microseconds, 3 significant digits) are
-/// made at their first sample.
+/// made at their first sample ([`Recorder`]).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Streaming {
     /// Complete responses whose body was streamed.
@@ -17,9 +15,9 @@ pub(crate) struct Streaming {
     pub(crate) events: u64,
     /// Time to first byte of the body: from when the request was due (the latency's
     /// origin) to the body's first byte. The time to its last byte is the latency.
-    pub(crate) ttfb_us: Option<Histogram<u64>>,
+    pub(crate) ttfb_us: Recorder,
     /// Time between consecutive events of an event stream.
-    pub(crate) event_gap_us: Option<Histogram<u64>>,
+    pub(crate) event_gap_us: Recorder,
 }
 
 impl Streaming {
@@ -30,14 +28,11 @@ impl Streaming {
         self.sse_responses += u64::from(sse);
         self.events += events;
         if let Some(us) = ttfb_us {
-            self.ttfb_us
-                .get_or_insert_with(latency_histogram)
-                .saturating_record(us);
+            self.ttfb_us.record(us);
         }
         if !gaps_us.is_empty() {
-            let h = self.event_gap_us.get_or_insert_with(latency_histogram);
             for &gap in gaps_us {
-                h.saturating_record(gap);
+                self.event_gap_us.record(gap);
             }
         }
     }
@@ -51,11 +46,7 @@ impl Streaming {
             (&mut self.ttfb_us, &other.ttfb_us),
             (&mut self.event_gap_us, &other.event_gap_us),
         ] {
-            if let Some(h) = theirs {
-                mine.get_or_insert_with(latency_histogram)
-                    .add(h)
-                    .expect("histograms of equal bounds add");
-            }
+            mine.merge(theirs);
         }
     }
 }
@@ -73,8 +64,8 @@ mod tests {
         b.record(true, Some(7_000), 1, &[]);
         a.merge(&b);
         assert_eq!((a.responses, a.sse_responses, a.events), (3, 2, 4));
-        assert_eq!(a.ttfb_us.as_ref().unwrap().len(), 2);
-        assert_eq!(a.event_gap_us.as_ref().unwrap().len(), 2);
-        assert!(Streaming::default().event_gap_us.is_none());
+        assert_eq!(a.ttfb_us.len(), 2);
+        assert_eq!(a.event_gap_us.len(), 2);
+        assert!(Streaming::default().event_gap_us.is_empty());
     }
 }

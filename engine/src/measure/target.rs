@@ -2,20 +2,18 @@
 
 use std::collections::BTreeMap;
 
-use hdrhistogram::Histogram;
-
 use super::error_code::MAX_CODES_PER_KIND;
-use super::{CodeSpace, ErrorCode, ErrorKind, Phases, Streaming, Upstream, latency_histogram};
+use super::{CodeSpace, ErrorCode, ErrorKind, Phases, Recorder, Streaming, Timing, Upstream};
 
 /// Counters and the latency histograms of one target (or of all targets, once merged).
 #[derive(Debug, Clone)]
 pub(crate) struct TargetStats {
     /// Latency of every complete response (any status), in microseconds, from when the request
     /// was due: its intended start on the schedule (open model, pacing) or its actual start.
-    pub(crate) latency_us: Histogram<u64>,
+    pub(crate) latency_us: Recorder,
     /// Service time of every complete response, in microseconds: from when the request was
     /// actually started to its last byte.
-    pub(crate) service_us: Histogram<u64>,
+    pub(crate) service_us: Recorder,
     /// Complete responses by status code (index = code, 0..600).
     pub(crate) status: Box<[u64; 600]>,
     /// Failed requests by kind (index = position in [`ErrorKind::ALL`]).
@@ -45,8 +43,8 @@ pub(crate) struct TargetStats {
 impl Default for TargetStats {
     fn default() -> Self {
         TargetStats {
-            latency_us: latency_histogram(),
-            service_us: latency_histogram(),
+            latency_us: Recorder::precise(),
+            service_us: Recorder::precise(),
             status: Box::new([0; 600]),
             errors: [0; ErrorKind::ALL.len()],
             codes: BTreeMap::new(),
@@ -62,19 +60,35 @@ impl Default for TargetStats {
     }
 }
 
+/// The times of one complete response of target `target` (its index in the plan), in
+/// microseconds: what a worker hands over for [`TargetStats::record_times`], so that each
+/// target's histograms are kept once for the run, not once per worker thread.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ResponseTimes {
+    pub(crate) target: usize,
+    /// From when the request was due: its intended start on the schedule (open model,
+    /// pacing) or its actual start.
+    pub(crate) latency_us: u64,
+    /// From when the request was actually started to its last byte.
+    pub(crate) service_us: u64,
+    /// Its phases, and its connection's setup when it opened one.
+    pub(crate) timing: Timing,
+}
+
 impl TargetStats {
-    /// Records a complete response: its latency (from when it was due) and service time (from
-    /// when it started), both in microseconds.
+    /// Records a complete response's times: latency and service time (at least 1 µs each),
+    /// and its phases (with its connection's setup, counted, when it opened one).
     #[inline]
-    pub(crate) fn record_response(
-        &mut self,
-        status: u16,
-        latency_us: u64,
-        service_us: u64,
-        expected: bool,
-    ) {
-        self.latency_us.saturating_record(latency_us.max(1));
-        self.service_us.saturating_record(service_us.max(1));
+    pub(crate) fn record_times(&mut self, times: &ResponseTimes) {
+        self.latency_us.record(times.latency_us.max(1));
+        self.service_us.record(times.service_us.max(1));
+        self.phases.record(&times.timing);
+    }
+
+    /// Counts a complete response by its status, an unexpected one as an error; its times are
+    /// recorded apart ([`TargetStats::record_times`]).
+    #[inline]
+    pub(crate) fn record_response(&mut self, status: u16, expected: bool) {
         if let Some(count) = self.status.get_mut(usize::from(status)) {
             *count += 1;
         }
@@ -211,12 +225,8 @@ impl TargetStats {
 
     /// Adds `other` into `self`: histograms added, counters summed.
     pub(crate) fn merge(&mut self, other: &TargetStats) {
-        self.latency_us
-            .add(&other.latency_us)
-            .expect("histograms of equal bounds add");
-        self.service_us
-            .add(&other.service_us)
-            .expect("histograms of equal bounds add");
+        self.latency_us.merge(&other.latency_us);
+        self.service_us.merge(&other.service_us);
         for (a, b) in self.status.iter_mut().zip(other.status.iter()) {
             *a += b;
         }
@@ -252,11 +262,20 @@ mod tests {
     #[test]
     fn counts_and_merge() {
         let mut a = TargetStats::default();
-        a.record_response(200, 1_000, 900, true);
-        a.record_response(500, 2_000, 1_500, false);
+        let times = |latency_us, service_us| ResponseTimes {
+            target: 0,
+            latency_us,
+            service_us,
+            timing: Timing::default(),
+        };
+        a.record_response(200, true);
+        a.record_times(&times(1_000, 900));
+        a.record_response(500, false);
+        a.record_times(&times(2_000, 1_500));
         a.record_error(ErrorKind::Timeout);
         let mut b = TargetStats::default();
-        b.record_response(200, 3_000, 100, true);
+        b.record_response(200, true);
+        b.record_times(&times(3_000, 100));
         b.record_error(ErrorKind::ConnectRefused);
         b.record_check(1, true);
         b.record_check(1, false);

@@ -2,9 +2,7 @@
 //! `X-Envoy-Upstream-Service-Time` (whole milliseconds) and the `dur` values of the W3C
 //! `Server-Timing` header (milliseconds, per metric name), in histograms of microseconds.
 
-use hdrhistogram::Histogram;
-
-use super::latency_histogram;
+use super::Recorder;
 
 /// Most `Server-Timing` metric names recorded per target; `dur` values of further names are
 /// counted in [`Upstream::server_timing_dropped`].
@@ -14,14 +12,14 @@ pub(crate) const MAX_SERVER_TIMING_NAMES: usize = 8;
 const MAX_NAME_BYTES: usize = 64;
 
 /// A target's upstream-time histograms, in microseconds (3 significant digits), each made at
-/// its first sample.
+/// its first sample ([`Recorder`]).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Upstream {
     /// `X-Envoy-Upstream-Service-Time`, per response that had it.
-    pub(crate) envoy_us: Option<Histogram<u64>>,
+    pub(crate) envoy_us: Recorder,
     /// Per `Server-Timing` metric name (the first [`MAX_SERVER_TIMING_NAMES`] seen), its
     /// `dur` values.
-    pub(crate) server_timing_us: Vec<(String, Histogram<u64>)>,
+    pub(crate) server_timing_us: Vec<(String, Recorder)>,
     /// `dur` values of metric names beyond the first [`MAX_SERVER_TIMING_NAMES`], not
     /// recorded.
     pub(crate) server_timing_dropped: u64,
@@ -34,9 +32,7 @@ impl Upstream {
     #[inline]
     pub(crate) fn record(&mut self, envoy_us: Option<u64>, server_timing: &[u8]) {
         if let Some(us) = envoy_us {
-            self.envoy_us
-                .get_or_insert_with(latency_histogram)
-                .saturating_record(us);
+            self.envoy_us.record(us);
         }
         if !server_timing.is_empty() {
             server_timing_durations(server_timing, |name, dur_ms| {
@@ -55,7 +51,7 @@ impl Upstream {
             Some(i) => i,
             None if self.server_timing_us.len() < MAX_SERVER_TIMING_NAMES => {
                 let name = String::from_utf8_lossy(name).into_owned();
-                self.server_timing_us.push((name, latency_histogram()));
+                self.server_timing_us.push((name, Recorder::precise()));
                 self.server_timing_us.len() - 1
             }
             None => {
@@ -63,24 +59,16 @@ impl Upstream {
                 return;
             }
         };
-        self.server_timing_us[i].1.saturating_record(us);
+        self.server_timing_us[i].1.record(us);
     }
 
     /// Adds `other` into `self`: histograms of the same name added; names beyond the
     /// first [`MAX_SERVER_TIMING_NAMES`] counted as dropped.
     pub(crate) fn merge(&mut self, other: &Upstream) {
-        if let Some(h) = &other.envoy_us {
-            self.envoy_us
-                .get_or_insert_with(latency_histogram)
-                .add(h)
-                .expect("histograms of equal bounds add");
-        }
+        self.envoy_us.merge(&other.envoy_us);
         for (name, h) in &other.server_timing_us {
             match self.server_timing_us.iter().position(|(n, _)| n == name) {
-                Some(i) => self.server_timing_us[i]
-                    .1
-                    .add(h)
-                    .expect("histograms of equal bounds add"),
+                Some(i) => self.server_timing_us[i].1.merge(h),
                 None if self.server_timing_us.len() < MAX_SERVER_TIMING_NAMES => {
                     self.server_timing_us.push((name.clone(), h.clone()));
                 }
@@ -92,7 +80,7 @@ impl Upstream {
 
     /// Whether nothing was recorded.
     pub(crate) fn is_empty(&self) -> bool {
-        self.envoy_us.is_none()
+        self.envoy_us.is_empty()
             && self.server_timing_us.is_empty()
             && self.server_timing_dropped == 0
     }
@@ -218,7 +206,7 @@ mod tests {
         let mut b = Upstream::default();
         b.record(Some(9_000), b"db;dur=2, new;dur=3");
         a.merge(&b);
-        assert_eq!(a.envoy_us.as_ref().unwrap().len(), 2);
+        assert_eq!(a.envoy_us.len(), 2);
         assert_eq!(a.server_timing_us[0].1.len(), 2);
         assert_eq!(a.server_timing_dropped, 5, "`new` had no room");
     }

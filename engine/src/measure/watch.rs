@@ -163,7 +163,7 @@ mod tests {
         for _ in 0..responses {
             s.requests += 1;
             s.responses += 1;
-            s.latency_us.record(latency_us).unwrap();
+            s.latency_us.record(latency_us);
         }
         s
     }

@@ -259,7 +259,7 @@ fn phase_summary(h: &Histogram<u64>) -> Option<PhaseSummary> {
 /// The summary of a target's upstream-time histograms; `None` when nothing was recorded.
 pub(crate) fn upstream_result(upstream: &Upstream) -> Option<UpstreamResult> {
     (!upstream.is_empty()).then(|| UpstreamResult {
-        envoy_upstream_service_time: upstream.envoy_us.as_ref().and_then(phase_summary),
+        envoy_upstream_service_time: phase_summary(&upstream.envoy_us),
         server_timing: upstream
             .server_timing_us
             .iter()
@@ -280,8 +280,8 @@ pub(crate) fn streaming_result(streaming: &Streaming) -> Option<StreamingResult>
         responses: streaming.responses,
         sse_responses: streaming.sse_responses,
         events: streaming.events,
-        ttfb: streaming.ttfb_us.as_ref().and_then(phase_summary),
-        event_gap: streaming.event_gap_us.as_ref().and_then(phase_summary),
+        ttfb: phase_summary(&streaming.ttfb_us),
+        event_gap: phase_summary(&streaming.event_gap_us),
     })
 }
 

@@ -1,16 +1,24 @@
 //! The calling thread's side of the run: the workers' per-epoch reports merged into the epoch
-//! series, the epochs of each second (and the targets' seconds) into the time series, and the
-//! window watch fed with each whole second.
+//! series, the epochs of each second (and the targets' seconds) into the time series, the
+//! window watch fed with each whole second, and the responses' times that the workers hand
+//! over in batches recorded into each target's histograms (latency, service time, phases).
+//!
+//! A target's histograms are kept here once for the run, not once per worker thread: what a
+//! target costs does not grow with the threads (docs/spec.md, "What a target costs"). Each
+//! worker still counts its own statuses, errors and bytes, merged once at the end.
 //!
 //! Memory stays bounded over a long run: a second's histograms (one for the run, one per
-//! target, ~26 KB each in memory at 2 significant digits) are encoded as soon as the second is
-//! final, and only the encoded text is kept (a few hundred bytes each).
+//! target that had a response in it, 2 significant digits, 2 to 11 KB each in memory as
+//! `measure::Recorder`s) are encoded as soon as the second is final, and only the encoded text
+//! is kept (a few hundred bytes each).
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use super::Progress;
-use crate::measure::{SpanSample, SpanStats, Watch, WindowVerdict, merge_targets};
+use crate::measure::{
+    ResponseTimes, SpanSample, SpanStats, TargetStats, Watch, WindowVerdict, merge_targets,
+};
 use crate::plan::threshold::Threshold;
 
 /// One worker's per-epoch hand-over.
@@ -23,6 +31,8 @@ pub(super) enum Report {
         stats: SpanStats,
         targets: Vec<SpanStats>,
     },
+    /// A batch of complete responses' times, for the targets' histograms.
+    Times(Vec<ResponseTimes>),
     /// The worker has ended; its last report was for epoch `last`.
     Done { last: u32 },
 }
@@ -72,6 +82,9 @@ pub(super) struct Collector {
     totals: (u64, u64),
     watch: Watch,
     aborted_by: Option<usize>,
+    /// Per target, in the plan's order: the histograms of its responses' times (its counters
+    /// are the workers').
+    recorded: Vec<TargetStats>,
 }
 
 /// What the collector gathered over the run.
@@ -85,6 +98,9 @@ pub(super) struct Collected {
     pub(super) aborted_by: Option<usize>,
     /// Window thresholds' verdicts, indexed like the plan's `slo`.
     pub(super) windows: Vec<Option<WindowVerdict>>,
+    /// Per target, in the plan's order: the histograms of its responses' times (latency,
+    /// service time, phases) and its connections' setup counts; the other counters are zero.
+    pub(super) targets: Vec<TargetStats>,
 }
 
 impl Collector {
@@ -110,6 +126,7 @@ impl Collector {
             totals: (0, 0),
             watch: Watch::new(thresholds),
             aborted_by: None,
+            recorded: (0..targets).map(|_| TargetStats::default()).collect(),
         }
     }
 
@@ -140,6 +157,14 @@ impl Collector {
                 let entry = self.open.entry(index).or_default();
                 entry.0 += 1;
                 entry.1.add(&stats, targets);
+            }
+            Report::Times(times) => {
+                for t in &times {
+                    if let Some(stats) = self.recorded.get_mut(t.target) {
+                        stats.record_times(t);
+                    }
+                }
+                return false;
             }
             Report::Done { last } => self.finished.push(last),
         }
@@ -214,6 +239,7 @@ impl Collector {
             time_series: self.time_series,
             aborted_by: self.aborted_by,
             windows: self.watch.finish(),
+            targets: self.recorded,
         }
     }
 }

@@ -271,9 +271,14 @@ impl Ready<'_> {
             cpu_start,
             progress,
         );
-        let collected = collector.finish();
-        let (targets, stages, flows, last_end, udp_buffers) =
+        let mut collected = collector.finish();
+        let (counted, stages, flows, last_end, udp_buffers) =
             join(handles, &shared).map_err(|e| limits::start_error(e, budget))?;
+        // The targets' histograms (the calling thread's) with the workers' counters.
+        let mut targets = std::mem::take(&mut collected.targets);
+        for (target, counts) in targets.iter_mut().zip(&counted) {
+            target.merge(counts);
+        }
         // A data file read `once` has run out: the run ended as on a count.
         let used_up = shared.flows.used_up.load(Ordering::Relaxed);
         let cpu_end = cpu_time();
@@ -362,11 +367,8 @@ fn join(
     handles: Vec<JoinHandle<std::io::Result<WorkerStats>>>,
     shared: &Shared,
 ) -> std::io::Result<Joined> {
-    let mut targets: Vec<TargetStats> = shared
-        .targets
-        .iter()
-        .map(|_| TargetStats::default())
-        .collect();
+    // The first worker's records become the sum: one copy less of every target's histograms.
+    let mut targets: Option<Vec<TargetStats>> = None;
     let mut stages: Vec<StageStats> = shared
         .load
         .stages
@@ -390,8 +392,13 @@ fn join(
                 continue;
             }
         };
-        for (sum, s) in targets.iter_mut().zip(&stats.targets) {
-            sum.merge(s);
+        match &mut targets {
+            None => targets = Some(stats.targets),
+            Some(targets) => {
+                for (sum, s) in targets.iter_mut().zip(&stats.targets) {
+                    sum.merge(s);
+                }
+            }
         }
         for (sum, s) in stages.iter_mut().zip(&stats.stages) {
             sum.merge(s);
@@ -408,7 +415,16 @@ fn join(
     }
     match failed {
         Some(e) => Err(e),
-        None => Ok((targets, stages, flows, last_end, udp_buffers)),
+        None => {
+            let targets = targets.unwrap_or_else(|| {
+                shared
+                    .targets
+                    .iter()
+                    .map(|_| TargetStats::default())
+                    .collect()
+            });
+            Ok((targets, stages, flows, last_end, udp_buffers))
+        }
     }
 }
 

@@ -151,7 +151,7 @@ async fn before_clock(
     let load = &shared.load;
     let first_level = load.level_at(0.0);
     // Nothing is recorded of the warmup requests: their records go here and are dropped.
-    let scratch = Rc::new(RefCell::new(WorkerStats::new(shared)));
+    let scratch = Rc::new(RefCell::new(WorkerStats::new(shared, None)));
     let tasks: Vec<_> = users
         .into_iter()
         .map(|(i, mut conns)| {

@@ -37,7 +37,7 @@ use super::deadline::Deadline;
 use super::timer::PreciseTimer;
 use super::transport::Outgoing;
 use super::{Shared, WorkerStats, checks, flow, h1, h3, redirect, transport};
-use crate::measure::{ErrorKind, LATE_US};
+use crate::measure::{ErrorKind, LATE_US, ResponseTimes};
 use crate::plan::load::Arrivals;
 use crate::plan::{Model, TargetPlan, ThinkTime};
 
@@ -271,18 +271,23 @@ pub(super) async fn request(
             let (latency, failed) = match outcome {
                 Ok(response) => {
                     let expected = target.expect_status.contains(response.status);
-                    record.record_response(response.status, latency_us, service_us, expected);
+                    record.record_response(response.status, expected);
                     record.record_slow(latency_us, target.slow_us);
                     let seen = &traffic.seen;
                     record.upstream.record(seen.envoy_us, &seen.server_timing);
                     record.note_alt_svc(&seen.alt_svc_h3);
                     seen.record_stream(&mut record.streaming, intended);
-                    record.phases.record(&response.timing);
                     if captures {
                         checks::evaluate(&target.checks, capture, |i, passed| {
                             record.record_check(i, passed)
                         });
                     }
+                    s.record_times(ResponseTimes {
+                        target: t,
+                        latency_us,
+                        service_us,
+                        timing: response.timing,
+                    });
                     (Some(latency_us), !expected)
                 }
                 Err(kind) => {

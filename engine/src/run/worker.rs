@@ -1,6 +1,7 @@
 //! One worker thread: a current-thread tokio runtime running its virtual users, recording
 //! into its own stats, and handing each epoch's over to the calling thread (and each
-//! second's per target, with the second's last epoch).
+//! second's per target, with the second's last epoch), and its responses' times in batches
+//! (the targets' histograms are the calling thread's: `collect.rs`).
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -15,11 +16,17 @@ use super::collect::{Report, epochs_per_second};
 use super::pre::Gate;
 use super::shared::Shared;
 use super::{h3, vu};
-use crate::measure::{FlowStats, SpanStats, StageStats, TargetStats};
+use crate::measure::{FlowStats, ResponseTimes, SpanStats, StageStats, TargetStats};
 use crate::udp::UdpBuffers;
+
+/// Responses' times a worker holds before it hands them over as one [`Report::Times`]
+/// (about 100 bytes each: 100 KB per worker).
+const TIMES_BATCH: usize = 1_024;
 
 /// A worker's own records, shared by its connection tasks (one thread, no lock).
 pub(super) struct WorkerStats {
+    /// Per target: its counters (statuses, errors, bytes, checks...); the histograms of its
+    /// responses' times are recorded by the calling thread from [`WorkerStats::record_times`].
     pub(super) targets: Vec<TargetStats>,
     pub(super) stages: Vec<StageStats>,
     /// Per flow: its measured iterations.
@@ -34,11 +41,14 @@ pub(super) struct WorkerStats {
     pub(super) last_end: Option<Instant>,
     /// The UDP buffers of the worker's QUIC endpoints (HTTP/3); `None` when it opened none.
     pub(super) udp_buffers: Option<UdpBuffers>,
+    /// Responses' times not handed over yet, and where they go (`None` once the worker ended).
+    times: (Vec<ResponseTimes>, Option<mpsc::Sender<Report>>),
 }
 
 impl WorkerStats {
-    /// Empty records for the targets and stages of `shared`.
-    pub(super) fn new(shared: &Shared) -> WorkerStats {
+    /// Empty records for the targets and stages of `shared`, handing responses' times over to
+    /// `tx` (`None`: the warmup's records, dropped).
+    pub(super) fn new(shared: &Shared, tx: Option<mpsc::Sender<Report>>) -> WorkerStats {
         WorkerStats {
             targets: shared
                 .targets
@@ -62,6 +72,29 @@ impl WorkerStats {
             second: per_target(shared),
             last_end: None,
             udp_buffers: None,
+            times: (Vec::new(), tx),
+        }
+    }
+
+    /// Records a complete response's times: handed over to the calling thread with the next
+    /// batch.
+    #[inline]
+    pub(super) fn record_times(&mut self, times: ResponseTimes) {
+        if self.times.1.is_none() {
+            return;
+        }
+        self.times.0.push(times);
+        if self.times.0.len() >= TIMES_BATCH {
+            self.hand_over_times();
+        }
+    }
+
+    /// Hands the times held over to the calling thread.
+    fn hand_over_times(&mut self) {
+        if let Some(tx) = &self.times.1 {
+            let batch = std::mem::replace(&mut self.times.0, Vec::with_capacity(TIMES_BATCH));
+            // The calling thread gone: the run is over, the times have nowhere to go.
+            let _ = tx.send(Report::Times(batch));
         }
     }
 }
@@ -100,7 +133,7 @@ pub(super) fn worker(
             return Err(e);
         }
     };
-    let stats = Rc::new(RefCell::new(WorkerStats::new(&shared)));
+    let stats = Rc::new(RefCell::new(WorkerStats::new(&shared, Some(tx.clone()))));
     let local = tokio::task::LocalSet::new();
     let endpoints = Rc::new(h3::Endpoints::default());
     local.block_on(&runtime, async {
@@ -131,6 +164,8 @@ pub(super) fn worker(
         .expect("all tasks have ended")
         .into_inner();
     stats.udp_buffers = endpoints.buffers();
+    stats.hand_over_times();
+    stats.times = (Vec::new(), None);
     let _ = tx.send(Report::Epoch {
         index: stats.epoch_index,
         stats: std::mem::take(&mut stats.epoch),

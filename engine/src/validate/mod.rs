@@ -127,12 +127,45 @@ pub fn check(
         spec_dir,
         var,
     };
-    plan::build(&spec, &ctx).map_err(|errors| {
-        sorted(
-            errors
+    let too_many = too_many_targets(&spec);
+    match plan::build(&spec, &ctx) {
+        Ok(plan) if too_many.is_none() => Ok(plan),
+        built => Err(sorted(
+            built
+                .err()
+                .unwrap_or_default()
                 .into_iter()
-                .map(|e| diagnostic(e.path, e.message, false))
+                .map(|e| (e.path, e.message))
+                .chain(too_many)
+                .map(|(path, message)| diagnostic(path, message, false))
                 .collect(),
+        )),
+    }
+}
+
+/// Most targets a spec may have, flow steps included (each step is a target): what a run
+/// records per target (its histograms, on every worker thread that sends its requests; its
+/// second of each second of the time series) stays within memory a CI runner has
+/// (docs/spec.md, "What a target costs").
+pub const MAX_TARGETS: usize = 2_000;
+
+/// The field path and message when `spec` has more than [`MAX_TARGETS`] targets (flow steps
+/// included).
+fn too_many_targets(spec: &Spec) -> Option<(String, String)> {
+    let steps: usize = spec.flows.iter().map(|f| f.steps.len()).sum();
+    let (path, count, what) = if spec.flows.is_empty() {
+        ("targets", spec.targets.len(), "targets")
+    } else {
+        ("flows", steps, "flow steps (each step is a target)")
+    };
+    (count > MAX_TARGETS).then(|| {
+        (
+            path.to_string(),
+            format!(
+                "{count} {what}: at most {MAX_TARGETS}. Each target's histograms cost memory on \
+                 every worker thread and its per-second series grows with the run (docs/spec.md, \
+                 \"What a target costs\"); split the spec into several runs"
+            ),
         )
     })
 }

@@ -4,11 +4,11 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use hdrhistogram::Histogram;
-
 use super::MergeError;
 use super::series::{Part, merge_series};
-use crate::measure::{MAX_CODES_PER_KIND, Phases, Streaming, Upstream, latency_histogram, rate};
+use crate::measure::{
+    MAX_CODES_PER_KIND, Phases, Recorder, Streaming, Upstream, latency_histogram, rate,
+};
 use crate::result::{
     PhaseSummary, PhasesResult, RunResult, StreamingResult, TargetResult, UpstreamResult,
     decode_histogram, encode_histogram, phases_result, streaming_result, summary, upstream_result,
@@ -262,18 +262,20 @@ fn decode_phases(p: &PhasesResult) -> Result<Phases, String> {
     Ok(phases)
 }
 
-/// A histogram of a result, read back with the bounds of the run's.
-fn decode(histogram: &str) -> Result<Histogram<u64>, String> {
-    let mut h = latency_histogram();
-    h.add(decode_histogram(histogram).map_err(|e| e.to_string())?)
-        .map_err(|e| format!("{e:?}"))?;
+/// A histogram of a result, read back as the run records it; empty for `None`.
+fn decode(histogram: Option<&str>) -> Result<Recorder, String> {
+    let mut h = Recorder::precise();
+    if let Some(text) = histogram {
+        h.add(&decode_histogram(text).map_err(|e| e.to_string())?)
+            .map_err(|e| format!("{e:?}"))?;
+    }
     Ok(h)
 }
 
 /// A target's streamed responses, read back from its result.
 fn decode_streaming(s: &StreamingResult) -> Result<Streaming, String> {
     let histogram =
-        |summary: &Option<PhaseSummary>| summary.as_ref().map(|s| decode(&s.histogram)).transpose();
+        |summary: &Option<PhaseSummary>| decode(summary.as_ref().map(|s| &*s.histogram));
     Ok(Streaming {
         responses: s.responses,
         sse_responses: s.sse_responses,
@@ -286,14 +288,15 @@ fn decode_streaming(s: &StreamingResult) -> Result<Streaming, String> {
 /// A target's upstream-time histograms, read back from its result.
 fn decode_upstream(u: &UpstreamResult) -> Result<Upstream, String> {
     Ok(Upstream {
-        envoy_us: match &u.envoy_upstream_service_time {
-            Some(s) => Some(decode(&s.histogram)?),
-            None => None,
-        },
+        envoy_us: decode(
+            u.envoy_upstream_service_time
+                .as_ref()
+                .map(|s| &*s.histogram),
+        )?,
         server_timing_us: u
             .server_timing
             .iter()
-            .map(|m| Ok((m.name.clone(), decode(&m.dur.histogram)?)))
+            .map(|m| Ok((m.name.clone(), decode(Some(&m.dur.histogram))?)))
             .collect::<Result<_, String>>()?,
         server_timing_dropped: u.server_timing_dropped,
     })
