@@ -16,7 +16,8 @@
 #   TARGETS="1000" THREADS="2" DURATION=2 bench/targets_memory.sh
 #
 # Prints a Markdown table: binary, targets, threads, exit status, responses, peak RSS (MB),
-# and the peak RSS per target beyond the one-target run of the same binary and threads (KB).
+# the peak RSS per target beyond the one-target run of the same binary and threads (KB), and
+# the result file's size (KB).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DURATION=${DURATION:-5}
@@ -57,8 +58,8 @@ spec() { # targets threads -> spec path
   echo "$f"
 }
 
-echo "| binary | targets | threads | exit | responses | peak RSS (MB) | per target (KB) |"
-echo "|---|---:|---:|---:|---:|---:|---:|"
+echo "| binary | targets | threads | exit | responses | peak RSS (MB) | per target (KB) | result (KB) |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|"
 for threads in $THREADS; do
   declare -A one=()
   for n in $TARGETS; do
@@ -77,8 +78,9 @@ for threads in $THREADS; do
       if [ "$n" != 1 ] && [ -n "${one[$name]:-}" ]; then
         per=$(( (rss_kb - one[$name]) / (n - 1) ))
       fi
-      printf '| %s | %s | %s | %s | %s | %s | %s |\n' "$name" "$n" "$threads" "$status" "$responses" \
-        "$(python3 -c "print(f'{$rss_kb/1024:.1f}')")" "$per"
+      size_kb=$(( $(stat -c %s "$out" 2>/dev/null || echo 0) / 1024 ))
+      printf '| %s | %s | %s | %s | %s | %s | %s | %s |\n' "$name" "$n" "$threads" "$status" "$responses" \
+        "$(python3 -c "print(f'{$rss_kb/1024:.1f}')")" "$per" "$size_kb"
       if [ "$status" != 0 ] && [ "$status" != 5 ]; then
         sed -n '1,5p' "$work/run.log" | sed 's/^/    /' >&2
       fi

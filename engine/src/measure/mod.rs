@@ -10,6 +10,8 @@
 //! A leaf beneath `run` (which records) and `result` (which turns the records into the
 //! artifact): it depends on `plan` only. Each worker thread owns its own records and merges
 //! them once at the end (`merge`); nothing here is shared between threads while requests run.
+//! A response's times ([`ResponseTimes`]) are the exception: the workers hand them over in
+//! batches and the calling thread records each target's histograms once for the run.
 
 mod codec;
 mod error_code;

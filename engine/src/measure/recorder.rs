@@ -79,14 +79,11 @@ impl Recorder {
     }
 
     /// Adds the samples of `other` (any bounds and precision; values in its buckets are
-    /// recorded at this recorder's precision). Errors: `other` holds values above
-    /// [`MAX_LATENCY_US`].
+    /// recorded at this recorder's precision). Errors: growing to hold them failed (it cannot
+    /// on 64 bits).
     pub(crate) fn add(&mut self, other: &Histogram<u64>) -> Result<(), AdditionError> {
         if other.is_empty() {
             return Ok(());
-        }
-        if other.max() > MAX_LATENCY_US {
-            return Err(AdditionError::OtherAddendValueExceedsRange);
         }
         let digits = self.digits;
         self.histogram
@@ -97,7 +94,7 @@ impl Recorder {
     /// Adds `other` into `self`.
     pub(crate) fn merge(&mut self, other: &Recorder) {
         if let Some(h) = &other.histogram {
-            self.add(h).expect("recorded values are within range");
+            self.add(h).expect("a growing histogram takes any value");
         }
     }
 }
@@ -171,6 +168,15 @@ mod tests {
         a.merge(&b);
         a.merge(&Recorder::precise());
         assert_eq!((a.len(), a.min(), a.max()), (3, 10, b.max()));
+        // A value of an hour or more: its bucket reaches past the hour, and still merges.
+        let mut hour = Recorder::precise();
+        hour.record(u64::MAX);
+        assert!(hour.max() > MAX_LATENCY_US);
+        a.merge(&hour);
+        let mut whole = latency_histogram();
+        whole.add(&*a).unwrap();
+        assert_eq!(encode_histogram(&a), encode_histogram(&whole));
+        assert_eq!(decode_histogram(&encode_histogram(&a)).unwrap().len(), 4);
         let mut c = Recorder::precise();
         c.add(&a).unwrap();
         c.add(&latency_histogram()).unwrap();

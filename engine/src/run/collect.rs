@@ -350,4 +350,33 @@ mod tests {
         assert!(series[1].targets[1].max_us >= 40_000);
         assert!(series[1].targets[0].max_us < 2_000);
     }
+
+    #[test]
+    fn responses_times_from_every_worker_go_into_one_record_per_target() {
+        use crate::measure::{ResponseTimes, Timing};
+        let times = |target, latency_us| ResponseTimes {
+            target,
+            latency_us,
+            service_us: latency_us / 2,
+            timing: Timing {
+                ttfb_us: latency_us / 3,
+                ..Timing::default()
+            },
+        };
+        let mut collector = Collector::new((2, 2), Instant::now(), Duration::from_secs(1), &[]);
+        assert!(!collector.take(Report::Times(vec![times(0, 1_000), times(1, 90_000)])));
+        assert!(!collector.take(Report::Times(vec![times(1, 7), times(5, 1)])));
+        assert!(!collector.take(Report::Done { last: 0 }));
+        assert!(!collector.take(Report::Done { last: 0 }));
+        let targets = collector.finish().targets;
+        assert_eq!(targets.len(), 2, "a target out of the plan is ignored");
+        assert_eq!((targets[0].responses(), targets[1].responses()), (1, 2));
+        let t1 = &targets[1];
+        assert!(t1.latency_us.equivalent(t1.latency_us.max(), 90_000));
+        assert_eq!(t1.latency_us.min(), 7);
+        assert!(t1.service_us.equivalent(t1.service_us.max(), 45_000));
+        assert_eq!(t1.phases.ttfb_us.len(), 2);
+        // Counters are the workers': none here.
+        assert_eq!(t1.status_counts().len(), 0);
+    }
 }

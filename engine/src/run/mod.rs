@@ -8,7 +8,10 @@
 //! epoch's `SpanStats` (all targets) to the calling thread, with each target's of the second
 //! at a second's end; the calling thread merges them into the epoch series and the time
 //! series (per second, the run's and each target's, histograms encoded as each second ends)
-//! and reports progress. Per-target and per-stage stats are merged once at the end. Before
+//! and reports progress. The responses' times go to the calling thread in batches of 1,024
+//! (`worker.rs`), which records each target's histograms once for the run (`collect.rs`), so
+//! that a target's histograms are not paid once per worker thread. Per-target counters and
+//! per-stage stats are merged once at the end. Before
 //! the clock starts, the workers may open the first level's connections and send a warmup of
 //! N requests (`pre.rs`).
 //!
