@@ -59,7 +59,7 @@ pub(crate) enum ZeroRtt {
 /// first sample): connection setup
 /// (DNS, TCP connect, TLS handshake; HTTP/3: DNS and the QUIC handshake, no connect) per
 /// connection opened; write, TTFB and body read per response.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub(crate) struct Phases {
     pub(crate) dns_us: Recorder,
     pub(crate) connect_us: Recorder,
@@ -77,24 +77,6 @@ pub(crate) struct Phases {
     pub(crate) zero_rtt_accepted: u64,
     /// Of the connections, those opened before the clock started.
     pub(crate) pre_connected: u64,
-}
-
-impl Default for Phases {
-    fn default() -> Self {
-        Phases {
-            dns_us: Recorder::precise(),
-            connect_us: Recorder::precise(),
-            tls_us: Recorder::precise(),
-            write_us: Recorder::precise(),
-            ttfb_us: Recorder::precise(),
-            body_us: Recorder::precise(),
-            connections: 0,
-            tls_resumed: 0,
-            zero_rtt_attempted: 0,
-            zero_rtt_accepted: 0,
-            pre_connected: 0,
-        }
-    }
 }
 
 impl Phases {

@@ -75,6 +75,20 @@ pub(crate) struct ResponseTimes {
     pub(crate) timing: Timing,
 }
 
+impl ResponseTimes {
+    /// The times of a response of target `target`: its latency and service time
+    /// (microseconds) and its phases.
+    #[inline]
+    pub(crate) fn new(target: usize, latency_us: u64, service_us: u64, timing: Timing) -> Self {
+        ResponseTimes {
+            target,
+            latency_us,
+            service_us,
+            timing,
+        }
+    }
+}
+
 impl TargetStats {
     /// Records a complete response's times: latency and service time (at least 1 µs each),
     /// and its phases (with its connection's setup, counted, when it opened one).

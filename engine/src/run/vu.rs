@@ -282,12 +282,8 @@ pub(super) async fn request(
                             record.record_check(i, passed)
                         });
                     }
-                    s.record_times(ResponseTimes {
-                        target: t,
-                        latency_us,
-                        service_us,
-                        timing: response.timing,
-                    });
+                    let times = ResponseTimes::new(t, latency_us, service_us, response.timing);
+                    s.record_times(times);
                     (Some(latency_us), !expected)
                 }
                 Err(kind) => {
