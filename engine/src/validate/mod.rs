@@ -143,10 +143,9 @@ pub fn check(
     }
 }
 
-/// Most targets a spec may have, flow steps included (each step is a target): what a run
-/// records per target (its histograms, on every worker thread that sends its requests; its
-/// second of each second of the time series) stays within memory a CI runner has
-/// (docs/spec.md, "What a target costs").
+/// Most targets a spec may have, flow steps included (each step is a target), so that what a
+/// run records per target (its histograms, 0.1 to 1 MB; a sample per second of its time
+/// series) stays within the memory of a CI runner (docs/spec.md, "What a target costs").
 pub const MAX_TARGETS: usize = 2_000;
 
 /// The field path and message when `spec` has more than [`MAX_TARGETS`] targets (flow steps
@@ -162,9 +161,9 @@ fn too_many_targets(spec: &Spec) -> Option<(String, String)> {
         (
             path.to_string(),
             format!(
-                "{count} {what}: at most {MAX_TARGETS}. Each target's histograms cost memory on \
-                 every worker thread and its per-second series grows with the run (docs/spec.md, \
-                 \"What a target costs\"); split the spec into several runs"
+                "{count} {what}: at most {MAX_TARGETS}. Each target's histograms cost 0.1 to \
+                 1 MB and its time series grows with the run (docs/spec.md, \"What a target \
+                 costs\"); split the spec into several runs"
             ),
         )
     })
