@@ -370,8 +370,11 @@ fn join(
     handles: Vec<JoinHandle<std::io::Result<WorkerStats>>>,
     shared: &Shared,
 ) -> std::io::Result<Joined> {
-    // The first worker's records become the sum: one copy less of every target's histograms.
-    let mut targets: Option<Vec<TargetStats>> = None;
+    let mut targets: Vec<TargetStats> = shared
+        .targets
+        .iter()
+        .map(|_| TargetStats::default())
+        .collect();
     let mut stages: Vec<StageStats> = shared
         .load
         .stages
@@ -395,13 +398,8 @@ fn join(
                 continue;
             }
         };
-        match &mut targets {
-            None => targets = Some(stats.targets),
-            Some(targets) => {
-                for (sum, s) in targets.iter_mut().zip(&stats.targets) {
-                    sum.merge(s);
-                }
-            }
+        for (sum, s) in targets.iter_mut().zip(&stats.targets) {
+            sum.merge(s);
         }
         for (sum, s) in stages.iter_mut().zip(&stats.stages) {
             sum.merge(s);
@@ -418,16 +416,7 @@ fn join(
     }
     match failed {
         Some(e) => Err(e),
-        None => {
-            let targets = targets.unwrap_or_else(|| {
-                shared
-                    .targets
-                    .iter()
-                    .map(|_| TargetStats::default())
-                    .collect()
-            });
-            Ok((targets, stages, flows, last_end, udp_buffers))
-        }
+        None => Ok((targets, stages, flows, last_end, udp_buffers)),
     }
 }
 

@@ -97,6 +97,15 @@ impl WorkerStats {
             let _ = tx.send(Report::Times(batch));
         }
     }
+
+    /// Hands the last times over and lets go of the channel: the calling thread collects
+    /// until every worker's sender is gone, and these records outlive the worker.
+    fn finish_times(&mut self) {
+        let (batch, tx) = std::mem::take(&mut self.times);
+        if let Some(tx) = tx.filter(|_| !batch.is_empty()) {
+            let _ = tx.send(Report::Times(batch));
+        }
+    }
 }
 
 /// An empty span per target of `shared`.
@@ -164,8 +173,7 @@ pub(super) fn worker(
         .expect("all tasks have ended")
         .into_inner();
     stats.udp_buffers = endpoints.buffers();
-    stats.hand_over_times();
-    stats.times = (Vec::new(), None);
+    stats.finish_times();
     let _ = tx.send(Report::Epoch {
         index: stats.epoch_index,
         stats: std::mem::take(&mut stats.epoch),
