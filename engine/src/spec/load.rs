@@ -315,18 +315,36 @@ fn not_utf8(path: &Path, error: &std::string::FromUtf8Error) -> SpecLoadError {
     }
 }
 
-/// `text` with its control characters escaped (ESC as `\u{1b}`, TAB as `\t`): safe to print
-/// on a terminal and in every report.
+/// `text` with its control characters (ESC as `\u{1b}`, TAB as `\t`) and its hidden
+/// characters ([`is_hidden`]: U+202E as `\u{202e}`) escaped: safe to print on a terminal and
+/// in every report.
 pub(crate) fn printable(text: &str) -> String {
     text.chars()
         .flat_map(|c| {
-            if c.is_control() {
+            if c.is_control() || is_hidden(c) {
                 c.escape_default().collect::<Vec<_>>()
             } else {
                 vec![c]
             }
         })
         .collect()
+}
+
+/// Whether `c` changes how the text around it is shown while being invisible itself: the
+/// bidirectional controls (U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069; "Trojan
+/// Source", CVE-2021-42574; Unicode's UAX #9) and the invisible format characters U+200B-U+200D
+/// (zero-width space, non-joiner, joiner), U+2060-U+2064 (word joiner, invisible operators) and
+/// U+FEFF (zero-width no-break space). Every output escapes them as [`printable`] does.
+pub(crate) fn is_hidden(c: char) -> bool {
+    matches!(
+        c,
+        '\u{061c}'
+            | '\u{200b}'..='\u{200f}'
+            | '\u{202a}'..='\u{202e}'
+            | '\u{2060}'..='\u{2064}'
+            | '\u{2066}'..='\u{2069}'
+            | '\u{feff}'
+    )
 }
 
 /// Turns the spanned tree into JSON, recording each node's location under its field path.
@@ -644,6 +662,10 @@ load: {connections: 2}
         assert_eq!(
             printable("a\u{1b}[31mb\u{7}\0\tc é"),
             "a\\u{1b}[31mb\\u{7}\\u{0}\\tc é"
+        );
+        assert_eq!(
+            printable("abc\u{202e}fed\u{2066}\u{200b}\u{feff}\u{61c}"),
+            "abc\\u{202e}fed\\u{2066}\\u{200b}\\u{feff}\\u{61c}"
         );
     }
 
