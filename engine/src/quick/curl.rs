@@ -5,7 +5,7 @@
 //!
 //! | curl | request |
 //! |---|---|
-//! | `URL`, `--url URL` | the URL (one) |
+//! | `URL`, `--url URL` | the URL (one); its `user:pass@` becomes `Authorization: Basic …` (`secrets.rs`) |
 //! | `-X`, `--request` | the method |
 //! | `-H`, `--header` | a header (repeatable) |
 //! | `-d`, `--data`, `--data-ascii`, `--data-raw`, `--data-binary`, `--data-urlencode` | the body: several are joined with `&`; POST and `Content-Type: application/x-www-form-urlencoded` unless given; `--data-binary @FILE` is the file's bytes |
@@ -20,6 +20,8 @@
 //! | `-s`, `--silent`, `-S`, `--show-error` | nothing (curl's own display) |
 //!
 //! Any other option is refused with its name: a run must never drop a part of the request.
+//! Messages never quote a secret (`secrets.rs`): a URL is shown with `${...}` in their place,
+//! a secret header by its name alone.
 
 use super::QuickError;
 use super::secrets::shown_url;

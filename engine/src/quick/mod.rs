@@ -159,7 +159,7 @@ fn run_requests(requests: &[Request], load: &LoadFlags) -> anyhow::Result<Outcom
                 "loadgate: URL {} of {}: {}",
                 i + 1,
                 requests.len(),
-                built.url
+                spec::printable(&built.url)
             );
         }
         if load.verbose {

@@ -330,14 +330,14 @@ fn escape(text: &str) -> String {
 
 /// `text` as a YAML double-quoted scalar: `"` and `\\` escaped, and every character that YAML
 /// 1.2 does not count as printable (`c-printable`: controls, DEL, the C1 controls, U+FFFE,
-/// U+FFFF), NEL, the byte-order mark, line breaks and tabs written as `\\uXXXX`; the rest as
-/// is.
+/// U+FFFF), NEL, line breaks, tabs and the hidden characters (`spec::is_hidden`: bidirectional
+/// controls, zero-width characters, the byte-order mark) written as `\\uXXXX`; the rest as is.
 fn yaml_str(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 2);
     out.push('"');
     for c in text.chars() {
         let printable = matches!(c, ' '..='~' | '\u{a0}'..='\u{d7ff}' | '\u{e000}'..='\u{fffd}' | '\u{10000}'..)
-            && c != '\u{feff}';
+            && !crate::spec::is_hidden(c);
         match c {
             '"' => out.push_str("\\\""),
             '\\' => out.push_str("\\\\"),
@@ -403,6 +403,7 @@ mod tests {
             yaml_str("a\"b\\c\td\u{7f}\u{85}é"),
             "\"a\\\"b\\\\c\\u0009d\\u007f\\u0085é\""
         );
+        assert_eq!(yaml_str("a\u{202e}b"), "\"a\\u202eb\"");
         assert_eq!(warmup_value("2s").unwrap(), "\"2s\"");
         assert!(warmup_value("soon").is_err());
     }
