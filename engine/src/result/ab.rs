@@ -36,7 +36,7 @@ pub struct AbResult {
     /// Duet only: the share (0 to 1) of all the machine's CPUs' time that was busy while
     /// the sides ran (`/proc/stat`: services, loadgate and anything else on it); absent where
     /// it was not measured (alternating mode, not Linux). Above [`MACHINE_SATURATED`] the
-    /// comparison says so ([`AbResult::saturation_note`]).
+    /// comparison says so (`AbResult::saturation_note`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub machine_busy: Option<f64>,
 }
