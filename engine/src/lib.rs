@@ -72,6 +72,23 @@ pub fn error_exit_code(error: &anyhow::Error) -> ExitCode {
     ExitCode::from(exit.code())
 }
 
+/// The text printed for an error that ended a command: its whole chain (`{:#}`), with
+/// bidirectional controls, invisible format characters and control characters other than line
+/// breaks and tabs written as `\u{...}` escapes, as every report writes them: a path or a name
+/// quoted in a message cannot reorder or hide what the terminal shows.
+pub fn error_message(error: &anyhow::Error) -> String {
+    format!("{error:#}")
+        .split('\n')
+        .map(|line| {
+            line.split('\t')
+                .map(spec::printable)
+                .collect::<Vec<_>>()
+                .join("\t")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// Runs one command.
 pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
     match cli.command {

@@ -102,3 +102,18 @@ fn hidden_characters_are_written_out_in_every_format() {
         );
     }
 }
+
+#[test]
+fn an_error_message_writes_them_out_and_keeps_its_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("gnp\u{202e}\u{2066}lmay.yaml");
+    let out = loadgate(&["validate", spec.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", output(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    none_raw(&stderr, "the error of `loadgate validate`");
+    assert!(stderr.starts_with("loadgate: error: "), "{stderr}");
+    assert!(
+        !stderr.contains("\\n"),
+        "line breaks stay line breaks: {stderr}"
+    );
+}
