@@ -106,14 +106,10 @@ impl OutFile {
 /// Why a result file could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {
-    /// The file cannot be read.
-    #[error("cannot read the result `{path}`")]
-    Io {
-        /// The file, as given.
-        path: String,
-        /// Why reading failed (printed as the next cause, not in this message).
-        source: std::io::Error,
-    },
+    /// The file cannot be read, is not a regular file, or is larger than
+    /// [`MAX_RESULT_BYTES`](crate::files::MAX_RESULT_BYTES) (256 MiB).
+    #[error(transparent)]
+    File(#[from] crate::files::FileError),
     /// The file is not JSON, not a result of a version this loadgate reads, or a field is
     /// wrong (named by its path, e.g. `targets[1].histogram`).
     #[error("`{path}` is not a loadgate result: {reason}")]
@@ -167,17 +163,15 @@ pub const MAX_EXACT_INTEGER: u64 = (1 << 53) - 1;
 
 /// Reads `path` as JSON whose integers every reader takes exactly (at most
 /// [`MAX_EXACT_INTEGER`]): the first step of reading a result or a `loadgate ab` document.
-/// Errors: the file cannot be read ([`ReadError::Io`]); it is not JSON, or holds a larger
+/// Errors: the file cannot be read, is not a regular file or is over 256 MiB
+/// ([`ReadError::File`]); it is not JSON, or holds a larger
 /// integer ([`ReadError::Invalid`], naming the field).
 pub(super) fn read_json(path: &Path) -> Result<serde_json::Value, ReadError> {
     let invalid = |reason: String| ReadError::Invalid {
         path: path.display().to_string(),
         reason,
     };
-    let text = std::fs::read_to_string(path).map_err(|source| ReadError::Io {
-        path: path.display().to_string(),
-        source,
-    })?;
+    let text = crate::files::bounded_read_text(path, crate::files::MAX_RESULT_BYTES, "the result")?;
     let value = serde_json::from_str(&text).map_err(|e| invalid(e.to_string()))?;
     exact_integers(&value, &mut String::new()).map_err(invalid)?;
     Ok(value)

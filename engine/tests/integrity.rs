@@ -1,0 +1,171 @@
+//! The gate measures what it claims, or refuses (issue 29), through the binary against real
+//! processes on loopback:
+//!
+//! - the service: a `ready_url` that already answers before the service starts (another
+//!   server holds the port: `loadgate serve` started here) is refused; a service that dies
+//!   during the run ends it (exit 3, its exit status named, the partial result kept);
+//! - files read whole: `/dev/zero` and a named pipe as `body_file`, `ca_file`, and as a result
+//!   given to `report`, `compare` and `run --baseline` are refused at once, naming the path and
+//!   the limit;
+//! - files written whole or not at all: a report or a JSON line that does not fit on the disk
+//!   (a file-size limit, `RLIMIT_FSIZE`, which makes the kernel cut the write short as a full
+//!   disk does; and a 64 KiB tmpfs where this machine lets the test mount one) leaves the
+//!   file as it was.
+
+#![cfg(unix)]
+
+mod common;
+use common::{loadgate, result_fixture, start_serve, wait_within};
+
+use std::os::unix::process::CommandExt as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// The longest a refusal may take: it must not read or wait, so this is the time to start the
+/// process on a busy machine, with room.
+const REFUSED_WITHIN: Duration = Duration::from_secs(10);
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Runs the binary with `args`, killing it (and failing) after `limit`.
+fn loadgate_within(args: &[&str], limit: Duration) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_loadgate"))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run loadgate");
+    // The pipes are small: read them while waiting, so that a chatty child does not block.
+    let stdout = child.stdout.take().unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let read = |mut pipe: Box<dyn std::io::Read + Send>| {
+        std::thread::spawn(move || {
+            let mut text = Vec::new();
+            let _ = pipe.read_to_end(&mut text);
+            text
+        })
+    };
+    let (out, err) = (read(Box::new(stdout)), read(Box::new(stderr)));
+    let status = wait_within(&mut child, limit, &format!("loadgate {}", args.join(" ")));
+    Output {
+        status,
+        stdout: out.join().unwrap(),
+        stderr: err.join().unwrap(),
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path.display().to_string()
+}
+
+// ---- Files read whole --------------------------------------------------------------------
+
+/// A named pipe in `dir`, with no writer: opening it for reading would wait for one.
+fn fifo(dir: &Path) -> String {
+    let path = dir.join("pipe");
+    let made = Command::new("mkfifo").arg(&path).status().unwrap();
+    assert!(made.success());
+    path.display().to_string()
+}
+
+/// Asserts the command was refused as invalid input (exit 2), naming `path` and `limit`.
+fn assert_refused(out: &Output, path: &str, limit: &str) {
+    let err = stderr(out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains(path), "the message names `{path}`: {err}");
+    assert!(
+        err.contains(limit),
+        "the message names the limit {limit}: {err}"
+    );
+}
+
+#[test]
+fn files_body_file_that_is_endless_or_a_pipe_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    for file in ["/dev/zero".to_string(), fifo(dir.path())] {
+        for (what, yaml) in [
+            (
+                "target",
+                format!(
+                    "version: 1\nname: b\ntargets:\n  - name: t\n    url: http://127.0.0.1:9/\n    \
+                     method: POST\n    body_file: {file}\nload:\n  connections: 1\n  requests: 1\n"
+                ),
+            ),
+            (
+                "flow step",
+                format!(
+                    "version: 1\nname: b\nflows:\n  - name: f\n    steps:\n      - name: s\n        \
+                     url: http://127.0.0.1:9/\n        method: POST\n        body_file: {file}\n\
+                     load:\n  connections: 1\n  requests: 1\n"
+                ),
+            ),
+        ] {
+            let spec = write(dir.path(), "spec.yaml", &yaml);
+            let out = loadgate_within(&["validate", &spec], REFUSED_WITHIN);
+            assert_refused(&out, &file, "64 MiB");
+            assert!(
+                stderr(&out).contains("body_file"),
+                "{what}: {}",
+                stderr(&out)
+            );
+        }
+    }
+}
+
+#[test]
+fn files_ca_file_that_is_endless_or_a_pipe_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    for file in ["/dev/zero".to_string(), fifo(dir.path())] {
+        let spec = write(
+            dir.path(),
+            "spec.yaml",
+            &format!(
+                "version: 1\nname: c\ndefaults:\n  tls:\n    ca_file: {file}\ntargets:\n  - name: t\n    \
+                 url: https://127.0.0.1:9/\nload:\n  connections: 1\n  requests: 1\n"
+            ),
+        );
+        let out = loadgate_within(&["validate", &spec], REFUSED_WITHIN);
+        assert_refused(&out, &file, "4 MiB");
+        assert!(stderr(&out).contains("ca_file"), "{}", stderr(&out));
+    }
+}
+
+#[test]
+fn files_result_that_is_endless_or_a_pipe_is_refused_by_report_compare_and_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = result_fixture("current.json").display().to_string();
+    // A run whose baseline is refused must not start: its target does not exist.
+    let spec = write(
+        dir.path(),
+        "spec.yaml",
+        "version: 1\nname: demo\ntargets:\n  - name: a\n    url: http://127.0.0.1:9/\n\
+         load:\n  connections: 1\n  requests: 1\n",
+    );
+    for file in ["/dev/zero".to_string(), fifo(dir.path())] {
+        for args in [
+            vec!["report", &file],
+            vec!["report", &good, "--baseline", &file],
+            vec!["compare", &file, &good],
+            vec!["compare", &good, &file],
+            vec!["run", &spec, "--quiet", "--baseline", &file],
+        ] {
+            let out = loadgate_within(&args, REFUSED_WITHIN);
+            assert_refused(&out, &file, "256 MiB");
+        }
+    }
+}
+
