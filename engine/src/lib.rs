@@ -320,7 +320,9 @@ pub(crate) fn run_plan(
     let mut progress = ProgressLine::new(args.quiet, plan.load.measured_duration());
     let output = run::execute(plan, stop, &mut |p| progress.update(p));
     progress.finish();
-    drop(service);
+    // A service that exited during the run stopped it: its result so far is kept, then the
+    // command fails (exit 3) saying so.
+    let died = service.map(service::Service::finish).transpose().err();
     let output = output?;
 
     let result = result::build(plan, &output);
@@ -328,6 +330,9 @@ pub(crate) fn run_plan(
     lines.write(&summary, &result, run::workers(plan))?;
     if let Some(out) = out {
         out.write(&result)?;
+    }
+    if let Some(died) = died {
+        return Err(died.into());
     }
     let comparison = baseline
         .as_ref()

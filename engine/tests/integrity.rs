@@ -72,6 +72,81 @@ fn write(dir: &Path, name: &str, text: &str) -> String {
     path.display().to_string()
 }
 
+// ---- The service -------------------------------------------------------------------------
+
+#[test]
+fn service_refused_when_its_ready_url_already_answers() {
+    // A stale server from an earlier step holds the port: the service would fail to bind,
+    // and the run would measure the stale one.
+    let (mut stale, addr) = start_serve("1");
+    let dir = tempfile::tempdir().unwrap();
+    let spec = write(
+        dir.path(),
+        "spec.yaml",
+        &format!(
+            "version: 1\nname: busy\nservice:\n  command: [\"${{LOADGATE}}\", \"serve\", \"--listen\", \
+             \"{addr}\", \"--threads\", \"1\"]\n  ready_url: http://{addr}/health\n  ready_timeout: 5s\n\
+             targets:\n  - name: t\n    url: http://{addr}/\nload:\n  connections: 1\n  requests: 20\n"
+        ),
+    );
+    let out = loadgate_within(&["run", &spec, "--quiet"], Duration::from_secs(30));
+    let _ = stale.kill();
+    let _ = stale.wait();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains(&format!(
+            "something already answers at `http://{addr}/health`"
+        )) && err.contains("stop it or change the port"),
+        "{err}"
+    );
+}
+
+#[test]
+fn service_that_dies_during_the_run_ends_it_with_its_status_and_keeps_the_result() {
+    let port = free_port();
+    let dir = tempfile::tempdir().unwrap();
+    // The service serves for 1.5 s, then stops its server and exits with 7; the run is
+    // planned for 20 s.
+    let script = format!(
+        "\"$0\" serve --listen 127.0.0.1:{port} --threads 1 & sleep 1.5; kill $!; wait; exit 7"
+    );
+    let spec = write(
+        dir.path(),
+        "spec.yaml",
+        &format!(
+            "version: 1\nname: dies\nservice:\n  command: [\"sh\", \"-c\", {script:?}, \"${{LOADGATE}}\"]\n  \
+             ready_url: http://127.0.0.1:{port}/health\n  ready_timeout: 10s\n\
+             targets:\n  - name: t\n    url: http://127.0.0.1:{port}/?delay=5ms\n\
+             load:\n  connections: 2\n  duration: 20s\n"
+        ),
+    );
+    let result = dir.path().join("result.json");
+    let started = Instant::now();
+    let out = loadgate_within(
+        &["run", &spec, "--quiet", "--out", result.to_str().unwrap()],
+        Duration::from_secs(40),
+    );
+    let took = started.elapsed();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains("exited with exit status: 7 during the run"),
+        "{err}"
+    );
+    assert!(
+        took < Duration::from_secs(12),
+        "the run went on for {took:?} after its service died"
+    );
+    let kept: loadgate::result::RunResult =
+        serde_json::from_str(&std::fs::read_to_string(&result).expect("the partial result"))
+            .unwrap();
+    assert!(
+        kept.total.requests > 0,
+        "the partial result holds the requests sent"
+    );
+}
+
 // ---- Files read whole --------------------------------------------------------------------
 
 /// A named pipe in `dir`, with no writer: opening it for reading would wait for one.
