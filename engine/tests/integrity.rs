@@ -244,3 +244,209 @@ fn files_result_that_is_endless_or_a_pipe_is_refused_by_report_compare_and_run()
     }
 }
 
+// ---- Files written whole or not at all ---------------------------------------------------
+
+/// The binary with `args`, its files limited to `max_bytes` (`RLIMIT_FSIZE`): a write past
+/// that is cut short and then fails (EFBIG), as on a full disk. SIGXFSZ, which would kill the
+/// process instead, is ignored.
+fn loadgate_with_file_limit(args: &[&str], max_bytes: u64) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_loadgate"));
+    command.args(args);
+    // SAFETY: setrlimit and sigaction (through nix) are async-signal-safe.
+    unsafe {
+        command.pre_exec(move || {
+            use nix::sys::resource::{Resource, setrlimit};
+            use nix::sys::signal::{SigHandler, Signal, signal};
+            signal(Signal::SIGXFSZ, SigHandler::SigIgn).map_err(std::io::Error::from)?;
+            setrlimit(Resource::RLIMIT_FSIZE, max_bytes, max_bytes).map_err(std::io::Error::from)
+        });
+    }
+    command.output().expect("run loadgate")
+}
+
+/// The names in `dir`, sorted.
+fn names(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// `report --output` and `compare --output` into `dir`, where a report does not fit: each
+/// fails (exit 3), the report written before is intact, and no other file is left.
+fn assert_reports_written_whole_or_not_at_all(dir: &Path, run: &dyn Fn(&[&str]) -> Output) {
+    let good = result_fixture("current.json").display().to_string();
+    let baseline = result_fixture("baseline.json").display().to_string();
+    let report = dir.join("report.html");
+    std::fs::write(&report, "the previous report\n").unwrap();
+    let before = names(dir);
+    let shown = report.display().to_string();
+    for args in [
+        vec!["report", &good, "--format", "html", "--output", &shown],
+        vec![
+            "compare", &baseline, &good, "--format", "html", "--output", &shown,
+        ],
+    ] {
+        let out = run(&args);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(3), "{args:?}: {err}");
+        assert!(
+            err.contains(&format!("cannot write the report to `{shown}`")),
+            "{err}"
+        );
+        let now = std::fs::read(&report).unwrap();
+        assert!(
+            now == b"the previous report\n",
+            "{args:?} left a cut report of {} bytes",
+            now.len()
+        );
+        assert_eq!(names(dir), before, "{args:?} left a file behind");
+    }
+}
+
+/// The output of a run of `requests` requests to `loadgate serve` at `addr`, appended as a JSON
+/// line to `lines`, by `run`.
+fn append_line(dir: &Path, addr: &str, lines: &Path, run: &dyn Fn(&[&str]) -> Output) -> Output {
+    let spec = write(
+        dir,
+        "spec.yaml",
+        &format!(
+            "version: 1\nname: lines\ntargets:\n  - name: t\n    url: http://{addr}/\n\
+             load:\n  connections: 1\n  requests: 5\n"
+        ),
+    );
+    run(&[
+        "run",
+        &spec,
+        "--quiet",
+        "--format",
+        "jsonl",
+        "--output",
+        lines.to_str().unwrap(),
+    ])
+}
+
+#[test]
+fn written_whole_a_report_past_a_file_size_limit_leaves_the_previous_one() {
+    let dir = tempfile::tempdir().unwrap();
+    // An HTML report is tens of KiB; 8 KiB cuts it in its middle.
+    assert_reports_written_whole_or_not_at_all(dir.path(), &|args| {
+        loadgate_with_file_limit(args, 8 * 1024)
+    });
+}
+
+#[test]
+fn written_whole_a_json_line_past_a_file_size_limit_leaves_the_file_as_it_was() {
+    let (mut server, addr) = start_serve("1");
+    let dir = tempfile::tempdir().unwrap();
+    let lines = dir.path().join("lines.jsonl");
+    let previous = "{\"name\":\"earlier\"}\n";
+    std::fs::write(&lines, previous).unwrap();
+    // Room for 100 more bytes: a line (about 1 KiB) is cut short.
+    let limit = previous.len() as u64 + 100;
+    let out = append_line(dir.path(), &addr.to_string(), &lines, &|args| {
+        loadgate_with_file_limit(args, limit)
+    });
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains(&format!("cannot write `{}`", lines.display())),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(&lines).unwrap(), previous);
+    // The next run's line starts on a line of its own.
+    let out = append_line(dir.path(), &addr.to_string(), &lines, &|args| {
+        loadgate(args)
+    });
+    let _ = server.kill();
+    let _ = server.wait();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = std::fs::read_to_string(&lines).unwrap();
+    let all: Vec<&str> = text.lines().collect();
+    assert_eq!(all.len(), 2, "{text}");
+    for line in all {
+        serde_json::from_str::<serde_json::Value>(line).expect("each line is JSON");
+    }
+}
+
+/// A 64 KiB tmpfs, mounted for a test and unmounted when dropped; `None` where this process may
+/// not mount one (not root, or a container that forbids it).
+struct SmallDisk {
+    dir: tempfile::TempDir,
+}
+
+impl SmallDisk {
+    fn mount() -> Option<SmallDisk> {
+        let dir = tempfile::tempdir().unwrap();
+        let mounted = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=64k", "tmpfs"])
+            .arg(dir.path())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !mounted {
+            eprintln!("cannot mount a tmpfs here: the file-size limit tests stand for a full disk");
+            return None;
+        }
+        Some(SmallDisk { dir })
+    }
+
+    fn path(&self) -> PathBuf {
+        self.dir.path().to_path_buf()
+    }
+
+    /// Fills the disk but for `room` bytes (rounded to tmpfs pages), with a file named `fill`.
+    fn fill_but(&self, room: u64) {
+        let fill = self.dir.path().join("fill");
+        let _ = std::fs::remove_file(&fill);
+        // 64 KiB in pages of 4 KiB, less the pages left as room.
+        let bytes = 64 * 1024 - room.div_ceil(4096) * 4096;
+        std::fs::write(&fill, vec![b'x'; bytes as usize]).unwrap();
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.dir.path()).status();
+    }
+}
+
+#[test]
+fn written_whole_a_report_on_a_full_tmpfs_leaves_the_previous_one() {
+    let Some(disk) = SmallDisk::mount() else {
+        return;
+    };
+    // The previous report takes a page; 8 KiB more are free.
+    disk.fill_but(12 * 1024);
+    assert_reports_written_whole_or_not_at_all(&disk.path(), &|args| loadgate(args));
+}
+
+#[test]
+fn written_whole_a_json_line_on_a_full_tmpfs_leaves_the_file_as_it_was() {
+    let Some(disk) = SmallDisk::mount() else {
+        return;
+    };
+    let (mut server, addr) = start_serve("1");
+    let lines = disk.path().join("lines.jsonl");
+    // A page but 100 bytes: the next line does not fit in it, and no other page is free.
+    let previous = format!("{}\n", "x".repeat(4096 - 101));
+    std::fs::write(&lines, &previous).unwrap();
+    disk.fill_but(4096);
+    let spec_dir = tempfile::tempdir().unwrap();
+    let out = append_line(spec_dir.path(), &addr.to_string(), &lines, &|args| {
+        loadgate(args)
+    });
+    let _ = server.kill();
+    let _ = server.wait();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    let now = std::fs::read_to_string(&lines).unwrap();
+    assert!(
+        now == previous,
+        "the file holds {} bytes, not {}",
+        now.len(),
+        previous.len()
+    );
+}

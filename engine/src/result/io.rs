@@ -78,29 +78,55 @@ impl OutFile {
     /// indentation alone would add about 40% (a 10-minute, 10-target run: 3.5 MB pretty,
     /// 2.5 MB compact; bench/shards/size.sh). Errors: writing or renaming failed (the path then keeps what it had).
     pub fn write(self, value: &impl serde::Serialize) -> anyhow::Result<()> {
+        let path = self.path.clone();
+        self.fill(|out| {
+            serde_json::to_writer(&mut *out, value)?;
+            out.write_all(b"\n")
+        })
+        .with_context(|| format!("cannot write the result to `{}`", path.display()))
+    }
+
+    /// Writes `bytes` into the temporary file, flushes it to disk and renames it onto the path:
+    /// a report (`--output`). Errors: writing or renaming failed (a full disk: the path then
+    /// keeps what it had, and the temporary file is deleted).
+    pub fn write_bytes(self, bytes: &[u8]) -> std::io::Result<()> {
+        self.fill(|out| out.write_all(bytes))
+    }
+
+    /// Fills the temporary file by `write`, flushes it to disk and renames it onto the path.
+    fn fill(
+        self,
+        write: impl FnOnce(&mut std::io::BufWriter<&mut std::fs::File>) -> std::io::Result<()>,
+    ) -> std::io::Result<()> {
         let OutFile { path, mut file } = self;
-        let context = || format!("cannot write the result to `{}`", path.display());
         // Buffered: serde_json writes token by token, a system call each on a bare file.
-        let mut out = std::io::BufWriter::new(&mut file);
-        serde_json::to_writer(&mut out, value).with_context(context)?;
-        out.write_all(b"\n").with_context(context)?;
-        out.flush().with_context(context)?;
+        let mut out = std::io::BufWriter::new(file.as_file_mut());
+        write(&mut out)?;
+        out.flush()?;
         drop(out);
         // Readable by others, like any file written with the default umask (a temporary file
         // starts at 0600; a container step running as another user must read the result).
         // Windows has no such mode: the file inherits its directory's access rules.
         #[cfg(unix)]
         file.as_file()
-            .set_permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644))
-            .with_context(context)?;
-        file.as_file().sync_all().with_context(context)?;
-        // `persist`'s error prints its io::Error and gives it as its source too, so it would
-        // print twice: the io::Error alone, and the context says where.
-        file.persist(&path)
-            .map_err(|e| e.error)
-            .with_context(context)?;
+            .set_permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644))?;
+        file.as_file().sync_all()?;
+        // `persist`'s error holds the io::Error; the caller says where.
+        file.persist(&path).map_err(|e| e.error)?;
         Ok(())
     }
+}
+
+/// Appends `bytes` to `file` (opened for appending) whole or not at all: in one write when the
+/// disk takes it, and a write cut short (a full disk) undone by cutting the file back to its
+/// length before, so that no half line is left for the next one to be glued to. Errors: the
+/// system's, of the write (the file is then as it was, unless another process appended to it
+/// meanwhile).
+pub fn append_whole(file: &mut std::fs::File, bytes: &[u8]) -> std::io::Result<()> {
+    let before = file.metadata()?.len();
+    file.write_all(bytes).inspect_err(|_| {
+        let _ = file.set_len(before);
+    })
 }
 
 /// Why a result file could not be read.
