@@ -147,6 +147,61 @@ fn service_that_dies_during_the_run_ends_it_with_its_status_and_keeps_the_result
     );
 }
 
+#[test]
+fn service_of_an_ab_side_that_dies_during_the_run_ends_it_and_keeps_the_document() {
+    let (base, cand) = (free_port(), free_port());
+    let dir = tempfile::tempdir().unwrap();
+    // Each side's service serves for `LIFE` seconds, then exits with 7: the candidate's 1.5 s
+    // into a run planned for 20 s.
+    let script = "\"$0\" serve --listen 127.0.0.1:$1 --threads 1 & sleep $2; kill $!; wait; exit 7";
+    let spec = write(
+        dir.path(),
+        "spec.yaml",
+        &format!(
+            "version: 1\nname: abdies\nservice:\n  command: [\"sh\", \"-c\", {script:?}, \"${{LOADGATE}}\", \
+             \"${{PORT}}\", \"${{LIFE}}\"]\n  ready_url: http://127.0.0.1:${{PORT}}/health\n  ready_timeout: 10s\n\
+             targets:\n  - name: t\n    url: http://127.0.0.1:${{PORT}}/?delay=5ms\n\
+             load:\n  connections: 2\n  duration: 20s\n\
+             regression:\n  latency: [\"p(50) +10% floor 1ms\"]\n"
+        ),
+    );
+    let doc = dir.path().join("ab.json");
+    let (base, cand) = (format!("PORT={base}"), format!("PORT={cand}"));
+    let started = Instant::now();
+    let out = loadgate_within(
+        &[
+            "ab",
+            &spec,
+            "--quiet",
+            "--baseline",
+            &base,
+            "--baseline",
+            "LIFE=60",
+            "--candidate",
+            &cand,
+            "--candidate",
+            "LIFE=1.5",
+            "--out",
+            doc.to_str().unwrap(),
+        ],
+        Duration::from_secs(40),
+    );
+    let took = started.elapsed();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains("exited with exit status: 7 during the run"),
+        "{err}"
+    );
+    assert!(
+        took < Duration::from_secs(15),
+        "the run went on for {took:?}"
+    );
+    let kept: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&doc).expect("the document so far")).unwrap();
+    assert_eq!(kept["candidate"]["interrupted"], true);
+}
+
 // ---- Files read whole --------------------------------------------------------------------
 
 /// A named pipe in `dir`, with no writer: opening it for reading would wait for one.
