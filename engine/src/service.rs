@@ -64,7 +64,7 @@ pub(crate) struct Service {
     /// The command as written, for messages.
     command: String,
     /// The service's process, shared with the watching thread.
-    child: Arc<Mutex<Watched>>,
+    process: Arc<Mutex<Watched>>,
     /// The job object the service runs in (kill on close); `None` when it could not be made,
     /// and then only the service's own process is killed.
     #[cfg(windows)]
@@ -113,7 +113,7 @@ impl Service {
             command: command.clone(),
             #[cfg(windows)]
             job: kill_on_close_job(&child),
-            child: Arc::new(Mutex::new(Watched {
+            process: Arc::new(Mutex::new(Watched {
                 child,
                 stopping: false,
                 died: None,
@@ -175,13 +175,13 @@ impl Service {
     /// Checks every [`WATCH_INTERVAL`], from a thread of its own, that the service still runs;
     /// when it has exited, keeps its status and sets `stop`. Ends when the service is stopped.
     fn watch(&self, stop: Arc<AtomicBool>) {
-        let child = self.child.clone();
+        let process = self.process.clone();
         let watching = std::thread::Builder::new()
             .name("loadgate-service".to_string())
             .spawn(move || {
                 loop {
                     std::thread::sleep(WATCH_INTERVAL);
-                    let mut watched = child.lock().unwrap_or_else(|e| e.into_inner());
+                    let mut watched = process.lock().unwrap_or_else(|e| e.into_inner());
                     if watched.stopping {
                         return;
                     }
@@ -201,7 +201,7 @@ impl Service {
 
     /// The service's process and watch, locked (a panicked holder left it usable).
     fn lock(&self) -> MutexGuard<'_, Watched> {
-        self.child.lock().unwrap_or_else(|e| e.into_inner())
+        self.process.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Stops the whole process group: SIGTERM, then SIGKILL after [`STOP_GRACE`]. The group

@@ -505,3 +505,26 @@ fn written_whole_a_json_line_on_a_full_tmpfs_leaves_the_file_as_it_was() {
         previous.len()
     );
 }
+
+#[test]
+fn written_whole_a_report_to_a_named_pipe_goes_through_it_and_leaves_the_pipe() {
+    // `--output /dev/stdout` or a pipe: renaming a temporary file onto it would replace it.
+    let dir = tempfile::tempdir().unwrap();
+    let pipe = fifo(dir.path());
+    let reader = {
+        let pipe = pipe.clone();
+        std::thread::spawn(move || std::fs::read_to_string(pipe).unwrap())
+    };
+    let good = result_fixture("current.json").display().to_string();
+    let out = loadgate_within(
+        &["report", &good, "--format", "md", "--output", &pipe],
+        Duration::from_secs(20),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // Checked first: a replaced pipe never sees a writer, and its reader waits for ever.
+    use std::os::unix::fs::FileTypeExt as _;
+    let kind = std::fs::symlink_metadata(&pipe).unwrap().file_type();
+    assert!(kind.is_fifo(), "the pipe was replaced by a file");
+    let read = reader.join().unwrap();
+    assert!(read.contains("loadgate demo"), "{read}");
+}

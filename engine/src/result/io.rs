@@ -22,13 +22,25 @@ pub fn write(result: &RunResult, path: &Path) -> anyhow::Result<()> {
 /// A file written whole or not at all: a temporary file in the target's folder, created when
 /// a command starts ([`OutFile::create`]), filled and renamed onto the target at its end
 /// ([`OutFile::write`]). Created first, it tells before any load is sent that the folder
-/// takes the file; a process that ends before the rename leaves the target as it was.
+/// takes the file; a process that ends before the rename leaves the target as it was. A target
+/// that is not a regular file (`/dev/stdout`, `/dev/null`, a named pipe) is written in place:
+/// renaming onto it would replace the device with a file.
 #[derive(Debug)]
 pub struct OutFile {
     /// Where the file goes, as given.
     path: PathBuf,
-    /// The temporary file in `path`'s folder (deleted when dropped unwritten).
-    file: tempfile::NamedTempFile,
+    /// Where the bytes go first.
+    file: Destination,
+}
+
+/// Where an [`OutFile`]'s bytes go.
+#[derive(Debug)]
+enum Destination {
+    /// A temporary file in the target's folder (deleted when dropped unwritten), renamed onto
+    /// the target once written.
+    Temporary(tempfile::NamedTempFile),
+    /// The target itself, opened for writing: a device or a named pipe.
+    InPlace(std::fs::File),
 }
 
 /// Why a file cannot be written where it was asked for (`--out`).
@@ -51,11 +63,28 @@ impl OutFile {
             Some(p) if !p.as_os_str().is_empty() => p,
             _ => Path::new("."),
         };
-        if path.is_dir() {
-            return Err(OutError {
-                path: shown,
-                reason: "it is a folder: give a file name in it, such as `result.json`".to_string(),
-            });
+        match std::fs::metadata(path) {
+            Ok(meta) if meta.is_dir() => {
+                return Err(OutError {
+                    path: shown,
+                    reason: "it is a folder: give a file name in it, such as `result.json`"
+                        .to_string(),
+                });
+            }
+            Ok(meta) if !meta.is_file() => {
+                let file = std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(path)
+                    .map_err(|e| OutError {
+                        path: shown,
+                        reason: e.to_string(),
+                    })?;
+                return Ok(OutFile {
+                    path: path.to_path_buf(),
+                    file: Destination::InPlace(file),
+                });
+            }
+            _ => {}
         }
         let file = tempfile::NamedTempFile::new_in(dir).map_err(|e| OutError {
             path: shown,
@@ -69,7 +98,7 @@ impl OutFile {
         })?;
         Ok(OutFile {
             path: path.to_path_buf(),
-            file,
+            file: Destination::Temporary(file),
         })
     }
 
@@ -98,7 +127,15 @@ impl OutFile {
         self,
         write: impl FnOnce(&mut std::io::BufWriter<&mut std::fs::File>) -> std::io::Result<()>,
     ) -> std::io::Result<()> {
-        let OutFile { path, mut file } = self;
+        let OutFile { path, file } = self;
+        let mut file = match file {
+            Destination::Temporary(file) => file,
+            Destination::InPlace(mut file) => {
+                let mut out = std::io::BufWriter::new(&mut file);
+                write(&mut out)?;
+                return out.flush();
+            }
+        };
         // Buffered: serde_json writes token by token, a system call each on a bare file.
         let mut out = std::io::BufWriter::new(file.as_file_mut());
         write(&mut out)?;
