@@ -3,7 +3,7 @@
 //! The run must measure this service and no other: a `ready_url` that answers before the
 //! service starts (a stale server on its port, which would make the service fail to bind) is
 //! refused; a service that exits before, or as, its URL answers is not ready; and one that
-//! exits during the run ends the run ([`Service::finish`] says so, with its exit status).
+//! exits during the run ends the run (`Service::finish` says so, with its exit status).
 //!
 //! On Unix the command runs in its own process group, so stopping it (SIGTERM to the group,
 //! SIGKILL after 5 s, `STOP_GRACE`) reaches the children it started too; on Linux the kernel

@@ -170,7 +170,7 @@ pub fn append_whole(file: &mut std::fs::File, bytes: &[u8]) -> std::io::Result<(
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {
     /// The file cannot be read, is not a regular file, or is larger than
-    /// [`MAX_RESULT_BYTES`](crate::files::MAX_RESULT_BYTES) (256 MiB).
+    /// 256 MiB (`files::MAX_RESULT_BYTES`).
     #[error(transparent)]
     File(#[from] crate::files::FileError),
     /// The file is not JSON, not a result of a version this loadgate reads, or a field is
