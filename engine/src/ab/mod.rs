@@ -128,9 +128,20 @@ pub(crate) fn ab(args: &AbArgs, env: &dyn Fn(&str) -> Option<String>) -> anyhow:
     let ran = run_sides(&plans, &stop, mode, epoch, args.quiet);
     // Duet loads both sides at once: how busy that made the machine.
     let machine_busy = machine::busy_since(before).filter(|_| mode == AbMode::Duet);
-    drop(services);
+    // A service that exited during the run stopped it: its result so far is kept (`--out`),
+    // then the command fails (exit 3) saying so.
+    let died = services
+        .into_iter()
+        .map(Service::finish)
+        .find_map(Result::err);
     let mut ab = ab_result(&plans, ran?, mode, epoch);
     ab.machine_busy = machine_busy;
+    if let Some(died) = died {
+        if let Some(out) = out {
+            out.write(&ab)?;
+        }
+        return Err(died.into());
+    }
     let (baseline, candidate) = (&ab.baseline, &ab.candidate);
     for (label, result) in [("BASELINE", baseline), ("CANDIDATE", candidate)] {
         print!(
@@ -242,7 +253,7 @@ fn ab_result(
 /// Starts each side's service, in order, and waits until it is ready; the candidate shares the
 /// baseline's when both resolve to the same command, environment and folder. Dropping the
 /// services stops them.
-fn start_services(plans: &[Plan; 2], stop: &AtomicBool) -> anyhow::Result<Vec<Service>> {
+fn start_services(plans: &[Plan; 2], stop: &Arc<AtomicBool>) -> anyhow::Result<Vec<Service>> {
     let mut services = Vec::new();
     for (label, plan) in ["baseline", "candidate"].iter().zip(plans) {
         let Some(s) = &plan.service else { continue };

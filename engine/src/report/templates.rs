@@ -9,6 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::files::{MAX_TEMPLATE_BYTES, Problem};
 use minijinja::value::Value;
 use minijinja::{AutoEscape, Environment, Error, Output, State};
 
@@ -70,15 +71,15 @@ pub(crate) fn environment(dir: Option<&Path>) -> Environment<'static> {
     env.set_loader(move |name| {
         if let Some(dir) = &dir {
             let path = dir.join(name);
-            match std::fs::read_to_string(&path) {
+            match crate::files::bounded_read_text(&path, MAX_TEMPLATE_BYTES, "the template") {
                 Ok(text) => return Ok(Some(text)),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e)
+                    if matches!(&e.problem, Problem::Io(io) if io.kind() == std::io::ErrorKind::NotFound) => {}
                 Err(e) => {
                     return Err(Error::new(
                         minijinja::ErrorKind::TemplateNotFound,
-                        format!("cannot read `{}`", path.display()),
-                    )
-                    .with_source(e));
+                        e.to_string(),
+                    ));
                 }
             }
         }

@@ -38,4 +38,6 @@ pub use build::build;
 pub(crate) use build::{build_ab_side, phases_result, streaming_result, summary, upstream_result};
 pub use flow::{FlowResult, FlowStep};
 pub(crate) use io::encode_histogram;
-pub use io::{MAX_EXACT_INTEGER, OutError, OutFile, ReadError, decode_histogram, read, write};
+pub use io::{
+    MAX_EXACT_INTEGER, OutError, OutFile, ReadError, append_whole, decode_histogram, read, write,
+};
