@@ -1,12 +1,13 @@
 //! The transport measures the load it claims, against real servers on loopback: an HTTP/2
 //! server whose stream limit is below `load.streams` (a Python server on the `h2` library,
 //! tests/h2/server.py) is a health problem, with the wait for a stream as a phase of its own;
-//! a status outside 100-599 counts the same in every protocol.
+//! a status outside 100-599 counts the same in every protocol; a short count run applies every
+//! connection it planned.
 
 mod support;
 
 use loadgate::result::{RunResult, TargetResult};
-use support::{pyh2_server, run_yaml};
+use support::{CountingServer, Framing, pyh2_server, run_yaml};
 
 /// A closed-model spec: `connections` × `streams` against `addr` over `protocol`, `requests`
 /// requests in all.
@@ -115,4 +116,31 @@ fn a_status_outside_100_to_599_is_malformed_in_every_protocol() {
         counts[0], counts[1],
         "HTTP/2 and HTTP/1.1 count status 700 alike"
     );
+}
+
+/// A short count run on more worker threads than this machine has CPUs (8 threads, 16
+/// connections, 64 requests), five times: each opens its 16 connections before the clock and
+/// each connection carries measured requests, as the server and the result both say. With one
+/// pool of tickets, the threads woken first sent every request (4 to 14 connections of 16 in
+/// eight runs) while the summary printed 16.
+#[test]
+fn a_short_count_run_applies_every_planned_connection() {
+    let load = "  connections: 16\n  threads: 8\n  requests: 64\n";
+    for run in 0..5 {
+        let server = CountingServer::start(Framing::ContentLength);
+        let result = run_yaml(&spec(server.addr(), "h1", load));
+        assert_eq!(result.total.requests, 64);
+        // The check at start's connection, then the run's.
+        assert_eq!(
+            server.connections(),
+            1 + 16,
+            "run {run}: the server saw every connection"
+        );
+        let phases = result.total.phases_us.as_ref().expect("phases");
+        assert_eq!(
+            (phases.connections_opened, phases.pre_connected),
+            (16, 16),
+            "run {run}: every connection opened before the clock carried requests"
+        );
+    }
 }
