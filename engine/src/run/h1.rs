@@ -386,16 +386,12 @@ impl<S: AsyncRead + AsyncWrite + Unpin> H1Conn<S> {
     }
 }
 
-/// A response's status code as every protocol takes it (HTTP/1.1 here, HTTP/2 and HTTP/3 in
-/// `multiplexed::response_head`): RFC 9110, section 15 defines the codes 100 to 599, and any
-/// other (httparse, h2 and h3 take any three digits up to 999) makes the response
-/// [`ErrorKind::Malformed`]: counted as a failed request, in no `status_codes` entry.
+/// A status code as every protocol takes it (HTTP/2 and HTTP/3 in `multiplexed`): RFC 9110
+/// §15 defines 100 to 599; any other (httparse, h2 and h3 take three digits up to 999) is
+/// [`ErrorKind::Malformed`], a failed request in no `status_codes` entry.
 pub(crate) fn checked_status(status: u16) -> Result<u16, ErrorKind> {
-    if (100..600).contains(&status) {
-        Ok(status)
-    } else {
-        Err(ErrorKind::Malformed)
-    }
+    let defined = (100..600).contains(&status);
+    defined.then_some(status).ok_or(ErrorKind::Malformed)
 }
 
 enum Head {
