@@ -181,9 +181,8 @@ impl Shared {
 /// apart) found every ticket taken by the first ones, whose users had sent them all: its
 /// connections carried nothing, and a run of `-n 100 -c 20` applied 10 connections of the 20
 /// planned. Taking what is left of another worker's share (once it had started) still let a
-/// thread preempted after its first request lose the rest. Every worker's users become
-/// active at some level of the stages (its first group's level is at most the highest), so
-/// every share is sent.
+/// thread preempted after its first request lose the rest. Count mode has no stages (they set
+/// the run's length), so every worker's users are active from the start and send its share.
 pub(super) struct Tickets {
     /// Tickets left, per worker.
     left: Vec<AtomicU64>,
