@@ -220,11 +220,15 @@ impl Tickets {
     }
 }
 
-/// The request loops of each worker (`super::workers`'s count): closed model, its virtual
-/// users (every `workers`-th group of `streams`, from its index, as `vu::users` deals them);
-/// open model, its in-flight slots dealt the same way.
+/// What each worker's share of the tickets is in proportion to (`super::workers`'s count of
+/// workers): closed model, its virtual users (every `workers`-th group of `streams`, from its
+/// index, as `vu::users` deals them); open model, 1 each, as arrivals are dealt (every
+/// `workers`-th, `vu::dispatcher`), so that each worker's share is its arrivals.
 fn loops_per_worker(load: &LoadPlan) -> Vec<u64> {
     let workers = super::workers_for(load);
+    if load.model == Model::Open {
+        return vec![1; workers];
+    }
     let (streams, total) = (load.streams as usize, load.request_loops());
     let mut loops = vec![0; workers];
     for g in 0..load.connection_groups() {
