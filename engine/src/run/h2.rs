@@ -337,3 +337,44 @@ pub(crate) fn classify(e: h2::Error, io_error: fn(io::Error) -> ErrorKind) -> Er
         ErrorKind::Malformed
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Takes every free stream; how many there were.
+    fn take_all(streams: &Rc<Streams>, held: &mut Vec<InFlight>) -> usize {
+        let mut n = 0;
+        while let Ok(permit) = streams.free.try_acquire() {
+            permit.forget();
+            held.push(InFlight(streams.clone()));
+            n += 1;
+        }
+        n
+    }
+
+    #[test]
+    fn free_streams_follow_the_servers_limit_down_and_up() {
+        let streams = Rc::new(Streams::default());
+        let mut held = Vec::new();
+        streams.follow(4);
+        assert_eq!(take_all(&streams, &mut held), 4);
+        // The server lowers its limit to 1 with 4 in flight: 3 ends are taken back.
+        streams.follow(1);
+        held.truncate(1);
+        assert_eq!(take_all(&streams, &mut held), 0, "1 still in flight");
+        held.clear();
+        assert_eq!(take_all(&streams, &mut held), 1);
+        held.clear();
+        // Raised to 3, then unlimited again (the h2 crate's usize::MAX).
+        streams.follow(3);
+        assert_eq!(take_all(&streams, &mut held), 3);
+        streams.follow(usize::MAX);
+        assert!(streams.free.try_acquire().is_ok());
+        // A limit of 0 is taken as 1.
+        held.clear();
+        let streams = Rc::new(Streams::default());
+        streams.follow(0);
+        assert_eq!(take_all(&streams, &mut held), 1);
+    }
+}
