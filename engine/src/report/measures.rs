@@ -74,15 +74,16 @@ fn table(title: &str, rows: &[(String, &PhaseSummary)]) -> String {
     out
 }
 
-/// The phase table: connection setup (`dns`, `connect`, `tls`, per connection opened) and the
-/// request's own phases (`write`, `ttfb`, `body`, per response), phases without samples left
-/// out; then the connections opened, how many of them before the clock (pre-connect) and the
+/// The phase table: connection setup (`dns`, `connect`, `tls`, per connection opened), the
+/// wait for a free HTTP/2 stream (`stream wait`, per request that waited) and the request's
+/// own phases (`write`, `ttfb`, `body`, per response), phases without samples left out; then the connections opened, how many of them before the clock (pre-connect) and the
 /// TLS sessions resumed.
 pub(crate) fn phase_table(phases: &PhasesResult) -> String {
     let rows: Vec<(String, &PhaseSummary)> = [
         ("dns", &phases.dns),
         ("connect", &phases.connect),
         ("tls", &phases.tls),
+        ("stream wait", &phases.stream_wait),
         ("write", &phases.write),
         ("ttfb", &phases.ttfb),
         ("body", &phases.body),

@@ -10,6 +10,7 @@ mod certs;
 mod client;
 mod h2server;
 mod nginx;
+mod pyh2;
 mod servers;
 
 pub use aioquic::{
@@ -23,6 +24,7 @@ pub use nginx::{
     NGINX_START_TIMEOUT, NGINX_STATIC_PATH, NGINX_STATUS_PATH, Nginx, NginxOptions, StubStatus,
     parse_stub_status,
 };
+pub use pyh2::{PYH2_START_TIMEOUT, pyh2_server};
 pub use servers::{
     CLOSE_MID_RESPONSE, COUNTING_BODY, CloseMidResponseServer, CountingServer, FIXTURE_LIFETIME,
     Framing, GARBAGE, GarbageServer, HangServer, down_addr,
