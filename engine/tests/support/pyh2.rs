@@ -16,18 +16,18 @@ pub const PYH2_START_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// tests/h2/server.py on 127.0.0.1, any free TCP port, with `args` (e.g. `--max-streams 1`,
 /// `--delay-ms 10`, `--status 700`, `--h1`): the process (killed on drop) and its address.
-/// Panics when `python3` or its `h2` library is missing.
+/// Runs on the test virtual environment's Python ([`super::pypi_python`]), which has `h2`.
 pub fn pyh2_server(args: &[&str]) -> (Killed, SocketAddr) {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/h2/server.py");
     let mut child = Killed(
-        Command::new("python3")
+        Command::new(super::pypi_python())
             .arg(script)
             .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
-            .expect("python3 runs tests/h2/server.py"),
+            .expect("python runs tests/h2/server.py"),
     );
     let stdout = child.0.stdout.take().unwrap();
     let (tx, rx) = mpsc::channel();
@@ -38,7 +38,7 @@ pub fn pyh2_server(args: &[&str]) -> (Killed, SocketAddr) {
     });
     let line = rx
         .recv_timeout(PYH2_START_TIMEOUT)
-        .expect("server.py prints its address in time (is the `h2` library installed?)");
+        .expect("server.py prints its address in time");
     let addr = line
         .trim()
         .strip_prefix("h2 server: listening on tcp://")
