@@ -440,7 +440,8 @@ async function tryPublish<T>(what: string, act: () => Promise<T>): Promise<T | u
     const need = what.startsWith('comment')
       ? 'the token needs `pull-requests: write` (a pull request from a fork gets a read-only token)'
       : "the upload uses the runner's own token, not `github-token`: check the repository's artifact storage quota and GitHub's status"
-    core.warning(`Could not ${what}${status ? ` (HTTP ${status})` : ''}: ${message}. ${need}. The verdict, the outputs and the job summary are unaffected.`)
+    const said = message.replace(/[.!\s]+$/, '')
+    core.warning(`Could not ${what}${status ? ` (HTTP ${status})` : ''}: ${said}; ${need}. The verdict, the outputs and the job summary are unaffected.`)
     return undefined
   }
 }
