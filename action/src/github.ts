@@ -25,7 +25,12 @@ export function client(token: string, log: (line: string) => void): GitHubApi {
       log(`GitHub's ${kind} rate limit on ${options.method} ${options.url}: ${again ? `retrying after ${after} s` : 'not retrying'}`)
       return again
     }
-  const options = { throttle: { onRateLimit: onLimit('primary'), onSecondaryRateLimit: onLimit('secondary') } }
+  const options = {
+    throttle: { onRateLimit: onLimit('primary'), onSecondaryRateLimit: onLimit('secondary') },
+    // A 429 is a rate limit: waited for as its `retry-after` says (throttling), not retried
+    // blindly after 1, 4, 9 s (retry's default retries it).
+    retry: { doNotRetry: [400, 401, 403, 404, 410, 422, 429, 451] }
+  }
   return github.getOctokit(token, options as Parameters<typeof github.getOctokit>[1], retry, throttling)
 }
 

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import type { LoadgateVerdict } from '../../src/generated/verdict.js'
 import { StandIn } from './standin.js'
-import { ACTION_ROOT, engineBinary, engineHasReport, freePort, runAction, spec, zipEntries, type ActionRun, type Event } from './harness.js'
+import { ACTION_ROOT, engineBinary, engineHasReport, engineIn, freePort, runAction, spec, zipEntries, type ActionRun, type Event } from './harness.js'
 
 const bin = engineBinary()
 if (!(await engineHasReport(bin))) {
@@ -48,7 +48,7 @@ function run(event: Event, inputs: Record<string, string>, more: { env?: Record<
     api: api.url,
     workspace: ws,
     event,
-    inputs: { 'engine-path': bin, ...inputs },
+    inputs: { 'engine-path': engineIn(ws), ...inputs },
     env: { LG_PORT: String(port), ...more.env },
     toolCache: more.toolCache
   })
@@ -90,7 +90,7 @@ describe('a repository history: baseline on main, pull requests compared with it
     expect(r.summary).toContain('Not compared with a baseline: a `push` event is not compared; this result becomes the baseline for pull requests into main.')
     expect(r.summary).toContain(readFileSync(r.outputs['report-markdown'], 'utf8'))
     expect(r.stdout).toContain('::group::loadgate run perf/fast.yaml')
-    expect(r.stdout).toContain(`Engine: the prebuilt binary at ${bin} (input engine-path)`)
+    expect(r.stdout).toContain(`Engine: the prebuilt binary at ${engineIn(ws)} (input engine-path)`)
     // One REST call on a push: the previous run on main, whose history window it would carry
     // on (there is none yet); then the artifact upload (twirp, blob PUTs, finalize).
     const calls = api.calls(from)
@@ -98,8 +98,13 @@ describe('a repository history: baseline on main, pull requests compared with it
     expect(calls[1]).toBe('POST /twirp/github.actions.results.api.v1.ArtifactService/CreateArtifact')
     expect(calls.at(-1)).toBe('POST /twirp/github.actions.results.api.v1.ArtifactService/FinalizeArtifact')
     expect(calls.filter((c) => !c.includes('/twirp/') && !c.startsWith('PUT /devstoreaccount1/'))).toEqual([calls[0]])
-    expect(api.artifacts.map((a) => [a.name, a.runId])).toEqual([['loadgate', 100]])
-    expect(zipEntries(api.artifacts[0].zip)).toContain('history/run-100.json')
+    // The artifact, and the HTML report on its own (not zipped), which the links open.
+    expect(api.artifacts.map((a) => [a.name, a.runId])).toEqual([
+      ['loadgate.html', 100],
+      ['loadgate', 100]
+    ])
+    expect(api.artifacts[0].zip.toString()).toMatch(/^<!doctype html>/i)
+    expect(zipEntries(api.artifacts[1].zip)).toContain('history/run-100.json')
   })
 
   it('a pull request is compared with that run and gets one comment', async () => {
@@ -126,8 +131,15 @@ describe('a repository history: baseline on main, pull requests compared with it
     expect(ours).toHaveLength(1)
     expect(ours[0].body).toContain('Baseline: [run #100]')
     expect(r.outputs['comment-url']).toBe(`https://github.com/octo/shop/pull/7#issuecomment-${ours[0].id}`)
+    // The comment leads to the run, its artifact and its HTML report (an artifact of its own).
+    const run101 = 'https://github.com/octo/shop/actions/runs/101'
+    const [page, pr] = ['loadgate.html', 'loadgate'].map((name) => api.artifacts.find((a) => a.runId === 101 && a.name === name)!)
+    expect(ours[0].body).toContain(
+      `[Workflow run](${run101}) · [Artifact \`loadgate\`](${run101}/artifacts/${pr.id}) · [HTML report](${run101}/artifacts/${page.id})`
+    )
+    // The job summary, written before the uploads, leads to the run's artifacts.
+    expect(r.summary).toContain(`[Workflow run](${run101}) · [Artifact \`loadgate\`](${run101}#artifacts) · [HTML report](${run101}#artifacts)`)
     // The artifact of a pull request carries what a trusted workflow_run workflow needs.
-    const pr = api.artifacts.find((a) => a.runId === 101)!
     expect(zipEntries(pr.zip).sort()).toEqual(
       ['comment.md', 'pull-request.json', 'report.html', 'report.junit.xml', 'report.md', 'result.json', 'verdict.json'].sort()
     )
@@ -163,7 +175,8 @@ describe('a repository history: baseline on main, pull requests compared with it
     expect(typeof limit_text, 'the engine writes slo[].limit_text').toBe('string')
     expect(r.errors).toEqual([
       // `:` in a property is escaped as %3A by the workflow command syntax
-      `::error title=loadgate SLO failed%3A latency p(95) < 1ms,file=perf/strict.yaml::total: p(95) < 1ms failed, measured ${measured_text} (limit ${limit_text})`,
+      // At the threshold's line in the spec: `latency: ["p(95) < 1ms"]` is line 17.
+      `::error title=loadgate SLO failed%3A latency p(95) < 1ms,file=perf/strict.yaml,line=17::total: p(95) < 1ms failed, measured ${measured_text} (limit ${limit_text})`,
       '::error::loadgate: 1 SLO threshold failed (fail-on: slo, regression, invalid-measurement)'
     ])
     const display = verdictOf(r).current.headline.display
@@ -188,6 +201,11 @@ describe('a repository history: baseline on main, pull requests compared with it
     expect(r.outputs).toMatchObject({ slo: 'pass', regression: 'regressed', verdict: 'fail' })
     expect(r.code).toBe(1)
     expect(r.errors).toContainEqual(expect.stringMatching(/a regression against the baseline was found/))
+    // Annotated at the rule's line in the spec, with the engine's reason.
+    const line = readFileSync(join(ws, 'perf', 'slow.yaml'), 'utf8').split('\n').findIndex((l) => l.includes('p(95) +100% floor 10ms')) + 1
+    expect(r.errors).toContainEqual(
+      expect.stringMatching(new RegExp(`^::error title=loadgate regression%3A latency p\\(95\\) \\+100% floor 10ms,file=perf/slow.yaml,line=${line}::total: latency p\\(95\\) \\+100% floor 10ms regressed: `))
+    )
     expect(ourComments(7)).toHaveLength(1)
   })
 
@@ -274,7 +292,7 @@ describe('a repository history: baseline on main, pull requests compared with it
     expect(second.code, second.stdout).toBe(0)
     expect(second.summary).toContain('Baseline: [run #110](https://github.com/octo/shop/actions/runs/110) (schedule, 110aaaa), the previous successful scheduled run of perf.yml on main.')
     expect(api.calls(from)).not.toContain('GET /repos/octo/shop/actions/runs/100/artifacts')
-    const zip = api.artifacts.find((a) => a.runId === 111)!.zip
+    const zip = api.artifacts.find((a) => a.runId === 111 && a.name === 'loadgate')!.zip
     // One window per branch: the push's result, carried on by the first schedule, then this one.
     expect(zipEntries(zip)).toEqual(expect.arrayContaining(['history/run-100.json', 'history/run-110.json', 'history/run-111.json', 'result.json']))
     expect(second.stdout).toContain("History window: 3 result(s) kept in the artifact's history/")
@@ -295,7 +313,7 @@ describe("pushes to main build up the history window, and pull requests compare 
   })
 
   function on(event: Event): Promise<ActionRun> {
-    return runAction({ api: repo.url, workspace: ws, event, inputs: { 'engine-path': bin, spec: 'perf/fast.yaml' }, env: { LG_PORT: String(port) } })
+    return runAction({ api: repo.url, workspace: ws, event, inputs: { 'engine-path': engineIn(ws), spec: 'perf/fast.yaml' }, env: { LG_PORT: String(port) } })
   }
 
   async function push(runId: number): Promise<ActionRun> {
@@ -381,8 +399,11 @@ describe('runs that measured nothing or nothing valid are still reported', () =>
     expect(r.summary).toContain('What to do: ')
     const ours = ourComments(30)
     expect(ours).toHaveLength(1)
-    expect(ours[0].body.trimEnd()).toBe(`${MARK}\n${r.summary.trimEnd()}`)
-    const zip = api.artifacts.find((a) => a.runId === 203)!.zip
+    // The comment is the summary, its links to the run's artifacts made links to the artifact.
+    const uploaded = api.artifacts.find((a) => a.runId === 203 && a.name === 'loadgate')!
+    const linked = r.summary.replace('runs/203#artifacts', `runs/203/artifacts/${uploaded.id}`)
+    expect(ours[0].body.trimEnd()).toBe(`${MARK}\n${linked.trimEnd()}`)
+    const zip = api.artifacts.find((a) => a.runId === 203 && a.name === 'loadgate')!.zip
     expect(zipEntries(zip).sort()).toEqual(['comment.md', 'engine.log', 'pull-request.json', 'report.md'])
     expect(r.outputs).toMatchObject({ verdict: 'fail', slo: '', result: '', 'report-junit': '', 'comment-url': expect.stringContaining(`#issuecomment-${ours[0].id}`) })
     expect(readFileSync(r.outputs['report-markdown'], 'utf8')).toContain(said)
@@ -397,7 +418,7 @@ describe('runs that measured nothing or nothing valid are still reported', () =>
     const r = await run({ name: 'push', runId: 204, branch: 'main' }, { spec: 'perf/unreachable.yaml' })
     expect(r.code).toBe(1)
     expect(r.summary).toContain(`loadgate: error: target \`127.0.0.1:${closed}\` is unreachable`)
-    expect(zipEntries(api.artifacts.find((a) => a.runId === 204)!.zip).sort()).toEqual(['engine.log', 'report.md'])
+    expect(zipEntries(api.artifacts.find((a) => a.runId === 204 && a.name === 'loadgate')!.zip).sort()).toEqual(['engine.log', 'report.md'])
   })
 
   // An open model whose arrivals cannot all be in flight: the engine drops them and calls the
@@ -421,7 +442,7 @@ describe('runs that measured nothing or nothing valid are still reported', () =>
     const ours = ourComments(31)
     expect(ours).toHaveLength(1)
     expect(ours[0].body).toContain('**Invalid measurement**')
-    const zip = api.artifacts.find((a) => a.runId === 205)!.zip
+    const zip = api.artifacts.find((a) => a.runId === 205 && a.name === 'loadgate')!.zip
     expect(zipEntries(zip)).toEqual(expect.arrayContaining(['result.json', 'report.md', 'report.html', 'report.junit.xml', 'verdict.json', 'comment.md']))
   })
 
@@ -430,7 +451,7 @@ describe('runs that measured nothing or nothing valid are still reported', () =>
     await repo.start()
     try {
       const at = (event: Event, name: string) =>
-        runAction({ api: repo.url, workspace: ws, event, inputs: { 'engine-path': bin, spec: name, 'fail-on': 'slo' }, env: { LG_PORT: String(port) } })
+        runAction({ api: repo.url, workspace: ws, event, inputs: { 'engine-path': engineIn(ws), spec: name, 'fail-on': 'slo' }, env: { LG_PORT: String(port) } })
       writeFileSync(join(ws, 'perf', 'main.yaml'), spec({ name: 'main', delay: '1ms', slo: 'p(95) < 1s', duration: '2s' }))
       const good = await at({ name: 'push', runId: 600, branch: 'main' }, 'perf/main.yaml')
       expect(good.code, good.stdout).toBe(0)
@@ -457,13 +478,16 @@ describe('runs that measured nothing or nothing valid are still reported', () =>
 })
 
 describe('an engine that crashes', () => {
-  it('fails the step and says the engine was killed, with what it printed', async () => {
+  it('fails the step and says the engine was killed, quoting nothing it did not say as loadgate', async () => {
     // Not loadgate: a stand-in that prints a line and kills itself, as a crashing binary would.
-    const crasher = join(mkdtempSync(join(tmpdir(), 'loadgate-crash-')), 'crashing-engine')
+    const crasher = join(ws, 'crashing-engine')
     writeFileSync(crasher, '#!/bin/sh\necho "about to crash" >&2\nkill -SEGV $$\n', { mode: 0o755 })
     const r = await run({ name: 'push', runId: 250, branch: 'main' }, { spec: 'perf/fast.yaml', 'engine-path': crasher })
     expect(r.code).toBe(1)
-    expect(r.errors.join('\n')).toContain('loadgate run: the engine crashed: it was killed by a signal:%0Aabout to crash')
+    expect(r.errors.join('\n')).toContain(
+      "loadgate run: the engine crashed: it was killed by a signal (the engine's whole output is in the step log and in engine.log in the artifact)"
+    )
+    expect(r.stdout).toContain('about to crash') // in the step's log
   })
 })
 

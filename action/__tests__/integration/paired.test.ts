@@ -11,9 +11,8 @@ import { dirname, join } from 'node:path'
 import type { LoadgateVerdict } from '../../src/generated/verdict.js'
 import { checkout, git, origin, type Origin } from '../fixtures/git.js'
 import { StandIn } from './standin.js'
-import { engineBinary, runAction, zipEntries, type ActionRun } from './harness.js'
+import { engineIn, runAction, zipEntries, type ActionRun } from './harness.js'
 
-const bin = engineBinary()
 
 /**
  * Each side's service is its checkout's `bin/server`, which only `build` makes (from
@@ -75,7 +74,7 @@ function run(ws: string, runId: number, pr: number, inputs: Record<string, strin
     api: api.url,
     workspace: ws,
     event: { name: 'pull_request', runId, pr, baseRef: o.baseRef ?? 'main' },
-    inputs: { 'engine-path': bin, spec: 'perf/paired.yaml', mode: 'paired', build: BUILD, ...inputs },
+    inputs: { 'engine-path': engineIn(ws), spec: 'perf/paired.yaml', mode: 'paired', build: BUILD, ...inputs },
     env: { SERVERS_LOG: o.log ?? serversLog() }
   })
 }
@@ -128,7 +127,7 @@ describe('mode: paired', () => {
     const ours = (api.comments.get(20) ?? []).filter((c) => c.body.startsWith(MARK))
     expect(ours).toHaveLength(1)
     expect(ours[0].body).toContain(note)
-    const zip = api.artifacts.find((a) => a.runId === 400)!.zip
+    const zip = api.artifacts.find((a) => a.runId === 400 && a.name === 'loadgate')!.zip
     expect(zipEntries(zip).sort()).toEqual(['ab.json', 'comment.md', 'pull-request.json', 'report.html', 'report.junit.xml', 'report.md', 'verdict.json'])
   }, 60_000)
 

@@ -9,9 +9,8 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { StandIn } from './standin.js'
-import { engineBinary, freePort, runAction, spec, zipEntries, type ActionRun, type Event } from './harness.js'
+import { engineIn, freePort, runAction, spec, zipEntries, type ActionRun, type Event } from './harness.js'
 
-const bin = engineBinary()
 const MARK = '<!-- loadgate-comment: perf.yml/gate/loadgate -->'
 
 let api: StandIn
@@ -37,7 +36,7 @@ async function step(event: Event, inputs: Record<string, string>): Promise<Actio
     api: api.url,
     workspace: ws,
     event,
-    inputs: { 'engine-path': bin, spec: 'perf/sharded.yaml', ...inputs },
+    inputs: { 'engine-path': engineIn(ws), spec: 'perf/sharded.yaml', ...inputs },
     env: { LG_PORT: String(port) }
   })
 }
