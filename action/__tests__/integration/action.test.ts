@@ -111,12 +111,13 @@ describe('a repository history: baseline on main, pull requests compared with it
     const from = api.requests.length
     const r = await run({ name: 'pull_request', runId: 101, pr: 7, baseRef: 'main' }, { spec: 'perf/fast.yaml' })
     expect(r.code, r.stdout).toBe(0)
+    const base = api.artifacts.find((a) => a.runId === 100 && a.name === 'loadgate')!.id
     expect(api.calls(from)).toEqual(
       expect.arrayContaining([
         'GET /repos/octo/shop/actions/workflows/perf.yml/runs',
         'GET /repos/octo/shop/actions/runs/100/artifacts',
-        'GET /repos/octo/shop/actions/artifacts/1000/zip',
-        'GET /artifact-blobs/1000.zip',
+        `GET /repos/octo/shop/actions/artifacts/${base}/zip`,
+        `GET /artifact-blobs/${base}.zip`,
         'GET /repos/octo/shop/issues/7/comments',
         'POST /repos/octo/shop/issues/7/comments'
       ])
@@ -204,7 +205,7 @@ describe('a repository history: baseline on main, pull requests compared with it
     // Annotated at the rule's line in the spec, with the engine's reason.
     const line = readFileSync(join(ws, 'perf', 'slow.yaml'), 'utf8').split('\n').findIndex((l) => l.includes('p(95) +100% floor 10ms')) + 1
     expect(r.errors).toContainEqual(
-      expect.stringMatching(new RegExp(`^::error title=loadgate regression%3A latency p\\(95\\) \\+100% floor 10ms,file=perf/slow.yaml,line=${line}::total: latency p\\(95\\) \\+100% floor 10ms regressed: `))
+      expect.stringMatching(new RegExp(`^::error title=loadgate regression%3A latency p\\(95\\) \\+100%25 floor 10ms,file=perf/slow.yaml,line=${line}::total: latency p\\(95\\) \\+100%25 floor 10ms regressed: `))
     )
     expect(ourComments(7)).toHaveLength(1)
   })
@@ -239,7 +240,7 @@ describe('a repository history: baseline on main, pull requests compared with it
       expect(r.code, r.stdout).toBe(0)
       expect(r.outputs.verdict).toBe('pass')
       expect(r.summary).toContain('Baseline: [run #100]')
-      expect(r.warnings).toContainEqual(expect.stringMatching(/Could not comment on pull request #9: .*a pull request from a fork gets a read-only token/))
+      expect(r.warnings).toContainEqual(expect.stringMatching(/Could not comment on pull request #9 \(HTTP 403\): the token needs `pull-requests: write` \(a pull request from a fork gets a read-only token\)/))
       expect(api.comments.get(9) ?? []).toEqual([])
     } finally {
       api.forbidCommentWrites = false
@@ -327,7 +328,7 @@ describe("pushes to main build up the history window, and pull requests compare 
     await push(400)
     const second = await push(401)
     expect(second.stdout).toContain('History window carried on from run #400 (https://github.com/octo/shop/actions/runs/400), the previous successful run of perf.yml on main.')
-    expect(zipEntries(repo.artifacts.find((a) => a.runId === 401)!.zip)).toEqual(expect.arrayContaining(['history/run-400.json', 'history/run-401.json']))
+    expect(zipEntries(repo.artifacts.find((a) => a.runId === 401 && a.name === 'loadgate')!.zip)).toEqual(expect.arrayContaining(['history/run-400.json', 'history/run-401.json']))
 
     const pr = await on({ name: 'pull_request', runId: 450, pr: 20, baseRef: 'main' })
     expect(pr.code, pr.stdout).toBe(0)
@@ -335,7 +336,7 @@ describe("pushes to main build up the history window, and pull requests compare 
     expect(pr.stdout).toMatch(/--baseline \S+\/baseline\/result\.json --baseline-history \S+\/baseline\/history --format md/)
     expect(pr.summary).toMatch(/the verdict assumes that the baseline's machine and this run's were alike/)
     // The pull request's artifact carries no window of its own.
-    expect(zipEntries(repo.artifacts.find((a) => a.runId === 450)!.zip).filter((n) => n.startsWith('history/'))).toEqual([])
+    expect(zipEntries(repo.artifacts.find((a) => a.runId === 450 && a.name === 'loadgate')!.zip).filter((n) => n.startsWith('history/'))).toEqual([])
   })
 
   it("with 3 or more, each rule's interval is widened by the run-to-run variation", async () => {
@@ -343,10 +344,14 @@ describe("pushes to main build up the history window, and pull requests compare 
     const last = await push(403)
     expect(last.stdout).toContain("History window: 4 result(s) kept in the artifact's history/")
     expect(last.summary).toContain('Trend over the last 4 runs')
+    // Above the report, the branch's trend in one line: p95 and throughput over the window.
+    expect(last.summary).toMatch(/\*\*Trend of `main`\*\*, last 4 runs: p95 `[▁-█]{4}` \(.+ → .+\) · throughput `[▁-█]{4}` \(.+ → .+\)/)
 
     const pr = await on({ name: 'pull_request', runId: 451, pr: 20, baseRef: 'main' })
     expect(pr.code, pr.stdout).toBe(0)
     expect(pr.summary).toContain('Baseline: [run #403]')
+    // A pull request shows the base branch's trend, from the history its baseline carries.
+    expect(pr.summary).toMatch(/\*\*Trend of `main`\*\*, last 4 runs: p95 `[▁-█]{4}`/)
     // Runs 400-402 and the baseline (403), whose own copy in its history the engine counts once.
     expect(pr.summary).toMatch(/intervals widened by the run-to-run variation over 3 earlier results and the baseline/)
     expect(pr.summary).not.toMatch(/assumes that the baseline's machine and this run's were alike/)
@@ -463,8 +468,8 @@ describe('runs that measured nothing or nothing valid are still reported', () =>
       expect(verdictOf(bad).verdict).toBe('invalid_measurement')
       expect(bad.summary).toContain('This step does not fail for it (fail-on: slo).')
       expect(bad.stdout).toContain("History window: 1 result(s) kept in the artifact's history/ (not this run's: its measurement is invalid)")
-      expect(zipEntries(repo.artifacts.find((a) => a.runId === 601)!.zip)).toEqual(expect.arrayContaining(['result.json', 'history/run-600.json']))
-      expect(zipEntries(repo.artifacts.find((a) => a.runId === 601)!.zip)).not.toContain('history/run-601.json')
+      expect(zipEntries(repo.artifacts.find((a) => a.runId === 601 && a.name === 'loadgate')!.zip)).toEqual(expect.arrayContaining(['result.json', 'history/run-600.json']))
+      expect(zipEntries(repo.artifacts.find((a) => a.runId === 601 && a.name === 'loadgate')!.zip)).not.toContain('history/run-601.json')
       repo.addRun({ id: 601 }) // a successful run, as its step passed
 
       const pr = await at({ name: 'pull_request', runId: 650, pr: 40, baseRef: 'main' }, 'perf/main.yaml')

@@ -11,7 +11,7 @@ import { dirname, join } from 'node:path'
 import type { LoadgateVerdict } from '../../src/generated/verdict.js'
 import { checkout, git, origin, type Origin } from '../fixtures/git.js'
 import { StandIn } from './standin.js'
-import { engineIn, runAction, zipEntries, type ActionRun } from './harness.js'
+import { engineIn, runAction, TOKEN, zipEntries, type ActionRun } from './harness.js'
 
 
 /**
@@ -47,7 +47,8 @@ function server(commit: string) {
   return { text: `#!/bin/sh\necho "${commit} $0" >> "$SERVERS_LOG"\nexec "$1" serve --listen "$2" --threads 1\n`, mode: 0o755 }
 }
 
-const BUILD = 'mkdir -p bin && cp server.sh bin/server'
+/** Makes the side's server, and notes the environment `build` got (beside the servers' log). */
+const BUILD = 'mkdir -p bin && cp server.sh bin/server && env >> "$SERVERS_LOG.build-env"'
 const MARK = '<!-- loadgate-comment: perf.yml/gate/loadgate -->'
 
 let api: StandIn
@@ -102,6 +103,11 @@ describe('mode: paired', () => {
     expect(r.stdout).toContain(`::group::Build the candidate (${short.head}) in ${ws}`)
     expect(r.stdout).toContain(`::group::Build the baseline (${short.base}) in ${worktree}`)
     expect(r.stdout).toContain('::group::loadgate ab perf/paired.yaml')
+    // `build`, the pull request's code, ran twice without the token, the inputs or ACTIONS_*.
+    const built = readFileSync(`${log}.build-env`, 'utf8')
+    expect(built.match(/^PWD=/gm)).toHaveLength(2)
+    expect(built).not.toMatch(/^(INPUT_|ACTIONS_|GITHUB_TOKEN=|GITHUB_ENV=|GITHUB_OUTPUT=)/m)
+    expect(built).not.toContain(TOKEN)
     // The worktree is gone, and git knows it.
     expect(existsSync(worktree)).toBe(false)
     expect(git(ws, 'worktree', 'list').split('\n')).toHaveLength(1)

@@ -146,7 +146,7 @@ describe('a merge step', () => {
     expect(ours).toHaveLength(1)
     expect(api.comments.get(61)).toHaveLength(1)
     expect(ours[0].body).toContain('Baseline: [run #800]')
-    expect(artifactsOf(801).filter((n) => n.startsWith('loadgate')).sort()).toEqual(['loadgate', 'loadgate-shard-1-of-2', 'loadgate-shard-2-of-2'])
+    expect(artifactsOf(801).filter((n) => n.startsWith('loadgate')).sort()).toEqual(['loadgate', 'loadgate-shard-1-of-2', 'loadgate-shard-2-of-2', 'loadgate.html'])
     const listed = api.requests.slice(from).filter((q) => q.url.startsWith('/repos/octo/shop/actions/runs/801/artifacts'))
     expect(listed.map((q) => new URL(q.url, api.url).searchParams.get('page') ?? '1')).toEqual(['1', '2'])
   })

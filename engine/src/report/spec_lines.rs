@@ -215,6 +215,22 @@ flows:
     }
 
     #[test]
+    fn lines_are_read_only_from_the_file_the_run_was_made_from() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("spec.yaml");
+        std::fs::write(&path, SPEC).unwrap();
+        let hash: String = Sha256::digest(SPEC.as_bytes())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        let read = SpecLines::read(&path, &hash).expect("the same file");
+        assert_eq!(read.line(Block::Slo, "total", "errors", "rate < 1%"), Some(13));
+        // An edited spec (another hash), or none at the path: no lines rather than wrong ones.
+        assert!(SpecLines::read(&path, &"0".repeat(64)).is_none());
+        assert!(SpecLines::read(&dir.path().join("gone.yaml"), &hash).is_none());
+    }
+
+    #[test]
     fn a_threshold_of_another_scope_block_or_text_has_no_line() {
         let l = lines();
         assert_eq!(l.line(Block::Slo, "home", "latency", "p(95) < 50ms"), None);
