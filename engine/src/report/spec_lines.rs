@@ -224,7 +224,10 @@ flows:
             .map(|b| format!("{b:02x}"))
             .collect();
         let read = SpecLines::read(&path, &hash).expect("the same file");
-        assert_eq!(read.line(Block::Slo, "total", "errors", "rate < 1%"), Some(13));
+        assert_eq!(
+            read.line(Block::Slo, "total", "errors", "rate < 1%"),
+            Some(13)
+        );
         // An edited spec (another hash), or none at the path: no lines rather than wrong ones.
         assert!(SpecLines::read(&path, &"0".repeat(64)).is_none());
         assert!(SpecLines::read(&dir.path().join("gone.yaml"), &hash).is_none());
