@@ -29,6 +29,7 @@ pub mod markdown;
 mod measures;
 pub(crate) mod progress;
 mod scales;
+mod spec_lines;
 mod svg;
 mod templates;
 mod text;
