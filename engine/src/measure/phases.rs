@@ -1,5 +1,6 @@
-//! The phases of a request (connection setup, request write, time to first byte, body read):
-//! what the transport reports with each response, and a target's histograms of them.
+//! The phases of a request (connection setup, stream wait, request write, time to first byte,
+//! body read): what the transport reports with each response, and a target's histograms of
+//! them.
 
 use super::Recorder;
 
@@ -9,6 +10,14 @@ use super::Recorder;
 pub(crate) struct Timing {
     /// The setup of the connection, when this request opened it.
     pub(crate) setup: Option<Setup>,
+    /// HTTP/2: how long the request waited for a free stream on its connection (the server's
+    /// `SETTINGS_MAX_CONCURRENT_STREAMS` reached), before its write; `None` when it did not
+    /// wait.
+    pub(crate) stream_wait_us: Option<u64>,
+    /// HTTP/2: the most concurrent streams the server allowed on the connection when the
+    /// request was sent (its `SETTINGS_MAX_CONCURRENT_STREAMS`); `None` when it set no limit
+    /// (or not HTTP/2).
+    pub(crate) peer_max_streams: Option<u32>,
     /// Request write: from the first byte written to the last byte handed to the socket
     /// (HTTP/1.1: written and flushed; HTTP/2: headers and body handed to the connection).
     pub(crate) write_us: u64,
@@ -67,6 +76,12 @@ pub(crate) struct Phases {
     pub(crate) write_us: Recorder,
     pub(crate) ttfb_us: Recorder,
     pub(crate) body_us: Recorder,
+    /// Stream wait, per response that waited ([`Timing::stream_wait_us`]); most targets
+    /// never wait, and never make it.
+    pub(crate) stream_wait_us: Recorder,
+    /// The smallest stream limit a server set on this target's HTTP/2 connections
+    /// ([`Timing::peer_max_streams`]); `None` when none set one.
+    pub(crate) peer_max_streams: Option<u32>,
     /// Connections opened (each has a `connect_us` sample, but HTTP/3's).
     pub(crate) connections: u64,
     /// TLS handshakes that resumed a session.
@@ -99,6 +114,10 @@ impl Phases {
             self.zero_rtt_accepted += u64::from(setup.zero_rtt == ZeroRtt::Accepted);
             self.pre_connected += u64::from(setup.pre_connected);
         }
+        if let Some(wait) = timing.stream_wait_us {
+            self.stream_wait_us.record(wait);
+        }
+        self.peer_max_streams = smallest(self.peer_max_streams, timing.peer_max_streams);
         self.write_us.record(timing.write_us);
         self.ttfb_us.record(timing.ttfb_us);
         self.body_us.record(timing.body_us);
@@ -113,14 +132,24 @@ impl Phases {
             (&mut self.write_us, &other.write_us),
             (&mut self.ttfb_us, &other.ttfb_us),
             (&mut self.body_us, &other.body_us),
+            (&mut self.stream_wait_us, &other.stream_wait_us),
         ] {
             a.merge(b);
         }
+        self.peer_max_streams = smallest(self.peer_max_streams, other.peer_max_streams);
         self.connections += other.connections;
         self.tls_resumed += other.tls_resumed;
         self.zero_rtt_attempted += other.zero_rtt_attempted;
         self.zero_rtt_accepted += other.zero_rtt_accepted;
         self.pre_connected += other.pre_connected;
+    }
+}
+
+/// The smaller of two limits, either of which may be unset.
+fn smallest(a: Option<u32>, b: Option<u32>) -> Option<u32> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
     }
 }
 
@@ -134,6 +163,8 @@ mod tests {
         let reused = Timing {
             setup: None,
             write_us: 7,
+            stream_wait_us: None,
+            peer_max_streams: None,
             ttfb_us: 300,
             body_us: 20,
         };
@@ -163,6 +194,30 @@ mod tests {
         assert_eq!((p.connections, p.tls_resumed, p.pre_connected), (2, 2, 2));
         assert!(p.tls_us.equivalent(p.tls_us.max(), 900));
         assert_eq!((p.zero_rtt_attempted, p.zero_rtt_accepted), (0, 0));
+        assert!(
+            p.stream_wait_us.is_empty(),
+            "no request waited for a stream"
+        );
+    }
+
+    #[test]
+    fn stream_waits_are_recorded_apart_with_the_smallest_limit() {
+        let waited = |wait, limit| Timing {
+            stream_wait_us: wait,
+            peer_max_streams: limit,
+            ..Timing::default()
+        };
+        let mut p = Phases::default();
+        p.record(&waited(None, None));
+        p.record(&waited(Some(80_000), Some(4)));
+        let mut q = Phases::default();
+        q.record(&waited(Some(90_000), Some(1)));
+        p.merge(&q);
+        let wait = &p.stream_wait_us;
+        assert_eq!(wait.len(), 2, "one sample per request that waited");
+        assert!(wait.equivalent(wait.max(), 90_000));
+        assert_eq!(p.peer_max_streams, Some(1));
+        assert_eq!(p.write_us.len(), 3);
     }
 
     #[test]
@@ -177,6 +232,8 @@ mod tests {
                 pre_connected: false,
             }),
             write_us: 5,
+            stream_wait_us: None,
+            peer_max_streams: None,
             ttfb_us: 200,
             body_us: 10,
         };

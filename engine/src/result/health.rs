@@ -92,11 +92,56 @@ pub(super) fn health(plan: &Plan, output: &RunOutput, cpus: usize, judge_latenes
             health
         })
         .collect();
+    problems.extend(stream_limits(plan, output));
     Health {
         valid: problems.is_empty(),
         problems,
         stages,
     }
+}
+
+/// The targets whose HTTP/2 server allowed fewer concurrent streams per connection (its
+/// `SETTINGS_MAX_CONCURRENT_STREAMS`) than `load.streams` plans: the planned concurrency was
+/// not applied, and the requests held back waited for a stream (the `stream wait` phase,
+/// part of their latency), so the latency measures the cap rather than the server.
+fn stream_limits(plan: &Plan, output: &RunOutput) -> Vec<String> {
+    let planned = plan.load.streams;
+    plan.targets
+        .iter()
+        .zip(&output.targets)
+        .filter_map(|(target, stats)| {
+            let allowed = stats.phases.peer_max_streams.filter(|&n| n < planned)?;
+            let w = &stats.phases.stream_wait_us;
+            let waited = if w.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; {} requests waited for a free stream, {} at the median (the `stream wait` \
+                     phase, in their latency)",
+                    w.len(),
+                    crate::units::format_duration_us(w.value_at_quantile(0.5) as f64)
+                )
+            };
+            let connections = match plan.load.model {
+                Model::Closed => format!(
+                    ", {} requests at once on {} connections instead of {}",
+                    u64::from(allowed) * u64::from(plan.load.connections),
+                    plan.load.connections,
+                    u64::from(planned) * u64::from(plan.load.connections)
+                ),
+                Model::Open => String::new(),
+            };
+            Some(format!(
+                "target `{}`: the server allows {allowed} concurrent stream{} per HTTP/2 \
+                 connection (SETTINGS_MAX_CONCURRENT_STREAMS), fewer than the {planned} planned \
+                 (`load.streams`): the planned load was not applied (at most {allowed} in \
+                 flight per connection{connections}){waited}. Set `load.streams` to {allowed} \
+                 or less and raise `connections`",
+                target.name,
+                if allowed == 1 { "" } else { "s" }
+            ))
+        })
+        .collect()
 }
 
 /// A measured stage as it is judged.

@@ -24,18 +24,22 @@ mod flow;
 mod health;
 mod io;
 pub mod merge;
+mod phases;
 mod slo;
 mod upgrade;
 
 pub use artifact::{
     CheckResult, Environment, Health, LatencySummary, LoadInfo, MergeInfo, PhaseSummary,
-    PhasesResult, RecordedRule, RunResult, ServerTimingMetric, ShardInfo, SloVerdict, SpecInfo,
-    StageHealth, StreamingResult, TargetResult, TimeSample, TlsResult, TransportResult,
-    UdpBuffersResult, UpstreamResult, schema,
+    RecordedRule, RunResult, ServerTimingMetric, ShardInfo, SloVerdict, SpecInfo, StageHealth,
+    StreamingResult, TargetResult, TimeSample, TlsResult, TransportResult, UdpBuffersResult,
+    UpstreamResult, schema,
 };
 pub(crate) use artifact::{RESULT_VERSION, published_schema};
 pub use build::build;
 pub(crate) use build::{build_ab_side, phases_result, streaming_result, summary, upstream_result};
 pub use flow::{FlowResult, FlowStep};
 pub(crate) use io::encode_histogram;
-pub use io::{MAX_EXACT_INTEGER, OutError, OutFile, ReadError, decode_histogram, read, write};
+pub use io::{
+    MAX_EXACT_INTEGER, OutError, OutFile, ReadError, append_whole, decode_histogram, read, write,
+};
+pub use phases::PhasesResult;

@@ -85,7 +85,7 @@ pub(super) fn spawn(
                     shared.clone(),
                     stats.clone(),
                     conns,
-                    level,
+                    (level, index),
                     seed(i),
                 ))
             })
@@ -368,13 +368,13 @@ impl Backoff {
     }
 }
 
-/// Closed model: a virtual user, active while the stages' target (in connections) is at
-/// least `level`.
+/// Closed model: a virtual user of worker `worker`, active while the stages' target (in
+/// connections) is at least `level`.
 async fn closed_vu(
     shared: Arc<Shared>,
     stats: Rc<RefCell<WorkerStats>>,
     mut conns: Connections,
-    level: f64,
+    (level, worker): (f64, usize),
     seed: u64,
 ) {
     let mut rng = fastrand::Rng::with_seed(seed);
@@ -426,7 +426,7 @@ async fn closed_vu(
             }
             None => now,
         };
-        let Some(measured) = shared.admit(intended) else {
+        let Some(measured) = shared.admit(intended, worker) else {
             break;
         };
         // After a pacing pause the clock is read again; else `now` is this request's start.
@@ -575,7 +575,7 @@ async fn dispatcher(
         if !pause_precisely(&shared, &mut timer, intended).await {
             break;
         }
-        let Some(measured) = shared.admit(intended) else {
+        let Some(measured) = shared.admit(intended, index) else {
             break;
         };
         let idle = pool.idle.borrow_mut().pop();
