@@ -30,6 +30,7 @@ mod h2;
 mod h3;
 mod limits;
 mod multiplexed;
+mod open;
 mod output;
 mod pre;
 mod redirect;

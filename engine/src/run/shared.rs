@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use super::flow::Flows;
+use super::open::Budget;
 use crate::measure::StageStats;
 use crate::plan::{LoadPlan, Model, Plan, Stop, TargetPlan};
 
@@ -38,6 +39,8 @@ pub(super) struct Shared {
     /// When workers give up on requests still in flight.
     pub(super) hard_deadline: Option<Instant>,
     pub(super) stop: Arc<AtomicBool>,
+    /// Open model: the run's in-flight budget over the workers (none in the closed model).
+    pub(super) budget: Budget,
 }
 
 impl Shared {
@@ -93,6 +96,10 @@ impl Shared {
             epoch,
             end,
             stop,
+            budget: Budget::new(match plan.load.model {
+                Model::Open => super::workers(plan),
+                Model::Closed => 0,
+            }),
         }
     }
 
