@@ -44,11 +44,11 @@ pub(super) struct Shared {
 }
 
 impl Shared {
-    /// What the workers of a run of `plan` share: the targets' `addrs` (indexed through
-    /// `endpoint_of`), the stages laid out from `start`, the length of the workers' spans
-    /// (`epoch`) and the `stop` flag.
+    /// What the `workers` workers of a run of `plan` share: the targets' `addrs` (indexed
+    /// through `endpoint_of`), the stages laid out from `start`, the length of the workers'
+    /// spans (`epoch`), the `stop` flag and the open model's in-flight budget.
     pub(super) fn new(
-        plan: &Plan,
+        (plan, workers): (&Plan, usize),
         (endpoint_of, addrs): (Vec<usize>, Vec<SocketAddr>),
         start: Instant,
         epoch: Duration,
@@ -97,7 +97,7 @@ impl Shared {
             end,
             stop,
             budget: Budget::new(match plan.load.model {
-                Model::Open => super::workers(plan),
+                Model::Open => workers,
                 Model::Closed => 0,
             }),
         }
