@@ -7,7 +7,9 @@
 # duty-cycle hog (busy DUTY% of every 10 ms, asleep the rest) is pinned to the generator's core
 # (1) or to the other core (0). For each rate, the quiet run comes first, then each hog. Per
 # run it prints: sent, dropped (of which while the generator was behind its schedule), the
-# lateness p99, the latency p50/p99 and their ratio to the quiet run's, and whether the run is
+# lateness p99, the latency p50/p99 (from when each request was due), the service time p99
+# (from when it was sent: latency minus the generator's lateness), the latency's ratio to the
+# quiet run's, and whether the run is
 # valid under the old limits (late p99 10 ms, any drop above 0.1%) and under the new defaults
 # (health.valid as loadgate judged it).
 #
@@ -47,8 +49,8 @@ while True:
   hog_pid=$!
 }
 
-printf '%6s %-10s %7s %8s %8s %9s %9s %9s %6s %6s %6s %6s\n' \
-  rate hog sent dropped behind late_p99 p50 p99 p50/q p99/q old new
+printf '%6s %-10s %7s %8s %8s %9s %9s %9s %9s %6s %6s %6s %6s\n' \
+  rate hog sent dropped behind late_p99 p50 p99 svc_p99 p50/q p99/q old new
 for rate in $RATES; do
   quiet=""
   for condition in quiet $(for d in $DUTIES; do echo "gen:$d other:$d"; done); do
@@ -79,6 +81,7 @@ quiet = [float(x) for x in sys.argv[4].split()] if sys.argv[4] else None
 s = [s for s in r["health"]["stages"] if not s["warmup"]][0]
 late = (s["lateness_us"] or {}).get("p99_us", 0)
 lat = r["total"]["latency_us"]
+svc = r["total"]["service_time_us"]
 due = s["sent"] + s["dropped"]
 cpus = r["environment"]["cpu_count"]
 cpu = s["client_cpu_s"] / float(s["duration_s"] or 1) / cpus
@@ -86,9 +89,9 @@ cpu = s["client_cpu_s"] / float(s["duration_s"] or 1) / cpus
 # the rate 5% short, 90% of all CPUs.
 old = not (late > 10_000 or s["dropped"] > 0.001 * due or s["achieved_rate"] < 0.95 * rate or cpu > 0.9)
 ratio = lambda v, q: "%.2f" % (v / q) if q else "-"
-print("%6d %-10s %7d %8d %8d %7.2fms %7.2fms %7.2fms %6s %6s %6s %6s|%d %d" % (
+print("%6d %-10s %7d %8d %8d %7.2fms %7.2fms %7.2fms %7.2fms %6s %6s %6s %6s|%d %d" % (
     rate, condition, s["sent"], s["dropped"], s.get("dropped_behind", 0), late / 1e3,
-    lat["p50_us"] / 1e3, lat["p99_us"] / 1e3,
+    lat["p50_us"] / 1e3, lat["p99_us"] / 1e3, svc["p99_us"] / 1e3,
     ratio(lat["p50_us"], quiet and quiet[0]), ratio(lat["p99_us"], quiet and quiet[1]),
     "valid" if old else "INVAL", "valid" if r["health"]["valid"] else "INVAL",
     lat["p50_us"], lat["p99_us"]))

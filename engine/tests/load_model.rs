@@ -345,57 +345,68 @@ fn a_server_too_slow_for_the_rate_fails_its_slos_with_exit_1_not_5() {
     );
 }
 
+/// A generator that drops arrivals while behind its schedule (here any drop, with limits of
+/// 1 µs and 0%: the dispatcher is always a little behind when it drops) is at fault: exit 5,
+/// whatever the SLOs say.
 #[test]
 fn a_generator_past_its_health_limits_still_exits_5() {
     let _serial = serial();
     let server = loadgate::serve::spawn("127.0.0.1:0".parse().unwrap(), 1).unwrap();
-    // No request starts within a microsecond of when it was due, at p99.
+    let url = format!("{}/?delay=100ms", server.url());
     let (code, stdout) = run_binary(&spec(
-        &server.url(),
-        "  model: open\n  rate: 200/s\n  duration: 1500ms\n  health: { late_p99: 1us }\nslo:\n  latency: [\"p(99) < 1us\"]\n",
+        &url,
+        "  model: open\n  rate: 100/s\n  max_in_flight: 2\n  duration: 1s\n  health: { late_p99: 1us, dropped: 0% }\nslo:\n  latency: [\"p(99) < 50ms\"]\n",
     ));
     assert_eq!(code, Some(5), "{stdout}");
     assert!(stdout.contains("INVALID MEASUREMENT"), "{stdout}");
     assert!(
-        stdout.contains("more than the limit of 1us (`load.health.late_p99`)"),
+        stdout.contains("while the generator was more than 1us behind its schedule"),
         "{stdout}"
     );
+    assert!(stdout.contains("`load.health.dropped`"), "{stdout}");
 }
 
 #[test]
 fn health_limits_are_read_from_the_spec_and_judge_the_run() {
     let _serial = serial();
     let server = loadgate::serve::spawn("127.0.0.1:0".parse().unwrap(), 1).unwrap();
-    let load = "  model: open\n  rate: 200/s\n  duration: 1500ms\n";
+    let url = format!("{}/?delay=100ms", server.url());
+    let load = "  model: open\n  rate: 100/s\n  max_in_flight: 4\n  duration: 1500ms\n";
     let tiny = run_yaml(&spec(
-        &server.url(),
+        &url,
         &format!("{load}  health: {{ late_p99: 1us, dropped: 0.5% }}\n"),
     ));
     let limits = tiny.health.limits.expect("the limits are recorded");
     assert_eq!(limits.late_p99_us, 1);
     assert!((limits.dropped_behind_share - 0.005).abs() < 1e-12);
+    let stage = measured_stage(&tiny);
+    assert!(stage.dropped > 50, "{}", stage.dropped);
+    assert_eq!(stage.dropped_behind, stage.dropped);
     assert!(!tiny.health.valid);
-    let late = measured_stage(&tiny).lateness_us.as_ref().unwrap().p99_us;
-    assert!(late > 1, "{late}");
     assert!(
-        tiny.health.problems[0].contains("more than the limit of 1us (`load.health.late_p99`)"),
+        tiny.health.problems[0]
+            .contains("while the generator was more than 1us behind its schedule"),
         "{:?}",
         tiny.health.problems
     );
-    // The same light run under the default limits (25 ms at p99: on a busy 2-core machine
-    // such a run is late by a few milliseconds at most).
-    let default = run_yaml(&spec(&server.url(), load));
-    let late = measured_stage(&default)
-        .lateness_us
-        .as_ref()
-        .unwrap()
-        .p99_us;
+    // The same run under the default limits (10 ms): the drops are the server's, and the
+    // run is valid unless this busy machine held the generator up for real.
+    let default = run_yaml(&spec(&url, load));
+    let stage = measured_stage(&default);
+    assert_eq!(default.health.limits.unwrap().late_p99_us, 10_000);
     assert!(
-        default.health.valid,
-        "late p99 {late} us: {:?}",
-        default.health.problems
+        default.health.notes[0].contains("requests were dropped"),
+        "{:?}",
+        default.health
     );
-    assert_eq!(default.health.limits.unwrap().late_p99_us, 25_000);
+    let late = stage.lateness_us.as_ref().unwrap().p99_us;
+    if late <= 10_000 && stage.dropped_behind == 0 {
+        assert!(
+            default.health.valid,
+            "late p99 {late} us: {:?}",
+            default.health.problems
+        );
+    }
     // A limit that is not one is refused, naming its field.
     let source = loadgate::spec::SourceSpec::parse(
         "test.yaml".into(),

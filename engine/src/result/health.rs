@@ -5,7 +5,7 @@
 
 use super::build::summary;
 use super::{Health, HealthLimitsResult, StageHealth};
-use crate::measure::StageStats;
+use crate::measure::{StageStats, TargetStats};
 use crate::plan::health::HealthLimits;
 use crate::plan::{LoadPlan, Model, Plan, Stop};
 use crate::run::RunOutput;
@@ -28,10 +28,17 @@ pub(crate) const CONCURRENCY_TOLERANCE: f64 = 0.05;
 
 /// Judges the generator's health stage by stage against `load.health`'s limits (lateness,
 /// arrivals dropped while behind) and [`RATE_TOLERANCE`], [`CONCURRENCY_TOLERANCE`],
-/// [`MAX_CLIENT_CPU_SHARE`]. `judge_lateness` false leaves lateness out (`loadgate ab`
-/// judges it per epoch).
-pub(super) fn health(plan: &Plan, output: &RunOutput, cpus: usize, judge_lateness: bool) -> Health {
+/// [`MAX_CLIENT_CPU_SHARE`]; `total` is the run's targets merged, whose latency shows whether
+/// the generator's lateness moved it ([`lateness_shows`]). `judge_lateness` false leaves
+/// lateness out (`loadgate ab` judges it per epoch).
+pub(super) fn health(
+    plan: &Plan,
+    (output, total): (&RunOutput, &TargetStats),
+    cpus: usize,
+    judge_lateness: bool,
+) -> Health {
     let load = &plan.load;
+    let shows = lateness_shows(total);
     let run_s = load.warmup().as_secs_f64() + output.elapsed.as_secs_f64();
     let stop_is_duration = matches!(load.stop, Stop::Duration(_));
     let ended_early = output.interrupted || output.aborted_by.is_some();
@@ -85,7 +92,7 @@ pub(super) fn health(plan: &Plan, output: &RunOutput, cpus: usize, judge_latenes
                     length,
                     cpus,
                     cpu_share: per_s(cpu_s) / cpus as f64,
-                    judge_lateness,
+                    lateness_shows: judge_lateness.then(|| shows.clone()).flatten(),
                 };
                 findings.add(judge(load, stats, &health, &judged));
             }
@@ -138,7 +145,33 @@ struct Judged {
     cpus: usize,
     /// Share of all CPUs loadgate used in the stage, a fraction.
     cpu_share: f64,
-    judge_lateness: bool,
+    /// Where the generator's lateness shows in the run's latency ([`lateness_shows`]); `None`
+    /// when it does not, or lateness is not judged (`loadgate ab`).
+    lateness_shows: Option<String>,
+}
+
+/// How much longer than the service time the latency may be, at p50 and p99, a fraction:
+/// past it, the generator's lateness moved what the run measured (bench/README.md,
+/// "health_calibration.sh").
+pub(crate) const LATENESS_SHOWS: f64 = 0.1;
+
+/// Where the generator's lateness shows in the run's latency: at p99 or p50, the latency
+/// (from when requests were due) longer than their service time (from when they were sent:
+/// the same requests without the generator's lateness) by more than [`LATENESS_SHOWS`], e.g.
+/// `p99 31.20ms from when due, 2.10ms from when sent`. `None` when at neither: the lateness
+/// did not move the numbers the run reports.
+fn lateness_shows(total: &TargetStats) -> Option<String> {
+    [(99.0, 0.99), (50.0, 0.5)].into_iter().find_map(|(p, q)| {
+        let latency = total.latency_us.value_at_quantile(q);
+        let service = total.service_us.value_at_quantile(q);
+        (latency as f64 > service as f64 * (1.0 + LATENESS_SHOWS)).then(|| {
+            format!(
+                "p{p} {} from when due, {} from when sent",
+                format_duration_us(latency as f64),
+                format_duration_us(service as f64)
+            )
+        })
+    })
 }
 
 /// Fewest requests that must start later than `load.health.late_p99` for a stage to be
@@ -158,21 +191,22 @@ fn judge(load: &LoadPlan, stats: &StageStats, health: &StageHealth, stage: &Judg
     }
     findings.problems.extend(rate_short(load, stats, stage));
     findings.problems.extend(fd_short(load, stats, stage));
-    if stage.judge_lateness {
-        findings.problems.extend(late(load, stats, health, stage));
-    }
+    findings.problems.extend(late(load, stats, health, stage));
     findings.problems.extend(saturated(stage));
     findings
 }
 
 /// Requests started later than `load.health.late_p99` at p99 (and at least
-/// [`MIN_LATE_REQUESTS`] of them): the generator could not keep to its schedule.
+/// [`MIN_LATE_REQUESTS`] of them), and that lateness shows in the run's latency
+/// (`stage.lateness_shows`): the generator could not keep to its schedule, and what the run
+/// measured holds it.
 fn late(
     load: &LoadPlan,
     stats: &StageStats,
     health: &StageHealth,
     stage: &Judged,
 ) -> Option<String> {
+    let shows = stage.lateness_shows.as_ref()?;
     let limit_us = load.health.late_p99_us;
     let p99_us = health.lateness_us.as_ref()?.p99_us;
     let h = &stats.lateness_us;
@@ -180,8 +214,8 @@ fn late(
     (p99_us > limit_us && late >= MIN_LATE_REQUESTS).then(|| {
         format!(
             "{}: requests started up to {} late (p99; {late} of {} later than the limit), more \
-             than the limit of {} (`load.health.late_p99`): the generator could not keep to \
-             the schedule",
+             than the limit of {} (`load.health.late_p99`), and it shows in the latency \
+             ({shows}): the generator could not keep to the schedule",
             stage.name,
             format_duration_us(p99_us as f64),
             h.len(),
@@ -372,7 +406,7 @@ mod tests {
             length: 10.0,
             cpus: 2,
             cpu_share,
-            judge_lateness: true,
+            lateness_shows: Some("p99 40.00ms from when due, 1.00ms from when sent".to_string()),
         }
     }
 
@@ -425,7 +459,7 @@ mod tests {
             findings.problems,
             [
                 "stage 1: 30 of 1000 requests were dropped, 20 of them while the generator was \
-                 more than 25.00ms behind its schedule (2.00% of the due requests, more than the \
+                 more than 10.00ms behind its schedule (2.00% of the due requests, more than the \
                  limit of 1%, `load.health.dropped`): the generator could not keep up"
             ]
         );
@@ -450,7 +484,7 @@ mod tests {
     #[test]
     fn one_late_request_in_a_short_stage_is_not_a_late_schedule() {
         let load = load(Model::Open);
-        let late = |late_ones: u64| {
+        let late = |late_ones: u64, shows: bool| {
             let mut stats = StageStats {
                 sent: 50,
                 ..StageStats::default()
@@ -461,18 +495,26 @@ mod tests {
             }
             let mut health = stage_health(&stats);
             health.lateness_us = summary(&stats.lateness_us);
-            super::late(&load, &stats, &health, &judged(0.1))
+            let mut stage = judged(0.1);
+            if !shows {
+                stage.lateness_shows = None;
+            }
+            super::late(&load, &stats, &health, &stage)
         };
         // 1 of 50 (p99 is the maximum): a hiccup; 2 of 50: late.
-        assert_eq!(late(1), None);
-        let problem = late(2).expect("late");
+        assert_eq!(late(1, true), None);
+        let problem = late(2, true).expect("late");
         assert!(
             problem.starts_with("stage 1: requests started up to 40.")
                 && problem.contains(
-                    "ms late (p99; 2 of 50 later than the limit), more than the limit of 25.00ms"
+                    "ms late (p99; 2 of 50 later than the limit), more than the limit of \
+                     10.00ms (`load.health.late_p99`), and it shows in the latency (p99 \
+                     40.00ms from when due, 1.00ms from when sent)"
                 ),
             "{problem}"
         );
+        // Late, but the latency measured is the service time: not judged late.
+        assert_eq!(late(2, false), None);
     }
 
     #[test]

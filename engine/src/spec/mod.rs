@@ -476,13 +476,14 @@ pub(crate) const PERCENT_PATTERN: &str = r"^[0-9]+(\.[0-9]+)?%$";
 ///
 /// ```yaml
 /// load:
-///   health: { late_p99: 25ms, dropped: 1% }
+///   health: { late_p99: 10ms, dropped: 1% }
 /// ```
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct HealthLimits {
     /// How late requests may start after they were due, at p99 (open model and pacing),
-    /// e.g. `25ms`.
+    /// e.g. `10ms`. Judged only where the lateness shows in the latency (longer than the
+    /// service time by more than 10% at p50 or p99).
     #[serde(default)]
     #[schemars(regex(pattern = DURATION_PATTERN))]
     pub(crate) late_p99: Option<String>,
