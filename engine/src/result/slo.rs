@@ -1,7 +1,8 @@
 //! The verdicts on the plan's SLO thresholds: measured on the run's stats, or taken from the
 //! window watch for thresholds with a window, and failed for the one that aborted the run.
-//! The whole run's `errors` thresholds count the measured stages' dropped arrivals (every
-//! in-flight slot busy) as failed requests, and say how many (`SloVerdict::dropped`).
+//! The whole run's `errors` thresholds (but those with a window) count the measured stages'
+//! dropped arrivals (every in-flight slot busy) as failed requests, and say how many
+//! (`SloVerdict::dropped`).
 
 use super::SloVerdict;
 use crate::measure::{Measures, TargetStats};
@@ -42,8 +43,10 @@ pub(super) fn verdicts(
                 verdict.dropped = dropped;
             }
             if let Some(window) = output.windows.get(i).and_then(|w| w.as_ref()) {
+                // The window watch judges the seconds' responses and errors, without drops.
                 verdict.measured = window.measured;
                 verdict.passed = window.passed;
+                verdict.dropped = 0;
                 verdict.window_s = threshold.window_s;
                 verdict.failed_window_start_s = window.failed_start_s;
             }
