@@ -6,10 +6,13 @@ import { existsSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { DefaultArtifactClient } from '@actions/artifact'
 
-/** Uploads `files` (all inside `rootDir`) as the artifact `name`; returns its id. */
-export async function uploadArtifact(name: string, files: string[], rootDir: string): Promise<number | undefined> {
+/**
+ * Uploads `files` (all inside `rootDir`) as the artifact `name`; returns its id. With
+ * `skipArchive`, one file, not zipped, named as the file.
+ */
+export async function uploadArtifact(name: string, files: string[], rootDir: string, options: { skipArchive?: boolean } = {}): Promise<number | undefined> {
   const client = new DefaultArtifactClient()
-  const { id } = await client.uploadArtifact(name, files, rootDir)
+  const { id } = await client.uploadArtifact(name, files, rootDir, options)
   return id
 }
 

@@ -13,6 +13,7 @@ import * as tc from '@actions/tool-cache'
 import type { EngineSource } from './inputs.js'
 import type { GitHubApi } from './github.js'
 import { httpStatus } from './github.js'
+import { mask, type Children } from './child.js'
 
 const EXE = process.platform === 'win32' ? 'loadgate.exe' : 'loadgate'
 
@@ -55,6 +56,8 @@ export interface EngineEnv {
   /** `owner/name` of the action's repository; empty for `uses: ./`, which has no release to fetch. */
   actionRepository: string
   workingDirectory: string
+  /** What `cargo build` gets (it runs the action's own source's build scripts). */
+  children: Children
 }
 
 /** Where the engine came from, for the log. */
@@ -65,6 +68,7 @@ export interface Acquired {
 
 export async function acquireEngine(source: EngineSource, env: EngineEnv): Promise<Acquired> {
   if (source.kind === 'path') {
+    // Resolved and confined to the workspace (or the runner's temp and tool folders) by main.ts.
     const path = resolve(env.workingDirectory, source.path)
     if (!existsSync(path) || !statSync(path).isFile()) {
       throw new Error(`input \`engine-path\`: no file at ${path}`)
@@ -95,7 +99,7 @@ export async function acquireEngine(source: EngineSource, env: EngineEnv): Promi
     throw new Error(`input \`engine-version\` is ${version}, but ${why}; leave it empty to build the engine from the action's source`)
   }
   core.info(`No release binary: ${why}. Building the engine from the action's source.`)
-  return buildFromSource(env.actionDir)
+  return buildFromSource(env.actionDir, env.children)
 }
 
 /** The downloaded, verified and cached binary, or why there is none (a string). */
@@ -146,7 +150,7 @@ function findBinaryDir(dir: string): string | undefined {
  * whole-program optimisation: a 3.5x faster rebuild; Cargo.toml says what it costs); cargo's
  * target folder is the cache.
  */
-async function buildFromSource(actionDir: string): Promise<Acquired> {
+async function buildFromSource(actionDir: string, children: Children): Promise<Acquired> {
   const cargo = await io.which('cargo', false)
   if (cargo === '') {
     throw new Error(
@@ -156,6 +160,7 @@ async function buildFromSource(actionDir: string): Promise<Acquired> {
   const code = await core.group('Build the loadgate engine (cargo build --profile fallback)', () =>
     exec.exec(cargo, ['build', '--profile', 'fallback', '--locked', '-p', 'loadgate'], {
       cwd: actionDir,
+      env: children.env,
       ignoreReturnCode: true
     })
   )
@@ -177,18 +182,27 @@ export const EXIT = {
 } as const
 
 export interface Invocation {
-  /** The exit code; -1 when the engine was killed by a signal (a crash). */
+  /**
+   * The exit code; -1 when the engine was killed by a signal (a crash).
+   */
   code: number
-  /** The engine's standard error, for the failure message. */
+  /**
+   * The engine's standard error, the secrets the action knows masked: its own `loadgate:`
+   * lines and, in between, the service's output (for `engine.log` only: see `engineMessage`).
+   */
   stderr: string
 }
 
-/** Runs `loadgate ARGS` in `cwd`, streaming its output into the log. */
-export async function invoke(engine: string, args: string[], cwd: string, quiet = false): Promise<Invocation> {
+/**
+ * Runs `loadgate ARGS` in `cwd` with the children's environment (child.ts), streaming its
+ * output into the log (where the runner masks registered secrets).
+ */
+export async function invoke(engine: string, args: string[], cwd: string, children: Children, quiet = false): Promise<Invocation> {
   let stderr = ''
   // @actions/exec resolves with null when the process was killed by a signal.
   const code: number | null = await exec.exec(engine, args, {
     cwd,
+    env: children.env,
     ignoreReturnCode: true,
     silent: quiet,
     listeners: {
@@ -197,13 +211,20 @@ export async function invoke(engine: string, args: string[], cwd: string, quiet 
       }
     }
   })
-  return { code: code ?? -1, stderr }
+  return { code: code ?? -1, stderr: mask(stderr, children.secrets) }
 }
 
-/** The last lines of the engine's standard error: its message. */
+/**
+ * The engine's own message in its standard error, at most its last `lines` lines: from its
+ * last `loadgate: error:` line to the end (an error may span lines), else its `loadgate:`
+ * lines. Never the service's output, which shares the engine's standard error and may print
+ * anything (its environment, a secret): that is kept for the step log and `engine.log` only.
+ */
 export function engineMessage(stderr: string, lines = 20): string {
   const all = stderr.trimEnd().split('\n')
-  return all.slice(-lines).join('\n')
+  const error = all.findLastIndex((l) => l.startsWith('loadgate: error:'))
+  const own = error >= 0 ? all.slice(error) : all.filter((l) => l.startsWith('loadgate:'))
+  return own.slice(-lines).join('\n')
 }
 
 /** What the engine said when it did not produce a verdict. */
@@ -217,5 +238,6 @@ export function engineFailure(what: string, r: Invocation): string {
   const m =
     r.code === -1 ? 'the engine crashed: it was killed by a signal' : `${meaning[r.code] ?? 'the engine failed unexpectedly'} (exit code ${r.code})`
   const said = engineMessage(r.stderr)
-  return `loadgate ${what}: ${m}${said ? `:\n${said}` : ''}`
+  const where = "the engine's whole output is in the step log and in engine.log in the artifact"
+  return `loadgate ${what}: ${m}${said ? `:\n${said}` : ` (${where})`}`
 }

@@ -76,6 +76,11 @@ export interface Inputs {
   startAt: string
   /** Merge mode: merge even when shards are missing (`loadgate merge --allow-missing`). */
   allowMissing: boolean
+  /**
+   * Variables the engine, the service and `build` get although the action withholds them
+   * from its child processes (child.ts): `GITHUB_TOKEN`, an `ACTIONS_*`, an input.
+   */
+  passEnv: string[]
 }
 
 /** Reads one input by its name in action.yml; `core.getInput` in the action. */
@@ -143,12 +148,16 @@ export function readInputs(get: GetInput): Inputs {
   }
 
   const artifactName = get('artifact-name').trim() || 'loadgate'
-  // The artifact service refuses these characters; say so before running the load.
+  // The artifact service refuses these characters; say so before running the load. The name
+  // is also a folder's (under RUNNER_TEMP): no separator, and not `.` or `..`.
   const bad = artifactName.match(/["':<>|*?\\/\r\n]/)
   if (bad) {
     throw new InputError(
       `input \`artifact-name\` (\`${artifactName}\`) contains \`${bad[0]}\`, which artifact names cannot contain`
     )
+  }
+  if (/^\.+$/.test(artifactName)) {
+    throw new InputError(`input \`artifact-name\` is \`${artifactName}\`: a name made of dots only names no artifact; use letters, e.g. \`loadgate\``)
   }
 
   const enginePath = get('engine-path').trim()
@@ -186,8 +195,25 @@ export function readInputs(get: GetInput): Inputs {
     args: engineArgs(get('args'), mode),
     shard,
     startAt,
-    allowMissing
+    allowMissing,
+    passEnv: passEnvNames(get('pass-env'))
   }
+}
+
+/**
+ * `pass-env`: variable names separated by commas or white space (new lines); each made of
+ * letters, digits, `_` and `-`, not starting with a digit.
+ */
+function passEnvNames(raw: string): string[] {
+  const names = raw.split(/[\s,]+/).filter((n) => n !== '')
+  for (const n of names) {
+    if (!/^[A-Za-z_][A-Za-z0-9_-]*$/.test(n)) {
+      throw new InputError(
+        `input \`pass-env\` holds \`${n}\`, which is not a variable name: give names separated by commas or new lines, e.g. \`DATABASE_URL, GITHUB_TOKEN\``
+      )
+    }
+  }
+  return names
 }
 
 /**

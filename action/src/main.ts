@@ -7,9 +7,9 @@
  * one try/catch that ends in `core.setFailed`. The engine decides and formats; the action reads
  * its verdict document and places what it says.
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { dirname, isAbsolute, join, relative, resolve } from 'node:path'
+import { dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import * as core from '@actions/core'
 import * as github from '@actions/github'
@@ -25,7 +25,7 @@ import {
   type WorkflowRun
 } from './baseline.js'
 import { downloadResult } from './artifacts.js'
-import { upload } from './upload.js'
+import { upload, uploadPage } from './upload.js'
 import { runShard, startAtArgs } from './shards.js'
 import { mergeShards } from './merge.js'
 import { carryHistory } from './history.js'
@@ -34,6 +34,7 @@ import { abArgs, build, findBase, freePorts, sideDir, withWorktree, type PairedB
 import { commentBody, marker, upsertComment, withNote } from './comment.js'
 import {
   annotateFailedSlos,
+  annotateRegressions,
   headlineLine,
   invalidMeasurementNote,
   notCarriedOut,
@@ -43,7 +44,10 @@ import {
   type Unmeasured
 } from './summary.js'
 import { failures, readVerdict, type LoadgateVerdict } from './verdict.js'
-import { httpStatus, type GitHubApi } from './github.js'
+import { client, httpStatus, type GitHubApi } from './github.js'
+import { children, type Children } from './child.js'
+import { confined, inside, real, type Root } from './workspace.js'
+import { linksLine, trendLine, type Links } from './links.js'
 
 /** The root of the action's checkout: action/dist/index.js is two folders below it. */
 function actionDir(): string {
@@ -72,7 +76,7 @@ async function main(): Promise<void> {
   if (inputs.shard) {
     const { spec, cwd, out } = setup
     const { artifactName, shard, startAt, args } = inputs
-    return runShard({ engine, spec, specLabel: relative(setup.workspace, spec), cwd, out, artifactName, shard, startAt, args })
+    return runShard({ engine, spec, specLabel: relative(setup.workspace, spec), cwd, out, artifactName, shard, startAt, args, children: setup.children })
   }
   const ran = base
     ? await runPaired(setup, engine, base)
@@ -100,25 +104,42 @@ interface Setup {
   cwd: string
   /** The spec file, absolute. */
   spec: string
-  /** This run's folder: what is uploaded as the artifact. */
+  /** This run's folder, made by the action: what is uploaded as the artifact. */
   out: string
+  /** The `baseline` input's file, absolute (inside the workspace); unset for `auto` and `none`. */
+  baselineFile?: string
+  /** What the engine, the service and `build` get (child.ts). */
+  children: Children
 }
 
-/** Step 1, inputs: reads and checks the inputs and the run's context; empties `out`. */
+/**
+ * Step 1, inputs: reads and checks the inputs and the run's context, resolves the path inputs
+ * inside the workspace (refusing any other), and makes this run's own folder `out` (a new one:
+ * the action deletes no folder it did not make).
+ */
 function prepare(): Setup {
   const inputs = readInputs((name) => core.getInput(name))
   const ctx = readContext(github.context, process.env)
-  const api = github.getOctokit(inputs.token)
-  const workspace = process.env.GITHUB_WORKSPACE || process.cwd()
-  const cwd = resolve(workspace, inputs.workingDirectory)
-  const spec = resolve(cwd, inputs.spec)
+  const kids = children(process.env, inputs.token, inputs.passEnv)
+  for (const secret of kids.secrets) core.setSecret(secret)
+  const api = client(inputs.token, (line) => core.info(line))
+  const workspace = real(process.env.GITHUB_WORKSPACE || process.cwd())
+  const temp = process.env.RUNNER_TEMP || tmpdir()
+  const roots: Root[] = [{ dir: workspace, label: 'the workspace' }]
+  const cwd = confined('working-directory', inputs.workingDirectory, workspace, roots)
+  const spec = confined('spec', inputs.spec, cwd, roots)
   if (!existsSync(spec)) {
     throw new Error(`spec not found: ${spec} (input \`spec\` is ${inputs.spec}, relative to the working directory ${cwd})`)
   }
-  const out = join(process.env.RUNNER_TEMP || tmpdir(), 'loadgate', inputs.artifactName)
-  rmSync(out, { recursive: true, force: true })
-  mkdirSync(out, { recursive: true })
-  return { inputs, ctx, api, workspace, cwd, spec, out }
+  const baselineFile = inputs.baseline.kind === 'path' ? confined('baseline', inputs.baseline.path, cwd, roots) : undefined
+  if (inputs.engine.kind === 'path') {
+    const binRoots = [...roots, { dir: temp, label: 'RUNNER_TEMP' }]
+    if (process.env.RUNNER_TOOL_CACHE) binRoots.push({ dir: process.env.RUNNER_TOOL_CACHE, label: 'the tool cache' })
+    inputs.engine = { kind: 'path', path: confined('engine-path', inputs.engine.path, cwd, binRoots) }
+  }
+  mkdirSync(join(temp, 'loadgate'), { recursive: true })
+  const out = mkdtempSync(join(temp, 'loadgate', `${inputs.artifactName}-`))
+  return { inputs, ctx, api, workspace, cwd, spec, out, baselineFile, children: kids }
 }
 
 /** Step 2, engine: the binary to run. */
@@ -126,13 +147,13 @@ async function getEngine(s: Setup): Promise<string> {
   // An action inside the workspace is this repository's own checkout (`uses: ./`): it gets the
   // engine built from that source, never a release of another commit.
   const root = actionDir()
-  const inWorkspace = relative(resolve(s.workspace), root)
-  const local = !inWorkspace.startsWith('..') && !isAbsolute(inWorkspace)
+  const local = inside(s.workspace, real(root))
   const engine = await acquireEngine(s.inputs.engine, {
     api: s.api,
     actionDir: root,
     actionRepository: local ? '' : s.ctx.actionRepository,
-    workingDirectory: s.cwd
+    workingDirectory: s.cwd,
+    children: s.children
   })
   core.info(`Engine: ${engine.how}`)
   return engine.path
@@ -165,7 +186,7 @@ interface Stopped {
 async function runStored(s: Setup, engine: string): Promise<Ran | Stopped> {
   const resultPath = join(s.out, 'result.json')
   const ran = await core.group(`loadgate run ${s.inputs.spec}`, () =>
-    invoke(engine, ['run', s.spec, '--out', resultPath, ...startAtArgs(s.inputs.startAt), ...s.inputs.args], s.cwd)
+    invoke(engine, ['run', s.spec, '--out', resultPath, ...startAtArgs(s.inputs.startAt), ...s.inputs.args], s.cwd, s.children)
   )
   if (ran.code === EXIT.notCarriedOut) return { stopped: notCarriedOut(relative(s.cwd, s.spec), 'run', ran) }
   const judged: number[] = [EXIT.pass, EXIT.sloFailed, EXIT.invalidMeasurement]
@@ -187,7 +208,8 @@ async function runMerge(s: Setup, engine: string): Promise<Ran | Stopped> {
       cwd: s.cwd,
       out: s.out,
       artifactName: inputs.artifactName,
-      allowMissing: inputs.allowMissing
+      allowMissing: inputs.allowMissing,
+      children: s.children
     })
   )
   if ('unmerged' in merged) return { stopped: merged.unmerged }
@@ -227,8 +249,8 @@ async function runPaired(s: Setup, engine: string, base: PairedBase): Promise<Ra
   const abPath = join(s.out, 'ab.json')
   const ran = await withWorktree(base, process.env.RUNNER_TEMP || tmpdir(), async (worktree) => {
     if (s.inputs.build !== '') {
-      await build(s.inputs.build, s.cwd, 'candidate', base.head)
-      await build(s.inputs.build, sideDir(base.repo, s.cwd, worktree), 'baseline', base.commit)
+      await build(s.inputs.build, s.cwd, 'candidate', base.head, s.children.env)
+      await build(s.inputs.build, sideDir(base.repo, s.cwd, worktree), 'baseline', base.commit, s.children.env)
     }
     const [baselinePort, candidatePort] = await freePorts(2)
     const args = abArgs({
@@ -238,7 +260,7 @@ async function runPaired(s: Setup, engine: string, base: PairedBase): Promise<Ra
       out: abPath,
       args: s.inputs.args
     })
-    return core.group(`loadgate ab ${s.inputs.spec}`, () => invoke(engine, args, s.cwd))
+    return core.group(`loadgate ab ${s.inputs.spec}`, () => invoke(engine, args, s.cwd, s.children))
   })
   if (ran.code === EXIT.notCarriedOut) return { stopped: notCarriedOut(relative(s.cwd, s.spec), 'ab', ran) }
   const judged: number[] = [EXIT.pass, EXIT.sloFailed, EXIT.regression, EXIT.invalidMeasurement]
@@ -261,6 +283,8 @@ interface Report {
   paths: ReportPaths
   /** Every file of the artifact. */
   files: string[]
+  /** The short trend line above the report (links.ts); '' for none. */
+  trend: string
 }
 
 /**
@@ -289,12 +313,13 @@ async function writeReports(s: Setup, engine: string, ran: Ran): Promise<Report 
   // The spec as the repository names it: the JUnit report gives it as each case's `file`.
   const specPath = relative(s.workspace, s.spec)
   let note = baseline.note
-  let refused = await core.group('loadgate report', () => report(engine, results, baseline, reports, specPath, s.cwd))
+  const ask = (b: Pick<ResolvedBaseline, 'path' | 'history'>) => report(engine, results, b, reports, { label: specPath, file: s.spec }, s)
+  let refused = await core.group('loadgate report', () => ask(baseline))
   if (refused && baseline.history) {
     // A history the engine refuses (a result it cannot read) leaves the baseline itself usable.
     core.warning(`The baseline's history cannot be used: ${engineMessage(refused.stderr, 3)}`)
     note += ` Its history is not used (the engine says: ${engineMessage(refused.stderr, 1).replace(/^loadgate: error: /, '')}).`
-    refused = await core.group('loadgate report (without the history)', () => report(engine, results, { path: baseline.path }, reports, specPath, s.cwd))
+    refused = await core.group('loadgate report (without the history)', () => ask({ path: baseline.path }))
   }
   if (refused && baseline.found) {
     // A baseline found in an earlier run that the engine refuses to compare with (another spec
@@ -302,7 +327,7 @@ async function writeReports(s: Setup, engine: string, ran: Ran): Promise<Report 
     core.warning(`The baseline cannot be compared with this run: ${engineMessage(refused.stderr, 3)}`)
     const said = engineMessage(refused.stderr, 1).replace(/^loadgate: error: /, '')
     note = `Not compared: the baseline, ${baseline.found}, cannot be compared with this run (the engine says: ${said}).`
-    refused = await core.group('loadgate report (without the baseline)', () => report(engine, results, {}, reports, specPath, s.cwd))
+    refused = await core.group('loadgate report (without the baseline)', () => ask({}))
   }
   if (refused) throw new Error(engineFailure('report', refused))
   const verdict = readVerdict(readFileSync(verdictPath, 'utf8'), verdictPath)
@@ -310,7 +335,28 @@ async function writeReports(s: Setup, engine: string, ran: Ran): Promise<Report 
     note += `\n${invalidMeasurementNote(healthProblems(resultPath), s.inputs.failOn, carriesHistory(s.ctx) && s.inputs.mode !== 'paired')}`
   }
   const files = [resultPath, paths.markdown, paths.html, paths.junit, verdictPath, ...history]
-  return { verdict, note, mdPath: paths.markdown, paths, files }
+  const trend = await branchTrend(s, engine, ran, verdict)
+  return { verdict, note, mdPath: paths.markdown, paths, files, trend }
+}
+
+/**
+ * The short trend above the report: on a pull request, of the base branch's last results (the
+ * history window its baseline's artifact carries, reported by the engine on its own); on a
+ * branch, of the window this run carries (the verdict's own trend). Empty without one.
+ */
+async function branchTrend(s: Setup, engine: string, ran: Ran, verdict: LoadgateVerdict): Promise<string> {
+  const pr = s.ctx.pullRequest
+  if (!pr) return verdict.trend ? trendLine(verdict.trend, s.ctx.refName) : ''
+  const history = ran.baseline.history
+  if (!history || readdirSync(history).filter((n) => n.endsWith('.json')).length < 2) return ''
+  const file = join(s.out, 'base-trend.json')
+  const r = await invoke(engine, ['report', history, '--format', 'json', '--output', file], s.cwd, s.children, true)
+  if (r.code !== EXIT.pass) {
+    core.info(`No trend of ${pr.baseRef}: ${engineMessage(r.stderr, 1)}`)
+    return ''
+  }
+  const doc = readVerdict(readFileSync(file, 'utf8'), file)
+  return doc.trend ? trendLine(doc.trend, pr.baseRef) : ''
 }
 
 /**
@@ -328,36 +374,76 @@ function unmeasuredReport(s: Setup, u: Unmeasured): Report {
     note: u.note,
     mdPath,
     paths: { result: '', markdown: mdPath, html: '', junit: '' },
-    files: u.log === undefined ? [mdPath] : [mdPath, logPath]
+    files: u.log === undefined ? [mdPath] : [mdPath, logPath],
+    trend: ''
   }
 }
 
 /**
- * Step 6, publish: the job summary, the annotations, the artifact, the pull-request comment and
- * the outputs, all from the engine's report and verdict.
+ * Step 6, publish: first what cannot fail for GitHub's sake (the outputs, the job summary,
+ * the annotations, all from the engine's report and verdict), then the artifacts and the
+ * pull-request comment, each of which, when GitHub still refuses it after the client's retries,
+ * is a warning naming the status and the permission: the step's result is the verdict's alone.
  */
 async function publish(s: Setup, r: Report): Promise<void> {
   const { inputs, ctx } = s
   const v = r.verdict
   if (v) core.info(headlineLine(v))
-  const markdown = withNote(r.note, readFileSync(r.mdPath, 'utf8'))
-  await writeSummary(markdown)
+  setOutputs({ verdict: v, paths: r.paths, commentUrl: undefined })
+  const engineMd = readFileSync(r.mdPath, 'utf8')
+  const page = (links: Links) => withNote(r.note, `${linksLine(links)}${r.trend ? `\n\n${r.trend}` : ''}\n\n${engineMd}`)
+  const links: Links = { runUrl: ctx.runUrl, artifactName: inputs.artifactName, html: r.paths.html !== '' }
+  await writeSummary(page(links))
   // An invalid measurement's SLO results mean nothing: no annotation claims one failed.
-  if (v && v.verdict !== 'invalid_measurement') annotateFailedSlos(v, relative(s.workspace, s.spec))
+  if (v && v.verdict !== 'invalid_measurement') {
+    annotateFailedSlos(v, relative(s.workspace, s.spec))
+    annotateRegressions(v, relative(s.workspace, s.spec))
+  }
 
+  if (r.paths.html !== '') links.htmlId = await tryPublish('upload the HTML report', () => uploadHtml(s, r.paths.html))
   const mark = marker(`${ctx.workflowFile ?? ctx.workflowName}/${ctx.job}/${inputs.artifactName}`)
-  const body = commentBody(mark, markdown)
   const files = [...r.files]
   if (ctx.pullRequest) {
     // For a trusted workflow_run workflow that comments on pull requests from forks (docs/action.md).
-    writeFileSync(join(s.out, 'comment.md'), body)
+    writeFileSync(join(s.out, 'comment.md'), commentBody(mark, page(links)))
     writeFileSync(join(s.out, 'pull-request.json'), `${JSON.stringify({ number: ctx.pullRequest.number })}\n`)
     files.push(join(s.out, 'comment.md'), join(s.out, 'pull-request.json'))
   }
-  await upload(inputs.artifactName, files, s.out)
+  links.artifactId = await tryPublish(`upload the artifact ${inputs.artifactName}`, () => upload(inputs.artifactName, files, s.out))
 
-  const commentUrl = await comment(s, mark, body, v?.verdict !== 'pass')
-  setOutputs({ verdict: v, paths: r.paths, commentUrl })
+  const commentUrl = await tryPublish('comment on the pull request', () => comment(s, mark, commentBody(mark, page(links)), v?.verdict !== 'pass'))
+  if (commentUrl) core.setOutput('comment-url', commentUrl)
+}
+
+/**
+ * The HTML report as an artifact of its own, not zipped (`<artifact-name>.html`), so that its
+ * link opens it in the browser; its id.
+ */
+async function uploadHtml(s: Setup, html: string): Promise<number | undefined> {
+  const dir = join(s.out, 'page')
+  mkdirSync(dir)
+  const file = join(dir, `${s.inputs.artifactName}.html`)
+  copyFileSync(html, file)
+  return uploadPage(file)
+}
+
+/**
+ * `what`'s result; undefined, with a warning that names the HTTP status and what the token
+ * needs, when GitHub refused it after the retries.
+ */
+async function tryPublish<T>(what: string, act: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await act()
+  } catch (error) {
+    const status = httpStatus(error) ?? (error as { statusCode?: number }).statusCode
+    const message = error instanceof Error ? error.message : String(error)
+    const need = what.startsWith('comment')
+      ? 'the token needs `pull-requests: write` (a pull request from a fork gets a read-only token)'
+      : "the upload uses the runner's own token, not `github-token`: check the repository's artifact storage quota and GitHub's status"
+    const said = message.replace(/[.!\s]+$/, '')
+    core.warning(`Could not ${what}${status ? ` (HTTP ${status})` : ''}: ${said}; ${need}. The verdict, the outputs and the job summary are unaffected.`)
+    return undefined
+  }
 }
 
 /** Creates or updates the sticky comment on a pull request, as the `comment` input says; returns its URL. */
@@ -374,7 +460,7 @@ async function comment(s: Setup, mark: string, body: string, failed: boolean): P
   })
   if (r.outcome === 'forbidden') {
     core.warning(
-      `Could not comment on pull request #${ctx.pullRequest.number}: the token may not write to it` +
+      `Could not comment on pull request #${ctx.pullRequest.number} (HTTP 403): the token needs \`pull-requests: write\`` +
         `${ctx.pullRequest.fromFork ? ' (a pull request from a fork gets a read-only token)' : ''}. ` +
         'The report is in the job summary; docs/action.md (pull requests from forks) shows the workflow_run pattern that comments from a trusted workflow.'
     )
@@ -396,22 +482,24 @@ function gate(failOn: FailOn, v: LoadgateVerdict): void {
 
 /**
  * Writes each report, compared with `baseline.path` (its run-to-run variation from
- * `baseline.history`) when given, naming `spec` (relative to the workspace) for the JUnit `file`;
- * returns the failed invocation when the engine refused the comparison (exit code 2 with a
- * baseline), and throws for any other failure.
+ * `baseline.history`) when given, naming the spec as the repository does (`spec.label`,
+ * relative to the workspace) for the JUnit `file`, and giving the JSON verdict the spec file
+ * itself (`spec.file`), whose lines the engine gives each SLO and rule; returns the failed
+ * invocation when the engine refused the comparison (exit code 2 with a baseline), and throws
+ * for any other failure.
  */
 async function report(
   engine: string,
   results: string[],
   baseline: Pick<ResolvedBaseline, 'path' | 'history'>,
   reports: Array<[string, string]>,
-  spec: string,
-  cwd: string
+  spec: { label: string; file: string },
+  s: Setup
 ): Promise<Invocation | undefined> {
   const against = baselineArgs(baseline)
   for (const [format, file] of reports) {
-    const named = format === 'junit' ? ['--spec', spec] : []
-    const r = await invoke(engine, ['report', ...results, ...against, '--format', format, '--output', file, ...named], cwd)
+    const named = format === 'junit' ? ['--spec', spec.label] : format === 'json' ? ['--spec', spec.file] : []
+    const r = await invoke(engine, ['report', ...results, ...against, '--format', format, '--output', file, ...named], s.cwd, s.children)
     if (r.code === EXIT.invalid && baseline.path) return r
     if (r.code !== EXIT.pass) throw new Error(engineFailure(`report --format ${format}`, r))
   }
@@ -449,7 +537,7 @@ async function resolveBaseline(s: Setup): Promise<ResolvedBaseline> {
   const plan = planBaseline(inputs.baseline, s.ctx)
   if (plan.kind === 'none') return { note: `Not compared with a baseline: ${plan.reason}.` }
   if (plan.kind === 'path') {
-    const path = resolve(cwd, plan.path)
+    const path = s.baselineFile ?? resolve(cwd, plan.path)
     if (!existsSync(path)) throw new Error(`input \`baseline\`: no file at ${path} (use \`auto\`, \`none\` or the path of a result JSON)`)
     return { path, note: `Baseline: ${plan.path}.` }
   }

@@ -9,6 +9,7 @@ import { join } from 'node:path'
 import * as core from '@actions/core'
 import { downloadArtifact, type ArtifactOrigin } from './artifacts.js'
 import { EXIT, engineMessage, invoke } from './engine.js'
+import type { Children } from './child.js'
 import { httpStatus, type GitHubApi } from './github.js'
 import type { Shard } from './inputs.js'
 import { shardOfArtifact } from './shards.js'
@@ -61,6 +62,8 @@ export interface MergeStep {
   artifactName: string
   /** `loadgate merge --allow-missing`: merge the shards present, the result marked partial. */
   allowMissing: boolean
+  /** What the engine gets. */
+  children: Children
 }
 
 /** The merged result, or why there is none (the step publishes that, then fails). */
@@ -104,7 +107,7 @@ export async function mergeShards(step: MergeStep): Promise<Merged> {
   }
   const resultPath = join(step.out, 'result.json')
   const args = ['merge', ...results, '--out', resultPath, ...(step.allowMissing ? ['--allow-missing'] : [])]
-  const r = results.length === 0 ? undefined : await invoke(step.engine, args, step.cwd)
+  const r = results.length === 0 ? undefined : await invoke(step.engine, args, step.cwd, step.children)
   // The engine judges the merged run as `run` judges one (exit 1: an SLO failed; 5: an invalid
   // measurement): the verdict's to report, not an error here.
   const merged: number[] = [EXIT.pass, EXIT.sloFailed, EXIT.invalidMeasurement]

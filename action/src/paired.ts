@@ -111,15 +111,16 @@ export function sideDir(repo: string, cwd: string, worktree: string): string {
 
 /**
  * Runs the `build` input with bash (`-eo pipefail`, as a workflow's `run:` step does) in one
- * side's working directory, in its own log group. Throws when it fails.
+ * side's working directory, in its own log group, with the environment of the action's child
+ * processes (`env`: child.ts). Throws when it fails.
  */
-export async function build(command: string, cwd: string, side: 'baseline' | 'candidate', commit: string): Promise<void> {
+export async function build(command: string, cwd: string, side: 'baseline' | 'candidate', commit: string, env: Record<string, string>): Promise<void> {
   if (!existsSync(cwd)) {
     throw new Error(`mode: paired: the working directory ${cwd} does not exist in the ${side}'s checkout (${commit.slice(0, 7)})`)
   }
   const title = `Build the ${side} (${commit.slice(0, 7)}) in ${cwd}`
   const code = await core.group(title, () =>
-    exec.exec('bash', ['--noprofile', '--norc', '-eo', 'pipefail', '-c', command], { cwd, ignoreReturnCode: true })
+    exec.exec('bash', ['--noprofile', '--norc', '-eo', 'pipefail', '-c', command], { cwd, env, ignoreReturnCode: true })
   )
   if (code !== 0) {
     throw new Error(`input \`build\` failed for the ${side} (${commit.slice(0, 7)}) with exit code ${code}; its output is in the group "${title}"`)

@@ -9,6 +9,7 @@ import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import * as core from '@actions/core'
 import { EXIT, engineFailure, invoke } from './engine.js'
+import type { Children } from './child.js'
 import type { Shard } from './inputs.js'
 import { escapeMarkdown, notCarriedOut, setOutputs, writeSummary } from './summary.js'
 import { upload } from './upload.js'
@@ -58,6 +59,8 @@ export interface ShardStep {
   startAt: string
   /** Extra `loadgate run` arguments. */
   args: string[]
+  /** What the engine (and the service it starts) gets. */
+  children: Children
 }
 
 /** Runs shard `step.shard`, uploads it, writes one summary line and the outputs; throws what fails the step. */
@@ -67,7 +70,7 @@ export async function runShard(step: ShardStep): Promise<void> {
   const resultPath = join(out, 'result.json')
   const mdPath = join(out, 'report.md')
   const args = ['run', step.spec, '--out', resultPath, '--shard', shardText(shard), ...startAtArgs(step.startAt), ...step.args]
-  const ran = await core.group(`loadgate run ${step.specLabel} --shard ${shardText(shard)}`, () => invoke(engine, args, cwd))
+  const ran = await core.group(`loadgate run ${step.specLabel} --shard ${shardText(shard)}`, () => invoke(engine, args, cwd, step.children))
 
   if (ran.code === EXIT.notCarriedOut) {
     // Uploaded all the same: the merge step names this shard as one that could not run.
@@ -86,7 +89,7 @@ export async function runShard(step: ShardStep): Promise<void> {
   const verdictPath = join(out, 'verdict.json')
   await core.group('loadgate report', async () => {
     for (const [format, file] of [['md', mdPath], ['json', verdictPath]]) {
-      const r = await invoke(engine, ['report', resultPath, '--format', format, '--output', file], cwd)
+      const r = await invoke(engine, ['report', resultPath, '--format', format, '--output', file], cwd, step.children)
       if (r.code !== EXIT.pass) throw new Error(engineFailure(`report --format ${format}`, r))
     }
   })

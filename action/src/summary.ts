@@ -144,12 +144,30 @@ export function escapeMarkdown(text: string): string {
     .replace(/([\\`*_[\]#|~])/g, '\\$1')
 }
 
-/** One error annotation per failed SLO threshold, on the spec file, with the engine's numbers. */
+/**
+ * One error annotation per failed SLO threshold, on the spec file at the threshold's line
+ * (the engine's `line`; the file alone when it has none), with the engine's numbers.
+ */
 export function annotateFailedSlos(v: LoadgateVerdict, specFile: string): void {
   for (const s of failedSlos(v)) {
     core.error(`${s.scope}: ${s.threshold} failed, measured ${s.measured_text} (limit ${s.limit_text})`, {
       title: `loadgate SLO failed: ${s.metric} ${s.threshold}`,
-      file: specFile
+      file: specFile,
+      ...(s.line == null ? {} : { startLine: s.line })
+    })
+  }
+}
+
+/**
+ * One error annotation per regressed rule, with the engine's reason, on the spec file at the
+ * rule's line when the spec writes it (a default rule has none).
+ */
+export function annotateRegressions(v: LoadgateVerdict, specFile: string): void {
+  for (const r of v.rules.filter((x) => x.verdict === 'regressed')) {
+    core.error(`${r.scope}: ${r.metric} ${r.rule} regressed: ${r.reason}`, {
+      title: `loadgate regression: ${r.metric} ${r.rule}`,
+      file: specFile,
+      ...(r.line == null ? {} : { startLine: r.line })
     })
   }
 }

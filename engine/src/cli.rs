@@ -130,7 +130,9 @@ pub(crate) struct CompareArgs {
     pub(crate) templates: Option<PathBuf>,
     /// The spec file the results came from, as the repository names it (e.g.
     /// `perf/api.loadgate.yaml`): the JUnit report gives it as each test case's `file`, so
-    /// test-report actions annotate the spec.
+    /// test-report actions annotate the spec. When it is the file the run was made from (its
+    /// SHA-256 is the result's `spec.hash`), the JSON verdict gives each SLO and rule its
+    /// `line` in it.
     #[arg(long, value_name = "PATH")]
     pub(crate) spec: Option<PathBuf>,
 }
@@ -160,7 +162,9 @@ pub(crate) struct ReportArgs {
     pub(crate) templates: Option<PathBuf>,
     /// The spec file the results came from, as the repository names it (e.g.
     /// `perf/api.loadgate.yaml`): the JUnit report gives it as each test case's `file`, so
-    /// test-report actions annotate the spec.
+    /// test-report actions annotate the spec. When it is the file the run was made from (its
+    /// SHA-256 is the result's `spec.hash`), the JSON verdict gives each SLO and rule its
+    /// `line` in it.
     #[arg(long, value_name = "PATH")]
     pub(crate) spec: Option<PathBuf>,
     /// How many runs the trend shows, the latest included.

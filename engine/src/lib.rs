@@ -19,6 +19,7 @@
 mod ab;
 pub mod cli;
 pub mod compare;
+mod files;
 mod measure;
 pub mod plan;
 mod quick;
@@ -47,7 +48,8 @@ use report::verdict::Verdict;
 pub use compare::gate::Outcome;
 
 /// The exit code for an error that ended a command: 2 for an invalid spec or input (flags of
-/// a one-line run or a curl command that cannot be used, a result file that cannot be read, results that cannot be compared or merged, an `--out` path that
+/// a one-line run or a curl command that cannot be used, a result file that cannot be read (or
+/// is not a regular file, or is over its size limit), results that cannot be compared or merged, an `--out` path that
 /// cannot take the file, a `--templates` folder that is not one, a `--shard` or `--start-at`
 /// that cannot be used), 3 otherwise.
 pub fn error_exit_code(error: &anyhow::Error) -> ExitCode {
@@ -55,6 +57,7 @@ pub fn error_exit_code(error: &anyhow::Error) -> ExitCode {
         e.is::<validate::Diagnostics>()
             || e.is::<spec::SpecLoadError>()
             || e.is::<result::ReadError>()
+            || e.is::<files::FileError>()
             || e.is::<result::OutError>()
             || e.is::<report::TemplatesError>()
             || e.is::<compare::CompareError>()
@@ -70,6 +73,23 @@ pub fn error_exit_code(error: &anyhow::Error) -> ExitCode {
         Exit::RunFailed
     };
     ExitCode::from(exit.code())
+}
+
+/// The text printed for an error that ended a command: its whole chain (`{:#}`), with
+/// bidirectional controls, invisible format characters and control characters other than line
+/// breaks and tabs written as `\u{...}` escapes, as every report writes them: a path or a name
+/// quoted in a message cannot reorder or hide what the terminal shows.
+pub fn error_message(error: &anyhow::Error) -> String {
+    format!("{error:#}")
+        .split('\n')
+        .map(|line| {
+            line.split('\t')
+                .map(spec::printable)
+                .collect::<Vec<_>>()
+                .join("\t")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// Runs one command.
@@ -317,7 +337,9 @@ pub(crate) fn run_plan(
     let mut progress = ProgressLine::new(args.quiet, plan.load.measured_duration());
     let output = run::execute(plan, stop, &mut |p| progress.update(p));
     progress.finish();
-    drop(service);
+    // A service that exited during the run stopped it: its result so far is kept, then the
+    // command fails (exit 3) saying so.
+    let died = service.map(service::Service::finish).transpose().err();
     let output = output?;
 
     let result = result::build(plan, &output);
@@ -325,6 +347,9 @@ pub(crate) fn run_plan(
     lines.write(&summary, &result, run::workers(plan))?;
     if let Some(out) = out {
         out.write(&result)?;
+    }
+    if let Some(died) = died {
+        return Err(died.into());
     }
     let comparison = baseline
         .as_ref()

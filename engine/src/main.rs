@@ -5,7 +5,7 @@ fn main() -> std::process::ExitCode {
     match loadgate::run(cli) {
         Ok(outcome) => outcome.exit_code(),
         Err(error) => {
-            eprintln!("loadgate: error: {error:#}");
+            eprintln!("loadgate: error: {}", loadgate::error_message(&error));
             loadgate::error_exit_code(&error)
         }
     }

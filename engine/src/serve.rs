@@ -77,13 +77,13 @@ use hyper::server::conn::{http1, http2};
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use rustls::ServerConfig;
-use rustls_pki_types::pem::PemObject as _;
-use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, TcpSocket, TcpStream};
 use tokio::sync::{oneshot, watch};
 use tokio::task::JoinSet;
 use tokio_rustls::TlsAcceptor;
+
+use crate::plan::tls::{pem_certificates, read_private_key};
 
 use respond::{Reset, handle};
 use shop::Shop;
@@ -205,16 +205,15 @@ pub fn tls_config(
     key: &std::path::Path,
     client_ca: Option<&std::path::Path>,
 ) -> anyhow::Result<Arc<ServerConfig>> {
-    let chain = CertificateDer::pem_file_iter(cert)
-        .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
-        .with_context(|| format!("cannot read certificates from {}", cert.display()))?;
+    let chain = pem_certificates(cert)
+        .map_err(|e| anyhow::anyhow!("cannot read certificates from {}: {e}", cert.display()))?;
     anyhow::ensure!(
         !chain.is_empty(),
         "{} holds no PEM certificate",
         cert.display()
     );
-    let key = PrivateKeyDer::from_pem_file(key)
-        .with_context(|| format!("cannot read a private key from {}", key.display()))?;
+    let key = read_private_key(key)
+        .map_err(|e| anyhow::anyhow!("cannot read a private key from {}: {e}", key.display()))?;
     let provider = crate::plan::tls::provider();
     let builder = ServerConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
@@ -223,10 +222,9 @@ pub fn tls_config(
         None => builder.with_no_client_auth(),
         Some(file) => {
             let mut roots = rustls::RootCertStore::empty();
-            for ca in CertificateDer::pem_file_iter(file)
-                .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
-                .with_context(|| format!("cannot read certificates from {}", file.display()))?
-            {
+            for ca in pem_certificates(file).map_err(|e| {
+                anyhow::anyhow!("cannot read certificates from {}: {e}", file.display())
+            })? {
                 roots.add(ca).context("unusable client CA certificate")?;
             }
             let verifier =

@@ -405,3 +405,93 @@ fn the_specs_ab_block_gives_the_sides_and_the_epoch() {
     let stderr = String::from_utf8_lossy(&refused.stderr);
     assert!(stderr.contains("ab.mode"), "{stderr}");
 }
+
+/// A CPU hog on every core of this machine: one spinning thread per CPU, until dropped or
+/// `limit` has passed.
+struct Hog {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl Hog {
+    fn start(limit: Duration) -> Hog {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let stop = std::sync::Arc::new(AtomicBool::new(false));
+        let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
+        let end = std::time::Instant::now() + limit;
+        let threads = (0..cpus)
+            .map(|_| {
+                let stop = stop.clone();
+                std::thread::spawn(move || {
+                    let mut x = 1u64;
+                    while !stop.load(Ordering::Relaxed) && std::time::Instant::now() < end {
+                        for _ in 0..10_000 {
+                            x = std::hint::black_box(x.wrapping_mul(6364136223846793005) + 1);
+                        }
+                    }
+                })
+            })
+            .collect();
+        Hog { stop, threads }
+    }
+}
+
+impl Drop for Hog {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Both sides of a duet on a machine a CPU hog saturates: the verdict says so with the
+/// measured share of the CPUs (above 90%) and suggests `--mode alternating`; `--out` holds
+/// the share, and `loadgate report` of it shows the same note. (Whether a calm machine stays
+/// under 90% depends on its neighbours, so that is not asserted.)
+#[test]
+fn a_duet_on_a_saturated_machine_says_so() {
+    let _turn = common::turn();
+    let server = Serve::start();
+    let (dir, path) = write_spec(&spec(&format!("url: {}/x?delay=1ms", server.url())));
+    let out = dir.path().join("ab.json");
+    let output = {
+        let _hog = Hog::start(AB_TIMEOUT);
+        ab(
+            &path,
+            &["--aa", "--out", out.to_str().unwrap(), "--mode", "duet"],
+        )
+    };
+    // Passed, or an invalid measurement if the hog also starved the generator.
+    let code = output.status.code();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        matches!(code, Some(0 | 4 | 5)),
+        "exit {code:?}\n{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let note = "the machine was saturated during the duet: ";
+    let line = stdout
+        .lines()
+        .find(|l| l.contains(note))
+        .unwrap_or_else(|| panic!("no saturation note in:\n{stdout}"));
+    assert!(line.contains("--mode alternating"), "{line}");
+    let shown: f64 = line
+        .split(note)
+        .nth(1)
+        .unwrap()
+        .split('%')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((90.0..=100.0).contains(&shown), "{line}");
+
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let busy = doc["machine_busy"].as_f64().unwrap();
+    assert!(busy > 0.9 && busy <= 1.0, "{busy}");
+    assert!((busy * 100.0 - shown).abs() <= 0.5, "{busy} vs {line}");
+    let report = common::loadgate(&["report", out.to_str().unwrap(), "--format", "md"]);
+    let md = String::from_utf8_lossy(&report.stdout);
+    assert!(md.contains(note), "{md}");
+}

@@ -403,6 +403,7 @@ fn paired() -> (AbResult, compare::Comparison) {
                 )
             })
             .collect(),
+        machine_busy: None,
     };
     let mut comparison = compare::compare_paired(&ab).unwrap();
     comparison.rules[0].rule = "p(50) <b>&\"x\"</b>".to_string();

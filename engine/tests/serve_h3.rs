@@ -18,8 +18,8 @@ use loadgate::serve::{SHUTDOWN_GRACE, spawn, spawn_h3};
 use rustls_pki_types::CertificateDer;
 use rustls_pki_types::pem::PemObject as _;
 use support::{
-    AIOQUIC_START_TIMEOUT as START_TIMEOUT, HttpConn, IO_TIMEOUT, Killed, TestPki, aioquic_python,
-    aioquic_server,
+    AIOQUIC_START_TIMEOUT as START_TIMEOUT, HttpConn, IO_TIMEOUT, Killed, TestPki, aioquic_server,
+    pypi_python,
 };
 
 /// A script of tests/h3/.
@@ -64,7 +64,7 @@ struct H3Response {
 
 /// Runs client.py: `urls` on one connection, the certificate checked against `pki`'s CA.
 fn h3_client(pki: &TestPki, method: &str, urls: &[String]) -> Output {
-    Command::new(aioquic_python())
+    Command::new(pypi_python())
         .arg(script("client.py"))
         .arg("--ca")
         .arg(pki.path("ca.pem"))
@@ -226,7 +226,7 @@ fn shutdown_ends_http3_connections_in_bounded_time() {
     assert_eq!((h3[0].status, h3[0].body_len), (200, 10));
 
     // A request that outlives the grace period is cut off, and the shutdown ends all the same.
-    let mut client = Command::new(aioquic_python())
+    let mut client = Command::new(pypi_python())
         .arg(script("client.py"))
         .arg("--ca")
         .arg(pki.path("ca.pem"))

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import type { LoadgateVerdict } from '../../src/generated/verdict.js'
 import { StandIn } from './standin.js'
-import { ACTION_ROOT, engineBinary, engineHasReport, freePort, runAction, spec, zipEntries, type ActionRun, type Event } from './harness.js'
+import { ACTION_ROOT, engineBinary, engineHasReport, engineIn, freePort, runAction, spec, zipEntries, type ActionRun, type Event } from './harness.js'
 
 const bin = engineBinary()
 if (!(await engineHasReport(bin))) {
@@ -48,7 +48,7 @@ function run(event: Event, inputs: Record<string, string>, more: { env?: Record<
     api: api.url,
     workspace: ws,
     event,
-    inputs: { 'engine-path': bin, ...inputs },
+    inputs: { 'engine-path': engineIn(ws), ...inputs },
     env: { LG_PORT: String(port), ...more.env },
     toolCache: more.toolCache
   })
@@ -90,7 +90,7 @@ describe('a repository history: baseline on main, pull requests compared with it
     expect(r.summary).toContain('Not compared with a baseline: a `push` event is not compared; this result becomes the baseline for pull requests into main.')
     expect(r.summary).toContain(readFileSync(r.outputs['report-markdown'], 'utf8'))
     expect(r.stdout).toContain('::group::loadgate run perf/fast.yaml')
-    expect(r.stdout).toContain(`Engine: the prebuilt binary at ${bin} (input engine-path)`)
+    expect(r.stdout).toContain(`Engine: the prebuilt binary at ${engineIn(ws)} (input engine-path)`)
     // One REST call on a push: the previous run on main, whose history window it would carry
     // on (there is none yet); then the artifact upload (twirp, blob PUTs, finalize).
     const calls = api.calls(from)
@@ -98,20 +98,26 @@ describe('a repository history: baseline on main, pull requests compared with it
     expect(calls[1]).toBe('POST /twirp/github.actions.results.api.v1.ArtifactService/CreateArtifact')
     expect(calls.at(-1)).toBe('POST /twirp/github.actions.results.api.v1.ArtifactService/FinalizeArtifact')
     expect(calls.filter((c) => !c.includes('/twirp/') && !c.startsWith('PUT /devstoreaccount1/'))).toEqual([calls[0]])
-    expect(api.artifacts.map((a) => [a.name, a.runId])).toEqual([['loadgate', 100]])
-    expect(zipEntries(api.artifacts[0].zip)).toContain('history/run-100.json')
+    // The artifact, and the HTML report on its own (not zipped), which the links open.
+    expect(api.artifacts.map((a) => [a.name, a.runId])).toEqual([
+      ['loadgate.html', 100],
+      ['loadgate', 100]
+    ])
+    expect(api.artifacts[0].zip.toString()).toMatch(/^<!doctype html>/i)
+    expect(zipEntries(api.artifacts[1].zip)).toContain('history/run-100.json')
   })
 
   it('a pull request is compared with that run and gets one comment', async () => {
     const from = api.requests.length
     const r = await run({ name: 'pull_request', runId: 101, pr: 7, baseRef: 'main' }, { spec: 'perf/fast.yaml' })
     expect(r.code, r.stdout).toBe(0)
+    const base = api.artifacts.find((a) => a.runId === 100 && a.name === 'loadgate')!.id
     expect(api.calls(from)).toEqual(
       expect.arrayContaining([
         'GET /repos/octo/shop/actions/workflows/perf.yml/runs',
         'GET /repos/octo/shop/actions/runs/100/artifacts',
-        'GET /repos/octo/shop/actions/artifacts/1000/zip',
-        'GET /artifact-blobs/1000.zip',
+        `GET /repos/octo/shop/actions/artifacts/${base}/zip`,
+        `GET /artifact-blobs/${base}.zip`,
         'GET /repos/octo/shop/issues/7/comments',
         'POST /repos/octo/shop/issues/7/comments'
       ])
@@ -126,8 +132,15 @@ describe('a repository history: baseline on main, pull requests compared with it
     expect(ours).toHaveLength(1)
     expect(ours[0].body).toContain('Baseline: [run #100]')
     expect(r.outputs['comment-url']).toBe(`https://github.com/octo/shop/pull/7#issuecomment-${ours[0].id}`)
+    // The comment leads to the run, its artifact and its HTML report (an artifact of its own).
+    const run101 = 'https://github.com/octo/shop/actions/runs/101'
+    const [page, pr] = ['loadgate.html', 'loadgate'].map((name) => api.artifacts.find((a) => a.runId === 101 && a.name === name)!)
+    expect(ours[0].body).toContain(
+      `[Workflow run](${run101}) · [Artifact \`loadgate\`](${run101}/artifacts/${pr.id}) · [HTML report](${run101}/artifacts/${page.id})`
+    )
+    // The job summary, written before the uploads, leads to the run's artifacts.
+    expect(r.summary).toContain(`[Workflow run](${run101}) · [Artifact \`loadgate\`](${run101}#artifacts) · [HTML report](${run101}#artifacts)`)
     // The artifact of a pull request carries what a trusted workflow_run workflow needs.
-    const pr = api.artifacts.find((a) => a.runId === 101)!
     expect(zipEntries(pr.zip).sort()).toEqual(
       ['comment.md', 'pull-request.json', 'report.html', 'report.junit.xml', 'report.md', 'result.json', 'verdict.json'].sort()
     )
@@ -163,7 +176,8 @@ describe('a repository history: baseline on main, pull requests compared with it
     expect(typeof limit_text, 'the engine writes slo[].limit_text').toBe('string')
     expect(r.errors).toEqual([
       // `:` in a property is escaped as %3A by the workflow command syntax
-      `::error title=loadgate SLO failed%3A latency p(95) < 1ms,file=perf/strict.yaml::total: p(95) < 1ms failed, measured ${measured_text} (limit ${limit_text})`,
+      // At the threshold's line in the spec: `latency: ["p(95) < 1ms"]` is line 17.
+      `::error title=loadgate SLO failed%3A latency p(95) < 1ms,file=perf/strict.yaml,line=17::total: p(95) < 1ms failed, measured ${measured_text} (limit ${limit_text})`,
       '::error::loadgate: 1 SLO threshold failed (fail-on: slo, regression, invalid-measurement)'
     ])
     const display = verdictOf(r).current.headline.display
@@ -188,6 +202,11 @@ describe('a repository history: baseline on main, pull requests compared with it
     expect(r.outputs).toMatchObject({ slo: 'pass', regression: 'regressed', verdict: 'fail' })
     expect(r.code).toBe(1)
     expect(r.errors).toContainEqual(expect.stringMatching(/a regression against the baseline was found/))
+    // Annotated at the rule's line in the spec, with the engine's reason.
+    const line = readFileSync(join(ws, 'perf', 'slow.yaml'), 'utf8').split('\n').findIndex((l) => l.includes('p(95) +100% floor 10ms')) + 1
+    expect(r.errors).toContainEqual(
+      expect.stringMatching(new RegExp(`^::error title=loadgate regression%3A latency p\\(95\\) \\+100%25 floor 10ms,file=perf/slow.yaml,line=${line}::total: latency p\\(95\\) \\+100%25 floor 10ms regressed: `))
+    )
     expect(ourComments(7)).toHaveLength(1)
   })
 
@@ -221,7 +240,7 @@ describe('a repository history: baseline on main, pull requests compared with it
       expect(r.code, r.stdout).toBe(0)
       expect(r.outputs.verdict).toBe('pass')
       expect(r.summary).toContain('Baseline: [run #100]')
-      expect(r.warnings).toContainEqual(expect.stringMatching(/Could not comment on pull request #9: .*a pull request from a fork gets a read-only token/))
+      expect(r.warnings).toContainEqual(expect.stringMatching(/Could not comment on pull request #9 \(HTTP 403\): the token needs `pull-requests: write` \(a pull request from a fork gets a read-only token\)/))
       expect(api.comments.get(9) ?? []).toEqual([])
     } finally {
       api.forbidCommentWrites = false
@@ -274,7 +293,7 @@ describe('a repository history: baseline on main, pull requests compared with it
     expect(second.code, second.stdout).toBe(0)
     expect(second.summary).toContain('Baseline: [run #110](https://github.com/octo/shop/actions/runs/110) (schedule, 110aaaa), the previous successful scheduled run of perf.yml on main.')
     expect(api.calls(from)).not.toContain('GET /repos/octo/shop/actions/runs/100/artifacts')
-    const zip = api.artifacts.find((a) => a.runId === 111)!.zip
+    const zip = api.artifacts.find((a) => a.runId === 111 && a.name === 'loadgate')!.zip
     // One window per branch: the push's result, carried on by the first schedule, then this one.
     expect(zipEntries(zip)).toEqual(expect.arrayContaining(['history/run-100.json', 'history/run-110.json', 'history/run-111.json', 'result.json']))
     expect(second.stdout).toContain("History window: 3 result(s) kept in the artifact's history/")
@@ -295,7 +314,7 @@ describe("pushes to main build up the history window, and pull requests compare 
   })
 
   function on(event: Event): Promise<ActionRun> {
-    return runAction({ api: repo.url, workspace: ws, event, inputs: { 'engine-path': bin, spec: 'perf/fast.yaml' }, env: { LG_PORT: String(port) } })
+    return runAction({ api: repo.url, workspace: ws, event, inputs: { 'engine-path': engineIn(ws), spec: 'perf/fast.yaml' }, env: { LG_PORT: String(port) } })
   }
 
   async function push(runId: number): Promise<ActionRun> {
@@ -309,7 +328,7 @@ describe("pushes to main build up the history window, and pull requests compare 
     await push(400)
     const second = await push(401)
     expect(second.stdout).toContain('History window carried on from run #400 (https://github.com/octo/shop/actions/runs/400), the previous successful run of perf.yml on main.')
-    expect(zipEntries(repo.artifacts.find((a) => a.runId === 401)!.zip)).toEqual(expect.arrayContaining(['history/run-400.json', 'history/run-401.json']))
+    expect(zipEntries(repo.artifacts.find((a) => a.runId === 401 && a.name === 'loadgate')!.zip)).toEqual(expect.arrayContaining(['history/run-400.json', 'history/run-401.json']))
 
     const pr = await on({ name: 'pull_request', runId: 450, pr: 20, baseRef: 'main' })
     expect(pr.code, pr.stdout).toBe(0)
@@ -317,7 +336,7 @@ describe("pushes to main build up the history window, and pull requests compare 
     expect(pr.stdout).toMatch(/--baseline \S+\/baseline\/result\.json --baseline-history \S+\/baseline\/history --format md/)
     expect(pr.summary).toMatch(/the verdict assumes that the baseline's machine and this run's were alike/)
     // The pull request's artifact carries no window of its own.
-    expect(zipEntries(repo.artifacts.find((a) => a.runId === 450)!.zip).filter((n) => n.startsWith('history/'))).toEqual([])
+    expect(zipEntries(repo.artifacts.find((a) => a.runId === 450 && a.name === 'loadgate')!.zip).filter((n) => n.startsWith('history/'))).toEqual([])
   })
 
   it("with 3 or more, each rule's interval is widened by the run-to-run variation", async () => {
@@ -325,10 +344,14 @@ describe("pushes to main build up the history window, and pull requests compare 
     const last = await push(403)
     expect(last.stdout).toContain("History window: 4 result(s) kept in the artifact's history/")
     expect(last.summary).toContain('Trend over the last 4 runs')
+    // Above the report, the branch's trend in one line: p95 and throughput over the window.
+    expect(last.summary).toMatch(/\*\*Trend of `main`\*\*, last 4 runs: p95 `[▁-█]{4}` \(.+ → .+\) · throughput `[▁-█]{4}` \(.+ → .+\)/)
 
     const pr = await on({ name: 'pull_request', runId: 451, pr: 20, baseRef: 'main' })
     expect(pr.code, pr.stdout).toBe(0)
     expect(pr.summary).toContain('Baseline: [run #403]')
+    // A pull request shows the base branch's trend, from the history its baseline carries.
+    expect(pr.summary).toMatch(/\*\*Trend of `main`\*\*, last 4 runs: p95 `[▁-█]{4}`/)
     // Runs 400-402 and the baseline (403), whose own copy in its history the engine counts once.
     expect(pr.summary).toMatch(/intervals widened by the run-to-run variation over 3 earlier results and the baseline/)
     expect(pr.summary).not.toMatch(/assumes that the baseline's machine and this run's were alike/)
@@ -381,8 +404,11 @@ describe('runs that measured nothing or nothing valid are still reported', () =>
     expect(r.summary).toContain('What to do: ')
     const ours = ourComments(30)
     expect(ours).toHaveLength(1)
-    expect(ours[0].body.trimEnd()).toBe(`${MARK}\n${r.summary.trimEnd()}`)
-    const zip = api.artifacts.find((a) => a.runId === 203)!.zip
+    // The comment is the summary, its links to the run's artifacts made links to the artifact.
+    const uploaded = api.artifacts.find((a) => a.runId === 203 && a.name === 'loadgate')!
+    const linked = r.summary.replace('runs/203#artifacts', `runs/203/artifacts/${uploaded.id}`)
+    expect(ours[0].body.trimEnd()).toBe(`${MARK}\n${linked.trimEnd()}`)
+    const zip = api.artifacts.find((a) => a.runId === 203 && a.name === 'loadgate')!.zip
     expect(zipEntries(zip).sort()).toEqual(['comment.md', 'engine.log', 'pull-request.json', 'report.md'])
     expect(r.outputs).toMatchObject({ verdict: 'fail', slo: '', result: '', 'report-junit': '', 'comment-url': expect.stringContaining(`#issuecomment-${ours[0].id}`) })
     expect(readFileSync(r.outputs['report-markdown'], 'utf8')).toContain(said)
@@ -397,7 +423,7 @@ describe('runs that measured nothing or nothing valid are still reported', () =>
     const r = await run({ name: 'push', runId: 204, branch: 'main' }, { spec: 'perf/unreachable.yaml' })
     expect(r.code).toBe(1)
     expect(r.summary).toContain(`loadgate: error: target \`127.0.0.1:${closed}\` is unreachable`)
-    expect(zipEntries(api.artifacts.find((a) => a.runId === 204)!.zip).sort()).toEqual(['engine.log', 'report.md'])
+    expect(zipEntries(api.artifacts.find((a) => a.runId === 204 && a.name === 'loadgate')!.zip).sort()).toEqual(['engine.log', 'report.md'])
   })
 
   // An open model whose arrivals cannot all be in flight: the engine drops them and calls the
@@ -421,7 +447,7 @@ describe('runs that measured nothing or nothing valid are still reported', () =>
     const ours = ourComments(31)
     expect(ours).toHaveLength(1)
     expect(ours[0].body).toContain('**Invalid measurement**')
-    const zip = api.artifacts.find((a) => a.runId === 205)!.zip
+    const zip = api.artifacts.find((a) => a.runId === 205 && a.name === 'loadgate')!.zip
     expect(zipEntries(zip)).toEqual(expect.arrayContaining(['result.json', 'report.md', 'report.html', 'report.junit.xml', 'verdict.json', 'comment.md']))
   })
 
@@ -430,7 +456,7 @@ describe('runs that measured nothing or nothing valid are still reported', () =>
     await repo.start()
     try {
       const at = (event: Event, name: string) =>
-        runAction({ api: repo.url, workspace: ws, event, inputs: { 'engine-path': bin, spec: name, 'fail-on': 'slo' }, env: { LG_PORT: String(port) } })
+        runAction({ api: repo.url, workspace: ws, event, inputs: { 'engine-path': engineIn(ws), spec: name, 'fail-on': 'slo' }, env: { LG_PORT: String(port) } })
       writeFileSync(join(ws, 'perf', 'main.yaml'), spec({ name: 'main', delay: '1ms', slo: 'p(95) < 1s', duration: '2s' }))
       const good = await at({ name: 'push', runId: 600, branch: 'main' }, 'perf/main.yaml')
       expect(good.code, good.stdout).toBe(0)
@@ -442,8 +468,8 @@ describe('runs that measured nothing or nothing valid are still reported', () =>
       expect(verdictOf(bad).verdict).toBe('invalid_measurement')
       expect(bad.summary).toContain('This step does not fail for it (fail-on: slo).')
       expect(bad.stdout).toContain("History window: 1 result(s) kept in the artifact's history/ (not this run's: its measurement is invalid)")
-      expect(zipEntries(repo.artifacts.find((a) => a.runId === 601)!.zip)).toEqual(expect.arrayContaining(['result.json', 'history/run-600.json']))
-      expect(zipEntries(repo.artifacts.find((a) => a.runId === 601)!.zip)).not.toContain('history/run-601.json')
+      expect(zipEntries(repo.artifacts.find((a) => a.runId === 601 && a.name === 'loadgate')!.zip)).toEqual(expect.arrayContaining(['result.json', 'history/run-600.json']))
+      expect(zipEntries(repo.artifacts.find((a) => a.runId === 601 && a.name === 'loadgate')!.zip)).not.toContain('history/run-601.json')
       repo.addRun({ id: 601 }) // a successful run, as its step passed
 
       const pr = await at({ name: 'pull_request', runId: 650, pr: 40, baseRef: 'main' }, 'perf/main.yaml')
@@ -457,13 +483,16 @@ describe('runs that measured nothing or nothing valid are still reported', () =>
 })
 
 describe('an engine that crashes', () => {
-  it('fails the step and says the engine was killed, with what it printed', async () => {
+  it('fails the step and says the engine was killed, quoting nothing it did not say as loadgate', async () => {
     // Not loadgate: a stand-in that prints a line and kills itself, as a crashing binary would.
-    const crasher = join(mkdtempSync(join(tmpdir(), 'loadgate-crash-')), 'crashing-engine')
+    const crasher = join(ws, 'crashing-engine')
     writeFileSync(crasher, '#!/bin/sh\necho "about to crash" >&2\nkill -SEGV $$\n', { mode: 0o755 })
     const r = await run({ name: 'push', runId: 250, branch: 'main' }, { spec: 'perf/fast.yaml', 'engine-path': crasher })
     expect(r.code).toBe(1)
-    expect(r.errors.join('\n')).toContain('loadgate run: the engine crashed: it was killed by a signal:%0Aabout to crash')
+    expect(r.errors.join('\n')).toContain(
+      "loadgate run: the engine crashed: it was killed by a signal (the engine's whole output is in the step log and in engine.log in the artifact)"
+    )
+    expect(r.stdout).toContain('about to crash') // in the step's log
   })
 })
 

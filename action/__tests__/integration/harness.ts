@@ -5,10 +5,10 @@
  * set before the bundle is imported.
  */
 import { spawn } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { copyFileSync, existsSync, linkSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parse } from 'yaml'
 
@@ -25,6 +25,22 @@ export function engineBinary(): string {
     throw new Error(`no loadgate binary at ${bin}: build it first with \`cargo build -p loadgate --release\` (or set LOADGATE_BIN)`)
   }
   return bin
+}
+
+/**
+ * The real engine inside the workspace `ws` (`.engine/loadgate`, linked or copied once), as
+ * `engine-path` must name a binary in the workspace (or the runner's temp or tool folders).
+ */
+export function engineIn(ws: string): string {
+  const path = join(ws, '.engine', 'loadgate')
+  if (existsSync(path)) return path
+  mkdirSync(dirname(path), { recursive: true })
+  try {
+    linkSync(engineBinary(), path)
+  } catch {
+    copyFileSync(engineBinary(), path)
+  }
+  return path
 }
 
 /** Whether the engine has the `report` command the action calls. */

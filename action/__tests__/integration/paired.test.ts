@@ -11,9 +11,8 @@ import { dirname, join } from 'node:path'
 import type { LoadgateVerdict } from '../../src/generated/verdict.js'
 import { checkout, git, origin, type Origin } from '../fixtures/git.js'
 import { StandIn } from './standin.js'
-import { engineBinary, runAction, zipEntries, type ActionRun } from './harness.js'
+import { engineIn, runAction, TOKEN, zipEntries, type ActionRun } from './harness.js'
 
-const bin = engineBinary()
 
 /**
  * Each side's service is its checkout's `bin/server`, which only `build` makes (from
@@ -48,7 +47,8 @@ function server(commit: string) {
   return { text: `#!/bin/sh\necho "${commit} $0" >> "$SERVERS_LOG"\nexec "$1" serve --listen "$2" --threads 1\n`, mode: 0o755 }
 }
 
-const BUILD = 'mkdir -p bin && cp server.sh bin/server'
+/** Makes the side's server, and notes the environment `build` got (beside the servers' log). */
+const BUILD = 'mkdir -p bin && cp server.sh bin/server && env >> "$SERVERS_LOG.build-env"'
 const MARK = '<!-- loadgate-comment: perf.yml/gate/loadgate -->'
 
 let api: StandIn
@@ -75,7 +75,7 @@ function run(ws: string, runId: number, pr: number, inputs: Record<string, strin
     api: api.url,
     workspace: ws,
     event: { name: 'pull_request', runId, pr, baseRef: o.baseRef ?? 'main' },
-    inputs: { 'engine-path': bin, spec: 'perf/paired.yaml', mode: 'paired', build: BUILD, ...inputs },
+    inputs: { 'engine-path': engineIn(ws), spec: 'perf/paired.yaml', mode: 'paired', build: BUILD, ...inputs },
     env: { SERVERS_LOG: o.log ?? serversLog() }
   })
 }
@@ -103,6 +103,11 @@ describe('mode: paired', () => {
     expect(r.stdout).toContain(`::group::Build the candidate (${short.head}) in ${ws}`)
     expect(r.stdout).toContain(`::group::Build the baseline (${short.base}) in ${worktree}`)
     expect(r.stdout).toContain('::group::loadgate ab perf/paired.yaml')
+    // `build`, the pull request's code, ran twice without the token, the inputs or ACTIONS_*.
+    const built = readFileSync(`${log}.build-env`, 'utf8')
+    expect(built.match(/^PWD=/gm)).toHaveLength(2)
+    expect(built).not.toMatch(/^(INPUT_|ACTIONS_|GITHUB_TOKEN=|GITHUB_ENV=|GITHUB_OUTPUT=)/m)
+    expect(built).not.toContain(TOKEN)
     // The worktree is gone, and git knows it.
     expect(existsSync(worktree)).toBe(false)
     expect(git(ws, 'worktree', 'list').split('\n')).toHaveLength(1)
@@ -128,7 +133,7 @@ describe('mode: paired', () => {
     const ours = (api.comments.get(20) ?? []).filter((c) => c.body.startsWith(MARK))
     expect(ours).toHaveLength(1)
     expect(ours[0].body).toContain(note)
-    const zip = api.artifacts.find((a) => a.runId === 400)!.zip
+    const zip = api.artifacts.find((a) => a.runId === 400 && a.name === 'loadgate')!.zip
     expect(zipEntries(zip).sort()).toEqual(['ab.json', 'comment.md', 'pull-request.json', 'report.html', 'report.junit.xml', 'report.md', 'verdict.json'])
   }, 60_000)
 

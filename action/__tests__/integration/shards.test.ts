@@ -9,9 +9,8 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { StandIn } from './standin.js'
-import { engineBinary, freePort, runAction, spec, zipEntries, type ActionRun, type Event } from './harness.js'
+import { engineIn, freePort, runAction, spec, zipEntries, type ActionRun, type Event } from './harness.js'
 
-const bin = engineBinary()
 const MARK = '<!-- loadgate-comment: perf.yml/gate/loadgate -->'
 
 let api: StandIn
@@ -37,7 +36,7 @@ async function step(event: Event, inputs: Record<string, string>): Promise<Actio
     api: api.url,
     workspace: ws,
     event,
-    inputs: { 'engine-path': bin, spec: 'perf/sharded.yaml', ...inputs },
+    inputs: { 'engine-path': engineIn(ws), spec: 'perf/sharded.yaml', ...inputs },
     env: { LG_PORT: String(port) }
   })
 }
@@ -147,7 +146,7 @@ describe('a merge step', () => {
     expect(ours).toHaveLength(1)
     expect(api.comments.get(61)).toHaveLength(1)
     expect(ours[0].body).toContain('Baseline: [run #800]')
-    expect(artifactsOf(801).filter((n) => n.startsWith('loadgate')).sort()).toEqual(['loadgate', 'loadgate-shard-1-of-2', 'loadgate-shard-2-of-2'])
+    expect(artifactsOf(801).filter((n) => n.startsWith('loadgate')).sort()).toEqual(['loadgate', 'loadgate-shard-1-of-2', 'loadgate-shard-2-of-2', 'loadgate.html'])
     const listed = api.requests.slice(from).filter((q) => q.url.startsWith('/repos/octo/shop/actions/runs/801/artifacts'))
     expect(listed.map((q) => new URL(q.url, api.url).searchParams.get('page') ?? '1')).toEqual(['1', '2'])
   })

@@ -49,6 +49,20 @@ export interface StoredArtifact {
   expired: boolean
 }
 
+/**
+ * A failure the stand-in answers instead of the route, to the next `times` requests whose
+ * method and path match, as GitHub answers in a bad minute (a 502, a rate limit).
+ */
+export interface Fault {
+  method: string
+  path: RegExp
+  status: number
+  /** `message` of the JSON body, as GitHub's errors have one. */
+  message?: string
+  headers?: Record<string, string>
+  times: number
+}
+
 export class StandIn {
   readonly requests: Recorded[] = []
   readonly comments = new Map<number, Comment[]>()
@@ -58,6 +72,8 @@ export class StandIn {
   readonly releases = new Map<string, Map<string, Buffer>>()
   /** Answer 403 to comment writes, as GitHub does for a fork's read-only token. */
   forbidCommentWrites = false
+  /** Failures to answer first (`fail`). */
+  readonly faults: Fault[] = []
   url = ''
 
   private server: Server = createServer((req, res) => {
@@ -81,6 +97,11 @@ export class StandIn {
   /** Requests since index `from`, as `METHOD path` without the query. */
   calls(from = 0): string[] {
     return this.requests.slice(from).map((r) => `${r.method} ${r.url.split('?')[0]}`)
+  }
+
+  /** Answers the next `f.times` requests that match `f` with its status instead. */
+  fail(f: Fault): void {
+    this.faults.push({ ...f })
   }
 
   addRun(run: Partial<Run> & { id: number }): Run {
@@ -112,6 +133,13 @@ export class StandIn {
     const method = req.method ?? 'GET'
     const isBlob = url.pathname.startsWith('/devstoreaccount1/')
     this.requests.push({ method, url: url.pathname + url.search, body: isBlob ? `<${raw.length} bytes>` : raw.toString() })
+    const fault = this.faults.find((f) => f.times > 0 && f.method === method && f.path.test(url.pathname))
+    if (fault) {
+      fault.times -= 1
+      res.setHeader('x-github-request-id', 'stand-in-fault')
+      for (const [name, value] of Object.entries(fault.headers ?? {})) res.setHeader(name, value)
+      return json(res, fault.status, { message: fault.message ?? `stand-in fault ${fault.status}` })
+    }
     try {
       this.route(method, url, raw, res)
     } catch (error) {

@@ -28,8 +28,16 @@ describe('release binaries', () => {
 })
 
 describe('engineMessage', () => {
-  it('keeps the last lines of what the engine said', () => {
-    const stderr = Array.from({ length: 30 }, (_, i) => `line ${i}`).join('\n') + '\n'
-    expect(engineMessage(stderr, 2)).toBe('line 28\nline 29')
+  it("keeps the last lines of the engine's own message, from its error line on", () => {
+    const stderr = Array.from({ length: 30 }, (_, i) => `loadgate: line ${i}`).join('\n') + '\n'
+    expect(engineMessage(stderr, 2)).toBe('loadgate: line 28\nloadgate: line 29')
+    const error = 'loadgate: error: the spec is invalid:\nspec.yaml:3:5: load.connections: 0 is less than 1\n'
+    expect(engineMessage(`loadgate: validating\n${error}`)).toBe(error.trimEnd())
+  })
+
+  it("never quotes the service's output, which shares the engine's standard error", () => {
+    const stderr = 'GITHUB_TOKEN=ghs_secret\nloadgate: starting service `./server`\nINPUT_GITHUB-TOKEN=ghs_secret\n'
+    expect(engineMessage(stderr)).toBe('loadgate: starting service `./server`')
+    expect(engineMessage('a service crashed\n')).toBe('')
   })
 })

@@ -9,6 +9,15 @@ function get(values: Record<string, string>) {
 const minimal = { spec: 'perf/api.yaml', 'github-token': 't0ken' }
 
 describe('readInputs', () => {
+  it('pass-env: names separated by commas or new lines; anything else is refused', () => {
+    expect(readInputs(get({ ...minimal, 'pass-env': 'DATABASE_URL, GITHUB_TOKEN\nINPUT_GITHUB-TOKEN' })).passEnv).toEqual([
+      'DATABASE_URL',
+      'GITHUB_TOKEN',
+      'INPUT_GITHUB-TOKEN'
+    ])
+    expect(() => readInputs(get({ ...minimal, 'pass-env': 'A=1' }))).toThrow('input `pass-env` holds `A=1`, which is not a variable name')
+  })
+
   it('applies every default', () => {
     expect(readInputs(get(minimal))).toEqual({
       spec: 'perf/api.yaml',
@@ -24,7 +33,8 @@ describe('readInputs', () => {
       args: [],
       shard: undefined,
       startAt: '',
-      allowMissing: false
+      allowMissing: false,
+      passEnv: []
     })
   })
 
@@ -80,6 +90,12 @@ describe('readInputs', () => {
   it('rejects artifact names the artifact service refuses', () => {
     expect(() => readInputs(get({ ...minimal, 'artifact-name': 'perf/main' }))).toThrow(InputError)
     expect(readInputs(get({ ...minimal, 'artifact-name': 'perf-main' })).artifactName).toBe('perf-main')
+    // The name is also a folder's: `.` and `..` would name the folder above.
+    for (const dots of ['.', '..', '...']) {
+      expect(() => readInputs(get({ ...minimal, 'artifact-name': dots })), dots).toThrow(`input \`artifact-name\` is \`${dots}\`: a name made of dots only`)
+    }
+    expect(() => readInputs(get({ ...minimal, 'artifact-name': 'a\\b' }))).toThrow('contains `\\`')
+    expect(readInputs(get({ ...minimal, 'artifact-name': 'v1.2' })).artifactName).toBe('v1.2')
   })
 
   it('splits args and refuses the flags the action sets', () => {

@@ -79,11 +79,40 @@ function engine(o: { runCode?: number; doc: LoadgateVerdict; unbased?: LoadgateV
 
 /** The commands the engine was called with, the spec and temp folders shortened. */
 function commands(): string[] {
-  return vi.mocked(invoke).mock.calls.map(([, args]) => args.join(' ').replaceAll(ws, 'WS').replaceAll(temp, 'TEMP'))
+  return vi.mocked(invoke).mock.calls.map(([, args]) => shorten(args.join(' ')))
+}
+
+/**
+ * `text` with the workspace and the temp folder shortened, and this run's own folder (made
+ * new by each run, `TEMP/loadgate/<artifact-name>-XXXXXX`) as `TEMP/loadgate/<artifact-name>`.
+ */
+function shorten(text: string): string {
+  return unrandom(text).replaceAll(ws, 'WS').replaceAll(temp, 'TEMP')
 }
 
 function outputs(): Record<string, string> {
-  return Object.fromEntries(core.setOutput.mock.calls.map(([k, v]) => [k, String(v)]))
+  return Object.fromEntries(core.setOutput.mock.calls.map(([k, v]) => [k, unrandom(String(v))]))
+}
+
+/** `text` with this run's own folder (`loadgate/<artifact-name>-XXXXXX`, made new by each run) as `loadgate/<artifact-name>`. */
+function unrandom(text: string): string {
+  return text.replace(/(\/loadgate\/[^/\s]+)-[A-Za-z0-9]{6}(?=\/|\s|$)/g, '$1')
+}
+
+/** A file of this run's own folder (the folder of the `report-markdown` output). */
+function outFile(...parts: string[]): string {
+  const md = core.setOutput.mock.calls.find(([name]) => name === 'report-markdown')
+  return join(String(md?.[1] ?? '').replace(/\/[^/]*$/, ''), ...parts)
+}
+
+/** A file of this run's folder, relative to it. */
+function inOut(file: string): string {
+  return unrandom(file).replace(`${temp}/loadgate/loadgate/`, '')
+}
+
+/** The zipped artifacts uploaded (not the HTML report's own, unzipped one). */
+function zipped() {
+  return vi.mocked(uploadArtifact).mock.calls.filter(([, , , o]) => !o?.skipArchive)
 }
 
 /** A workflow run of the REST API, on main. */
@@ -111,6 +140,13 @@ function repository(runs: Array<{ id: number; event?: string; history?: Record<s
     for (const [name, text] of Object.entries(history)) writeFileSync(join(dir, 'history', name), text)
     return join(dir, 'result.json')
   })
+}
+
+/** The line of links above the report: to run `run`, its artifact and HTML report (by id once uploaded). */
+function links(run: number, artifact?: number, html?: number): string {
+  const url = `https://github.com/octo/shop/actions/runs/${run}`
+  const at = (id?: number) => (id === undefined ? `${url}#artifacts` : `${url}/artifacts/${id}`)
+  return `[Workflow run](${url}) · [Artifact \`loadgate\`](${at(artifact)}) · [HTML report](${at(html)})`
 }
 
 function event(name: string, body: Record<string, unknown> = {}) {
@@ -164,7 +200,7 @@ describe('main', () => {
       `report ${out}/result.json --format md --output ${out}/report.md`,
       `report ${out}/result.json --format html --output ${out}/report.html`,
       `report ${out}/result.json --format junit --output ${out}/report.junit.xml --spec perf/api.yaml`,
-      `report ${out}/result.json --format json --output ${out}/verdict.json`
+      `report ${out}/result.json --format json --output ${out}/verdict.json --spec WS/perf/api.yaml`
     ])
     expect(vi.mocked(acquireEngine).mock.invocationCallOrder[0]).toBeLessThan(vi.mocked(invoke).mock.invocationCallOrder[0])
     expect(vi.mocked(invoke).mock.calls.every(([bin]) => bin === ENGINE)).toBe(true)
@@ -184,15 +220,15 @@ describe('main', () => {
       'comment-url': ''
     })
     expect(core.summaryWritten).toEqual([
-      `> Not compared with a baseline: a \`push\` event is not compared; this result becomes the baseline for pull requests into main.\n\n${MD}`
+      `> Not compared with a baseline: a \`push\` event is not compared; this result becomes the baseline for pull requests into main.\n\n${links(500)}\n\n${MD}`
     ])
     expect(core.info).toHaveBeenCalledWith('api: rps 1,234.6/s, p50 850 µs, p95 900 µs, p99 2.10 ms, error rate 0.200%, requests 4,938')
     expect(core.info).toHaveBeenCalledWith('loadgate: PASSED: 1/1 SLOs met; no baseline to compare with; the step passes (fail-on: slo, regression, invalid-measurement)')
     expect(core.error).not.toHaveBeenCalled()
-    const [name, files] = vi.mocked(uploadArtifact).mock.calls[0]
+    const [name, files] = zipped()[0]
     expect(name).toBe('loadgate')
     // A push carries the history window; the first run on the branch starts it.
-    expect(files.map((f) => f.replace(`${temp}/loadgate/loadgate/`, ''))).toEqual(['result.json', 'report.md', 'report.html', 'report.junit.xml', 'verdict.json', 'history/run-500.json'])
+    expect(files.map(inOut)).toEqual(['result.json', 'report.md', 'report.html', 'report.junit.xml', 'verdict.json', 'history/run-500.json'])
     expect(core.info).toHaveBeenCalledWith('No history window carried on: the previous successful run of perf.yml on main with an artifact named `loadgate` was not found.')
     expect(upsertComment).not.toHaveBeenCalled()
   })
@@ -237,7 +273,7 @@ describe('main', () => {
       expect(core.setFailed.mock.calls.map(([m]) => m), failOn).toEqual(failed)
       expect(outputs()).toMatchObject({ verdict: 'fail', slo: 'fail', regression: 'regressed' })
     }
-    expect(commands().at(-1)).toBe('report TEMP/loadgate/loadgate/result.json --baseline WS/base.json --format json --output TEMP/loadgate/loadgate/verdict.json')
+    expect(commands().at(-1)).toBe('report TEMP/loadgate/loadgate/result.json --baseline WS/base.json --format json --output TEMP/loadgate/loadgate/verdict.json --spec WS/perf/api.yaml')
   })
 
   it('on a pull request, compares with the base branch, or says why not when the engine refuses, and comments', async () => {
@@ -268,12 +304,14 @@ describe('main', () => {
     const note =
       '> Not compared: the baseline, [run #100](https://github.com/octo/shop/actions/runs/100) (push, aaaaaaa), cannot be compared with this run ' +
       '(the engine says: the results come from different specs (`old` and `api`)).'
-    expect(core.summaryWritten).toEqual([`${note}\n\n${MD}`])
+    // The summary, written before anything is uploaded, links to the run's artifacts; the
+    // comment, after, to each artifact (the stand-in upload gives id 1).
+    expect(core.summaryWritten).toEqual([`${note}\n\n${links(500)}\n\n${MD}`])
     // A passing run with comment: on-failure only updates an existing comment.
     expect(vi.mocked(upsertComment).mock.calls[0][1]).toMatchObject({
       issueNumber: 7,
       create: false,
-      body: `<!-- loadgate-comment: perf.yml/gate/loadgate -->\n${note}\n\n${MD}`
+      body: `<!-- loadgate-comment: perf.yml/gate/loadgate -->\n${note}\n\n${links(500, 1, 1)}\n\n${MD}`
     })
   })
 
@@ -302,7 +340,7 @@ describe('main', () => {
     expect(summary).toContain('What to do: ')
     expect(summary).toContain('This step fails (`fail-on` names `invalid-measurement`).')
     expect(summary).toContain(MD)
-    expect(vi.mocked(uploadArtifact).mock.calls[0][1].map((f) => f.replace(`${temp}/loadgate/loadgate/`, ''))).toEqual([
+    expect(zipped()[0][1].map(inOut)).toEqual([
       'result.json', 'report.md', 'report.html', 'report.junit.xml', 'verdict.json'
     ])
 
@@ -324,7 +362,7 @@ describe('main', () => {
     expect(core.setFailed).not.toHaveBeenCalled()
     // Reported alone (no trend over a window it is not in); the window carried on as it was.
     expect(commands()[1]).toBe('report TEMP/loadgate/loadgate/result.json --format md --output TEMP/loadgate/loadgate/report.md')
-    const files = vi.mocked(uploadArtifact).mock.calls[0][1].map((f) => f.replace(`${temp}/loadgate/loadgate/`, ''))
+    const files = zipped()[0][1].map(inOut)
     expect(files.filter((f) => f.startsWith('history/'))).toEqual(['history/run-400.json'])
     expect(core.info).toHaveBeenCalledWith("History window: 1 result(s) kept in the artifact's history/ (not this run's: its measurement is invalid)")
     expect(core.summaryWritten[0]).toContain("This result is left out of the branch's history window.")
@@ -352,8 +390,9 @@ describe('main', () => {
     const stderr = 'the service says: secret=hunter2\nloadgate: starting service `./server`\nloadgate: error: cannot start service `./server`: No such file or directory (os error 2)\n'
     vi.mocked(invoke).mockResolvedValueOnce({ code: 3, stderr })
     await run()
+    // The step's message quotes the engine's error only, never the service's output.
     expect(core.setFailed.mock.calls).toEqual([
-      ['loadgate run: the run could not be carried out (exit code 3):\n' + stderr.trimEnd()]
+      ['loadgate run: the run could not be carried out (exit code 3):\nloadgate: error: cannot start service `./server`: No such file or directory (os error 2)']
     ])
     expect(commands()).toHaveLength(1) // no report: there is no result
     const [summary] = core.summaryWritten
@@ -363,10 +402,13 @@ describe('main', () => {
     expect(summary).toContain('What to do: ')
     // Only the engine's error lines: the service's own output (sharing its stderr) is not quoted.
     expect(summary).not.toContain('hunter2')
-    expect(vi.mocked(upsertComment).mock.calls[0][1]).toMatchObject({ issueNumber: 7, create: true, body: `<!-- loadgate-comment: perf.yml/gate/loadgate -->\n${summary}` })
-    const files = vi.mocked(uploadArtifact).mock.calls[0][1].map((f) => f.replace(`${temp}/loadgate/loadgate/`, ''))
+    // Nothing measured: no HTML report to link to; the comment links to the uploaded artifact.
+    expect(summary).toContain(`${links(500).split(' · [HTML')[0]}\n\n###`)
+    const linked = summary.replace('runs/500#artifacts', 'runs/500/artifacts/1')
+    expect(vi.mocked(upsertComment).mock.calls[0][1]).toMatchObject({ issueNumber: 7, create: true, body: `<!-- loadgate-comment: perf.yml/gate/loadgate -->\n${linked}` })
+    const files = zipped()[0][1].map(inOut)
     expect(files).toEqual(['report.md', 'engine.log', 'comment.md', 'pull-request.json'])
-    expect(readFileSync(join(temp, 'loadgate', 'loadgate', 'engine.log'), 'utf8')).toBe(stderr)
+    expect(readFileSync(outFile('engine.log'), 'utf8')).toBe(stderr)
     expect(outputs()).toEqual({
       verdict: 'fail',
       slo: '',
@@ -402,7 +444,7 @@ describe('main', () => {
 
 describe('main, the history window', () => {
   const out = 'TEMP/loadgate/loadgate'
-  const uploaded = () => vi.mocked(uploadArtifact).mock.calls[0][1].map((f) => f.replace(`${temp}/loadgate/loadgate/`, ''))
+  const uploaded = () => zipped()[0][1].map(inOut)
 
   it('a push carries on the previous run\'s window of this spec, adds its result, and reports the trend over it', async () => {
     const api = JSON.stringify({ spec: { name: 'api' } })
@@ -415,13 +457,13 @@ describe('main, the history window', () => {
       `report ${out}/history --format md --output ${out}/report.md`,
       `report ${out}/history --format html --output ${out}/report.html`,
       `report ${out}/history --format junit --output ${out}/report.junit.xml --spec perf/api.yaml`,
-      `report ${out}/history --format json --output ${out}/verdict.json`
+      `report ${out}/history --format json --output ${out}/verdict.json --spec WS/perf/api.yaml`
     ])
-    expect(vi.mocked(downloadResult).mock.calls.map(([id, from, dir]) => [id, from.runId, dir.replace(temp, 'TEMP')])).toEqual([[4000, 400, `${out}/previous`]])
+    expect(vi.mocked(downloadResult).mock.calls.map(([id, from, dir]) => [id, from.runId, shorten(dir)])).toEqual([[4000, 400, `${out}/previous`]])
     expect(core.info).toHaveBeenCalledWith('History window carried on from run #400 (https://github.com/octo/shop/actions/runs/400), the previous successful run of perf.yml on main.')
     // run-399 is of another spec (renamed since): left behind.
     expect(uploaded()).toEqual(['result.json', 'report.md', 'report.html', 'report.junit.xml', 'verdict.json', 'history/run-300.json', 'history/run-400.json', 'history/run-500.json'])
-    expect(readFileSync(join(temp, 'loadgate', 'loadgate', 'history', 'run-500.json'), 'utf8')).toBe(api)
+    expect(readFileSync(outFile('history', 'run-500.json'), 'utf8')).toBe(api)
   })
 
   it("a pull request passes the baseline artifact's history to every report beside the baseline", async () => {
@@ -435,7 +477,9 @@ describe('main, the history window', () => {
       `report ${out}/result.json ${against} --format md --output ${out}/report.md`,
       `report ${out}/result.json ${against} --format html --output ${out}/report.html`,
       `report ${out}/result.json ${against} --format junit --output ${out}/report.junit.xml --spec perf/api.yaml`,
-      `report ${out}/result.json ${against} --format json --output ${out}/verdict.json`
+      `report ${out}/result.json ${against} --format json --output ${out}/verdict.json --spec WS/perf/api.yaml`,
+      // The base branch's trend, for the line above the report: its history window on its own.
+      `report ${out}/baseline/history --format json --output ${out}/base-trend.json`
     ])
     // A pull request carries no window of its own.
     expect(uploaded()).not.toContainEqual(expect.stringMatching(/^history\//))
@@ -527,7 +571,7 @@ describe('main, mode: paired', () => {
       `report ${out}/ab.json --format md --output ${out}/report.md`,
       `report ${out}/ab.json --format html --output ${out}/report.html`,
       `report ${out}/ab.json --format junit --output ${out}/report.junit.xml --spec perf/api.yaml`,
-      `report ${out}/ab.json --format json --output ${out}/verdict.json`
+      `report ${out}/ab.json --format json --output ${out}/verdict.json --spec WS/perf/api.yaml`
     ])
     expect(downloadResult).not.toHaveBeenCalled()
     // The candidate is built first, in the workspace; the baseline in the worktree, at the merge base.
@@ -543,9 +587,9 @@ describe('main, mode: paired', () => {
       'Upload the artifact loadgate'
     ])
     const note = `> Paired run: this commit (${repo.commits.head.slice(0, 7)}) against ${repo.commits.base.slice(0, 7)}, its merge base with main, both built and loaded at the same time on this runner.`
-    expect(core.summaryWritten).toEqual([`${note}\n\n${MD}`])
+    expect(core.summaryWritten).toEqual([`${note}\n\n${links(500)}\n\n${MD}`])
     expect(outputs()).toMatchObject({ verdict: 'pass', regression: 'unchanged', result: join(temp, 'loadgate', 'loadgate', 'ab.json') })
-    const files = vi.mocked(uploadArtifact).mock.calls[0][1].map((f) => f.replace(`${temp}/loadgate/loadgate/`, ''))
+    const files = zipped()[0][1].map(inOut)
     expect(files).toEqual(['ab.json', 'report.md', 'report.html', 'report.junit.xml', 'verdict.json', 'comment.md', 'pull-request.json'])
     expect(vi.mocked(upsertComment).mock.calls[0][1]).toMatchObject({ issueNumber: 7, create: true })
   })
@@ -569,7 +613,7 @@ describe('main, mode: paired', () => {
     expect(git(ws, 'worktree', 'list').split('\n')).toHaveLength(1)
     expect(core.summaryWritten[0]).toContain('`loadgate ab` stopped with exit code 3 before measuring anything')
     expect(core.summaryWritten[0]).toContain('loadgate: error: the baseline side: the service did not become ready')
-    expect(vi.mocked(uploadArtifact).mock.calls[0][1].map((f) => f.replace(`${temp}/loadgate/loadgate/`, ''))).toEqual([
+    expect(zipped()[0][1].map(inOut)).toEqual([
       'report.md', 'engine.log', 'comment.md', 'pull-request.json'
     ])
   })
@@ -607,10 +651,10 @@ describe('main, shards', () => {
       `report ${out}/result.json --format md --output ${out}/report.md`,
       `report ${out}/result.json --format json --output ${out}/verdict.json`
     ])
-    const [name, files] = vi.mocked(uploadArtifact).mock.calls[0]
+    const [name, files] = zipped()[0]
     expect(name).toBe('loadgate-shard-2-of-4')
-    expect(files.map((f) => f.replace(`${temp}/loadgate/loadgate/`, ''))).toEqual(['result.json', 'report.md'])
-    expect(vi.mocked(uploadArtifact).mock.calls).toHaveLength(1)
+    expect(files.map(inOut)).toEqual(['result.json', 'report.md'])
+    expect(zipped()).toHaveLength(1)
     expect(upsertComment).not.toHaveBeenCalled()
     expect(downloadResult).not.toHaveBeenCalled() // no baseline looked up
     expect(core.summaryWritten).toEqual([
@@ -626,7 +670,7 @@ describe('main, shards', () => {
     expect(core.setFailed).not.toHaveBeenCalled()
     expect(commands()[0]).toBe(`run WS/perf/api.yaml --out ${out}/result.json --start-at +30s`)
     expect(commands()).toHaveLength(5)
-    expect(vi.mocked(uploadArtifact).mock.calls.map(([name]) => name)).toEqual(['loadgate'])
+    expect(zipped().map(([name]) => name)).toEqual(['loadgate'])
   })
 
   it('a shard that could not run uploads its report and engine.log under its name and fails; no comment', async () => {
@@ -636,8 +680,8 @@ describe('main, shards', () => {
     vi.mocked(invoke).mockResolvedValueOnce({ code: 3, stderr: 'loadgate: error: target `127.0.0.1:1` is unreachable\n' })
     await run()
     expect(core.setFailed.mock.calls).toEqual([['loadgate run: the run could not be carried out (exit code 3):\nloadgate: error: target `127.0.0.1:1` is unreachable']])
-    const [name, files] = vi.mocked(uploadArtifact).mock.calls[0]
-    expect([name, files.map((f) => f.replace(`${temp}/loadgate/loadgate/`, ''))]).toEqual(['loadgate-shard-1-of-2', ['report.md', 'engine.log']])
+    const [name, files] = zipped()[0]
+    expect([name, files.map(inOut)]).toEqual(['loadgate-shard-1-of-2', ['report.md', 'engine.log']])
     expect(core.summaryWritten[0]).toContain('### ⚠️ loadgate perf/api.yaml: the run could not be carried out')
     expect(upsertComment).not.toHaveBeenCalled()
   })
@@ -700,7 +744,7 @@ describe('main, mode: merge', () => {
       `merge ${shards}/loadgate-shard-1-of-3/result.json ${shards}/loadgate-shard-2-of-3/result.json --out ${out}/result.json --allow-missing`
     )
     expect(commands().slice(1).map((c) => c.split(' --format ')[1].split(' ')[0])).toEqual(['md', 'html', 'junit', 'json'])
-    expect(vi.mocked(uploadArtifact).mock.calls.map(([name]) => name)).toEqual(['loadgate'])
+    expect(zipped().map(([name]) => name)).toEqual(['loadgate'])
     expect(vi.mocked(upsertComment).mock.calls[0][1]).toMatchObject({ issueNumber: 7, mark: '<!-- loadgate-comment: perf.yml/gate/loadgate -->' })
     expect(outputs()).toMatchObject({ verdict: 'pass', result: join(temp, 'loadgate', 'loadgate', 'result.json') })
   })
@@ -711,7 +755,7 @@ describe('main, mode: merge', () => {
     engine({ runCode: 1, doc: verdictDoc({ verdict: 'slo_failed', exit_code: 1, slo_passed: false, slo: [slo(false)] }) })
     await run()
     expect(commands()).toHaveLength(5) // merge, then the four reports
-    expect(vi.mocked(uploadArtifact).mock.calls.map(([name]) => name)).toEqual(['loadgate'])
+    expect(zipped().map(([name]) => name)).toEqual(['loadgate'])
     expect(core.setFailed.mock.calls).toEqual([[expect.stringMatching(/^loadgate: .*SLO.* \(fail-on: slo, regression, invalid-measurement\)$/)]])
   })
 
@@ -728,7 +772,7 @@ describe('main, mode: merge', () => {
     expect(summary).toMatch(/^> Not merged: there is no merged result, so nothing was compared, and this step fails whatever `fail-on` says\./)
     expect(summary).toContain(`\`\`\`text\n${stderr.trimEnd()}\n\`\`\``)
     expect(summary).toContain('set `allow-missing: true` on this step')
-    const files = vi.mocked(uploadArtifact).mock.calls[0][1].map((f) => f.replace(`${temp}/loadgate/loadgate/`, ''))
+    const files = zipped()[0][1].map(inOut)
     expect(files).toEqual(['report.md', 'engine.log'])
   })
 
@@ -761,6 +805,6 @@ describe('main, mode: merge', () => {
     expect(commands()).toEqual([])
     expect(downloadArtifact).not.toHaveBeenCalled()
     expect(core.summaryWritten[0]).toContain('found no artifact named `loadgate-shard-K-of-N` in this workflow run (run 500; it has 2 other artifact(s))')
-    expect(vi.mocked(uploadArtifact).mock.calls[0][1].map((f) => f.replace(`${temp}/loadgate/loadgate/`, ''))).toEqual(['report.md'])
+    expect(zipped()[0][1].map(inOut)).toEqual(['report.md'])
   })
 })

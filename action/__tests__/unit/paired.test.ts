@@ -9,6 +9,9 @@ import { join } from 'node:path'
 import { abArgs, build, findBase, freePorts, sideDir, withWorktree } from '../../src/paired.js'
 import { checkout, git, origin } from '../fixtures/git.js'
 
+/** The environment a build gets: PATH and HOME only, as child.ts would leave far more. */
+const ENV = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' }
+
 vi.mock('@actions/core', () => import('../fixtures/core.js'))
 
 describe('abArgs', () => {
@@ -144,7 +147,7 @@ describe('withWorktree', () => {
     await expect(
       withWorktree(base, tmpdir(), async (dir) => {
         inside = dir
-        await build('mkdir -p target && echo built > target/out', dir, 'baseline', base.commit)
+        await build('mkdir -p target && echo built > target/out', dir, 'baseline', base.commit, ENV)
         expect(readFileSync(join(dir, 'target', 'out'), 'utf8')).toBe('built\n')
         throw new Error('the run failed')
       })
@@ -157,13 +160,13 @@ describe('withWorktree', () => {
 describe('build', () => {
   it('runs the command with bash in the side folder, and fails with the exit code', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'loadgate-build-'))
-    await build('echo "$PWD" > where && [[ -n "$BASH_VERSION" ]]', dir, 'candidate', 'abcdef123')
+    await build('echo "$PWD" > where && [[ -n "$BASH_VERSION" ]]', dir, 'candidate', 'abcdef123', ENV)
     expect(readFileSync(join(dir, 'where'), 'utf8')).toBe(`${dir}\n`)
     // -o pipefail: a failure inside a pipe fails the build, as in a workflow's run step.
-    await expect(build('false | cat', dir, 'baseline', 'abcdef123')).rejects.toThrow(
+    await expect(build('false | cat', dir, 'baseline', 'abcdef123', ENV)).rejects.toThrow(
       `input \`build\` failed for the baseline (abcdef1) with exit code 1; its output is in the group "Build the baseline (abcdef1) in ${dir}"`
     )
-    await expect(build('true', join(dir, 'nope'), 'baseline', 'abcdef123')).rejects.toThrow(
+    await expect(build('true', join(dir, 'nope'), 'baseline', 'abcdef123', ENV)).rejects.toThrow(
       `mode: paired: the working directory ${join(dir, 'nope')} does not exist in the baseline's checkout (abcdef1)`
     )
   })

@@ -358,6 +358,12 @@ export interface RuleVerdict {
    */
   floor: number
   /**
+   * The 1-based line of the rule in the spec file, when the report was given it
+   * (`--spec FILE`, the very file the run was made from); absent otherwise, and for a
+   * default rule, which the spec does not write.
+   */
+  line?: number | null
+  /**
    * Allowed relative change in the worse direction (a fraction), from the rule.
    */
   max_change: number
@@ -413,7 +419,8 @@ export interface RuleVerdict {
   verdict: RuleState
 }
 /**
- * An SLO verdict of the current run beside the same threshold's value in the baseline.
+ * One SLO threshold of the current run, with the baseline's value of it and its line in the
+ * spec.
  */
 export interface SloDelta {
   /**
@@ -432,6 +439,11 @@ export interface SloDelta {
    * `limit` formatted by the engine as its reports show it, e.g. `200.00ms`, `1.000%`.
    */
   limit_text: string
+  /**
+   * The 1-based line of the threshold in the spec file, when the report was given it
+   * (`--spec FILE`, the very file the run was made from); absent otherwise.
+   */
+  line?: number | null
   /**
    * The current run's measured value in `unit`; absent when it could not be measured.
    */

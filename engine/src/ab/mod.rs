@@ -22,6 +22,9 @@
 //! more than 90% of all CPUs) sees the whole process on each side. That is the right signal in
 //! a duet: when the process as a whole saturated the machine, the generator was the bottleneck
 //! for both sides, and neither side's numbers can be trusted; both are marked invalid together.
+//! The services share the machine too: `machine.rs` reads how busy all of its CPUs were during
+//! the duet (`machine_busy` in `--out`), and the comparison notes a machine above 90% busy,
+//! suggesting `--mode alternating` (`AbResult::saturation_note`).
 //!
 //! # One clock, interleaved arrivals
 //!
@@ -59,6 +62,7 @@ use std::time::{Duration, Instant};
 
 mod alternate;
 mod calibrate;
+mod machine;
 mod sides;
 
 pub(crate) use alternate::AlternateError;
@@ -120,9 +124,24 @@ pub(crate) fn ab(args: &AbArgs, env: &dyn Fn(&str) -> Option<String>) -> anyhow:
         alternate::check(&plans[0], epoch)?;
     }
     let services = start_services(&plans, &stop)?;
+    let before = machine::ticks();
     let ran = run_sides(&plans, &stop, mode, epoch, args.quiet);
-    drop(services);
-    let ab = ab_result(&plans, ran?, mode, epoch);
+    // Duet loads both sides at once: how busy that made the machine.
+    let machine_busy = machine::busy_since(before).filter(|_| mode == AbMode::Duet);
+    // A service that exited during the run stopped it: its result so far is kept (`--out`),
+    // then the command fails (exit 3) saying so.
+    let died = services
+        .into_iter()
+        .map(Service::finish)
+        .find_map(Result::err);
+    let mut ab = ab_result(&plans, ran?, mode, epoch);
+    ab.machine_busy = machine_busy;
+    if let Some(died) = died {
+        if let Some(out) = out {
+            out.write(&ab)?;
+        }
+        return Err(died.into());
+    }
     let (baseline, candidate) = (&ab.baseline, &ab.candidate);
     for (label, result) in [("BASELINE", baseline), ("CANDIDATE", candidate)] {
         print!(
@@ -227,13 +246,14 @@ fn ab_result(
         candidate: result::build_ab_side(&plans[1], &c),
         baseline_epochs: b_epochs,
         candidate_epochs: c_epochs,
+        machine_busy: None,
     }
 }
 
 /// Starts each side's service, in order, and waits until it is ready; the candidate shares the
 /// baseline's when both resolve to the same command, environment and folder. Dropping the
 /// services stops them.
-fn start_services(plans: &[Plan; 2], stop: &AtomicBool) -> anyhow::Result<Vec<Service>> {
+fn start_services(plans: &[Plan; 2], stop: &Arc<AtomicBool>) -> anyhow::Result<Vec<Service>> {
     let mut services = Vec::new();
     for (label, plan) in ["baseline", "candidate"].iter().zip(plans) {
         let Some(s) = &plan.service else { continue };

@@ -83,6 +83,7 @@ pub fn compare_paired(ab: &AbResult) -> Result<Comparison, CompareError> {
         })
         .collect();
     comparison.notes.push(epochs.note(ab));
+    comparison.notes.extend(ab.saturation_note());
     comparison.paired = Some(PairedEpochs {
         mode: ab.mode.clone(),
         epoch_ms: ab.epoch_ms,
@@ -295,6 +296,7 @@ mod tests {
             candidate: result,
             baseline_epochs: baseline,
             candidate_epochs: candidate,
+            machine_busy: None,
         }
     }
 

@@ -1,5 +1,6 @@
-//! The phases of a request (connection setup, request write, time to first byte, body read):
-//! what the transport reports with each response, and a target's histograms of them.
+//! The phases of a request (connection setup, stream wait, request write, time to first byte,
+//! body read): what the transport reports with each response, and a target's histograms of
+//! them.
 
 use hdrhistogram::Histogram;
 
@@ -11,6 +12,14 @@ use super::latency_histogram;
 pub(crate) struct Timing {
     /// The setup of the connection, when this request opened it.
     pub(crate) setup: Option<Setup>,
+    /// HTTP/2: how long the request waited for a free stream on its connection (the server's
+    /// `SETTINGS_MAX_CONCURRENT_STREAMS` reached), before its write; `None` when it did not
+    /// wait.
+    pub(crate) stream_wait_us: Option<u64>,
+    /// HTTP/2: the most concurrent streams the server allowed on the connection when the
+    /// request was sent (its `SETTINGS_MAX_CONCURRENT_STREAMS`); `None` when it set no limit
+    /// (or not HTTP/2).
+    pub(crate) peer_max_streams: Option<u32>,
     /// Request write: from the first byte written to the last byte handed to the socket
     /// (HTTP/1.1: written and flushed; HTTP/2: headers and body handed to the connection).
     pub(crate) write_us: u64,
@@ -68,6 +77,12 @@ pub(crate) struct Phases {
     pub(crate) write_us: Histogram<u64>,
     pub(crate) ttfb_us: Histogram<u64>,
     pub(crate) body_us: Histogram<u64>,
+    /// Stream wait, per response that waited ([`Timing::stream_wait_us`]); made at the first
+    /// such response (most targets never wait).
+    pub(crate) stream_wait_us: Option<Histogram<u64>>,
+    /// The smallest stream limit a server set on this target's HTTP/2 connections
+    /// ([`Timing::peer_max_streams`]); `None` when none set one.
+    pub(crate) peer_max_streams: Option<u32>,
     /// Connections opened (each has a `connect_us` sample, but HTTP/3's).
     pub(crate) connections: u64,
     /// TLS handshakes that resumed a session.
@@ -89,6 +104,8 @@ impl Default for Phases {
             write_us: latency_histogram(),
             ttfb_us: latency_histogram(),
             body_us: latency_histogram(),
+            stream_wait_us: None,
+            peer_max_streams: None,
             connections: 0,
             tls_resumed: 0,
             zero_rtt_attempted: 0,
@@ -118,6 +135,12 @@ impl Phases {
             self.zero_rtt_accepted += u64::from(setup.zero_rtt == ZeroRtt::Accepted);
             self.pre_connected += u64::from(setup.pre_connected);
         }
+        if let Some(wait) = timing.stream_wait_us {
+            self.stream_wait_us
+                .get_or_insert_with(latency_histogram)
+                .saturating_record(wait);
+        }
+        self.peer_max_streams = smallest(self.peer_max_streams, timing.peer_max_streams);
         self.write_us.saturating_record(timing.write_us);
         self.ttfb_us.saturating_record(timing.ttfb_us);
         self.body_us.saturating_record(timing.body_us);
@@ -135,11 +158,24 @@ impl Phases {
         ] {
             a.add(b).expect("histograms of equal bounds add");
         }
+        if let Some(b) = &other.stream_wait_us {
+            let a = self.stream_wait_us.get_or_insert_with(latency_histogram);
+            a.add(b).expect("histograms of equal bounds add");
+        }
+        self.peer_max_streams = smallest(self.peer_max_streams, other.peer_max_streams);
         self.connections += other.connections;
         self.tls_resumed += other.tls_resumed;
         self.zero_rtt_attempted += other.zero_rtt_attempted;
         self.zero_rtt_accepted += other.zero_rtt_accepted;
         self.pre_connected += other.pre_connected;
+    }
+}
+
+/// The smaller of two limits, either of which may be unset.
+fn smallest(a: Option<u32>, b: Option<u32>) -> Option<u32> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
     }
 }
 
@@ -153,6 +189,8 @@ mod tests {
         let reused = Timing {
             setup: None,
             write_us: 7,
+            stream_wait_us: None,
+            peer_max_streams: None,
             ttfb_us: 300,
             body_us: 20,
         };
@@ -182,6 +220,27 @@ mod tests {
         assert_eq!((p.connections, p.tls_resumed, p.pre_connected), (2, 2, 2));
         assert!(p.tls_us.equivalent(p.tls_us.max(), 900));
         assert_eq!((p.zero_rtt_attempted, p.zero_rtt_accepted), (0, 0));
+        assert!(p.stream_wait_us.is_none(), "no request waited for a stream");
+    }
+
+    #[test]
+    fn stream_waits_are_recorded_apart_with_the_smallest_limit() {
+        let waited = |wait, limit| Timing {
+            stream_wait_us: wait,
+            peer_max_streams: limit,
+            ..Timing::default()
+        };
+        let mut p = Phases::default();
+        p.record(&waited(None, None));
+        p.record(&waited(Some(80_000), Some(4)));
+        let mut q = Phases::default();
+        q.record(&waited(Some(90_000), Some(1)));
+        p.merge(&q);
+        let wait = p.stream_wait_us.as_ref().expect("waits recorded");
+        assert_eq!(wait.len(), 2, "one sample per request that waited");
+        assert!(wait.equivalent(wait.max(), 90_000));
+        assert_eq!(p.peer_max_streams, Some(1));
+        assert_eq!(p.write_us.len(), 3);
     }
 
     #[test]
@@ -196,6 +255,8 @@ mod tests {
                 pre_connected: false,
             }),
             write_us: 5,
+            stream_wait_us: None,
+            peer_max_streams: None,
             ttfb_us: 200,
             body_us: 10,
         };

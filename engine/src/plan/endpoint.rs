@@ -34,6 +34,20 @@ pub(super) struct HttpUrl {
     pub(super) https: bool,
 }
 
+/// `url` with the `user:password@` of its authority written as `***@`: a message quoting a URL
+/// whose credentials are refused must not print them.
+fn without_userinfo(url: &str) -> String {
+    let Some(scheme_end) = url.find("://").map(|i| i + 3) else {
+        return url.to_owned();
+    };
+    let rest = &url[scheme_end..];
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    match rest[..authority_end].rfind('@') {
+        Some(at) => format!("{}***{}", &url[..scheme_end], &rest[at..]),
+        None => url.to_owned(),
+    }
+}
+
 /// Splits an absolute `http://` or `https://` URL. `text` is the URL after `${VAR}` interpolation;
 /// messages show `shown`, the URL as written, so that no interpolated secret reaches an error.
 pub(super) fn parse_http_url(
@@ -62,7 +76,10 @@ pub(super) fn parse_http_url(
     if !url.username().is_empty() || url.password().is_some() {
         errors.push(
             path,
-            format!("`{shown}`: credentials in a URL are not sent; use an `Authorization` header"),
+            format!(
+                "`{}`: credentials in a URL are not sent; use an `Authorization` header",
+                without_userinfo(shown)
+            ),
         );
         return None;
     }
@@ -148,6 +165,24 @@ mod tests {
         for (text, want) in cases {
             let message = error(text, text);
             assert!(message.contains(want), "{text}: {message}");
+        }
+    }
+
+    #[test]
+    fn credentials_written_in_a_url_are_refused_without_being_shown() {
+        for url in [
+            "http://alice:PASSWORD@127.0.0.1:8080/api",
+            "https://alice:PASSWORD@localhost/a@b?c=@d",
+        ] {
+            let message = error(url, url);
+            assert!(
+                message.contains("credentials in a URL are not sent"),
+                "{message}"
+            );
+            assert!(message.contains("://***@"), "{message}");
+            for secret in ["alice", "PASSWORD"] {
+                assert!(!message.contains(secret), "{url}: {message}");
+            }
         }
     }
 

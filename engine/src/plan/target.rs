@@ -401,13 +401,10 @@ fn build_body(
             .map(String::into_bytes),
         (None, Some(file)) => {
             let full = ctx.spec_dir.join(file);
-            match std::fs::read(&full) {
+            match crate::files::bounded_read(&full, crate::files::MAX_BODY_BYTES, "the body file") {
                 Ok(bytes) => Some(bytes),
                 Err(e) => {
-                    errors.push(
-                        format!("{path}.body_file"),
-                        format!("cannot read `{}`: {e}", full.display()),
-                    );
+                    errors.push(format!("{path}.body_file"), e.to_string());
                     None
                 }
             }

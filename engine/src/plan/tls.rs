@@ -15,6 +15,7 @@ use rustls::{CipherSuite, ClientConfig, DigitallySignedStruct, RootCertStore, Si
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
 
+use crate::files::{MAX_PEM_BYTES, bounded_read};
 use crate::spec::{Protocol, TlsRoots, TlsVersion};
 
 /// Sessions remembered per configuration for resumption (rustls' in-memory cache).
@@ -153,12 +154,8 @@ pub(crate) fn client_config(settings: &TlsSettings) -> Result<ClientConfig, TlsE
         None => builder.with_no_client_auth(),
         Some((cert_file, key_file)) => {
             let chain = read_certificates("client_cert", cert_file)?;
-            let key = PrivateKeyDer::from_pem_file(key_file).map_err(|e| {
-                TlsError::new(
-                    "client_key",
-                    format!("cannot be read as a private key: {e}"),
-                )
-            })?;
+            let key = read_private_key(key_file)
+                .map_err(|e| TlsError::new("client_key", format!("cannot be read: {e}")))?;
             builder.with_client_auth_cert(chain, key).map_err(|e| {
                 TlsError::new("client_key", format!("does not go with `client_cert`: {e}"))
             })?
@@ -311,13 +308,31 @@ fn read_certificates(
     field: &'static str,
     file: &Path,
 ) -> Result<Vec<CertificateDer<'static>>, TlsError> {
-    let certs = CertificateDer::pem_file_iter(file)
-        .and_then(|iter| iter.collect::<Result<Vec<_>, _>>())
-        .map_err(|e| TlsError::new(field, format!("cannot be read as PEM certificates: {e}")))?;
+    let certs =
+        pem_certificates(file).map_err(|e| TlsError::new(field, format!("cannot be read: {e}")))?;
     if certs.is_empty() {
         return Err(TlsError::new(field, "holds no PEM certificate"));
     }
     Ok(certs)
+}
+
+/// The certificates of the PEM file `file` (at most [`MAX_PEM_BYTES`] of it, read by
+/// `crate::files`), for the client here and for `loadgate serve`. Errors: why the file cannot
+/// be read (a message that does not name it), or why it is not PEM.
+pub(crate) fn pem_certificates(file: &Path) -> Result<Vec<CertificateDer<'static>>, String> {
+    let bytes =
+        bounded_read(file, MAX_PEM_BYTES, "the PEM file").map_err(|e| e.problem.to_string())?;
+    CertificateDer::pem_slice_iter(&bytes)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| format!("not PEM certificates: {e}"))
+}
+
+/// The private key of the PEM file `file` (PKCS#8, PKCS#1 or SEC1; at most
+/// [`MAX_PEM_BYTES`] of it, read by `crate::files`). Errors as [`pem_certificates`]'s.
+pub(crate) fn read_private_key(file: &Path) -> Result<PrivateKeyDer<'static>, String> {
+    let bytes =
+        bounded_read(file, MAX_PEM_BYTES, "the PEM file").map_err(|e| e.problem.to_string())?;
+    PrivateKeyDer::from_pem_slice(&bytes).map_err(|e| format!("not a PEM private key: {e}"))
 }
 
 /// `insecure_skip_verify`: accepts any certificate for any name. Handshake signatures are

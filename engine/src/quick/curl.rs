@@ -5,7 +5,7 @@
 //!
 //! | curl | request |
 //! |---|---|
-//! | `URL`, `--url URL` | the URL (one) |
+//! | `URL`, `--url URL` | the URL (one); its `user:pass@` becomes `Authorization: Basic …` (`secrets.rs`) |
 //! | `-X`, `--request` | the method |
 //! | `-H`, `--header` | a header (repeatable) |
 //! | `-d`, `--data`, `--data-ascii`, `--data-raw`, `--data-binary`, `--data-urlencode` | the body: several are joined with `&`; POST and `Content-Type: application/x-www-form-urlencoded` unless given; `--data-binary @FILE` is the file's bytes |
@@ -20,8 +20,11 @@
 //! | `-s`, `--silent`, `-S`, `--show-error` | nothing (curl's own display) |
 //!
 //! Any other option is refused with its name: a run must never drop a part of the request.
+//! Messages never quote a secret (`secrets.rs`): a URL is shown with `${...}` in their place,
+//! a secret header by its name alone.
 
 use super::QuickError;
+use super::secrets::shown_url;
 use super::spec_text::{QUICK_REDIRECTS, Request};
 
 /// What an option does with its value.
@@ -163,7 +166,9 @@ impl Reading {
     fn set_url(&mut self, url: &str) -> Result<(), QuickError> {
         if let Some(first) = &self.url {
             return Err(QuickError::Curl(format!(
-                "a second URL `{url}` (after `{first}`): give one URL per curl command"
+                "a second URL `{}` (after `{}`): give one URL per curl command",
+                shown_url(url),
+                shown_url(first)
             )));
         }
         self.url = Some(url.to_string());
@@ -187,7 +192,10 @@ impl Reading {
             Takes::Method => self.request.method = Some(value.to_ascii_uppercase()),
             Takes::Header => {
                 let (name, value) = value.split_once(':').ok_or_else(|| {
-                    QuickError::Curl(format!("`{option} {value}`: expected `Name: value`"))
+                    QuickError::Curl(format!(
+                        "{option} {}: expected `Name: value`",
+                        super::shown_header(&value)
+                    ))
                 })?;
                 let header = (name.trim().to_string(), value.trim().to_string());
                 self.request.headers.push(header);

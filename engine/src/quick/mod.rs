@@ -10,6 +10,7 @@
 
 mod curl;
 mod rounds;
+mod secrets;
 mod spec_text;
 
 use std::path::PathBuf;
@@ -56,9 +57,12 @@ pub(crate) fn curl(args: &CurlArgs) -> anyhow::Result<Outcome> {
 fn request_of(flags: &RequestFlags, url: &str) -> Result<Request, QuickError> {
     let mut headers = Vec::new();
     for header in &flags.headers {
-        let (name, value) = header
-            .split_once(':')
-            .ok_or_else(|| QuickError::Flags(format!("-H `{header}`: expected `Name: value`")))?;
+        let (name, value) = header.split_once(':').ok_or_else(|| {
+            QuickError::Flags(format!(
+                "-H {}: expected `Name: value`",
+                shown_header(header)
+            ))
+        })?;
         headers.push((name.trim().to_string(), value.trim().to_string()));
     }
     // A header given with -H wins over -T and -A (as in hey), never joined with them.
@@ -103,6 +107,20 @@ pub(crate) fn basic(credentials: &str) -> String {
     )
 }
 
+/// A header as given (`Name: value`, or a word without `:`) for a message: `` `text` ``, or
+/// its first word alone when that names a secret header (`Private-Token` and no value).
+pub(crate) fn shown_header(header: &str) -> String {
+    let name = header
+        .split(|c: char| c == ':' || c.is_whitespace())
+        .next()
+        .unwrap_or_default();
+    if secrets::is_secret(name) {
+        format!("`{name}` (its value not shown)")
+    } else {
+        format!("`{header}`")
+    }
+}
+
 /// Builds each request's spec; prints them (`--emit-spec`) or runs them in turn.
 fn run_requests(requests: &[Request], load: &LoadFlags) -> anyhow::Result<Outcome> {
     let built = requests
@@ -128,7 +146,7 @@ fn run_requests(requests: &[Request], load: &LoadFlags) -> anyhow::Result<Outcom
     let mut lines = LineSink::new(load.format, load.output.clone())?;
     let mut interrupt: Option<Interrupt> = None;
     let mut worst = Outcome::Passed;
-    for (i, (request, built)) in requests.iter().zip(&built).enumerate() {
+    for (i, built) in built.iter().enumerate() {
         if i > 0
             && let Some(delay) = load.delay
             && wait_unless_stopped(delay, interrupt.as_ref())
@@ -141,7 +159,7 @@ fn run_requests(requests: &[Request], load: &LoadFlags) -> anyhow::Result<Outcom
                 "loadgate: URL {} of {}: {}",
                 i + 1,
                 requests.len(),
-                request.url
+                spec::printable(&built.url)
             );
         }
         if load.verbose {

@@ -2,15 +2,18 @@
 //! build it from their flags, `--emit-spec` prints it, and the run reads it back through the
 //! same `SourceSpec::parse` → `validate::check` as `loadgate run SPEC`.
 //!
-//! Strings are written as YAML double-quoted scalars (`yaml_str`), with `${` written `$${` so that the spec's `${VAR}` interpolation leaves them as given. The
-//! values of secret headers (see [`SECRET_HEADERS`]) are not in the text: it names a variable,
-//! `${LOADGATE_AUTHORIZATION}`, whose value the one-line run supplies and a user of the
-//! printed spec sets in the environment.
+//! Strings are written as YAML double-quoted scalars (`yaml_str`), with `${` written `$${` so
+//! that the spec's `${VAR}` interpolation leaves them as given. Secrets (`secrets.rs`: the
+//! values of secret headers and query parameters, a URL's `user:pass@`, which becomes an
+//! `Authorization: Basic` header) are not in the text: it names a variable,
+//! `${LOADGATE_AUTHORIZATION}`, `${LOADGATE_QUERY_ACCESS_TOKEN}`, whose value the one-line run
+//! supplies and a user of the printed spec sets in the environment.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use super::QuickError;
+use super::secrets::{self, SplitUrl};
 use crate::cli::LoadFlags;
 
 /// The one-line run's default for `defaults.compression` (hey offers gzip).
@@ -21,16 +24,6 @@ pub(crate) const QUICK_REDIRECTS: u32 = 10;
 pub(crate) const QUICK_CONNECTIONS: u32 = 50;
 /// Requests when neither `-n` nor `-z` is given (hey, oha: 200).
 pub(crate) const QUICK_REQUESTS: u64 = 200;
-
-/// Request headers whose values are secrets: never printed, in the spec text only as a
-/// variable (`${LOADGATE_COOKIE}`).
-pub(crate) const SECRET_HEADERS: &[&str] = &[
-    "authorization",
-    "proxy-authorization",
-    "cookie",
-    "x-api-key",
-    "x-auth-token",
-];
 
 /// One request of a one-line run, from `quick`'s flags or a curl command.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -60,11 +53,13 @@ pub(crate) struct Request {
     pub(crate) redirects: Option<u32>,
 }
 
-/// A built spec: its text, and the values of the variables it names for secret headers.
+/// A built spec: its text, and the values of the variables it names for secrets.
 #[derive(Debug, Clone)]
 pub(crate) struct Built {
     /// The spec, YAML.
     pub(crate) text: String,
+    /// The URL as the spec writes it (secrets as variables): what messages may show.
+    pub(crate) url: String,
     /// `LOADGATE_AUTHORIZATION` → `Basic dXNlcjpwYXNz`, …: looked up before the environment.
     pub(crate) secrets: BTreeMap<String, String>,
 }
@@ -74,30 +69,36 @@ pub(crate) struct Built {
 pub(crate) fn build(request: &Request, load: &LoadFlags) -> Result<Built, QuickError> {
     let mut out = String::new();
     let mut secrets = BTreeMap::new();
+    let SplitUrl {
+        written: url,
+        credentials,
+    } = secrets::split_url(&request.url, &mut secrets);
     let method = request.method.clone().unwrap_or_else(|| "GET".to_string());
     let _ = writeln!(out, "version: 1");
-    let _ = writeln!(
-        out,
-        "name: {}",
-        quoted(&format!("{method} {}", request.url))
-    );
+    // The URL's variables stay `${…}` as text in the names (`$${`), as variables in `url:`.
+    let _ = writeln!(out, "name: {}", quoted(&format!("{method} {url}")));
     defaults(&mut out, request, load);
     let _ = writeln!(out, "targets:");
-    let _ = writeln!(
-        out,
-        "  - name: {}",
-        quoted(&target_name(&method, &request.url))
-    );
+    let _ = writeln!(out, "  - name: {}", quoted(&target_name(&method, &url)));
     if request.method.is_some() {
         let _ = writeln!(out, "    method: {}", quoted(&method));
     }
-    let _ = writeln!(out, "    url: {}", quoted(&request.url));
-    let headers = joined_headers(&request.headers);
+    let _ = writeln!(out, "    url: {}", yaml_str(&url_text(&url, &secrets)));
+    let mut given = request.headers.clone();
+    // URL credentials, as curl sends them, unless an `Authorization` header is given.
+    if let Some(credentials) = credentials
+        && !given
+            .iter()
+            .any(|(n, _)| n.eq_ignore_ascii_case("authorization"))
+    {
+        given.push(("Authorization".to_string(), super::basic(&credentials)));
+    }
+    let headers = joined_headers(&given);
     if !headers.is_empty() {
         let _ = writeln!(out, "    headers:");
         for (name, value) in headers {
-            let value = if SECRET_HEADERS.contains(&name.to_ascii_lowercase().as_str()) {
-                let var = secret_var(&name);
+            let value = if secrets::is_secret(&name) {
+                let var = secrets::variable("", &name, &value, &secrets);
                 secrets.insert(var.clone(), value);
                 format!("${{{var}}}")
             } else {
@@ -126,12 +127,12 @@ pub(crate) fn build(request: &Request, load: &LoadFlags) -> Result<Built, QuickE
         let names: Vec<String> = secrets.keys().map(|k| format!("${{{k}}}")).collect();
         let _ = writeln!(
             text,
-            "# Secret header values are not printed: set {} in the environment.",
+            "# Secret values are not printed: set {} in the environment.",
             names.join(", ")
         );
     }
     text.push_str(&out);
-    Ok(Built { text, secrets })
+    Ok(Built { text, url, secrets })
 }
 
 /// The `defaults:` block: timeout, protocol, compression, redirects, keep-alive, TLS.
@@ -270,7 +271,8 @@ fn warmup_value(text: &str) -> Result<String, QuickError> {
         .map_err(|e| QuickError::Flags(format!("-w `{text}`: {e}; or a number of requests")))
 }
 
-/// A target's name: the method and the URL's path and query (`GET /users?page=2`).
+/// A target's name: the method and the URL's path and query (`GET /users?page=2`); `url`
+/// as written (secrets as variables).
 fn target_name(method: &str, url: &str) -> String {
     let path = url::Url::parse(url).map_or_else(
         |_| url.to_string(),
@@ -280,6 +282,16 @@ fn target_name(method: &str, url: &str) -> String {
         },
     );
     format!("{method} {path}")
+}
+
+/// `url` (as written, its secrets as `${VAR}`s named in `secrets`) as the spec's `url:`
+/// text: `${` escaped as `$${` everywhere but in those variables.
+fn url_text(url: &str, secrets: &BTreeMap<String, String>) -> String {
+    let mut text = escape(url);
+    for var in secrets.keys() {
+        text = text.replace(&format!("$${{{var}}}"), &format!("${{{var}}}"));
+    }
+    text
 }
 
 /// Headers with repeated names (any case) joined into the first: `, ` between values, `; `
@@ -306,22 +318,6 @@ fn joined_headers(headers: &[(String, String)]) -> Vec<(String, String)> {
     joined
 }
 
-/// The variable that holds a secret header's value: `LOADGATE_` and the name in upper case,
-/// `-` as `_` (`LOADGATE_PROXY_AUTHORIZATION`).
-fn secret_var(name: &str) -> String {
-    let name: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_uppercase()
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    format!("LOADGATE_{name}")
-}
-
 /// `text` with `${` written `$${` (taken literally by the spec's interpolation), quoted.
 fn quoted(text: &str) -> String {
     yaml_str(&escape(text))
@@ -334,14 +330,14 @@ fn escape(text: &str) -> String {
 
 /// `text` as a YAML double-quoted scalar: `"` and `\\` escaped, and every character that YAML
 /// 1.2 does not count as printable (`c-printable`: controls, DEL, the C1 controls, U+FFFE,
-/// U+FFFF), NEL, the byte-order mark, line breaks and tabs written as `\\uXXXX`; the rest as
-/// is.
+/// U+FFFF), NEL, line breaks, tabs and the hidden characters (`spec::is_hidden`: bidirectional
+/// controls, zero-width characters, the byte-order mark) written as `\\uXXXX`; the rest as is.
 fn yaml_str(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 2);
     out.push('"');
     for c in text.chars() {
         let printable = matches!(c, ' '..='~' | '\u{a0}'..='\u{d7ff}' | '\u{e000}'..='\u{fffd}' | '\u{10000}'..)
-            && c != '\u{feff}';
+            && !crate::spec::is_hidden(c);
         match c {
             '"' => out.push_str("\\\""),
             '\\' => out.push_str("\\\\"),
@@ -407,6 +403,7 @@ mod tests {
             yaml_str("a\"b\\c\td\u{7f}\u{85}é"),
             "\"a\\\"b\\\\c\\u0009d\\u007f\\u0085é\""
         );
+        assert_eq!(yaml_str("a\u{202e}b"), "\"a\\u202eb\"");
         assert_eq!(warmup_value("2s").unwrap(), "\"2s\"");
         assert!(warmup_value("soon").is_err());
     }

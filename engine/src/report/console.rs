@@ -10,8 +10,9 @@ use std::io::IsTerminal as _;
 use super::http3;
 use super::insight;
 use super::levels::{self, Scale};
-use super::measures::{self, clean};
+use super::measures;
 use crate::result::{self, LatencySummary, RunResult, SloVerdict, TargetResult};
+use crate::spec::printable;
 use crate::units::{Unit, format_bytes, format_duration_us};
 
 /// Renders the summary of `result` as text; the histogram's bars and levels in ANSI colours
@@ -57,7 +58,7 @@ fn totals(result: &RunResult) -> String {
     let mut out = String::new();
     let t = &result.total;
     let load = &result.load;
-    let _ = writeln!(out, "\nloadgate: {}", clean(&result.spec.name));
+    let _ = writeln!(out, "\nloadgate: {}", printable(&result.spec.name));
     if result.interrupted {
         let _ = writeln!(
             out,
@@ -137,14 +138,14 @@ fn latency_table(result: &RunResult) -> String {
     };
     let mut columns: Vec<(String, Option<&LatencySummary>)> = rows
         .iter()
-        .map(|r| (clean(&r.name), r.latency_us.as_ref()))
+        .map(|r| (printable(&r.name), r.latency_us.as_ref()))
         .collect();
     // Service time differs from latency only when requests had due times (open model, pacing).
     let scheduled = result.health.stages.iter().any(|s| s.lateness_us.is_some());
     if scheduled {
         columns.extend(rows.iter().map(|r| {
             (
-                format!("{} service", clean(&r.name)),
+                format!("{} service", printable(&r.name)),
                 r.service_time_us.as_ref(),
             )
         }));
@@ -230,7 +231,7 @@ fn status_lines(t: &TargetResult) -> String {
         let codes: Vec<String> = t
             .errors_by_code
             .iter()
-            .map(|(code, n)| format!("{}: {n}", clean(code)))
+            .map(|(code, n)| format!("{}: {n}", printable(code)))
             .collect();
         let _ = writeln!(out, "  error codes   {}", codes.join(", "));
     }
@@ -253,8 +254,8 @@ fn check_lines(result: &RunResult) -> String {
                 };
                 format!(
                     "  {state}  {}: {}  {count}",
-                    clean(&t.name),
-                    clean(&c.check),
+                    printable(&t.name),
+                    printable(&c.check),
                 )
             })
         })
@@ -382,10 +383,10 @@ fn health(result: &RunResult) -> String {
         );
     }
     for problem in &h.problems {
-        let _ = writeln!(out, "  INVALID: {}", clean(problem));
+        let _ = writeln!(out, "  INVALID: {}", printable(problem));
     }
     for note in &h.notes {
-        let _ = writeln!(out, "  SERVER: {}", clean(note));
+        let _ = writeln!(out, "  SERVER: {}", printable(note));
     }
     out
 }
@@ -402,7 +403,7 @@ fn transport_lines(result: &RunResult) -> String {
         let Some(transport) = &target.transport else {
             continue;
         };
-        let text = clean(&transport.describe());
+        let text = printable(&transport.describe());
         if transport.insecure() {
             insecure.push(target.name.as_str());
         }
@@ -416,14 +417,18 @@ fn transport_lines(result: &RunResult) -> String {
         if single {
             let _ = writeln!(out, "  protocol    {text}");
         } else {
-            let _ = writeln!(out, "  protocol    {text}: {}", clean(&names.join(", ")));
+            let _ = writeln!(
+                out,
+                "  protocol    {text}: {}",
+                printable(&names.join(", "))
+            );
         }
     }
     if !insecure.is_empty() {
         let _ = writeln!(
             out,
             "  INSECURE    server certificates NOT verified (insecure_skip_verify): {}",
-            clean(&insecure.join(", "))
+            printable(&insecure.join(", "))
         );
     }
     for target in &result.targets {
@@ -431,12 +436,12 @@ fn transport_lines(result: &RunResult) -> String {
             let name = if single {
                 String::new()
             } else {
-                format!("{}: ", clean(&target.name))
+                format!("{}: ", printable(&target.name))
             };
             let _ = writeln!(
                 out,
                 "  HTTP/3      {name}the server offers HTTP/3 (Alt-Svc: {}); `protocol: h3` loads it",
-                clean(alt_svc)
+                printable(alt_svc)
             );
         }
     }
@@ -454,7 +459,11 @@ fn slo_name(v: &SloVerdict, result: &RunResult) -> String {
     } else {
         &v.metric
     };
-    let mut name = format!("{} {metric}: {}", clean(&v.scope), clean(&v.threshold));
+    let mut name = format!(
+        "{} {metric}: {}",
+        printable(&v.scope),
+        printable(&v.threshold)
+    );
     if let Some(w) = v.window_s {
         name.push_str(&format!(" in every {w} s window"));
         if let Some(start) = v.failed_window_start_s {

@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use super::view::{KeyValue, TargetView};
 use crate::result::{FlowResult, FlowStep, RunResult};
+use crate::spec::printable;
 use crate::units::{MISSING, Unit};
 
 /// One flow of the current run, formatted.
@@ -121,8 +122,8 @@ pub(super) fn console_table(result: &RunResult) -> String {
 }
 
 /// The flows as a text table: a line per flow (its iterations), its steps' lines under it
-/// (their requests), then each flow's failed iterations by reason; names cleaned of terminal
-/// control characters. Empty without flows.
+/// (their requests), then each flow's failed iterations by reason; names with control and
+/// hidden characters escaped (`spec::printable`). Empty without flows.
 pub(super) fn text_table(flows: &[FlowView]) -> String {
     use std::fmt::Write as _;
     if flows.is_empty() {
@@ -143,7 +144,7 @@ pub(super) fn text_table(flows: &[FlowView]) -> String {
     ];
     for f in flows {
         rows.push([
-            clean(&f.name),
+            printable(&f.name),
             String::new(),
             f.iterations.clone(),
             f.rate.clone(),
@@ -155,8 +156,8 @@ pub(super) fn text_table(flows: &[FlowView]) -> String {
         for s in &f.steps {
             let t = &s.target;
             rows.push([
-                format!("  {}", clean(&t.name)),
-                clean(&s.group),
+                format!("  {}", printable(&t.name)),
+                printable(&s.group),
                 t.requests.clone(),
                 t.rps.clone(),
                 t.error_rate.clone(),
@@ -196,7 +197,7 @@ pub(super) fn text_table(flows: &[FlowView]) -> String {
         };
         let mut line = format!(
             "  {} failed iterations: {}",
-            clean(&f.name),
+            printable(&f.name),
             list(&f.failed_by_reason)
         );
         if !f.failed_requests_by_kind.is_empty() {
@@ -209,13 +210,6 @@ pub(super) fn text_table(flows: &[FlowView]) -> String {
         let _ = writeln!(out, "{line}");
     }
     out
-}
-
-/// Keeps terminal control characters out of names that come from a spec.
-fn clean(text: &str) -> String {
-    text.chars()
-        .map(|c| if c.is_control() { '?' } else { c })
-        .collect()
 }
 
 /// A flow in the JSON verdict: its iterations in numbers, and as the reports show them.

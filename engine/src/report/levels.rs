@@ -164,7 +164,7 @@ fn key(scale: &Scale, color: bool) -> String {
         .collect();
     format!(
         "  levels (a bar's level is its upper bound's; limits from {}):\n    {}\n    {}\n",
-        scale.source,
+        crate::spec::printable(&scale.source),
         entries[..6].join("  "),
         entries[6..].join("  ")
     )

@@ -11,7 +11,6 @@
 //! `latency_p99_9_us`, `latency_p99_99_us`, `latency_max_us` (empty or `null` without
 //! responses; the p10, p25, p75 and p99.99 of results written before they existed too), `bytes_sent`, `bytes_received`, `passed`.
 
-use std::io::Write as _;
 use std::path::PathBuf;
 
 use anyhow::Context as _;
@@ -102,7 +101,9 @@ impl LineSink {
         } else {
             String::new()
         };
-        file.write_all(format!("{header}{text}").as_bytes())
+        // Whole or not at all: a line cut short by a full disk would have the next run's line
+        // glued to it.
+        crate::result::append_whole(file, format!("{header}{text}").as_bytes())
             .with_context(|| format!("cannot write `{}`", path.display()))
     }
 }

@@ -10,6 +10,7 @@ use std::fmt::Write as _;
 
 use super::levels::{self, Scale};
 use crate::result::{self, PhaseSummary, PhasesResult, RunResult, TargetResult};
+use crate::spec::printable;
 use crate::units::format_duration_us;
 
 /// The `slow` line of the totals: responses at least `defaults.slow` late, with their share of
@@ -32,7 +33,10 @@ pub(crate) fn slow_line(result: &RunResult) -> String {
         let per_target: Vec<String> = result
             .targets
             .iter()
-            .filter_map(|r| r.slow_responses.map(|n| format!("{}: {n}", clean(&r.name))))
+            .filter_map(|r| {
+                r.slow_responses
+                    .map(|n| format!("{}: {n}", printable(&r.name)))
+            })
             .collect();
         let _ = write!(line, "; {}", per_target.join(", "));
     }
@@ -70,15 +74,16 @@ fn table(title: &str, rows: &[(String, &PhaseSummary)]) -> String {
     out
 }
 
-/// The phase table: connection setup (`dns`, `connect`, `tls`, per connection opened) and the
-/// request's own phases (`write`, `ttfb`, `body`, per response), phases without samples left
-/// out; then the connections opened, how many of them before the clock (pre-connect) and the
+/// The phase table: connection setup (`dns`, `connect`, `tls`, per connection opened), the
+/// wait for a free HTTP/2 stream (`stream wait`, per request that waited) and the request's
+/// own phases (`write`, `ttfb`, `body`, per response), phases without samples left out; then the connections opened, how many of them before the clock (pre-connect) and the
 /// TLS sessions resumed.
 pub(crate) fn phase_table(phases: &PhasesResult) -> String {
     let rows: Vec<(String, &PhaseSummary)> = [
         ("dns", &phases.dns),
         ("connect", &phases.connect),
         ("tls", &phases.tls),
+        ("stream wait", &phases.stream_wait),
         ("write", &phases.write),
         ("ttfb", &phases.ttfb),
         ("body", &phases.body),
@@ -124,7 +129,7 @@ pub(crate) fn upstream(t: &TargetResult, scale: &Scale, color: bool) -> String {
             upstream
                 .server_timing
                 .iter()
-                .map(|m| (format!("server-timing {}", clean(&m.name)), &m.dur)),
+                .map(|m| (format!("server-timing {}", printable(&m.name)), &m.dur)),
         )
         .collect();
     if rows.is_empty() {
@@ -191,21 +196,4 @@ pub(crate) fn streaming(t: &TargetResult) -> String {
         );
     }
     out
-}
-
-/// Names come from the spec or the server: keep terminal control characters out.
-pub(crate) fn clean(text: &str) -> String {
-    text.chars()
-        .map(|c| if c.is_control() { '?' } else { c })
-        .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn control_characters_are_cleaned() {
-        assert_eq!(clean("a\x1b[31mb\n"), "a?[31mb?");
-    }
 }

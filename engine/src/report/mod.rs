@@ -31,6 +31,7 @@ pub mod markdown;
 mod measures;
 pub(crate) mod progress;
 mod scales;
+mod spec_lines;
 mod svg;
 mod templates;
 mod text;
@@ -131,10 +132,13 @@ pub fn render(
     format.renderer().render(&report)
 }
 
-/// Writes `text` to `path`, or to stdout without a path.
+/// Writes `text` to `path` whole or not at all (`crate::result::OutFile`: a temporary file
+/// renamed onto it), or to stdout without a path. Errors: `path`'s folder cannot take a file
+/// ([`crate::result::OutError`]), or writing failed (a full disk: `path` keeps what it had).
 pub(crate) fn output(text: &str, path: Option<&Path>) -> anyhow::Result<()> {
     match path {
-        Some(path) => std::fs::write(path, text)
+        Some(path) => crate::result::OutFile::create(path)?
+            .write_bytes(text.as_bytes())
             .with_context(|| format!("cannot write the report to `{}`", path.display())),
         None => {
             use std::io::Write as _;

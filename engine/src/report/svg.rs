@@ -156,9 +156,11 @@ pub(crate) struct LineChart {
     pub marks: Vec<Mark>,
 }
 
-/// Escapes text for SVG (XML).
+/// Escapes text for SVG (XML); control and hidden characters written out first
+/// (`templates::visible`).
 pub(crate) fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
+    super::templates::visible(text)
+        .replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
         .replace('"', "&quot;")

@@ -9,6 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::files::{MAX_TEMPLATE_BYTES, Problem};
 use minijinja::value::Value;
 use minijinja::{AutoEscape, Environment, Error, Output, State};
 
@@ -70,15 +71,15 @@ pub(crate) fn environment(dir: Option<&Path>) -> Environment<'static> {
     env.set_loader(move |name| {
         if let Some(dir) = &dir {
             let path = dir.join(name);
-            match std::fs::read_to_string(&path) {
+            match crate::files::bounded_read_text(&path, MAX_TEMPLATE_BYTES, "the template") {
                 Ok(text) => return Ok(Some(text)),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e)
+                    if matches!(&e.problem, Problem::Io(io) if io.kind() == std::io::ErrorKind::NotFound) => {}
                 Err(e) => {
                     return Err(Error::new(
                         minijinja::ErrorKind::TemplateNotFound,
-                        format!("cannot read `{}`", path.display()),
-                    )
-                    .with_source(e));
+                        e.to_string(),
+                    ));
                 }
             }
         }
@@ -104,6 +105,10 @@ pub(crate) fn environment(dir: Option<&Path>) -> Environment<'static> {
 /// the rest by minijinja.
 fn escaping_formatter(out: &mut Output, state: &State, value: &Value) -> Result<(), Error> {
     match state.auto_escape() {
+        AutoEscape::Html if !value.is_safe() && value.as_str().is_some_and(needs_escape) => {
+            let text = visible(value.as_str().unwrap_or_default());
+            minijinja::escape_formatter(out, state, &Value::from(text))
+        }
         AutoEscape::Custom("markdown") if !value.is_safe() => {
             let text = if value.is_none() || value.is_undefined() {
                 String::new()
@@ -117,14 +122,46 @@ fn escaping_formatter(out: &mut Output, state: &State, value: &Value) -> Result<
     }
 }
 
+/// Whether `c` is a control character other than a line break or a tab, or a hidden one
+/// (`spec::is_hidden`: bidirectional controls, zero-width characters).
+fn is_unsafe(c: char) -> bool {
+    (c.is_control() && !matches!(c, '\n' | '\r' | '\t')) || crate::spec::is_hidden(c)
+}
+
+/// Whether `text` has a character that [`visible`] escapes.
+fn needs_escape(text: &str) -> bool {
+    text.chars().any(is_unsafe)
+}
+
+/// `text` for HTML and XML, before their escaping: line breaks and tabs as they are, other
+/// control characters and the hidden ones written out (`\u{202e}`) as `spec::printable`
+/// writes them, so that none is in the file and a reader sees where each was. (A character
+/// reference, `&#x202E;`, would be read back into the character itself.)
+pub(crate) fn visible(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if is_unsafe(c) {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// Escapes text for GitHub-flavoured Markdown so that it stays text, also inside a table
 /// cell: `\`-escapes the characters that start markup (`\ ` * _ [ ] | # ~ !`), writes `<`, `>`
-/// and `&` as entities (no raw HTML), breaks `@mentions` with a zero-width space, and turns
-/// line breaks and other control characters into spaces.
+/// and `&` as entities (no raw HTML), breaks `@mentions` with a zero-width space, turns line
+/// breaks and other control characters into spaces, and writes hidden characters out
+/// (`spec::is_hidden`: U+202E as `\u{202e}`, its `\` escaped).
 pub(crate) fn escape_markdown(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 8);
     for c in text.chars() {
         match c {
+            c if crate::spec::is_hidden(c) => {
+                out.push('\\');
+                out.extend(c.escape_default());
+            }
             '\\' | '`' | '*' | '_' | '[' | ']' | '|' | '#' | '~' | '!' => {
                 out.push('\\');
                 out.push(c);
@@ -143,11 +180,12 @@ pub(crate) fn escape_markdown(text: &str) -> String {
 /// Escapes text for HTML inside a Markdown document (a `<summary>`, where GitHub does not
 /// read Markdown, so a `\\` would show): `&`, `<`, `>`, `"` and `'` as entities and nothing
 /// else, `@mentions` broken with a zero-width space, line breaks and other control characters
-/// turned into spaces.
+/// turned into spaces, hidden characters written out (`\u{202e}`).
 pub(crate) fn escape_html_text(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 8);
     for c in text.chars() {
         match c {
+            c if crate::spec::is_hidden(c) => out.extend(c.escape_default()),
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
@@ -175,6 +213,12 @@ mod tests {
         assert_eq!(escape_markdown("*[x](y)*"), "\\*\\[x\\](y)\\*");
         assert_eq!(escape_markdown("line\nbreak"), "line break");
         assert_eq!(escape_markdown("@team"), "@\u{200B}team");
+        assert_eq!(
+            escape_markdown("gnp.\u{202e}exe\u{2066}"),
+            "gnp.\\\\u{202e}exe\\\\u{2066}"
+        );
+        assert_eq!(escape_html_text("a\u{200f}b"), "a\\u{200f}b");
+        assert_eq!(visible("a\u{1b}\n\u{feff}"), "a\\u{1b}\n\\u{feff}");
     }
 
     #[test]

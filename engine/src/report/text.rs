@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 use super::history::Trend;
 use super::view::{CheckRow, View};
 use super::{Render, Report};
+use crate::spec::printable;
 
 /// The plain-text renderer.
 pub(super) struct Text;
@@ -17,13 +18,13 @@ impl Render for Text {
     }
 }
 
-/// Renders `view` as text; names are cleaned of terminal control characters.
+/// Renders `view` as text; names with control and hidden characters escaped (`spec::printable`).
 fn render(view: &View, trend: Option<&Trend>) -> String {
     let mut out = String::new();
     let command = if view.paired { "ab" } else { "compare" };
-    let _ = writeln!(out, "\nloadgate {command}: {}", clean(&view.spec));
+    let _ = writeln!(out, "\nloadgate {command}: {}", printable(&view.spec));
     for note in &view.notes {
-        let _ = writeln!(out, "  note: {}", clean(note));
+        let _ = writeln!(out, "  note: {}", printable(note));
     }
     let _ = writeln!(
         out,
@@ -46,7 +47,7 @@ fn render(view: &View, trend: Option<&Trend>) -> String {
             .unwrap_or(0);
         let _ = writeln!(out);
         for c in checks {
-            let name = format!("{} {}", c.kind, clean(&c.name));
+            let name = format!("{} {}", c.kind, printable(&c.name));
             let detectable = if c.kind == "rule" {
                 format!("; detectable: {}", c.detectable)
             } else {
@@ -58,7 +59,7 @@ fn render(view: &View, trend: Option<&Trend>) -> String {
                 c.verdict, c.measured, c.baseline, c.change
             );
             if c.kind == "rule" {
-                let _ = writeln!(out, "  {:<12} {}", "", clean(&c.reason));
+                let _ = writeln!(out, "  {:<12} {}", "", printable(&c.reason));
                 if let Some(e) = &c.epochs {
                     let _ = writeln!(out, "  {:<12} per epoch {} {}", "", e.sparkline, e.summary);
                 }
@@ -82,7 +83,7 @@ fn render(view: &View, trend: Option<&Trend>) -> String {
             let _ = writeln!(
                 out,
                 "  {:<width$}  {:>12} {:>9} {:>10} {:>9}",
-                clean(&t.name),
+                printable(&t.name),
                 t.rps,
                 t.error_rate,
                 t.p95,
@@ -106,11 +107,4 @@ fn render(view: &View, trend: Option<&Trend>) -> String {
     }
     let _ = writeln!(out, "\n{}", view.summary);
     out
-}
-
-/// Keeps terminal control characters out of names that come from a spec.
-fn clean(text: &str) -> String {
-    text.chars()
-        .map(|c| if c.is_control() { '?' } else { c })
-        .collect()
 }

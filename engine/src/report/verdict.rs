@@ -10,6 +10,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::history::Trend;
+use super::spec_lines::{Block, SpecLines};
 use super::{Render, Report};
 use crate::compare::gate::{Exit, Outcome, Overall};
 use crate::compare::{Comparison, RuleState, RuleVerdict, SloDelta, TargetDelta};
@@ -25,12 +26,18 @@ pub(super) struct Json;
 impl Render for Json {
     fn render(&self, report: &Report<'_>) -> anyhow::Result<String> {
         let input = report.input;
-        let doc = build(
+        let mut doc = build(
             input.current,
             input.baseline,
             input.comparison,
             report.trend.clone(),
         );
+        if let Some(lines) = input
+            .spec_path
+            .and_then(|p| SpecLines::read(p, &input.current.spec.hash))
+        {
+            doc.place(&lines);
+        }
         Ok(serde_json::to_string_pretty(&doc)? + "\n")
     }
 }
@@ -235,6 +242,27 @@ pub(crate) struct VerdictRule {
     /// error rate, a fraction, from `change_ci` (0.001 = ±0.1 percentage point). Absent
     /// without an interval.
     pub detectable_change: Option<f64>,
+    /// The 1-based line of the rule in the spec file, when the report was given it
+    /// (`--spec FILE`, the very file the run was made from); absent otherwise, and for a
+    /// default rule, which the spec does not write.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<u64>,
+}
+
+/// One SLO threshold of the current run, with the baseline's value of it and its line in the
+/// spec.
+// Named `SloDelta` in the schema, as before `line`: the action's generated types keep their
+// name.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(rename = "SloDelta")]
+pub(crate) struct VerdictSlo {
+    /// The threshold, judged.
+    #[serde(flatten)]
+    pub slo: SloDelta,
+    /// The 1-based line of the threshold in the spec file, when the report was given it
+    /// (`--spec FILE`, the very file the run was made from); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<u64>,
 }
 
 /// The minimum detectable effect of a judged rule, `(high − low) / 2` of its 95% interval:
@@ -278,7 +306,7 @@ pub(crate) struct VerdictDoc {
     /// Whether every SLO of the current run passed (true when it has none).
     pub slo_passed: bool,
     /// Every SLO of the current run, with the baseline's value of the same threshold.
-    pub slo: Vec<SloDelta>,
+    pub slo: Vec<VerdictSlo>,
     /// Whether a rule regressed (false without a baseline).
     pub regressed: bool,
     /// How many rules ended in each state (all 0 without a baseline).
@@ -310,6 +338,10 @@ pub(crate) fn build(
         Some(c) => c.slo.clone(),
         None => current.slo.iter().map(|v| SloDelta::of(v, None)).collect(),
     };
+    let slo = slo
+        .into_iter()
+        .map(|slo| VerdictSlo { slo, line: None })
+        .collect();
     VerdictDoc {
         verdict_version: VERDICT_VERSION,
         verdict,
@@ -338,6 +370,7 @@ pub(crate) fn build(
                 .map(|r| VerdictRule {
                     detectable_change: detectable_change(r),
                     rule: r.clone(),
+                    line: None,
                 })
                 .collect()
         }),
@@ -345,6 +378,19 @@ pub(crate) fn build(
         flows: super::flows::verdict_flows(current),
         notes: comparison.map_or_else(Vec::new, |c| c.notes.clone()),
         trend,
+    }
+}
+
+impl VerdictDoc {
+    /// Gives each SLO threshold and regression rule its line in the spec.
+    fn place(&mut self, lines: &SpecLines) {
+        for s in &mut self.slo {
+            s.line = lines.line(Block::Slo, &s.slo.scope, &s.slo.metric, &s.slo.threshold);
+        }
+        for r in &mut self.rules {
+            let rule = &r.rule;
+            r.line = lines.line(Block::Regression, &rule.scope, &rule.metric, &rule.rule);
+        }
     }
 }
 

@@ -431,6 +431,7 @@ fn phase_rows(t: &TargetResult) -> Vec<PhaseRow> {
             ("dns", &p.dns),
             ("connect", &p.connect),
             ("tls", &p.tls),
+            ("stream wait", &p.stream_wait),
             ("write", &p.write),
             ("ttfb", &p.ttfb),
             ("body", &p.body),

@@ -33,6 +33,36 @@ pub struct AbResult {
     pub baseline_epochs: Vec<EpochSample>,
     /// The candidate side's complete epochs, in order.
     pub candidate_epochs: Vec<EpochSample>,
+    /// Duet only: the share (0 to 1) of all the machine's CPUs' time that was busy while
+    /// the sides ran (`/proc/stat`: services, loadgate and anything else on it); absent where
+    /// it was not measured (alternating mode, not Linux). Above [`MACHINE_SATURATED`] the
+    /// comparison says so (`AbResult::saturation_note`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine_busy: Option<f64>,
+}
+
+/// The share of all CPUs busy during a duet above which the machine is called saturated:
+/// the two sides then competed for it (Bulej et al. 2020 assume that they do not).
+pub const MACHINE_SATURATED: f64 = 0.9;
+
+impl AbResult {
+    /// The note for a duet that saturated the machine, with the measured share and the way
+    /// out (`--mode alternating`); `None` otherwise.
+    pub(crate) fn saturation_note(&self) -> Option<String> {
+        let busy = self.machine_busy?;
+        (self.mode == "duet" && busy > MACHINE_SATURATED).then(|| {
+            format!(
+                "the machine was saturated during the duet: {:.0}% of its {} CPUs' time was \
+                 busy (above {:.0}%; loadgate, both services and anything else on it). Duet \
+                 loads both sides at once, so they competed for the CPU and the paired changes \
+                 may be the machine's, not the candidate's: run `loadgate ab --mode \
+                 alternating` (one side at a time), or on a larger machine",
+                busy * 100.0,
+                self.candidate.environment.cpu_count,
+                MACHINE_SATURATED * 100.0
+            )
+        })
+    }
 }
 
 /// One epoch of one side, all targets together. Latencies (µs) come from a histogram of 2

@@ -300,6 +300,7 @@ pub(crate) fn phases_result(phases: &Phases) -> PhasesResult {
         ttfb: summary(&phases.ttfb_us),
         body: summary(&phases.body_us),
         write: summary(&phases.write_us),
+        stream_wait: phases.stream_wait_us.as_ref().and_then(summary),
     }
 }
 

@@ -99,6 +99,7 @@ pub(super) fn health(
             health
         })
         .collect();
+    findings.problems.extend(stream_limits(plan, output));
     Health {
         valid: findings.problems.is_empty(),
         problems: findings.problems,
@@ -131,6 +132,47 @@ impl Findings {
         self.problems.extend(other.problems);
         self.notes.extend(other.notes);
     }
+}
+
+/// The targets whose HTTP/2 server allowed fewer concurrent streams per connection (its
+/// `SETTINGS_MAX_CONCURRENT_STREAMS`) than `load.streams` plans: the planned concurrency was
+/// not applied, and the requests held back waited for a stream (the `stream wait` phase,
+/// part of their latency), so the latency measures the cap rather than the server.
+fn stream_limits(plan: &Plan, output: &RunOutput) -> Vec<String> {
+    let planned = plan.load.streams;
+    plan.targets
+        .iter()
+        .zip(&output.targets)
+        .filter_map(|(target, stats)| {
+            let allowed = stats.phases.peer_max_streams.filter(|&n| n < planned)?;
+            let waited = stats.phases.stream_wait_us.as_ref().map_or(String::new(), |w| {
+                format!(
+                    "; {} requests waited for a free stream, {} at the median (the `stream wait` \
+                     phase, in their latency)",
+                    w.len(),
+                    crate::units::format_duration_us(w.value_at_quantile(0.5) as f64)
+                )
+            });
+            let connections = match plan.load.model {
+                Model::Closed => format!(
+                    ", {} requests at once on {} connections instead of {}",
+                    u64::from(allowed) * u64::from(plan.load.connections),
+                    plan.load.connections,
+                    u64::from(planned) * u64::from(plan.load.connections)
+                ),
+                Model::Open => String::new(),
+            };
+            Some(format!(
+                "target `{}`: the server allows {allowed} concurrent stream{} per HTTP/2 \
+                 connection (SETTINGS_MAX_CONCURRENT_STREAMS), fewer than the {planned} planned \
+                 (`load.streams`): the planned load was not applied (at most {allowed} in \
+                 flight per connection{connections}){waited}. Set `load.streams` to {allowed} \
+                 or less and raise `connections`",
+                target.name,
+                if allowed == 1 { "" } else { "s" }
+            ))
+        })
+        .collect()
 }
 
 /// A measured stage as it is judged.

@@ -22,13 +22,25 @@ pub fn write(result: &RunResult, path: &Path) -> anyhow::Result<()> {
 /// A file written whole or not at all: a temporary file in the target's folder, created when
 /// a command starts ([`OutFile::create`]), filled and renamed onto the target at its end
 /// ([`OutFile::write`]). Created first, it tells before any load is sent that the folder
-/// takes the file; a process that ends before the rename leaves the target as it was.
+/// takes the file; a process that ends before the rename leaves the target as it was. A target
+/// that is not a regular file (`/dev/stdout`, `/dev/null`, a named pipe) is written in place:
+/// renaming onto it would replace the device with a file.
 #[derive(Debug)]
 pub struct OutFile {
     /// Where the file goes, as given.
     path: PathBuf,
-    /// The temporary file in `path`'s folder (deleted when dropped unwritten).
-    file: tempfile::NamedTempFile,
+    /// Where the bytes go first.
+    file: Destination,
+}
+
+/// Where an [`OutFile`]'s bytes go.
+#[derive(Debug)]
+enum Destination {
+    /// A temporary file in the target's folder (deleted when dropped unwritten), renamed onto
+    /// the target once written.
+    Temporary(tempfile::NamedTempFile),
+    /// The target itself, opened for writing: a device or a named pipe.
+    InPlace(std::fs::File),
 }
 
 /// Why a file cannot be written where it was asked for (`--out`).
@@ -51,11 +63,28 @@ impl OutFile {
             Some(p) if !p.as_os_str().is_empty() => p,
             _ => Path::new("."),
         };
-        if path.is_dir() {
-            return Err(OutError {
-                path: shown,
-                reason: "it is a folder: give a file name in it, such as `result.json`".to_string(),
-            });
+        match std::fs::metadata(path) {
+            Ok(meta) if meta.is_dir() => {
+                return Err(OutError {
+                    path: shown,
+                    reason: "it is a folder: give a file name in it, such as `result.json`"
+                        .to_string(),
+                });
+            }
+            Ok(meta) if !meta.is_file() => {
+                let file = std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(path)
+                    .map_err(|e| OutError {
+                        path: shown,
+                        reason: e.to_string(),
+                    })?;
+                return Ok(OutFile {
+                    path: path.to_path_buf(),
+                    file: Destination::InPlace(file),
+                });
+            }
+            _ => {}
         }
         let file = tempfile::NamedTempFile::new_in(dir).map_err(|e| OutError {
             path: shown,
@@ -69,7 +98,7 @@ impl OutFile {
         })?;
         Ok(OutFile {
             path: path.to_path_buf(),
-            file,
+            file: Destination::Temporary(file),
         })
     }
 
@@ -78,42 +107,72 @@ impl OutFile {
     /// indentation alone would add about 40% (a 10-minute, 10-target run: 3.5 MB pretty,
     /// 2.5 MB compact; bench/shards/size.sh). Errors: writing or renaming failed (the path then keeps what it had).
     pub fn write(self, value: &impl serde::Serialize) -> anyhow::Result<()> {
-        let OutFile { path, mut file } = self;
-        let context = || format!("cannot write the result to `{}`", path.display());
+        let path = self.path.clone();
+        self.fill(|out| {
+            serde_json::to_writer(&mut *out, value)?;
+            out.write_all(b"\n")
+        })
+        .with_context(|| format!("cannot write the result to `{}`", path.display()))
+    }
+
+    /// Writes `bytes` into the temporary file, flushes it to disk and renames it onto the path:
+    /// a report (`--output`). Errors: writing or renaming failed (a full disk: the path then
+    /// keeps what it had, and the temporary file is deleted).
+    pub fn write_bytes(self, bytes: &[u8]) -> std::io::Result<()> {
+        self.fill(|out| out.write_all(bytes))
+    }
+
+    /// Fills the temporary file by `write`, flushes it to disk and renames it onto the path.
+    fn fill(
+        self,
+        write: impl FnOnce(&mut std::io::BufWriter<&mut std::fs::File>) -> std::io::Result<()>,
+    ) -> std::io::Result<()> {
+        let OutFile { path, file } = self;
+        let mut file = match file {
+            Destination::Temporary(file) => file,
+            Destination::InPlace(mut file) => {
+                let mut out = std::io::BufWriter::new(&mut file);
+                write(&mut out)?;
+                return out.flush();
+            }
+        };
         // Buffered: serde_json writes token by token, a system call each on a bare file.
-        let mut out = std::io::BufWriter::new(&mut file);
-        serde_json::to_writer(&mut out, value).with_context(context)?;
-        out.write_all(b"\n").with_context(context)?;
-        out.flush().with_context(context)?;
+        let mut out = std::io::BufWriter::new(file.as_file_mut());
+        write(&mut out)?;
+        out.flush()?;
         drop(out);
         // Readable by others, like any file written with the default umask (a temporary file
         // starts at 0600; a container step running as another user must read the result).
         // Windows has no such mode: the file inherits its directory's access rules.
         #[cfg(unix)]
         file.as_file()
-            .set_permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644))
-            .with_context(context)?;
-        file.as_file().sync_all().with_context(context)?;
-        // `persist`'s error prints its io::Error and gives it as its source too, so it would
-        // print twice: the io::Error alone, and the context says where.
-        file.persist(&path)
-            .map_err(|e| e.error)
-            .with_context(context)?;
+            .set_permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644))?;
+        file.as_file().sync_all()?;
+        // `persist`'s error holds the io::Error; the caller says where.
+        file.persist(&path).map_err(|e| e.error)?;
         Ok(())
     }
+}
+
+/// Appends `bytes` to `file` (opened for appending) whole or not at all: in one write when the
+/// disk takes it, and a write cut short (a full disk) undone by cutting the file back to its
+/// length before, so that no half line is left for the next one to be glued to. Errors: the
+/// system's, of the write (the file is then as it was, unless another process appended to it
+/// meanwhile).
+pub fn append_whole(file: &mut std::fs::File, bytes: &[u8]) -> std::io::Result<()> {
+    let before = file.metadata()?.len();
+    file.write_all(bytes).inspect_err(|_| {
+        let _ = file.set_len(before);
+    })
 }
 
 /// Why a result file could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {
-    /// The file cannot be read.
-    #[error("cannot read the result `{path}`")]
-    Io {
-        /// The file, as given.
-        path: String,
-        /// Why reading failed (printed as the next cause, not in this message).
-        source: std::io::Error,
-    },
+    /// The file cannot be read, is not a regular file, or is larger than
+    /// 256 MiB (`files::MAX_RESULT_BYTES`).
+    #[error(transparent)]
+    File(#[from] crate::files::FileError),
     /// The file is not JSON, not a result of a version this loadgate reads, or a field is
     /// wrong (named by its path, e.g. `targets[1].histogram`).
     #[error("`{path}` is not a loadgate result: {reason}")]
@@ -167,17 +226,15 @@ pub const MAX_EXACT_INTEGER: u64 = (1 << 53) - 1;
 
 /// Reads `path` as JSON whose integers every reader takes exactly (at most
 /// [`MAX_EXACT_INTEGER`]): the first step of reading a result or a `loadgate ab` document.
-/// Errors: the file cannot be read ([`ReadError::Io`]); it is not JSON, or holds a larger
+/// Errors: the file cannot be read, is not a regular file or is over 256 MiB
+/// ([`ReadError::File`]); it is not JSON, or holds a larger
 /// integer ([`ReadError::Invalid`], naming the field).
 pub(super) fn read_json(path: &Path) -> Result<serde_json::Value, ReadError> {
     let invalid = |reason: String| ReadError::Invalid {
         path: path.display().to_string(),
         reason,
     };
-    let text = std::fs::read_to_string(path).map_err(|source| ReadError::Io {
-        path: path.display().to_string(),
-        source,
-    })?;
+    let text = crate::files::bounded_read_text(path, crate::files::MAX_RESULT_BYTES, "the result")?;
     let value = serde_json::from_str(&text).map_err(|e| invalid(e.to_string()))?;
     exact_integers(&value, &mut String::new()).map_err(invalid)?;
     Ok(value)

@@ -26,13 +26,14 @@ mod health;
 mod health_record;
 mod io;
 pub mod merge;
+mod phases;
 mod slo;
 mod upgrade;
 
 pub use artifact::{
-    CheckResult, Environment, LatencySummary, LoadInfo, MergeInfo, PhaseSummary, PhasesResult,
-    RecordedRule, RunResult, ServerTimingMetric, ShardInfo, SloVerdict, SpecInfo, StreamingResult,
-    TargetResult, TimeSample, TlsResult, TransportResult, UdpBuffersResult, UpstreamResult, schema,
+    CheckResult, Environment, LatencySummary, LoadInfo, MergeInfo, PhaseSummary, RecordedRule,
+    RunResult, ServerTimingMetric, ShardInfo, SloVerdict, SpecInfo, StreamingResult, TargetResult,
+    TimeSample, TlsResult, TransportResult, UdpBuffersResult, UpstreamResult, schema,
 };
 pub(crate) use artifact::{RESULT_VERSION, published_schema};
 pub use build::build;
@@ -40,4 +41,7 @@ pub(crate) use build::{build_ab_side, phases_result, streaming_result, summary, 
 pub use flow::{FlowResult, FlowStep};
 pub use health_record::{Health, HealthLimitsResult, StageHealth};
 pub(crate) use io::encode_histogram;
-pub use io::{MAX_EXACT_INTEGER, OutError, OutFile, ReadError, decode_histogram, read, write};
+pub use io::{
+    MAX_EXACT_INTEGER, OutError, OutFile, ReadError, append_whole, decode_histogram, read, write,
+};
+pub use phases::PhasesResult;

@@ -386,6 +386,14 @@ impl<S: AsyncRead + AsyncWrite + Unpin> H1Conn<S> {
     }
 }
 
+/// A status code as every protocol takes it (HTTP/2 and HTTP/3 in `multiplexed`): RFC 9110
+/// §15 defines 100 to 599; any other (httparse, h2 and h3 take three digits up to 999) is
+/// [`ErrorKind::Malformed`], a failed request in no `status_codes` entry.
+pub(crate) fn checked_status(status: u16) -> Result<u16, ErrorKind> {
+    let defined = (100..600).contains(&status);
+    defined.then_some(status).ok_or(ErrorKind::Malformed)
+}
+
 enum Head {
     Partial,
     /// A 1xx interim response of this many bytes, to be skipped.
@@ -411,11 +419,7 @@ fn parse_head(bytes: &[u8], is_head: bool) -> Result<Head, ErrorKind> {
         Ok(httparse::Status::Partial) => return Ok(Head::Partial),
         Err(_) => return Err(ErrorKind::Malformed),
     };
-    let status = response.code.ok_or(ErrorKind::Malformed)?;
-    // httparse takes any three digits; RFC 9110, section 15: status codes are 100 to 599.
-    if !(100..600).contains(&status) {
-        return Err(ErrorKind::Malformed);
-    }
+    let status = checked_status(response.code.ok_or(ErrorKind::Malformed)?)?;
     if (100..200).contains(&status) && status != 101 {
         return Ok(Head::Interim(len));
     }

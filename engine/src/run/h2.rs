@@ -9,13 +9,16 @@
 //! counted and their flow-control capacity released at once, with windows sized so that a
 //! connection is not held back by WINDOW_UPDATE round trips.
 
+use std::cell::{Cell, RefCell};
 use std::future::poll_fn;
 use std::io;
+use std::rc::Rc;
 use std::time::Instant;
 
 use bytes::Bytes;
 use h2::client::SendRequest;
 use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::Semaphore;
 use tokio::task::JoinHandle;
 
 use crate::measure::{CodeSpace, ErrorCode, ErrorKind};
@@ -23,7 +26,7 @@ use crate::plan::TargetPlan;
 use crate::run::h1::{Capture, Traffic};
 use crate::run::multiplexed::{self, StreamResponse};
 use crate::run::slot::{Link, SlotConn, SlotFailure};
-use crate::run::transport::Outgoing;
+use crate::run::transport::{Outgoing, micros};
 
 /// Initial flow-control window of each stream, in bytes (4 MiB; the protocol's default is
 /// 64 KiB, which caps a stream at 64 KiB per round trip).
@@ -58,10 +61,33 @@ where
 
 /// An open HTTP/2 connection, as its slot keeps it.
 pub(crate) struct H2Link {
-    pub(crate) send: SendRequest<Bytes>,
-    pub(crate) driver: JoinHandle<()>,
+    send: SendRequest<Bytes>,
+    driver: JoinHandle<()>,
     /// Classifies I/O errors of its stream (TCP or TLS).
-    pub(crate) io_error: fn(io::Error) -> ErrorKind,
+    io_error: fn(io::Error) -> ErrorKind,
+    streams: Rc<Streams>,
+}
+
+impl H2Link {
+    /// The link of a connection just started ([`handshake`]'s request handle, driver and
+    /// ping handle).
+    pub(crate) fn new(
+        send: SendRequest<Bytes>,
+        driver: JoinHandle<()>,
+        ping: Option<h2::PingPong>,
+        io_error: fn(io::Error) -> ErrorKind,
+    ) -> H2Link {
+        let streams = Streams {
+            ping: RefCell::new(ping),
+            ..Streams::default()
+        };
+        H2Link {
+            send,
+            driver,
+            io_error,
+            streams: Rc::new(streams),
+        }
+    }
 }
 
 /// A virtual user's handle to an HTTP/2 connection.
@@ -69,6 +95,99 @@ pub(crate) struct H2Link {
 pub(crate) struct H2Handle {
     send: SendRequest<Bytes>,
     io_error: fn(io::Error) -> ErrorKind,
+    streams: Rc<Streams>,
+}
+
+/// The free streams of one connection by the server's `SETTINGS_MAX_CONCURRENT_STREAMS`,
+/// handed out in turn (a fair semaphore) here rather than in the `h2` crate's queue, so that
+/// the time a request waits for a stream is measured apart (the `stream_wait` phase) instead
+/// of inside its time to first byte, and no virtual user is passed over. One thread: no lock.
+struct Streams {
+    free: Semaphore,
+    /// The limit the semaphore stands for (at least 1; its permits are the free streams).
+    limit: Cell<usize>,
+    /// Permits to take back as streams end, the limit having dropped below the streams then
+    /// in flight.
+    excess: Cell<usize>,
+    /// The connection's ping handle, until [`SlotConn::settle`] uses it.
+    ping: RefCell<Option<h2::PingPong>>,
+}
+
+impl Default for Streams {
+    fn default() -> Self {
+        Streams {
+            free: Semaphore::new(Semaphore::MAX_PERMITS),
+            limit: Cell::new(Semaphore::MAX_PERMITS),
+            excess: Cell::new(0),
+            ping: RefCell::new(None),
+        }
+    }
+}
+
+impl Streams {
+    /// Follows the server's limit `now` (its SETTINGS may change it at any time).
+    fn follow(&self, now: usize) {
+        let now = now.clamp(1, Semaphore::MAX_PERMITS);
+        let (limit, excess) = (self.limit.get(), self.excess.get());
+        if now > limit {
+            let grow = now - limit;
+            let absorbed = grow.min(excess);
+            self.excess.set(excess - absorbed);
+            self.free.add_permits(grow - absorbed);
+        } else if now < limit {
+            let shrink = limit - now;
+            let taken = self.free.forget_permits(shrink);
+            self.excess.set(excess + shrink - taken);
+        }
+        self.limit.set(now);
+    }
+}
+
+/// A stream of the connection in flight; frees its place when dropped (the exchange ended,
+/// failed, or was cancelled by its timeout: the `h2` crate then resets the stream).
+struct InFlight(Rc<Streams>);
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        match self.0.excess.get() {
+            0 => self.0.free.add_permits(1),
+            n => self.0.excess.set(n - 1),
+        }
+    }
+}
+
+impl H2Handle {
+    /// Waits in turn until the connection has a free stream by the server's limit, and takes
+    /// it. Returns the place, how long it waited (µs, `None` when a stream was free at once)
+    /// and the limit (`None` when the server set none). A limit of 0 is taken as 1: the
+    /// request then waits in the `h2` crate's queue.
+    async fn free_stream(&self) -> (InFlight, Option<u64>, Option<u32>) {
+        let limit = self.send.current_max_send_streams();
+        let streams = &self.streams;
+        streams.follow(limit);
+        let waited = match streams.free.try_acquire() {
+            Ok(permit) => {
+                permit.forget();
+                None
+            }
+            Err(_) => {
+                let since = Instant::now();
+                // A stream that ends hands its place to the first in line; a limit the
+                // server raises meanwhile is followed when the next request comes.
+                let permit = streams
+                    .free
+                    .acquire()
+                    .await
+                    .expect("the semaphore is not closed");
+                permit.forget();
+                Some(micros(since.elapsed()))
+            }
+        };
+        let limit = self.send.current_max_send_streams();
+        // No SETTINGS value: the h2 crate's "unlimited" (usize::MAX).
+        let limit = u32::try_from(limit).ok();
+        (InFlight(streams.clone()), waited, limit)
+    }
 }
 
 impl Link for H2Link {
@@ -78,6 +197,7 @@ impl Link for H2Link {
         H2Handle {
             send: self.send.clone(),
             io_error: self.io_error,
+            streams: self.streams.clone(),
         }
     }
 
@@ -92,7 +212,7 @@ pub(crate) type H2Conn = SlotConn<H2Link>;
 impl SlotConn<H2Link> {
     /// Sends `outgoing`, a request of `target`, on a new stream and reads the whole response, releasing
     /// flow-control capacity as data arrives. Waits for a free stream first when the server's
-    /// `SETTINGS_MAX_CONCURRENT_STREAMS` is reached. With `capture`, the response is kept
+    /// `SETTINGS_MAX_CONCURRENT_STREAMS` is reached (the wait and the limit are returned). With `capture`, the response is kept
     /// there for checks, its head written as an HTTP/1.1 head (`HTTP/1.1 200 \r\n` and the
     /// header fields) so that one set of checks reads both protocols. Counts into `traffic`
     /// the request (as its HTTP/1.1 bytes, once the stream is open) and the DATA payload as
@@ -108,6 +228,7 @@ impl SlotConn<H2Link> {
             Outgoing::Rendered(bytes) => multiplexed::rendered_request(target, bytes)
                 .ok_or(SlotFailure::Failed(ErrorKind::Malformed))?,
         };
+        let (_in_flight, stream_wait_us, peer_max_streams) = self.handle.free_stream().await;
         let code = &mut traffic.error_code;
         if let Err(e) = poll_fn(|cx| self.handle.send.poll_ready(cx)).await {
             // The connection takes no more streams (GOAWAY, closed): forget it.
@@ -131,8 +252,13 @@ impl SlotConn<H2Link> {
             .await
             .map_err(|e| SlotFailure::Failed(self.classify(e, &mut traffic.error_code)))?;
         let headers_at = Instant::now();
-        let status = response.status().as_u16();
-        multiplexed::response_head(status, response.headers(), traffic, capture.as_deref_mut());
+        let status = multiplexed::response_head(
+            response.status(),
+            response.headers(),
+            traffic,
+            capture.as_deref_mut(),
+        )
+        .map_err(SlotFailure::Failed)?;
         let mut body = response.into_body();
         while let Some(data) = body.data().await {
             let data =
@@ -149,7 +275,22 @@ impl SlotConn<H2Link> {
             status,
             sent_at,
             headers_at,
+            stream_wait_us,
+            peer_max_streams,
         })
+    }
+
+    /// Waits for the server's SETTINGS (its stream limit among them) to be read: a PING
+    /// answered, as the server sends its SETTINGS first (RFC 9113 §3.4). For a connection
+    /// opened before the clock (`load.pre_connect`), whose thread then blocks until the clock
+    /// starts: without it the first requests would all pass the stream limit and wait in the
+    /// `h2` crate's queue, inside their time to first byte. Once per connection; a failed
+    /// PING is left to the first request.
+    pub(crate) async fn settle(&self) {
+        let ping = self.handle.streams.ping.borrow_mut().take();
+        if let Some(mut ping) = ping {
+            let _ = ping.ping(h2::Ping::opaque()).await;
+        }
     }
 
     /// A request refused before it was sent: when the connection is gone or going away, the
@@ -194,5 +335,46 @@ pub(crate) fn classify(e: h2::Error, io_error: fn(io::Error) -> ErrorKind) -> Er
         }
     } else {
         ErrorKind::Malformed
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Takes every free stream; how many there were.
+    fn take_all(streams: &Rc<Streams>, held: &mut Vec<InFlight>) -> usize {
+        let mut n = 0;
+        while let Ok(permit) = streams.free.try_acquire() {
+            permit.forget();
+            held.push(InFlight(streams.clone()));
+            n += 1;
+        }
+        n
+    }
+
+    #[test]
+    fn free_streams_follow_the_servers_limit_down_and_up() {
+        let streams = Rc::new(Streams::default());
+        let mut held = Vec::new();
+        streams.follow(4);
+        assert_eq!(take_all(&streams, &mut held), 4);
+        // The server lowers its limit to 1 with 4 in flight: 3 ends are taken back.
+        streams.follow(1);
+        held.truncate(1);
+        assert_eq!(take_all(&streams, &mut held), 0, "1 still in flight");
+        held.clear();
+        assert_eq!(take_all(&streams, &mut held), 1);
+        held.clear();
+        // Raised to 3, then unlimited again (the h2 crate's usize::MAX).
+        streams.follow(3);
+        assert_eq!(take_all(&streams, &mut held), 3);
+        streams.follow(usize::MAX);
+        assert!(streams.free.try_acquire().is_ok());
+        // A limit of 0 is taken as 1.
+        held.clear();
+        let streams = Rc::new(Streams::default());
+        streams.follow(0);
+        assert_eq!(take_all(&streams, &mut held), 1);
     }
 }

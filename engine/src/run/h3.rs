@@ -396,8 +396,13 @@ impl SlotConn<H3Link> {
             Err(e) => return Err(self.failure(e, false, &mut traffic.error_code)),
         };
         let headers_at = Instant::now();
-        let status = response.status().as_u16();
-        multiplexed::response_head(status, response.headers(), traffic, capture.as_deref_mut());
+        let status = multiplexed::response_head(
+            response.status(),
+            response.headers(),
+            traffic,
+            capture.as_deref_mut(),
+        )
+        .map_err(SlotFailure::Failed)?;
         loop {
             let mut data = match stream.recv_data().await {
                 Ok(Some(data)) => data,
@@ -419,6 +424,9 @@ impl SlotConn<H3Link> {
             status,
             sent_at,
             headers_at,
+            // quinn does not tell the peer's stream limit; a wait for one is in `write`.
+            stream_wait_us: None,
+            peer_max_streams: None,
         })
     }
 

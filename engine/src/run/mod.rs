@@ -166,13 +166,17 @@ pub fn raise_file_limit(plan: &Plan) -> Result<FileLimit, RunError> {
 /// Worker threads of a run: `load.threads`, else one per CPU; at most one per connection
 /// group.
 pub(crate) fn workers(plan: &Plan) -> usize {
-    plan.load
-        .threads
+    workers_for(&plan.load)
+}
+
+/// [`workers`] for `load`.
+fn workers_for(load: &crate::plan::LoadPlan) -> usize {
+    load.threads
         .map_or_else(
             || std::thread::available_parallelism().map_or(1, |n| n.get()),
             |threads| threads as usize,
         )
-        .min(plan.load.connection_groups())
+        .min(load.connection_groups())
         .max(1)
 }
 

@@ -7,8 +7,9 @@ use std::time::Instant;
 
 use bytes::Bytes;
 
+use crate::measure::ErrorKind;
 use crate::plan::TargetPlan;
-use crate::run::h1::{Capture, Traffic};
+use crate::run::h1::{self, Capture, Traffic};
 
 /// A complete response on a stream of an HTTP/2 or HTTP/3 connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -18,17 +19,26 @@ pub(crate) struct StreamResponse {
     pub(crate) sent_at: Instant,
     /// When the response's header block arrived.
     pub(crate) headers_at: Instant,
+    /// HTTP/2: how long the request waited for a free stream before `sent_at`, µs (`None`
+    /// when it did not wait), and the server's stream limit then
+    /// ([`Timing`](crate::measure::Timing)'s fields of the same names).
+    pub(crate) stream_wait_us: Option<u64>,
+    pub(crate) peer_max_streams: Option<u32>,
 }
 
 /// Counts a response's head (HTTP/2 or HTTP/3) into `traffic` and, with `capture`, keeps it
 /// there written as an HTTP/1.1 head (`HTTP/1.1 200 \r\n` and the header fields) so that one
-/// set of checks reads every protocol.
+/// set of checks reads every protocol. Returns its status code.
+///
+/// Errors: [`ErrorKind::Malformed`] for a status outside 100-599, as HTTP/1.1's
+/// ([`h1::checked_status`]); nothing is counted then.
 pub(crate) fn response_head(
-    status: u16,
+    status: http::StatusCode,
     headers: &http::HeaderMap,
     traffic: &mut Traffic,
     capture: Option<&mut Capture>,
-) {
+) -> Result<u16, ErrorKind> {
+    let status = h1::checked_status(status.as_u16())?;
     for (name, value) in headers {
         traffic
             .seen
@@ -49,6 +59,7 @@ pub(crate) fn response_head(
         }
         c.head.extend_from_slice(b"\r\n");
     }
+    Ok(status)
 }
 
 /// Most header fields read from a rendered request.

@@ -234,7 +234,7 @@ async fn dispatcher(
         if !pause_precisely(&shared, &mut timer, intended).await {
             break;
         }
-        let Some(measured) = shared.admit(intended) else {
+        let Some(measured) = shared.admit(intended, pool.index) else {
             break;
         };
         let mut idle = pool.take(budget);

@@ -204,7 +204,10 @@ async fn pre_connect(shared: &Shared, conns: &mut Connections) {
                 Conn::H1(_, Some(setup)) | Conn::H1Tls(_, Some(setup)) => {
                     setup.pre_connected = true;
                 }
-                Conn::H2(h2) => h2.mark_pre_connected(),
+                Conn::H2(h2) => {
+                    h2.mark_pre_connected();
+                    let _ = tokio::time::timeout(target.timeout, h2.settle()).await;
+                }
                 Conn::H3(h3) => h3.mark_pre_connected(),
                 Conn::H1(_, None) | Conn::H1Tls(_, None) => {}
             }

@@ -33,9 +33,8 @@ pub(super) struct Shared {
     pub(super) epoch: Duration,
     /// End of the stages (duration mode).
     pub(super) end: Option<Instant>,
-    /// Count mode: the number of measured requests (with flows: iterations), and how many
-    /// have been started.
-    pub(super) tickets: Option<(u64, AtomicU64)>,
+    /// Count mode: the measured requests (with flows: iterations) left to each worker.
+    pub(super) tickets: Option<Tickets>,
     /// When workers give up on requests still in flight.
     pub(super) hard_deadline: Option<Instant>,
     pub(super) stop: Arc<AtomicBool>,
@@ -85,7 +84,7 @@ impl Shared {
             scheduled: load.model == Model::Open || load.pacing.is_some(),
             stage_starts,
             tickets: match load.stop {
-                Stop::Requests(n) => Some((n, AtomicU64::new(0))),
+                Stop::Requests(n) => Some(Tickets::new(n, &loops_per_worker(&load))),
                 Stop::Duration(_) => None,
             },
             hard_deadline: end.map(|end| end + max_timeout + Duration::from_secs(1)),
@@ -162,23 +161,115 @@ impl Shared {
         self.halted() || self.end.is_some_and(|end| t >= end)
     }
 
-    /// May a request (with flows: an iteration) due at `intended` start? `None`: the run is
-    /// over (stopped, past the end, out of tickets, or out of data rows read `once`: the
-    /// iterations in flight then finish). `Some(measured)`: yes, and whether it is counted
-    /// (it is due after the warmup).
+    /// May a request (with flows: an iteration) of worker `worker` due at `intended` start?
+    /// `None`: the run is over (stopped, past the end, out of tickets, or out of data rows
+    /// read `once`: the iterations in flight then finish). `Some(measured)`: yes, and whether
+    /// it is counted (it is due after the warmup).
     #[inline]
-    pub(super) fn admit(&self, intended: Instant) -> Option<bool> {
+    pub(super) fn admit(&self, intended: Instant, worker: usize) -> Option<bool> {
         if self.over(intended) || self.flows.used_up.load(Ordering::Relaxed) {
             return None;
         }
         if intended < self.measure_start {
             return Some(false);
         }
-        if let Some((total, tickets)) = &self.tickets
-            && tickets.fetch_add(1, Ordering::Relaxed) >= *total
+        if let Some(tickets) = &self.tickets
+            && !tickets.take(worker)
         {
             return None;
         }
         Some(true)
+    }
+}
+
+/// Count mode's tickets: the run's measured requests (with flows: iterations), shared out
+/// among the workers in proportion to their request loops, each worker's its own. With one
+/// pool, a worker whose thread started late (a busy machine wakes threads milliseconds
+/// apart) found every ticket taken by the first ones, whose users had sent them all: its
+/// connections carried nothing, and a run of `-n 100 -c 20` applied 10 connections of the 20
+/// planned. Taking what is left of another worker's share (once it had started) still let a
+/// thread preempted after its first request lose the rest. Count mode has no stages (they set
+/// the run's length), so every worker's users are active from the start and send its share.
+pub(super) struct Tickets {
+    /// Tickets left, per worker.
+    left: Vec<AtomicU64>,
+}
+
+impl Tickets {
+    /// `total` tickets for workers with `loops[w]` request loops each, in proportion
+    /// (largest remainder to the first workers).
+    pub(super) fn new(total: u64, loops: &[u64]) -> Tickets {
+        let all = loops.iter().sum::<u64>().max(1);
+        let mut shares: Vec<u64> = loops
+            .iter()
+            .map(|&l| (u128::from(total) * u128::from(l) / u128::from(all)) as u64)
+            .collect();
+        // Fewer than the workers with loops: the fractions rounded down sum to less.
+        let mut rest = total - shares.iter().sum::<u64>();
+        for (share, _) in shares.iter_mut().zip(loops).filter(|(_, l)| **l > 0) {
+            if rest == 0 {
+                break;
+            }
+            *share += 1;
+            rest -= 1;
+        }
+        Tickets {
+            left: shares.into_iter().map(AtomicU64::new).collect(),
+        }
+    }
+
+    /// Takes a ticket of worker `worker`'s share. `false`: none left to it.
+    pub(super) fn take(&self, worker: usize) -> bool {
+        self.left.get(worker).is_some_and(|left| {
+            left.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1))
+                .is_ok()
+        })
+    }
+}
+
+/// What each worker's share of the tickets is in proportion to (`super::workers`'s count of
+/// workers): closed model, its virtual users (every `workers`-th group of `streams`, from its
+/// index, as `vu::users` deals them); open model, 1 each, as arrivals are dealt (every
+/// `workers`-th, `vu::dispatcher`), so that each worker's share is its arrivals.
+fn loops_per_worker(load: &LoadPlan) -> Vec<u64> {
+    let workers = super::workers_for(load);
+    if load.model == Model::Open {
+        return vec![1; workers];
+    }
+    let (streams, total) = (load.streams as usize, load.request_loops());
+    let mut loops = vec![0; workers];
+    for g in 0..load.connection_groups() {
+        loops[g % workers] += (((g + 1) * streams).min(total) - g * streams) as u64;
+    }
+    loops
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_worker_that_has_not_started_keeps_its_share() {
+        // 100 tickets, 2 workers of 10 users: worker 0 alone gets its 50, not all 100.
+        let tickets = Tickets::new(100, &[10, 10]);
+        let first = (0..200).take_while(|_| tickets.take(0)).count();
+        assert_eq!(first, 50);
+        let second = (0..200).take_while(|_| tickets.take(1)).count();
+        assert_eq!(second, 50);
+    }
+
+    #[test]
+    fn shares_are_in_proportion_and_add_up() {
+        let left = |tickets: Tickets| -> Vec<u64> {
+            tickets
+                .left
+                .iter()
+                .map(|l| l.load(Ordering::Relaxed))
+                .collect()
+        };
+        assert_eq!(left(Tickets::new(7, &[3, 3, 1])), [3, 3, 1]);
+        // 7 × 2/5 and 7 × 1/5 rounded down (2, 2, 1), and the 2 left to the first workers
+        // with loops.
+        assert_eq!(left(Tickets::new(7, &[0, 2, 2, 1])), [0, 3, 3, 1]);
     }
 }

@@ -325,6 +325,8 @@ where
         keep_alive: response.keep_alive,
         timing: Timing {
             setup: setup.take(),
+            stream_wait_us: None,
+            peer_max_streams: None,
             write_us: micros(written_at.saturating_duration_since(sent_at)),
             ttfb_us: micros(response.first_byte_at.saturating_duration_since(written_at)),
             body_us: micros(end.saturating_duration_since(response.first_byte_at)),
@@ -363,6 +365,8 @@ fn shared_response(response: StreamResponse, setup: Option<Setup>, traffic: &Tra
         keep_alive: true,
         timing: Timing {
             setup,
+            stream_wait_us: response.stream_wait_us,
+            peer_max_streams: response.peer_max_streams,
             write_us: micros(written_at.saturating_duration_since(response.sent_at)),
             ttfb_us: micros(response.headers_at.saturating_duration_since(written_at)),
             body_us: micros(end.saturating_duration_since(response.headers_at)),
@@ -472,13 +476,9 @@ async fn h2_handshake(
 /// Starts HTTP/2 on `stream`, a connection just opened with `setup`.
 async fn start_h2(stream: Stream, setup: Setup) -> Result<Opened<H2Link>, ErrorKind> {
     let (io_error, started) = h2_handshake(stream).await;
-    let (send, driver, _ping) = started.map_err(|e| h2::classify(e, io_error))?;
+    let (send, driver, ping) = started.map_err(|e| h2::classify(e, io_error))?;
     Ok(Opened {
-        link: H2Link {
-            send,
-            driver,
-            io_error,
-        },
+        link: H2Link::new(send, driver, ping, io_error),
         setup,
     })
 }

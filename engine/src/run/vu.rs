@@ -83,7 +83,7 @@ pub(super) fn spawn(
                     shared.clone(),
                     stats.clone(),
                     conns,
-                    level,
+                    (level, index),
                     seed(i),
                 ))
             })
@@ -338,13 +338,13 @@ impl Backoff {
     }
 }
 
-/// Closed model: a virtual user, active while the stages' target (in connections) is at
-/// least `level`.
+/// Closed model: a virtual user of worker `worker`, active while the stages' target (in
+/// connections) is at least `level`.
 async fn closed_vu(
     shared: Arc<Shared>,
     stats: Rc<RefCell<WorkerStats>>,
     mut conns: Connections,
-    level: f64,
+    (level, worker): (f64, usize),
     seed: u64,
 ) {
     let mut rng = fastrand::Rng::with_seed(seed);
@@ -396,7 +396,7 @@ async fn closed_vu(
             }
             None => now,
         };
-        let Some(measured) = shared.admit(intended) else {
+        let Some(measured) = shared.admit(intended, worker) else {
             break;
         };
         // After a pacing pause the clock is read again; else `now` is this request's start.

@@ -11,7 +11,6 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
@@ -53,22 +52,16 @@ pub struct SourceSpec {
 }
 
 /// The largest spec file read, in bytes (10 MiB): a spec is a small YAML file, and a larger
-/// input (`/dev/zero`, a log given by mistake) is refused before it fills the memory.
+/// input (a log given by mistake) is refused before it fills the memory; so is anything that
+/// is not a regular file (`/dev/zero`, a named pipe: `crate::files`).
 pub const MAX_SPEC_BYTES: u64 = 10 * 1024 * 1024;
 
 /// Why a spec file could not be read as YAML.
 #[derive(Debug, thiserror::Error)]
 pub enum SpecLoadError {
-    /// The file could not be read.
-    // The OS's reason is part of the message, not a `source`: printed with its chain, the
-    // error would say it twice.
-    #[error("cannot read spec `{}`: {reason}", path.display())]
-    Io {
-        /// The spec's path.
-        path: PathBuf,
-        /// Why reading failed.
-        reason: std::io::Error,
-    },
+    /// The file could not be read, or is not a regular file (`crate::files`).
+    #[error(transparent)]
+    File(crate::files::FileError),
     /// The file is larger than [`MAX_SPEC_BYTES`].
     #[error(
         "spec `{}` is larger than {} MiB: a spec is a small YAML file",
@@ -99,19 +92,11 @@ impl SourceSpec {
     /// At most [`MAX_SPEC_BYTES`] are read; the text must be UTF-8 (an error names the line,
     /// column and byte offset of the first byte that is not).
     pub fn read(path: &Path) -> Result<SourceSpec, SpecLoadError> {
-        let io_error = |reason| SpecLoadError::Io {
-            path: path.to_path_buf(),
-            reason,
-        };
-        let mut bytes = Vec::new();
-        std::fs::File::open(path)
-            .and_then(|file| file.take(MAX_SPEC_BYTES + 1).read_to_end(&mut bytes))
-            .map_err(io_error)?;
-        if bytes.len() as u64 > MAX_SPEC_BYTES {
-            return Err(SpecLoadError::TooLarge {
-                path: path.to_path_buf(),
-            });
-        }
+        use crate::files::{Problem, bounded_read};
+        let bytes = bounded_read(path, MAX_SPEC_BYTES, "spec").map_err(|e| match e.problem {
+            Problem::TooLarge { .. } => SpecLoadError::TooLarge { path: e.path },
+            _ => SpecLoadError::File(e),
+        })?;
         let text = String::from_utf8(bytes).map_err(|e| not_utf8(path, &e))?;
         SourceSpec::parse(path.to_path_buf(), text)
     }
@@ -315,18 +300,36 @@ fn not_utf8(path: &Path, error: &std::string::FromUtf8Error) -> SpecLoadError {
     }
 }
 
-/// `text` with its control characters escaped (ESC as `\u{1b}`, TAB as `\t`): safe to print
-/// on a terminal and in every report.
+/// `text` with its control characters (ESC as `\u{1b}`, TAB as `\t`) and its hidden
+/// characters ([`is_hidden`]: U+202E as `\u{202e}`) escaped: safe to print on a terminal and
+/// in every report.
 pub(crate) fn printable(text: &str) -> String {
     text.chars()
         .flat_map(|c| {
-            if c.is_control() {
+            if c.is_control() || is_hidden(c) {
                 c.escape_default().collect::<Vec<_>>()
             } else {
                 vec![c]
             }
         })
         .collect()
+}
+
+/// Whether `c` changes how the text around it is shown while being invisible itself: the
+/// bidirectional controls (U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069; "Trojan
+/// Source", CVE-2021-42574; Unicode's UAX #9) and the invisible format characters U+200B-U+200D
+/// (zero-width space, non-joiner, joiner), U+2060-U+2064 (word joiner, invisible operators) and
+/// U+FEFF (zero-width no-break space). Every output escapes them as [`printable`] does.
+pub(crate) fn is_hidden(c: char) -> bool {
+    matches!(
+        c,
+        '\u{061c}'
+            | '\u{200b}'..='\u{200f}'
+            | '\u{202a}'..='\u{202e}'
+            | '\u{2060}'..='\u{2064}'
+            | '\u{2066}'..='\u{2069}'
+            | '\u{feff}'
+    )
 }
 
 /// Turns the spanned tree into JSON, recording each node's location under its field path.
@@ -644,6 +647,10 @@ load: {connections: 2}
         assert_eq!(
             printable("a\u{1b}[31mb\u{7}\0\tc é"),
             "a\\u{1b}[31mb\\u{7}\\u{0}\\tc é"
+        );
+        assert_eq!(
+            printable("abc\u{202e}fed\u{2066}\u{200b}\u{feff}\u{61c}"),
+            "abc\\u{202e}fed\\u{2066}\\u{200b}\\u{feff}\\u{61c}"
         );
     }
 

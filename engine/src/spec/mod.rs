@@ -11,8 +11,8 @@ mod load;
 
 pub(crate) use flow::{Data, DataOrder, Extract, Flow, OnError, Step};
 
-pub(crate) use load::printable;
 pub use load::{Location, MAX_SPEC_BYTES, SourceSpec, SpecLoadError};
+pub(crate) use load::{is_hidden, printable};
 
 use std::collections::BTreeMap;
 

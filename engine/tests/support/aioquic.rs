@@ -14,22 +14,28 @@ use super::TestPki;
 /// The aioquic release installed.
 pub const AIOQUIC: &str = "1.7.2";
 
+/// The release of PyPI's `h2` (the HTTP/2 library of tests/h2/server.py) installed beside it.
+pub const H2: &str = "4.3.0";
+
 /// How long the server may take to print its listening line.
 pub const AIOQUIC_START_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// The Python of a virtual environment with aioquic [`AIOQUIC`], made once (the first test
-/// that asks; the others wait) in `target/ci-tools/aioquic`; panics with pip's output on
-/// failure.
-pub fn aioquic_python() -> PathBuf {
+/// The Python of a virtual environment with aioquic [`AIOQUIC`] and h2 [`H2`], made once (the
+/// first test that asks; the others wait) in `target/ci-tools/aioquic`; panics with pip's
+/// output on failure.
+pub fn pypi_python() -> PathBuf {
     static INSTALL: Mutex<()> = Mutex::new(());
     let _turn = INSTALL.lock().unwrap_or_else(|e| e.into_inner());
     let target = Path::new(env!("CARGO_TARGET_TMPDIR")).parent().unwrap();
     let venv = target.join("ci-tools/aioquic");
     let python = venv.join("bin/python");
     let installed = Command::new(&python)
-        .args(["-c", "import aioquic; print(aioquic.__version__)"])
+        .args([
+            "-c",
+            "import aioquic, h2; print(aioquic.__version__, h2.__version__)",
+        ])
         .output()
-        .is_ok_and(|out| String::from_utf8_lossy(&out.stdout).trim() == AIOQUIC);
+        .is_ok_and(|out| String::from_utf8_lossy(&out.stdout).trim() == format!("{AIOQUIC} {H2}"));
     if !installed {
         let venv_made = Command::new("python3")
             .args(["-m", "venv"])
@@ -38,7 +44,12 @@ pub fn aioquic_python() -> PathBuf {
             .expect("python3 runs");
         assert!(venv_made.success(), "python3 -m venv {}", venv.display());
         let pip = Command::new(venv.join("bin/pip"))
-            .args(["install", "-q", &format!("aioquic=={AIOQUIC}")])
+            .args([
+                "install",
+                "-q",
+                &format!("aioquic=={AIOQUIC}"),
+                &format!("h2=={H2}"),
+            ])
             .output()
             .expect("pip runs");
         assert!(
@@ -70,7 +81,7 @@ pub fn aioquic_server(pki: &TestPki) -> (Killed, SocketAddr) {
 pub fn aioquic_server_with(pki: &TestPki, args: &[&str]) -> (Killed, SocketAddr) {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/h3/server.py");
     let mut child = Killed(
-        Command::new(aioquic_python())
+        Command::new(pypi_python())
             .arg(script)
             .arg("--cert")
             .arg(pki.path("server.pem"))

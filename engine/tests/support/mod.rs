@@ -10,10 +10,11 @@ mod certs;
 mod client;
 mod h2server;
 mod nginx;
+mod pyh2;
 mod servers;
 
 pub use aioquic::{
-    AIOQUIC, AIOQUIC_START_TIMEOUT, Killed, aioquic_python, aioquic_server, aioquic_server_with,
+    AIOQUIC, AIOQUIC_START_TIMEOUT, Killed, aioquic_server, aioquic_server_with, pypi_python,
 };
 pub use certs::{SERVER_NAMES, TestPki, WRONG_NAME};
 pub use client::{HttpConn, IO_TIMEOUT, RawResponse};
@@ -23,6 +24,7 @@ pub use nginx::{
     NGINX_START_TIMEOUT, NGINX_STATIC_PATH, NGINX_STATUS_PATH, Nginx, NginxOptions, StubStatus,
     parse_stub_status,
 };
+pub use pyh2::{PYH2_START_TIMEOUT, pyh2_server};
 pub use servers::{
     CLOSE_MID_RESPONSE, COUNTING_BODY, CloseMidResponseServer, CountingServer, FIXTURE_LIFETIME,
     Framing, GARBAGE, GarbageServer, HangServer, down_addr,

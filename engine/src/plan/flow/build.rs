@@ -424,13 +424,10 @@ fn mark_step(
         (Some(body), None) => body.clone().into_bytes(),
         (None, Some(file)) => {
             let full = shared.ctx.spec_dir.join(file);
-            match std::fs::read(&full) {
+            match crate::files::bounded_read(&full, crate::files::MAX_BODY_BYTES, "the body file") {
                 Ok(bytes) => bytes,
                 Err(e) => {
-                    errors.push(
-                        format!("{path}.body_file"),
-                        format!("cannot read `{}`: {e}", full.display()),
-                    );
+                    errors.push(format!("{path}.body_file"), e.to_string());
                     return None;
                 }
             }

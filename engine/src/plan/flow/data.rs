@@ -1,7 +1,6 @@
 //! Data files, read and checked at plan time: CSV with a header row, or a JSON array of
 //! objects. Each row gives every column; values are text.
 
-use std::io::Read;
 use std::path::Path;
 
 use serde::Deserialize;
@@ -33,19 +32,8 @@ pub(super) fn read_table(spec_dir: &Path, file: &str) -> Result<Table, String> {
             "`{file}`: a data file is `.csv` (with a header row) or `.json` (an array of objects)"
         ));
     }
-    let cannot = |e: std::io::Error| format!("cannot read `{}`: {e}", full.display());
-    let mut bytes = Vec::new();
-    std::fs::File::open(&full)
-        .map_err(cannot)?
-        .take(MAX_DATA_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(cannot)?;
-    if bytes.len() as u64 > MAX_DATA_BYTES {
-        return Err(format!(
-            "`{file}` is larger than {} MiB; a data file is kept in memory for the run",
-            MAX_DATA_BYTES >> 20
-        ));
-    }
+    let bytes = crate::files::bounded_read(&full, MAX_DATA_BYTES, "the data file")
+        .map_err(|e| e.to_string())?;
     let table = if is_csv {
         csv_table(&bytes)
     } else {
@@ -304,6 +292,6 @@ mod tests {
         }
         let dir = tempfile::tempdir().unwrap();
         let err = read_table(dir.path(), "missing.csv").unwrap_err();
-        assert!(err.starts_with("cannot read `"), "{err}");
+        assert!(err.starts_with("cannot read the data file `"), "{err}");
     }
 }

@@ -256,7 +256,7 @@ flows:
     // Without the data file: one error, at its field (not one more per variable).
     let err = plan_text(spec, &[]).unwrap_err();
     assert!(
-        err.starts_with("flows[0].data.file: cannot read `"),
+        err.starts_with("flows[0].data.file: cannot read the data file `"),
         "{err}"
     );
     assert_eq!(err.lines().count(), 1, "{err}");

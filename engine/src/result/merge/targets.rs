@@ -259,6 +259,9 @@ fn decode_phases(p: &PhasesResult) -> Result<Phases, String> {
             histogram.add(&h).map_err(|e| format!("{e:?}"))?;
         }
     }
+    if let Some(summary) = &p.stream_wait {
+        phases.stream_wait_us = Some(decode(&summary.histogram)?);
+    }
     Ok(phases)
 }
 

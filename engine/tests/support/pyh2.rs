@@ -1,0 +1,49 @@
+//! A Python HTTP/2 server on the `h2` library from PyPI (tests/h2/server.py), a server nobody
+//! here wrote, started on a free loopback port: its stream limit, its delay and its status are
+//! chosen by the test; it can speak HTTP/1.1 instead (`--h1`).
+
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use super::Killed;
+
+/// How long the server may take to print its listening line.
+pub const PYH2_START_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// tests/h2/server.py on 127.0.0.1, any free TCP port, with `args` (e.g. `--max-streams 1`,
+/// `--delay-ms 10`, `--status 700`, `--h1`): the process (killed on drop) and its address.
+/// Runs on the test virtual environment's Python ([`super::pypi_python`]), which has `h2`.
+pub fn pyh2_server(args: &[&str]) -> (Killed, SocketAddr) {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/h2/server.py");
+    let mut child = Killed(
+        Command::new(super::pypi_python())
+            .arg(script)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("python runs tests/h2/server.py"),
+    );
+    let stdout = child.0.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = BufReader::new(stdout).read_line(&mut line);
+        let _ = tx.send(line);
+    });
+    let line = rx
+        .recv_timeout(PYH2_START_TIMEOUT)
+        .expect("server.py prints its address in time");
+    let addr = line
+        .trim()
+        .strip_prefix("h2 server: listening on tcp://")
+        .unwrap_or_else(|| panic!("unexpected line from server.py: {line:?}"))
+        .parse()
+        .expect("an address");
+    (child, addr)
+}
