@@ -143,6 +143,7 @@ fn flows_merge_with_their_histograms_added_and_their_slos_reevaluated() {
         failed_window_start_s: None,
         aborted_run: false,
         default: false,
+        dropped: 0,
     };
     a.slo.push(slo.clone());
     b.slo.push(slo);

@@ -693,6 +693,7 @@ fn with_flow(mut r: RunResult, with_gone: bool) -> RunResult {
         failed_window_start_s: None,
         aborted_run: false,
         default: false,
+        dropped: 0,
     });
     let rule = |kind: &str, scope: &str| RecordedRule {
         scope_kind: kind.to_string(),

@@ -37,6 +37,16 @@ impl<'a> Measures<'a> {
         }
     }
 
+    /// These measures with `dropped` due requests that were never sent (every in-flight slot
+    /// busy) counted as requests that failed.
+    pub(crate) fn with_dropped(self, dropped: u64) -> Measures<'a> {
+        Measures {
+            requests: self.requests + dropped,
+            errors: self.errors + dropped,
+            ..self
+        }
+    }
+
     /// The measures of per-second stats merged over `seconds` seconds.
     pub(crate) fn of_seconds(stats: &'a SpanStats, seconds: f64) -> Measures<'a> {
         Measures {

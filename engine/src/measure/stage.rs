@@ -11,6 +11,9 @@ pub(crate) struct StageStats {
     pub(crate) sent: u64,
     /// Open model: arrivals that found every in-flight slot busy and were not sent.
     pub(crate) dropped: u64,
+    /// Of `dropped`, the arrivals dropped while the generator was itself behind its schedule
+    /// (by more than `load.health.late_p99`): the generator's drops, not the server's.
+    pub(crate) dropped_behind: u64,
     /// Time requests were in flight within this stage, summed over requests, in
     /// microseconds: each request's span from its start to its end, split at the stages'
     /// bounds and cut at the end of the last (duration mode). Divided by the stage's length it
@@ -35,6 +38,7 @@ impl Default for StageStats {
         StageStats {
             sent: 0,
             dropped: 0,
+            dropped_behind: 0,
             busy_us: 0,
             fd_limit: 0,
             fd_wait_us: 0,
@@ -49,6 +53,7 @@ impl StageStats {
     pub(crate) fn merge(&mut self, other: &StageStats) {
         self.sent += other.sent;
         self.dropped += other.dropped;
+        self.dropped_behind += other.dropped_behind;
         self.busy_us += other.busy_us;
         self.fd_limit += other.fd_limit;
         self.fd_wait_us += other.fd_wait_us;

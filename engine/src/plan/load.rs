@@ -25,6 +25,7 @@
 
 use std::time::Duration;
 
+use super::health::{self, HealthLimits};
 use super::{Errors, PlanError};
 use crate::spec::{self, LoadModel, StageLevel, Warmup};
 use crate::units::{parse_duration, parse_rate};
@@ -67,6 +68,8 @@ pub(crate) struct LoadPlan {
     pub(crate) pre_connect: bool,
     /// Requests sent before the clock starts, not counted (`load.warmup: N`); 0 for none.
     pub(crate) warmup_requests: u64,
+    /// The generator's health limits (`load.health`, else the defaults).
+    pub(crate) health: HealthLimits,
 }
 
 /// Closed or open model.
@@ -311,6 +314,7 @@ pub(super) fn build(load: &spec::Load, errors: &mut Errors) -> Option<LoadPlan> 
     if pacing.is_some() && think_time.is_some() {
         errors.push("load", "give either `pacing` or `think_time`, not both");
     }
+    let health = health::build(load.health.as_ref(), errors);
     if errors.0.len() > before {
         return None;
     }
@@ -351,6 +355,7 @@ pub(super) fn build(load: &spec::Load, errors: &mut Errors) -> Option<LoadPlan> 
             Some(Warmup::Requests(n)) => n,
             _ => 0,
         },
+        health,
     })
 }
 
@@ -582,6 +587,7 @@ mod tests {
             threads: None,
             pre_connect: false,
             warmup_requests: 0,
+            health: HealthLimits::default(),
         }
     }
 

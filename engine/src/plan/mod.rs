@@ -11,6 +11,7 @@
 
 mod endpoint;
 pub(crate) mod flow;
+pub(crate) mod health;
 pub(crate) mod load;
 mod redirect;
 pub mod regression;

@@ -318,8 +318,8 @@ fn verdict_line(result: &RunResult) -> String {
         format!("\n{verdict}\n")
     } else {
         format!(
-            "\nINVALID MEASUREMENT: the planned load was not applied, by the generator or because \
-             the server held every slot (the problems above say which; {})\n",
+            "\nINVALID MEASUREMENT: the generator did not apply the planned load (the problems \
+             above say how; {})\n",
             verdict.to_lowercase()
         )
     }
@@ -371,8 +371,22 @@ fn health(result: &RunResult) -> String {
             );
         }
     }
+    if let Some(l) = h.limits.as_ref().filter(|_| scheduled || !h.valid) {
+        let _ = writeln!(
+            out,
+            "  {:<14} late p99 {} (`load.health.late_p99`), dropped while behind {}% \
+             (`load.health.dropped`), client CPU {:.0}%",
+            "health limits",
+            format_duration_us(l.late_p99_us as f64),
+            l.dropped_behind_share * 100.0,
+            l.client_cpu_share * 100.0
+        );
+    }
     for problem in &h.problems {
         let _ = writeln!(out, "  INVALID: {}", printable(problem));
+    }
+    for note in &h.notes {
+        let _ = writeln!(out, "  SERVER: {}", printable(note));
     }
     out
 }
@@ -462,6 +476,7 @@ fn slo_name(v: &SloVerdict, result: &RunResult) -> String {
     if v.default {
         name.push_str(" (default: the spec sets no errors SLO)");
     }
+    name.push_str(&super::health::dropped_suffix(v));
     name
 }
 

@@ -200,6 +200,7 @@ mod tests {
             failed_window_start_s: None,
             aborted_run: false,
             default: false,
+            dropped: 0,
         }
     }
 

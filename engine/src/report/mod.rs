@@ -13,11 +13,13 @@
 //!
 //! Beside them: the run's console summary ([`console`]; its insight lines `insight.rs`, its
 //! histogram coloured by SLO level `levels.rs`; the optional measures'
-//! sections `measures.rs`; the per-flow table `flows.rs`, shared by every format) and progress line (`progress.rs`), the trend
+//! sections `measures.rs`; the per-flow table `flows.rs` and the generator's health `health.rs`,
+//! shared by every format) and progress line (`progress.rs`), the trend
 //! over several runs ([`history`]) and the template environment (`templates.rs`).
 
 pub mod console;
 mod flows;
+mod health;
 pub mod history;
 mod html;
 mod http3;

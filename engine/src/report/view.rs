@@ -241,10 +241,12 @@ pub(crate) fn build(
         flows: super::flows::flow_views(current, &targets),
         targets,
         total,
-        // A partial merge says so first (`merged.partial`), then the comparison's notes,
+        // A partial merge says so first (`merged.partial`), then the generator's health
+        // (its problems, the load the server did not take), then the comparison's notes,
         // then the UDP buffers of HTTP/3 when limited.
         notes: crate::result::merge::partial_note(current)
             .into_iter()
+            .chain(super::health::notes(current))
             .chain(comparison.into_iter().flat_map(|c| c.notes.iter().cloned()))
             .chain(http3::udp_advice(&current.environment))
             .collect(),
@@ -492,16 +494,14 @@ fn slo_rows(current: &RunResult, comparison: Option<&Comparison>) -> Vec<CheckRo
             } else {
                 &v.metric
             };
+            let mut name = format!("{} {metric}: {}", v.scope, v.threshold);
+            if v.default {
+                name.push_str(" (default: the spec sets no errors SLO)");
+            }
+            name.push_str(&super::health::dropped_suffix(v));
             CheckRow {
                 kind: "SLO",
-                name: if v.default {
-                    format!(
-                        "{} {metric}: {} (default: the spec sets no errors SLO)",
-                        v.scope, v.threshold
-                    )
-                } else {
-                    format!("{} {metric}: {}", v.scope, v.threshold)
-                },
+                name,
                 scope: v.scope.clone(),
                 measured: d.measured_text,
                 baseline: unit.format_or_missing(d.baseline),

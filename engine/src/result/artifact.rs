@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::health_record::Health;
 use super::{FlowResult, PhasesResult};
 use crate::plan::regression::{RegressionRule, RuleScope};
 use crate::plan::threshold::Metric;
@@ -510,46 +511,6 @@ pub struct LatencySummary {
     pub p99_99_us: Option<u64>,
 }
 
-/// The load generator's own health over the run.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-pub struct Health {
-    /// False when the generator fell short of the plan (see `problems`): the numbers measure
-    /// the generator, not the service.
-    pub valid: bool,
-    /// Why the measurement is invalid, one sentence each.
-    pub problems: Vec<String>,
-    /// Per stage of the load, warmup stages included.
-    pub stages: Vec<StageHealth>,
-}
-
-/// Planned against achieved load in one stage.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-pub struct StageHealth {
-    /// A warmup stage (not measured).
-    pub warmup: bool,
-    /// Planned length in seconds; absent for a count-mode run's open-ended stage.
-    pub duration_s: Option<f64>,
-    /// The stage's level at its start: connections (closed model) or arrivals per second
-    /// (open model), see `level_unit`.
-    pub level_from: f64,
-    /// The stage's level at its end, in `level_unit`.
-    pub level_to: f64,
-    /// `connections` or `requests/s`.
-    pub level_unit: String,
-    /// Requests started (due in this stage).
-    pub sent: u64,
-    /// Open model: arrivals not sent because every in-flight slot was busy.
-    pub dropped: u64,
-    /// Requests started per second of the stage (as run).
-    pub achieved_rate: f64,
-    /// Mean requests in flight over the stage (as run).
-    pub achieved_in_flight: f64,
-    /// How late requests started after they were due, microseconds (open model and pacing).
-    pub lateness_us: Option<LatencySummary>,
-    /// CPU time loadgate used in the stage (user + system), seconds.
-    pub client_cpu_s: f64,
-}
-
 /// One second of the measured window, all targets together.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct TimeSample {
@@ -625,6 +586,11 @@ pub struct SloVerdict {
     /// request failed (or none ended) does not pass. False in older results.
     #[serde(default)]
     pub default: bool,
+    /// Whole-run `errors` thresholds: the open model's arrivals dropped because every
+    /// in-flight slot was busy on the server, counted among `measured`'s failed requests (and
+    /// its requests); absent when none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub dropped: u64,
 }
 
 fn one() -> u32 {

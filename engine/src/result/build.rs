@@ -52,7 +52,7 @@ fn build_with(plan: &Plan, output: &RunOutput, judge_lateness: bool) -> RunResul
         interrupted: output.interrupted,
         environment: environment(output),
         load: load_info(plan),
-        health: health(plan, output, cpu_count(), judge_lateness),
+        health: health(plan, (output, &total), cpu_count(), judge_lateness),
         total: target_result("total", &total, elapsed_s, slow_us(plan)),
         targets: targets(plan, output, elapsed_s),
         flows: super::flow::flows(plan, &output.flows, elapsed_s),

@@ -7,7 +7,8 @@
 //!
 //! - `artifact.rs`: the serialized types, `RESULT_VERSION` and [`schema()`];
 //! - `build.rs`: [`build()`], the artifact from what the run handed over;
-//! - `health.rs`: the load generator's health and the limits that invalidate a measurement;
+//! - `health.rs`: the load generator's health and the limits that invalidate a measurement
+//!   (`health_record.rs`: its types in the artifact);
 //! - `flow.rs`: the flows' iterations ([`FlowResult`]), built and merged;
 //! - `slo.rs`: the SLO verdicts;
 //! - `io.rs`: [`read()`] (which checks what the types do not) and [`write()`] (through an
@@ -22,6 +23,7 @@ mod artifact;
 mod build;
 mod flow;
 mod health;
+mod health_record;
 mod io;
 pub mod merge;
 mod phases;
@@ -29,15 +31,15 @@ mod slo;
 mod upgrade;
 
 pub use artifact::{
-    CheckResult, Environment, Health, LatencySummary, LoadInfo, MergeInfo, PhaseSummary,
-    RecordedRule, RunResult, ServerTimingMetric, ShardInfo, SloVerdict, SpecInfo, StageHealth,
-    StreamingResult, TargetResult, TimeSample, TlsResult, TransportResult, UdpBuffersResult,
-    UpstreamResult, schema,
+    CheckResult, Environment, LatencySummary, LoadInfo, MergeInfo, PhaseSummary, RecordedRule,
+    RunResult, ServerTimingMetric, ShardInfo, SloVerdict, SpecInfo, StreamingResult, TargetResult,
+    TimeSample, TlsResult, TransportResult, UdpBuffersResult, UpstreamResult, schema,
 };
 pub(crate) use artifact::{RESULT_VERSION, published_schema};
 pub use build::build;
 pub(crate) use build::{build_ab_side, phases_result, streaming_result, summary, upstream_result};
 pub use flow::{FlowResult, FlowStep};
+pub use health_record::{Health, HealthLimitsResult, StageHealth};
 pub(crate) use io::encode_histogram;
 pub use io::{
     MAX_EXACT_INTEGER, OutError, OutFile, ReadError, append_whole, decode_histogram, read, write,

@@ -1,10 +1,13 @@
 //! The verdicts on the plan's SLO thresholds: measured on the run's stats, or taken from the
 //! window watch for thresholds with a window, and failed for the one that aborted the run.
+//! The whole run's `errors` thresholds (but those with a window) count the measured stages'
+//! dropped arrivals (every in-flight slot busy) as failed requests, and say how many
+//! (`SloVerdict::dropped`).
 
 use super::SloVerdict;
 use crate::measure::{Measures, TargetStats};
 use crate::plan::Plan;
-use crate::plan::threshold::{Scope, Threshold};
+use crate::plan::threshold::{Metric, Scope, Threshold};
 use crate::run::RunOutput;
 
 /// Every SLO threshold's verdict, in the plan's order; `total` is the targets' stats merged,
@@ -15,11 +18,16 @@ pub(super) fn verdicts(
     total: &TargetStats,
     elapsed_s: f64,
 ) -> Vec<SloVerdict> {
+    let dropped = measured_drops(plan, output);
     plan.slo
         .iter()
         .enumerate()
         .map(|(i, threshold)| {
             let (scope, measures) = match threshold.scope {
+                Scope::Total if threshold.metric == Metric::Errors => (
+                    "total".to_string(),
+                    Measures::of(total, elapsed_s).with_dropped(dropped),
+                ),
                 Scope::Total => ("total".to_string(), Measures::of(total, elapsed_s)),
                 Scope::Target(i) => (
                     plan.targets[i].name.clone(),
@@ -31,9 +39,14 @@ pub(super) fn verdicts(
                 ),
             };
             let mut verdict = verdict(threshold, scope, &measures);
+            if threshold.scope == Scope::Total && threshold.metric == Metric::Errors {
+                verdict.dropped = dropped;
+            }
             if let Some(window) = output.windows.get(i).and_then(|w| w.as_ref()) {
+                // The window watch judges the seconds' responses and errors, without drops.
                 verdict.measured = window.measured;
                 verdict.passed = window.passed;
+                verdict.dropped = 0;
                 verdict.window_s = threshold.window_s;
                 verdict.failed_window_start_s = window.failed_start_s;
             }
@@ -66,5 +79,18 @@ fn verdict(threshold: &Threshold, scope: String, measures: &Measures) -> SloVerd
         failed_window_start_s: None,
         aborted_run: false,
         default: threshold.default,
+        dropped: 0,
     }
+}
+
+/// Arrivals dropped in the measured (not warmup) stages: due requests never sent because
+/// every in-flight slot was busy.
+fn measured_drops(plan: &Plan, output: &RunOutput) -> u64 {
+    plan.load
+        .stages
+        .iter()
+        .zip(&output.stages)
+        .filter(|(stage, _)| !stage.warmup)
+        .map(|(_, stats)| stats.dropped)
+        .sum()
 }

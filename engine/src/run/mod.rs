@@ -33,6 +33,7 @@ mod h2;
 mod h3;
 mod limits;
 mod multiplexed;
+mod open;
 mod output;
 mod pre;
 mod redirect;
@@ -228,7 +229,13 @@ impl Ready<'_> {
         let halt = Arc::new(AtomicBool::new(false));
         let lay_out = |start| {
             let addrs = (endpoint_of.clone(), addrs.clone());
-            Arc::new(Shared::new(plan, addrs, start, epoch, halt.clone()))
+            Arc::new(Shared::new(
+                (plan, workers),
+                addrs,
+                start,
+                epoch,
+                halt.clone(),
+            ))
         };
         let shared = lay_out(start);
         // Work before the clock starts (pre-connect, a warmup of N requests): see `pre.rs`.

@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use super::flow::Flows;
+use super::open::Budget;
 use crate::measure::StageStats;
 use crate::plan::{LoadPlan, Model, Plan, Stop, TargetPlan};
 
@@ -37,14 +38,16 @@ pub(super) struct Shared {
     /// When workers give up on requests still in flight.
     pub(super) hard_deadline: Option<Instant>,
     pub(super) stop: Arc<AtomicBool>,
+    /// Open model: the run's in-flight budget over the workers (none in the closed model).
+    pub(super) budget: Budget,
 }
 
 impl Shared {
-    /// What the workers of a run of `plan` share: the targets' `addrs` (indexed through
-    /// `endpoint_of`), the stages laid out from `start`, the length of the workers' spans
-    /// (`epoch`) and the `stop` flag.
+    /// What the `workers` workers of a run of `plan` share: the targets' `addrs` (indexed
+    /// through `endpoint_of`), the stages laid out from `start`, the length of the workers'
+    /// spans (`epoch`), the `stop` flag and the open model's in-flight budget.
     pub(super) fn new(
-        plan: &Plan,
+        (plan, workers): (&Plan, usize),
         (endpoint_of, addrs): (Vec<usize>, Vec<SocketAddr>),
         start: Instant,
         epoch: Duration,
@@ -92,6 +95,10 @@ impl Shared {
             epoch,
             end,
             stop,
+            budget: Budget::new(match plan.load.model {
+                Model::Open => workers,
+                Model::Closed => 0,
+            }),
         }
     }
 

@@ -5,10 +5,10 @@
 //!   stage's level is at least `i + 0.5` connections (with HTTP/2, a group of `streams` loops per
 //!   connection); it sends its next request when its last response has been read, after its
 //!   think time, or when its pacing schedule says the request is due.
-//! - Open model: a dispatcher per worker walks the arrival schedule ([`Arrivals`]), taking every
-//!   `W`-th arrival, and hands each to an idle loop of its pool (`max_in_flight` loops: the
-//!   in-flight cap); an arrival that finds none idle is counted as dropped, never silently
-//!   skipped (k6's `dropped_iterations`).
+//! - Open model: a dispatcher per worker walks the arrival schedule, taking every `W`-th
+//!   arrival, and hands each to an idle loop (`max_in_flight` loops over all workers: one
+//!   in-flight budget for the run, `open.rs`); an arrival that finds none idle is counted as
+//!   dropped, never silently skipped (k6's `dropped_iterations`).
 //! - With flows (`plan.flows`), a loop's unit of work is an iteration of a flow drawn by weight
 //!   (`flow/`) in place of a request: closed model, a virtual user loops over iterations,
 //!   `load.think_time` and `pacing` between them; open model, an arrival starts one iteration
@@ -22,23 +22,21 @@
 //! A loop owns one connection per endpoint; with HTTP/2, a handle to a connection it shares with
 //! the other `streams - 1` loops of its group (closed model: the group is one connection of the
 //! stage's level). Nothing here allocates per request: the dispatcher wakes a loop through its
-//! own [`Notify`].
+//! own `Notify`.
 
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 use tokio::time::sleep_until;
 
 use super::deadline::Deadline;
 use super::timer::PreciseTimer;
 use super::transport::Outgoing;
-use super::{Shared, WorkerStats, checks, flow, h1, h3, redirect, transport};
+use super::{Shared, WorkerStats, checks, flow, h1, h3, open, redirect, transport};
 use crate::measure::{ErrorKind, LATE_US, ResponseTimes};
-use crate::plan::load::Arrivals;
 use crate::plan::{Model, TargetPlan, ThinkTime};
 
 /// Worker `index`'s (of `workers`) virtual users: their numbers among all, and their
@@ -91,38 +89,11 @@ pub(super) fn spawn(
             })
             .collect(),
         Model::Open => {
-            let pool = Rc::new(Pool {
-                idle: RefCell::new(Vec::with_capacity(users.len())),
-                done: Cell::new(false),
-            });
-            // Reversed: the idle stack hands out the first group's users first.
-            let mut tasks: Vec<JoinHandle<()>> = users
+            let users = users
                 .into_iter()
-                .rev()
-                .map(|(i, conns)| {
-                    let slot = Rc::new(Slot {
-                        job: Cell::new(None),
-                        wake: Notify::new(),
-                    });
-                    pool.idle.borrow_mut().push(slot.clone());
-                    tokio::task::spawn_local(open_vu(
-                        shared.clone(),
-                        stats.clone(),
-                        pool.clone(),
-                        slot,
-                        conns,
-                        seed(i),
-                    ))
-                })
+                .map(|(i, conns)| (seed(i), conns))
                 .collect();
-            tasks.push(tokio::task::spawn_local(dispatcher(
-                shared.clone(),
-                stats.clone(),
-                pool,
-                index,
-                workers,
-            )));
-            tasks
+            open::spawn((index, workers), shared, stats, users)
         }
     }
 }
@@ -523,7 +494,7 @@ const PRECISE_SPAN: Duration = Duration::from_millis(2);
 /// (low rates) in slices, as [`pause_until`], to notice a stop; the last [`PRECISE_SPAN`] on
 /// `timer` (tokio's timer when there is none), so that the request starts on time and its
 /// latency holds none of the generator's lateness. False when the run was stopped.
-async fn pause_precisely(
+pub(super) async fn pause_precisely(
     shared: &Shared,
     timer: &mut Option<PreciseTimer>,
     deadline: Instant,
@@ -542,85 +513,6 @@ async fn pause_precisely(
         }
     }
     true
-}
-
-/// The open model's virtual users of one worker.
-struct Pool {
-    /// Idle virtual users; the last one idled is reused first (its connection is warm).
-    idle: RefCell<Vec<Rc<Slot>>>,
-    /// The dispatcher has handed out its last arrival.
-    done: Cell<bool>,
-}
-
-/// How the dispatcher hands an arrival to a virtual user.
-struct Slot {
-    /// When the request is due, and whether it is measured.
-    job: Cell<Option<(Instant, bool)>>,
-    wake: Notify,
-}
-
-/// Open model: hands this worker's arrivals (every `workers`-th, from `index`) to idle users.
-async fn dispatcher(
-    shared: Arc<Shared>,
-    stats: Rc<RefCell<WorkerStats>>,
-    pool: Rc<Pool>,
-    index: usize,
-    workers: usize,
-) {
-    let mut arrivals = Arrivals::new(&shared.load.stages);
-    let mut timer = PreciseTimer::new().ok();
-    let mut k = index as u64;
-    while let Some(t) = arrivals.time_of(k) {
-        let intended = shared.at(t);
-        if !pause_precisely(&shared, &mut timer, intended).await {
-            break;
-        }
-        let Some(measured) = shared.admit(intended, index) else {
-            break;
-        };
-        let idle = pool.idle.borrow_mut().pop();
-        match idle {
-            Some(slot) => {
-                slot.job.set(Some((intended, measured)));
-                slot.wake.notify_one();
-            }
-            // Every in-flight slot is busy: counted (warmup included, for the stage's health).
-            None => stats.borrow_mut().stages[shared.stage_of(intended)].dropped += 1,
-        }
-        k += workers as u64;
-    }
-    pool.done.set(true);
-    for slot in pool.idle.borrow_mut().drain(..) {
-        slot.wake.notify_one();
-    }
-}
-
-/// Open model: a virtual user, sending each arrival the dispatcher hands it.
-async fn open_vu(
-    shared: Arc<Shared>,
-    stats: Rc<RefCell<WorkerStats>>,
-    pool: Rc<Pool>,
-    slot: Rc<Slot>,
-    mut conns: Connections,
-    seed: u64,
-) {
-    let mut rng = fastrand::Rng::with_seed(seed);
-    let mut user = shared.flows.any().then(|| flow::User::new(&shared.flows));
-    loop {
-        slot.wake.notified().await;
-        let Some((intended, measured)) = slot.job.take() else {
-            break;
-        };
-        let times = (intended, intended, Instant::now());
-        work(
-            &shared, &stats, &mut conns, &mut user, &mut rng, times, measured,
-        )
-        .await;
-        if pool.done.get() {
-            break;
-        }
-        pool.idle.borrow_mut().push(slot.clone());
-    }
 }
 
 #[cfg(test)]

@@ -461,6 +461,39 @@ pub(crate) struct Load {
     /// pre-connect).
     #[serde(default)]
     pub(crate) pre_connect: Option<bool>,
+    /// The generator's health limits: how far it may fall behind its schedule before the
+    /// measurement is invalid (exit 5). Defaults in `docs/spec.md`, measured in
+    /// `bench/health_calibration.sh`.
+    #[serde(default)]
+    pub(crate) health: Option<HealthLimits>,
+}
+
+/// Regex for a share in percent: `1%`, `0.5%`.
+pub(crate) const PERCENT_PATTERN: &str = r"^[0-9]+(\.[0-9]+)?%$";
+
+/// `load.health`: the limits of the generator's own shortfalls, past which a measured stage
+/// (of at least 1 s) is an invalid measurement.
+///
+/// ```yaml
+/// load:
+///   health: { late_p99: 10ms, dropped: 1% }
+/// ```
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct HealthLimits {
+    /// How late requests may start after they were due, at p99 (open model and pacing),
+    /// e.g. `10ms`. Judged only where the lateness shows in the latency (longer than the
+    /// service time by more than 10% at p50 or p99).
+    #[serde(default)]
+    #[schemars(regex(pattern = DURATION_PATTERN))]
+    pub(crate) late_p99: Option<String>,
+    /// Open model: the share of a stage's due arrivals that may be dropped while the
+    /// generator itself was behind its schedule (by more than `late_p99`), e.g. `1%`.
+    /// Arrivals dropped because the server held every in-flight slot are not the
+    /// generator's: they count as failed requests instead.
+    #[serde(default)]
+    #[schemars(regex(pattern = PERCENT_PATTERN))]
+    pub(crate) dropped: Option<String>,
 }
 
 /// `load.warmup`: a duration of constant load, or a number of requests.

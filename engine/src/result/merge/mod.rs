@@ -317,7 +317,13 @@ fn merge_slo(
             } else {
                 targets.iter().find(|t| t.name == v.scope).or(flow.as_ref())
             };
-            reevaluate(v, target, duration_s)
+            // The shards' dropped arrivals, counted as failed requests again.
+            let dropped = results
+                .iter()
+                .filter_map(|r| r.slo.get(i))
+                .map(|s| s.dropped)
+                .sum();
+            reevaluate(v, target, duration_s, dropped)
         })
         .collect()
 }
@@ -368,6 +374,16 @@ fn merge_health(results: &[RunResult]) -> Health {
                 .map(move |p| format!("shard {}: {p}", i + 1))
         })
         .collect();
+    health.notes = results
+        .iter()
+        .enumerate()
+        .flat_map(|(i, r)| {
+            r.health
+                .notes
+                .iter()
+                .map(move |n| format!("shard {}: {n}", i + 1))
+        })
+        .collect();
     if results
         .iter()
         .all(|r| r.health.stages.len() == health.stages.len())
@@ -377,6 +393,7 @@ fn merge_health(results: &[RunResult]) -> Health {
                 let other = &r.health.stages[j];
                 stage.sent += other.sent;
                 stage.dropped += other.dropped;
+                stage.dropped_behind += other.dropped_behind;
                 stage.achieved_rate += other.achieved_rate;
                 stage.achieved_in_flight += other.achieved_in_flight;
                 stage.client_cpu_s += other.client_cpu_s;
@@ -391,6 +408,7 @@ fn reevaluate(
     v: &SloVerdict,
     target: Option<&TargetResult>,
     duration_s: f64,
+    dropped: u64,
 ) -> Result<SloVerdict, MergeError> {
     let metric = match v.metric.as_str() {
         "latency" => Metric::Latency,
@@ -421,11 +439,12 @@ fn reevaluate(
             check_pass_rate: (checks > 0).then(|| t.checks_passed as f64 / checks as f64),
             elapsed_s: duration_s,
         };
-        measures.measure(&threshold).0
+        measures.with_dropped(dropped).measure(&threshold).0
     });
     Ok(SloVerdict {
         passed: measured.is_some_and(|m| threshold.passes(m)),
         measured,
+        dropped,
         ..v.clone()
     })
 }
