@@ -426,12 +426,14 @@ describe('runs that measured nothing or nothing valid are still reported', () =>
     expect(zipEntries(api.artifacts.find((a) => a.runId === 204 && a.name === 'loadgate')!.zip).sort()).toEqual(['engine.log', 'report.md'])
   })
 
-  // An open model whose arrivals cannot all be in flight: the engine drops them and calls the
-  // measurement invalid (exit 5), as engine/tests/load_model.rs provokes it.
+  // An open model whose arrivals cannot all be in flight, with health limits that hold the
+  // generator to its schedule within 1us: the drops are the generator's, and the engine calls
+  // the measurement invalid (exit 5), as engine/tests/load_model.rs provokes it. (Under the
+  // default limits the same drops are the slow server's, judged by the SLOs.)
   const overloaded = (name: string) =>
     spec({ name, delay: '100ms', slo: 'p(95) < 1s', duration: '2s' }).replace(
       'load:\n  connections: 4\n  duration: 2s',
-      'load:\n  model: open\n  rate: 100/s\n  max_in_flight: 2\n  duration: 2s'
+      'load:\n  model: open\n  rate: 100/s\n  max_in_flight: 2\n  duration: 2s\n  health: { late_p99: 1us, dropped: 0% }'
     )
 
   it('an invalid measurement (exit 5) on a pull request: reported with why and what to do, and fails by default', async () => {
