@@ -93,6 +93,14 @@ pub fn aioquic_server_with(pki: &TestPki, args: &[&str]) -> (Killed, SocketAddr)
             .spawn()
             .expect("server.py starts"),
     );
+    let addr = listening_addr(&mut child, "aioquic server: listening on udp://");
+    (child, addr)
+}
+
+/// The address a Python test server (tests/h3/server.py, tests/h2/server.py) prints on its
+/// first line after `prefix`; panics when it prints something else or nothing within
+/// [`AIOQUIC_START_TIMEOUT`].
+pub fn listening_addr(child: &mut Killed, prefix: &str) -> SocketAddr {
     let stdout = child.0.stdout.take().unwrap();
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
@@ -103,11 +111,9 @@ pub fn aioquic_server_with(pki: &TestPki, args: &[&str]) -> (Killed, SocketAddr)
     let line = rx
         .recv_timeout(AIOQUIC_START_TIMEOUT)
         .expect("server.py prints its address in time");
-    let addr = line
-        .trim()
-        .strip_prefix("aioquic server: listening on udp://")
+    line.trim()
+        .strip_prefix(prefix)
         .unwrap_or_else(|| panic!("unexpected line from server.py: {line:?}"))
         .parse()
-        .expect("an address");
-    (child, addr)
+        .expect("an address")
 }

@@ -14,7 +14,8 @@ mod pyh2;
 mod servers;
 
 pub use aioquic::{
-    AIOQUIC, AIOQUIC_START_TIMEOUT, Killed, aioquic_server, aioquic_server_with, pypi_python,
+    AIOQUIC, AIOQUIC_START_TIMEOUT, Killed, aioquic_server, aioquic_server_with, listening_addr,
+    pypi_python,
 };
 pub use certs::{SERVER_NAMES, TestPki, WRONG_NAME};
 pub use client::{HttpConn, IO_TIMEOUT, RawResponse};

@@ -29,21 +29,6 @@ pub fn pyh2_server(args: &[&str]) -> (Killed, SocketAddr) {
             .spawn()
             .expect("python runs tests/h2/server.py"),
     );
-    let stdout = child.0.stdout.take().unwrap();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let mut line = String::new();
-        let _ = BufReader::new(stdout).read_line(&mut line);
-        let _ = tx.send(line);
-    });
-    let line = rx
-        .recv_timeout(PYH2_START_TIMEOUT)
-        .expect("server.py prints its address in time");
-    let addr = line
-        .trim()
-        .strip_prefix("h2 server: listening on tcp://")
-        .unwrap_or_else(|| panic!("unexpected line from server.py: {line:?}"))
-        .parse()
-        .expect("an address");
+    let addr = super::listening_addr(&mut child, "h2 server: listening on tcp://");
     (child, addr)
 }
