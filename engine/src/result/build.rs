@@ -181,8 +181,6 @@ fn target_result(
     let h = &stats.latency_us;
     TargetResult {
         name: name.to_string(),
-        method: None,
-        url: None,
         requests: stats.requests(),
         responses: stats.responses(),
         errors: stats.error_count(),
@@ -210,14 +208,12 @@ fn target_result(
         histogram: encode_histogram(h),
         checks_passed: stats.check_totals().0,
         checks_failed: stats.check_totals().1,
-        checks: Vec::new(),
         phases_us: Some(phases_result(&stats.phases)),
         slow_threshold_us: slow_us,
         slow_responses: slow_us.map(|_| stats.slow),
         upstream_us: upstream_result(&stats.upstream),
         streaming: streaming_result(&stats.streaming),
-        transport: None,
-        time_series: Vec::new(),
+        ..Default::default()
     }
 }
 

@@ -72,31 +72,15 @@ impl FlowResult {
     pub(crate) fn as_target(&self) -> TargetResult {
         TargetResult {
             name: self.name.clone(),
-            method: None,
-            url: None,
             requests: self.iterations,
             responses: self.iterations,
             errors: self.failed,
             error_rate: self.failed_rate(),
             rps: self.iterations_per_s,
-            bytes_sent: 0,
-            bytes_received: 0,
-            status_codes: BTreeMap::new(),
             errors_by_kind: self.failed_requests_by_kind.clone(),
-            errors_by_code: BTreeMap::new(),
             latency_us: self.duration_us.clone(),
-            service_time_us: None,
             histogram: self.histogram.clone(),
-            checks_passed: 0,
-            checks_failed: 0,
-            checks: Vec::new(),
-            phases_us: None,
-            slow_threshold_us: None,
-            slow_responses: None,
-            upstream_us: None,
-            streaming: None,
-            transport: None,
-            time_series: Vec::new(),
+            ..Default::default()
         }
     }
 }
