@@ -34,11 +34,8 @@
 
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
-use super::rules::{RuleVerdict, judge_rule, whole_run_value};
-use super::scoped::scoped;
 use super::stats::{CONFIDENCE, Interval};
 use super::{CompareError, check_version};
-use crate::plan::regression::RegressionRule;
 use crate::plan::threshold::Metric;
 use crate::result::RunResult;
 use crate::units::Unit;
@@ -198,43 +195,6 @@ pub(super) fn earlier_results<'a>(
         )
     });
     Ok((earlier, note))
-}
-
-/// Each rule judged (`rules::judge_rule`). With `earlier` (a stored baseline's earlier
-/// results), on an interval widened by the spread of the rule's whole-run value over `earlier`
-/// and the baseline, when there are at least [`MIN_EARLIER`]; and with the comparison's
-/// [`note`].
-pub(super) fn judge_all(
-    rules: &[RegressionRule],
-    baseline: &RunResult,
-    current: &RunResult,
-    earlier: Option<&[&RunResult]>,
-) -> (Vec<RuleVerdict>, Option<String>) {
-    let Some(earlier) = earlier else {
-        let verdicts = rules
-            .iter()
-            .map(|rule| judge_rule(rule, baseline, current, None).0)
-            .collect();
-        return (verdicts, None);
-    };
-    let mut rows = Vec::new();
-    let mut verdicts = Vec::new();
-    for rule in rules {
-        let values: Option<Vec<f64>> = earlier
-            .iter()
-            .copied()
-            .chain([baseline])
-            .map(|r| whole_run_value(rule, scoped(&rule.scope, r)?.as_ref()))
-            .collect();
-        let spread = values
-            .filter(|_| earlier.len() >= MIN_EARLIER)
-            .and_then(|v| Spread::estimate(&v, Scale::of(rule.metric)));
-        let (verdict, widening) = judge_rule(rule, baseline, current, spread.as_ref());
-        let label = format!("{} {}", verdict.metric, verdict.aggregation);
-        rows.push((label, rule.unit(), spread, widening));
-        verdicts.push(verdict);
-    }
-    (verdicts, Some(note(earlier.len(), &rows)))
 }
 
 /// The note of a comparison with a stored baseline: with fewer than [`MIN_EARLIER`] earlier

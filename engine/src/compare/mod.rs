@@ -9,11 +9,11 @@
 //! | file          | holds                                                               |
 //! |---------------|---------------------------------------------------------------------|
 //! | `mod.rs`      | [`compare`], [`Comparison`], [`CompareError`]                       |
-//! | `rules.rs`    | regression rules judged: [`RuleVerdict`], [`RuleState`], `judge`    |
+//! | `rules.rs`    | rules judged: [`RuleVerdict`], [`RuleState`], `judge`, `judge_all`  |
 //! | `samples.rs`  | the per-second samples a rule's interval is computed from           |
 //! | `scoped.rs`   | rules of a target or a flow: their values and intervals             |
 //! | `stats.rs`    | the moving-block bootstrap interval of a change                     |
-//! | `between_runs.rs` | run-to-run variation from earlier results, widening the interval |
+//! | `between_runs.rs` | run-to-run variation from earlier results: the spread, the widening |
 //! | `paired.rs`   | rules judged on paired epochs (`loadgate ab`): Hodges-Lehmann, Wilcoxon |
 //! | `epochs.rs`   | the sides of `loadgate ab` compared: [`compare_paired`], [`PairedEpochs`] |
 //! | `deltas.rs`   | per-target metrics and SLOs in both runs: [`TargetDelta`], [`SloDelta`] |
@@ -196,7 +196,7 @@ fn judged(
     }
     let mut notes = run_notes(baseline, current);
     let rules = recorded_rules(baseline, current, &mut notes)?;
-    let (rules, note) = between_runs::judge_all(&rules, baseline, current, earlier);
+    let (rules, note) = rules::judge_all(&rules, baseline, current, earlier);
     notes.extend(note);
     Ok(Comparison {
         spec_name: current.spec.name.clone(),

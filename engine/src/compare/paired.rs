@@ -325,18 +325,10 @@ mod tests {
         let us = latency_us.round() as u64;
         TargetResult {
             name: "total".to_string(),
-            method: None,
-            url: None,
             requests: 1000,
             responses: 1000,
-            errors: 0,
             error_rate,
             rps,
-            bytes_sent: 0,
-            bytes_received: 0,
-            status_codes: Default::default(),
-            errors_by_kind: Default::default(),
-            errors_by_code: Default::default(),
             latency_us: Some(LatencySummary {
                 min_us: us,
                 mean_us: latency_us,
@@ -352,18 +344,7 @@ mod tests {
                 p75_us: None,
                 p99_99_us: None,
             }),
-            service_time_us: None,
-            histogram: String::new(),
-            checks_passed: 0,
-            checks_failed: 0,
-            checks: Vec::new(),
-            phases_us: None,
-            slow_threshold_us: None,
-            slow_responses: None,
-            upstream_us: None,
-            streaming: None,
-            transport: None,
-            time_series: Vec::new(),
+            ..Default::default()
         }
     }
 

@@ -1,13 +1,14 @@
 //! Regression rules judged: the whole-run values a rule compares, the interval of the change
-//! from the per-second samples, and the verdict in the order the module documentation of
-//! [`super`] gives.
+//! from the per-second samples (widened by the run-to-run spread of `between_runs.rs` when
+//! earlier results are given: `judge_all`), and the verdict in the order the module
+//! documentation of [`super`] gives.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use std::borrow::Cow;
 
-use super::between_runs::{Spread, Widening};
+use super::between_runs::{MIN_EARLIER, Scale, Spread, Widening, note};
 use super::samples;
 use super::scoped::{scope_names, scoped};
 use super::stats::{self, Change, Interval};
@@ -116,6 +117,43 @@ pub(super) fn default_rules() -> Vec<RegressionRule> {
                 .map(|t| RegressionRule::parse(*metric, t).expect("default rules parse"))
         })
         .collect()
+}
+
+/// Each rule judged ([`judge_rule`]). With `earlier` (a stored baseline's earlier
+/// results), on an interval widened by the spread of the rule's whole-run value over `earlier`
+/// and the baseline (`between_runs.rs`), when there are at least [`MIN_EARLIER`]; and with the
+/// comparison's [`note`].
+pub(super) fn judge_all(
+    rules: &[RegressionRule],
+    baseline: &RunResult,
+    current: &RunResult,
+    earlier: Option<&[&RunResult]>,
+) -> (Vec<RuleVerdict>, Option<String>) {
+    let Some(earlier) = earlier else {
+        let verdicts = rules
+            .iter()
+            .map(|rule| judge_rule(rule, baseline, current, None).0)
+            .collect();
+        return (verdicts, None);
+    };
+    let mut rows = Vec::new();
+    let mut verdicts = Vec::new();
+    for rule in rules {
+        let values: Option<Vec<f64>> = earlier
+            .iter()
+            .copied()
+            .chain([baseline])
+            .map(|r| whole_run_value(rule, scoped(&rule.scope, r)?.as_ref()))
+            .collect();
+        let spread = values
+            .filter(|_| earlier.len() >= MIN_EARLIER)
+            .and_then(|v| Spread::estimate(&v, Scale::of(rule.metric)));
+        let (verdict, widening) = judge_rule(rule, baseline, current, spread.as_ref());
+        let label = format!("{} {}", verdict.metric, verdict.aggregation);
+        rows.push((label, rule.unit(), spread, widening));
+        verdicts.push(verdict);
+    }
+    (verdicts, Some(note(earlier.len(), &rows)))
 }
 
 /// The whole-run value a rule looks at, in its unit.

@@ -247,7 +247,7 @@ pub struct LoadInfo {
 }
 
 /// What one target (or all, for `total`) measured.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct TargetResult {
     /// Target name; `total` for all targets together.
     pub name: String,

@@ -1,15 +1,13 @@
 //! Building the result artifact from what the run hands over.
 
-use hdrhistogram::Histogram;
-
 use super::health::health;
+use super::summary::{phases_result, streaming_result, summary, upstream_result};
 use super::{
-    CheckResult, Environment, LatencySummary, LoadInfo, PhaseSummary, PhasesResult, RESULT_VERSION,
-    RecordedRule, RunResult, ServerTimingMetric, ShardInfo, SpecInfo, StreamingResult,
-    TargetResult, TimeSample, TlsResult, TransportResult, UdpBuffersResult, UpstreamResult,
+    CheckResult, Environment, LoadInfo, RESULT_VERSION, RecordedRule, RunResult, ShardInfo,
+    SpecInfo, TargetResult, TimeSample, TlsResult, TransportResult, UdpBuffersResult,
     encode_histogram, slo,
 };
-use crate::measure::{Phases, SpanSample, Streaming, TargetStats, Upstream, code_key, rate};
+use crate::measure::{SpanSample, TargetStats, code_key, rate};
 use crate::plan::{Model, Plan, Stop, TargetPlan};
 use crate::run::{Negotiated, RunOutput};
 
@@ -168,25 +166,6 @@ fn cpu_count() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
-/// Percentiles and moments of a latency histogram; `None` when it is empty.
-pub(crate) fn summary(h: &Histogram<u64>) -> Option<LatencySummary> {
-    (!h.is_empty()).then(|| LatencySummary {
-        min_us: h.min(),
-        mean_us: h.mean(),
-        stdev_us: h.stdev(),
-        p50_us: h.value_at_quantile(0.50),
-        p90_us: h.value_at_quantile(0.90),
-        p95_us: h.value_at_quantile(0.95),
-        p99_us: h.value_at_quantile(0.99),
-        p99_9_us: h.value_at_quantile(0.999),
-        max_us: h.max(),
-        p10_us: Some(h.value_at_quantile(0.10)),
-        p25_us: Some(h.value_at_quantile(0.25)),
-        p75_us: Some(h.value_at_quantile(0.75)),
-        p99_99_us: Some(h.value_at_quantile(0.9999)),
-    })
-}
-
 /// The slow threshold of the run's targets (`defaults.slow`: the same for all), microseconds.
 fn slow_us(plan: &Plan) -> Option<u64> {
     plan.targets.first().and_then(|t| t.slow_us)
@@ -202,8 +181,6 @@ fn target_result(
     let h = &stats.latency_us;
     TargetResult {
         name: name.to_string(),
-        method: None,
-        url: None,
         requests: stats.requests(),
         responses: stats.responses(),
         errors: stats.error_count(),
@@ -231,76 +208,12 @@ fn target_result(
         histogram: encode_histogram(h),
         checks_passed: stats.check_totals().0,
         checks_failed: stats.check_totals().1,
-        checks: Vec::new(),
         phases_us: Some(phases_result(&stats.phases)),
         slow_threshold_us: slow_us,
         slow_responses: slow_us.map(|_| stats.slow),
         upstream_us: upstream_result(&stats.upstream),
         streaming: streaming_result(&stats.streaming),
-        transport: None,
-        time_series: Vec::new(),
-    }
-}
-
-/// The summary of a histogram of microseconds, with the histogram; `None` when it is empty.
-fn phase_summary(h: &Histogram<u64>) -> Option<PhaseSummary> {
-    (!h.is_empty()).then(|| PhaseSummary {
-        count: h.len(),
-        min_us: h.min(),
-        mean_us: h.mean(),
-        p50_us: h.value_at_quantile(0.50),
-        p90_us: h.value_at_quantile(0.90),
-        p99_us: h.value_at_quantile(0.99),
-        max_us: h.max(),
-        histogram: encode_histogram(h),
-    })
-}
-
-/// The summary of a target's upstream-time histograms; `None` when nothing was recorded.
-pub(crate) fn upstream_result(upstream: &Upstream) -> Option<UpstreamResult> {
-    (!upstream.is_empty()).then(|| UpstreamResult {
-        envoy_upstream_service_time: phase_summary(&upstream.envoy_us),
-        server_timing: upstream
-            .server_timing_us
-            .iter()
-            .filter_map(|(name, h)| {
-                Some(ServerTimingMetric {
-                    name: name.clone(),
-                    dur: phase_summary(h)?,
-                })
-            })
-            .collect(),
-        server_timing_dropped: upstream.server_timing_dropped,
-    })
-}
-
-/// The summary of a target's streamed responses; `None` when there were none.
-pub(crate) fn streaming_result(streaming: &Streaming) -> Option<StreamingResult> {
-    (streaming.responses > 0).then(|| StreamingResult {
-        responses: streaming.responses,
-        sse_responses: streaming.sse_responses,
-        events: streaming.events,
-        ttfb: phase_summary(&streaming.ttfb_us),
-        event_gap: phase_summary(&streaming.event_gap_us),
-    })
-}
-
-/// The summary of a target's phase histograms.
-pub(crate) fn phases_result(phases: &Phases) -> PhasesResult {
-    let summary = phase_summary;
-    PhasesResult {
-        connections_opened: phases.connections,
-        tls_resumed: phases.tls_resumed,
-        zero_rtt_attempted: phases.zero_rtt_attempted,
-        zero_rtt_accepted: phases.zero_rtt_accepted,
-        pre_connected: phases.pre_connected,
-        dns: summary(&phases.dns_us),
-        connect: summary(&phases.connect_us),
-        tls: summary(&phases.tls_us),
-        ttfb: summary(&phases.ttfb_us),
-        body: summary(&phases.body_us),
-        write: summary(&phases.write_us),
-        stream_wait: summary(&phases.stream_wait_us),
+        ..Default::default()
     }
 }
 

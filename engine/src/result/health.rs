@@ -3,7 +3,7 @@
 //! generator), and the load the server did not take (its dropped arrivals: the load was
 //! applied, the server could not keep up; the SLOs judge it, see `slo.rs`).
 
-use super::build::summary;
+use super::summary::summary;
 use super::{Health, HealthLimitsResult, StageHealth};
 use crate::measure::{StageStats, TargetStats};
 use crate::plan::health::HealthLimits;

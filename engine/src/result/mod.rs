@@ -7,9 +7,12 @@
 //!
 //! - `artifact.rs`: the serialized types, `RESULT_VERSION` and [`schema()`];
 //! - `build.rs`: [`build()`], the artifact from what the run handed over;
+//! - `summary.rs`: histograms summed up (percentiles, phases, upstream and streaming times),
+//!   for a run's result and for a merge;
 //! - `health.rs`: the load generator's health and the limits that invalidate a measurement
 //!   (`health_record.rs`: its types in the artifact);
-//! - `flow.rs`: the flows' iterations ([`FlowResult`]), built and merged;
+//! - `flow.rs`: the flows' iterations ([`FlowResult`]), built from a run (merged in
+//!   `merge/flows.rs`);
 //! - `slo.rs`: the SLO verdicts;
 //! - `io.rs`: [`read()`] (which checks what the types do not) and [`write()`] (through an
 //!   [`OutFile`], created before a run), and the histograms' text encoding;
@@ -28,6 +31,7 @@ mod io;
 pub mod merge;
 mod phases;
 mod slo;
+mod summary;
 mod upgrade;
 
 pub use artifact::{
@@ -37,7 +41,7 @@ pub use artifact::{
 };
 pub(crate) use artifact::{RESULT_VERSION, published_schema};
 pub use build::build;
-pub(crate) use build::{build_ab_side, phases_result, streaming_result, summary, upstream_result};
+pub(crate) use build::build_ab_side;
 pub use flow::{FlowResult, FlowStep};
 pub use health_record::{Health, HealthLimitsResult, StageHealth};
 pub(crate) use io::encode_histogram;
@@ -45,3 +49,4 @@ pub use io::{
     MAX_EXACT_INTEGER, OutError, OutFile, ReadError, append_whole, decode_histogram, read, write,
 };
 pub use phases::PhasesResult;
+pub(crate) use summary::{phases_result, streaming_result, summary, upstream_result};

@@ -25,8 +25,8 @@
 //!
 //! - `service_time_us` (a summary without a histogram) is absent from a merge of several
 //!   shards;
-//! - flows: iterations and their reasons summed, iteration-duration histograms added, the
-//!   rate over the merged window; a flow's SLOs are re-evaluated on them;
+//! - flows (`flows.rs`): iterations and their reasons summed, iteration-duration histograms
+//!   added, the rate over the merged window; a flow's SLOs are re-evaluated on them;
 //! - an SLO with a window (`window_s`) passes when it passed in every shard, and shows the
 //!   first failing shard's window (or the first shard's); other SLOs are re-evaluated;
 //! - health: valid when every shard's was, with every shard's problems; stages are the first
@@ -34,6 +34,7 @@
 //!   shards when they have the same stages (lateness, a summary, is the first shard's).
 
 mod checks;
+mod flows;
 mod series;
 mod targets;
 
@@ -236,7 +237,7 @@ pub fn merge(results: &[RunResult], options: MergeOptions) -> Result<RunResult, 
     let targets = targets::merge_targets(results, offsets_s, duration_s)?;
     let shards_flows: Vec<&[super::FlowResult]> =
         results.iter().map(|r| r.flows.as_slice()).collect();
-    let flows = super::flow::merge_flows(&shards_flows, duration_s)?;
+    let flows = flows::merge_flows(&shards_flows, duration_s)?;
     let slo = merge_slo(results, &total, &targets, &flows, duration_s)?;
     let series: Vec<Part<'_>> = results
         .iter()

@@ -107,31 +107,11 @@ fn empty(head: &TargetResult) -> TargetResult {
         name: head.name.clone(),
         method: head.method.clone(),
         url: head.url.clone(),
-        requests: 0,
-        responses: 0,
-        errors: 0,
-        error_rate: 0.0,
-        rps: 0.0,
-        bytes_sent: 0,
-        bytes_received: 0,
-        status_codes: BTreeMap::new(),
-        errors_by_kind: BTreeMap::new(),
-        errors_by_code: BTreeMap::new(),
-        latency_us: None,
-        service_time_us: None,
-        histogram: String::new(),
-        checks_passed: 0,
-        checks_failed: 0,
-        checks: Vec::new(),
-        phases_us: None,
         // Shards of one spec have the same threshold.
         slow_threshold_us: head.slow_threshold_us,
-        slow_responses: None,
-        upstream_us: None,
-        streaming: None,
         // Shards of one spec ask for the same transport.
         transport: head.transport.clone(),
-        time_series: Vec::new(),
+        ..Default::default()
     }
 }
 
