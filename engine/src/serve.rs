@@ -90,6 +90,7 @@ use shop::Shop;
 
 use crate::udp::UdpBuffers;
 
+mod body;
 mod h3;
 mod respond;
 mod shop;
