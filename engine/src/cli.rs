@@ -1,4 +1,5 @@
-//! Command-line interface (clap derive).
+//! Command-line interface (clap derive): the arguments of each command, turned into its plain
+//! options (`crate::options`, `crate::serve::ServeOptions`), which are all the library reads.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -6,9 +7,17 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 
-pub use crate::report::Format;
+use crate::ab::parse_epoch;
+use crate::options::{
+    AbMode, AbOptions, CompareOptions, LineOptions, PlanRunOptions, ReportOptions, RunOptions,
+};
+use crate::report::Format;
 use crate::report::lines::LineFormat;
 use crate::serve::{ServeOptions, ServeTls};
+
+mod quick;
+
+use quick::{CurlArgs, QuickArgs};
 
 /// loadgate: a CI performance gate for HTTP services.
 #[derive(Debug, Parser)]
@@ -204,7 +213,7 @@ pub(crate) struct AbArgs {
     /// `alternating`, one epoch at a time in ABBA blocks with a random start. Default: the
     /// spec's `ab.mode`, else `duet`.
     #[arg(long, value_enum)]
-    pub(crate) mode: Option<AbMode>,
+    pub(crate) mode: Option<AbModeFlag>,
     /// Write both sides' results and their epochs (JSON) here, whole or not at all; `loadgate
     /// report FILE` renders it. A folder that cannot take the file is refused before any load
     /// is sent (exit 2).
@@ -215,46 +224,13 @@ pub(crate) struct AbArgs {
     pub(crate) quiet: bool,
 }
 
-/// How `loadgate ab` loads the two sides.
+/// `--mode` of `loadgate ab`: [`AbMode`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub(crate) enum AbMode {
+pub(crate) enum AbModeFlag {
     /// Both sides at the same time, on one schedule (Bulej et al., "Duet Benchmarking", 2020).
     Duet,
     /// One side at a time, epoch by epoch, in ABBA blocks with a random start.
     Alternating,
-}
-
-impl AbMode {
-    /// `duet` or `alternating`.
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            AbMode::Duet => "duet",
-            AbMode::Alternating => "alternating",
-        }
-    }
-
-    /// The epoch when `--epoch` is not given: 250 ms in duet mode, 1 s in alternating mode.
-    pub(crate) fn default_epoch(self) -> Duration {
-        match self {
-            AbMode::Duet => Duration::from_millis(250),
-            AbMode::Alternating => Duration::from_secs(1),
-        }
-    }
-}
-
-/// Parses an epoch length: whole milliseconds that divide a second (or whole seconds), at
-/// least 10 ms.
-pub(crate) fn parse_epoch(text: &str) -> Result<Duration, String> {
-    let epoch = crate::units::parse_duration(text)?;
-    let (second, e) = (Duration::from_secs(1).as_nanos(), epoch.as_nanos());
-    let ms = Duration::from_millis(1).as_nanos();
-    if e < 10 * ms || e % ms != 0 || (second % e != 0 && e % second != 0) {
-        return Err(format!(
-            "an epoch is a whole fraction of a second, at least 10ms (1s, 500ms, 250ms, 200ms, \
-             100ms), or whole seconds in alternating mode, not `{text}`"
-        ));
-    }
-    Ok(epoch)
 }
 
 /// Parses `NAME=VALUE` (the value may be empty and may hold `=`).
@@ -331,194 +307,221 @@ impl ServeArgs {
     }
 }
 
-// ---- One-line runs: `loadgate quick` and `loadgate curl` ----------------------------------
-//
-// The flags of hey, oha, vastar, rewrk, loadgen-rs and fun-bomb. Where a letter means
-// different things in different tools, oha's meaning wins (`-t` is the timeout, `-m` the
-// method, `-p` HTTP/2 streams); docs/quick.md has the whole mapping.
+// ---- The options of the arguments ----------------------------------------------------------
 
-/// `loadgate quick [FLAGS] URL...`: the request flags, then the load flags shared with
-/// `loadgate curl`.
-#[derive(Debug, Clone, clap::Args)]
-pub(crate) struct QuickArgs {
-    /// The URLs to load, one run each, in turn (`http://` or `https://`).
-    #[arg(required = true, value_name = "URL")]
-    pub(crate) urls: Vec<String>,
-    #[command(flatten)]
-    pub(crate) request: RequestFlags,
-    #[command(flatten)]
-    pub(crate) load: LoadFlags,
+impl From<RunArgs> for RunOptions {
+    fn from(args: RunArgs) -> Self {
+        RunOptions {
+            spec: args.spec,
+            lines: LineOptions {
+                format: args.format,
+                output: args.output,
+            },
+            run: PlanRunOptions {
+                out: args.out,
+                baseline: args.baseline,
+                shard: args.shard,
+                start_at: args.start_at,
+                quiet: args.quiet,
+                no_color: args.no_color,
+            },
+        }
+    }
 }
 
-/// `loadgate curl [LOAD FLAGS] -- curl URL [CURL OPTIONS]`: the load flags, then a curl
-/// command line (a browser's "Copy as cURL"), as words or as one quoted string.
-#[derive(Debug, Clone, clap::Args)]
-pub(crate) struct CurlArgs {
-    #[command(flatten)]
-    pub(crate) load: LoadFlags,
-    /// The curl command: `curl URL -H ... -d ...` after `--`, or the whole command as one
-    /// quoted string.
-    #[arg(last = true, required = true, value_name = "CURL COMMAND")]
-    pub(crate) command: Vec<String>,
+impl From<CompareArgs> for CompareOptions {
+    fn from(args: CompareArgs) -> Self {
+        CompareOptions {
+            baseline: args.baseline,
+            current: args.current,
+            baseline_history: args.baseline_history,
+            format: args.format,
+            output: args.output,
+            templates: args.templates,
+            spec: args.spec,
+        }
+    }
 }
 
-/// What each request is: method, headers, body, protocol, TLS (`loadgate quick` only; the
-/// curl command gives them to `loadgate curl`).
-#[derive(Debug, Clone, Default, clap::Args)]
-pub(crate) struct RequestFlags {
-    /// HTTP method (oha, hey `-m`).
-    #[arg(short = 'm', long, value_name = "METHOD")]
-    pub(crate) method: Option<String>,
-    /// Request body (hey, oha `-d`).
-    #[arg(short = 'd', long, value_name = "BODY", conflicts_with = "body_file")]
-    pub(crate) body: Option<String>,
-    /// Request body from a file, relative to the current folder (hey `-D`).
-    #[arg(short = 'D', long, value_name = "FILE")]
-    pub(crate) body_file: Option<PathBuf>,
-    /// Content-Type header (hey, oha `-T`).
-    #[arg(short = 'T', long, value_name = "TYPE")]
-    pub(crate) content_type: Option<String>,
-    /// A request header, `Name: value` (repeatable).
-    #[arg(short = 'H', long = "header", value_name = "NAME: VALUE")]
-    pub(crate) headers: Vec<String>,
-    /// Accept header (hey, oha `-A`).
-    #[arg(short = 'A', long, value_name = "TYPE")]
-    pub(crate) accept: Option<String>,
-    /// Basic authentication, `user:pass`: an `Authorization` header that no output shows.
-    #[arg(short = 'a', long = "basic-auth", value_name = "USER:PASS")]
-    pub(crate) basic_auth: Option<String>,
-    /// Speak HTTP/2 (over TLS by ALPN, over cleartext with prior knowledge).
-    #[arg(long)]
-    pub(crate) http2: bool,
-    /// Accept any server certificate (test setups only; reports mark the run insecure).
-    #[arg(short = 'k', long)]
-    pub(crate) insecure: bool,
-    /// Trust the CA certificates of this PEM file, relative to the current folder.
-    #[arg(long, value_name = "FILE")]
-    pub(crate) cacert: Option<PathBuf>,
-    /// TLS cipher suites to offer, comma-separated rustls names
-    /// (`TLS13_AES_128_GCM_SHA256,...`).
-    #[arg(long, value_name = "SUITES", value_delimiter = ',')]
-    pub(crate) tls_ciphers: Vec<String>,
-    /// Do not offer `Accept-Encoding: gzip` (offered by default, as hey does).
-    #[arg(long)]
-    pub(crate) disable_compression: bool,
-    /// Follow at most N redirects on the same origin (default 10, as hey and oha).
-    #[arg(
-        long = "redirect",
-        value_name = "N",
-        conflicts_with = "disable_redirects"
-    )]
-    pub(crate) redirects: Option<u32>,
-    /// Do not follow redirects (`--redirect 0`).
-    #[arg(long)]
-    pub(crate) disable_redirects: bool,
+impl From<ReportArgs> for ReportOptions {
+    fn from(args: ReportArgs) -> Self {
+        ReportOptions {
+            results: args.results,
+            baseline: args.baseline,
+            baseline_history: args.baseline_history,
+            format: args.format,
+            output: args.output,
+            templates: args.templates,
+            spec: args.spec,
+            window: args.window,
+        }
+    }
 }
 
-/// How hard, how long and how the results are shown: shared by `quick` and `curl`.
-#[derive(Debug, Clone, Default, clap::Args)]
-pub(crate) struct LoadFlags {
-    /// Requests to measure (default 200 when no `-z`).
-    #[arg(short = 'n', long, value_name = "N", conflicts_with = "duration")]
-    pub(crate) requests: Option<u64>,
-    /// Connections (default 50). With `-q`: the most requests in flight at once.
-    #[arg(short = 'c', long, value_name = "N")]
-    pub(crate) connections: Option<u32>,
-    /// How long to measure (`10s`, `1m`), instead of `-n`.
-    #[arg(short = 'z', long, value_name = "DURATION", value_parser = seconds)]
-    pub(crate) duration: Option<String>,
-    /// Requests per second over the whole run, on a schedule whatever the server does (the
-    /// open model).
-    #[arg(short = 'q', long = "rate", value_name = "RPS", conflicts_with = "rps")]
-    pub(crate) rate: Option<f64>,
-    /// Requests per second of each connection (loadgen-rs `--rps`; the closed model's pacing).
-    #[arg(long, value_name = "RPS")]
-    pub(crate) rps: Option<f64>,
-    /// HTTP/2 streams per connection (oha `-p`, h2load `-m`); implies `--http2`.
-    #[arg(
-        short = 'p',
-        long = "http2-parallel",
-        visible_alias = "streams",
-        value_name = "N"
-    )]
-    pub(crate) streams: Option<u32>,
-    /// Request timeout (`10s`; a bare number is seconds, as hey's `-t`). Default 10s.
-    #[arg(short = 't', long, value_name = "DURATION", value_parser = seconds)]
-    pub(crate) timeout: Option<String>,
-    /// Connect timeout (`2s`; default: the request timeout).
-    #[arg(long, value_name = "DURATION", value_parser = seconds)]
-    pub(crate) connect_timeout: Option<String>,
-    /// Worker threads (rewrk, loadgen-rs `--threads`; default: the number of CPUs).
-    #[arg(long, value_name = "N")]
-    pub(crate) threads: Option<u32>,
-    /// Open a new connection for every request.
-    #[arg(long)]
-    pub(crate) disable_keepalive: bool,
-    /// Warm-up before measuring, for each URL: a duration (`2s`) or a number of requests
-    /// (fun-bomb `-w 100`); not counted.
-    #[arg(short = 'w', long = "warmup", value_name = "DURATION|N")]
-    pub(crate) warmup: Option<String>,
-    /// Ramp the load up from 0 over this long before measuring (not counted); needs `-z`.
-    #[arg(long, value_name = "DURATION", value_parser = seconds)]
-    pub(crate) ramp_up: Option<String>,
-    /// Count responses at least this slow (`1s`; plt `--slow`).
-    #[arg(long, value_name = "DURATION", value_parser = seconds)]
-    pub(crate) slow: Option<String>,
-    /// The expected status code; any other counts as an error (default: any 2xx).
-    #[arg(long, value_name = "CODE", value_parser = clap::value_parser!(u16).range(100..=599))]
-    pub(crate) status_code: Option<u16>,
-    /// Pause between URLs (`2s`).
-    #[arg(long, value_name = "DURATION", value_parser = crate::units::parse_duration)]
-    pub(crate) delay: Option<Duration>,
-    /// Run each URL N times and summarise the rounds: mean and standard deviation of the RPS
-    /// and of each percentile (rewrk `--rounds`).
-    #[arg(long, value_name = "N", default_value_t = 1,
-          value_parser = clap::value_parser!(u32).range(1..=1000))]
-    pub(crate) rounds: u32,
-    /// Print the equivalent spec (YAML) and exit without sending a request: the run as a CI
-    /// gate (`loadgate run SPEC`). Several URLs: one document each, separated by `---`.
-    #[arg(long)]
-    pub(crate) emit_spec: bool,
-    /// Before the load, send one request and print the response: status line, headers, the
-    /// first bytes of the body, and the address and protocol it went to.
-    #[arg(short = 'v', long)]
-    pub(crate) verbose: bool,
-    /// No colour in the summary (as the `NO_COLOR` environment variable; colour is only ever
-    /// used when stdout is a terminal).
-    #[arg(long)]
-    pub(crate) no_color: bool,
-    /// No progress line on stderr.
-    #[arg(long)]
-    pub(crate) quiet: bool,
-    /// What each run prints: the text summary, one JSON line, or one CSV row.
-    #[arg(long, value_enum, default_value = "text")]
-    pub(crate) format: LineFormat,
-    /// Append each run's output (in `--format`) to this file instead of stdout, which then
-    /// shows the text summary; a CSV header is written only into a new or empty file.
-    #[arg(long, value_name = "FILE")]
-    pub(crate) output: Option<PathBuf>,
-}
-
-/// A duration flag: `10s`, `500ms`, or a bare number of seconds (hey's `-t 20`), as the
-/// spec's duration text (`20s`).
-fn seconds(text: &str) -> Result<String, String> {
-    let text = text.trim();
-    let with_unit = if !text.is_empty() && text.chars().all(|c| c.is_ascii_digit() || c == '.') {
-        format!("{text}s")
-    } else {
-        text.to_string()
-    };
-    crate::units::parse_duration(&with_unit)?;
-    Ok(with_unit)
+impl From<AbArgs> for AbOptions {
+    fn from(args: AbArgs) -> Self {
+        AbOptions {
+            spec: args.spec,
+            baseline_url: args.baseline_url,
+            candidate_url: args.candidate_url,
+            baseline: args.baseline,
+            candidate: args.candidate,
+            aa: args.aa,
+            epoch: args.epoch,
+            mode: args.mode.map(|mode| match mode {
+                AbModeFlag::Duet => AbMode::Duet,
+                AbModeFlag::Alternating => AbMode::Alternating,
+            }),
+            out: args.out,
+            quiet: args.quiet,
+        }
+    }
 }
 
 #[cfg(test)]
-mod quick_flag_tests {
+mod tests {
+    use super::*;
+    use crate::options::{LoadOptions, QuickOptions, RequestOptions};
+
+    fn parse(line: &[&str]) -> Command {
+        Cli::try_parse_from(std::iter::once(&"loadgate").chain(line))
+            .unwrap()
+            .command
+    }
+
     #[test]
     fn a_bare_number_is_seconds() {
-        assert_eq!(super::seconds("20").unwrap(), "20s");
-        assert_eq!(super::seconds("1.5").unwrap(), "1.5s");
-        assert_eq!(super::seconds("250ms").unwrap(), "250ms");
-        assert!(super::seconds("soon").is_err());
+        use quick::seconds;
+        assert_eq!(seconds("20").unwrap(), "20s");
+        assert_eq!(seconds("1.5").unwrap(), "1.5s");
+        assert_eq!(seconds("250ms").unwrap(), "250ms");
+        assert!(seconds("soon").is_err());
+    }
+
+    /// The flags of a one-line run reach their options (durations as spec text, the method as
+    /// given): the three command lines whose options `quick`'s tests plan.
+    #[test]
+    fn quick_flags_make_their_options() {
+        let text = |t: &str| Some(t.to_string());
+        let load = LoadOptions {
+            rounds: 1,
+            ..LoadOptions::default()
+        };
+        let cases: [(&[&str], RequestOptions, LoadOptions); 3] = [
+            (
+                &[
+                    "-n", "300", "-c", "7", "-m", "post", "-d", "{}", "-a", "u:p", "-t", "3",
+                ],
+                RequestOptions {
+                    method: text("post"),
+                    body: text("{}"),
+                    basic_auth: text("u:p"),
+                    ..RequestOptions::default()
+                },
+                LoadOptions {
+                    requests: Some(300),
+                    connections: Some(7),
+                    timeout: text("3s"),
+                    ..load.clone()
+                },
+            ),
+            (
+                &[
+                    "-z", "2s", "-q", "150", "-c", "20", "-w", "1s", "--http2", "-p", "4",
+                ],
+                RequestOptions {
+                    http2: true,
+                    ..RequestOptions::default()
+                },
+                LoadOptions {
+                    duration: text("2s"),
+                    rate: Some(150.0),
+                    connections: Some(20),
+                    warmup: text("1s"),
+                    streams: Some(4),
+                    ..load.clone()
+                },
+            ),
+            (
+                &[
+                    "-z",
+                    "3s",
+                    "--ramp-up",
+                    "1s",
+                    "-c",
+                    "5",
+                    "--rps",
+                    "20",
+                    "--status-code",
+                    "204",
+                    "--format",
+                    "csv",
+                ],
+                RequestOptions::default(),
+                LoadOptions {
+                    duration: text("3s"),
+                    ramp_up: text("1s"),
+                    connections: Some(5),
+                    rps: Some(20.0),
+                    status_code: Some(204),
+                    lines: LineOptions {
+                        format: LineFormat::Csv,
+                        output: None,
+                    },
+                    ..load.clone()
+                },
+            ),
+        ];
+        for (flags, request, load) in cases {
+            let line: Vec<&str> = ["quick"]
+                .iter()
+                .chain(flags)
+                .chain(&["URL"])
+                .copied()
+                .collect();
+            let Command::Quick(args) = parse(&line) else {
+                panic!("quick")
+            };
+            let expected = QuickOptions {
+                urls: vec!["URL".into()],
+                request,
+                load,
+            };
+            assert_eq!(QuickOptions::from(*args), expected, "{flags:?}");
+        }
+    }
+
+    /// The sides of `loadgate ab` reach their options in order; `--mode` maps onto [`AbMode`].
+    #[test]
+    fn ab_flags_make_their_options() {
+        let line = [
+            "ab",
+            "spec.yaml",
+            "--baseline",
+            "A=1",
+            "--candidate",
+            "B=2=x",
+            "--candidate",
+            "C=",
+            "--candidate-url",
+            "http://127.0.0.1:1",
+            "--mode",
+            "alternating",
+            "--epoch",
+            "500ms",
+        ];
+        let Command::Ab(args) = parse(&line) else {
+            panic!("ab")
+        };
+        let expected = AbOptions {
+            spec: "spec.yaml".into(),
+            candidate_url: Some("http://127.0.0.1:1".into()),
+            baseline: vec![("A".into(), "1".into())],
+            candidate: vec![("B".into(), "2=x".into()), ("C".into(), String::new())],
+            epoch: Some(Duration::from_millis(500)),
+            mode: Some(AbMode::Alternating),
+            ..AbOptions::default()
+        };
+        assert_eq!(AbOptions::from(args), expected);
     }
 }

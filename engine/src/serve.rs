@@ -90,6 +90,7 @@ use shop::Shop;
 
 use crate::udp::UdpBuffers;
 
+mod body;
 mod h3;
 mod respond;
 mod shop;
@@ -152,7 +153,8 @@ pub fn serve(options: &ServeOptions) -> anyhow::Result<()> {
     runtime.block_on(async {
         // Install the handlers before announcing the address, so that a SIGTERM sent as soon as
         // the line is read stops us cleanly instead of killing us.
-        let shutdown = crate::interrupt_signal().context("cannot install the signal handlers")?;
+        let shutdown =
+            crate::signal::interrupt_signal().context("cannot install the signal handlers")?;
         let tls = match &options.tls {
             Some(tls) => Some(tls_config(&tls.cert, &tls.key, tls.client_ca.as_deref())?),
             None => None,

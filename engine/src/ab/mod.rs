@@ -67,15 +67,16 @@ mod sides;
 
 pub(crate) use alternate::AlternateError;
 
-use crate::cli::{AbArgs, AbMode};
 use crate::compare;
 use crate::compare::gate::{Outcome, Overall};
+use crate::options::{AbMode, AbOptions};
 use crate::plan::{Model, Plan};
 use crate::report::progress::ProgressLine;
 use crate::result;
 use crate::result::ab::{AB_VERSION, AbResult, EpochSample, complete_epochs};
 use crate::run::{self, RunOutput};
 use crate::service::Service;
+use crate::signal::Interrupt;
 use crate::spec::{Ab, AbModeSpec, SourceSpec};
 use anyhow::Context as _;
 
@@ -98,7 +99,10 @@ pub(crate) enum AbError {
 }
 
 /// `loadgate ab`; `env` looks up `${NAME}`s that a side does not give.
-pub(crate) fn ab(args: &AbArgs, env: &dyn Fn(&str) -> Option<String>) -> anyhow::Result<Outcome> {
+pub(crate) fn ab(
+    args: &AbOptions,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> anyhow::Result<Outcome> {
     let source = SourceSpec::read(&args.spec)?;
     let block = sides::ab_block(&source, env)?;
     let sides = sides::sides(args, &block);
@@ -118,7 +122,7 @@ pub(crate) fn ab(args: &AbArgs, env: &dyn Fn(&str) -> Option<String>) -> anyhow:
         .map(result::OutFile::create)
         .transpose()?;
 
-    let interrupt = crate::Interrupt::watch()?;
+    let interrupt = Interrupt::watch()?;
     let stop = interrupt.stop.clone();
     if mode == AbMode::Alternating {
         alternate::check(&plans[0], epoch)?;
@@ -182,20 +186,35 @@ pub(crate) fn ab(args: &AbArgs, env: &dyn Fn(&str) -> Option<String>) -> anyhow:
 
 /// The mode and epoch: the command line's, else the `ab` block's, else the mode's default.
 /// Errors: an unreadable block epoch, a duet epoch longer than a second.
-fn mode_and_epoch(args: &AbArgs, block: &Ab) -> Result<(AbMode, Duration), AbError> {
+fn mode_and_epoch(args: &AbOptions, block: &Ab) -> Result<(AbMode, Duration), AbError> {
     let mode = args.mode.unwrap_or(match block.mode {
         Some(AbModeSpec::Alternating) => AbMode::Alternating,
         Some(AbModeSpec::Duet) | None => AbMode::Duet,
     });
     let epoch = match (args.epoch, &block.epoch) {
         (Some(epoch), _) => epoch,
-        (None, Some(text)) => crate::cli::parse_epoch(text).map_err(AbError::BlockEpoch)?,
+        (None, Some(text)) => parse_epoch(text).map_err(AbError::BlockEpoch)?,
         (None, None) => mode.default_epoch(),
     };
     if mode == AbMode::Duet && epoch > Duration::from_secs(1) {
         return Err(AbError::DuetEpoch(epoch));
     }
     Ok((mode, epoch))
+}
+
+/// Parses an epoch length (`--epoch`, the spec's `ab.epoch`): whole milliseconds that divide a
+/// second (or whole seconds), at least 10 ms. Errors: the message for the flag or the field.
+pub(crate) fn parse_epoch(text: &str) -> Result<Duration, String> {
+    let epoch = crate::units::parse_duration(text)?;
+    let (second, e) = (Duration::from_secs(1).as_nanos(), epoch.as_nanos());
+    let ms = Duration::from_millis(1).as_nanos();
+    if e < 10 * ms || e % ms != 0 || (second % e != 0 && e % second != 0) {
+        return Err(format!(
+            "an epoch is a whole fraction of a second, at least 10ms (1s, 500ms, 250ms, 200ms, \
+             100ms), or whole seconds in alternating mode, not `{text}`"
+        ));
+    }
+    Ok(epoch)
 }
 
 /// Runs both sides in `mode`: each side's whole output and its complete epochs.

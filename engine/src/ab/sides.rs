@@ -4,7 +4,7 @@
 
 use anyhow::Context as _;
 
-use crate::cli::AbArgs;
+use crate::options::AbOptions;
 use crate::plan::Plan;
 use crate::spec::{Ab, AbSide, SourceSpec};
 use crate::validate;
@@ -37,7 +37,7 @@ pub(super) fn ab_block(
 
 /// The baseline and the candidate from `block` and `args`; with `--aa` the candidate is the
 /// baseline.
-pub(super) fn sides(args: &AbArgs, block: &Ab) -> [Side; 2] {
+pub(super) fn sides(args: &AbOptions, block: &Ab) -> [Side; 2] {
     let side = |label, from: &AbSide, url: &Option<String>, values: &[(String, String)]| Side {
         label,
         url: url.clone().or_else(|| from.base_url.clone()),
@@ -124,16 +124,15 @@ impl Side {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::Parser as _;
 
-    fn args(line: &[&str]) -> AbArgs {
-        let cli =
-            crate::cli::Cli::try_parse_from(["loadgate", "ab", "spec.yaml"].iter().chain(line))
-                .unwrap();
-        match cli.command {
-            crate::cli::Command::Ab(args) => args,
-            _ => unreachable!("an ab command line"),
-        }
+    /// The options of `loadgate ab spec.yaml` and `with`'s flags (`cli.rs` tests the parse).
+    fn args(with: impl FnOnce(&mut AbOptions)) -> AbOptions {
+        let mut args = AbOptions {
+            spec: "spec.yaml".into(),
+            ..AbOptions::default()
+        };
+        with(&mut args);
+        args
     }
 
     fn block(yaml_json: serde_json::Value) -> Ab {
@@ -146,7 +145,7 @@ mod tests {
             "baseline": {"base_url": "http://127.0.0.1:1", "values": {"A": "1", "B": "2"}},
             "candidate": {"values": {"A": "1", "B": "3"}},
         }));
-        let [b, c] = sides(&args(&[]), &block);
+        let [b, c] = sides(&args(|_| {}), &block);
         assert_eq!(b.url.as_deref(), Some("http://127.0.0.1:1"));
         assert_eq!(c.url, None);
         assert_eq!(
@@ -157,19 +156,23 @@ mod tests {
 
         // The command line's value of B and URL win; the sides are then alike.
         let [b, c] = sides(
-            &args(&[
-                "--candidate",
-                "B=2",
-                "--candidate-url",
-                "http://127.0.0.1:1",
-            ]),
+            &args(|a| {
+                a.candidate = vec![("B".into(), "2".into())];
+                a.candidate_url = Some("http://127.0.0.1:1".into());
+            }),
             &block,
         );
         assert_eq!(c.value("B"), Some("2".into()));
         assert!(b.same_as(&c));
 
         // `--aa`: the candidate is the baseline, block and command line.
-        let [b, c] = sides(&args(&["--aa", "--baseline", "A=9"]), &block);
+        let [b, c] = sides(
+            &args(|a| {
+                a.aa = true;
+                a.baseline = vec![("A".into(), "9".into())];
+            }),
+            &block,
+        );
         assert_eq!(
             (c.label, c.value("A"), &c.url),
             ("candidate", Some("9".into()), &b.url)

@@ -4,7 +4,7 @@
 //!
 //! Each builds a spec, YAML text (`spec_text`), from its flags and runs it through exactly
 //! the pipeline of `loadgate run SPEC`: `SourceSpec::parse` → `validate::check` →
-//! `crate::run_plan` (run → result → verdict). `--emit-spec` prints that text, so an ad-hoc
+//! `pipeline::run_plan` (run → result → verdict). `--emit-spec` prints that text, so an ad-hoc
 //! run becomes a CI gate unchanged. Several URLs run one after another (`--delay` between
 //! them), each `--rounds` times (`rounds`: the summary across rounds).
 
@@ -17,9 +17,12 @@ use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use crate::cli::{CurlArgs, LoadFlags, QuickArgs, RequestFlags, RunArgs};
+use crate::compare::gate::Outcome;
+use crate::options::{CurlOptions, LoadOptions, PlanRunOptions, QuickOptions, RequestOptions};
+use crate::pipeline::{env_var, run_plan};
 use crate::report::lines::LineSink;
-use crate::{Interrupt, Outcome, run, spec, validate};
+use crate::signal::Interrupt;
+use crate::{run, spec, validate};
 use spec_text::{Built, Request};
 
 /// The name of a one-line run's spec in diagnostics; its relative files (`-D`, `--cacert`)
@@ -38,7 +41,7 @@ pub(crate) enum QuickError {
 }
 
 /// `loadgate quick`.
-pub(crate) fn quick(args: &QuickArgs) -> anyhow::Result<Outcome> {
+pub(crate) fn quick(args: &QuickOptions) -> anyhow::Result<Outcome> {
     let requests = args
         .urls
         .iter()
@@ -48,13 +51,13 @@ pub(crate) fn quick(args: &QuickArgs) -> anyhow::Result<Outcome> {
 }
 
 /// `loadgate curl`.
-pub(crate) fn curl(args: &CurlArgs) -> anyhow::Result<Outcome> {
+pub(crate) fn curl(args: &CurlOptions) -> anyhow::Result<Outcome> {
     let request = curl::parse(&args.command)?;
     run_requests(&[request], &args.load)
 }
 
 /// The request of `quick`'s flags for `url`.
-fn request_of(flags: &RequestFlags, url: &str) -> Result<Request, QuickError> {
+fn request_of(flags: &RequestOptions, url: &str) -> Result<Request, QuickError> {
     let mut headers = Vec::new();
     for header in &flags.headers {
         let (name, value) = header.split_once(':').ok_or_else(|| {
@@ -122,7 +125,7 @@ pub(crate) fn shown_header(header: &str) -> String {
 }
 
 /// Builds each request's spec; prints them (`--emit-spec`) or runs them in turn.
-fn run_requests(requests: &[Request], load: &LoadFlags) -> anyhow::Result<Outcome> {
+fn run_requests(requests: &[Request], load: &LoadOptions) -> anyhow::Result<Outcome> {
     let built = requests
         .iter()
         .map(|r| spec_text::build(r, load))
@@ -132,18 +135,12 @@ fn run_requests(requests: &[Request], load: &LoadFlags) -> anyhow::Result<Outcom
         print!("{}", docs.join("---\n"));
         return Ok(Outcome::Passed);
     }
-    let args = RunArgs {
-        spec: PathBuf::from(SPEC_PATH),
-        out: None,
+    let options = PlanRunOptions {
         quiet: load.quiet,
         no_color: load.no_color,
-        baseline: None,
-        format: load.format,
-        output: load.output.clone(),
-        shard: None,
-        start_at: None,
+        ..PlanRunOptions::default()
     };
-    let mut lines = LineSink::new(load.format, load.output.clone())?;
+    let mut lines = LineSink::new(load.lines.format, load.lines.output.clone())?;
     let mut interrupt: Option<Interrupt> = None;
     let mut worst = Outcome::Passed;
     for (i, built) in built.iter().enumerate() {
@@ -174,7 +171,7 @@ fn run_requests(requests: &[Request], load: &LoadFlags) -> anyhow::Result<Outcom
             if load.rounds > 1 {
                 eprintln!("loadgate: round {round} of {}", load.rounds);
             }
-            let (result, outcome) = crate::run_plan(&plan, &args, &mut lines, &mut interrupt)?;
+            let (result, outcome) = run_plan(&plan, &options, &mut lines, &mut interrupt)?;
             worst = worse(worst, outcome);
             results.push(result);
             if outcome == Outcome::Interrupted {
@@ -192,13 +189,7 @@ fn run_requests(requests: &[Request], load: &LoadFlags) -> anyhow::Result<Outcom
 /// secret headers' variables come from `built`, then the environment.
 fn plan_of(built: &Built) -> anyhow::Result<crate::plan::Plan> {
     let source = spec::SourceSpec::parse(PathBuf::from(SPEC_PATH), built.text.clone())?;
-    let var = |name: &str| {
-        built
-            .secrets
-            .get(name)
-            .cloned()
-            .or_else(|| crate::env_var(name))
-    };
+    let var = |name: &str| built.secrets.get(name).cloned().or_else(|| env_var(name));
     Ok(validate::check(&source, &var)?)
 }
 
@@ -254,40 +245,59 @@ mod tests {
 
     /// The plan of a one-line run and the plan of its printed spec, saved to a file and read
     /// as `loadgate run` reads it (the secret given in the environment), are the same load:
-    /// same load plan, same request bytes, timeout and protocol.
+    /// same load plan, same request bytes, timeout and protocol. The options are those of
+    /// `-n 300 -c 7 -m post -d {} -a u:p -t 3`, `-z 2s -q 150 -c 20 -w 1s --http2 -p 4` and
+    /// `-z 3s --ramp-up 1s -c 5 --rps 20 --status-code 204` (`cli.rs` tests the parse).
     #[test]
     fn the_printed_spec_plans_the_same_load() {
-        let cases: &[&[&str]] = &[
-            &[
-                "-n", "300", "-c", "7", "-m", "post", "-d", "{}", "-a", "u:p", "-t", "3",
-            ],
-            &[
-                "-z", "2s", "-q", "150", "-c", "20", "-w", "1s", "--http2", "-p", "4",
-            ],
-            &[
-                "-z",
-                "3s",
-                "--ramp-up",
-                "1s",
-                "-c",
-                "5",
-                "--rps",
-                "20",
-                "--status-code",
-                "204",
-            ],
+        let text = |t: &str| Some(t.to_string());
+        let cases = [
+            QuickOptions {
+                request: RequestOptions {
+                    method: text("post"),
+                    body: text("{}"),
+                    basic_auth: text("u:p"),
+                    ..RequestOptions::default()
+                },
+                load: LoadOptions {
+                    requests: Some(300),
+                    connections: Some(7),
+                    timeout: text("3s"),
+                    ..LoadOptions::default()
+                },
+                ..QuickOptions::default()
+            },
+            QuickOptions {
+                request: RequestOptions {
+                    http2: true,
+                    ..RequestOptions::default()
+                },
+                load: LoadOptions {
+                    duration: text("2s"),
+                    rate: Some(150.0),
+                    connections: Some(20),
+                    warmup: text("1s"),
+                    streams: Some(4),
+                    ..LoadOptions::default()
+                },
+                ..QuickOptions::default()
+            },
+            QuickOptions {
+                load: LoadOptions {
+                    duration: text("3s"),
+                    ramp_up: text("1s"),
+                    connections: Some(5),
+                    rps: Some(20.0),
+                    status_code: Some(204),
+                    ..LoadOptions::default()
+                },
+                ..QuickOptions::default()
+            },
         ];
         let dir = tempfile::tempdir().unwrap();
-        for flags in cases {
-            let mut argv = vec!["loadgate", "quick"];
-            argv.extend_from_slice(flags);
-            argv.push("http://127.0.0.1:9/p?x=1");
-            let cli = <crate::cli::Cli as clap::Parser>::try_parse_from(&argv).unwrap();
-            let crate::cli::Command::Quick(args) = cli.command else {
-                panic!("quick")
-            };
-            let request = request_of(&args.request, &args.urls[0]).unwrap();
-            let built = spec_text::build(&request, &args.load).unwrap();
+        for options in &cases {
+            let request = request_of(&options.request, "http://127.0.0.1:9/p?x=1").unwrap();
+            let built = spec_text::build(&request, &options.load).unwrap();
             let quick = plan_of(&built).unwrap();
 
             let path = dir.path().join("printed.yaml");
@@ -296,25 +306,24 @@ mod tests {
             let env = |name: &str| built.secrets.get(name).cloned();
             let printed = validate::check(&source, &env).unwrap();
 
-            assert_eq!(quick.load, printed.load, "{flags:?}");
+            assert_eq!(quick.load, printed.load, "{options:?}");
             assert_eq!(quick.name, printed.name);
             assert_eq!(quick.spec_hash, printed.spec_hash);
             let (q, p) = (&quick.targets[0], &printed.targets[0]);
-            assert_eq!(q.request, p.request, "{flags:?}");
+            assert_eq!(q.request, p.request, "{options:?}");
             assert_eq!(q.timeout, p.timeout);
             assert_eq!(q.transport.protocol, p.transport.protocol);
             assert_eq!(q.expect_status, p.expect_status);
         }
         // The secret reached the request, not the text.
         let text = String::from_utf8_lossy(&{
-            let argv = ["loadgate", "quick", "-a", "u:p", "http://127.0.0.1:9/"];
-            let cli = <crate::cli::Cli as clap::Parser>::try_parse_from(argv).unwrap();
-            let crate::cli::Command::Quick(args) = cli.command else {
-                panic!("quick")
+            let request = RequestOptions {
+                basic_auth: text("u:p"),
+                ..RequestOptions::default()
             };
             let built = spec_text::build(
-                &request_of(&args.request, &args.urls[0]).unwrap(),
-                &args.load,
+                &request_of(&request, "http://127.0.0.1:9/").unwrap(),
+                &LoadOptions::default(),
             )
             .unwrap();
             assert!(!built.text.contains("dTpw"));

@@ -14,7 +14,7 @@ use std::fmt::Write as _;
 
 use super::QuickError;
 use super::secrets::{self, SplitUrl};
-use crate::cli::LoadFlags;
+use crate::options::LoadOptions;
 
 /// The one-line run's default for `defaults.compression` (hey offers gzip).
 pub(crate) const QUICK_COMPRESSION: bool = true;
@@ -66,7 +66,7 @@ pub(crate) struct Built {
 
 /// Builds the spec of `request` under `load`. Errors: flags that do not go together (`--ramp-up` without
 /// `-z`, …); every value is otherwise left to the spec's validation.
-pub(crate) fn build(request: &Request, load: &LoadFlags) -> Result<Built, QuickError> {
+pub(crate) fn build(request: &Request, load: &LoadOptions) -> Result<Built, QuickError> {
     let mut out = String::new();
     let mut secrets = BTreeMap::new();
     let SplitUrl {
@@ -136,7 +136,7 @@ pub(crate) fn build(request: &Request, load: &LoadFlags) -> Result<Built, QuickE
 }
 
 /// The `defaults:` block: timeout, protocol, compression, redirects, keep-alive, TLS.
-fn defaults(out: &mut String, request: &Request, load: &LoadFlags) {
+fn defaults(out: &mut String, request: &Request, load: &LoadOptions) {
     let mut lines = Vec::new();
     if let Some(t) = &load.timeout {
         lines.push(format!("timeout: {}", yaml_str(t)));
@@ -185,7 +185,7 @@ fn defaults(out: &mut String, request: &Request, load: &LoadFlags) {
 }
 
 /// The `load:` block.
-fn load_block(out: &mut String, load: &LoadFlags) -> Result<(), QuickError> {
+fn load_block(out: &mut String, load: &LoadOptions) -> Result<(), QuickError> {
     let _ = writeln!(out, "load:");
     let level = match load.rate {
         Some(rate) => {
@@ -364,7 +364,7 @@ mod tests {
 
     #[test]
     fn the_one_line_defaults_offer_compression_and_follow_redirects() {
-        let built = build(&request("http://127.0.0.1:1/"), &LoadFlags::default()).unwrap();
+        let built = build(&request("http://127.0.0.1:1/"), &LoadOptions::default()).unwrap();
         assert!(
             built.text.contains("  compression: true\n"),
             "{}",
@@ -381,7 +381,7 @@ mod tests {
             ("cookie".into(), "b=2".into()),
             ("X-Plain".into(), "cost ${HOME}".into()),
         ];
-        let built = build(&r, &LoadFlags::default()).unwrap();
+        let built = build(&r, &LoadOptions::default()).unwrap();
         assert!(
             built.text.contains("\"Cookie\": \"${LOADGATE_COOKIE}\""),
             "{}",

@@ -1,24 +1,17 @@
 //! Answering a request: the response its query string asks for (see the [module
-//! documentation](super)), or the stateful API's answer for its paths (`shop`), and the response
-//! body, never allocated per request.
+//! documentation](super)), or the stateful API's answer for its paths (`shop`).
 
-use std::convert::Infallible;
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::Duration;
 
 use http_body_util::BodyExt as _;
-use hyper::body::{Body, Bytes, Frame, SizeHint};
+use hyper::body::{Body, Bytes};
 use hyper::header::{self, HeaderName, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
 
+use super::body::{BoxError, ResponseBody};
 use super::shop::{Route, Shop};
 use crate::units::parse_duration;
-
-/// Any error of a request body (hyper's, or a QUIC stream's), as [`http_body_util::Limited`]
-/// boxes it.
-pub(super) type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// The largest body `size=N` may ask for, in bytes (1 GiB).
 const MAX_BODY_SIZE: u64 = 1 << 30;
@@ -36,15 +29,8 @@ const MAX_EVENT_STREAM: Duration = Duration::from_secs(60);
 /// The time between events when `events=N` is given without `interval`.
 const DEFAULT_INTERVAL: Duration = Duration::from_millis(10);
 
-/// One event of an event stream (`events=N`).
-const EVENT: &[u8] = b"data: event\n\n";
-
 /// The body served when no `size` is given, and by `/health`.
 const DEFAULT_BODY: &[u8] = b"ok\n";
-
-/// Filler for `size=N` bodies: sliced, never copied or allocated per request. A larger body is
-/// sent as several frames of (a prefix of) this buffer.
-static FILL: [u8; 64 * 1024] = [b'x'; 64 * 1024];
 
 /// `reset=CODE` asked for this response to be aborted with this error code instead of sent:
 /// HTTP/3 resets the request stream with it, HTTP/2 sends `RST_STREAM` with it, HTTP/1.1 closes
@@ -430,74 +416,6 @@ fn parse_header(text: &str) -> Result<(HeaderName, HeaderValue), String> {
     Ok((name, value))
 }
 
-/// A response body of exact, known length (so hyper sends `Content-Length`), never allocated
-/// per request except for error messages.
-#[derive(Debug)]
-pub(super) enum ResponseBody {
-    /// One frame; `None` once sent.
-    Bytes(Option<Bytes>),
-    /// `remaining` bytes of [`FILL`], sent in frames of up to `FILL.len()` bytes.
-    Fill { remaining: u64 },
-    /// An event stream: `left` more events ([`EVENT`]), the next when `next` fires, then one
-    /// every `interval`. Its length is not known: chunked (HTTP/1.1), or no `Content-Length`.
-    Events {
-        left: u32,
-        interval: Duration,
-        next: Pin<Box<tokio::time::Sleep>>,
-    },
-}
-
-impl Body for ResponseBody {
-    type Data = Bytes;
-    type Error = Infallible;
-
-    fn poll_frame(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
-        let frame = match self.get_mut() {
-            ResponseBody::Events { left: 0, .. } => None,
-            ResponseBody::Events {
-                left,
-                interval,
-                next,
-            } => {
-                std::task::ready!(next.as_mut().poll(cx));
-                *left -= 1;
-                let at = next.deadline() + *interval;
-                next.as_mut().reset(at);
-                Some(Bytes::from_static(EVENT))
-            }
-            ResponseBody::Bytes(bytes) => bytes.take(),
-            ResponseBody::Fill { remaining: 0 } => None,
-            ResponseBody::Fill { remaining } => {
-                let len = (*remaining).min(FILL.len() as u64);
-                *remaining -= len;
-                Some(Bytes::from_static(&FILL[..len as usize]))
-            }
-        };
-        Poll::Ready(frame.map(|data| Ok(Frame::data(data))))
-    }
-
-    fn is_end_stream(&self) -> bool {
-        match self {
-            ResponseBody::Bytes(bytes) => bytes.is_none(),
-            ResponseBody::Fill { remaining } => *remaining == 0,
-            ResponseBody::Events { left, .. } => *left == 0,
-        }
-    }
-
-    fn size_hint(&self) -> SizeHint {
-        match self {
-            ResponseBody::Bytes(bytes) => {
-                SizeHint::with_exact(bytes.as_ref().map_or(0, |b| b.len() as u64))
-            }
-            ResponseBody::Fill { remaining } => SizeHint::with_exact(*remaining),
-            ResponseBody::Events { .. } => SizeHint::default(),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -579,20 +497,5 @@ mod tests {
             let message = Shape::parse(query).expect_err(query);
             assert!(message.contains(needle), "{query}: {message}");
         }
-    }
-
-    #[test]
-    fn fill_body_is_sent_in_frames_of_the_exact_total_length() {
-        let total = FILL.len() as u64 * 2 + 5;
-        let mut body = ResponseBody::Fill { remaining: total };
-        assert_eq!(body.size_hint().exact(), Some(total));
-        let waker = std::task::Waker::noop();
-        let mut cx = Context::from_waker(waker);
-        let mut sent = 0;
-        while let Poll::Ready(Some(Ok(frame))) = Pin::new(&mut body).poll_frame(&mut cx) {
-            sent += frame.into_data().unwrap().len() as u64;
-        }
-        assert_eq!(sent, total);
-        assert!(body.is_end_stream());
     }
 }

@@ -20,7 +20,7 @@ use hyper::{Method, Request, Response, StatusCode};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::respond::{BoxError, ResponseBody};
+use super::body::{BoxError, ResponseBody};
 
 /// The most sessions (and carts) kept at once; a login past it evicts an old one.
 pub(super) const MAX_SESSIONS: usize = 10_000;
