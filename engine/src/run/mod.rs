@@ -47,6 +47,7 @@ mod tls;
 mod transport;
 mod vu;
 mod worker;
+mod worker_stats;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -62,7 +63,7 @@ pub use limits::FileLimit;
 pub(crate) use output::{Negotiated, NegotiatedTls};
 pub use output::{Progress, RunError, RunOutput};
 use shared::Shared;
-use worker::WorkerStats;
+use worker_stats::WorkerStats;
 
 /// How often the calling thread looks at reports, progress and `stop`.
 pub(crate) const COLLECT_INTERVAL: Duration = Duration::from_millis(250);

@@ -20,7 +20,7 @@ use std::time::Instant;
 use super::shared::Shared;
 use super::transport::{self, Conn};
 use super::vu::{self, Connections};
-use super::worker::WorkerStats;
+use super::worker_stats::WorkerStats;
 use super::{COLLECT_INTERVAL, flow};
 use crate::plan::{LoadPlan, Model};
 
