@@ -25,8 +25,11 @@
 //! a connect when the connection had to be opened).
 
 mod checks;
+mod clock;
 mod collect;
 mod deadline;
+#[cfg(test)]
+mod fake;
 mod flow;
 mod h1;
 mod h2;
@@ -45,6 +48,8 @@ mod stream;
 mod timer;
 mod tls;
 mod transport;
+#[cfg(test)]
+mod virtual_clock;
 mod vu;
 mod worker;
 mod worker_stats;

@@ -78,7 +78,7 @@ mod tests {
     use std::time::Duration;
 
     #[test]
-    fn wakes_after_the_deadline_and_not_a_tick_late() {
+    fn real_time_wakes_after_the_deadline_and_not_a_tick_late() {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -102,7 +102,7 @@ mod tests {
     }
 
     #[test]
-    fn an_abandoned_sleep_does_not_wake_the_next_one_early() {
+    fn real_time_an_abandoned_sleep_does_not_wake_the_next_one_early() {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
