@@ -14,6 +14,9 @@ pub(super) struct Server {
     service: Duration,
     /// Where the paused clock's ticks count from (`timer::PreciseTimer::Paused`).
     origin: Instant,
+    /// Requests started from then on get a response that fails its checks (an unexpected
+    /// status); `None`: none fails.
+    fail_from: Option<Instant>,
     /// Every request taken, in the order they started.
     served: Mutex<Vec<Served>>,
 }
@@ -27,6 +30,8 @@ pub(super) struct Served {
     pub(super) ready: Instant,
     pub(super) started: Instant,
     pub(super) end: Instant,
+    /// Its response failed (an unexpected status).
+    pub(super) failed: bool,
 }
 
 impl Server {
@@ -36,29 +41,41 @@ impl Server {
         Server {
             service,
             origin,
+            fail_from: None,
             served: Mutex::new(Vec::new()),
         }
     }
 
+    /// The same server, failing every request started at `at` or later.
+    pub(super) fn failing_from(self, at: Option<Instant>) -> Server {
+        Server {
+            fail_from: at,
+            ..self
+        }
+    }
+
     /// Takes a request due at `intended`, its virtual user ready at `ready`, started at
-    /// `started` (now): answers it `service` later, exactly, and returns then.
+    /// `started` (now): answers it `service` later, exactly, and returns then with what it
+    /// noted.
     pub(super) async fn serve(
         &self,
         intended: Instant,
         ready: Instant,
         started: Instant,
-    ) -> Instant {
+    ) -> Served {
         let end = clock::now() + self.service;
         if !self.service.is_zero() {
             let _ = PreciseTimer::Paused(self.origin).sleep_until(end).await;
         }
-        self.lock().push(Served {
+        let served = Served {
             intended,
             ready,
             started,
             end,
-        });
-        end
+            failed: self.fail_from.is_some_and(|at| started >= at),
+        };
+        self.lock().push(served);
+        served
     }
 
     /// The requests taken so far, in the order they started.

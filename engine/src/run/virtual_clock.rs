@@ -4,15 +4,16 @@
 
 use std::cell::RefCell;
 use std::rc::Rc;
-use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
+use super::collect::{Collector, Report};
 use super::fake::{Served, Server};
 use super::shared::Shared;
 use super::timer::PreciseTimer;
 use super::worker_stats::WorkerStats;
-use super::{clock, h3, vu};
+use super::{clock, h3, vu, worker};
 use crate::measure::StageStats;
 
 /// What a run on the virtual clock did.
@@ -22,6 +23,8 @@ struct Run {
     stages: Vec<StageStats>,
     /// Every request, in the order they started.
     served: Vec<Served>,
+    /// When an `abort_on_fail` threshold stopped the run (with [`Setup::watch`]).
+    aborted_at: Option<Instant>,
 }
 
 impl Run {
@@ -51,9 +54,24 @@ struct Stall {
     length: Duration,
 }
 
+/// The fake server and what else happens to a run.
+#[derive(Clone, Copy, Default)]
+struct Setup {
+    /// How long each response takes.
+    service: Duration,
+    /// A stall of the worker thread.
+    stall: Option<Stall>,
+    /// From then on (after time zero), every response fails.
+    fail_from: Option<Duration>,
+    /// Hand the worker's epochs to a collector that watches the plan's thresholds and stops
+    /// the run when an `abort_on_fail` one fails (as `worker.rs` and `run::collect` do), each
+    /// report taken at the instant it is sent. Off by default: the collector looks every tick.
+    watch: bool,
+}
+
 /// Runs a plan whose `load` is as the spec writes it (one target, one worker) on a virtual
-/// clock against a server that takes `service` per request; with a `stall` of the worker.
-fn run(load: &str, service: Duration, stall: Option<Stall>) -> Run {
+/// clock against the fake server, as `setup` says.
+fn run(load: &str, setup: Setup) -> Run {
     let plan = plan_of(load);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -61,10 +79,11 @@ fn run(load: &str, service: Duration, stall: Option<Stall>) -> Run {
         .build()
         .unwrap();
     let local = tokio::task::LocalSet::new();
-    let (shared, stats, server) = local.block_on(&runtime, async {
+    let (shared, stats, server, aborted_at) = local.block_on(&runtime, async {
         // The runtime's first instant: tokio's timer ticks count from it.
         let start = clock::now();
-        let server = Arc::new(Server::new(service, start));
+        let fail_from = setup.fail_from.map(|d| start + d);
+        let server = Arc::new(Server::new(setup.service, start).failing_from(fail_from));
         let addrs = (vec![0], vec!["127.0.0.1:9".parse().unwrap()]);
         let stop = Arc::new(AtomicBool::new(false));
         let shared = Shared::new((&plan, 1), addrs, start, Duration::from_secs(1), stop);
@@ -72,26 +91,69 @@ fn run(load: &str, service: Duration, stall: Option<Stall>) -> Run {
             fake: Some(server.clone()),
             ..shared
         });
-        if let Some(stall) = stall {
+        if let Some(stall) = setup.stall {
             let at = shared.start + stall.at;
             tokio::task::spawn_local(async move {
                 let _ = PreciseTimer::Paused(start).sleep_until(at).await;
                 tokio::time::advance(stall.length).await;
             });
         }
+        let (tx, rx) = mpsc::channel();
         let stats = Rc::new(RefCell::new(WorkerStats::new(&shared, None)));
+        let watching = setup.watch.then(|| {
+            let ticker = worker::ticker(shared.clone(), stats.clone(), tx);
+            let ticker = tokio::task::spawn_local(ticker);
+            let collector = tokio::task::spawn_local(collect(shared.clone(), &plan, rx));
+            (ticker, collector)
+        });
         let endpoints = Rc::new(h3::Endpoints::default());
         let users = vu::users(0, 1, &shared, &endpoints);
         for task in vu::spawn(0, 1, &shared, &stats, users) {
             task.await.unwrap();
         }
-        (shared, stats, server)
+        let mut aborted_at = None;
+        if let Some((ticker, collector)) = watching {
+            ticker.abort();
+            aborted_at = collector.await.unwrap();
+        }
+        (shared, stats, server, aborted_at)
     });
     let stages = std::mem::take(&mut stats.borrow_mut().stages);
     Run {
         shared,
         stages,
         served: server.served(),
+        aborted_at,
+    }
+}
+
+/// The calling thread's part (`run::collect`) on the virtual clock: takes the worker's
+/// reports as they come (looking every tick, after the tick's other tasks), and stops the run
+/// when an `abort_on_fail` threshold of `plan` fails. Returns when it did.
+fn collect(
+    shared: Arc<Shared>,
+    plan: &crate::plan::Plan,
+    rx: mpsc::Receiver<Report>,
+) -> impl Future<Output = Option<Instant>> + use<> {
+    let mut collector = Collector::new((1, 1), shared.measure_start, shared.epoch, &plan.slo);
+    async move {
+        let mut aborted_at = None;
+        loop {
+            tokio::time::sleep(ms(1)).await;
+            tokio::task::yield_now().await;
+            loop {
+                match rx.try_recv() {
+                    Ok(report) => {
+                        if collector.take(report) && aborted_at.is_none() {
+                            aborted_at = Some(clock::now());
+                            shared.stop.store(true, Ordering::Relaxed);
+                        }
+                    }
+                    Err(mpsc::TryRecvError::Empty) => break,
+                    Err(mpsc::TryRecvError::Disconnected) => return aborted_at,
+                }
+            }
+        }
     }
 }
 
@@ -120,8 +182,7 @@ fn ms(n: u64) -> Duration {
 fn a_ramp_from_0_to_100_per_s_over_10_s_starts_500_requests_each_when_due() {
     let run = run(
         "  model: open\n  max_in_flight: 10\n  stages:\n    - { duration: 10s, level: 100/s }\n",
-        Duration::ZERO,
-        None,
+        Setup::default(),
     );
     // m(τ) = 5τ² arrivals by τ seconds: 500 by 10 s.
     assert_eq!(run.served.len(), 500);
@@ -139,8 +200,10 @@ fn a_ramp_from_0_to_100_per_s_over_10_s_starts_500_requests_each_when_due() {
 fn a_constant_50_per_s_for_2_s_starts_100_requests_exactly_20_ms_apart_none_late() {
     let run = run(
         "  model: open\n  rate: 50/s\n  max_in_flight: 2\n  duration: 2s\n",
-        ms(5),
-        None,
+        Setup {
+            service: ms(5),
+            ..Setup::default()
+        },
     );
     let every_20_ms: Vec<Duration> = (0..100).map(|k| ms(20 * k)).collect();
     assert_eq!(run.due(), every_20_ms);
@@ -157,8 +220,10 @@ fn arrivals_that_find_both_users_busy_with_a_100_ms_server_are_dropped() {
     // back), the three at +40, +60 and +80 ms none.
     let run = run(
         "  model: open\n  rate: 50/s\n  max_in_flight: 2\n  duration: 1s\n",
-        ms(100),
-        None,
+        Setup {
+            service: ms(100),
+            ..Setup::default()
+        },
     );
     let served: Vec<Duration> = (0..10)
         .flat_map(|p| [ms(100 * p), ms(100 * p + 20)])
@@ -181,8 +246,10 @@ fn a_stall_past_an_arrivals_due_time_makes_it_exactly_that_late_and_no_other() {
     };
     let run = run(
         "  model: open\n  rate: 50/s\n  max_in_flight: 2\n  duration: 1s\n",
-        Duration::ZERO,
-        Some(stall),
+        Setup {
+            stall: Some(stall),
+            ..Setup::default()
+        },
     );
     assert_eq!(run.served.len(), 50);
     for (k, served) in run.served.iter().enumerate() {
@@ -205,8 +272,10 @@ fn a_paced_connection_sends_exactly_on_its_schedule() {
     // 50/s on one connection, 5 ms per response: a request every 20 ms from time zero.
     let run = run(
         "  connections: 1\n  pacing: 50/s\n  duration: 1s\n",
-        ms(5),
-        None,
+        Setup {
+            service: ms(5),
+            ..Setup::default()
+        },
     );
     let every_20_ms: Vec<Duration> = (0..50).map(|k| ms(20 * k)).collect();
     assert_eq!(run.due(), every_20_ms);
@@ -223,8 +292,10 @@ fn a_paced_connection_behind_a_slow_server_counts_what_it_could_not_send_as_drop
     // slots of 20 ms behind it: 34 sent and 16 dropped, the 50 due in all.
     let run = run(
         "  connections: 1\n  pacing: 50/s\n  duration: 1s\n",
-        ms(30),
-        None,
+        Setup {
+            service: ms(30),
+            ..Setup::default()
+        },
     );
     assert_eq!(run.due(), (0..34).map(|k| ms(20 * k)).collect::<Vec<_>>());
     assert_eq!(
@@ -244,8 +315,10 @@ fn think_time_spaces_a_virtual_users_requests_exactly() {
     // 30 ms per response, then 50 ms of thought: a request every 80 ms, 13 in 1 s.
     let run = run(
         "  connections: 1\n  think_time: 50ms\n  duration: 1s\n",
-        ms(30),
-        None,
+        Setup {
+            service: ms(30),
+            ..Setup::default()
+        },
     );
     assert_eq!(
         run.starts(),
@@ -254,4 +327,49 @@ fn think_time_spaces_a_virtual_users_requests_exactly() {
     for pair in run.served.windows(2) {
         assert_eq!(pair[1].started - pair[0].end, ms(50));
     }
+}
+
+#[test]
+fn an_abort_on_fail_errors_threshold_stops_the_run_at_the_end_of_the_second_that_fails_it() {
+    // 50/s after a 10 ms warmup: measured seconds end at 1.01 s, 2.01 s, ... from time zero,
+    // between arrivals. Every response fails from 2.51 s: the third second (2.01..3.01 s)
+    // holds 25 failures of 50, the run so far 25 of 150 (17% ≥ 10%), so the threshold fails
+    // when that second ends, at 3.01 s, and no request due after it starts.
+    let run = run(
+        "  model: open\n  rate: 50/s\n  max_in_flight: 2\n  duration: 10s\n  warmup: 10ms\n\
+         slo:\n  errors:\n    - threshold: rate < 10%\n      abort_on_fail: true\n",
+        Setup {
+            fail_from: Some(ms(2_510)),
+            watch: true,
+            ..Setup::default()
+        },
+    );
+    assert_eq!(run.aborted_at, Some(run.start() + ms(3_010)));
+    // The warmup's arrival at 0 and the 150 measured ones, 20 ms .. 3 s.
+    assert_eq!(run.due(), (0..151).map(|k| ms(20 * k)).collect::<Vec<_>>());
+    let failed = run.served.iter().filter(|s| s.failed).count();
+    assert_eq!(failed, 25);
+}
+
+#[test]
+fn a_windowed_errors_threshold_stops_the_run_at_the_end_of_its_first_failing_window() {
+    // As above, every response failing from 2.51 s: under `rate < 40%` the whole run crosses
+    // 40% only when its fifth second ends (125 of 250 at 5.01 s; 75 of 200 at 4.01 s), while
+    // a 1 s window fails when the third second ends (25 of 50, at 3.01 s).
+    let load = |window: &str| {
+        format!(
+            "  model: open\n  rate: 50/s\n  max_in_flight: 2\n  duration: 10s\n  warmup: 10ms\n\
+             slo:\n  errors:\n    - threshold: rate < 40%\n      abort_on_fail: true\n{window}"
+        )
+    };
+    let setup = Setup {
+        fail_from: Some(ms(2_510)),
+        watch: true,
+        ..Setup::default()
+    };
+    let whole = run(&load(""), setup);
+    assert_eq!(whole.aborted_at, Some(whole.start() + ms(5_010)));
+    let windowed = run(&load("      window: 1s\n"), setup);
+    assert_eq!(windowed.aborted_at, Some(windowed.start() + ms(3_010)));
+    assert_eq!(windowed.served.len(), 151);
 }

@@ -455,16 +455,19 @@ pub(super) async fn work(
     (intended, ready, started): (Instant, Instant, Instant),
     measured: bool,
 ) -> Option<ErrorKind> {
+    // Tests on a virtual clock: the fake server takes the request, recorded as `request`
+    // records its stage and epoch (`run/virtual_clock.rs`).
     #[cfg(test)]
     if let Some(server) = &shared.fake {
-        let end = server.serve(intended, ready, started).await;
-        record_stage(
-            shared,
-            &mut stats.borrow_mut(),
-            (intended, ready, started, end),
-            None,
-        );
-        return None;
+        let served = server.serve(intended, ready, started).await;
+        let s = &mut *stats.borrow_mut();
+        let late_us = record_stage(shared, s, (intended, ready, started, served.end), None);
+        if measured {
+            let latency_us = (served.end - intended).as_micros() as u64;
+            s.epoch
+                .record(Some(latency_us), served.failed, late_us > LATE_US);
+        }
+        return served.failed.then_some(ErrorKind::UnexpectedStatus);
     }
     match user {
         // Boxed: inline, an iteration's future would make every request's future larger.

@@ -87,7 +87,11 @@ pub(super) fn worker(
 
 /// Hands the worker's stats of each epoch over at its end, from the start of measuring, and
 /// its targets' stats of each second with the second's last epoch.
-async fn ticker(shared: Arc<Shared>, stats: Rc<RefCell<WorkerStats>>, tx: mpsc::Sender<Report>) {
+pub(super) async fn ticker(
+    shared: Arc<Shared>,
+    stats: Rc<RefCell<WorkerStats>>,
+    tx: mpsc::Sender<Report>,
+) {
     let per_second = epochs_per_second(shared.epoch);
     let mut index = 0u32;
     loop {
