@@ -25,6 +25,8 @@ struct Run {
     served: Vec<Served>,
     /// When an `abort_on_fail` threshold stopped the run (with [`Setup::watch`]).
     aborted_at: Option<Instant>,
+    /// When the last virtual user (and the dispatcher) ended.
+    ended: Instant,
 }
 
 impl Run {
@@ -63,6 +65,8 @@ struct Setup {
     stall: Option<Stall>,
     /// From then on (after time zero), every response fails.
     fail_from: Option<Duration>,
+    /// Then (after time zero) the run is stopped, as by Ctrl-C.
+    stop_at: Option<Duration>,
     /// Hand the worker's epochs to a collector that watches the plan's thresholds and stops
     /// the run when an `abort_on_fail` one fails (as `worker.rs` and `run::collect` do), each
     /// report taken at the instant it is sent. Off by default: the collector looks every tick.
@@ -79,7 +83,7 @@ fn run(load: &str, setup: Setup) -> Run {
         .build()
         .unwrap();
     let local = tokio::task::LocalSet::new();
-    let (shared, stats, server, aborted_at) = local.block_on(&runtime, async {
+    let (shared, stats, server, (aborted_at, ended)) = local.block_on(&runtime, async {
         // The runtime's first instant: tokio's timer ticks count from it.
         let start = clock::now();
         let fail_from = setup.fail_from.map(|d| start + d);
@@ -98,6 +102,13 @@ fn run(load: &str, setup: Setup) -> Run {
                 tokio::time::advance(stall.length).await;
             });
         }
+        if let Some(at) = setup.stop_at {
+            let (at, shared) = (shared.start + at, shared.clone());
+            tokio::task::spawn_local(async move {
+                let _ = PreciseTimer::Paused(start).sleep_until(at).await;
+                shared.stop.store(true, Ordering::Relaxed);
+            });
+        }
         let (tx, rx) = mpsc::channel();
         let stats = Rc::new(RefCell::new(WorkerStats::new(&shared, None)));
         let watching = setup.watch.then(|| {
@@ -111,12 +122,13 @@ fn run(load: &str, setup: Setup) -> Run {
         for task in vu::spawn(0, 1, &shared, &stats, users) {
             task.await.unwrap();
         }
+        let ended = clock::now();
         let mut aborted_at = None;
         if let Some((ticker, collector)) = watching {
             ticker.abort();
             aborted_at = collector.await.unwrap();
         }
-        (shared, stats, server, aborted_at)
+        (shared, stats, server, (aborted_at, ended))
     });
     let stages = std::mem::take(&mut stats.borrow_mut().stages);
     Run {
@@ -124,6 +136,7 @@ fn run(load: &str, setup: Setup) -> Run {
         stages,
         served: server.served(),
         aborted_at,
+        ended,
     }
 }
 
@@ -372,4 +385,19 @@ fn a_windowed_errors_threshold_stops_the_run_at_the_end_of_its_first_failing_win
     let windowed = run(&load("      window: 1s\n"), setup);
     assert_eq!(windowed.aborted_at, Some(windowed.start() + ms(3_010)));
     assert_eq!(windowed.served.len(), 151);
+}
+
+#[test]
+fn a_stop_during_a_long_think_time_ends_the_virtual_user_at_the_next_quarter_second() {
+    // One request at 0, then 10 s of thought, looked at every 250 ms (`COLLECT_INTERVAL`):
+    // stopped at 1.1 s, the user ends at 1.25 s, not at 10 s.
+    let run = run(
+        "  connections: 1\n  think_time: 10s\n  duration: 60s\n",
+        Setup {
+            stop_at: Some(ms(1_100)),
+            ..Setup::default()
+        },
+    );
+    assert_eq!(run.starts(), [Duration::ZERO]);
+    assert_eq!(run.ended - run.start(), ms(1_250));
 }
