@@ -1,6 +1,7 @@
 //! The scheduler on a virtual clock (tokio's paused time, `clock.rs`): the open model's
-//! dispatcher and the closed model's virtual users, as a run drives them on one worker, against
-//! the fake server (`fake.rs`). Every instant below is exact: nothing here waits in real time.
+//! dispatcher and the closed model's virtual users, as a run drives them on its workers (here
+//! all on the test's thread, one runtime, one clock), against the fake server (`fake.rs`).
+//! Every instant below is exact: nothing here waits in real time.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -19,7 +20,7 @@ use crate::measure::StageStats;
 /// What a run on the virtual clock did.
 struct Run {
     shared: Arc<Shared>,
-    /// The worker's stages (its other records are not looked at here).
+    /// The workers' stages, merged (their other records are not looked at here).
     stages: Vec<StageStats>,
     /// Every request, in the order they started.
     served: Vec<Served>,
@@ -67,6 +68,8 @@ struct Setup {
     fail_from: Option<Duration>,
     /// Then (after time zero) the run is stopped, as by Ctrl-C.
     stop_at: Option<Duration>,
+    /// Worker threads (`load.threads`), their tasks all on the test's one thread; 0 is 1.
+    workers: usize,
     /// Hand the worker's epochs to a collector that watches the plan's thresholds and stops
     /// the run when an `abort_on_fail` one fails (as `worker.rs` and `run::collect` do), each
     /// report taken at the instant it is sent. Off by default: the collector looks every tick.
@@ -76,7 +79,12 @@ struct Setup {
 /// Runs a plan whose `load` is as the spec writes it (one target, one worker) on a virtual
 /// clock against the fake server, as `setup` says.
 fn run(load: &str, setup: Setup) -> Run {
-    let plan = plan_of(load);
+    let workers = setup.workers.max(1);
+    assert!(
+        workers == 1 || !setup.watch,
+        "the collector watches one worker"
+    );
+    let plan = plan_of(load, workers);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .start_paused(true)
@@ -90,7 +98,7 @@ fn run(load: &str, setup: Setup) -> Run {
         let server = Arc::new(Server::new(setup.service, start).failing_from(fail_from));
         let addrs = (vec![0], vec!["127.0.0.1:9".parse().unwrap()]);
         let stop = Arc::new(AtomicBool::new(false));
-        let shared = Shared::new((&plan, 1), addrs, start, Duration::from_secs(1), stop);
+        let shared = Shared::new((&plan, workers), addrs, start, Duration::from_secs(1), stop);
         let shared = Arc::new(Shared {
             fake: Some(server.clone()),
             ..shared
@@ -110,16 +118,22 @@ fn run(load: &str, setup: Setup) -> Run {
             });
         }
         let (tx, rx) = mpsc::channel();
-        let stats = Rc::new(RefCell::new(WorkerStats::new(&shared, None)));
+        let stats: Vec<_> = (0..workers)
+            .map(|_| Rc::new(RefCell::new(WorkerStats::new(&shared, None))))
+            .collect();
         let watching = setup.watch.then(|| {
-            let ticker = worker::ticker(shared.clone(), stats.clone(), tx);
+            let ticker = worker::ticker(shared.clone(), stats[0].clone(), tx);
             let ticker = tokio::task::spawn_local(ticker);
             let collector = tokio::task::spawn_local(collect(shared.clone(), &plan, rx));
             (ticker, collector)
         });
         let endpoints = Rc::new(h3::Endpoints::default());
-        let users = vu::users(0, 1, &shared, &endpoints);
-        for task in vu::spawn(0, 1, &shared, &stats, users) {
+        let mut tasks = Vec::new();
+        for (w, stats) in stats.iter().enumerate() {
+            let users = vu::users(w, workers, &shared, &endpoints);
+            tasks.extend(vu::spawn(w, workers, &shared, stats, users));
+        }
+        for task in tasks {
             task.await.unwrap();
         }
         let ended = clock::now();
@@ -130,7 +144,12 @@ fn run(load: &str, setup: Setup) -> Run {
         }
         (shared, stats, server, (aborted_at, ended))
     });
-    let stages = std::mem::take(&mut stats.borrow_mut().stages);
+    let mut stages = std::mem::take(&mut stats[0].borrow_mut().stages);
+    for other in &stats[1..] {
+        for (sum, stage) in stages.iter_mut().zip(&other.borrow().stages) {
+            sum.merge(stage);
+        }
+    }
     Run {
         shared,
         stages,
@@ -170,12 +189,12 @@ fn collect(
     }
 }
 
-/// The plan of one target (never connected to: the fake server answers) under `load`, on one
-/// worker thread.
-fn plan_of(load: &str) -> crate::plan::Plan {
+/// The plan of one target (never connected to: the fake server answers) under `load`, on
+/// `workers` worker threads.
+fn plan_of(load: &str, workers: usize) -> crate::plan::Plan {
     let yaml = format!(
         "version: 1\nname: virtual\ntargets:\n  - {{name: t, url: 'http://127.0.0.1:9/'}}\n\
-         load:\n  threads: 1\n{load}"
+         load:\n  threads: {workers}\n{load}"
     );
     let source = crate::spec::SourceSpec::parse("t.yaml".into(), yaml).unwrap();
     let spec = serde_json::from_value(source.value.clone()).unwrap();
@@ -400,4 +419,24 @@ fn a_stop_during_a_long_think_time_ends_the_virtual_user_at_the_next_quarter_sec
     );
     assert_eq!(run.starts(), [Duration::ZERO]);
     assert_eq!(run.ended - run.start(), ms(1_250));
+}
+
+#[test]
+fn max_in_flight_is_one_budget_over_the_workers() {
+    // Issue 29: 3 in flight over 2 workers (2 virtual users and 1), arrivals every 250 ms
+    // dealt to the workers in turn, 600 ms each. Worker 1's arrival at 750 ms finds its one
+    // user busy (since 250 ms) and goes to worker 0, whose first user is back (since 600 ms):
+    // every arrival starts when due, none is dropped.
+    let run = run(
+        "  model: open\n  rate: 4/s\n  max_in_flight: 3\n  duration: 3s\n",
+        Setup {
+            service: ms(600),
+            workers: 2,
+            ..Setup::default()
+        },
+    );
+    let every_250_ms: Vec<Duration> = (0..12).map(|k| ms(250 * k)).collect();
+    assert_eq!(run.due(), every_250_ms);
+    assert_eq!(run.starts(), every_250_ms);
+    assert_eq!((run.stages[0].sent, run.stages[0].dropped), (12, 0));
 }
