@@ -76,8 +76,8 @@ struct Setup {
     watch: bool,
 }
 
-/// Runs a plan whose `load` is as the spec writes it (one target, one worker) on a virtual
-/// clock against the fake server, as `setup` says.
+/// Runs a plan whose `load` is as the spec writes it (one target, `setup.workers` workers) on
+/// a virtual clock against the fake server, as `setup` says.
 fn run(load: &str, setup: Setup) -> Run {
     let workers = setup.workers.max(1);
     assert!(
