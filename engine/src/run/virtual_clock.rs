@@ -440,3 +440,29 @@ fn max_in_flight_is_one_budget_over_the_workers() {
     assert_eq!(run.starts(), every_250_ms);
     assert_eq!((run.stages[0].sent, run.stages[0].dropped), (12, 0));
 }
+
+#[test]
+fn a_drop_made_while_the_dispatcher_was_behind_is_the_generators_and_only_that_one() {
+    // One user, 30 ms per response, 50/s: the arrivals at 0, 40, 80 ms ... are served, those
+    // at 20, 60, 100 ms ... find the user busy and are dropped, on time: the server's. The
+    // worker stalls from 55 to 68 ms: the arrival due at 60 ms is dropped 8 ms late, past
+    // `late_p99` (5 ms): the generator's.
+    let run = run(
+        "  model: open\n  rate: 50/s\n  max_in_flight: 1\n  duration: 1s\n  health: { late_p99: 5ms }\n",
+        Setup {
+            service: ms(30),
+            stall: Some(Stall {
+                at: ms(55),
+                length: ms(13),
+            }),
+            ..Setup::default()
+        },
+    );
+    assert_eq!(run.due(), (0..25).map(|k| ms(40 * k)).collect::<Vec<_>>());
+    assert_eq!(run.starts(), run.due());
+    let stage = &run.stages[0];
+    assert_eq!(
+        (stage.sent, stage.dropped, stage.dropped_behind),
+        (25, 25, 1)
+    );
+}
