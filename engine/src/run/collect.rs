@@ -15,7 +15,7 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use super::Progress;
+use super::{Progress, clock};
 use crate::measure::{
     ResponseTimes, SpanSample, SpanStats, TargetStats, Watch, WindowVerdict, merge_targets,
 };
@@ -217,8 +217,7 @@ impl Collector {
         };
         self.totals.0 += stats.responses;
         self.totals.1 += stats.errors;
-        let whole =
-            self.measure_start + Duration::from_secs(u64::from(second) + 1) <= Instant::now();
+        let whole = self.measure_start + Duration::from_secs(u64::from(second) + 1) <= clock::now();
         if whole && !self.watch.is_idle() && self.aborted_by.is_none() {
             self.aborted_by = self.watch.second(&stats);
             return self.aborted_by.is_some();

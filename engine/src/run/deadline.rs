@@ -5,6 +5,8 @@ use std::time::Instant;
 
 use tokio::time::{Sleep, sleep_until};
 
+use super::clock;
+
 /// A virtual user's request timeout: one tokio timer, re-armed lazily. Each request's
 /// deadline only moves later, so the timer stays armed at an earlier request's deadline; when
 /// it fires before the current deadline it is re-armed. A request then costs no timer-wheel
@@ -17,7 +19,7 @@ pub(super) struct Deadline {
 
 impl Deadline {
     pub(super) fn new() -> Deadline {
-        let now = Instant::now();
+        let now = clock::now();
         Deadline {
             sleep: Box::pin(sleep_until(now.into())),
             armed: now,
@@ -36,7 +38,7 @@ impl Deadline {
                 biased;
                 output = &mut work => return Some(output),
                 () = self.sleep.as_mut() => {
-                    if Instant::now() >= deadline {
+                    if clock::now() >= deadline {
                         return None;
                     }
                     self.arm(deadline);

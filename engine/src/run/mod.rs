@@ -25,8 +25,11 @@
 //! a connect when the connection had to be opened).
 
 mod checks;
+mod clock;
 mod collect;
 mod deadline;
+#[cfg(test)]
+mod fake;
 mod flow;
 mod h1;
 mod h2;
@@ -45,8 +48,11 @@ mod stream;
 mod timer;
 mod tls;
 mod transport;
+#[cfg(test)]
+mod virtual_clock;
 mod vu;
 mod worker;
+mod worker_stats;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -62,7 +68,7 @@ pub use limits::FileLimit;
 pub(crate) use output::{Negotiated, NegotiatedTls};
 pub use output::{Progress, RunError, RunOutput};
 use shared::Shared;
-use worker::WorkerStats;
+use worker_stats::WorkerStats;
 
 /// How often the calling thread looks at reports, progress and `stop`.
 pub(crate) const COLLECT_INTERVAL: Duration = Duration::from_millis(250);

@@ -23,7 +23,7 @@ use std::time::Instant;
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 
-use super::timer::PreciseTimer;
+use super::clock;
 use super::vu::{Connections, pause_precisely, work};
 use super::{Shared, WorkerStats, flow};
 use crate::plan::load::Arrivals;
@@ -227,7 +227,7 @@ async fn dispatcher(
     let budget = &shared.budget;
     let behind_us = shared.load.health.late_p99_us;
     let mut arrivals = Arrivals::new(&shared.load.stages);
-    let mut timer = PreciseTimer::new().ok();
+    let mut timer = shared.precise_timer();
     let mut k = pool.index as u64;
     while let Some(t) = arrivals.time_of(k) {
         let intended = shared.at(t);
@@ -258,7 +258,7 @@ async fn dispatcher(
 /// (warmup included, for the stage's health), and apart when the generator was itself more
 /// than `behind_us` microseconds behind its schedule.
 fn drop_arrival(shared: &Shared, stats: &RefCell<WorkerStats>, intended: Instant, behind_us: u64) {
-    let late_us = intended.elapsed().as_micros() as u64;
+    let late_us = clock::now().saturating_duration_since(intended).as_micros() as u64;
     let mut s = stats.borrow_mut();
     let stage = &mut s.stages[shared.stage_of(intended)];
     stage.dropped += 1;
@@ -316,7 +316,7 @@ async fn open_vu(
         let Some((intended, measured)) = slot.job.take() else {
             break;
         };
-        let times = (intended, intended, Instant::now());
+        let times = (intended, intended, clock::now());
         work(
             &shared, &stats, &mut conns, &mut user, &mut rng, times, measured,
         )

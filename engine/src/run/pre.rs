@@ -20,8 +20,8 @@ use std::time::Instant;
 use super::shared::Shared;
 use super::transport::{self, Conn};
 use super::vu::{self, Connections};
-use super::worker::WorkerStats;
-use super::{COLLECT_INTERVAL, flow};
+use super::worker_stats::WorkerStats;
+use super::{COLLECT_INTERVAL, clock, flow};
 use crate::plan::{LoadPlan, Model};
 
 /// What a run of `load` does before the clock starts: open the first level's connections
@@ -171,7 +171,7 @@ async fn before_clock(
                     while !shared.halted()
                         && taken.fetch_add(1, Ordering::Relaxed) < work.warmup_requests
                     {
-                        let now = Instant::now();
+                        let now = clock::now();
                         let times = (now, now, now);
                         let s = &scratch;
                         vu::work(&shared, s, &mut conns, &mut user, &mut rng, times, false).await;

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use super::flow::Flows;
 use super::open::Budget;
+use super::timer::PreciseTimer;
 use crate::measure::StageStats;
 use crate::plan::{LoadPlan, Model, Plan, Stop, TargetPlan};
 
@@ -40,6 +41,9 @@ pub(super) struct Shared {
     pub(super) stop: Arc<AtomicBool>,
     /// Open model: the run's in-flight budget over the workers (none in the closed model).
     pub(super) budget: Budget,
+    /// Tests on a virtual clock: the fake server that takes every request (`fake.rs`).
+    #[cfg(test)]
+    pub(super) fake: Option<Arc<super::fake::Server>>,
 }
 
 impl Shared {
@@ -99,7 +103,21 @@ impl Shared {
                 Model::Open => workers,
                 Model::Closed => 0,
             }),
+            #[cfg(test)]
+            fake: None,
         }
+    }
+
+    /// A precise timer for a dispatcher or a paced virtual user; `None` when the system gives
+    /// none (tokio's timer then serves). In tests against the fake server, one on tokio's
+    /// paused clock, whose ticks count from the run's start (`virtual_clock.rs` lays the run
+    /// out from its runtime's first instant).
+    pub(super) fn precise_timer(&self) -> Option<PreciseTimer> {
+        #[cfg(test)]
+        if self.fake.is_some() {
+            return Some(PreciseTimer::Paused(self.start));
+        }
+        PreciseTimer::new().ok()
     }
 
     #[inline]

@@ -32,6 +32,7 @@ use std::time::{Duration, Instant};
 use tokio::task::JoinHandle;
 use tokio::time::sleep_until;
 
+use super::clock;
 use super::deadline::Deadline;
 use super::timer::PreciseTimer;
 use super::transport::Outgoing;
@@ -356,11 +357,11 @@ async fn closed_vu(
     let mut next_due: Option<Instant> = None;
     // A paced request is measured from when it was due: it must start then, not on the next
     // tick of tokio's 1 ms timer.
-    let mut timer = interval.and_then(|_| PreciseTimer::new().ok());
+    let mut timer = interval.and_then(|_| shared.precise_timer());
     let mut backoff = Backoff { failures: 0 };
     let mut user = shared.flows.any().then(|| flow::User::new(&shared.flows));
     loop {
-        let now = Instant::now();
+        let now = clock::now();
         if shared.load.level_at(shared.secs(now)) < level {
             // Not needed now: close, and wait until the stages need this user again.
             conns.close_all();
@@ -401,7 +402,7 @@ async fn closed_vu(
             break;
         };
         // After a pacing pause the clock is read again; else `now` is this request's start.
-        let started = if intended > now { Instant::now() } else { now };
+        let started = if intended > now { clock::now() } else { now };
         let times = (intended, now, started);
         let failure = work(
             &shared, &stats, &mut conns, &mut user, &mut rng, times, measured,
@@ -410,9 +411,9 @@ async fn closed_vu(
         match failure {
             Some(kind) if kind.is_connect() => {
                 let wait = backoff.next(&mut rng);
-                let resumed = pause_until(&shared, Instant::now() + wait).await;
+                let resumed = pause_until(&shared, clock::now() + wait).await;
                 if kind == ErrorKind::FdLimit {
-                    let short = started.elapsed().as_micros() as u64;
+                    let short = (clock::now() - started).as_micros() as u64;
                     stats.borrow_mut().stages[shared.stage_of(started)].fd_wait_us += short;
                 }
                 if !resumed {
@@ -423,7 +424,7 @@ async fn closed_vu(
             _ => backoff.failures = 0,
         }
         let think = think(shared.load.think_time, &mut rng);
-        if !think.is_zero() && !pause_until(&shared, Instant::now() + think).await {
+        if !think.is_zero() && !pause_until(&shared, clock::now() + think).await {
             break;
         }
     }
@@ -454,6 +455,20 @@ pub(super) async fn work(
     (intended, ready, started): (Instant, Instant, Instant),
     measured: bool,
 ) -> Option<ErrorKind> {
+    // Tests on a virtual clock: the fake server takes the request, recorded as `request`
+    // records its stage and epoch (`run/virtual_clock.rs`).
+    #[cfg(test)]
+    if let Some(server) = &shared.fake {
+        let served = server.serve(intended, ready, started).await;
+        let s = &mut *stats.borrow_mut();
+        let late_us = record_stage(shared, s, (intended, ready, started, served.end), None);
+        if measured {
+            let latency_us = (served.end - intended).as_micros() as u64;
+            s.epoch
+                .record(Some(latency_us), served.failed, late_us > LATE_US);
+        }
+        return served.failed.then_some(ErrorKind::UnexpectedStatus);
+    }
     match user {
         // Boxed: inline, an iteration's future would make every request's future larger.
         Some(user) => {
@@ -478,7 +493,7 @@ pub(super) async fn pause_until(shared: &Shared, deadline: Instant) -> bool {
         if shared.halted() {
             return false;
         }
-        let now = Instant::now();
+        let now = clock::now();
         if now >= deadline {
             return true;
         }
@@ -503,7 +518,7 @@ pub(super) async fn pause_precisely(
     if !pause_until(shared, coarse_until).await {
         return false;
     }
-    if Instant::now() < deadline {
+    if clock::now() < deadline {
         let precise = match timer.as_mut() {
             Some(timer) => timer.sleep_until(deadline).await.is_ok(),
             None => false,
