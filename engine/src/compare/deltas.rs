@@ -4,6 +4,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::plan::threshold::Metric;
 use crate::result::{RunResult, SloVerdict, TargetResult};
 use crate::units::Unit;
 
@@ -44,7 +45,8 @@ pub struct SloDelta {
     /// `total`, or the target's name.
     pub scope: String,
     /// `latency`, `errors`, `requests` or `checks`.
-    pub metric: String,
+    #[schemars(with = "String")]
+    pub metric: Metric,
     /// The threshold as written, e.g. `p(95) < 200ms`.
     pub threshold: String,
     /// Unit of `limit`, `measured`, `baseline` and `change`: `us`, `ratio` (0.01 = 1%), `1/s`
@@ -74,7 +76,7 @@ impl SloDelta {
         let unit = Unit::from_name(&v.unit);
         SloDelta {
             scope: v.scope.clone(),
-            metric: v.metric.clone(),
+            metric: v.metric,
             threshold: v.threshold.clone(),
             unit: v.unit.clone(),
             limit: v.limit,

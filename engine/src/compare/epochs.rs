@@ -264,6 +264,7 @@ fn epoch_value(rule: &RegressionRule, e: &EpochSample) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plan::regression::ScopeKind;
 
     fn epoch(epoch: u32, responses: u64, errors: u64, p50_us: u64) -> EpochSample {
         EpochSample {
@@ -475,10 +476,10 @@ mod tests {
         assert_eq!(comparison.rules[1], two_run.rules[1]);
         assert_eq!(
             (
-                comparison.rules[1].scope_kind.as_str(),
+                comparison.rules[1].scope_kind,
                 &comparison.rules[1].scope
             ),
-            ("target", &name)
+            (ScopeKind::Target, &name)
         );
         let paired = comparison.paired.expect("the chart's series");
         assert_eq!(paired.rules[0].changes.len(), 40);

@@ -9,10 +9,11 @@ use std::borrow::Cow;
 
 use super::between_runs::{Spread, Widening};
 use super::samples;
-use super::scoped::{scope_names, scoped};
+use super::scoped::scoped;
 use super::stats::{self, Change, Interval};
 use crate::plan::regression::{
     DEFAULT_ERRORS_RULES, DEFAULT_LATENCY_RULES, DEFAULT_REQUESTS_RULES, RegressionRule, RuleScope,
+    ScopeKind,
 };
 use crate::plan::threshold::{Aggregation, Metric};
 use crate::result::{RunResult, TargetResult};
@@ -50,12 +51,14 @@ pub struct RuleVerdict {
     /// What the rule compares: `total` (the whole run), `target` or `flow` (its iterations:
     /// `latency` is the iteration duration, `errors` the failed iterations, `requests` the
     /// iterations per second). Absent for `total`.
-    #[serde(default = "total", skip_serializing_if = "is_total")]
-    pub scope_kind: String,
+    #[serde(default, skip_serializing_if = "ScopeKind::is_total")]
+    #[schemars(with = "String")]
+    pub scope_kind: ScopeKind,
     /// `total`, or the target's or flow's name.
     pub scope: String,
     /// `latency`, `errors` or `requests`.
-    pub metric: String,
+    #[schemars(with = "String")]
+    pub metric: Metric,
     /// `p(95)`, `med`, `mean` or `rate`.
     pub aggregation: String,
     /// The rule as written (or the default rule's text).
@@ -92,14 +95,6 @@ pub struct RuleVerdict {
     pub verdict: RuleState,
     /// The verdict in words, with the numbers that decided it.
     pub reason: String,
-}
-
-fn total() -> String {
-    "total".to_string()
-}
-
-fn is_total(kind: &str) -> bool {
-    kind == "total"
 }
 
 /// The default rules (a spec without a `regression` block).
@@ -235,7 +230,7 @@ fn missing_reason(
     baseline: &Option<Cow<'_, TargetResult>>,
     current: &Option<Cow<'_, TargetResult>>,
 ) -> String {
-    let (kind, name) = scope_names(&rule.scope);
+    let (kind, name) = (rule.scope.kind(), rule.scope.name());
     match (baseline, current) {
         (None, None) => format!("neither result has the {kind} `{name}`"),
         (None, Some(_)) => format!("the baseline result has no {kind} `{name}`"),
@@ -256,11 +251,10 @@ pub(super) fn rule_verdict(
     (verdict, reason): (RuleState, String),
 ) -> RuleVerdict {
     let relative = |x: f64| b.filter(|b| *b != 0.0).map(|b| x / b);
-    let (scope_kind, scope) = scope_names(&rule.scope);
     RuleVerdict {
-        scope_kind: scope_kind.to_string(),
-        scope: scope.to_string(),
-        metric: rule.metric.name().to_string(),
+        scope_kind: rule.scope.kind(),
+        scope: rule.scope.name().to_string(),
+        metric: rule.metric,
         aggregation: rule.aggregation.to_string(),
         rule: rule.expression.clone(),
         unit: rule.unit().to_string(),

@@ -49,16 +49,6 @@ pub(crate) fn scoped<'a>(
     }
 }
 
-/// The scope's kind and name as results and verdicts record them: `("total", "total")`,
-/// `("target", name)` or `("flow", name)`.
-pub(crate) fn scope_names(scope: &RuleScope) -> (&'static str, &str) {
-    match scope {
-        RuleScope::Total => ("total", "total"),
-        RuleScope::Target(name) => ("target", name),
-        RuleScope::Flow(name) => ("flow", name),
-    }
-}
-
 /// The 95% interval of a scoped rule's change `current − baseline` in the rule's unit (see
 /// the module documentation), and the samples (requests or iterations) of each side;
 /// `durations_s` are the two runs' measured windows. No interval when a side has fewer than
@@ -215,14 +205,5 @@ mod tests {
         );
         assert!(i.is_none());
         assert_eq!(n, [2, 900]);
-    }
-
-    #[test]
-    fn scopes_name_their_kind() {
-        assert_eq!(scope_names(&RuleScope::Total), ("total", "total"));
-        assert_eq!(
-            scope_names(&RuleScope::Flow("shop".into())),
-            ("flow", "shop")
-        );
     }
 }

@@ -18,6 +18,8 @@
 //! Only these latency aggregations exist because the verdict is computed from the per-second
 //! series of the result, which records them (`p50_us` .. `p99_9_us`, `mean_us`).
 
+use serde::{Deserialize, Serialize};
+
 use super::threshold::{Aggregation, Metric, parse_aggregation, parse_value};
 use crate::spec;
 
@@ -51,6 +53,67 @@ pub(crate) enum RuleScope {
     Total,
     Target(String),
     Flow(String),
+}
+
+impl RuleScope {
+    /// The scope from its kind and name (the name of `total` is left out).
+    pub(crate) fn of(kind: ScopeKind, name: &str) -> RuleScope {
+        match kind {
+            ScopeKind::Total => RuleScope::Total,
+            ScopeKind::Target => RuleScope::Target(name.to_string()),
+            ScopeKind::Flow => RuleScope::Flow(name.to_string()),
+        }
+    }
+
+    /// Which kind of scope it is.
+    pub(crate) fn kind(&self) -> ScopeKind {
+        match self {
+            RuleScope::Total => ScopeKind::Total,
+            RuleScope::Target(_) => ScopeKind::Target,
+            RuleScope::Flow(_) => ScopeKind::Flow,
+        }
+    }
+
+    /// The target's or flow's name; `total` for the whole run.
+    pub(crate) fn name(&self) -> &str {
+        match self {
+            RuleScope::Total => "total",
+            RuleScope::Target(name) | RuleScope::Flow(name) => name,
+        }
+    }
+}
+
+/// The kind of a regression rule's scope, as results and verdicts record it (`scope_kind`):
+/// `total` (the whole run), `target` (a flow step is one) or `flow` (its iterations).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ScopeKind {
+    #[default]
+    Total,
+    Target,
+    Flow,
+}
+
+impl ScopeKind {
+    /// `total`, `target` or `flow`.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            ScopeKind::Total => "total",
+            ScopeKind::Target => "target",
+            ScopeKind::Flow => "flow",
+        }
+    }
+
+    /// Whether it is the whole run's (`total`, left out of a verdict's rule).
+    pub(crate) fn is_total(&self) -> bool {
+        *self == ScopeKind::Total
+    }
+}
+
+impl std::fmt::Display for ScopeKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 /// A parsed regression rule, in canonical units.
@@ -240,6 +303,15 @@ pub(crate) fn build_rules(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn scopes_name_their_kind() {
+        let shop = RuleScope::Flow("shop".into());
+        assert_eq!((RuleScope::Total.kind(), RuleScope::Total.name()), (ScopeKind::Total, "total"));
+        assert_eq!((shop.kind(), shop.name()), (ScopeKind::Flow, "shop"));
+        assert_eq!(RuleScope::of(shop.kind(), shop.name()), shop);
+        assert_eq!(serde_json::to_string(&ScopeKind::Target).unwrap(), "\"target\"");
+    }
 
     #[test]
     fn valid_rules() {

@@ -24,23 +24,33 @@
 use std::fmt;
 use std::time::Duration;
 
+use serde::{Deserialize, Serialize};
+
 use crate::units::{parse_duration, parse_rate};
 
-/// The metric a threshold applies to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Metric {
-    /// Response latency of completed requests.
+/// What a threshold or a regression rule gates, as the spec names it in the whole run's and a
+/// target's blocks (`slo.latency`, `regression.requests`, ...) and as results and verdicts
+/// record it (`metric`: `latency`, `errors`, `requests`, `checks`). A flow's blocks gate the
+/// same quantities of its iterations under their own names ([`Metric::flow_name`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Metric {
+    /// How long each unit of work took: a complete response's latency (from when its request
+    /// was due to its last byte); a flow's iteration duration.
     Latency,
-    /// Failed requests: transport errors and unexpected statuses.
+    /// Units of work that failed: requests ended by a transport error or an unexpected
+    /// status; a flow's failed iterations.
     Errors,
-    /// Completed requests (any status).
+    /// Units of work that completed: complete responses (any status); a flow's iterations
+    /// that ended. A rate is per second of the measured window (throughput).
     Requests,
-    /// Response checks: the share that passed.
+    /// Response checks: the share of evaluations that passed.
     Checks,
 }
 
 impl Metric {
-    /// The metric's name as written in the spec's `slo` block.
+    /// The metric's name as written in the spec's `slo` and `regression` blocks of the whole
+    /// run and of a target, and as results and verdicts record it.
     pub(crate) fn name(self) -> &'static str {
         match self {
             Metric::Latency => "latency",
@@ -48,6 +58,24 @@ impl Metric {
             Metric::Requests => "requests",
             Metric::Checks => "checks",
         }
+    }
+
+    /// The metric's name in a flow's `slo` and `regression` blocks, where it gates the flow's
+    /// iterations: `iteration_duration`, `failed_iterations`, `iterations` (a flow has no
+    /// `checks`).
+    pub(crate) fn flow_name(self) -> &'static str {
+        match self {
+            Metric::Latency => "iteration_duration",
+            Metric::Errors => "failed_iterations",
+            Metric::Requests => "iterations",
+            Metric::Checks => "checks",
+        }
+    }
+}
+
+impl fmt::Display for Metric {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
     }
 }
 
@@ -249,6 +277,11 @@ fn check_aggregation(metric: Metric, aggregation: Aggregation) -> Result<(), Str
 }
 
 impl Op {
+    /// Whether the operator bounds the value from above (`<`, `<=`).
+    pub(crate) fn bounds_above(self) -> bool {
+        matches!(self, Op::Lt | Op::Le)
+    }
+
     /// The operator as written: `<`, `<=`, `>`, `>=`, `==` or `!=`.
     fn symbol(self) -> &'static str {
         match self {

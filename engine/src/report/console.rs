@@ -455,9 +455,9 @@ fn transport_lines(result: &RunResult) -> String {
 /// `iteration_duration`) and threshold, and what else happened to it.
 fn slo_name(v: &SloVerdict, result: &RunResult) -> String {
     let metric = if result.flows.iter().any(|f| f.name == v.scope) {
-        super::flows::flow_metric_name(&v.metric)
+        v.metric.flow_name()
     } else {
-        &v.metric
+        v.metric.name()
     };
     let mut name = format!(
         "{} {metric}: {}",

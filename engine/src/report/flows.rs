@@ -92,17 +92,6 @@ fn flow_view(flow: &FlowResult, targets: &[TargetView]) -> FlowView {
     }
 }
 
-/// The flow SLO thresholds' metric names as the spec writes them: a flow's `latency` is its
-/// `iteration_duration`, `requests` its `iterations`, `errors` its `failed_iterations`.
-pub(crate) fn flow_metric_name(metric: &str) -> &str {
-    match metric {
-        "latency" => "iteration_duration",
-        "requests" => "iterations",
-        "errors" => "failed_iterations",
-        other => other,
-    }
-}
-
 /// The flows of `result` as the console summary of a run shows them (see [`text_table`]);
 /// empty without flows.
 pub(super) fn console_table(result: &RunResult) -> String {

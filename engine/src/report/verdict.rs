@@ -15,6 +15,7 @@ use super::verdict_flows::{VerdictFlow, verdict_flows};
 use super::{Render, Report};
 use crate::compare::gate::{Exit, Outcome, Overall, summary_line};
 use crate::compare::{Comparison, RuleState, RuleVerdict, SloDelta, TargetDelta};
+use crate::plan::threshold::Metric;
 use crate::result::{RunResult, TargetResult};
 use crate::units::Unit;
 
@@ -273,7 +274,7 @@ pub(crate) struct VerdictSlo {
 /// about this size leaves 0 inside the interval; the same half-width for `loadgate ab`'s
 /// paired intervals and for two runs' bootstrap intervals.
 pub(crate) fn detectable_change(r: &RuleVerdict) -> Option<f64> {
-    let interval = if r.metric == "errors" {
+    let interval = if r.metric == Metric::Errors {
         r.change_ci
     } else {
         r.relative_change_ci
@@ -421,11 +422,11 @@ impl VerdictDoc {
     /// Gives each SLO threshold and regression rule its line in the spec.
     fn place(&mut self, lines: &SpecLines) {
         for s in &mut self.slo {
-            s.line = lines.line(Block::Slo, &s.slo.scope, &s.slo.metric, &s.slo.threshold);
+            s.line = lines.line(Block::Slo, &s.slo.scope, s.slo.metric, &s.slo.threshold);
         }
         for r in &mut self.rules {
             let rule = &r.rule;
-            r.line = lines.line(Block::Regression, &rule.scope, &rule.metric, &rule.rule);
+            r.line = lines.line(Block::Regression, &rule.scope, rule.metric, &rule.rule);
         }
     }
 }

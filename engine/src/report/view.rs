@@ -8,6 +8,8 @@ use super::http3;
 use super::target_view::{Row, TargetView, target_view};
 use super::verdict::{Verdict, detectable_change, summary};
 use crate::compare::{Comparison, EpochChanges, RuleState, RuleVerdict, SloDelta, median};
+use crate::plan::regression::ScopeKind;
+use crate::plan::threshold::Metric;
 use crate::result::RunResult;
 use crate::units::{MISSING, Unit, format_change, format_relative};
 
@@ -220,9 +222,9 @@ fn slo_rows(current: &RunResult, comparison: Option<&Comparison>) -> Vec<CheckRo
                 .filter(|(b, _)| *b != 0.0)
                 .map(|(b, m)| m / b - 1.0);
             let metric = if current.flows.iter().any(|f| f.name == v.scope) {
-                super::flows::flow_metric_name(&v.metric)
+                v.metric.flow_name()
             } else {
-                &v.metric
+                v.metric.name()
             };
             let mut name = format!("{} {metric}: {}", v.scope, v.threshold);
             if v.default {
@@ -259,15 +261,12 @@ fn rule_rows(comparison: &Comparison) -> Vec<CheckRow> {
             let unit = Unit::from_name(&r.unit);
             CheckRow {
                 kind: "rule",
-                name: match r.scope_kind.as_str() {
-                    "flow" => format!(
-                        "{} {} {}",
-                        r.scope,
-                        super::flows::flow_metric_name(&r.metric),
-                        r.rule
-                    ),
-                    "target" => format!("{} {} {}", r.scope, r.metric, r.rule),
-                    _ => format!("{} {}", r.metric, r.rule),
+                name: match r.scope_kind {
+                    ScopeKind::Flow => {
+                        format!("{} {} {}", r.scope, r.metric.flow_name(), r.rule)
+                    }
+                    ScopeKind::Target => format!("{} {} {}", r.scope, r.metric, r.rule),
+                    ScopeKind::Total => format!("{} {}", r.metric, r.rule),
                 },
                 scope: r.scope.clone(),
                 measured: unit.format_or_missing(r.current),
@@ -287,7 +286,7 @@ fn rule_rows(comparison: &Comparison) -> Vec<CheckRow> {
                 allowed: r.allowed_change.map_or_else(
                     || MISSING.to_string(),
                     |a| {
-                        let sign = if r.metric == "requests" { "-" } else { "+" };
+                        let sign = if r.metric == Metric::Requests { "-" } else { "+" };
                         format!("{sign}{}", unit.format(a))
                     },
                 ),
@@ -307,7 +306,7 @@ fn rule_rows(comparison: &Comparison) -> Vec<CheckRow> {
 fn format_detectable(r: &RuleVerdict) -> String {
     match detectable_change(r) {
         None => "no interval".to_string(),
-        Some(h) if r.metric == "errors" => format!("±{:.2} points", h * 100.0),
+        Some(h) if r.metric == Metric::Errors => format!("±{:.2} points", h * 100.0),
         Some(h) => format!("±{:.1}%", h * 100.0),
     }
 }

@@ -410,19 +410,7 @@ fn reevaluate(
     duration_s: f64,
     dropped: u64,
 ) -> Result<SloVerdict, MergeError> {
-    let metric = match v.metric.as_str() {
-        "latency" => Metric::Latency,
-        "errors" => Metric::Errors,
-        "requests" => Metric::Requests,
-        "checks" => Metric::Checks,
-        other => {
-            return Err(MergeError::Threshold {
-                threshold: v.threshold.clone(),
-                reason: format!("unknown metric `{other}`"),
-            });
-        }
-    };
-    let threshold = Threshold::parse(Scope::Total, metric, &v.threshold).map_err(|reason| {
+    let threshold = Threshold::parse(Scope::Total, v.metric, &v.threshold).map_err(|reason| {
         MergeError::Threshold {
             threshold: v.threshold.clone(),
             reason,
