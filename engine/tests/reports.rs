@@ -1053,19 +1053,20 @@ fn a_real_flow_run_is_compared_and_reported() {
     assert!(flow_slo.iter().all(|v| v.passed), "{flow_slo:?}");
     let rules = result.regression_rules.as_ref().unwrap();
     assert!(
-        rules
-            .iter()
-            .any(|r| r.scope_kind == loadgate::plan::regression::ScopeKind::Flow && r.scope == "shop")
+        rules.iter().any(
+            |r| r.scope_kind == loadgate::plan::regression::ScopeKind::Flow && r.scope == "shop"
+        )
     );
-    assert!(
-        rules
-            .iter()
-            .any(|r| r.scope_kind == loadgate::plan::regression::ScopeKind::Target && r.scope == "shop/item")
-    );
+    assert!(rules.iter().any(
+        |r| r.scope_kind == loadgate::plan::regression::ScopeKind::Target && r.scope == "shop/item"
+    ));
 
     // Compared with itself: the scoped rules are judged on the same values, unchanged.
     let comparison = compare::compare(&result, &result).unwrap();
-    for kind in [loadgate::plan::regression::ScopeKind::Flow, loadgate::plan::regression::ScopeKind::Target] {
+    for kind in [
+        loadgate::plan::regression::ScopeKind::Flow,
+        loadgate::plan::regression::ScopeKind::Target,
+    ] {
         let rule = comparison
             .rules
             .iter()

@@ -475,10 +475,7 @@ mod tests {
         assert!(comparison.rules[0].reason.contains("40 epoch pairs"));
         assert_eq!(comparison.rules[1], two_run.rules[1]);
         assert_eq!(
-            (
-                comparison.rules[1].scope_kind,
-                &comparison.rules[1].scope
-            ),
+            (comparison.rules[1].scope_kind, &comparison.rules[1].scope),
             (ScopeKind::Target, &name)
         );
         let paired = comparison.paired.expect("the chart's series");

@@ -307,10 +307,16 @@ mod tests {
     #[test]
     fn scopes_name_their_kind() {
         let shop = RuleScope::Flow("shop".into());
-        assert_eq!((RuleScope::Total.kind(), RuleScope::Total.name()), (ScopeKind::Total, "total"));
+        assert_eq!(
+            (RuleScope::Total.kind(), RuleScope::Total.name()),
+            (ScopeKind::Total, "total")
+        );
         assert_eq!((shop.kind(), shop.name()), (ScopeKind::Flow, "shop"));
         assert_eq!(RuleScope::of(shop.kind(), shop.name()), shop);
-        assert_eq!(serde_json::to_string(&ScopeKind::Target).unwrap(), "\"target\"");
+        assert_eq!(
+            serde_json::to_string(&ScopeKind::Target).unwrap(),
+            "\"target\""
+        );
     }
 
     #[test]

@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use super::target_view::{KeyValue, TargetView, target_view};
 use super::verdict_flows::FlowDisplay;
+use crate::compare::TargetMetric;
 use crate::result::{FlowResult, RunResult};
 use crate::spec::printable;
 use crate::units::MISSING;
@@ -81,7 +82,10 @@ fn flow_view(flow: &FlowResult, targets: &[TargetView]) -> FlowView {
             .iter()
             .filter_map(|step| {
                 let target = targets.iter().find(|t| t.name == step.target)?;
-                let p50 = target.metrics.iter().find(|r| r.label == "p50");
+                let p50 = target
+                    .metrics
+                    .iter()
+                    .find(|r| r.metric == TargetMetric::P50);
                 Some(StepView {
                     group: step.group.clone().unwrap_or_default(),
                     p50: p50.map_or_else(|| MISSING.to_string(), |r| r.current.clone()),

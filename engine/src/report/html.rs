@@ -117,7 +117,13 @@ fn epoch_chart(rule: &RuleVerdict, changes: &EpochChanges, epoch_ms: u64) -> Str
         (rule.change_ci, rule.change, rule.allowed_change)
     };
     // The allowed change lies in the worse direction: down for throughput.
-    let allowed = allowed.map(|a| if rule.metric == Metric::Requests { -a } else { a });
+    let allowed = allowed.map(|a| {
+        if rule.metric == Metric::Requests {
+            -a
+        } else {
+            a
+        }
+    });
     let text = |v: f64| format_epoch_change(changes, v);
     let mut marks = Vec::new();
     if let Some([low, high]) = interval {

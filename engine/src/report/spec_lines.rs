@@ -93,7 +93,13 @@ impl SpecLines {
     }
 
     /// The line of `text` (a threshold or rule as written) in `block` for `scope` and `metric`.
-    pub(crate) fn line(&self, block: Block, scope: &str, metric: Metric, text: &str) -> Option<u64> {
+    pub(crate) fn line(
+        &self,
+        block: Block,
+        scope: &str,
+        metric: Metric,
+        text: &str,
+    ) -> Option<u64> {
         self.0
             .iter()
             .find(|w| {
@@ -206,7 +212,10 @@ flows:
             l.line(Block::Slo, "total", Metric::Latency, "p(99) < 1s"),
             Some(11)
         );
-        assert_eq!(l.line(Block::Slo, "total", Metric::Errors, "rate < 1%"), Some(13));
+        assert_eq!(
+            l.line(Block::Slo, "total", Metric::Errors, "rate < 1%"),
+            Some(13)
+        );
         assert_eq!(
             l.line(Block::Regression, "total", Metric::Latency, "p(95) +10%"),
             Some(15)
@@ -243,7 +252,10 @@ flows:
     #[test]
     fn a_threshold_of_another_scope_block_or_text_has_no_line() {
         let l = lines();
-        assert_eq!(l.line(Block::Slo, "home", Metric::Latency, "p(95) < 50ms"), None);
+        assert_eq!(
+            l.line(Block::Slo, "home", Metric::Latency, "p(95) < 50ms"),
+            None
+        );
         assert_eq!(
             l.line(Block::Regression, "total", Metric::Latency, "p(95) < 50ms"),
             None

@@ -7,13 +7,17 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::http3;
-use crate::compare::{MetricDelta, TargetDelta, target_metrics};
+use crate::compare::{MetricDelta, TargetDelta, TargetMetric, target_metrics};
 use crate::result::{PhaseSummary, PhasesResult, TargetResult};
 use crate::units::{MISSING, Unit, format_change, format_duration_us};
 
 /// A metric in both runs.
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct Row {
+    /// Which number it is (the templates show `label`).
+    #[serde(skip)]
+    pub metric: TargetMetric,
+    /// How the reports name it: `p50` .. `p99.9`, `mean`, `error rate`, `throughput`.
     pub label: String,
     pub current: String,
     pub baseline: String,
@@ -78,26 +82,12 @@ pub(crate) struct KeyValue {
     pub value: String,
 }
 
-/// Labels of the per-target metrics, by the comparison's metric names.
-fn metric_label(metric: &str) -> &'static str {
-    match metric {
-        "p50" => "p50",
-        "p90" => "p90",
-        "p95" => "p95",
-        "p99" => "p99",
-        "p99_9" => "p99.9",
-        "mean" => "mean",
-        "error_rate" => "error rate",
-        "rps" => "throughput",
-        _ => "?",
-    }
-}
-
 /// A metric of a target in both runs.
 fn metric_row(m: &MetricDelta) -> Row {
     let unit = Unit::from_name(&m.unit);
     Row {
-        label: metric_label(&m.metric).to_string(),
+        metric: m.metric,
+        label: m.metric.label().to_string(),
         current: unit.format_or_missing(m.current),
         baseline: unit.format_or_missing(m.baseline),
         change: format_change(m.relative_change, m.change, unit),
@@ -115,16 +105,17 @@ pub(super) fn target_view(
         None => target_metrics(shown)
             .into_iter()
             .map(|(metric, unit, v)| Row {
-                label: metric_label(metric).to_string(),
+                metric,
+                label: metric.label().to_string(),
                 current: unit.format_or_missing(current.and(v)),
                 baseline: MISSING.to_string(),
                 change: MISSING.to_string(),
             })
             .collect(),
     };
-    let find = |label: &str| metrics.iter().find(|r| r.label == label).cloned();
-    let p95 = find("p95").expect("always present");
-    let p99 = find("p99").expect("always present");
+    let find = |metric| metrics.iter().find(|r| r.metric == metric).cloned();
+    let p95 = find(TargetMetric::P95).expect("always present");
+    let p99 = find(TargetMetric::P99).expect("always present");
     TargetView {
         name: shown.name.clone(),
         method: shown.method.clone().unwrap_or_default(),

@@ -316,7 +316,6 @@ pub(super) fn summary(
     line
 }
 
-
 /// The verdict document: `loadgate compare --format json`, `loadgate report --format json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[schemars(title = "loadgate verdict")]

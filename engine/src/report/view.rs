@@ -7,7 +7,9 @@ use serde::Serialize;
 use super::http3;
 use super::target_view::{Row, TargetView, target_view};
 use super::verdict::{Verdict, detectable_change, summary};
-use crate::compare::{Comparison, EpochChanges, RuleState, RuleVerdict, SloDelta, median};
+use crate::compare::{
+    Comparison, EpochChanges, RuleState, RuleVerdict, SloDelta, TargetMetric, median,
+};
 use crate::plan::regression::ScopeKind;
 use crate::plan::threshold::Metric;
 use crate::result::RunResult;
@@ -152,11 +154,17 @@ pub(crate) fn build(
             }
         }
     }
-    let headline = ["rps", "p50", "p95", "p99", "error_rate"]
-        .iter()
-        .filter_map(|m| total.metrics.iter().find(|r| metric_key(&r.label) == *m))
-        .cloned()
-        .collect();
+    let headline = [
+        TargetMetric::Rps,
+        TargetMetric::P50,
+        TargetMetric::P95,
+        TargetMetric::P99,
+        TargetMetric::ErrorRate,
+    ]
+    .iter()
+    .filter_map(|m| total.metrics.iter().find(|r| r.metric == *m))
+    .cloned()
+    .collect();
     View {
         spec: current.spec.name.clone(),
         verdict: verdict.name(),
@@ -191,17 +199,6 @@ pub(crate) fn build(
             unchanged: count(RuleState::Unchanged),
         },
         time_s: format!("{:.3}", current.duration_s),
-    }
-}
-
-fn metric_key(label: &str) -> &'static str {
-    match label {
-        "p50" => "p50",
-        "p95" => "p95",
-        "p99" => "p99",
-        "error rate" => "error_rate",
-        "throughput" => "rps",
-        _ => "",
     }
 }
 
@@ -286,7 +283,11 @@ fn rule_rows(comparison: &Comparison) -> Vec<CheckRow> {
                 allowed: r.allowed_change.map_or_else(
                     || MISSING.to_string(),
                     |a| {
-                        let sign = if r.metric == Metric::Requests { "-" } else { "+" };
+                        let sign = if r.metric == Metric::Requests {
+                            "-"
+                        } else {
+                            "+"
+                        };
                         format!("{sign}{}", unit.format(a))
                     },
                 ),
