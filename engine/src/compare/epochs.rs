@@ -255,7 +255,7 @@ fn epoch_value(rule: &RegressionRule, e: &EpochSample) -> Option<f64> {
             } as f64),
             _ => None,
         },
-        Metric::Requests => Some(e.responses as f64),
+        Metric::Responses => Some(e.responses as f64),
         Metric::Errors => (e.requests > 0).then(|| e.errors as f64 / e.requests as f64),
         Metric::Checks => None,
     }
@@ -324,7 +324,7 @@ mod tests {
 
         let p95 = rule(Metric::Latency, "p(95) +10%");
         assert_eq!(epochs.values(&p95), [(1_020.0, 2_020.0); 2]);
-        let rps = rule(Metric::Requests, "rate -10%");
+        let rps = rule(Metric::Responses, "rate -10%");
         assert_eq!(epochs.values(&rps), [(100.0, 90.0); 2]);
         let errors = rule(Metric::Errors, "rate +10%");
         assert_eq!(epochs.values(&errors), [(0.0, 0.1); 2]);

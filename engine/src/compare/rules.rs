@@ -102,7 +102,7 @@ pub(super) fn default_rules() -> Vec<RegressionRule> {
     let all = [
         (Metric::Latency, &DEFAULT_LATENCY_RULES[..]),
         (Metric::Errors, &DEFAULT_ERRORS_RULES[..]),
-        (Metric::Requests, &DEFAULT_REQUESTS_RULES[..]),
+        (Metric::Responses, &DEFAULT_REQUESTS_RULES[..]),
     ];
     all.iter()
         .flat_map(|(metric, texts)| {
@@ -134,7 +134,7 @@ pub(super) fn whole_run_value(rule: &RegressionRule, t: &TargetResult) -> Option
             })
         }
         Metric::Errors => Some(t.error_rate),
-        Metric::Requests => Some(t.rps),
+        Metric::Responses => Some(t.rps),
         Metric::Checks => None,
     }
 }
@@ -161,7 +161,7 @@ fn change_interval(
             samples::latency(rule, baseline),
             samples::latency(rule, current),
         ),
-        Metric::Requests => scaled(samples::throughput(baseline), samples::throughput(current)),
+        Metric::Responses => scaled(samples::throughput(baseline), samples::throughput(current)),
         Metric::Errors => {
             let (sb, sc) = (samples::errors(baseline), samples::errors(current));
             let abs = stats::change_interval(&sb, &sc, &samples::pooled_rate, Change::Absolute);
@@ -388,7 +388,7 @@ mod tests {
     #[test]
     fn verdicts_follow_the_interval_the_allowance_and_the_floor() {
         let p95 = rule(Metric::Latency, "p(95) +10% floor 1ms");
-        let rps = rule(Metric::Requests, "rate -10%");
+        let rps = rule(Metric::Responses, "rate -10%");
         let errors = rule(Metric::Errors, "rate +10% floor 0.1%");
         use RuleState::*;
         // (rule, baseline, current, interval, expected)
@@ -436,7 +436,7 @@ mod tests {
             reason,
             "worse by more than the allowed 2.00ms: 95% interval of the change [3.50ms, 4.50ms]"
         );
-        let rps = rule(Metric::Requests, "rate -10%");
+        let rps = rule(Metric::Responses, "rate -10%");
         let (_, reason) = judge(&rps, 1000.0, 800.0, ci(-220.0, -180.0), [5, 5]);
         assert_eq!(
             reason,

@@ -93,7 +93,7 @@ pub(super) fn independent_interval(
             let half = Z_95 * (pb * (1.0 - pb) / nb + pc * (1.0 - pc) / nc).sqrt();
             Some(around(pc - pb, half))
         }
-        (Metric::Requests, _) => {
+        (Metric::Responses, _) => {
             let [tb, tc] = durations_s;
             (tb > 0.0 && tc > 0.0).then(|| {
                 let half = Z_95 * (nb / (tb * tb) + nc / (tc * tc)).sqrt();
@@ -186,7 +186,7 @@ mod tests {
         assert!((i.low - (0.01 - half)).abs() < 1e-12 && (i.high - (0.01 + half)).abs() < 1e-12);
         assert_eq!(n, [10_000, 10_000]);
         // 1,000 over 10 s -> 900 over 10 s: -10/s ± 1.96 × √(1000 + 900)/10.
-        let requests = rule(Metric::Requests, "rate -10%");
+        let requests = rule(Metric::Responses, "rate -10%");
         let (i, _) = independent_interval(
             &requests,
             &flow(1_000, 0, 10.0),

@@ -145,13 +145,13 @@ impl RegressionRule {
                 Aggregation::Median | Aggregation::Mean => true,
                 _ => false,
             },
-            Metric::Errors | Metric::Requests => aggregation == Aggregation::Rate,
+            Metric::Errors | Metric::Responses => aggregation == Aggregation::Rate,
             Metric::Checks => false,
         };
         if !allowed {
             let what = match metric {
                 Metric::Latency => "p(50), p(90), p(95), p(99), p(99.9), med or mean",
-                Metric::Errors | Metric::Requests => "rate",
+                Metric::Errors | Metric::Responses => "rate",
                 Metric::Checks => {
                     return Err(format!("`{text}`: checks have no regression rules"));
                 }
@@ -170,7 +170,7 @@ impl RegressionRule {
             match metric {
                 Metric::Latency => DEFAULT_LATENCY_FLOOR_US,
                 Metric::Errors => DEFAULT_ERRORS_FLOOR,
-                Metric::Requests => DEFAULT_REQUESTS_FLOOR,
+                Metric::Responses => DEFAULT_REQUESTS_FLOOR,
                 Metric::Checks => unreachable!("rejected above"),
             }
         } else {
@@ -195,19 +195,19 @@ impl RegressionRule {
         match self.metric {
             Metric::Latency => "us",
             Metric::Errors | Metric::Checks => "ratio",
-            Metric::Requests => "1/s",
+            Metric::Responses => "1/s",
         }
     }
 
     /// Whether a lower value is worse (throughput); otherwise a higher value is.
     pub(crate) fn lower_is_worse(&self) -> bool {
-        self.metric == Metric::Requests
+        self.metric == Metric::Responses
     }
 }
 
 /// Parses `+10%` / `-10%` for `metric`: the magnitude as a fraction.
 fn parse_change(metric: Metric, text: &str) -> Result<f64, String> {
-    let example = if metric == Metric::Requests {
+    let example = if metric == Metric::Responses {
         "-10%"
     } else {
         "+10%"
@@ -220,9 +220,13 @@ fn parse_change(metric: Metric, text: &str) -> Result<f64, String> {
         Some(b'-') => (Some('-'), &number[1..]),
         _ => (None, number),
     };
-    let worse = if metric == Metric::Requests { '-' } else { '+' };
+    let worse = if metric == Metric::Responses {
+        '-'
+    } else {
+        '+'
+    };
     if sign.is_some_and(|s| s != worse) {
-        let direction = if metric == Metric::Requests {
+        let direction = if metric == Metric::Responses {
             "a drop in throughput"
         } else {
             "a rise"
@@ -250,7 +254,7 @@ pub(crate) fn build(block: &spec::Regression) -> (Vec<RegressionRule>, Vec<(Stri
     let lists: [List<'_>; 3] = [
         (Metric::Latency, &block.latency, &DEFAULT_LATENCY_RULES),
         (Metric::Errors, &block.errors, &DEFAULT_ERRORS_RULES),
-        (Metric::Requests, &block.requests, &DEFAULT_REQUESTS_RULES),
+        (Metric::Responses, &block.requests, &DEFAULT_REQUESTS_RULES),
     ];
     for (metric, list, defaults) in lists {
         match list {
@@ -357,9 +361,9 @@ mod tests {
                 0.5,
                 0.005,
             ),
-            (Metric::Requests, "rate -10%", Aggregation::Rate, 0.10, 0.0),
+            (Metric::Responses, "rate -10%", Aggregation::Rate, 0.10, 0.0),
             (
-                Metric::Requests,
+                Metric::Responses,
                 "rate -5% floor 20/s",
                 Aggregation::Rate,
                 0.05,
@@ -388,11 +392,15 @@ mod tests {
             (Metric::Errors, "count +10%", "takes rate"),
             (Metric::Errors, "rate +10% floor 0.1", "needs the unit `%`"),
             (
-                Metric::Requests,
+                Metric::Responses,
                 "rate +10%",
                 "a drop in throughput: write `-10%`",
             ),
-            (Metric::Requests, "rate -10% floor 5", "needs the unit `/s`"),
+            (
+                Metric::Responses,
+                "rate -10% floor 5",
+                "needs the unit `/s`",
+            ),
         ];
         for (metric, text, want) in cases {
             let err = RegressionRule::parse(metric, text).expect_err(text);
@@ -422,7 +430,7 @@ mod tests {
         };
         let (rules, errors) = build(&block);
         assert_eq!(rules.len(), 2, "{rules:?}");
-        assert_eq!(rules[1].metric, Metric::Requests);
+        assert_eq!(rules[1].metric, Metric::Responses);
         assert_eq!(errors.len(), 1);
         assert_eq!(errors[0].0, "regression.latency[1]");
     }

@@ -118,7 +118,7 @@ fn epoch_chart(rule: &RuleVerdict, changes: &EpochChanges, epoch_ms: u64) -> Str
     };
     // The allowed change lies in the worse direction: down for throughput.
     let allowed = allowed.map(|a| {
-        if rule.metric == Metric::Requests {
+        if rule.metric == Metric::Responses {
             -a
         } else {
             a

@@ -157,7 +157,7 @@ fn verdict_metric(key: &str) -> Option<Metric> {
     [
         Metric::Latency,
         Metric::Errors,
-        Metric::Requests,
+        Metric::Responses,
         Metric::Checks,
     ]
     .into_iter()

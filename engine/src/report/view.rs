@@ -283,7 +283,7 @@ fn rule_rows(comparison: &Comparison) -> Vec<CheckRow> {
                 allowed: r.allowed_change.map_or_else(
                     || MISSING.to_string(),
                     |a| {
-                        let sign = if r.metric == Metric::Requests {
+                        let sign = if r.metric == Metric::Responses {
                             "-"
                         } else {
                             "+"
