@@ -14,14 +14,22 @@ use crate::units::Unit;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TargetMetric {
+    /// Latency p50, µs.
     P50,
+    /// Latency p90, µs.
     P90,
+    /// Latency p95, µs.
     P95,
+    /// Latency p99, µs.
     P99,
+    /// Latency p99.9, µs.
     #[serde(rename = "p99_9")]
     P999,
+    /// Mean latency, µs.
     Mean,
+    /// Failed requests over requests that ended, a fraction.
     ErrorRate,
+    /// Complete responses per second of the measured window.
     Rps,
 }
 

@@ -88,9 +88,12 @@ impl RuleScope {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ScopeKind {
+    /// The whole run.
     #[default]
     Total,
+    /// One target (a flow step is one).
     Target,
+    /// One flow's iterations.
     Flow,
 }
 

@@ -41,7 +41,7 @@ use super::{
     Environment, Health, RunResult, SloVerdict, TargetResult, UdpBuffersResult, decode_histogram,
 };
 use crate::measure::Measures;
-use crate::plan::threshold::{Metric, Scope, Threshold};
+use crate::plan::threshold::{Scope, Threshold};
 pub use checks::MAX_START_SKEW_US;
 use checks::shard_list;
 use series::{Part, merge_series};
