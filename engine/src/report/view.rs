@@ -54,11 +54,32 @@ pub(crate) struct View {
     pub time_s: String,
 }
 
+/// What a [`CheckRow`] judges; shown as `SLO` or `rule`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub(crate) enum CheckKind {
+    /// An SLO threshold.
+    #[serde(rename = "SLO")]
+    Slo,
+    /// A regression rule.
+    #[serde(rename = "rule")]
+    Rule,
+}
+
+impl CheckKind {
+    /// `SLO` or `rule`, as the reports show it.
+    pub(crate) fn word(self) -> &'static str {
+        match self {
+            CheckKind::Slo => "SLO",
+            CheckKind::Rule => "rule",
+        }
+    }
+}
+
 /// An SLO or a regression rule, judged.
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct CheckRow {
     /// `SLO` or `rule`.
-    pub kind: &'static str,
+    pub kind: CheckKind,
     /// e.g. `total latency p(95) < 200ms` or `latency p(95) +10% floor 2ms`.
     pub name: String,
     /// Scope (`total` or a target's name).
@@ -229,7 +250,7 @@ fn slo_rows(current: &RunResult, comparison: Option<&Comparison>) -> Vec<CheckRo
             }
             name.push_str(&super::health::dropped_suffix(v));
             CheckRow {
-                kind: "SLO",
+                kind: CheckKind::Slo,
                 name,
                 scope: v.scope.clone(),
                 measured: d.measured_text,
@@ -257,7 +278,7 @@ fn rule_rows(comparison: &Comparison) -> Vec<CheckRow> {
         .map(|(i, r)| {
             let unit = Unit::from_name(&r.unit);
             CheckRow {
-                kind: "rule",
+                kind: CheckKind::Rule,
                 name: match r.scope_kind {
                     ScopeKind::Flow => {
                         format!("{} {} {}", r.scope, r.metric.flow_name(), r.rule)
