@@ -9,7 +9,7 @@ use serde::Serialize;
 use super::target_view::{KeyValue, TargetView, target_view};
 use super::verdict_flows::FlowDisplay;
 use crate::compare::TargetMetric;
-use crate::result::{FlowResult, RunResult};
+use crate::result::{FlowResult, RunResult, SloVerdict};
 use crate::spec::printable;
 use crate::units::MISSING;
 
@@ -93,6 +93,19 @@ fn flow_view(flow: &FlowResult, targets: &[TargetView]) -> FlowView {
                 })
             })
             .collect(),
+    }
+}
+
+/// The name the spec gives the metric of `v`, an SLO verdict of `result`: a flow's by the
+/// flow's blocks' names ([`Metric::flow_name`]: `iteration_duration`, ...), else as the
+/// verdict records it (`latency`, ...).
+///
+/// [`Metric::flow_name`]: crate::plan::threshold::Metric::flow_name
+pub(crate) fn slo_metric_name(v: &SloVerdict, result: &RunResult) -> &'static str {
+    if result.flows.iter().any(|f| f.name == v.scope) {
+        v.metric.flow_name()
+    } else {
+        v.metric.name()
     }
 }
 

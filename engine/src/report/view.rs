@@ -239,11 +239,7 @@ fn slo_rows(current: &RunResult, comparison: Option<&Comparison>) -> Vec<CheckRo
                 .zip(d.measured)
                 .filter(|(b, _)| *b != 0.0)
                 .map(|(b, m)| m / b - 1.0);
-            let metric = if current.flows.iter().any(|f| f.name == v.scope) {
-                v.metric.flow_name()
-            } else {
-                v.metric.name()
-            };
+            let metric = super::flows::slo_metric_name(v, current);
             let mut name = format!("{} {metric}: {}", v.scope, v.threshold);
             if v.default {
                 name.push_str(" (default: the spec sets no errors SLO)");
