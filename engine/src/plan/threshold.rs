@@ -32,7 +32,7 @@ use crate::units::{parse_duration, parse_rate};
 /// What a threshold or a regression rule gates, as the spec names it in the whole run's and a
 /// target's blocks (`slo.latency`, `regression.requests`, ...) and as results and verdicts
 /// record it (`metric`: `latency`, `errors`, `requests`, `checks`). A flow's blocks gate the
-/// same quantities of its iterations under their own names ([`Metric::flow_name`]).
+/// same quantities of its iterations under their own names (`Metric::flow_name`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Metric {
