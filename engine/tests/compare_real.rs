@@ -126,7 +126,7 @@ fn the_same_numbers_with_the_default_floor_are_noise() {
     let latency: Vec<_> = comparison
         .rules
         .iter()
-        .filter(|r| r.metric == "latency")
+        .filter(|r| r.metric == loadgate::plan::threshold::Metric::Latency)
         .collect();
     assert_eq!(latency.len(), 3, "the default latency rules");
     // The median moves by about the 1 ms of delay: under the floor.

@@ -54,8 +54,8 @@ fn a_run_in_which_every_request_failed_fails_on_the_default_errors_slo() {
     let default = &result.slo[0];
     assert!(default.default && !default.passed, "{default:?}");
     assert_eq!(
-        (default.metric.as_str(), default.threshold.as_str()),
-        ("errors", "rate < 100%")
+        (default.metric, default.threshold.as_str()),
+        (loadgate::plan::threshold::Metric::Errors, "rate < 100%")
     );
     assert_eq!(default.measured, Some(1.0));
     assert!(

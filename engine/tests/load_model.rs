@@ -245,7 +245,7 @@ fn assert_drops_counted_as_failed(result: &RunResult, dropped: u64) {
     let errors = result
         .slo
         .iter()
-        .find(|v| v.scope == "total" && v.metric == "errors")
+        .find(|v| v.scope == "total" && v.metric == loadgate::plan::threshold::Metric::Errors)
         .expect("a whole-run errors verdict");
     assert_eq!(errors.dropped, dropped, "{errors:?}");
     let expected =

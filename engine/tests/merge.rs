@@ -133,7 +133,7 @@ fn flows_merge_with_their_histograms_added_and_their_slos_reevaluated() {
     // The flow's p95 against a limit between the two shards' own p95s' range and beyond both.
     let slo = SloVerdict {
         scope: "shop".to_string(),
-        metric: "latency".to_string(),
+        metric: loadgate::plan::threshold::Metric::Latency,
         threshold: "p(95) < 1s".to_string(),
         measured: None,
         unit: "us".to_string(),

@@ -430,7 +430,7 @@ fn paired_json_verdict_gives_each_rule_its_detectable_change() {
     assert_eq!(rules.len(), 5);
     for (rule, judged) in rules.iter().zip(&comparison.rules) {
         // Half the width of the relative interval, or of the absolute one for errors.
-        let [low, high] = if judged.metric == "errors" {
+        let [low, high] = if judged.metric == loadgate::plan::threshold::Metric::Errors {
             judged.change_ci.unwrap()
         } else {
             judged.relative_change_ci.unwrap()
@@ -653,6 +653,7 @@ const FLOW: &str = "<i>shop</i>|*x*";
 /// `r` with the flow [`FLOW`], its SLO and regression rules of the flow, of a step's target and
 /// of a flow that `with_gone` adds only to the current result.
 fn with_flow(mut r: RunResult, with_gone: bool) -> RunResult {
+    use loadgate::plan::regression::ScopeKind;
     use loadgate::result::{FlowResult, FlowStep, RecordedRule, SloVerdict};
     let flow = |name: &str| FlowResult {
         name: name.to_string(),
@@ -683,7 +684,7 @@ fn with_flow(mut r: RunResult, with_gone: bool) -> RunResult {
     let p95 = r.total.latency_us.as_ref().unwrap().p95_us as f64;
     r.slo.push(SloVerdict {
         scope: FLOW.to_string(),
-        metric: "latency".to_string(),
+        metric: loadgate::plan::threshold::Metric::Latency,
         threshold: "p(95) < 1s".to_string(),
         measured: Some(p95),
         unit: "us".to_string(),
@@ -695,10 +696,10 @@ fn with_flow(mut r: RunResult, with_gone: bool) -> RunResult {
         default: false,
         dropped: 0,
     });
-    let rule = |kind: &str, scope: &str| RecordedRule {
-        scope_kind: kind.to_string(),
+    let rule = |kind, scope: &str| RecordedRule {
+        scope_kind: kind,
         scope: scope.to_string(),
-        metric: "latency".to_string(),
+        metric: loadgate::plan::threshold::Metric::Latency,
         aggregation: "p(50)".to_string(),
         max_change: 0.05,
         floor: 100.0,
@@ -706,9 +707,9 @@ fn with_flow(mut r: RunResult, with_gone: bool) -> RunResult {
         expression: "p(50) +5% floor 100us".to_string(),
     };
     let rules = r.regression_rules.get_or_insert_with(Vec::new);
-    rules.push(rule("flow", FLOW));
-    rules.push(rule("target", "a|b"));
-    rules.push(rule("flow", "gone"));
+    rules.push(rule(ScopeKind::Flow, FLOW));
+    rules.push(rule(ScopeKind::Target, "a|b"));
+    rules.push(rule(ScopeKind::Flow, "gone"));
     r
 }
 
@@ -737,7 +738,7 @@ fn render_flows(format: Format) -> String {
 #[test]
 fn scoped_rules_are_judged_on_their_flow_and_target() {
     let (baseline, current, comparison) = flow_runs();
-    let find = |kind: &str, scope: &str| {
+    let find = |kind, scope: &str| {
         comparison
             .rules
             .iter()
@@ -745,7 +746,7 @@ fn scoped_rules_are_judged_on_their_flow_and_target() {
             .unwrap_or_else(|| panic!("no rule of {kind} {scope}: {:?}", comparison.rules))
     };
     let p50 = |r: &RunResult| r.total.latency_us.as_ref().unwrap().p50_us as f64;
-    let flow = find("flow", FLOW);
+    let flow = find(loadgate::plan::regression::ScopeKind::Flow, FLOW);
     assert_eq!(
         (flow.baseline, flow.current),
         (Some(p50(&baseline)), Some(p50(&current)))
@@ -766,14 +767,14 @@ fn scoped_rules_are_judged_on_their_flow_and_target() {
     assert!(low > 365.0 && low < high, "{low}..{high}");
     assert_eq!(flow.samples[0] as u64, baseline.flows[0].iterations);
 
-    let target = find("target", "a|b");
+    let target = find(loadgate::plan::regression::ScopeKind::Target, "a|b");
     let target_p50 = |r: &RunResult| r.targets[1].latency_us.as_ref().unwrap().p50_us as f64;
     assert_eq!(
         (target.baseline, target.current),
         (Some(target_p50(&baseline)), Some(target_p50(&current)))
     );
 
-    let gone = find("flow", "gone");
+    let gone = find(loadgate::plan::regression::ScopeKind::Flow, "gone");
     assert_eq!(gone.verdict, compare::RuleState::Inconclusive);
     assert_eq!(gone.reason, "the baseline result has no flow `gone`");
     assert_eq!((gone.baseline, gone.current.is_some()), (None, true));
@@ -782,7 +783,7 @@ fn scoped_rules_are_judged_on_their_flow_and_target() {
         comparison
             .rules
             .iter()
-            .filter(|r| r.scope_kind == "total")
+            .filter(|r| r.scope_kind == loadgate::plan::regression::ScopeKind::Total)
             .count(),
         5
     );
@@ -1052,19 +1053,20 @@ fn a_real_flow_run_is_compared_and_reported() {
     assert!(flow_slo.iter().all(|v| v.passed), "{flow_slo:?}");
     let rules = result.regression_rules.as_ref().unwrap();
     assert!(
-        rules
-            .iter()
-            .any(|r| r.scope_kind == "flow" && r.scope == "shop")
+        rules.iter().any(
+            |r| r.scope_kind == loadgate::plan::regression::ScopeKind::Flow && r.scope == "shop"
+        )
     );
-    assert!(
-        rules
-            .iter()
-            .any(|r| r.scope_kind == "target" && r.scope == "shop/item")
-    );
+    assert!(rules.iter().any(
+        |r| r.scope_kind == loadgate::plan::regression::ScopeKind::Target && r.scope == "shop/item"
+    ));
 
     // Compared with itself: the scoped rules are judged on the same values, unchanged.
     let comparison = compare::compare(&result, &result).unwrap();
-    for kind in ["flow", "target"] {
+    for kind in [
+        loadgate::plan::regression::ScopeKind::Flow,
+        loadgate::plan::regression::ScopeKind::Target,
+    ] {
         let rule = comparison
             .rules
             .iter()

@@ -7,6 +7,7 @@
 //! Chicken, *Nonparametric Statistical Methods*, 3rd ed., 2014, §3.3, like the t interval's).
 
 use crate::compare::{Comparison, RuleState};
+use crate::plan::threshold::Metric;
 use crate::report::verdict::detectable_change;
 
 /// What A/A pairs say about one rule.
@@ -36,7 +37,7 @@ pub(super) fn calibrate(comparison: &Comparison, measured_s: f64) -> Vec<Calibra
         .rules
         .iter()
         .map(|v| {
-            let relative = v.metric != "errors";
+            let relative = v.metric != Metric::Errors;
             let noise = detectable_change(v);
             let allowed = match (v.allowed_change, v.baseline) {
                 (Some(a), Some(b)) if relative && b > 0.0 => Some(a / b),
@@ -116,17 +117,17 @@ mod tests {
     use super::*;
     use crate::compare::RuleVerdict;
 
-    fn verdict(metric: &str, baseline: f64, allowed: f64, ci: [f64; 2]) -> RuleVerdict {
+    fn verdict(metric: Metric, baseline: f64, allowed: f64, ci: [f64; 2]) -> RuleVerdict {
         let text = r#"{"scope":"total","metric":"latency","aggregation":"p(50)",
             "rule":"p(50) +5% floor 50us","unit":"us","baseline":null,"current":null,
             "change":null,"relative_change":null,"max_change":0.05,"floor":50.0,
             "allowed_change":null,"change_ci":null,"relative_change_ci":null,
             "samples":[32,32],"verdict":"unchanged","reason":""}"#;
         let mut v: RuleVerdict = serde_json::from_str(text).unwrap();
-        v.metric = metric.to_string();
+        v.metric = metric;
         v.baseline = Some(baseline);
         v.allowed_change = Some(allowed);
-        if metric == "errors" {
+        if metric == Metric::Errors {
             v.change_ci = Some(ci);
         } else {
             v.relative_change_ci = Some(ci);
@@ -149,9 +150,9 @@ mod tests {
         // p50 of 1000 us, allowed 50 us (5%), interval ±10%: the run of 8 s would have to be
         // (10 / 5)² = 4 times longer. Errors: ±0.2 points against 0.1 allowed.
         let c = comparison(vec![
-            verdict("latency", 1_000.0, 50.0, [-0.1, 0.1]),
-            verdict("latency", 1_000.0, 50.0, [-0.01, 0.01]),
-            verdict("errors", 0.0, 0.001, [-0.002, 0.002]),
+            verdict(Metric::Latency, 1_000.0, 50.0, [-0.1, 0.1]),
+            verdict(Metric::Latency, 1_000.0, 50.0, [-0.01, 0.01]),
+            verdict(Metric::Errors, 0.0, 0.001, [-0.002, 0.002]),
         ]);
         let cal = calibrate(&c, 8.0);
         assert!((cal[0].noise.unwrap() - 0.1).abs() < 1e-12);

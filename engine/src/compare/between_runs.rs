@@ -57,7 +57,7 @@ impl Scale {
     pub(super) fn of(metric: Metric) -> Scale {
         match metric {
             Metric::Errors | Metric::Checks => Scale::Linear,
-            Metric::Latency | Metric::Requests => Scale::Log,
+            Metric::Latency | Metric::Responses => Scale::Log,
         }
     }
 }

@@ -4,15 +4,59 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::plan::threshold::Metric;
 use crate::result::{RunResult, SloVerdict, TargetResult};
 use crate::units::Unit;
+
+/// A number compared per target ([`MetricDelta`]), named in the verdict as the result names
+/// it: a latency percentile or mean of complete responses (`p50` .. `p99_9`, `mean`), the
+/// error rate, the throughput (`rps`, complete responses per second).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TargetMetric {
+    /// Latency p50, µs.
+    P50,
+    /// Latency p90, µs.
+    P90,
+    /// Latency p95, µs.
+    P95,
+    /// Latency p99, µs.
+    P99,
+    /// Latency p99.9, µs.
+    #[serde(rename = "p99_9")]
+    P999,
+    /// Mean latency, µs.
+    Mean,
+    /// Failed requests over requests that ended, a fraction.
+    ErrorRate,
+    /// Complete responses per second of the measured window.
+    Rps,
+}
+
+impl TargetMetric {
+    /// The reports' label of it: `p50`, `p90`, `p95`, `p99`, `p99.9`, `mean`, `error rate`,
+    /// `throughput`.
+    pub(crate) fn label(self) -> &'static str {
+        match self {
+            TargetMetric::P50 => "p50",
+            TargetMetric::P90 => "p90",
+            TargetMetric::P95 => "p95",
+            TargetMetric::P99 => "p99",
+            TargetMetric::P999 => "p99.9",
+            TargetMetric::Mean => "mean",
+            TargetMetric::ErrorRate => "error rate",
+            TargetMetric::Rps => "throughput",
+        }
+    }
+}
 
 /// One metric of one target, in both runs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct MetricDelta {
     /// `p50`, `p90`, `p95`, `p99`, `p99_9`, `mean` (latency, `us`), `error_rate` (`ratio`),
     /// `rps` (`1/s`).
-    pub metric: String,
+    #[schemars(with = "String")]
+    pub metric: TargetMetric,
     /// Unit of `baseline`, `current` and `change`: `us`, `ratio` (0.01 = 1%) or `1/s`.
     pub unit: String,
     /// The baseline's value; absent when the target is not in it or had no responses.
@@ -44,7 +88,8 @@ pub struct SloDelta {
     /// `total`, or the target's name.
     pub scope: String,
     /// `latency`, `errors`, `requests` or `checks`.
-    pub metric: String,
+    #[schemars(with = "String")]
+    pub metric: Metric,
     /// The threshold as written, e.g. `p(95) < 200ms`.
     pub threshold: String,
     /// Unit of `limit`, `measured`, `baseline` and `change`: `us`, `ratio` (0.01 = 1%), `1/s`
@@ -74,7 +119,7 @@ impl SloDelta {
         let unit = Unit::from_name(&v.unit);
         SloDelta {
             scope: v.scope.clone(),
-            metric: v.metric.clone(),
+            metric: v.metric,
             threshold: v.threshold.clone(),
             unit: v.unit.clone(),
             limit: v.limit,
@@ -105,18 +150,22 @@ pub(super) fn slo_deltas(baseline: &RunResult, current: &RunResult) -> Vec<SloDe
         .collect()
 }
 
-/// The metrics compared per target: name, unit, value.
-pub(crate) fn target_metrics(t: &TargetResult) -> Vec<(&'static str, Unit, Option<f64>)> {
+/// The metrics compared per target: which, unit, value.
+pub(crate) fn target_metrics(t: &TargetResult) -> Vec<(TargetMetric, Unit, Option<f64>)> {
     let l = t.latency_us.as_ref();
     vec![
-        ("p50", Unit::Micros, l.map(|l| l.p50_us as f64)),
-        ("p90", Unit::Micros, l.map(|l| l.p90_us as f64)),
-        ("p95", Unit::Micros, l.map(|l| l.p95_us as f64)),
-        ("p99", Unit::Micros, l.map(|l| l.p99_us as f64)),
-        ("p99_9", Unit::Micros, l.map(|l| l.p99_9_us as f64)),
-        ("mean", Unit::Micros, l.map(|l| l.mean_us)),
-        ("error_rate", Unit::Ratio, Some(t.error_rate)),
-        ("rps", Unit::PerSecond, Some(t.rps)),
+        (TargetMetric::P50, Unit::Micros, l.map(|l| l.p50_us as f64)),
+        (TargetMetric::P90, Unit::Micros, l.map(|l| l.p90_us as f64)),
+        (TargetMetric::P95, Unit::Micros, l.map(|l| l.p95_us as f64)),
+        (TargetMetric::P99, Unit::Micros, l.map(|l| l.p99_us as f64)),
+        (
+            TargetMetric::P999,
+            Unit::Micros,
+            l.map(|l| l.p99_9_us as f64),
+        ),
+        (TargetMetric::Mean, Unit::Micros, l.map(|l| l.mean_us)),
+        (TargetMetric::ErrorRate, Unit::Ratio, Some(t.error_rate)),
+        (TargetMetric::Rps, Unit::PerSecond, Some(t.rps)),
     ]
 }
 
@@ -131,7 +180,7 @@ fn delta(name: &str, b: Option<&TargetResult>, c: Option<&TargetResult>) -> Targ
             let base = bm.as_ref().and_then(|m| m[i].2);
             let cur = cm.as_ref().and_then(|m| m[i].2);
             MetricDelta {
-                metric: metric.to_string(),
+                metric: *metric,
                 unit: unit.name().to_string(),
                 baseline: base,
                 current: cur,

@@ -255,7 +255,7 @@ fn epoch_value(rule: &RegressionRule, e: &EpochSample) -> Option<f64> {
             } as f64),
             _ => None,
         },
-        Metric::Requests => Some(e.responses as f64),
+        Metric::Responses => Some(e.responses as f64),
         Metric::Errors => (e.requests > 0).then(|| e.errors as f64 / e.requests as f64),
         Metric::Checks => None,
     }
@@ -264,6 +264,7 @@ fn epoch_value(rule: &RegressionRule, e: &EpochSample) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plan::regression::ScopeKind;
 
     fn epoch(epoch: u32, responses: u64, errors: u64, p50_us: u64) -> EpochSample {
         EpochSample {
@@ -323,7 +324,7 @@ mod tests {
 
         let p95 = rule(Metric::Latency, "p(95) +10%");
         assert_eq!(epochs.values(&p95), [(1_020.0, 2_020.0); 2]);
-        let rps = rule(Metric::Requests, "rate -10%");
+        let rps = rule(Metric::Responses, "rate -10%");
         assert_eq!(epochs.values(&rps), [(100.0, 90.0); 2]);
         let errors = rule(Metric::Errors, "rate +10%");
         assert_eq!(epochs.values(&errors), [(0.0, 0.1); 2]);
@@ -474,11 +475,8 @@ mod tests {
         assert!(comparison.rules[0].reason.contains("40 epoch pairs"));
         assert_eq!(comparison.rules[1], two_run.rules[1]);
         assert_eq!(
-            (
-                comparison.rules[1].scope_kind.as_str(),
-                &comparison.rules[1].scope
-            ),
-            ("target", &name)
+            (comparison.rules[1].scope_kind, &comparison.rules[1].scope),
+            (ScopeKind::Target, &name)
         );
         let paired = comparison.paired.expect("the chart's series");
         assert_eq!(paired.rules[0].changes.len(), 40);

@@ -68,7 +68,7 @@ use crate::plan::regression::RegressionRule;
 use crate::result::{RESULT_VERSION, RunResult};
 
 pub(crate) use deltas::target_metrics;
-pub use deltas::{MetricDelta, SloDelta, TargetDelta};
+pub use deltas::{MetricDelta, SloDelta, TargetDelta, TargetMetric};
 pub use epochs::{EpochChange, EpochChanges, MAX_DROPPED_SHARE, PairedEpochs, compare_paired};
 pub use rules::{RuleState, RuleVerdict};
 pub(crate) use stats::median;

@@ -133,7 +133,7 @@ pub(crate) fn judge_paired(
 /// The differences of `pairs` on the scale of `rule`'s metric (see the module documentation).
 fn differences(rule: &RegressionRule, pairs: &[(f64, f64)]) -> Differences {
     let scale = match rule.metric {
-        Metric::Latency | Metric::Requests => Scale::Log,
+        Metric::Latency | Metric::Responses => Scale::Log,
         // Checks have no regression rules (they do not parse); absolute if they ever do.
         Metric::Errors | Metric::Checks => Scale::Absolute,
     };
@@ -511,7 +511,7 @@ mod tests {
 
     #[test]
     fn a_throughput_drop_is_regressed() {
-        let rps = rule(Metric::Requests, "rate -10%");
+        let rps = rule(Metric::Responses, "rate -10%");
         let mut rng = fastrand::Rng::with_seed(4);
         let pairs = latency_pairs(&mut rng, 12, 0.8, 0.02);
         let (b, c) = whole(&pairs);

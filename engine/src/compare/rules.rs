@@ -10,10 +10,11 @@ use std::borrow::Cow;
 
 use super::between_runs::{MIN_EARLIER, Scale, Spread, Widening, note};
 use super::samples;
-use super::scoped::{scope_names, scoped};
+use super::scoped::scoped;
 use super::stats::{self, Change, Interval};
 use crate::plan::regression::{
     DEFAULT_ERRORS_RULES, DEFAULT_LATENCY_RULES, DEFAULT_REQUESTS_RULES, RegressionRule, RuleScope,
+    ScopeKind,
 };
 use crate::plan::threshold::{Aggregation, Metric};
 use crate::result::{RunResult, TargetResult};
@@ -51,12 +52,14 @@ pub struct RuleVerdict {
     /// What the rule compares: `total` (the whole run), `target` or `flow` (its iterations:
     /// `latency` is the iteration duration, `errors` the failed iterations, `requests` the
     /// iterations per second). Absent for `total`.
-    #[serde(default = "total", skip_serializing_if = "is_total")]
-    pub scope_kind: String,
+    #[serde(default, skip_serializing_if = "ScopeKind::is_total")]
+    #[schemars(with = "String")]
+    pub scope_kind: ScopeKind,
     /// `total`, or the target's or flow's name.
     pub scope: String,
     /// `latency`, `errors` or `requests`.
-    pub metric: String,
+    #[schemars(with = "String")]
+    pub metric: Metric,
     /// `p(95)`, `med`, `mean` or `rate`.
     pub aggregation: String,
     /// The rule as written (or the default rule's text).
@@ -95,20 +98,12 @@ pub struct RuleVerdict {
     pub reason: String,
 }
 
-fn total() -> String {
-    "total".to_string()
-}
-
-fn is_total(kind: &str) -> bool {
-    kind == "total"
-}
-
 /// The default rules (a spec without a `regression` block).
 pub(super) fn default_rules() -> Vec<RegressionRule> {
     let all = [
         (Metric::Latency, &DEFAULT_LATENCY_RULES[..]),
         (Metric::Errors, &DEFAULT_ERRORS_RULES[..]),
-        (Metric::Requests, &DEFAULT_REQUESTS_RULES[..]),
+        (Metric::Responses, &DEFAULT_REQUESTS_RULES[..]),
     ];
     all.iter()
         .flat_map(|(metric, texts)| {
@@ -177,7 +172,7 @@ pub(super) fn whole_run_value(rule: &RegressionRule, t: &TargetResult) -> Option
             })
         }
         Metric::Errors => Some(t.error_rate),
-        Metric::Requests => Some(t.rps),
+        Metric::Responses => Some(t.rps),
         Metric::Checks => None,
     }
 }
@@ -204,7 +199,7 @@ fn change_interval(
             samples::latency(rule, baseline),
             samples::latency(rule, current),
         ),
-        Metric::Requests => scaled(samples::throughput(baseline), samples::throughput(current)),
+        Metric::Responses => scaled(samples::throughput(baseline), samples::throughput(current)),
         Metric::Errors => {
             let (sb, sc) = (samples::errors(baseline), samples::errors(current));
             let abs = stats::change_interval(&sb, &sc, &samples::pooled_rate, Change::Absolute);
@@ -273,7 +268,7 @@ fn missing_reason(
     baseline: &Option<Cow<'_, TargetResult>>,
     current: &Option<Cow<'_, TargetResult>>,
 ) -> String {
-    let (kind, name) = scope_names(&rule.scope);
+    let (kind, name) = (rule.scope.kind(), rule.scope.name());
     match (baseline, current) {
         (None, None) => format!("neither result has the {kind} `{name}`"),
         (None, Some(_)) => format!("the baseline result has no {kind} `{name}`"),
@@ -294,11 +289,10 @@ pub(super) fn rule_verdict(
     (verdict, reason): (RuleState, String),
 ) -> RuleVerdict {
     let relative = |x: f64| b.filter(|b| *b != 0.0).map(|b| x / b);
-    let (scope_kind, scope) = scope_names(&rule.scope);
     RuleVerdict {
-        scope_kind: scope_kind.to_string(),
-        scope: scope.to_string(),
-        metric: rule.metric.name().to_string(),
+        scope_kind: rule.scope.kind(),
+        scope: rule.scope.name().to_string(),
+        metric: rule.metric,
         aggregation: rule.aggregation.to_string(),
         rule: rule.expression.clone(),
         unit: rule.unit().to_string(),
@@ -432,7 +426,7 @@ mod tests {
     #[test]
     fn verdicts_follow_the_interval_the_allowance_and_the_floor() {
         let p95 = rule(Metric::Latency, "p(95) +10% floor 1ms");
-        let rps = rule(Metric::Requests, "rate -10%");
+        let rps = rule(Metric::Responses, "rate -10%");
         let errors = rule(Metric::Errors, "rate +10% floor 0.1%");
         use RuleState::*;
         // (rule, baseline, current, interval, expected)
@@ -480,7 +474,7 @@ mod tests {
             reason,
             "worse by more than the allowed 2.00ms: 95% interval of the change [3.50ms, 4.50ms]"
         );
-        let rps = rule(Metric::Requests, "rate -10%");
+        let rps = rule(Metric::Responses, "rate -10%");
         let (_, reason) = judge(&rps, 1000.0, 800.0, ci(-220.0, -180.0), [5, 5]);
         assert_eq!(
             reason,

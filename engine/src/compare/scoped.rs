@@ -49,16 +49,6 @@ pub(crate) fn scoped<'a>(
     }
 }
 
-/// The scope's kind and name as results and verdicts record them: `("total", "total")`,
-/// `("target", name)` or `("flow", name)`.
-pub(crate) fn scope_names(scope: &RuleScope) -> (&'static str, &str) {
-    match scope {
-        RuleScope::Total => ("total", "total"),
-        RuleScope::Target(name) => ("target", name),
-        RuleScope::Flow(name) => ("flow", name),
-    }
-}
-
 /// The 95% interval of a scoped rule's change `current − baseline` in the rule's unit (see
 /// the module documentation), and the samples (requests or iterations) of each side;
 /// `durations_s` are the two runs' measured windows. No interval when a side has fewer than
@@ -103,7 +93,7 @@ pub(super) fn independent_interval(
             let half = Z_95 * (pb * (1.0 - pb) / nb + pc * (1.0 - pc) / nc).sqrt();
             Some(around(pc - pb, half))
         }
-        (Metric::Requests, _) => {
+        (Metric::Responses, _) => {
             let [tb, tc] = durations_s;
             (tb > 0.0 && tc > 0.0).then(|| {
                 let half = Z_95 * (nb / (tb * tb) + nc / (tc * tc)).sqrt();
@@ -196,7 +186,7 @@ mod tests {
         assert!((i.low - (0.01 - half)).abs() < 1e-12 && (i.high - (0.01 + half)).abs() < 1e-12);
         assert_eq!(n, [10_000, 10_000]);
         // 1,000 over 10 s -> 900 over 10 s: -10/s ± 1.96 × √(1000 + 900)/10.
-        let requests = rule(Metric::Requests, "rate -10%");
+        let requests = rule(Metric::Responses, "rate -10%");
         let (i, _) = independent_interval(
             &requests,
             &flow(1_000, 0, 10.0),
@@ -215,14 +205,5 @@ mod tests {
         );
         assert!(i.is_none());
         assert_eq!(n, [2, 900]);
-    }
-
-    #[test]
-    fn scopes_name_their_kind() {
-        assert_eq!(scope_names(&RuleScope::Total), ("total", "total"));
-        assert_eq!(
-            scope_names(&RuleScope::Flow("shop".into())),
-            ("flow", "shop")
-        );
     }
 }

@@ -84,10 +84,10 @@ impl<'a> Measures<'a> {
                 (Some(rate), "ratio")
             }
             (Metric::Errors, _) => (Some(self.errors as f64), "count"),
-            (Metric::Requests, Aggregation::Rate) => {
+            (Metric::Responses, Aggregation::Rate) => {
                 (Some(rate(self.responses, self.elapsed_s)), "1/s")
             }
-            (Metric::Requests, _) => (Some(self.responses as f64), "count"),
+            (Metric::Responses, _) => (Some(self.responses as f64), "count"),
             (Metric::Checks, _) => (self.check_pass_rate, "ratio"),
         }
     }

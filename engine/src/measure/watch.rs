@@ -201,7 +201,7 @@ mod tests {
 
     #[test]
     fn passing_windows_report_the_worst() {
-        let thresholds = [threshold(Metric::Requests, "rate > 50/s", Some(2), false)];
+        let thresholds = [threshold(Metric::Responses, "rate > 50/s", Some(2), false)];
         let mut watch = Watch::new(&thresholds);
         for responses in [100, 100, 60, 100, 100] {
             watch.second(&second(responses, 1_000));

@@ -18,6 +18,8 @@
 //! Only these latency aggregations exist because the verdict is computed from the per-second
 //! series of the result, which records them (`p50_us` .. `p99_9_us`, `mean_us`).
 
+use serde::{Deserialize, Serialize};
+
 use super::threshold::{Aggregation, Metric, parse_aggregation, parse_value};
 use crate::spec;
 
@@ -53,6 +55,70 @@ pub(crate) enum RuleScope {
     Flow(String),
 }
 
+impl RuleScope {
+    /// The scope from its kind and name (the name of `total` is left out).
+    pub(crate) fn of(kind: ScopeKind, name: &str) -> RuleScope {
+        match kind {
+            ScopeKind::Total => RuleScope::Total,
+            ScopeKind::Target => RuleScope::Target(name.to_string()),
+            ScopeKind::Flow => RuleScope::Flow(name.to_string()),
+        }
+    }
+
+    /// Which kind of scope it is.
+    pub(crate) fn kind(&self) -> ScopeKind {
+        match self {
+            RuleScope::Total => ScopeKind::Total,
+            RuleScope::Target(_) => ScopeKind::Target,
+            RuleScope::Flow(_) => ScopeKind::Flow,
+        }
+    }
+
+    /// The target's or flow's name; `total` for the whole run.
+    pub(crate) fn name(&self) -> &str {
+        match self {
+            RuleScope::Total => "total",
+            RuleScope::Target(name) | RuleScope::Flow(name) => name,
+        }
+    }
+}
+
+/// The kind of a regression rule's scope, as results and verdicts record it (`scope_kind`):
+/// `total` (the whole run), `target` (a flow step is one) or `flow` (its iterations).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ScopeKind {
+    /// The whole run.
+    #[default]
+    Total,
+    /// One target (a flow step is one).
+    Target,
+    /// One flow's iterations.
+    Flow,
+}
+
+impl ScopeKind {
+    /// `total`, `target` or `flow`.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            ScopeKind::Total => "total",
+            ScopeKind::Target => "target",
+            ScopeKind::Flow => "flow",
+        }
+    }
+
+    /// Whether it is the whole run's (`total`, left out of a verdict's rule).
+    pub(crate) fn is_total(&self) -> bool {
+        *self == ScopeKind::Total
+    }
+}
+
+impl std::fmt::Display for ScopeKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// A parsed regression rule, in canonical units.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RegressionRule {
@@ -82,13 +148,13 @@ impl RegressionRule {
                 Aggregation::Median | Aggregation::Mean => true,
                 _ => false,
             },
-            Metric::Errors | Metric::Requests => aggregation == Aggregation::Rate,
+            Metric::Errors | Metric::Responses => aggregation == Aggregation::Rate,
             Metric::Checks => false,
         };
         if !allowed {
             let what = match metric {
                 Metric::Latency => "p(50), p(90), p(95), p(99), p(99.9), med or mean",
-                Metric::Errors | Metric::Requests => "rate",
+                Metric::Errors | Metric::Responses => "rate",
                 Metric::Checks => {
                     return Err(format!("`{text}`: checks have no regression rules"));
                 }
@@ -107,7 +173,7 @@ impl RegressionRule {
             match metric {
                 Metric::Latency => DEFAULT_LATENCY_FLOOR_US,
                 Metric::Errors => DEFAULT_ERRORS_FLOOR,
-                Metric::Requests => DEFAULT_REQUESTS_FLOOR,
+                Metric::Responses => DEFAULT_REQUESTS_FLOOR,
                 Metric::Checks => unreachable!("rejected above"),
             }
         } else {
@@ -132,19 +198,19 @@ impl RegressionRule {
         match self.metric {
             Metric::Latency => "us",
             Metric::Errors | Metric::Checks => "ratio",
-            Metric::Requests => "1/s",
+            Metric::Responses => "1/s",
         }
     }
 
     /// Whether a lower value is worse (throughput); otherwise a higher value is.
     pub(crate) fn lower_is_worse(&self) -> bool {
-        self.metric == Metric::Requests
+        self.metric == Metric::Responses
     }
 }
 
 /// Parses `+10%` / `-10%` for `metric`: the magnitude as a fraction.
 fn parse_change(metric: Metric, text: &str) -> Result<f64, String> {
-    let example = if metric == Metric::Requests {
+    let example = if metric == Metric::Responses {
         "-10%"
     } else {
         "+10%"
@@ -157,9 +223,13 @@ fn parse_change(metric: Metric, text: &str) -> Result<f64, String> {
         Some(b'-') => (Some('-'), &number[1..]),
         _ => (None, number),
     };
-    let worse = if metric == Metric::Requests { '-' } else { '+' };
+    let worse = if metric == Metric::Responses {
+        '-'
+    } else {
+        '+'
+    };
     if sign.is_some_and(|s| s != worse) {
-        let direction = if metric == Metric::Requests {
+        let direction = if metric == Metric::Responses {
             "a drop in throughput"
         } else {
             "a rise"
@@ -187,7 +257,7 @@ pub(crate) fn build(block: &spec::Regression) -> (Vec<RegressionRule>, Vec<(Stri
     let lists: [List<'_>; 3] = [
         (Metric::Latency, &block.latency, &DEFAULT_LATENCY_RULES),
         (Metric::Errors, &block.errors, &DEFAULT_ERRORS_RULES),
-        (Metric::Requests, &block.requests, &DEFAULT_REQUESTS_RULES),
+        (Metric::Responses, &block.requests, &DEFAULT_REQUESTS_RULES),
     ];
     for (metric, list, defaults) in lists {
         match list {
@@ -242,6 +312,21 @@ mod tests {
     use super::*;
 
     #[test]
+    fn scopes_name_their_kind() {
+        let shop = RuleScope::Flow("shop".into());
+        assert_eq!(
+            (RuleScope::Total.kind(), RuleScope::Total.name()),
+            (ScopeKind::Total, "total")
+        );
+        assert_eq!((shop.kind(), shop.name()), (ScopeKind::Flow, "shop"));
+        assert_eq!(RuleScope::of(shop.kind(), shop.name()), shop);
+        assert_eq!(
+            serde_json::to_string(&ScopeKind::Target).unwrap(),
+            "\"target\""
+        );
+    }
+
+    #[test]
     fn valid_rules() {
         let cases = [
             (
@@ -279,9 +364,9 @@ mod tests {
                 0.5,
                 0.005,
             ),
-            (Metric::Requests, "rate -10%", Aggregation::Rate, 0.10, 0.0),
+            (Metric::Responses, "rate -10%", Aggregation::Rate, 0.10, 0.0),
             (
-                Metric::Requests,
+                Metric::Responses,
                 "rate -5% floor 20/s",
                 Aggregation::Rate,
                 0.05,
@@ -310,11 +395,15 @@ mod tests {
             (Metric::Errors, "count +10%", "takes rate"),
             (Metric::Errors, "rate +10% floor 0.1", "needs the unit `%`"),
             (
-                Metric::Requests,
+                Metric::Responses,
                 "rate +10%",
                 "a drop in throughput: write `-10%`",
             ),
-            (Metric::Requests, "rate -10% floor 5", "needs the unit `/s`"),
+            (
+                Metric::Responses,
+                "rate -10% floor 5",
+                "needs the unit `/s`",
+            ),
         ];
         for (metric, text, want) in cases {
             let err = RegressionRule::parse(metric, text).expect_err(text);
@@ -344,7 +433,7 @@ mod tests {
         };
         let (rules, errors) = build(&block);
         assert_eq!(rules.len(), 2, "{rules:?}");
-        assert_eq!(rules[1].metric, Metric::Requests);
+        assert_eq!(rules[1].metric, Metric::Responses);
         assert_eq!(errors.len(), 1);
         assert_eq!(errors[0].0, "regression.latency[1]");
     }

@@ -24,7 +24,7 @@ pub(super) fn build_slo(
         &[
             (Metric::Latency, "latency", &slo.latency),
             (Metric::Errors, "errors", &slo.errors),
-            (Metric::Requests, "requests", &slo.requests),
+            (Metric::Responses, "requests", &slo.requests),
             (Metric::Checks, "checks", &slo.checks),
         ],
         path,

@@ -19,35 +19,66 @@
 //! | `checks`   | `rate`                             | `%`                         |
 //!
 //! White space between the parts is optional. Values are kept in canonical units: latency in
-//! microseconds, rates of errors as a fraction (0.1% is 0.001), request rates per second.
+//! microseconds, rates of errors as a fraction (0.1% is 0.001), rates of `requests` (complete
+//! responses, [`Metric::Responses`]) per second.
 
 use std::fmt;
 use std::time::Duration;
 
+use serde::{Deserialize, Serialize};
+
 use crate::units::{parse_duration, parse_rate};
 
-/// The metric a threshold applies to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Metric {
-    /// Response latency of completed requests.
+/// What a threshold or a regression rule gates, as the spec names it in the whole run's and a
+/// target's blocks (`slo.latency`, `regression.requests`, ...) and as results and verdicts
+/// record it (`metric`: `latency`, `errors`, `requests`, `checks`). A flow's blocks gate the
+/// same quantities of its iterations under their own names (`Metric::flow_name`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Metric {
+    /// How long each unit of work took: a complete response's latency (from when its request
+    /// was due to its last byte); a flow's iteration duration.
     Latency,
-    /// Failed requests: transport errors and unexpected statuses.
+    /// Units of work that failed: requests ended by a transport error or an unexpected
+    /// status; a flow's failed iterations.
     Errors,
-    /// Completed requests (any status).
-    Requests,
-    /// Response checks: the share that passed.
+    /// Units of work that completed: complete responses (any status); a flow's iterations
+    /// that ended. `count` counts them; `rate` is per second of the measured window (the
+    /// throughput). Named `requests` in the spec, results and verdicts.
+    #[serde(rename = "requests")]
+    Responses,
+    /// Response checks: the share of evaluations that passed.
     Checks,
 }
 
 impl Metric {
-    /// The metric's name as written in the spec's `slo` block.
+    /// The metric's name as written in the spec's `slo` and `regression` blocks of the whole
+    /// run and of a target, and as results and verdicts record it.
     pub(crate) fn name(self) -> &'static str {
         match self {
             Metric::Latency => "latency",
             Metric::Errors => "errors",
-            Metric::Requests => "requests",
+            Metric::Responses => "requests",
             Metric::Checks => "checks",
         }
+    }
+
+    /// The metric's name in a flow's `slo` and `regression` blocks, where it gates the flow's
+    /// iterations: `iteration_duration`, `failed_iterations`, `iterations` (a flow has no
+    /// `checks`).
+    pub(crate) fn flow_name(self) -> &'static str {
+        match self {
+            Metric::Latency => "iteration_duration",
+            Metric::Errors => "failed_iterations",
+            Metric::Responses => "iterations",
+            Metric::Checks => "checks",
+        }
+    }
+}
+
+impl fmt::Display for Metric {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
     }
 }
 
@@ -61,7 +92,8 @@ pub(crate) enum Aggregation {
     Mean,
     Min,
     Max,
-    /// Errors: fraction of requests that failed. Requests: completed requests per second.
+    /// Errors: the fraction of requests that ended that failed. Responses: complete responses
+    /// per second.
     Rate,
     Count,
 }
@@ -149,7 +181,7 @@ impl Threshold {
                 (_, Aggregation::Count) => "0",
                 (Metric::Errors, _) => "1%",
                 (Metric::Checks, _) => "100%",
-                (Metric::Requests, _) => "500/s",
+                (Metric::Responses, _) => "500/s",
             };
             return Err(format!(
                 "`{text}`: the limit is missing after `{}`, e.g. `{} {example}`",
@@ -229,7 +261,7 @@ pub(crate) fn parse_aggregation(text: &str) -> Result<(Aggregation, &str), Strin
 fn check_aggregation(metric: Metric, aggregation: Aggregation) -> Result<(), String> {
     let ok = match metric {
         Metric::Latency => !matches!(aggregation, Aggregation::Rate | Aggregation::Count),
-        Metric::Errors | Metric::Requests => {
+        Metric::Errors | Metric::Responses => {
             matches!(aggregation, Aggregation::Rate | Aggregation::Count)
         }
         Metric::Checks => aggregation == Aggregation::Rate,
@@ -239,7 +271,7 @@ fn check_aggregation(metric: Metric, aggregation: Aggregation) -> Result<(), Str
     }
     let allowed = match metric {
         Metric::Latency => "p(N), med, mean, min or max",
-        Metric::Errors | Metric::Requests => "rate or count",
+        Metric::Errors | Metric::Responses => "rate or count",
         Metric::Checks => "rate",
     };
     Err(format!(
@@ -249,6 +281,11 @@ fn check_aggregation(metric: Metric, aggregation: Aggregation) -> Result<(), Str
 }
 
 impl Op {
+    /// Whether the operator bounds the value from above (`<`, `<=`).
+    pub(crate) fn bounds_above(self) -> bool {
+        matches!(self, Op::Lt | Op::Le)
+    }
+
     /// The operator as written: `<`, `<=`, `>`, `>=`, `==` or `!=`.
     fn symbol(self) -> &'static str {
         match self {
@@ -280,7 +317,7 @@ fn parse_op(text: &str) -> Option<(Op, &str)> {
 }
 
 /// Parses a threshold's value for `metric` and `aggregation` into canonical units: a latency
-/// into µs, an error or check rate (`%`) into a fraction, a request rate (`/s`) into 1/s, a
+/// into µs, an error or check rate (`%`) into a fraction, a response rate (`/s`) into 1/s, a
 /// count as it is.
 pub(crate) fn parse_value(
     metric: Metric,
@@ -309,7 +346,7 @@ pub(crate) fn parse_value(
             }
             Ok(percent / 100.0)
         }
-        (Metric::Requests, _) => parse_rate(text),
+        (Metric::Responses, _) => parse_rate(text),
     }
 }
 
@@ -341,8 +378,8 @@ mod tests {
             (Metric::Latency, "min >= 1ms", (Min, Op::Ge, 1_000.0)),
             (Metric::Errors, "rate < 0.1%", (Rate, Op::Lt, 0.001)),
             (Metric::Errors, "count == 0", (Count, Op::Eq, 0.0)),
-            (Metric::Requests, "rate > 500/s", (Rate, Op::Gt, 500.0)),
-            (Metric::Requests, "count != 7", (Count, Op::Ne, 7.0)),
+            (Metric::Responses, "rate > 500/s", (Rate, Op::Gt, 500.0)),
+            (Metric::Responses, "count != 7", (Count, Op::Ne, 7.0)),
             (Metric::Checks, "rate == 100%", (Rate, Op::Eq, 1.0)),
         ];
         for (metric, text, want) in cases {
@@ -368,7 +405,7 @@ mod tests {
                 "the limit is missing after `<`",
             ),
             (
-                Metric::Requests,
+                Metric::Responses,
                 "rate >=",
                 "missing after `>=`, e.g. `rate >= 500/s`",
             ),
@@ -385,8 +422,8 @@ mod tests {
             (Metric::Errors, "rate < 120%", "between 0% and 100%"),
             (Metric::Errors, "p(99) < 1%", "does not apply to `errors`"),
             (Metric::Errors, "count < 1.5", "whole number"),
-            (Metric::Requests, "rate > 500", "needs the unit `/s`"),
-            (Metric::Requests, "rate > fast/s", "is not a rate"),
+            (Metric::Responses, "rate > 500", "needs the unit `/s`"),
+            (Metric::Responses, "rate > fast/s", "is not a rate"),
         ];
         for (metric, text, want) in cases {
             let err = parse(metric, text).expect_err(text);
@@ -402,7 +439,7 @@ mod tests {
         let t = Threshold::parse(Scope::Total, Metric::Errors, "rate <= 1%").unwrap();
         assert!(t.passes(0.01));
         assert!(!t.passes(0.010_1));
-        let t = Threshold::parse(Scope::Total, Metric::Requests, "rate >= 100/s").unwrap();
+        let t = Threshold::parse(Scope::Total, Metric::Responses, "rate >= 100/s").unwrap();
         assert!(t.passes(100.0));
         assert!(!t.passes(99.9));
     }

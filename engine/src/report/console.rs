@@ -454,11 +454,7 @@ fn transport_lines(result: &RunResult) -> String {
 /// An SLO as the table names it: its scope, metric (a flow's by the spec's names, e.g.
 /// `iteration_duration`) and threshold, and what else happened to it.
 fn slo_name(v: &SloVerdict, result: &RunResult) -> String {
-    let metric = if result.flows.iter().any(|f| f.name == v.scope) {
-        super::flows::flow_metric_name(&v.metric)
-    } else {
-        &v.metric
-    };
+    let metric = super::flows::slo_metric_name(v, result);
     let mut name = format!(
         "{} {metric}: {}",
         printable(&v.scope),

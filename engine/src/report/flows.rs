@@ -1,14 +1,17 @@
 //! The per-flow table of every report: each flow's iterations (how many, per second, the share
 //! that failed and why, the iteration duration's p50/p95/p99), with its steps under it, each
 //! the row of the target that measured it, with its `group`. Formatted here, like the rest of
-//! the view (`view.rs`), so that every format shows the same numbers. Empty without flows.
+//! the view (`view.rs`), so that every format shows the same numbers, and as the JSON verdict
+//! shows them (`verdict_flows.rs`). Empty without flows.
 
 use serde::Serialize;
 
-use super::view::{KeyValue, TargetView};
-use crate::result::{FlowResult, FlowStep, RunResult};
+use super::target_view::{KeyValue, TargetView, target_view};
+use super::verdict_flows::FlowDisplay;
+use crate::compare::TargetMetric;
+use crate::result::{FlowResult, RunResult, SloVerdict};
 use crate::spec::printable;
-use crate::units::{MISSING, Unit};
+use crate::units::MISSING;
 
 /// One flow of the current run, formatted.
 #[derive(Debug, Clone, Serialize)]
@@ -54,9 +57,6 @@ pub(crate) fn flow_views(current: &RunResult, targets: &[TargetView]) -> Vec<Flo
 }
 
 fn flow_view(flow: &FlowResult, targets: &[TargetView]) -> FlowView {
-    let percentile = |get: fn(&crate::result::LatencySummary) -> u64| {
-        Unit::Micros.format_or_missing(flow.duration_us.as_ref().map(|d| get(d) as f64))
-    };
     let counts = |map: &std::collections::BTreeMap<String, u64>| {
         map.iter()
             .map(|(k, v)| KeyValue {
@@ -65,27 +65,27 @@ fn flow_view(flow: &FlowResult, targets: &[TargetView]) -> FlowView {
             })
             .collect()
     };
+    let display = FlowDisplay::of(flow);
     FlowView {
         name: flow.name.clone(),
         weight: flow.weight.to_string(),
         iterations: flow.iterations.to_string(),
-        rate: Unit::PerSecond.format(flow.iterations_per_s),
-        failed: if flow.iterations > 0 {
-            Unit::Ratio.format(flow.failed_rate())
-        } else {
-            MISSING.to_string()
-        },
+        rate: display.rate,
+        failed: display.failed,
         failed_by_reason: counts(&flow.failed_by_reason),
         failed_requests_by_kind: counts(&flow.failed_requests_by_kind),
-        p50: percentile(|d| d.p50_us),
-        p95: percentile(|d| d.p95_us),
-        p99: percentile(|d| d.p99_us),
+        p50: display.p50,
+        p95: display.p95,
+        p99: display.p99,
         steps: flow
             .steps
             .iter()
             .filter_map(|step| {
                 let target = targets.iter().find(|t| t.name == step.target)?;
-                let p50 = target.metrics.iter().find(|r| r.label == "p50");
+                let p50 = target
+                    .metrics
+                    .iter()
+                    .find(|r| r.metric == TargetMetric::P50);
                 Some(StepView {
                     group: step.group.clone().unwrap_or_default(),
                     p50: p50.map_or_else(|| MISSING.to_string(), |r| r.current.clone()),
@@ -96,14 +96,16 @@ fn flow_view(flow: &FlowResult, targets: &[TargetView]) -> FlowView {
     }
 }
 
-/// The flow SLO thresholds' metric names as the spec writes them: a flow's `latency` is its
-/// `iteration_duration`, `requests` its `iterations`, `errors` its `failed_iterations`.
-pub(crate) fn flow_metric_name(metric: &str) -> &str {
-    match metric {
-        "latency" => "iteration_duration",
-        "requests" => "iterations",
-        "errors" => "failed_iterations",
-        other => other,
+/// The name the spec gives the metric of `v`, an SLO verdict of `result`: a flow's by the
+/// flow's blocks' names ([`Metric::flow_name`]: `iteration_duration`, ...), else as the
+/// verdict records it (`latency`, ...).
+///
+/// [`Metric::flow_name`]: crate::plan::threshold::Metric::flow_name
+pub(crate) fn slo_metric_name(v: &SloVerdict, result: &RunResult) -> &'static str {
+    if result.flows.iter().any(|f| f.name == v.scope) {
+        v.metric.flow_name()
+    } else {
+        v.metric.name()
     }
 }
 
@@ -116,7 +118,7 @@ pub(super) fn console_table(result: &RunResult) -> String {
     let targets: Vec<TargetView> = result
         .targets
         .iter()
-        .map(|t| super::view::target_view(Some(t), None, None))
+        .map(|t| target_view(Some(t), None, None))
         .collect();
     text_table(&flow_views(result, &targets))
 }
@@ -210,90 +212,4 @@ pub(super) fn text_table(flows: &[FlowView]) -> String {
         let _ = writeln!(out, "{line}");
     }
     out
-}
-
-/// A flow in the JSON verdict: its iterations in numbers, and as the reports show them.
-#[derive(Debug, Clone, PartialEq, serde::Deserialize, Serialize, schemars::JsonSchema)]
-pub(crate) struct VerdictFlow {
-    /// The flow's `name`.
-    pub name: String,
-    /// Its steps, in order: each step's target (`flow/step`, a row of the verdict's `targets`
-    /// when there is a baseline) and `group`.
-    pub steps: Vec<FlowStep>,
-    /// Iterations that ended, passed or failed.
-    pub iterations: u64,
-    /// Iterations that ended per second of the measured window.
-    pub iterations_per_s: f64,
-    /// Failed iterations.
-    pub failed: u64,
-    /// `failed / iterations`, a fraction (0.01 = 1%); 0 without iterations.
-    pub failed_rate: f64,
-    /// Failed iterations by reason: `request`, `check`, `extraction`, `missing_variable`.
-    pub failed_by_reason: std::collections::BTreeMap<String, u64>,
-    /// Iterations failed for `request`, by the request's error kind.
-    pub failed_requests_by_kind: std::collections::BTreeMap<String, u64>,
-    /// Iteration duration percentiles, microseconds; absent when no iteration ended.
-    pub duration_us: Option<VerdictPercentiles>,
-    /// `iterations_per_s`, `failed_rate` and the duration percentiles as the reports show them
-    /// (`12.5/s`, `1.000%`, `250ms`).
-    pub display: FlowDisplay,
-}
-
-/// Percentiles of a flow's iteration duration, microseconds.
-#[derive(Debug, Clone, PartialEq, serde::Deserialize, Serialize, schemars::JsonSchema)]
-pub(crate) struct VerdictPercentiles {
-    /// Median, microseconds.
-    pub p50_us: u64,
-    /// 95th percentile, microseconds.
-    pub p95_us: u64,
-    /// 99th percentile, microseconds.
-    pub p99_us: u64,
-}
-
-/// A flow's numbers formatted by the engine.
-#[derive(Debug, Clone, PartialEq, serde::Deserialize, Serialize, schemars::JsonSchema)]
-pub(crate) struct FlowDisplay {
-    /// Iterations per second, e.g. `12.5/s`.
-    pub rate: String,
-    /// Failed iterations, e.g. `1.000%` (`–` without iterations).
-    pub failed: String,
-    /// Iteration duration p50, e.g. `250ms`.
-    pub p50: String,
-    /// Iteration duration p95.
-    pub p95: String,
-    /// Iteration duration p99.
-    pub p99: String,
-}
-
-/// The flows of `current` for the JSON verdict.
-pub(crate) fn verdict_flows(current: &RunResult) -> Vec<VerdictFlow> {
-    current
-        .flows
-        .iter()
-        .map(|f| {
-            let view = flow_view(f, &[]);
-            VerdictFlow {
-                name: f.name.clone(),
-                steps: f.steps.clone(),
-                iterations: f.iterations,
-                iterations_per_s: f.iterations_per_s,
-                failed: f.failed,
-                failed_rate: f.failed_rate(),
-                failed_by_reason: f.failed_by_reason.clone(),
-                failed_requests_by_kind: f.failed_requests_by_kind.clone(),
-                duration_us: f.duration_us.as_ref().map(|d| VerdictPercentiles {
-                    p50_us: d.p50_us,
-                    p95_us: d.p95_us,
-                    p99_us: d.p99_us,
-                }),
-                display: FlowDisplay {
-                    rate: view.rate,
-                    failed: view.failed,
-                    p50: view.p50,
-                    p95: view.p95,
-                    p99: view.p99,
-                },
-            }
-        })
-        .collect()
 }

@@ -19,6 +19,7 @@ use super::svg::{LineChart, Mark, MarkLine, Series, Style};
 use super::view::format_epoch_change;
 use super::{Input, Render, Report, templates};
 use crate::compare::{Comparison, EpochChanges, RuleVerdict};
+use crate::plan::threshold::Metric;
 use crate::result::{self, RunResult};
 use crate::units::format_duration_us;
 
@@ -116,7 +117,13 @@ fn epoch_chart(rule: &RuleVerdict, changes: &EpochChanges, epoch_ms: u64) -> Str
         (rule.change_ci, rule.change, rule.allowed_change)
     };
     // The allowed change lies in the worse direction: down for throughput.
-    let allowed = allowed.map(|a| if rule.metric == "requests" { -a } else { a });
+    let allowed = allowed.map(|a| {
+        if rule.metric == Metric::Responses {
+            -a
+        } else {
+            a
+        }
+    });
     let text = |v: f64| format_epoch_change(changes, v);
     let mut marks = Vec::new();
     if let Some([low, high]) = interval {

@@ -17,6 +17,7 @@ use std::fmt::Write as _;
 
 use hdrhistogram::Histogram;
 
+use crate::plan::threshold::{Metric, Scope, Threshold};
 use crate::result::SloVerdict;
 use crate::units::format_duration_us;
 
@@ -73,7 +74,7 @@ impl Scale {
     pub(crate) fn of(slo: &[SloVerdict]) -> Scale {
         let upper: Vec<_> = slo
             .iter()
-            .filter(|v| v.metric == "latency" && v.threshold.contains('<') && v.limit > 0.0)
+            .filter(|v| v.metric == Metric::Latency && bounds_above(v) && v.limit > 0.0)
             .collect();
         let whole: Vec<_> = upper.iter().filter(|v| v.scope == "total").collect();
         let pool = if whole.is_empty() {
@@ -100,6 +101,11 @@ impl Scale {
             .position(|l| l.fraction.is_some_and(|f| us <= f * self.limit_us))
             .unwrap_or(LEVELS.len() - 1)
     }
+}
+
+/// Whether the threshold of `v` bounds its value from above (`<`, `<=`).
+fn bounds_above(v: &SloVerdict) -> bool {
+    Threshold::parse(Scope::Total, v.metric, &v.threshold).is_ok_and(|t| t.op.bounds_above())
 }
 
 /// `text` in the colour of level `index` when `color`, else as it is.
@@ -190,7 +196,7 @@ mod tests {
     fn latency(scope: &str, threshold: &str, limit: f64) -> SloVerdict {
         SloVerdict {
             scope: scope.to_string(),
-            metric: "latency".to_string(),
+            metric: Metric::Latency,
             threshold: threshold.to_string(),
             measured: None,
             unit: "us".to_string(),

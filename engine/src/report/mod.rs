@@ -33,9 +33,11 @@ pub(crate) mod progress;
 mod scales;
 mod spec_lines;
 mod svg;
+mod target_view;
 mod templates;
 mod text;
 pub mod verdict;
+mod verdict_flows;
 mod view;
 
 use std::path::Path;

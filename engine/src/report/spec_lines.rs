@@ -8,6 +8,7 @@
 
 use sha2::{Digest, Sha256};
 
+use crate::plan::threshold::Metric;
 use crate::spec::SourceSpec;
 
 /// The two blocks that hold what the verdict judges.
@@ -34,8 +35,9 @@ struct Written {
     block: Block,
     /// `total`, or the target's, flow's or step's (`flow/step`) name.
     scope: String,
-    /// The metric as the verdict names it (a flow's `iteration_duration` is `latency`).
-    metric: &'static str,
+    /// The metric it gates (a flow's `iteration_duration` is [`Metric::Latency`]); `None` for a
+    /// key that names none.
+    metric: Option<Metric>,
     text: String,
     /// 1-based line of the threshold's entry.
     line: u64,
@@ -91,11 +93,20 @@ impl SpecLines {
     }
 
     /// The line of `text` (a threshold or rule as written) in `block` for `scope` and `metric`.
-    pub(crate) fn line(&self, block: Block, scope: &str, metric: &str, text: &str) -> Option<u64> {
+    pub(crate) fn line(
+        &self,
+        block: Block,
+        scope: &str,
+        metric: Metric,
+        text: &str,
+    ) -> Option<u64> {
         self.0
             .iter()
             .find(|w| {
-                w.block == block && w.scope == scope && w.metric == metric && w.text == text.trim()
+                w.block == block
+                    && w.scope == scope
+                    && w.metric == Some(metric)
+                    && w.text == text.trim()
             })
             .map(|w| w.line)
     }
@@ -139,16 +150,18 @@ fn collect(
     }
 }
 
-/// A metric key of the spec and the name the verdict gives it: a flow's iteration metrics
-/// are judged as `latency`, `errors` and `requests` of its iterations.
-fn verdict_metric(key: &str) -> &'static str {
-    match key {
-        "latency" | "iteration_duration" => "latency",
-        "errors" | "failed_iterations" => "errors",
-        "requests" | "iterations" => "requests",
-        "checks" => "checks",
-        _ => "",
-    }
+/// The metric a key of the spec's `slo` or `regression` block gates: a flow's
+/// `iteration_duration`, `failed_iterations` and `iterations` ([`Metric::flow_name`]) are
+/// judged as `latency`, `errors` and `requests` of its iterations.
+fn verdict_metric(key: &str) -> Option<Metric> {
+    [
+        Metric::Latency,
+        Metric::Errors,
+        Metric::Responses,
+        Metric::Checks,
+    ]
+    .into_iter()
+    .find(|m| m.name() == key || m.flow_name() == key)
 }
 
 #[cfg(test)]
@@ -188,28 +201,31 @@ flows:
     fn each_threshold_and_rule_has_the_line_of_its_entry() {
         let l = lines();
         assert_eq!(
-            l.line(Block::Slo, "home", "latency", "p(99) < 300ms"),
+            l.line(Block::Slo, "home", Metric::Latency, "p(99) < 300ms"),
             Some(7)
         );
         assert_eq!(
-            l.line(Block::Slo, "total", "latency", "p(95) < 50ms"),
+            l.line(Block::Slo, "total", Metric::Latency, "p(95) < 50ms"),
             Some(10)
         );
         assert_eq!(
-            l.line(Block::Slo, "total", "latency", "p(99) < 1s"),
+            l.line(Block::Slo, "total", Metric::Latency, "p(99) < 1s"),
             Some(11)
         );
-        assert_eq!(l.line(Block::Slo, "total", "errors", "rate < 1%"), Some(13));
         assert_eq!(
-            l.line(Block::Regression, "total", "latency", "p(95) +10%"),
+            l.line(Block::Slo, "total", Metric::Errors, "rate < 1%"),
+            Some(13)
+        );
+        assert_eq!(
+            l.line(Block::Regression, "total", Metric::Latency, "p(95) +10%"),
             Some(15)
         );
         assert_eq!(
-            l.line(Block::Regression, "shop", "latency", "p(95) +20%"),
+            l.line(Block::Regression, "shop", Metric::Latency, "p(95) +20%"),
             Some(19)
         );
         assert_eq!(
-            l.line(Block::Slo, "shop/login", "latency", "p(99) < 2s"),
+            l.line(Block::Slo, "shop/login", Metric::Latency, "p(99) < 2s"),
             Some(22)
         );
     }
@@ -225,7 +241,7 @@ flows:
             .collect();
         let read = SpecLines::read(&path, &hash).expect("the same file");
         assert_eq!(
-            read.line(Block::Slo, "total", "errors", "rate < 1%"),
+            read.line(Block::Slo, "total", Metric::Errors, "rate < 1%"),
             Some(13)
         );
         // An edited spec (another hash), or none at the path: no lines rather than wrong ones.
@@ -236,13 +252,16 @@ flows:
     #[test]
     fn a_threshold_of_another_scope_block_or_text_has_no_line() {
         let l = lines();
-        assert_eq!(l.line(Block::Slo, "home", "latency", "p(95) < 50ms"), None);
         assert_eq!(
-            l.line(Block::Regression, "total", "latency", "p(95) < 50ms"),
+            l.line(Block::Slo, "home", Metric::Latency, "p(95) < 50ms"),
             None
         );
         assert_eq!(
-            l.line(Block::Regression, "total", "latency", "p(50) +10%"),
+            l.line(Block::Regression, "total", Metric::Latency, "p(95) < 50ms"),
+            None
+        );
+        assert_eq!(
+            l.line(Block::Regression, "total", Metric::Latency, "p(50) +10%"),
             None
         );
     }

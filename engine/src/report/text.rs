@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use super::history::Trend;
-use super::view::{CheckRow, View};
+use super::view::{CheckKind, CheckRow, View};
 use super::{Render, Report};
 use crate::spec::printable;
 
@@ -42,13 +42,13 @@ fn render(view: &View, trend: Option<&Trend>) -> String {
     if !checks.is_empty() {
         let width = checks
             .iter()
-            .map(|c| c.kind.len() + 1 + c.name.chars().count())
+            .map(|c| c.kind.word().len() + 1 + c.name.chars().count())
             .max()
             .unwrap_or(0);
         let _ = writeln!(out);
         for c in checks {
-            let name = format!("{} {}", c.kind, printable(&c.name));
-            let detectable = if c.kind == "rule" {
+            let name = format!("{} {}", c.kind.word(), printable(&c.name));
+            let detectable = if c.kind == CheckKind::Rule {
                 format!("; detectable: {}", c.detectable)
             } else {
                 String::new()
@@ -58,7 +58,7 @@ fn render(view: &View, trend: Option<&Trend>) -> String {
                 "  {:<12} {name:<width$}  {:>10} (baseline {}, {}{detectable})",
                 c.verdict, c.measured, c.baseline, c.change
             );
-            if c.kind == "rule" {
+            if c.kind == CheckKind::Rule {
                 let _ = writeln!(out, "  {:<12} {}", "", printable(&c.reason));
                 if let Some(e) = &c.epochs {
                     let _ = writeln!(out, "  {:<12} per epoch {} {}", "", e.sparkline, e.summary);

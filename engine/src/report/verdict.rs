@@ -11,9 +11,11 @@ use serde::{Deserialize, Serialize};
 
 use super::history::Trend;
 use super::spec_lines::{Block, SpecLines};
+use super::verdict_flows::{VerdictFlow, verdict_flows};
 use super::{Render, Report};
-use crate::compare::gate::{Exit, Outcome, Overall};
+use crate::compare::gate::{Exit, Outcome, Overall, summary_line};
 use crate::compare::{Comparison, RuleState, RuleVerdict, SloDelta, TargetDelta};
+use crate::plan::threshold::Metric;
 use crate::result::{RunResult, TargetResult};
 use crate::units::Unit;
 
@@ -272,12 +274,46 @@ pub(crate) struct VerdictSlo {
 /// about this size leaves 0 inside the interval; the same half-width for `loadgate ab`'s
 /// paired intervals and for two runs' bootstrap intervals.
 pub(crate) fn detectable_change(r: &RuleVerdict) -> Option<f64> {
-    let interval = if r.metric == "errors" {
+    let interval = if r.metric == Metric::Errors {
         r.change_ci
     } else {
         r.relative_change_ci
     };
     interval.map(|[low, high]| (high - low) / 2.0)
+}
+
+/// The one-line verdict ([`summary_line`]); for a trend without a baseline (`loadgate
+/// report` of several results), what the report does instead of "no baseline to compare
+/// with": `PASSED: 2/2 SLOs met; trend over 3 runs (regression rules are judged against a
+/// --baseline)`. An interrupted run is not judged: `INTERRUPTED: the run was stopped before
+/// its end and is not judged; on the part it ran: 2/2 SLOs met; ...`.
+pub(super) fn summary(
+    current: &RunResult,
+    comparison: Option<&Comparison>,
+    earlier: usize,
+) -> String {
+    let mut line = summary_line(current, comparison);
+    if comparison.is_none()
+        && earlier > 0
+        && let Some(head) = line.strip_suffix("no baseline to compare with")
+    {
+        line = format!(
+            "{head}trend over {} runs (regression rules are judged against a --baseline)",
+            earlier + 1
+        );
+    }
+    if current.interrupted {
+        // The gate's word (`PASSED: `) gives way: an interrupted run is not judged.
+        let rest = line
+            .split_once(": ")
+            .map_or(line.as_str(), |(_, rest)| rest);
+        line = format!(
+            "{}: the run was stopped before its end and is not judged; on the part it ran: \
+             {rest}",
+            Verdict::Interrupted.word()
+        );
+    }
+    line
 }
 
 /// The verdict document: `loadgate compare --format json`, `loadgate report --format json`.
@@ -317,7 +353,7 @@ pub(crate) struct VerdictDoc {
     pub targets: Vec<TargetDelta>,
     /// The current run's flows, in the spec's order; absent (empty) without flows.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub flows: Vec<super::flows::VerdictFlow>,
+    pub flows: Vec<VerdictFlow>,
     /// Things to know: a changed spec, interrupted runs, where the rules came from.
     pub notes: Vec<String>,
     /// Key metrics over earlier runs and this one (`loadgate report` with several results);
@@ -346,7 +382,7 @@ pub(crate) fn build(
         verdict_version: VERDICT_VERSION,
         verdict,
         exit_code: verdict.exit().code(),
-        summary: super::view::summary(
+        summary: summary(
             current,
             comparison,
             trend.as_ref().map_or(0, |t| t.runs.len().saturating_sub(1)),
@@ -375,7 +411,7 @@ pub(crate) fn build(
                 .collect()
         }),
         targets: comparison.map_or_else(Vec::new, |c| c.targets.clone()),
-        flows: super::flows::verdict_flows(current),
+        flows: verdict_flows(current),
         notes: comparison.map_or_else(Vec::new, |c| c.notes.clone()),
         trend,
     }
@@ -385,11 +421,11 @@ impl VerdictDoc {
     /// Gives each SLO threshold and regression rule its line in the spec.
     fn place(&mut self, lines: &SpecLines) {
         for s in &mut self.slo {
-            s.line = lines.line(Block::Slo, &s.slo.scope, &s.slo.metric, &s.slo.threshold);
+            s.line = lines.line(Block::Slo, &s.slo.scope, s.slo.metric, &s.slo.threshold);
         }
         for r in &mut self.rules {
             let rule = &r.rule;
-            r.line = lines.line(Block::Regression, &rule.scope, &rule.metric, &rule.rule);
+            r.line = lines.line(Block::Regression, &rule.scope, rule.metric, &rule.rule);
         }
     }
 }

@@ -2,19 +2,18 @@
 //! with every number already formatted, handed to the templates. Templates only lay it out;
 //! they never compute or format a value, so all formats agree.
 
-use std::collections::BTreeMap;
-
 use serde::Serialize;
 
 use super::http3;
-use super::verdict::{Verdict, detectable_change};
-use crate::compare::gate;
+use super::target_view::{Row, TargetView, target_view};
+use super::verdict::{Verdict, detectable_change, summary};
 use crate::compare::{
-    Comparison, EpochChanges, MetricDelta, RuleState, RuleVerdict, SloDelta, TargetDelta, median,
-    target_metrics,
+    Comparison, EpochChanges, RuleState, RuleVerdict, SloDelta, TargetMetric, median,
 };
-use crate::result::{PhaseSummary, PhasesResult, RunResult, TargetResult};
-use crate::units::{MISSING, Unit, format_change, format_duration_us, format_relative};
+use crate::plan::regression::ScopeKind;
+use crate::plan::threshold::Metric;
+use crate::result::RunResult;
+use crate::units::{MISSING, Unit, format_change, format_relative};
 
 /// Everything a report template prints, formatted.
 #[derive(Debug, Clone, Serialize)]
@@ -55,21 +54,32 @@ pub(crate) struct View {
     pub time_s: String,
 }
 
-/// A metric in both runs.
-#[derive(Debug, Clone, Serialize)]
-pub(crate) struct Row {
-    pub label: String,
-    pub current: String,
-    pub baseline: String,
-    /// Relative change, e.g. `+3.4%` (absolute when the baseline is 0).
-    pub change: String,
+/// What a [`CheckRow`] judges; shown as `SLO` or `rule`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub(crate) enum CheckKind {
+    /// An SLO threshold.
+    #[serde(rename = "SLO")]
+    Slo,
+    /// A regression rule.
+    #[serde(rename = "rule")]
+    Rule,
+}
+
+impl CheckKind {
+    /// `SLO` or `rule`, as the reports show it.
+    pub(crate) fn word(self) -> &'static str {
+        match self {
+            CheckKind::Slo => "SLO",
+            CheckKind::Rule => "rule",
+        }
+    }
 }
 
 /// An SLO or a regression rule, judged.
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct CheckRow {
     /// `SLO` or `rule`.
-    pub kind: &'static str,
+    pub kind: CheckKind,
     /// e.g. `total latency p(95) < 200ms` or `latency p(95) +10% floor 2ms`.
     pub name: String,
     /// Scope (`total` or a target's name).
@@ -110,63 +120,6 @@ pub(crate) struct EpochRow {
 
 /// Most bars in an [`EpochRow`]'s sparkline.
 const SPARKLINE_WIDTH: usize = 40;
-
-/// One target in both runs.
-#[derive(Debug, Clone, Serialize)]
-pub(crate) struct TargetView {
-    pub name: String,
-    pub method: String,
-    /// As written in the spec.
-    pub url: String,
-    pub requests: String,
-    pub rps: String,
-    pub error_rate: String,
-    pub p95: String,
-    pub p95_change: String,
-    pub p99: String,
-    pub p99_change: String,
-    pub in_baseline: bool,
-    pub in_current: bool,
-    /// p50 .. p99.9, mean, error rate, throughput.
-    pub metrics: Vec<Row>,
-    pub status_codes: Vec<KeyValue>,
-    pub errors_by_kind: Vec<KeyValue>,
-    /// The failures whose peer gave a code, by kind and code (`stream_reset REFUSED_STREAM
-    /// (0x7)`).
-    pub errors_by_code: Vec<KeyValue>,
-    /// How the current run's connections spoke (`h2 over TLS 1.3 (...)`); empty if unknown.
-    pub transport: String,
-    /// The `h3` entry of an `Alt-Svc` the responses carried (`h3=":8443"`) when the target
-    /// did not speak HTTP/3: the server offers what the target did not load; else empty.
-    pub alt_svc_h3: String,
-    /// The server's certificate was not verified (`insecure_skip_verify`).
-    pub insecure: bool,
-    /// The current run's phase timings: connection setup, write / TTFB / body read, upstream
-    /// times and streamed bodies (see `phase_rows`).
-    pub phases: Vec<PhaseRow>,
-    /// Connections opened (how many before the clock, TLS sessions resumed), in words.
-    pub connections: String,
-}
-
-/// One phase of a target's requests, durations as labels (`1.25ms`).
-#[derive(Debug, Clone, Serialize)]
-pub(crate) struct PhaseRow {
-    /// `dns`, `connect`, `tls`, `write`, `ttfb`, `body`, `upstream envoy`,
-    /// `upstream server-timing NAME`, `stream body ttfb` or `event gap (...)`.
-    pub name: String,
-    pub count: String,
-    pub p50: String,
-    pub p90: String,
-    pub p99: String,
-    pub max: String,
-}
-
-/// A name and a value.
-#[derive(Debug, Clone, Serialize)]
-pub(crate) struct KeyValue {
-    pub key: String,
-    pub value: String,
-}
 
 /// A line of the environment table.
 #[derive(Debug, Clone, Serialize)]
@@ -222,11 +175,17 @@ pub(crate) fn build(
             }
         }
     }
-    let headline = ["rps", "p50", "p95", "p99", "error_rate"]
-        .iter()
-        .filter_map(|m| total.metrics.iter().find(|r| metric_key(&r.label) == *m))
-        .cloned()
-        .collect();
+    let headline = [
+        TargetMetric::Rps,
+        TargetMetric::P50,
+        TargetMetric::P95,
+        TargetMetric::P99,
+        TargetMetric::ErrorRate,
+    ]
+    .iter()
+    .filter_map(|m| total.metrics.iter().find(|r| r.metric == *m))
+    .cloned()
+    .collect();
     View {
         spec: current.spec.name.clone(),
         verdict: verdict.name(),
@@ -264,215 +223,6 @@ pub(crate) fn build(
     }
 }
 
-/// The one-line verdict ([`gate::summary_line`]); for a trend without a baseline (`loadgate
-/// report` of several results), what the report does instead of "no baseline to compare
-/// with": `PASSED: 2/2 SLOs met; trend over 3 runs (regression rules are judged against a
-/// --baseline)`. An interrupted run is not judged: `INTERRUPTED: the run was stopped before
-/// its end and is not judged; on the part it ran: 2/2 SLOs met; ...`.
-pub(super) fn summary(
-    current: &RunResult,
-    comparison: Option<&Comparison>,
-    earlier: usize,
-) -> String {
-    let mut line = gate::summary_line(current, comparison);
-    if comparison.is_none()
-        && earlier > 0
-        && let Some(head) = line.strip_suffix("no baseline to compare with")
-    {
-        line = format!(
-            "{head}trend over {} runs (regression rules are judged against a --baseline)",
-            earlier + 1
-        );
-    }
-    if current.interrupted {
-        // The gate's word (`PASSED: `) gives way: an interrupted run is not judged.
-        let rest = line
-            .split_once(": ")
-            .map_or(line.as_str(), |(_, rest)| rest);
-        line = format!(
-            "{}: the run was stopped before its end and is not judged; on the part it ran: \
-             {rest}",
-            Verdict::Interrupted.word()
-        );
-    }
-    line
-}
-
-/// Labels of the per-target metrics, by the comparison's metric names.
-fn metric_label(metric: &str) -> &'static str {
-    match metric {
-        "p50" => "p50",
-        "p90" => "p90",
-        "p95" => "p95",
-        "p99" => "p99",
-        "p99_9" => "p99.9",
-        "mean" => "mean",
-        "error_rate" => "error rate",
-        "rps" => "throughput",
-        _ => "?",
-    }
-}
-
-fn metric_key(label: &str) -> &'static str {
-    match label {
-        "p50" => "p50",
-        "p95" => "p95",
-        "p99" => "p99",
-        "error rate" => "error_rate",
-        "throughput" => "rps",
-        _ => "",
-    }
-}
-
-/// A metric of a target in both runs.
-fn metric_row(m: &MetricDelta) -> Row {
-    let unit = Unit::from_name(&m.unit);
-    Row {
-        label: metric_label(&m.metric).to_string(),
-        current: unit.format_or_missing(m.current),
-        baseline: unit.format_or_missing(m.baseline),
-        change: format_change(m.relative_change, m.change, unit),
-    }
-}
-
-pub(super) fn target_view(
-    current: Option<&TargetResult>,
-    baseline: Option<&TargetResult>,
-    delta: Option<TargetDelta>,
-) -> TargetView {
-    let shown = current.or(baseline).expect("one side exists");
-    let metrics: Vec<Row> = match &delta {
-        Some(d) => d.metrics.iter().map(metric_row).collect(),
-        None => target_metrics(shown)
-            .into_iter()
-            .map(|(metric, unit, v)| Row {
-                label: metric_label(metric).to_string(),
-                current: unit.format_or_missing(current.and(v)),
-                baseline: MISSING.to_string(),
-                change: MISSING.to_string(),
-            })
-            .collect(),
-    };
-    let find = |label: &str| metrics.iter().find(|r| r.label == label).cloned();
-    let p95 = find("p95").expect("always present");
-    let p99 = find("p99").expect("always present");
-    TargetView {
-        name: shown.name.clone(),
-        method: shown.method.clone().unwrap_or_default(),
-        url: shown.url.clone().unwrap_or_default(),
-        requests: current.map_or_else(|| MISSING.to_string(), |t| t.requests.to_string()),
-        rps: Unit::PerSecond.format_or_missing(current.map(|t| t.rps)),
-        error_rate: Unit::Ratio.format_or_missing(current.map(|t| t.error_rate)),
-        p95: p95.current,
-        p95_change: p95.change,
-        p99: p99.current,
-        p99_change: p99.change,
-        in_baseline: baseline.is_some(),
-        in_current: current.is_some(),
-        metrics,
-        status_codes: current.map_or_else(Vec::new, |t| key_values(&t.status_codes)),
-        errors_by_kind: current.map_or_else(Vec::new, |t| key_values(&t.errors_by_kind)),
-        errors_by_code: current.map_or_else(Vec::new, |t| key_values(&t.errors_by_code)),
-        transport: current
-            .and_then(|t| t.transport.as_ref())
-            .map(|t| t.describe())
-            .unwrap_or_default(),
-        alt_svc_h3: current
-            .and_then(|t| t.transport.as_ref())
-            .and_then(http3::offered_h3)
-            .unwrap_or_default()
-            .to_string(),
-        insecure: current
-            .and_then(|t| t.transport.as_ref())
-            .is_some_and(|t| t.insecure()),
-        phases: current.map(phase_rows).unwrap_or_default(),
-        connections: current
-            .and_then(|t| t.phases_us.as_ref())
-            .map(connections)
-            .unwrap_or_default(),
-    }
-}
-
-/// Each count of `map` as a [`KeyValue`], in the map's order.
-fn key_values(map: &BTreeMap<String, u64>) -> Vec<KeyValue> {
-    map.iter()
-        .map(|(k, v)| KeyValue {
-            key: k.clone(),
-            value: v.to_string(),
-        })
-        .collect()
-}
-
-/// The connections opened, in words: how many before the clock (pre-connect), TLS sessions
-/// resumed, HTTP/3's 0-RTT.
-fn connections(p: &PhasesResult) -> String {
-    let mut words = if p.pre_connected > 0 {
-        format!(
-            "{} opened, {} of them before the clock started (pre-connect)",
-            p.connections_opened, p.pre_connected
-        )
-    } else {
-        format!("{} opened while measuring", p.connections_opened)
-    };
-    if p.tls_resumed > 0 {
-        words.push_str(&format!(", {} TLS sessions resumed", p.tls_resumed));
-    }
-    words.push_str(&http3::zero_rtt(p));
-    words
-}
-
-/// The phase rows of a target: connection setup, the request's write / TTFB / body read, then
-/// the upstream times its responses reported (`envoy`, `server-timing NAME`) and its streamed
-/// bodies (`stream ttfb`, `event gap`, naming the events); each only when it has samples.
-fn phase_rows(t: &TargetResult) -> Vec<PhaseRow> {
-    let mut rows: Vec<(String, &PhaseSummary)> = Vec::new();
-    if let Some(p) = &t.phases_us {
-        for (name, phase) in [
-            ("dns", &p.dns),
-            ("connect", &p.connect),
-            ("tls", &p.tls),
-            ("stream wait", &p.stream_wait),
-            ("write", &p.write),
-            ("ttfb", &p.ttfb),
-            ("body", &p.body),
-        ] {
-            rows.extend(phase.iter().map(|s| (name.to_string(), s)));
-        }
-    }
-    if let Some(u) = &t.upstream_us {
-        rows.extend(
-            u.envoy_upstream_service_time
-                .iter()
-                .map(|s| ("upstream envoy".to_string(), s)),
-        );
-        rows.extend(
-            u.server_timing
-                .iter()
-                .map(|m| (format!("upstream server-timing {}", m.name), &m.dur)),
-        );
-    }
-    if let Some(s) = &t.streaming {
-        rows.extend(s.ttfb.iter().map(|p| ("stream body ttfb".to_string(), p)));
-        rows.extend(s.event_gap.iter().map(|p| {
-            let name = format!(
-                "event gap ({} events in {} SSE streams)",
-                s.events, s.sse_responses
-            );
-            (name, p)
-        }));
-    }
-    rows.into_iter()
-        .map(|(name, s)| PhaseRow {
-            name,
-            count: s.count.to_string(),
-            p50: format_duration_us(s.p50_us as f64),
-            p90: format_duration_us(s.p90_us as f64),
-            p99: format_duration_us(s.p99_us as f64),
-            max: format_duration_us(s.max_us as f64),
-        })
-        .collect()
-}
-
 fn slo_rows(current: &RunResult, comparison: Option<&Comparison>) -> Vec<CheckRow> {
     current
         .slo
@@ -489,18 +239,14 @@ fn slo_rows(current: &RunResult, comparison: Option<&Comparison>) -> Vec<CheckRo
                 .zip(d.measured)
                 .filter(|(b, _)| *b != 0.0)
                 .map(|(b, m)| m / b - 1.0);
-            let metric = if current.flows.iter().any(|f| f.name == v.scope) {
-                super::flows::flow_metric_name(&v.metric)
-            } else {
-                &v.metric
-            };
+            let metric = super::flows::slo_metric_name(v, current);
             let mut name = format!("{} {metric}: {}", v.scope, v.threshold);
             if v.default {
                 name.push_str(" (default: the spec sets no errors SLO)");
             }
             name.push_str(&super::health::dropped_suffix(v));
             CheckRow {
-                kind: "SLO",
+                kind: CheckKind::Slo,
                 name,
                 scope: v.scope.clone(),
                 measured: d.measured_text,
@@ -528,16 +274,13 @@ fn rule_rows(comparison: &Comparison) -> Vec<CheckRow> {
         .map(|(i, r)| {
             let unit = Unit::from_name(&r.unit);
             CheckRow {
-                kind: "rule",
-                name: match r.scope_kind.as_str() {
-                    "flow" => format!(
-                        "{} {} {}",
-                        r.scope,
-                        super::flows::flow_metric_name(&r.metric),
-                        r.rule
-                    ),
-                    "target" => format!("{} {} {}", r.scope, r.metric, r.rule),
-                    _ => format!("{} {}", r.metric, r.rule),
+                kind: CheckKind::Rule,
+                name: match r.scope_kind {
+                    ScopeKind::Flow => {
+                        format!("{} {} {}", r.scope, r.metric.flow_name(), r.rule)
+                    }
+                    ScopeKind::Target => format!("{} {} {}", r.scope, r.metric, r.rule),
+                    ScopeKind::Total => format!("{} {}", r.metric, r.rule),
                 },
                 scope: r.scope.clone(),
                 measured: unit.format_or_missing(r.current),
@@ -557,7 +300,11 @@ fn rule_rows(comparison: &Comparison) -> Vec<CheckRow> {
                 allowed: r.allowed_change.map_or_else(
                     || MISSING.to_string(),
                     |a| {
-                        let sign = if r.metric == "requests" { "-" } else { "+" };
+                        let sign = if r.metric == Metric::Responses {
+                            "-"
+                        } else {
+                            "+"
+                        };
                         format!("{sign}{}", unit.format(a))
                     },
                 ),
@@ -577,7 +324,7 @@ fn rule_rows(comparison: &Comparison) -> Vec<CheckRow> {
 fn format_detectable(r: &RuleVerdict) -> String {
     match detectable_change(r) {
         None => "no interval".to_string(),
-        Some(h) if r.metric == "errors" => format!("±{:.2} points", h * 100.0),
+        Some(h) if r.metric == Metric::Errors => format!("±{:.2} points", h * 100.0),
         Some(h) => format!("±{:.1}%", h * 100.0),
     }
 }

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::health_record::Health;
 use super::{FlowResult, PhasesResult};
-use crate::plan::regression::{RegressionRule, RuleScope};
+use crate::plan::regression::{RegressionRule, RuleScope, ScopeKind};
 use crate::plan::threshold::Metric;
 
 /// Version of the result format; bumped on any incompatible change.
@@ -104,13 +104,15 @@ pub struct MergeInfo {
 pub struct RecordedRule {
     /// What the rule compares: `total` (the whole run), `target` or `flow`; `total` in
     /// results written before rules had scopes.
-    #[serde(default = "total")]
-    pub scope_kind: String,
+    #[serde(default)]
+    #[schemars(with = "String")]
+    pub scope_kind: ScopeKind,
     /// The target's or flow's name; `total` for the whole run.
     #[serde(default = "total")]
     pub scope: String,
     /// `latency`, `errors` or `requests`.
-    pub metric: String,
+    #[schemars(with = "String")]
+    pub metric: Metric,
     /// `p(95)`, `med`, `mean` (latency) or `rate`.
     pub aggregation: String,
     /// Allowed relative change in the worse direction (a rise; a drop for `requests`), as a
@@ -127,15 +129,10 @@ pub struct RecordedRule {
 impl RecordedRule {
     /// Records a plan's rule.
     pub(crate) fn from_rule(rule: &RegressionRule) -> RecordedRule {
-        let (scope_kind, scope) = match &rule.scope {
-            RuleScope::Total => ("total", "total"),
-            RuleScope::Target(name) => ("target", name.as_str()),
-            RuleScope::Flow(name) => ("flow", name.as_str()),
-        };
         RecordedRule {
-            scope_kind: scope_kind.to_string(),
-            scope: scope.to_string(),
-            metric: rule.metric.name().to_string(),
+            scope_kind: rule.scope.kind(),
+            scope: rule.scope.name().to_string(),
+            metric: rule.metric,
             aggregation: rule.aggregation.to_string(),
             max_change: rule.max_change,
             floor: rule.floor,
@@ -144,28 +141,19 @@ impl RecordedRule {
         }
     }
 
-    /// The rule back from a result file. Errors: an unknown scope kind, metric or
-    /// aggregation.
+    /// The rule back from a result file. Errors: a metric that has no rules (`checks`), an
+    /// unknown aggregation.
     pub(crate) fn to_rule(&self) -> Result<RegressionRule, String> {
-        let metric = match self.metric.as_str() {
-            "latency" => Metric::Latency,
-            "errors" => Metric::Errors,
-            "requests" => Metric::Requests,
-            other => return Err(format!("unknown regression metric `{other}`")),
-        };
+        if self.metric == Metric::Checks {
+            return Err(format!("unknown regression metric `{}`", self.metric));
+        }
         let (aggregation, rest) = crate::plan::threshold::parse_aggregation(&self.aggregation)?;
         if !rest.trim().is_empty() {
             return Err(format!("unknown aggregation `{}`", self.aggregation));
         }
-        let scope = match self.scope_kind.as_str() {
-            "total" => RuleScope::Total,
-            "target" => RuleScope::Target(self.scope.clone()),
-            "flow" => RuleScope::Flow(self.scope.clone()),
-            other => return Err(format!("unknown regression rule scope `{other}`")),
-        };
         Ok(RegressionRule {
-            scope,
-            metric,
+            scope: RuleScope::of(self.scope_kind, &self.scope),
+            metric: self.metric,
             aggregation,
             max_change: self.max_change,
             floor: self.floor,
@@ -346,7 +334,8 @@ pub struct CheckResult {
     pub check: String,
     /// Evaluations of this check that passed: one per response the check read.
     pub passed: u64,
-    /// Evaluations of this check that failed (each also counts the response as an error).
+    /// Evaluations of this check that failed. A failed check is not an error: it counts
+    /// towards the `checks` metric (the share that passed), not towards `errors`.
     pub failed: u64,
 }
 
@@ -557,8 +546,10 @@ pub struct SloVerdict {
     /// `total`, or the target's or the flow's name (a flow's `latency` is its iteration
     /// duration, `errors` its failed iterations, `requests` its iterations).
     pub scope: String,
-    /// `latency`, `errors` or `requests`.
-    pub metric: String,
+    /// What the threshold gates: `latency`, `errors` (failed requests), `requests` (complete
+    /// responses, any status) or `checks` (the share of check evaluations that passed).
+    #[schemars(with = "String")]
+    pub metric: Metric,
     /// The threshold as written, e.g. `p(95) < 200ms`.
     pub threshold: String,
     /// The measured value in `unit`; absent when it could not be measured (no responses).

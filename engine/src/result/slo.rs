@@ -69,7 +69,7 @@ fn verdict(threshold: &Threshold, scope: String, measures: &Measures) -> SloVerd
     }
     SloVerdict {
         scope,
-        metric: threshold.metric.name().to_string(),
+        metric: threshold.metric,
         threshold: threshold.expression.clone(),
         passed: measured.is_some_and(|m| threshold.passes(m)),
         measured,

@@ -91,7 +91,7 @@ pub(in crate::plan) fn build_flows(
                     "iteration_duration",
                     &flow.slo.iteration_duration,
                 ),
-                (Metric::Requests, "iterations", &flow.slo.iterations),
+                (Metric::Responses, "iterations", &flow.slo.iterations),
                 (
                     Metric::Errors,
                     "failed_iterations",
@@ -110,7 +110,7 @@ pub(in crate::plan) fn build_flows(
                     "iteration_duration",
                     &rules.iteration_duration,
                 ),
-                (Metric::Requests, "iterations", &rules.iterations),
+                (Metric::Responses, "iterations", &rules.iterations),
                 (
                     Metric::Errors,
                     "failed_iterations",
@@ -238,7 +238,7 @@ fn step_rules(
         &[
             (Metric::Latency, "latency", &list(&rules.latency)),
             (Metric::Errors, "errors", &list(&rules.errors)),
-            (Metric::Requests, "requests", &list(&rules.requests)),
+            (Metric::Responses, "requests", &list(&rules.requests)),
         ],
         &format!("{path}.regression"),
         &RuleScope::Target(format!("{}/{}", flow.name, step.name)),

@@ -155,7 +155,7 @@ fn the_corpus_steps_have_their_extractors_templates_and_rules() {
         .collect();
     assert_eq!(
         flow_slo,
-        [Metric::Latency, Metric::Requests, Metric::Errors]
+        [Metric::Latency, Metric::Responses, Metric::Errors]
     );
     assert_eq!(
         plan.slo

@@ -42,7 +42,7 @@ use super::{
     Environment, Health, RunResult, SloVerdict, TargetResult, UdpBuffersResult, decode_histogram,
 };
 use crate::measure::Measures;
-use crate::plan::threshold::{Metric, Scope, Threshold};
+use crate::plan::threshold::{Scope, Threshold};
 pub use checks::MAX_START_SKEW_US;
 use checks::shard_list;
 use series::{Part, merge_series};
@@ -411,19 +411,7 @@ fn reevaluate(
     duration_s: f64,
     dropped: u64,
 ) -> Result<SloVerdict, MergeError> {
-    let metric = match v.metric.as_str() {
-        "latency" => Metric::Latency,
-        "errors" => Metric::Errors,
-        "requests" => Metric::Requests,
-        "checks" => Metric::Checks,
-        other => {
-            return Err(MergeError::Threshold {
-                threshold: v.threshold.clone(),
-                reason: format!("unknown metric `{other}`"),
-            });
-        }
-    };
-    let threshold = Threshold::parse(Scope::Total, metric, &v.threshold).map_err(|reason| {
+    let threshold = Threshold::parse(Scope::Total, v.metric, &v.threshold).map_err(|reason| {
         MergeError::Threshold {
             threshold: v.threshold.clone(),
             reason,
