@@ -47,7 +47,7 @@ use crate::units::parse_duration;
 use regression::RegressionRule;
 use service::build_service;
 use slo::build_slo;
-use target::build_target;
+use target::{TargetRequest, build_target};
 use threshold::{Scope, Threshold};
 use transport::Transports;
 
@@ -203,9 +203,14 @@ fn build_targets(
                 format!("target name `{}` is used twice", target.name),
             );
         }
-        if let Some(t) = build_target(
-            spec, target, &path, base_url, defaults, ctx, transports, errors,
-        ) {
+        let request = TargetRequest {
+            spec,
+            target,
+            path: &path,
+            base_url,
+            defaults,
+        };
+        if let Some(t) = build_target(&request, ctx, transports, errors) {
             targets.push(t);
         }
         slo.extend(build_slo(

@@ -167,29 +167,17 @@ pub(super) struct TargetDefaults {
     pub(super) slow_us: Option<u64>,
 }
 
-/// Resolves one target of the spec (at `path`, e.g. `targets[1]`); every problem goes to
-/// `errors`. `base_url` is `defaults.base_url` interpolated (`None` when it is absent or wrong:
-/// that is reported once, at `defaults.base_url`); `defaults` the rest of `defaults`.
-#[allow(clippy::too_many_arguments)]
+/// Resolves one target of the spec, `request.target` (at `request.path`, e.g. `targets[1]`);
+/// every problem goes to `errors`. `request.base_url` is `defaults.base_url` interpolated
+/// (`None` when it is absent or wrong: that is reported once, at `defaults.base_url`).
 pub(super) fn build_target(
-    spec: &Spec,
-    target: &spec::Target,
-    path: &str,
-    base_url: Option<&str>,
-    defaults: &TargetDefaults,
+    request: &TargetRequest<'_>,
     ctx: &BuildContext<'_>,
     transports: &mut Transports,
     errors: &mut Errors,
 ) -> Option<TargetPlan> {
-    let body = build_body(target, path, ctx, errors);
-    let request = TargetRequest {
-        spec,
-        target,
-        path,
-        base_url,
-        defaults,
-    };
-    build_with_body(&request, body, ctx, transports, errors).map(|built| built.plan)
+    let body = build_body(request.target, request.path, ctx, errors);
+    build_with_body(request, body, ctx, transports, errors).map(|built| built.plan)
 }
 
 /// What a target is built from besides its body.

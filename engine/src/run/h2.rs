@@ -22,11 +22,9 @@ use tokio::sync::Semaphore;
 use tokio::task::JoinHandle;
 
 use crate::measure::{CodeSpace, ErrorCode, ErrorKind};
-use crate::plan::TargetPlan;
 use crate::run::h1::{Capture, Traffic};
-use crate::run::multiplexed::{self, StreamResponse};
+use crate::run::multiplexed::{self, Outgoing, Request, StreamResponse, micros};
 use crate::run::slot::{Link, SlotConn, SlotFailure};
-use crate::run::transport::{Outgoing, micros};
 
 /// Initial flow-control window of each stream, in bytes (4 MiB; the protocol's default is
 /// 64 KiB, which caps a stream at 64 KiB per round trip).
@@ -219,7 +217,9 @@ impl SlotConn<H2Link> {
     /// it arrives.
     pub(crate) async fn exchange(
         &mut self,
-        (target, outgoing): (&TargetPlan, Outgoing<'_>),
+        Request {
+            target, outgoing, ..
+        }: Request<'_>,
         mut capture: Option<&mut Capture>,
         traffic: &mut Traffic,
     ) -> Result<StreamResponse, SlotFailure> {

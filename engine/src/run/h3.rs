@@ -34,9 +34,8 @@ use tokio::task::JoinHandle;
 use crate::measure::{CodeSpace, ErrorCode, ErrorKind, Setup, ZeroRtt};
 use crate::plan::TargetPlan;
 use crate::run::h1::{Capture, Traffic};
-use crate::run::multiplexed::{self, StreamResponse};
+use crate::run::multiplexed::{self, Outgoing, Request, StreamResponse, micros};
 use crate::run::slot::{Link, Opened, SlotConn, SlotFailure};
-use crate::run::transport::{Outgoing, micros};
 use crate::udp::{self, UdpBuffers};
 
 /// HTTP/3's `H3_NO_ERROR` (RFC 9114 §8.1): a graceful close.
@@ -366,7 +365,9 @@ impl SlotConn<H3Link> {
     /// payload as it arrives, and the peer's code of a failure.
     pub(crate) async fn exchange(
         &mut self,
-        (target, outgoing): (&TargetPlan, Outgoing<'_>),
+        Request {
+            target, outgoing, ..
+        }: Request<'_>,
         mut capture: Option<&mut Capture>,
         traffic: &mut Traffic,
     ) -> Result<StreamResponse, SlotFailure> {
@@ -621,4 +622,4 @@ pub(crate) async fn check(
 }
 
 #[cfg(test)]
-mod tests;
+pub(super) mod tests;

@@ -3,7 +3,7 @@
 //!
 //! Shape: `W = min(load.threads or CPUs, concurrency)` worker threads, each with its own
 //! current-thread tokio runtime, own the virtual users (connections) spread over them (see
-//! `vu.rs`). Each worker records into its own `TargetStats` (no lock or channel per request)
+//! `vu.rs`; each request sent and recorded in `exchange.rs`). Each worker records into its own `TargetStats` (no lock or channel per request)
 //! and, at the end of each epoch (a second; a fraction of one for `loadgate ab`), hands that
 //! epoch's `SpanStats` (all targets) to the calling thread, with each target's of the second
 //! at a second's end; the calling thread merges them into the epoch series and the time
@@ -16,18 +16,19 @@
 //! N requests (`pre.rs`).
 //!
 //! With flows, the unit of work is an iteration of a flow (`flow/`): its steps' requests are
-//! sent and recorded as targets' are (rendered per request, `transport::Outgoing`), and each
+//! sent and recorded as targets' are (rendered per request, `multiplexed::Outgoing`), and each
 //! worker's iterations are recorded in its own `FlowStats`, merged once at the end.
 //!
 //! Latency is measured from when a request was due (its intended start on the open model's
 //! schedule or a paced connection's, else its actual start; wrk2's correction for coordinated
-//! omission) to the last byte of the response; service time from its actual start (including
-//! a connect when the connection had to be opened).
+//! omission; `exchange::Times`) to the last byte of the response; service time from its actual
+//! start (including a connect when the connection had to be opened).
 
 mod checks;
 mod clock;
 mod collect;
 mod deadline;
+mod exchange;
 #[cfg(test)]
 mod fake;
 mod flow;
@@ -38,6 +39,7 @@ mod limits;
 mod multiplexed;
 mod open;
 mod output;
+mod pause;
 mod pre;
 mod redirect;
 mod resolve;

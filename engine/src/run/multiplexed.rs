@@ -1,15 +1,71 @@
-//! What HTTP/2 and HTTP/3 share besides their connection slot (`super::slot`): the response
-//! of a stream, its head counted and captured as an HTTP/1.1 head so that one set of checks
-//! reads every protocol, and a request rendered as HTTP/1.1 bytes (a flow step's) taken apart
-//! into their form.
+//! What the protocols share: the request a virtual user sends ([`Request`], its bytes an
+//! [`Outgoing`]), read by every transport; and what HTTP/2 and HTTP/3 share besides their
+//! connection slot (`super::slot`): the response of a stream, its head counted and captured as
+//! an HTTP/1.1 head so that one set of checks reads every protocol, and a request rendered as
+//! HTTP/1.1 bytes (a flow step's) taken apart into their form.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 
 use crate::measure::ErrorKind;
 use crate::plan::TargetPlan;
 use crate::run::h1::{self, Capture, Traffic};
+
+/// The request to send.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Outgoing<'a> {
+    /// The target's own, built in the plan: `request` (HTTP/1.1), `h2_request` and `body`
+    /// (HTTP/2, HTTP/3).
+    Planned,
+    /// A complete HTTP/1.1 request (head and body) rendered for this request (a flow step's);
+    /// HTTP/2 and HTTP/3 build their request from it ([`rendered_request`]).
+    Rendered(&'a [u8]),
+}
+
+impl Outgoing<'_> {
+    /// The HTTP/1.1 bytes of the request of `target`.
+    pub(crate) fn bytes<'b>(&'b self, target: &'b TargetPlan) -> &'b [u8] {
+        match self {
+            Outgoing::Planned => &target.request,
+            Outgoing::Rendered(bytes) => bytes,
+        }
+    }
+}
+
+/// One request as a transport sends it: whose it is, its bytes, and until when.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Request<'a> {
+    /// The target whose request it is (its timeouts, checks, status sets, redirects).
+    pub(crate) target: &'a TargetPlan,
+    /// Its bytes: the target's own, or rendered (a flow step's).
+    pub(crate) outgoing: Outgoing<'a>,
+    /// When it times out: the instant it started plus the target's `timeout`. An HTTP/1.1
+    /// read gives up then; HTTP/2 and HTTP/3 streams are ended by the caller's `Deadline`
+    /// (`deadline.rs`).
+    pub(crate) deadline: Instant,
+}
+
+impl<'a> Request<'a> {
+    /// `target`'s own request (built in the plan), timing out at `deadline`.
+    pub(crate) fn planned(target: &'a TargetPlan, deadline: Instant) -> Request<'a> {
+        Request {
+            target,
+            outgoing: Outgoing::Planned,
+            deadline,
+        }
+    }
+
+    /// Its HTTP/1.1 bytes.
+    pub(crate) fn bytes(&self) -> &[u8] {
+        self.outgoing.bytes(self.target)
+    }
+}
+
+/// `d` in whole microseconds, `u64::MAX` past it.
+pub(crate) fn micros(d: Duration) -> u64 {
+    d.as_micros().try_into().unwrap_or(u64::MAX)
+}
 
 /// A complete response on a stream of an HTTP/2 or HTTP/3 connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -24,7 +24,8 @@ use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 
 use super::clock;
-use super::vu::{Connections, pause_precisely, work};
+use super::exchange::{Connections, Times, Vu};
+use super::pause::pause_precisely;
 use super::{Shared, WorkerStats, flow};
 use crate::plan::load::Arrivals;
 
@@ -311,16 +312,22 @@ async fn open_vu(
 ) {
     let mut rng = fastrand::Rng::with_seed(seed);
     let mut user = shared.flows.any().then(|| flow::User::new(&shared.flows));
+    let mut vu = Vu {
+        shared: &shared,
+        stats: &stats,
+        conns: &mut conns,
+    };
     loop {
         slot.wake.notified().await;
         let Some((intended, measured)) = slot.job.take() else {
             break;
         };
-        let times = (intended, intended, clock::now());
-        work(
-            &shared, &stats, &mut conns, &mut user, &mut rng, times, measured,
-        )
-        .await;
+        let times = Times {
+            intended,
+            ready: intended,
+            started: clock::now(),
+        };
+        flow::work(&mut vu, &mut user, &mut rng, times, measured).await;
         if pool.done.get() {
             break;
         }

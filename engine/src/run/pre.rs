@@ -17,9 +17,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, mpsc};
 use std::time::Instant;
 
+use super::exchange::{Connections, Times, Vu};
 use super::shared::Shared;
-use super::transport::{self, Conn};
-use super::vu::{self, Connections};
+use super::transport::{self, Conn, Route};
 use super::worker_stats::WorkerStats;
 use super::{COLLECT_INTERVAL, clock, flow};
 use crate::plan::{LoadPlan, Model};
@@ -168,13 +168,16 @@ async fn before_clock(
                 if warm {
                     let mut rng = fastrand::Rng::with_seed(i as u64 ^ 0x5eed);
                     let mut user = shared.flows.any().then(|| flow::User::new(&shared.flows));
+                    let mut vu = Vu {
+                        shared: &shared,
+                        stats: &scratch,
+                        conns: &mut conns,
+                    };
                     while !shared.halted()
                         && taken.fetch_add(1, Ordering::Relaxed) < work.warmup_requests
                     {
-                        let now = clock::now();
-                        let times = (now, now, now);
-                        let s = &scratch;
-                        vu::work(&shared, s, &mut conns, &mut user, &mut rng, times, false).await;
+                        let times = Times::at(clock::now());
+                        flow::work(&mut vu, &mut user, &mut rng, times, false).await;
                     }
                 }
                 (i, conns)
@@ -198,7 +201,12 @@ async fn pre_connect(shared: &Shared, conns: &mut Connections) {
         };
         let target = &shared.targets[t];
         let mut code = None;
-        let connect = transport::connect(shared.addrs[e], target, &conns.group, e, &mut code);
+        let route = Route {
+            addr: shared.addrs[e],
+            slot: e,
+            group: &conns.group,
+        };
+        let connect = transport::connect(route, target, &mut code);
         if let Ok(Ok(mut conn)) = tokio::time::timeout(target.timeout, connect).await {
             match &mut conn {
                 Conn::H1(_, Some(setup)) | Conn::H1Tls(_, Some(setup)) => {

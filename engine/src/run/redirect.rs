@@ -2,38 +2,39 @@
 //! to the target's endpoint (a redirect is followed on the same origin only), within the
 //! request's timeout, so that the request's latency covers the whole chain.
 
-use std::net::SocketAddr;
 use std::time::Instant;
 
 use super::h1::{Capture, Traffic};
-use super::multiplexed::parse_request;
-use super::transport::{self, Conn, Group, Outgoing, Response};
+use super::multiplexed::{Outgoing, Request, parse_request};
+use super::transport::{self, Conn, Response, Route};
 use crate::measure::ErrorKind;
 use crate::plan::{REDIRECT_STATUSES, TargetPlan, h2_request};
 
 /// Most response headers looked at for `Location`.
 const MAX_HEADERS: usize = 64;
 
-/// Follows the redirects from `first`, the response to `outgoing`, a request of `target` (kept
-/// in `capture`; a rendered request is redirected as rendered, its `Cookie` header included),
-/// up to `target.redirects` of them, on `conn` (slot `slot` of `group`, to `addr`), until
-/// `deadline`. Returns the last response (with the connection setup of the chain's first when
+/// Follows the redirects from `first`, the response to `request` (kept in `capture`; a
+/// rendered request is redirected as rendered, its `Cookie` header included), up to its
+/// target's `redirects` of them, on `conn` (opened by `route` when there is none), until the
+/// request's deadline. Returns the last response (with the connection setup of the chain's first when
 /// the last reused its connection): the answer, whose status counts. A redirect without a
 /// `Location` is an answer too.
 ///
 /// Errors: [`ErrorKind::Redirect`] for one more redirect than allowed or one to another
 /// origin; the errors of [`transport::send`].
-#[allow(clippy::too_many_arguments)]
 pub(super) async fn follow(
     first: Response,
     conn: &mut Option<Conn>,
-    addr: SocketAddr,
-    (target, outgoing): (&TargetPlan, Outgoing<'_>),
-    group: &Group,
-    (slot, deadline): (usize, Instant),
+    route: Route<'_>,
+    request: Request<'_>,
     capture: &mut Capture,
     traffic: &mut Traffic,
 ) -> Result<Response, ErrorKind> {
+    let Request {
+        target,
+        outgoing,
+        deadline,
+    } = request;
     let mut response = first;
     let mut hop: Option<TargetPlan> = None;
     let mut followed = 0;
@@ -54,13 +55,12 @@ pub(super) async fn follow(
             .ok_or(ErrorKind::Redirect)?;
         if !(response.keep_alive && target.keep_alive) {
             *conn = None;
-            group.close_slot(slot);
+            route.group.close_slot(route.slot);
         }
-        let at = (Instant::now(), deadline);
         let setup = response.timing.setup;
-        let request = (&next, Outgoing::Planned);
-        response =
-            transport::send(conn, addr, request, group, slot, at, Some(capture), traffic).await?;
+        let request = Request::planned(&next, deadline);
+        let now = Instant::now();
+        response = transport::send(conn, route, request, now, Some(capture), traffic).await?;
         response.timing.setup = response.timing.setup.or(setup);
         hop = Some(next);
         followed += 1;

@@ -127,3 +127,37 @@ fn redact(reason: &str, secret: Option<&str>) -> String {
         _ => reason.to_string(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::net::{Ipv6Addr, SocketAddr};
+
+    use super::first_passing;
+    use crate::run::h3::tests::{SelfSigned, plan_of, runtime};
+    use crate::run::transport::CheckError;
+
+    #[test]
+    fn the_check_at_start_tries_each_address_of_an_http3_target() {
+        // `localhost` may resolve to ::1 first while the server listens on 127.0.0.1 only.
+        let pki = SelfSigned::new();
+        let server = pki.spawn("127.0.0.1:0".parse().unwrap());
+        let v4 = server.addr();
+        let yaml = format!(
+            "version: 1\nname: h3\ndefaults:\n  timeout: 1s\ntargets:\n  - name: t\n    url: \
+             https://localhost:{port}/\n    protocol: h3\n    tls:\n      insecure_skip_verify: \
+             true\nload:\n  connections: 1\n  requests: 1\n",
+            port = v4.port()
+        );
+        let plan = plan_of(yaml);
+        let runtime = runtime();
+        let v6 = SocketAddr::from((Ipv6Addr::LOCALHOST, v4.port()));
+        let target = &plan.targets[0];
+        let (addr, _) = first_passing(&runtime, &[v6, v4], target).unwrap_or_else(|_| panic!("v4"));
+        assert_eq!(addr, v4, "the address that answers QUIC");
+        // Nothing answers on ::1: the check's own reason.
+        match first_passing(&runtime, &[v6], target) {
+            Err(CheckError::Unreachable(why)) => assert!(why.contains("no QUIC answer"), "{why}"),
+            _ => panic!("::1 does not answer"),
+        }
+    }
+}

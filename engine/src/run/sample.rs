@@ -10,7 +10,8 @@ use std::rc::Rc;
 use std::time::Instant;
 
 use super::h1::{Capture, Failure, Traffic};
-use super::transport::{self, Conn, Group, Outgoing};
+use super::multiplexed::Request;
+use super::transport::{self, Conn, Group, Route};
 use crate::plan::TargetPlan;
 use crate::spec::printable;
 
@@ -85,7 +86,12 @@ async fn exchange(
     group: &Group,
     capture: &mut Capture,
 ) -> Result<(&'static str, u16), String> {
-    let mut conn = transport::connect(addr, target, group, 0, &mut None)
+    let route = Route {
+        addr,
+        slot: 0,
+        group,
+    };
+    let mut conn = transport::connect(route, target, &mut None)
         .await
         .map_err(|kind| format!("cannot connect to {addr}: {}", kind.name()))?;
     let protocol = match conn {
@@ -95,16 +101,9 @@ async fn exchange(
     };
     let now = Instant::now();
     let mut traffic = Traffic::default();
+    let request = Request::planned(target, now + target.timeout);
     let response = conn
-        .exchange(
-            (target, Outgoing::Planned),
-            addr,
-            group,
-            0,
-            (now, now + target.timeout),
-            Some(capture),
-            &mut traffic,
-        )
+        .exchange(route, request, now, Some(capture), &mut traffic)
         .await
         .map_err(|failure| match failure {
             Failure::Stale => "the server closed the connection".to_string(),

@@ -23,7 +23,7 @@ use crate::plan::{TargetPlan, TransportPlan};
 use crate::run::h1::{self, Capture, Failure, H1Conn, Traffic};
 use crate::run::h2::{self, H2Conn, H2Link};
 use crate::run::h3::{self, H3Conn, H3Link};
-use crate::run::multiplexed::StreamResponse;
+use crate::run::multiplexed::{Request, StreamResponse, micros};
 use crate::run::slot::{Opened, Slot, SlotFailure};
 use crate::run::tls::{self, TlsStream};
 use crate::spec::Protocol;
@@ -43,27 +43,6 @@ pub(crate) enum Conn {
     H2(H2Conn),
     /// A handle to an HTTP/3 connection shared with the rest of the group.
     H3(H3Conn),
-}
-
-/// The request to send.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum Outgoing<'a> {
-    /// The target's own, built in the plan: `request` (HTTP/1.1), `h2_request` and `body`
-    /// (HTTP/2).
-    Planned,
-    /// A complete HTTP/1.1 request (head and body) rendered for this request (a flow step's);
-    /// HTTP/2 builds its request from it ([`multiplexed::rendered_request`](crate::run::multiplexed::rendered_request)).
-    Rendered(&'a [u8]),
-}
-
-impl Outgoing<'_> {
-    /// The HTTP/1.1 bytes of the request of `target`.
-    pub(crate) fn bytes<'b>(&'b self, target: &'b TargetPlan) -> &'b [u8] {
-        match self {
-            Outgoing::Planned => &target.request,
-            Outgoing::Rendered(bytes) => bytes,
-        }
-    }
 }
 
 /// A complete response, as far as a load test cares.
@@ -113,9 +92,22 @@ impl Group {
     }
 }
 
-/// Opens a connection for `target` to `addr` (slot `slot` of `group`): resolves the host
-/// name when it is not an IP address, connects, runs the TLS handshake and, for HTTP/2,
-/// the preface. An HTTP/2 slot that already has an open connection returns a handle to it.
+/// Where a virtual user's request goes (the link between it and an endpoint): the endpoint's
+/// address and connection slot, and the group whose shared connections (HTTP/2, HTTP/3) the
+/// slot holds.
+#[derive(Clone, Copy)]
+pub(crate) struct Route<'a> {
+    /// The address the check at start reached (a host name is resolved again per connect).
+    pub(crate) addr: SocketAddr,
+    /// The connection slot: an index into the run's endpoints and into `group`'s slots.
+    pub(crate) slot: usize,
+    /// The virtual user's group.
+    pub(crate) group: &'a Group,
+}
+
+/// Opens a connection for `target` by `route`: resolves the host name when it is not an IP
+/// address, connects, runs the TLS handshake and, for HTTP/2, the preface. An HTTP/2 slot that
+/// already has an open connection returns a handle to it.
 ///
 /// The work is boxed: a connect (TLS handshake included) is a large future, and inline it
 /// would make every request's future as large, to be copied on each request.
@@ -124,13 +116,11 @@ impl Group {
 /// `connect_timeout`, besides the connect's own errors (with the peer's code, if it gave one,
 /// in `code`).
 pub(crate) async fn connect(
-    addr: SocketAddr,
+    route: Route<'_>,
     target: &TargetPlan,
-    group: &Group,
-    slot: usize,
     code: &mut Option<ErrorCode>,
 ) -> Result<Conn, ErrorKind> {
-    let open = Box::pin(open_conn(addr, target, group, slot, code));
+    let open = Box::pin(open_conn(route, target, code));
     match target.connect_timeout {
         None => open.await,
         Some(limit) => tokio::time::timeout(limit, open)
@@ -140,10 +130,8 @@ pub(crate) async fn connect(
 }
 
 async fn open_conn(
-    addr: SocketAddr,
+    Route { addr, slot, group }: Route<'_>,
     target: &TargetPlan,
-    group: &Group,
-    slot: usize,
     code: &mut Option<ErrorCode>,
 ) -> Result<Conn, ErrorKind> {
     let transport = &target.transport;
@@ -191,39 +179,26 @@ async fn open_conn(
     }
 }
 
-/// Sends `outgoing`, a request of `target`, on `conn` (opened first when there is none) and
-/// reads the whole response, as [`Conn::exchange`]; a reused HTTP/1.1 connection that the server had closed
+/// Sends `request` on `conn` (opened by `route` first when there is none) and reads the whole
+/// response, as [`Conn::exchange`]; a reused HTTP/1.1 connection that the server had closed
 /// (the race with its idle timeout) is replaced by a new one and the request sent again (a
-/// fresh connection is never stale). `at`: now (the caller has just read the clock) and the
-/// request's deadline.
-#[allow(clippy::too_many_arguments)]
+/// fresh connection is never stale). `now`: the caller has just read the clock.
 pub(crate) async fn send(
     conn: &mut Option<Conn>,
-    addr: SocketAddr,
-    (target, outgoing): (&TargetPlan, Outgoing<'_>),
-    group: &Group,
-    slot: usize,
-    (mut now, deadline): (Instant, Instant),
+    route: Route<'_>,
+    request: Request<'_>,
+    mut now: Instant,
     mut capture: Option<&mut Capture>,
     traffic: &mut Traffic,
 ) -> Result<Response, ErrorKind> {
     loop {
         if conn.is_none() {
-            *conn = Some(connect(addr, target, group, slot, &mut traffic.error_code).await?);
+            *conn = Some(connect(route, request.target, &mut traffic.error_code).await?);
             now = Instant::now();
         }
         let c = conn.as_mut().expect("just connected");
-        let at = (now, deadline);
         match c
-            .exchange(
-                (target, outgoing),
-                addr,
-                group,
-                slot,
-                at,
-                capture.as_deref_mut(),
-                traffic,
-            )
+            .exchange(route, request, now, capture.as_deref_mut(), traffic)
             .await
         {
             Ok(response) => return Ok(response),
@@ -234,34 +209,28 @@ pub(crate) async fn send(
 }
 
 impl Conn {
-    /// Sends `outgoing`, a request of `target`, and reads the whole response, counting the bytes into
-    /// `traffic` as they go; with `capture`, keeps the response there for checks. An HTTP/2
-    /// or HTTP/3 request that the connection refused before sending it (GOAWAY received,
-    /// connection closed) is sent once more on a new connection of the group.
-    ///
-    /// `exchange.0`, now: the caller has just read the clock (the write phase of HTTP/1.1
-    /// counts from it); `exchange.1`: the request's deadline (its timeout).
+    /// Sends `request` and reads the whole response, counting the bytes into `traffic` as they
+    /// go; with `capture`, keeps the response there for checks. An HTTP/2 or HTTP/3 request
+    /// that the connection refused before sending it (GOAWAY received, connection closed) is
+    /// sent once more on a new connection by `route`. `now`: the caller has just read the
+    /// clock (the write phase of HTTP/1.1 counts from it).
     ///
     /// Errors: [`Failure::Stale`] when a reused HTTP/1.1 connection had been closed by the
     /// server (the caller sends the request again on a new connection).
-    #[allow(clippy::too_many_arguments)]
     pub(crate) async fn exchange(
         &mut self,
-        (target, outgoing): (&TargetPlan, Outgoing<'_>),
-        addr: SocketAddr,
-        group: &Group,
-        slot: usize,
-        (now, deadline): (Instant, Instant),
+        route: Route<'_>,
+        request: Request<'_>,
+        now: Instant,
         mut capture: Option<&mut Capture>,
         traffic: &mut Traffic,
     ) -> Result<Response, Failure> {
-        let request = (target, outgoing);
         match self {
             Conn::H1(conn, setup) => {
-                return h1_exchange(conn, setup, request, (now, deadline), capture, traffic).await;
+                return h1_exchange(conn, setup, request, now, capture, traffic).await;
             }
             Conn::H1Tls(conn, setup) => {
-                return h1_exchange(conn, setup, request, (now, deadline), capture, traffic).await;
+                return h1_exchange(conn, setup, request, now, capture, traffic).await;
             }
             Conn::H2(conn) => {
                 match h2_exchange(conn, request, capture.as_deref_mut(), traffic).await {
@@ -278,7 +247,7 @@ impl Conn {
         }
         // Not sent: once more, on a new connection.
         traffic.error_code = None;
-        *self = connect(addr, target, group, slot, &mut traffic.error_code).await?;
+        *self = connect(route, request.target, &mut traffic.error_code).await?;
         let now = Instant::now();
         match self {
             Conn::H2(fresh) => h2_exchange(fresh, request, capture, traffic)
@@ -288,35 +257,30 @@ impl Conn {
                 .await
                 .map_err(|e| e.kind().into()),
             // ALPN chose HTTP/1.1 this time.
-            Conn::H1(conn, setup) => {
-                h1_exchange(conn, setup, request, (now, deadline), capture, traffic).await
-            }
+            Conn::H1(conn, setup) => h1_exchange(conn, setup, request, now, capture, traffic).await,
             Conn::H1Tls(conn, setup) => {
-                h1_exchange(conn, setup, request, (now, deadline), capture, traffic).await
+                h1_exchange(conn, setup, request, now, capture, traffic).await
             }
         }
     }
 }
 
+/// [`Conn::exchange`] on an HTTP/1.1 connection, sent at `sent_at` (the write phase counts
+/// from it).
 async fn h1_exchange<S>(
     conn: &mut H1Conn<S>,
     setup: &mut Option<Setup>,
-    (target, outgoing): (&TargetPlan, Outgoing<'_>),
-    (sent_at, deadline): (Instant, Instant),
+    request: Request<'_>,
+    sent_at: Instant,
     capture: Option<&mut Capture>,
     traffic: &mut Traffic,
 ) -> Result<Response, Failure>
 where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
 {
+    let (bytes, is_head) = (request.bytes(), request.target.is_head);
     let response = conn
-        .exchange(
-            outgoing.bytes(target),
-            target.is_head,
-            capture,
-            deadline,
-            traffic,
-        )
+        .exchange(bytes, is_head, capture, request.deadline, traffic)
         .await?;
     let end = response.last_byte_at;
     let written_at = traffic.seen.written_at.unwrap_or(sent_at);
@@ -337,7 +301,7 @@ where
 
 async fn h2_exchange(
     conn: &mut H2Conn,
-    request: (&TargetPlan, Outgoing<'_>),
+    request: Request<'_>,
     capture: Option<&mut Capture>,
     traffic: &mut Traffic,
 ) -> Result<Response, SlotFailure> {
@@ -347,7 +311,7 @@ async fn h2_exchange(
 
 async fn h3_exchange(
     conn: &mut H3Conn,
-    request: (&TargetPlan, Outgoing<'_>),
+    request: Request<'_>,
     capture: Option<&mut Capture>,
     traffic: &mut Traffic,
 ) -> Result<Response, SlotFailure> {
@@ -373,11 +337,6 @@ fn shared_response(response: StreamResponse, setup: Option<Setup>, traffic: &Tra
         },
         end,
     }
-}
-
-/// `d` in whole microseconds, `u64::MAX` past it.
-pub(super) fn micros(d: Duration) -> u64 {
-    d.as_micros().try_into().unwrap_or(u64::MAX)
 }
 
 /// An open byte stream: TCP, or TLS over TCP.

@@ -4,7 +4,8 @@
 //! start of each iteration, then filled from the iteration's data row and the extractors),
 //! one buffer the request is rendered into (reused), and a cookie jar (RFC 6265, by
 //! cookie_store) emptied at the start of each iteration (docs/spec.md, "Cookies"; a cookie
-//! set again replaces the one of the same name, domain and path). Each step's request goes through [`vu::request`] exactly as a target's
+//! set again replaces the one of the same name, domain and path). Each step's request goes
+//! through [`Vu::request`] exactly as a target's
 //! (recorded in its target's stats, epoch, stage health), with the rendered bytes in place of
 //! the target's pre-built ones; the response's head is kept for the jar and the extractors,
 //! its body only when an extractor needs it.
@@ -16,15 +17,14 @@
 
 mod extract;
 
-use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::Instant;
 
 use cookie_store::CookieStore;
 
-use super::transport::Outgoing;
-use super::vu::{self, Connections, Job};
-use super::{Shared, WorkerStats};
+use super::clock;
+use super::exchange::{Job, Times, Vu};
+use super::multiplexed::Outgoing;
+use super::pause::{pause_until, think};
 use crate::measure::{ErrorKind, IterationFailure};
 use crate::plan::flow::{DataOrder, OnError, Source, StepPlan};
 use crate::plan::{FlowPlan, Plan};
@@ -176,21 +176,19 @@ impl User {
         }
     }
 
-    /// Runs one iteration of a flow drawn by weight, due at `times.0` (`times`: intended,
-    /// ready, started, as [`vu::request`]'s, for its first step), recording it when
-    /// `measured`. Returns why its first failed request failed, if one did (the caller backs
-    /// off after a failed connect). With a data file read `once` whose rows are used up,
-    /// runs nothing and ends the run: [`Flows::used_up`] admits no more iterations
-    /// ([`Shared::admit`]), and those in flight finish.
+    /// Runs one iteration of a flow drawn by weight on `vu`, due at `times.intended` (`times`:
+    /// its first step's), recording it when `measured`. Returns why its first failed request
+    /// failed, if one did (the caller backs off after a failed connect). With a data file read
+    /// `once` whose rows are used up, runs nothing and ends the run: [`Flows::used_up`] admits no more iterations
+    /// ([`Shared::admit`](super::Shared::admit)), and those in flight finish.
     pub(super) async fn iteration(
         &mut self,
-        shared: &Shared,
-        stats: &RefCell<WorkerStats>,
-        conns: &mut Connections,
+        vu: &mut Vu<'_>,
         rng: &mut fastrand::Rng,
-        times: (Instant, Instant, Instant),
+        times: Times,
         measured: bool,
     ) -> Option<ErrorKind> {
+        let shared = vu.shared;
         let flows = &shared.flows;
         let f = flows.pick(rng);
         let flow = &flows.plans[f];
@@ -208,29 +206,19 @@ impl User {
         for (slot, value) in row.unwrap_or_default().iter().enumerate() {
             vars.put(slot, value.as_bytes());
         }
-        let (intended, mut ready, mut started) = times;
-        let mut due = intended;
+        let mut step_times = times;
         let mut failure: Option<Failure> = None;
         let mut request_failure = None;
         for (j, step) in flow.steps.iter().enumerate() {
             if j > 0 {
-                let now = Instant::now();
+                let now = clock::now();
                 if shared.over(now) {
                     // Cut short by the end of the run: not recorded.
                     return request_failure;
                 }
-                (due, ready, started) = (now, now, now);
+                step_times = Times::at(now);
             }
-            let outcome = self
-                .step(
-                    shared,
-                    stats,
-                    conns,
-                    (flow, step, f),
-                    (due, ready, started),
-                    measured,
-                )
-                .await;
+            let outcome = self.step(vu, f, step, step_times, measured).await;
             if let Err((reason, kind)) = outcome {
                 failure.get_or_insert((reason, kind));
                 request_failure = request_failure.or(kind);
@@ -238,31 +226,32 @@ impl User {
                     break;
                 }
             }
-            let think = vu::think(step.think_time, rng);
-            if !think.is_zero() && !vu::pause_until(shared, Instant::now() + think).await {
+            let think = think(step.think_time, rng);
+            if !think.is_zero() && !pause_until(shared, clock::now() + think).await {
                 return request_failure;
             }
         }
         if measured {
-            let duration_us = Instant::now().duration_since(intended).as_micros() as u64;
-            stats.borrow_mut().flows[f].record(duration_us, failure);
+            let duration_us = clock::now().duration_since(times.intended).as_micros() as u64;
+            vu.stats.borrow_mut().flows[f].record(duration_us, failure);
         }
         request_failure
     }
 
-    /// Runs step `step` of flow `flow` (number `f`): renders its request (failing with
-    /// [`IterationFailure::MissingVariable`], sending nothing, when a variable has no value),
-    /// sends it as [`vu::request`] does (`times`), stores the response's cookies and runs the
-    /// extractors. Errors: the step's failure.
+    /// Runs `step` of flow number `f` on `vu` (recorded when `measured`): renders its request
+    /// (failing with [`IterationFailure::MissingVariable`], sending nothing, when a variable
+    /// has no value), sends it with [`Vu::request`] at `times`, stores the response's cookies
+    /// and runs the extractors. Errors: the step's failure.
     async fn step(
         &mut self,
-        shared: &Shared,
-        stats: &RefCell<WorkerStats>,
-        conns: &mut Connections,
-        (flow, step, f): (&FlowPlan, &StepPlan, usize),
-        (intended, ready, started): (Instant, Instant, Instant),
+        vu: &mut Vu<'_>,
+        f: usize,
+        step: &StepPlan,
+        times: Times,
         measured: bool,
     ) -> Result<(), Failure> {
+        let shared = vu.shared;
+        let flow = &shared.flows.plans[f];
         // An empty jar (a virtual user's first step) is not searched.
         let cookie = if flow.cookies && self.jar.iter_any().next().is_some() {
             self.cookie.clear();
@@ -292,13 +281,11 @@ impl User {
             target: step.target,
             outgoing: Outgoing::Rendered(&self.request),
             keep: needs_head.then_some(needs_body),
+            measured,
         };
-        let answer = vu::request(
-            shared, stats, conns, job, intended, ready, started, measured,
-        )
-        .await;
+        let answer = vu.request(job, times).await;
         if needs_head && matches!(answer, Ok(_) | Err(ErrorKind::UnexpectedStatus)) {
-            let capture = conns.capture();
+            let capture = vu.conns.capture();
             let jar = flow.cookies.then_some((&mut self.jar, &step.url));
             let extracted =
                 extract::response(&capture.head, &capture.body, jar, &step.extract, vars);
@@ -312,6 +299,32 @@ impl User {
         answer
             .map(|_| ())
             .map_err(|kind| (IterationFailure::Request, Some(kind)))
+    }
+}
+
+/// One unit of a virtual user's work on `vu` (at `times`): a request of a target drawn by
+/// weight or, with flows (`user`: the virtual user's flow state), an iteration of a flow drawn
+/// by weight. `measured`: whether it is recorded. Returns why its (first) failed request
+/// failed, if one did.
+pub(super) async fn work(
+    vu: &mut Vu<'_>,
+    user: &mut Option<User>,
+    rng: &mut fastrand::Rng,
+    times: Times,
+    measured: bool,
+) -> Option<ErrorKind> {
+    // Tests on a virtual clock: the fake server takes the request (`run/virtual_clock.rs`).
+    #[cfg(test)]
+    if vu.shared.fake.is_some() {
+        return vu.fake_request(times, measured).await;
+    }
+    match user {
+        // Boxed: inline, an iteration's future would make every request's future larger.
+        Some(user) => Box::pin(user.iteration(vu, rng, times, measured)).await,
+        None => {
+            let job = Job::planned(vu.shared.pick(rng), measured);
+            vu.request(job, times).await.err()
+        }
     }
 }
 

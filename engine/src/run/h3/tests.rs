@@ -4,7 +4,6 @@ use quinn::{ApplicationClose, ConnectionClose, ConnectionError as E, TransportEr
 
 use super::*;
 use crate::run::slot::Slot;
-use crate::run::transport::CheckError;
 
 fn h3(value: u64) -> Option<ErrorCode> {
     let space = CodeSpace::H3;
@@ -32,12 +31,12 @@ fn transport(code: TransportErrorCode) -> E {
 }
 
 /// A self-signed certificate for `localhost` in a temporary folder, for `serve --h3`.
-struct SelfSigned {
+pub(crate) struct SelfSigned {
     dir: tempfile::TempDir,
 }
 
 impl SelfSigned {
-    fn new() -> SelfSigned {
+    pub(crate) fn new() -> SelfSigned {
         let dir = tempfile::tempdir().unwrap();
         let certified = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();
         std::fs::write(dir.path().join("cert.pem"), certified.cert.pem()).unwrap();
@@ -50,7 +49,7 @@ impl SelfSigned {
     }
 
     /// The built-in server's HTTP/3 on `addr` (port 0: any free one), with this certificate.
-    fn spawn(&self, addr: SocketAddr) -> crate::serve::ServerHandle {
+    pub(crate) fn spawn(&self, addr: SocketAddr) -> crate::serve::ServerHandle {
         let (cert, key) = (
             self.dir.path().join("cert.pem"),
             self.dir.path().join("key.pem"),
@@ -61,7 +60,7 @@ impl SelfSigned {
 }
 
 /// The plan of the spec `yaml` (relative paths from the current folder).
-fn plan_of(yaml: String) -> crate::plan::Plan {
+pub(crate) fn plan_of(yaml: String) -> crate::plan::Plan {
     let source = crate::spec::SourceSpec::parse("t.yaml".into(), yaml).unwrap();
     let spec = serde_json::from_value(source.value.clone()).unwrap();
     let ctx = crate::plan::BuildContext {
@@ -72,7 +71,12 @@ fn plan_of(yaml: String) -> crate::plan::Plan {
     crate::plan::build(&spec, &ctx).unwrap()
 }
 
-fn runtime() -> tokio::runtime::Runtime {
+/// A request deadline that never comes in a test (HTTP/3 streams leave it to the caller).
+fn far() -> Instant {
+    Instant::now() + Duration::from_secs(3600)
+}
+
+pub(crate) fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -143,7 +147,7 @@ fn a_second_connection_sends_its_first_request_as_0rtt_and_the_server_takes_it_u
             .unwrap();
         let mut traffic = Traffic::default();
         let response = conn
-            .exchange((target, Outgoing::Planned), None, &mut traffic)
+            .exchange(Request::planned(target, far()), None, &mut traffic)
             .await
             .unwrap();
         assert_eq!((response.status, traffic.received), (200, 10));
@@ -200,7 +204,7 @@ fn early_data_the_server_turns_down_goes_again_on_the_same_connection() {
     runtime.block_on(async {
         let mut conn = tokio::time::timeout(timeout, connect()).await.unwrap();
         let mut traffic = Traffic::default();
-        let exchange = conn.exchange((target, Outgoing::Planned), None, &mut traffic);
+        let exchange = conn.exchange(Request::planned(target, far()), None, &mut traffic);
         let response = tokio::time::timeout(timeout, exchange).await.unwrap();
         assert_eq!(response.unwrap().status, 200);
         slot.close();
@@ -212,12 +216,12 @@ fn early_data_the_server_turns_down_goes_again_on_the_same_connection() {
         let all = async {
             let mut conn = connect().await;
             let mut traffic = Traffic::default();
-            let planned = (target, Outgoing::Planned);
+            let planned = Request::planned(target, far());
             let failure = conn.exchange(planned, None, &mut traffic).await.err();
             // The same connection, its handshake done: no early data any more.
             let mut conn = connect().await;
             let retried = conn
-                .exchange((target, Outgoing::Planned), None, &mut traffic)
+                .exchange(Request::planned(target, far()), None, &mut traffic)
                 .await
                 .map(|r| r.status)
                 .map_err(SlotFailure::kind);
@@ -235,30 +239,4 @@ fn early_data_the_server_turns_down_goes_again_on_the_same_connection() {
     assert_eq!(setup.zero_rtt, ZeroRtt::Rejected, "{setup:?}");
     assert!(!setup.tls_resumed);
     drop(restarted);
-}
-
-#[test]
-fn the_check_at_start_tries_each_address_of_an_http3_target() {
-    // `localhost` may resolve to ::1 first while the server listens on 127.0.0.1 only.
-    let pki = SelfSigned::new();
-    let server = pki.spawn("127.0.0.1:0".parse().unwrap());
-    let v4 = server.addr();
-    let yaml = format!(
-        "version: 1\nname: h3\ndefaults:\n  timeout: 1s\ntargets:\n  - name: t\n    url: \
-         https://localhost:{port}/\n    protocol: h3\n    tls:\n      insecure_skip_verify: \
-         true\nload:\n  connections: 1\n  requests: 1\n",
-        port = v4.port()
-    );
-    let plan = plan_of(yaml);
-    let runtime = runtime();
-    let v6 = SocketAddr::from((Ipv6Addr::LOCALHOST, v4.port()));
-    let target = &plan.targets[0];
-    let first_passing = crate::run::resolve::first_passing;
-    let (addr, _) = first_passing(&runtime, &[v6, v4], target).unwrap_or_else(|_| panic!("v4"));
-    assert_eq!(addr, v4, "the address that answers QUIC");
-    // Nothing answers on ::1: the check's own reason.
-    match first_passing(&runtime, &[v6], target) {
-        Err(CheckError::Unreachable(why)) => assert!(why.contains("no QUIC answer"), "{why}"),
-        _ => panic!("::1 does not answer"),
-    }
 }
