@@ -121,26 +121,18 @@ pub(crate) fn build(spec: &Spec, ctx: &BuildContext<'_>) -> Result<Plan, Vec<Pla
     for (path, message) in regression_errors {
         errors.push(path, message);
     }
+    let shared = target::Shared {
+        spec,
+        base_url: base_url.as_deref(),
+        defaults: &defaults,
+        ctx,
+    };
     let (targets, flows) = match (spec.targets.is_empty(), spec.flows.is_empty()) {
         (false, true) => {
-            let targets = build_targets(
-                spec,
-                base_url.as_deref(),
-                &defaults,
-                ctx,
-                &mut transports,
-                &mut errors,
-                &mut slo,
-            );
+            let targets = build_targets(&shared, &mut transports, &mut errors, &mut slo);
             (targets, Vec::new())
         }
         (true, false) => {
-            let shared = flow::Shared {
-                spec,
-                base_url: base_url.as_deref(),
-                defaults: &defaults,
-                ctx,
-            };
             let built = flow::build_flows(&shared, &mut transports, &mut errors);
             slo.extend(built.slo);
             regression.extend(built.regression);
@@ -186,14 +178,17 @@ pub(crate) fn build(spec: &Spec, ctx: &BuildContext<'_>) -> Result<Plan, Vec<Pla
 
 /// The spec's `targets`, each with its thresholds (into `slo`).
 fn build_targets(
-    spec: &Spec,
-    base_url: Option<&str>,
-    defaults: &TargetDefaults,
-    ctx: &BuildContext<'_>,
+    shared: &target::Shared<'_>,
     transports: &mut Transports,
     errors: &mut Errors,
     slo: &mut Vec<Threshold>,
 ) -> Vec<TargetPlan> {
+    let target::Shared {
+        spec,
+        base_url,
+        defaults,
+        ctx,
+    } = *shared;
     let mut targets = Vec::with_capacity(spec.targets.len());
     for (i, target) in spec.targets.iter().enumerate() {
         let path = format!("targets[{i}]");

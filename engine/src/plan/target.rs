@@ -9,7 +9,7 @@ use bytes::Bytes;
 
 use super::endpoint::{Endpoint, HttpUrl, parse_http_url};
 use super::request::{h2_request, request_bytes};
-use super::transport::{TransportPlan, Transports};
+use super::transport::{TransportOf, TransportPlan, Transports};
 use super::{BuildContext, Errors};
 use crate::spec::{self, Spec, StatusMatch};
 
@@ -167,6 +167,18 @@ pub(super) struct TargetDefaults {
     pub(super) slow_us: Option<u64>,
 }
 
+/// What building a target (of `targets`, or a flow's step) needs besides the target.
+pub(in crate::plan) struct Shared<'a> {
+    /// The whole spec.
+    pub(in crate::plan) spec: &'a Spec,
+    /// `defaults.base_url` interpolated, if given and right.
+    pub(in crate::plan) base_url: Option<&'a str>,
+    /// The rest of `defaults`.
+    pub(in crate::plan) defaults: &'a TargetDefaults,
+    /// Files and `${VAR}`s.
+    pub(in crate::plan) ctx: &'a BuildContext<'a>,
+}
+
 /// Resolves one target of the spec, `request.target` (at `request.path`, e.g. `targets[1]`);
 /// every problem goes to `errors`. `request.base_url` is `defaults.base_url` interpolated
 /// (`None` when it is absent or wrong: that is reported once, at `defaults.base_url`).
@@ -231,7 +243,13 @@ pub(super) fn build_with_body(
 
     let checks = build_checks(&target.checks, path, errors);
     let url = url?;
-    let transport = transports.get(spec, target, path, &url, ctx, errors)?;
+    let of = TransportOf {
+        spec,
+        target,
+        path,
+        url: &url,
+    };
+    let transport = transports.get(&of, ctx, errors)?;
     let HttpUrl {
         endpoint,
         endpoint_from_env,

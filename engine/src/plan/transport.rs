@@ -43,6 +43,19 @@ pub(crate) struct TlsPlan {
     pub(crate) insecure_skip_verify: bool,
 }
 
+/// What a target's transport is chosen from.
+#[derive(Clone, Copy)]
+pub(super) struct TransportOf<'a> {
+    /// The whole spec, for `defaults.protocol` and `defaults.tls`.
+    pub(super) spec: &'a Spec,
+    /// The target, for its `protocol` and `tls`.
+    pub(super) target: &'a spec::Target,
+    /// Its field path, e.g. `targets[1]`.
+    pub(super) path: &'a str,
+    /// Its URL, resolved.
+    pub(super) url: &'a HttpUrl,
+}
+
 /// The targets' transports, each built once: targets with equal settings share one (and so
 /// their connections and TLS sessions).
 #[derive(Default)]
@@ -55,16 +68,19 @@ pub(super) struct Transports {
 type TransportKey = (Protocol, Option<(tls::TlsSettings, String)>);
 
 impl Transports {
-    /// The transport of `target` (at `path`), whose URL is `url`.
+    /// The transport of `of.target`; problems go to `errors`, at `of.path`.
     pub(super) fn get(
         &mut self,
-        spec: &Spec,
-        target: &spec::Target,
-        path: &str,
-        url: &HttpUrl,
+        of: &TransportOf<'_>,
         ctx: &BuildContext<'_>,
         errors: &mut Errors,
     ) -> Option<Arc<TransportPlan>> {
+        let TransportOf {
+            spec,
+            target,
+            path,
+            url,
+        } = *of;
         let protocol = target
             .protocol
             .or(spec.defaults.protocol)

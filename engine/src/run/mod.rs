@@ -69,7 +69,7 @@ use collect::{Collector, Report};
 pub use limits::FileLimit;
 pub(crate) use output::{Negotiated, NegotiatedTls};
 pub use output::{Progress, RunError, RunOutput};
-use shared::Shared;
+use shared::{Shared, StopFlags};
 use worker_stats::WorkerStats;
 
 /// How often the calling thread looks at reports, progress and `stop`.
@@ -267,8 +267,12 @@ impl Ready<'_> {
             }
         }
         drop(tx);
+        let flags = StopFlags {
+            stop: &stop,
+            halt: &halt,
+        };
         let shared = match opener {
-            Some(opener) => opener.open(start, (&stop, &halt), lay_out),
+            Some(opener) => opener.open(start, flags, lay_out),
             None => shared,
         };
         let cpu_start = cpu_time();
@@ -284,15 +288,8 @@ impl Ready<'_> {
             epoch,
             &plan.slo,
         );
-        let (halted_at, mut stage_cpu) = collect(
-            &shared,
-            &rx,
-            &stop,
-            &halt,
-            &mut collector,
-            cpu_start,
-            progress,
-        );
+        let (halted_at, mut stage_cpu) =
+            collect(&shared, &rx, flags, &mut collector, cpu_start, progress);
         let mut collected = collector.finish();
         let (counted, stages, flows, last_end, udp_buffers) =
             join(handles, &shared).map_err(|e| limits::start_error(e, budget))?;
@@ -332,14 +329,13 @@ impl Ready<'_> {
 }
 
 /// The calling thread's loop until every worker has ended: takes the workers' reports, sets
-/// `halt` on `stop` or when an `abort_on_fail` threshold fails, samples the CPU time at each
+/// `flags.halt` on `flags.stop` or when an `abort_on_fail` threshold fails, samples the CPU time at each
 /// stage's start and reports progress. Returns when the run was halted, and the CPU times
 /// sampled (the first is `cpu_start`).
 fn collect(
     shared: &Shared,
     rx: &mpsc::Receiver<Report>,
-    stop: &AtomicBool,
-    halt: &AtomicBool,
+    flags: StopFlags<'_>,
     collector: &mut Collector,
     cpu_start: (Duration, Duration),
     progress: &mut dyn FnMut(&Progress),
@@ -348,14 +344,14 @@ fn collect(
     let mut stage_cpu = vec![cpu_start];
     let mut halted_at: Option<Instant> = None;
     loop {
-        if stop.load(Ordering::Relaxed) && halted_at.is_none() {
-            halt.store(true, Ordering::Relaxed);
+        if flags.stop.load(Ordering::Relaxed) && halted_at.is_none() {
+            flags.halt.store(true, Ordering::Relaxed);
             halted_at = Some(Instant::now());
         }
         match rx.recv_timeout(COLLECT_INTERVAL) {
             Ok(report) => {
                 if collector.take(report) && halted_at.is_none() {
-                    halt.store(true, Ordering::Relaxed);
+                    flags.halt.store(true, Ordering::Relaxed);
                     halted_at = Some(Instant::now());
                 }
             }

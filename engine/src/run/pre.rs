@@ -13,12 +13,12 @@
 
 use std::cell::RefCell;
 use std::rc::Rc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, mpsc};
 use std::time::Instant;
 
 use super::exchange::{Connections, Times, Vu};
-use super::shared::Shared;
+use super::shared::{Shared, StopFlags};
 use super::transport::{self, Conn, Route};
 use super::worker_stats::WorkerStats;
 use super::{COLLECT_INTERVAL, clock, flow};
@@ -89,7 +89,7 @@ impl Opener {
     pub(super) fn open(
         self,
         not_before: Instant,
-        (stop, halt): (&AtomicBool, &AtomicBool),
+        flags: StopFlags<'_>,
         start: impl FnOnce(Instant) -> Arc<Shared>,
     ) -> Arc<Shared> {
         let mut ready = 0;
@@ -97,8 +97,8 @@ impl Opener {
             match self.ready.recv_timeout(COLLECT_INTERVAL) {
                 Ok(()) => ready += 1,
                 Err(mpsc::RecvTimeoutError::Timeout) => {
-                    if stop.load(Ordering::Relaxed) {
-                        halt.store(true, Ordering::Relaxed);
+                    if flags.stop.load(Ordering::Relaxed) {
+                        flags.halt.store(true, Ordering::Relaxed);
                     }
                 }
                 Err(mpsc::RecvTimeoutError::Disconnected) => break,

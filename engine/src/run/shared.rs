@@ -291,3 +291,14 @@ mod tests {
         assert_eq!(left(Tickets::new(7, &[0, 2, 2, 1])), [0, 3, 3, 1]);
     }
 }
+
+/// The run's two stop flags, as the calling thread reads and sets them: `stop` is set from
+/// outside (Ctrl-C, SIGTERM, a service that died); `halt` tells the workers to stop, set on
+/// `stop` or when an `abort_on_fail` threshold fails.
+#[derive(Clone, Copy)]
+pub(super) struct StopFlags<'a> {
+    /// Set from outside the run.
+    pub(super) stop: &'a std::sync::atomic::AtomicBool,
+    /// Read by the workers ([`Shared::halted`]).
+    pub(super) halt: &'a std::sync::atomic::AtomicBool,
+}

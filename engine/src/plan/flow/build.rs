@@ -12,11 +12,11 @@ use crate::plan::load::think_time;
 use crate::plan::regression::{RegressionRule, RuleScope, build_rules};
 use crate::plan::request::{authority, h2_request, request_bytes};
 use crate::plan::slo::{build_slo, build_thresholds};
-use crate::plan::target::{BuiltTarget, TargetDefaults, TargetRequest, build_with_body};
+use crate::plan::target::{BuiltTarget, Shared, TargetRequest, build_with_body};
 use crate::plan::threshold::{Metric, Scope, Threshold};
 use crate::plan::transport::Transports;
-use crate::plan::{BuildContext, Errors, TargetPlan};
-use crate::spec::{self, Spec};
+use crate::plan::{Errors, TargetPlan};
+use crate::spec;
 
 /// What the flows add to a plan.
 #[derive(Default)]
@@ -29,18 +29,6 @@ pub(in crate::plan) struct Flows {
     pub(in crate::plan) slo: Vec<Threshold>,
     /// The regression rules written for flows and steps.
     pub(in crate::plan) regression: Vec<RegressionRule>,
-}
-
-/// What building a step needs besides the step.
-pub(in crate::plan) struct Shared<'a> {
-    /// The whole spec.
-    pub(in crate::plan) spec: &'a Spec,
-    /// `defaults.base_url` interpolated, if given and right.
-    pub(in crate::plan) base_url: Option<&'a str>,
-    /// The rest of `defaults`.
-    pub(in crate::plan) defaults: &'a TargetDefaults,
-    /// Files and `${VAR}`s.
-    pub(in crate::plan) ctx: &'a BuildContext<'a>,
 }
 
 /// Resolves the spec's `flows`; every problem goes to `errors`.

@@ -16,7 +16,7 @@ mod template;
 #[cfg(test)]
 mod tests;
 
-pub(super) use build::{Shared, build_flows};
+pub(super) use build::build_flows;
 
 use std::io::Write;
 use std::sync::Arc;
