@@ -1,6 +1,8 @@
 //! The engine's integration tests, in one binary (as ripgrep's `tests/tests.rs`): each module was
 //! a test binary of its own, each linking the whole crate. Helpers shared by all of them are in
 //! `support`; load tests that must not share the machine take turns through `support::turn`.
+//! `scripts/test` runs it one test at a time (`--test-threads=1`): a test that takes the turn can
+//! still meet one that does not (e.g. 4 shard processes beside an aioquic server starting).
 //! `tests/http_options.rs` stays a binary of its own: it counts the process's worker threads.
 
 mod support;
