@@ -2,6 +2,9 @@
 //! `keep_alive: false`, `load.threads`, `tls.ciphers`, `compression`, `redirects`; and how the
 //! spec errors on them read.
 
+// A binary of its own: a test counts the worker threads of the whole process, which the other
+// tests' in-process runs would add to (tests/it/main.rs holds the rest).
+#[path = "it/support/mod.rs"]
 mod support;
 
 use std::sync::Arc;

@@ -428,7 +428,7 @@ describe('runs that measured nothing or nothing valid are still reported', () =>
 
   // An open model whose arrivals cannot all be in flight, with health limits that hold the
   // generator to its schedule within 1us: the drops are the generator's, and the engine calls
-  // the measurement invalid (exit 5), as engine/tests/load_model.rs provokes it. (Under the
+  // the measurement invalid (exit 5), as engine/tests/it/load_model.rs provokes it. (Under the
   // default limits the same drops are the slow server's, judged by the SLOs.)
   const overloaded = (name: string) =>
     spec({ name, delay: '100ms', slo: 'p(95) < 1s', duration: '2s' }).replace(

@@ -16,13 +16,13 @@ export const ACTION_ROOT = resolve(fileURLToPath(new URL('../../..', import.meta
 const BUNDLE = join(ACTION_ROOT, 'action', 'dist', 'index.js')
 
 /**
- * The real engine: LOADGATE_BIN, else the release build in this checkout. The tests never
- * substitute anything for it.
+ * The real engine: LOADGATE_BIN, else the `fallback` profile's build in this checkout (what the
+ * action builds from source; scripts/test builds it). The tests never substitute anything for it.
  */
 export function engineBinary(): string {
-  const bin = process.env.LOADGATE_BIN ?? join(ACTION_ROOT, 'target', 'release', 'loadgate')
+  const bin = process.env.LOADGATE_BIN ?? join(ACTION_ROOT, 'target', 'fallback', 'loadgate')
   if (!existsSync(bin)) {
-    throw new Error(`no loadgate binary at ${bin}: build it first with \`cargo build -p loadgate --release\` (or set LOADGATE_BIN)`)
+    throw new Error(`no loadgate binary at ${bin}: build it first with \`cargo build -p loadgate --profile fallback\` (or set LOADGATE_BIN)`)
   }
   return bin
 }

@@ -1,0 +1,48 @@
+//! The engine's integration tests, in one binary (as ripgrep's `tests/tests.rs`): each module was
+//! a test binary of its own, each linking the whole crate. Helpers shared by all of them are in
+//! `support`; load tests that must not share the machine take turns through `support::turn`.
+//! `scripts/test` runs it one test at a time (`--test-threads=1`): a test that takes the turn can
+//! still meet one that does not (e.g. 4 shard processes beside an aioquic server starting).
+//! `tests/http_options.rs` stays a binary of its own: it counts the process's worker threads.
+
+mod support;
+
+mod ab;
+mod baseline_history;
+mod cli_compare;
+mod cli_inputs;
+mod cli_shard;
+mod cli_validate;
+mod compare_real;
+mod console;
+mod fixtures;
+mod flows;
+mod fuzz_curl;
+mod fuzz_http;
+mod h3_report;
+mod h3_run;
+mod hidden_chars;
+mod hostile;
+mod html_browser;
+mod integrity;
+mod limits;
+mod load_model;
+mod many_targets;
+mod measures;
+mod merge;
+mod older_results;
+mod properties;
+mod quick;
+mod quick_secrets;
+mod reports;
+mod result_schema;
+mod run;
+mod schema;
+mod serve;
+mod serve_h2;
+mod serve_h3;
+mod shards;
+mod spec_corpus;
+mod tls_h2;
+mod transport_integrity;
+mod verdict_schema;
