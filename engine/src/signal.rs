@@ -75,7 +75,7 @@ mod tests {
     use std::sync::atomic::Ordering;
     use std::time::{Duration, Instant};
 
-    /// SIGTERM (what a CI runner sends on cancel) stops a run as Ctrl-C does (`tests/run.rs`
+    /// SIGTERM (what a CI runner sends on cancel) stops a run as Ctrl-C does (`tests/it/run.rs`
     /// sends SIGINT to the binary).
     #[test]
     fn sigterm_sets_the_stop_flag() {

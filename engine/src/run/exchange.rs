@@ -352,7 +352,7 @@ mod tests {
     /// out inside the read loop, and a timer polled after it could never fire) still ends at
     /// the request's deadline, with the bytes read counted.
     #[tokio::test(flavor = "current_thread")]
-    async fn a_body_that_never_pauses_times_out_at_the_deadline() {
+    async fn real_time_a_body_that_never_pauses_times_out_at_the_deadline() {
         let head = &b"HTTP/1.1 200 OK\r\nContent-Length: 100000000000\r\n\r\n"[..];
         let stream = tokio::io::join(head.chain(tokio::io::repeat(b'x')), tokio::io::sink());
         let mut conn = H1Conn::new(stream, h1::tcp_io_error);

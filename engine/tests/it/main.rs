@@ -3,7 +3,6 @@
 //! `support`; load tests that must not share the machine take turns through `support::turn`.
 //! `scripts/test` runs it one test at a time (`--test-threads=1`): a test that takes the turn can
 //! still meet one that does not (e.g. 4 shard processes beside an aioquic server starting).
-//! `tests/http_options.rs` stays a binary of its own: it counts the process's worker threads.
 
 mod support;
 
@@ -24,6 +23,7 @@ mod h3_run;
 mod hidden_chars;
 mod hostile;
 mod html_browser;
+mod http_options;
 mod integrity;
 mod limits;
 mod load_model;

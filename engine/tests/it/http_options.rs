@@ -2,25 +2,14 @@
 //! `keep_alive: false`, `load.threads`, `tls.ciphers`, `compression`, `redirects`; and how the
 //! spec errors on them read.
 
-// A binary of its own: a test counts the worker threads of the whole process, which the other
-// tests' in-process runs would add to (tests/it/main.rs holds the rest).
-#[path = "it/support/mod.rs"]
-mod support;
-
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
+use crate::support::turn as serial;
+use crate::support::{NGINX_GZIP_PATH, Nginx, NginxOptions, TestPki, run_yaml};
 use loadgate::result::RunResult;
 use loadgate::spec::SourceSpec;
-use support::{NGINX_GZIP_PATH, Nginx, NginxOptions, TestPki, run_yaml};
-
-/// One run at a time: a test counts the process's worker threads, others time connects.
-static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 /// A one-target spec: `defaults` lines (indented by 2), the target's `url`, the `load` lines.
 fn spec(defaults: &str, url: &str, load: &str) -> String {
@@ -140,25 +129,43 @@ fn keep_alive_false_over_http2_carries_one_request_per_connection() {
     );
 }
 
-/// The worker threads of this process now (`loadgate-worker-N`, cut to 15 bytes by Linux).
-fn worker_threads() -> usize {
-    std::fs::read_dir("/proc/self/task")
-        .unwrap()
+/// The worker threads of process `pid` now (`loadgate-worker-N`, cut to 15 bytes by Linux).
+fn worker_threads(pid: u32) -> usize {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return 0;
+    };
+    tasks
         .filter_map(|task| std::fs::read_to_string(task.ok()?.path().join("comm")).ok())
         .filter(|name| name.starts_with("loadgate-worker"))
         .count()
 }
 
-/// Runs `yaml`, counting the run's worker threads while it runs (the most seen).
+/// Runs `yaml` with the `loadgate` binary, counting the run's worker threads while it runs
+/// (the most seen, every 10 ms): a process of its own, so no other test's threads count.
 fn run_counting_workers(yaml: &str) -> (RunResult, usize) {
-    let source = SourceSpec::parse("test.yaml".into(), yaml.to_string()).unwrap();
-    let plan = loadgate::validate::check(&source, &|_| None).unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().unwrap();
+    let (spec, out) = (dir.path().join("spec.yaml"), dir.path().join("result.json"));
+    std::fs::write(&spec, yaml).unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_loadgate"))
+        .arg("run")
+        .arg(&spec)
+        .arg("--out")
+        .arg(&out)
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
     let mut most = 0;
-    let output = loadgate::run::execute(&plan, Arc::new(AtomicBool::new(false)), &mut |_| {
-        most = most.max(worker_threads());
-    })
-    .unwrap();
-    (loadgate::result::build(&plan, &output), most)
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        most = most.max(worker_threads(child.id()));
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "the run did not end in 60 s");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    assert!(status.success(), "{status}");
+    (loadgate::result::read(&out).unwrap(), most)
 }
 
 #[test]
