@@ -86,9 +86,21 @@ impl HostileServer {
             .enable_all()
             .build()
             .expect("a tokio runtime");
-        let listener = runtime
-            .block_on(TcpListener::bind("127.0.0.1:0"))
-            .expect("bind 127.0.0.1:0");
+        // The fuzzers start a server per case, thousands a minute: each closed port lingers in
+        // TIME_WAIT for 60 s, and the ephemeral range (28,000 ports) can run out. Then wait for
+        // one to free up rather than fail the case (the fuzzers' rounds are bounded in time).
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        let listener = loop {
+            match runtime.block_on(TcpListener::bind("127.0.0.1:0")) {
+                Err(e)
+                    if e.kind() == std::io::ErrorKind::AddrInUse
+                        && std::time::Instant::now() < deadline =>
+                {
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+                bound => break bound.expect("bind 127.0.0.1:0"),
+            }
+        };
         let addr = listener.local_addr().expect("local_addr");
         let connections = Arc::new(AtomicU64::new(0));
         let count = connections.clone();
