@@ -13,7 +13,8 @@
 //! errors (`+10%`), a drop for throughput (`-10%`); a sign that points the other way is an
 //! error. `floor` is an absolute change under which a change is never a regression, however
 //! large in relative terms (2 ms on a 5 ms p50 is noise, not news). A metric's change is
-//! allowed up to `max(change × baseline, floor)`; see [`crate::compare`] for the verdict.
+//! allowed up to `max(change × baseline, floor)`; the verdict is the compare step's
+//! (`compare/rules.rs`).
 //!
 //! Only these latency aggregations exist because the verdict is computed from the per-second
 //! series of the result, which records them (`p50_us` .. `p99_9_us`, `mean_us`).

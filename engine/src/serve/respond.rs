@@ -45,7 +45,7 @@ pub(super) struct Reset(pub(super) u32);
 /// or a status that has none.
 ///
 /// The request body is any [`Body`] of [`Bytes`]: hyper's for HTTP/1.1 and HTTP/2, a QUIC
-/// stream's for HTTP/3 (`super::h3`).
+/// stream's for HTTP/3 (`serve/h3.rs`).
 pub(super) async fn handle<B>(
     request: Request<B>,
     shop: Arc<Shop>,
@@ -62,8 +62,8 @@ where
 
 /// Empties the body of a response that must have none, as hyper's HTTP/1.1 server does by
 /// itself but neither its HTTP/2 server (it sends the DATA, and the client resets the stream
-/// with `PROTOCOL_ERROR`) nor `super::h3`: a `204` or `304` (RFC 9110 §15.3.5, §15.4.5), and
-/// the answer to `HEAD` (`head_only`), which keeps the `Content-Length`
+/// with `PROTOCOL_ERROR`) nor the HTTP/3 server (`serve/h3.rs`): a `204` or `304` (RFC 9110
+/// §15.3.5, §15.4.5), and the answer to `HEAD` (`head_only`), which keeps the `Content-Length`
 /// of the body the `GET` would have had (RFC 9110 §9.3.2, §8.6) when that length is known and
 /// not zero (for an empty body hyper sends none on HTTP/2, nor on HTTP/1.1 for `HEAD`).
 fn fit_to_method(response: &mut Response<ResponseBody>, head_only: bool) {

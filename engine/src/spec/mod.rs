@@ -4,7 +4,7 @@
 //! (`schema/loadgate.schema.json`, printed by `loadgate schema`). They hold strings as written:
 //! durations such as `"10s"`, threshold expressions such as `"p(95) < 200ms"`, `${VAR}`
 //! references. Nothing here is parsed or defaulted beyond serde's `default`; the plan
-//! (`crate::plan`) resolves every value, so the run never sees a `String` duration.
+//! (the plan step, `plan/`) resolves every value, so the run never sees a `String` duration.
 
 mod flow;
 mod load;
