@@ -7,23 +7,11 @@
 
 use crate::support;
 
-use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use loadgate::result::RunResult;
 use loadgate::serve::{ServerHandle, spawn_h3, spawn_with};
-use loadgate::spec::SourceSpec;
-use support::{TestPki, aioquic_server};
-
-/// Validates, plans and runs `yaml` in-process: the result, or why the run could not start.
-fn try_run(yaml: &str) -> Result<RunResult, String> {
-    let source = SourceSpec::parse("test.yaml".into(), yaml.to_string()).expect("spec parses");
-    let plan = loadgate::validate::check(&source, &|_| None).unwrap_or_else(|e| panic!("{e}"));
-    let output = loadgate::run::execute(&plan, Arc::new(AtomicBool::new(false)), &mut |_| {})
-        .map_err(|e| e.to_string())?;
-    Ok(loadgate::result::build(&plan, &output))
-}
+use support::{TestPki, aioquic_server, errors, phases, transport, try_run};
 
 fn run(yaml: &str) -> RunResult {
     try_run(yaml).unwrap_or_else(|e| panic!("the run is carried out: {e}"))
@@ -46,24 +34,6 @@ fn h3_server(pki: &TestPki) -> ServerHandle {
         pki.serve_config("server", false),
     )
     .expect("spawn the HTTP/3 server")
-}
-
-fn errors(result: &RunResult) -> &std::collections::BTreeMap<String, u64> {
-    &result.total.errors_by_kind
-}
-
-fn transport(result: &RunResult) -> &loadgate::result::TransportResult {
-    result.targets[0]
-        .transport
-        .as_ref()
-        .expect("targets record their transport")
-}
-
-fn phases(result: &RunResult) -> &loadgate::result::PhasesResult {
-    result.targets[0]
-        .phases_us
-        .as_ref()
-        .expect("targets record phases")
 }
 
 #[test]

@@ -2,12 +2,10 @@
 //! `keep_alive: false`, `load.threads`, `tls.ciphers`, `compression`, `redirects`; and how the
 //! spec errors on them read.
 
-use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use crate::support::turn as serial;
-use crate::support::{NGINX_GZIP_PATH, Nginx, NginxOptions, TestPki, run_yaml};
+use crate::support::{NGINX_GZIP_PATH, Nginx, NginxOptions, TestPki, run_yaml, try_run};
 use loadgate::result::RunResult;
 use loadgate::spec::SourceSpec;
 
@@ -204,7 +202,7 @@ fn tls_ciphers_choose_the_suite_negotiated() {
             ca.display()
         );
         let load = "  connections: 1\n  requests: 20\n";
-        loadgate_result_or_unreachable(&spec(&defaults, &server.url(), load))
+        try_run(&spec(&defaults, &server.url(), load))
     };
     for (suite, version) in [
         ("TLS13_CHACHA20_POLY1305_SHA256", "1.3"),
@@ -228,15 +226,6 @@ fn tls_ciphers_choose_the_suite_negotiated() {
         .map(|_| ())
         .unwrap_err();
     assert!(refused.contains("TLS handshake failed"), "{refused}");
-}
-
-/// The result of a run, or the error that kept it from starting.
-fn loadgate_result_or_unreachable(yaml: &str) -> Result<RunResult, String> {
-    let source = SourceSpec::parse("test.yaml".into(), yaml.to_string()).unwrap();
-    let plan = loadgate::validate::check(&source, &|_| None).unwrap_or_else(|e| panic!("{e}"));
-    let output = loadgate::run::execute(&plan, Arc::new(AtomicBool::new(false)), &mut |_| {})
-        .map_err(|e| e.to_string())?;
-    Ok(loadgate::result::build(&plan, &output))
 }
 
 #[test]

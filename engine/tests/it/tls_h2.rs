@@ -5,23 +5,11 @@
 
 use crate::support;
 
-use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use loadgate::result::RunResult;
 use loadgate::serve::{ServerHandle, spawn_with};
-use loadgate::spec::SourceSpec;
-use support::{H2ResetServer, Nginx, NginxOptions, TestPki};
-
-/// Validates, plans and runs `yaml` in-process: the result, or why the run could not start.
-fn try_run(yaml: &str) -> Result<RunResult, String> {
-    let source = SourceSpec::parse("test.yaml".into(), yaml.to_string()).expect("spec parses");
-    let plan = loadgate::validate::check(&source, &|_| None).unwrap_or_else(|e| panic!("{e}"));
-    let output = loadgate::run::execute(&plan, Arc::new(AtomicBool::new(false)), &mut |_| {})
-        .map_err(|e| e.to_string())?;
-    Ok(loadgate::result::build(&plan, &output))
-}
+use support::{H2ResetServer, Nginx, NginxOptions, TestPki, errors, phases, transport, try_run};
 
 fn run(yaml: &str) -> RunResult {
     try_run(yaml).unwrap_or_else(|e| panic!("the run is carried out: {e}"))
@@ -50,24 +38,6 @@ fn tls_server(pki: &TestPki, stem: &str, mtls: bool) -> ServerHandle {
         Some(pki.serve_config(stem, mtls)),
     )
     .expect("spawn the TLS server")
-}
-
-fn errors(result: &RunResult) -> &std::collections::BTreeMap<String, u64> {
-    &result.total.errors_by_kind
-}
-
-fn transport(result: &RunResult) -> &loadgate::result::TransportResult {
-    result.targets[0]
-        .transport
-        .as_ref()
-        .expect("targets record their transport")
-}
-
-fn phases(result: &RunResult) -> &loadgate::result::PhasesResult {
-    result.targets[0]
-        .phases_us
-        .as_ref()
-        .expect("targets record phases")
 }
 
 #[test]

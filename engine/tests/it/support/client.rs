@@ -66,11 +66,6 @@ impl HttpConn {
         })
     }
 
-    /// The underlying stream, e.g. to change its read timeout.
-    pub fn stream(&self) -> &TcpStream {
-        self.reader.get_ref()
-    }
-
     /// Writes `bytes` as they are.
     pub fn send(&mut self, bytes: &[u8]) -> io::Result<()> {
         self.reader.get_mut().write_all(bytes)

@@ -3,9 +3,6 @@
 //! and the proptest configuration. Every server listens on loopback only and stops on drop;
 //! every client read and write is bounded by a timeout.
 
-// `tests/http_options.rs`, a binary of its own, includes this module too and uses a part of it.
-#![allow(dead_code, unused_imports)]
-
 mod aioquic;
 mod certs;
 mod client;
@@ -18,18 +15,16 @@ mod runs;
 mod servers;
 
 pub use aioquic::{
-    AIOQUIC, AIOQUIC_START_TIMEOUT, Killed, aioquic_server, aioquic_server_with, listening_addr,
-    pypi_python,
+    AIOQUIC_START_TIMEOUT, Killed, aioquic_server, aioquic_server_with, listening_addr, pypi_python,
 };
-pub use certs::{SERVER_NAMES, TestPki, WRONG_NAME};
+pub use certs::{TestPki, WRONG_NAME};
 pub use client::{HttpConn, IO_TIMEOUT, RawResponse};
 pub use h2server::H2ResetServer;
 pub use nginx::{
-    AccessLogEntry, NGINX_BIN, NGINX_GZIP_PATH, NGINX_HELLO, NGINX_REDIRECT_PATH,
-    NGINX_START_TIMEOUT, NGINX_STATIC_PATH, NGINX_STATUS_PATH, Nginx, NginxOptions, StubStatus,
-    parse_stub_status,
+    NGINX_GZIP_PATH, NGINX_HELLO, NGINX_STATIC_PATH, NGINX_STATUS_PATH, Nginx, NginxOptions,
+    StubStatus, parse_stub_status,
 };
-pub use pyh2::{PYH2_START_TIMEOUT, pyh2_server};
+pub use pyh2::pyh2_server;
 pub use runs::{
     delay_spec, loadgate, result_fixture, run_spec_text, start_serve, turn, wait_within,
 };
@@ -48,10 +43,46 @@ pub fn run_yaml(yaml: &str) -> loadgate::result::RunResult {
 
 /// The pipeline of [`run_yaml`] and [`run_spec_text`], from the source spec to the result.
 fn run_source(source: loadgate::spec::SourceSpec) -> loadgate::result::RunResult {
+    try_run_source(source).unwrap_or_else(|e| panic!("the run is carried out: {e}"))
+}
+
+/// Validates, plans and runs `yaml` in-process: the result, or why the run could not start
+/// (an unreachable target, a failed handshake at the check at start).
+pub fn try_run(yaml: &str) -> Result<loadgate::result::RunResult, String> {
+    let source = loadgate::spec::SourceSpec::parse("test.yaml".into(), yaml.to_string())
+        .expect("spec parses");
+    try_run_source(source)
+}
+
+/// [`try_run`] of a parsed spec.
+fn try_run_source(
+    source: loadgate::spec::SourceSpec,
+) -> Result<loadgate::result::RunResult, String> {
     let plan = loadgate::validate::check(&source, &|_| None).unwrap_or_else(|e| panic!("{e}"));
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let output = loadgate::run::execute(&plan, stop, &mut |_| {}).expect("the run is carried out");
-    loadgate::result::build(&plan, &output)
+    let output = loadgate::run::execute(&plan, stop, &mut |_| {}).map_err(|e| e.to_string())?;
+    Ok(loadgate::result::build(&plan, &output))
+}
+
+/// The whole run's transport and framing errors, by kind.
+pub fn errors(result: &loadgate::result::RunResult) -> &std::collections::BTreeMap<String, u64> {
+    &result.total.errors_by_kind
+}
+
+/// The first target's transport (protocol, TLS, connections).
+pub fn transport(result: &loadgate::result::RunResult) -> &loadgate::result::TransportResult {
+    result.targets[0]
+        .transport
+        .as_ref()
+        .expect("targets record their transport")
+}
+
+/// The first target's phases (connect, TLS, TTFB, ...).
+pub fn phases(result: &loadgate::result::RunResult) -> &loadgate::result::PhasesResult {
+    result.targets[0]
+        .phases_us
+        .as_ref()
+        .expect("targets record phases")
 }
 
 /// Writes `yaml` to `spec.yaml` in a new temporary folder (removed when the guard drops).

@@ -30,11 +30,6 @@ pub const NGINX_STATUS_PATH: &str = "/nginx_status";
 /// gzip (nginx's `gzip on`, chunked over HTTP/1.1).
 pub const NGINX_GZIP_PATH: &str = "/gzip.json";
 
-/// Redirects, all to the same origin unless said: `/redirect/301` (302, 303, 307, 308) answer
-/// that status with `Location: /`; `/redirect/chain` is a 302 to `/redirect/302`;
-/// `/redirect/loop` a 302 to itself; `/redirect/away` a 302 to `http://localhost.invalid/`.
-pub const NGINX_REDIRECT_PATH: &str = "/redirect/";
-
 /// How long [`Nginx::start`] waits for nginx to accept connections (5 s).
 pub const NGINX_START_TIMEOUT: Duration = Duration::from_secs(5);
 

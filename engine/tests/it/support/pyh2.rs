@@ -2,17 +2,11 @@
 //! here wrote, started on a free loopback port: its stream limit, its delay and its status are
 //! chosen by the test; it can speak HTTP/1.1 instead (`--h1`).
 
-use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::sync::mpsc;
-use std::time::Duration;
 
 use super::Killed;
-
-/// How long the server may take to print its listening line.
-pub const PYH2_START_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// tests/h2/server.py on 127.0.0.1, any free TCP port, with `args` (e.g. `--max-streams 1`,
 /// `--delay-ms 10`, `--status 700`, `--h1`): the process (killed on drop) and its address.

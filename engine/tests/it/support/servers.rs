@@ -362,7 +362,6 @@ impl Framing {
 #[derive(Debug)]
 pub struct CountingServer {
     fixture: Fixture,
-    framing: Framing,
 }
 
 impl CountingServer {
@@ -375,18 +374,12 @@ impl CountingServer {
         };
         CountingServer {
             fixture: Fixture::start("counting", handler),
-            framing,
         }
     }
 
     /// The address it listens on.
     pub fn addr(&self) -> SocketAddr {
         self.fixture.addr
-    }
-
-    /// The framing it answers with.
-    pub fn framing(&self) -> Framing {
-        self.framing
     }
 
     /// Requests answered so far. A request is counted once read whole, before its response is
