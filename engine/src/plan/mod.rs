@@ -75,6 +75,9 @@ pub struct Plan {
     /// Regression rules over the whole run, defaults applied (see [`regression`]), then the
     /// rules written for flows and flow steps.
     pub(crate) regression: Vec<RegressionRule>,
+    /// The gate's false-alarm rate per run that the rules share (α), a fraction (see
+    /// [`regression::build_alpha`]).
+    pub(crate) regression_alpha: f64,
     /// This process's share of a run spread over several (`loadgate run --shard K/N`): the
     /// load above is already this shard's share. `None`: the whole run.
     pub(crate) shard: Option<Shard>,
@@ -121,6 +124,10 @@ pub(crate) fn build(spec: &Spec, ctx: &BuildContext<'_>) -> Result<Plan, Vec<Pla
     for (path, message) in regression_errors {
         errors.push(path, message);
     }
+    let regression_alpha = regression::build_alpha(&spec.regression).unwrap_or_else(|(path, e)| {
+        errors.push(path, e);
+        regression::DEFAULT_ALPHA
+    });
     let shared = target::Shared {
         spec,
         base_url: base_url.as_deref(),
@@ -171,6 +178,7 @@ pub(crate) fn build(spec: &Spec, ctx: &BuildContext<'_>) -> Result<Plan, Vec<Pla
         load: load.expect("no errors, so the load plan was built"),
         slo,
         regression,
+        regression_alpha,
         shard: None,
         start_at: None,
     })

@@ -249,6 +249,30 @@ fn parse_change(metric: Metric, text: &str) -> Result<f64, String> {
     Ok(percent / 100.0)
 }
 
+/// The gate's false-alarm rate per run (α) when the spec gives none: 5%, a fraction.
+pub(crate) const DEFAULT_ALPHA: f64 = 0.05;
+
+/// The block's `alpha` as a fraction ([`DEFAULT_ALPHA`] when absent). Errors (field path,
+/// message): not a percentage, or not above 0% and below 50%.
+pub(crate) fn build_alpha(block: &spec::Regression) -> Result<f64, (String, String)> {
+    let Some(text) = &block.alpha else {
+        return Ok(DEFAULT_ALPHA);
+    };
+    let percent = text
+        .strip_suffix('%')
+        .and_then(|n| n.trim().parse::<f64>().ok());
+    match percent {
+        Some(p) if p > 0.0 && p < 50.0 => Ok(p / 100.0),
+        _ => Err((
+            "regression.alpha".to_string(),
+            format!(
+                "the false-alarm rate per run is a percentage above 0% and below 50%, e.g. \
+                 `5%`, not `{text}`"
+            ),
+        )),
+    }
+}
+
 /// Resolves the spec's `regression` block, applying defaults for absent lists. Errors carry the
 /// field path (`regression.latency[0]`) and the message.
 pub(crate) fn build(block: &spec::Regression) -> (Vec<RegressionRule>, Vec<(String, String)>) {
@@ -413,6 +437,24 @@ mod tests {
     }
 
     #[test]
+    fn alpha_is_a_percentage_above_0_and_below_50_and_5_by_default() {
+        let alpha = |text: Option<&str>| {
+            build_alpha(&spec::Regression {
+                alpha: text.map(str::to_string),
+                ..Default::default()
+            })
+        };
+        assert_eq!(alpha(None), Ok(DEFAULT_ALPHA));
+        assert_eq!(alpha(Some("10%")), Ok(0.1));
+        assert_eq!(alpha(Some("0.5%")), Ok(0.005));
+        for bad in ["0%", "50%", "75%", "5", "x%", "-1%"] {
+            let (path, e) = alpha(Some(bad)).expect_err(bad);
+            assert_eq!(path, "regression.alpha");
+            assert!(e.contains("above 0% and below 50%"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
     fn absent_lists_get_defaults_and_empty_lists_none() {
         let (rules, errors) = build(&spec::Regression::default());
         assert!(errors.is_empty());
@@ -431,6 +473,7 @@ mod tests {
             latency: Some(vec!["p(90) +5%".into(), "p(42) +1%".into()]),
             errors: Some(vec![]),
             requests: None,
+            alpha: None,
         };
         let (rules, errors) = build(&block);
         assert_eq!(rules.len(), 2, "{rules:?}");

@@ -70,6 +70,15 @@ pub struct RunResult {
     /// loadgate recorded them.
     #[serde(default)]
     pub regression_rules: Option<Vec<RecordedRule>>,
+    /// The gate's false-alarm rate per run that the regression rules share (α, the spec's
+    /// `regression.alpha`), a fraction; 0.05 in results written before loadgate recorded it.
+    #[serde(default = "default_regression_alpha")]
+    pub regression_alpha: f64,
+}
+
+/// `regression_alpha` of a result that does not record it: the default 5%.
+fn default_regression_alpha() -> f64 {
+    crate::plan::regression::DEFAULT_ALPHA
 }
 
 /// One shard of a sharded run: `--shard K/N`.

@@ -67,6 +67,7 @@ fn build_with(plan: &Plan, output: &RunOutput, judge_lateness: bool) -> RunResul
                 .map(RecordedRule::from_rule)
                 .collect(),
         ),
+        regression_alpha: plan.regression_alpha,
     }
 }
 

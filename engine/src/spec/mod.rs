@@ -618,7 +618,8 @@ pub(crate) struct DetailedThreshold {
 ///
 /// A list that is absent keeps its defaults (latency `p(50) +10%`, `p(95) +10%`, `p(99) +20%`,
 /// each `floor 2ms`; errors `rate +10% floor 0.1%`; requests `rate -10%`); an empty list turns
-/// that metric's rules off.
+/// that metric's rules off. `alpha: 5%` is the false-alarm rate per run that all the rules
+/// share.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Regression {
@@ -634,4 +635,10 @@ pub(crate) struct Regression {
     /// rate (`floor 50/s`).
     #[serde(default)]
     pub(crate) requests: Option<Vec<String>>,
+    /// The gate's false-alarm rate per run (α), a percentage above 0% and below 50%: the
+    /// chance that an unchanged build fails the gate on any of its rules, shared by all the
+    /// rules of a comparison (`5%` when absent). The spec's top-level block only, not a step's.
+    #[serde(default)]
+    #[schemars(regex(pattern = PERCENT_PATTERN))]
+    pub(crate) alpha: Option<String>,
 }

@@ -221,6 +221,13 @@ fn step_rules(
         errors,
     ));
     let rules = &step.regression;
+    if rules.alpha.is_some() {
+        errors.push(
+            format!("{path}.regression.alpha"),
+            "`alpha` is one false-alarm rate per run, shared by every rule: give it in the \
+             spec's top-level `regression` block",
+        );
+    }
     let list = |l: &Option<Vec<String>>| l.clone().unwrap_or_default();
     regression(
         &[

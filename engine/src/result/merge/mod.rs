@@ -273,6 +273,7 @@ pub fn merge(results: &[RunResult], options: MergeOptions) -> Result<RunResult, 
         passed: slo.iter().all(|v| v.passed),
         slo,
         regression_rules: first.regression_rules.clone(),
+        regression_alpha: first.regression_alpha,
     })
 }
 
