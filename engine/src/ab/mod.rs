@@ -62,10 +62,13 @@ use std::time::{Duration, Instant};
 
 mod alternate;
 mod calibrate;
+mod join;
 mod machine;
 mod sides;
+mod sub_runs;
 
 pub(crate) use alternate::AlternateError;
+pub(crate) use sub_runs::parse_sub_runs;
 
 use crate::compare;
 use crate::compare::gate::{Outcome, Overall};
@@ -73,7 +76,7 @@ use crate::options::{AbMode, AbOptions};
 use crate::plan::{Model, Plan};
 use crate::report::progress::ProgressLine;
 use crate::result;
-use crate::result::ab::{AB_VERSION, AbResult, EpochSample, complete_epochs};
+use crate::result::ab::{AB_VERSION, AbResult, EpochSample, SubRun};
 use crate::run::{self, RunOutput};
 use crate::service::Service;
 use crate::signal::Interrupt;
@@ -96,6 +99,9 @@ pub(crate) enum AbError {
     /// A duet epoch longer than a second.
     #[error("duet mode takes epochs that divide a second (1s, 500ms, 250ms, …), not {0:?}")]
     DuetEpoch(Duration),
+    /// The `ab` block's `sub_runs` is odd or below the minimum.
+    #[error("the spec's `ab.sub_runs`: {0}")]
+    BlockSubRuns(String),
 }
 
 /// `loadgate ab`; `env` looks up `${NAME}`s that a side does not give.
@@ -111,6 +117,11 @@ pub(crate) fn ab(
     }
     let (mode, epoch) = mode_and_epoch(args, &block)?;
     let plans = [sides[0].plan(&source, env)?, sides[1].plan(&source, env)?];
+    let sub_runs = match (args.sub_runs, block.sub_runs) {
+        (Some(n), _) => n,
+        (None, Some(n)) => sub_runs::check(n).map_err(AbError::BlockSubRuns)?,
+        (None, None) => sub_runs::default_count(plans[0].load.measured_duration()),
+    };
     // The open-files limit, raised and checked before descriptors of this process's own.
     for plan in &plans {
         crate::run::raise_file_limit(plan)?;
@@ -129,7 +140,7 @@ pub(crate) fn ab(
     }
     let services = start_services(&plans, &stop)?;
     let before = machine::ticks();
-    let ran = run_sides(&plans, &stop, mode, epoch, args.quiet);
+    let ran = run_sides(&plans, &stop, (mode, epoch, sub_runs), args.quiet);
     // Duet loads both sides at once: how busy that made the machine.
     let machine_busy = machine::busy_since(before).filter(|_| mode == AbMode::Duet);
     // A service that exited during the run stopped it: its result so far is kept (`--out`),
@@ -140,6 +151,7 @@ pub(crate) fn ab(
         .find_map(Result::err);
     let mut ab = ab_result(&plans, ran?, mode, epoch);
     ab.machine_busy = machine_busy;
+    sub_runs::judge_lateness(&mut ab);
     if let Some(died) = died {
         if let Some(out) = out {
             out.write(&ab)?;
@@ -217,19 +229,46 @@ pub(crate) fn parse_epoch(text: &str) -> Result<Duration, String> {
     Ok(epoch)
 }
 
-/// Runs both sides in `mode`: each side's whole output and its complete epochs.
+/// Each side's whole output and its complete epochs, and the sub-runs.
+type Ran = ([(RunOutput, Vec<EpochSample>); 2], Vec<SubRun>);
+
+/// Runs both sides in `mode`, in epochs of `epoch` and `sub_runs` sub-runs (duet).
 fn run_sides(
     plans: &[Plan; 2],
     stop: &Arc<AtomicBool>,
-    mode: AbMode,
-    epoch: Duration,
+    (mode, epoch, sub_runs): (AbMode, Duration, u32),
     quiet: bool,
-) -> anyhow::Result<[(RunOutput, Vec<EpochSample>); 2]> {
+) -> anyhow::Result<Ran> {
     match mode {
-        AbMode::Duet => Ok(run_duet(plans, stop, epoch, quiet)?.map(|o| {
-            let epochs = complete_epochs(&o.epochs, millis(epoch), o.elapsed.as_secs_f64());
-            (o, epochs)
-        })),
+        AbMode::Duet => {
+            let first = fastrand::bool();
+            let measured = plans[0].load.measured_duration();
+            eprintln!(
+                "loadgate: {sub_runs} sub-runs{}, the sides' positions swapped from one to \
+                 the next; the {} first in the first (drawn at random)",
+                measured.map_or(String::new(), |d| format!(
+                    " of {:?} measured each",
+                    d / sub_runs
+                )),
+                if first { "baseline" } else { "candidate" },
+            );
+            let mut line = ProgressLine::new(quiet, measured);
+            let duet = |subs: &[Plan; 2],
+                        baseline_first: bool,
+                        progress: &mut (dyn FnMut(&run::Progress) + Send)| {
+                run_duet(subs, stop, epoch, baseline_first, progress)
+            };
+            let ran = sub_runs::run_sub_runs(
+                plans,
+                (sub_runs, first),
+                stop,
+                millis(epoch),
+                &mut |p| line.update(p),
+                &duet,
+            );
+            line.finish();
+            ran
+        }
         AbMode::Alternating => {
             let first_is_baseline = fastrand::bool();
             eprintln!(
@@ -240,7 +279,8 @@ fn run_sides(
                     "candidate"
                 }
             );
-            alternate::run_alternating(plans, stop, epoch, first_is_baseline)
+            let sides = alternate::run_alternating(plans, stop, epoch, first_is_baseline)?;
+            Ok((sides, Vec::new()))
         }
     }
 }
@@ -253,7 +293,7 @@ fn millis(epoch: Duration) -> u64 {
 /// The `--out` document from each side's output and complete epochs of `epoch`.
 fn ab_result(
     plans: &[Plan; 2],
-    [(b, b_epochs), (c, c_epochs)]: [(RunOutput, Vec<EpochSample>); 2],
+    ([(b, b_epochs), (c, c_epochs)], sub_runs): Ran,
     mode: AbMode,
     epoch: Duration,
 ) -> AbResult {
@@ -263,6 +303,7 @@ fn ab_result(
         epoch_ms: millis(epoch),
         baseline: result::build_ab_side(&plans[0], &b),
         candidate: result::build_ab_side(&plans[1], &c),
+        sub_runs,
         baseline_epochs: b_epochs,
         candidate_epochs: c_epochs,
         machine_busy: None,
@@ -297,17 +338,19 @@ fn start_services(plans: &[Plan; 2], stop: &Arc<AtomicBool>) -> anyhow::Result<V
 }
 
 /// Runs both plans at the same time: two threads, released together by a barrier, sharing
-/// `stop`. A side that cannot be carried out stops the other. The progress line follows the
-/// baseline (both sides keep the same schedule).
+/// `stop`. The side in the first position (the baseline when `baseline_first`) has its thread
+/// spawned first and its schedule at time zero; the other's is offset
+/// ([`interleave_offset`]). A side that cannot be carried out stops the other. `progress`
+/// follows the baseline (both sides keep the same schedule).
 fn run_duet(
     plans: &[Plan; 2],
     stop: &Arc<AtomicBool>,
     epoch: Duration,
-    quiet: bool,
+    baseline_first: bool,
+    progress: &mut (dyn FnMut(&run::Progress) + Send),
 ) -> anyhow::Result<[RunOutput; 2]> {
     let barrier = Barrier::new(2);
     let origin = OnceLock::new();
-    let mut progress = ProgressLine::new(quiet, plans[0].load.measured_duration());
     let run_side = |plan: &Plan, offset: Duration, progress: &mut dyn FnMut(&run::Progress)| {
         let ready = run::prepare(plan).map(|r| r.with_epoch(epoch).on_given_clock());
         barrier.wait();
@@ -318,11 +361,20 @@ fn run_duet(
         }
         output
     };
-    let offset = interleave_offset(&plans[1]);
+    let run_side = &run_side;
+    let (second, offset) = if baseline_first { (1, 0) } else { (0, 1) };
+    let mut offsets = [Duration::ZERO; 2];
+    offsets[offset] = interleave_offset(&plans[second]);
     let (baseline, candidate) = std::thread::scope(|scope| {
-        let baseline =
-            scope.spawn(|| run_side(&plans[0], Duration::ZERO, &mut |p| progress.update(p)));
-        let candidate = scope.spawn(|| run_side(&plans[1], offset, &mut |_| {}));
+        let baseline = || run_side(&plans[0], offsets[0], progress);
+        let candidate = || run_side(&plans[1], offsets[1], &mut |_| {});
+        let (baseline, candidate) = if baseline_first {
+            let b = scope.spawn(baseline);
+            (b, scope.spawn(candidate))
+        } else {
+            let c = scope.spawn(candidate);
+            (scope.spawn(baseline), c)
+        };
         (
             baseline.join().expect("the baseline's run does not panic"),
             candidate
@@ -330,7 +382,6 @@ fn run_duet(
                 .expect("the candidate's run does not panic"),
         )
     });
-    progress.finish();
     Ok([
         baseline.context("the baseline side")?,
         candidate.context("the candidate side")?,
@@ -341,7 +392,7 @@ fn run_duet(
 /// to read it before it passes.
 const CLOCK_LEAD: Duration = Duration::from_millis(5);
 
-/// The candidate's schedule offset: half the open model's inter-arrival interval at the rate
+/// The schedule offset of the side in the second position: half the open model's inter-arrival interval at the rate
 /// where measuring starts (the peak rate when that is 0), at most 1 s; none in the closed
 /// model.
 fn interleave_offset(plan: &Plan) -> Duration {
