@@ -66,9 +66,9 @@ pub(super) fn render(
     calibrations: &[Calibration],
     comparison: &Comparison,
     measured_s: f64,
+    epoch_ms: u64,
 ) -> String {
-    let pairs = comparison.paired.as_ref().map_or(0, |p| p.pairs);
-    let epoch_ms = comparison.paired.as_ref().map_or(0, |p| p.epoch_ms);
+    let pairs = comparison.paired.as_ref().map_or(0, |p| p.sub_runs);
     let mut text = format!(
         "\nA/A CALIBRATION: both sides are the baseline; {pairs} pairs of {epoch_ms} ms epochs \
          over {measured_s:.1} s\n"
@@ -145,6 +145,7 @@ mod tests {
             rules,
             slo: vec![],
             targets: vec![],
+            family: None,
             paired: None,
         };
         // p50 of 1000 us, allowed 50 us (5%), interval ±10%: the run of 8 s would have to be
@@ -162,7 +163,7 @@ mod tests {
         assert!(!cal[2].relative);
         assert!((cal[2].needed_s.unwrap() - 32.0).abs() < 1e-9);
 
-        let text = render(&cal, &c, 8.0);
+        let text = render(&cal, &c, 8.0, 250);
         assert!(
             text.contains(
                 "noise (minimum detectable effect) ±10.0%, allowed +5.0%: needs about 32 s"

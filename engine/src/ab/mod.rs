@@ -181,7 +181,12 @@ pub(crate) fn ab(
         let calibrations = calibrate::calibrate(&comparison, candidate.duration_s);
         print!(
             "{}",
-            calibrate::render(&calibrations, &comparison, candidate.duration_s)
+            calibrate::render(
+                &calibrations,
+                &comparison,
+                candidate.duration_s,
+                ab.epoch_ms
+            )
         );
     }
     if let Some(out) = out {

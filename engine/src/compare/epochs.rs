@@ -14,55 +14,54 @@ use crate::plan::regression::{RegressionRule, RuleScope};
 use crate::plan::threshold::{Aggregation, Metric};
 use crate::result::ab::{AbResult, EpochSample};
 
-/// The per-epoch changes behind the paired verdicts, for the reports' chart: one series per
+/// The per-sub-run changes behind the paired verdicts, for the reports' chart: one series per
 /// regression rule, in the order of [`Comparison::rules`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct PairedEpochs {
+pub struct Paired {
     /// How the sides were loaded: `duet`.
     pub mode: String,
-    /// Length of an epoch, in milliseconds.
-    pub epoch_ms: u64,
-    /// Pairs of epochs both sides completed, and judged.
-    pub pairs: usize,
-    /// Pairs left out because the generator fell behind in a side's epoch (more than 1% of
-    /// its requests started over 10 ms late). When they are more than
-    /// [`MAX_DROPPED_SHARE`] of all complete pairs, the measurement is invalid (exit 5).
-    pub dropped: usize,
-    /// Per rule, in the order of the comparison's `rules`; no changes for a target's or a
-    /// flow's rule (epochs are of the whole run; such a rule keeps its two-run verdict).
-    pub rules: Vec<EpochChanges>,
+    /// Sub-runs judged (not late).
+    pub sub_runs: usize,
+    /// Sub-runs left out because the generator fell behind on a side (more than 1% of its
+    /// requests started over 10 ms late). When they are more than [`MAX_DROPPED_SHARE`] of
+    /// all, the measurement is invalid (exit 5).
+    pub late: usize,
+    /// Per rule, in the order of the comparison's `rules`.
+    pub rules: Vec<RuleChanges>,
 }
 
-/// The share of complete epoch pairs that may be dropped (the generator behind in either
-/// side's epoch) before the paired measurement as a whole is invalid.
+/// The share of sub-runs that may be left out (the generator behind on either side) before
+/// the paired measurement as a whole is invalid.
 pub const MAX_DROPPED_SHARE: f64 = 0.2;
 
-impl PairedEpochs {
-    /// More than [`MAX_DROPPED_SHARE`] of the complete pairs were dropped: the generator did
-    /// not apply the planned load for long enough to judge (an invalid measurement).
+impl Paired {
+    /// More than [`MAX_DROPPED_SHARE`] of the sub-runs were late: the generator did not apply
+    /// the planned load for long enough to judge (an invalid measurement).
     pub fn too_many_dropped(&self) -> bool {
-        self.dropped as f64 > MAX_DROPPED_SHARE * (self.pairs + self.dropped) as f64
+        self.late as f64 > MAX_DROPPED_SHARE * (self.sub_runs + self.late) as f64
     }
 }
 
-/// One rule's change in each epoch pair.
+/// One rule's change in each sub-run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct EpochChanges {
+pub struct RuleChanges {
     /// The rule as written, e.g. `p(95) +10% floor 2ms` (the verdict's `rule`).
     pub rule: String,
     /// `true`: `change` is relative, `candidate / baseline − 1` (latency, throughput);
     /// `false`: absolute, `candidate − baseline` (the error rate, a fraction).
     pub relative: bool,
-    /// One per pair where both sides have a value, in epoch order.
-    pub changes: Vec<EpochChange>,
+    /// One per sub-run judged where both sides have a value, in the order they ran.
+    pub changes: Vec<SubRunChange>,
 }
 
-/// One epoch pair's change of a rule's metric.
+/// One sub-run's change of a rule's metric.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct EpochChange {
-    /// The epoch's index (its start is `epoch × epoch_ms` into the measured window).
-    pub epoch: u32,
-    /// The change, relative or absolute as [`EpochChanges::relative`] says.
+pub struct SubRunChange {
+    /// The sub-run's index, 0-based in the order they ran.
+    pub sub_run: u32,
+    /// The baseline held the first position in this sub-run.
+    pub baseline_first: bool,
+    /// The change, relative or absolute as [`RuleChanges::relative`] says.
     pub change: f64,
 }
 
@@ -84,17 +83,16 @@ pub fn compare_paired(ab: &AbResult) -> Result<Comparison, CompareError> {
         .collect();
     comparison.notes.push(epochs.note(ab));
     comparison.notes.extend(ab.saturation_note());
-    comparison.paired = Some(PairedEpochs {
+    comparison.paired = Some(Paired {
         mode: ab.mode.clone(),
-        epoch_ms: ab.epoch_ms,
-        pairs: epochs.pairs.len(),
-        dropped: epochs.late.len(),
+        sub_runs: epochs.pairs.len(),
+        late: epochs.late.len(),
         rules: rules
             .iter()
             .zip(&comparison.rules)
             .map(|(rule, verdict)| match rule.scope {
                 RuleScope::Total => epochs.changes(rule, &verdict.rule),
-                _ => EpochChanges {
+                _ => RuleChanges {
                     rule: verdict.rule.clone(),
                     relative: rule.metric != Metric::Errors,
                     changes: Vec::new(),
@@ -173,7 +171,7 @@ impl<'a> Epochs<'a> {
 
     /// The change of `rule`'s metric in each pair (relative for latency and throughput,
     /// absolute for the error rate), for the chart.
-    fn changes(&self, rule: &RegressionRule, text: &str) -> EpochChanges {
+    fn changes(&self, rule: &RegressionRule, text: &str) -> RuleChanges {
         let relative = rule.metric != Metric::Errors;
         let changes = self
             .pairs
@@ -181,13 +179,14 @@ impl<'a> Epochs<'a> {
             .filter_map(|(b, c)| {
                 let (vb, vc) = (epoch_value(rule, b)?, epoch_value(rule, c)?);
                 let change = if relative { vc / vb - 1.0 } else { vc - vb };
-                change.is_finite().then_some(EpochChange {
-                    epoch: b.epoch,
+                change.is_finite().then_some(SubRunChange {
+                    sub_run: b.epoch,
+                    baseline_first: true,
                     change,
                 })
             })
             .collect();
-        EpochChanges {
+        RuleChanges {
             rule: text.to_string(),
             relative,
             changes,
@@ -335,7 +334,7 @@ mod tests {
         let got: Vec<_> = changes
             .changes
             .iter()
-            .map(|c| (c.epoch, c.change))
+            .map(|c| (c.sub_run, c.change))
             .collect();
         assert_eq!(got.len(), 2);
         assert!(got.iter().all(|(_, c)| (c + 0.1).abs() < 1e-12), "{got:?}");
@@ -382,7 +381,7 @@ mod tests {
         assert!(!note.contains("invalid"), "{note}");
         let comparison = compare_paired(&kept).unwrap();
         let paired = comparison.paired.as_ref().unwrap();
-        assert_eq!((paired.pairs, paired.dropped), (9, 1));
+        assert_eq!((paired.sub_runs, paired.late), (9, 1));
         assert!(!paired.too_many_dropped());
 
         // 3 of 10 pairs dropped: more than 20%, an invalid measurement (exit 5).
@@ -440,7 +439,7 @@ mod tests {
         );
         assert!(comparison.rules[0].reason.contains("40 epoch pairs"));
         let paired = comparison.paired.expect("the chart's series");
-        assert_eq!((paired.epoch_ms, paired.pairs), (250, 40));
+        assert_eq!(paired.sub_runs, 40);
         assert_eq!(paired.rules[0].changes.len(), 40);
         assert!(
             paired.rules[0]

@@ -97,7 +97,7 @@ pub enum Overall {
     Regressed,
     /// The current run's (or the baseline's) measurement is invalid (`health.valid` false:
     /// the generator did not apply the planned load), or `loadgate ab` dropped too many epoch
-    /// pairs for the same reason (`PairedEpochs::too_many_dropped`): exit 5, whatever the SLOs
+    /// pairs for the same reason (`Paired::too_many_dropped`): exit 5, whatever the SLOs
     /// and rules say.
     InvalidMeasurement,
 }

@@ -15,7 +15,7 @@
 //! | `stats.rs`    | the moving-block bootstrap interval of a change                     |
 //! | `between_runs.rs` | run-to-run variation from earlier results: the spread, the widening |
 //! | `paired.rs`   | rules judged on paired epochs (`loadgate ab`): Hodges-Lehmann, Wilcoxon |
-//! | `epochs.rs`   | the sides of `loadgate ab` compared: [`compare_paired`], [`PairedEpochs`] |
+//! | `epochs.rs`   | the sides of `loadgate ab` compared: [`compare_paired`], [`Paired`] |
 //! | `deltas.rs`   | per-target metrics and SLOs in both runs: [`TargetDelta`], [`SloDelta`] |
 //! | `gate.rs`     | the decision ([`gate::Overall`]), its summary line, the exit codes  |
 //!
@@ -69,7 +69,7 @@ use crate::result::{RESULT_VERSION, RunResult};
 
 pub(crate) use deltas::target_metrics;
 pub use deltas::{MetricDelta, SloDelta, TargetDelta, TargetMetric};
-pub use epochs::{EpochChange, EpochChanges, MAX_DROPPED_SHARE, PairedEpochs, compare_paired};
+pub use epochs::{MAX_DROPPED_SHARE, Paired, RuleChanges, SubRunChange, compare_paired};
 pub use rules::{RuleState, RuleVerdict};
 pub(crate) use stats::median;
 
@@ -126,9 +126,24 @@ pub struct Comparison {
     pub slo: Vec<SloDelta>,
     /// `total` first, then the current run's targets, then targets only the baseline has.
     pub targets: Vec<TargetDelta>,
-    /// `loadgate ab` only: the per-epoch changes behind the paired verdicts of `rules`.
+    /// The rules tested together and the false-alarm rate they share; absent when no rule
+    /// was tested.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub paired: Option<PairedEpochs>,
+    pub family: Option<Family>,
+    /// `loadgate ab` only: the per-sub-run changes behind the paired verdicts of `rules`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paired: Option<Paired>,
+}
+
+/// The rules of a comparison tested together: one false-alarm rate per run shared by all.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Family {
+    /// The per-run false-alarm rate the rules share (α), a fraction: 0.05.
+    pub alpha: f64,
+    /// Rules tested together (m); untested (inconclusive for lack of data) not counted.
+    pub tested: usize,
+    /// `holm` (paired sub-runs, Student t) or `max-t` (two runs, block bootstrap step-down).
+    pub method: String,
 }
 
 impl Comparison {
@@ -206,6 +221,7 @@ fn judged(
         rules,
         slo: deltas::slo_deltas(baseline, current),
         targets: deltas::target_deltas(baseline, current),
+        family: None,
         paired: None,
     })
 }

@@ -83,12 +83,29 @@ pub struct RuleVerdict {
     /// `max(max_change × baseline, floor)`: how far the value may move in the worse direction
     /// (up; down for `requests`).
     pub allowed_change: Option<f64>,
+    /// The effective allowance, `allowed_change / |baseline|`, a fraction: the floor turned
+    /// into a relative allowance (`p(95) +5% floor 50us` allows +24% on a 210 µs baseline);
+    /// absent when the baseline is absent or 0.
+    #[serde(default)]
+    pub relative_allowed_change: Option<f64>,
     /// 95% confidence interval of `change` `[low, high]` (moving-block bootstrap over the
     /// per-second samples, widened by the run-to-run variation when `compare` is given earlier
     /// results with `--baseline-history`); absent with too few samples.
     pub change_ci: Option<[f64; 2]>,
     /// The interval relative to the baseline, fractions; absent when the baseline is 0.
     pub relative_change_ci: Option<[f64; 2]>,
+    /// One-sided level of each bound of `change_ci`, a fraction (e.g. 0.0031: the rule's share
+    /// of the family's false-alarm rate at the step that decided it); absent when the rule
+    /// was not tested.
+    #[serde(default)]
+    pub level: Option<f64>,
+    /// Minimum detectable effect at 80% power at `level` (Bloom 1995), in the rule's unit: a
+    /// magnitude in the worse direction, like `allowed_change`; absent when not tested.
+    #[serde(default)]
+    pub mde: Option<f64>,
+    /// `mde` relative to the baseline, a fraction; absent when not tested or the baseline is 0.
+    #[serde(default)]
+    pub relative_mde: Option<f64>,
     /// Samples used from the baseline and the current run: seconds of the per-second series
     /// for a whole-run rule; requests (a flow's iterations) for a target's or flow's rule.
     pub samples: [usize; 2],
@@ -303,8 +320,14 @@ pub(super) fn rule_verdict(
         max_change: rule.max_change,
         floor: rule.floor,
         allowed_change: b.map(|b| allowed_change(rule, b)),
+        relative_allowed_change: b
+            .filter(|b| *b != 0.0)
+            .map(|b| allowed_change(rule, b) / b.abs()),
         change_ci: interval.map(|i| [i.low, i.high]),
         relative_change_ci: interval.and_then(|i| Some([relative(i.low)?, relative(i.high)?])),
+        level: None,
+        mde: None,
+        relative_mde: None,
         samples,
         verdict,
         reason,

@@ -18,7 +18,7 @@ use super::scales;
 use super::svg::{LineChart, Mark, MarkLine, Series, Style};
 use super::view::format_epoch_change;
 use super::{Input, Render, Report, templates};
-use crate::compare::{Comparison, EpochChanges, RuleVerdict};
+use crate::compare::{Comparison, RuleChanges, RuleVerdict};
 use crate::plan::threshold::Metric;
 use crate::result::{self, RunResult};
 use crate::units::format_duration_us;
@@ -98,14 +98,14 @@ fn epoch_charts(comparison: &Comparison) -> Vec<String> {
         .rules
         .iter()
         .zip(&paired.rules)
-        .map(|(rule, changes)| epoch_chart(rule, changes, paired.epoch_ms))
+        .map(|(rule, changes)| epoch_chart(rule, changes))
         .collect()
 }
 
 /// A rule's change in each epoch pair (points), its 95% interval (a band), 0, the allowed
 /// change and the whole-run change (lines): in % of the baseline, or in percentage points of
 /// the error rate for `errors` rules (not `relative`).
-fn epoch_chart(rule: &RuleVerdict, changes: &EpochChanges, epoch_ms: u64) -> String {
+fn epoch_chart(rule: &RuleVerdict, changes: &RuleChanges) -> String {
     let (interval, whole_run, allowed) = if changes.relative {
         let of_baseline = |a: f64| rule.baseline.filter(|b| *b != 0.0).map(|b| a / b.abs());
         (
@@ -153,7 +153,7 @@ fn epoch_chart(rule: &RuleVerdict, changes: &EpochChanges, epoch_ms: u64) -> Str
             name: format!("whole run {}", text(w)),
         });
     }
-    let epochs: Vec<u32> = changes.changes.iter().map(|c| c.epoch).collect();
+    let epochs: Vec<u32> = changes.changes.iter().map(|c| c.sub_run).collect();
     let (first, last) = (
         epochs.iter().copied().min().unwrap_or(0),
         epochs.iter().copied().max().unwrap_or(1),
@@ -168,7 +168,7 @@ fn epoch_chart(rule: &RuleVerdict, changes: &EpochChanges, epoch_ms: u64) -> Str
     };
     LineChart {
         title: format!("{} {}: change per epoch pair", rule.metric, rule.rule),
-        x_label: format!("epoch pair ({epoch_ms} ms each), in time order"),
+        x_label: "sub-run, in the order they ran".to_string(),
         y_label: y_label.into(),
         x_ticks: (first..=last.max(first + 1))
             .step_by(step as usize)
@@ -181,7 +181,7 @@ fn epoch_chart(rule: &RuleVerdict, changes: &EpochChanges, epoch_ms: u64) -> Str
             points: changes
                 .changes
                 .iter()
-                .map(|c| (f64::from(c.epoch), c.change * 100.0))
+                .map(|c| (f64::from(c.sub_run), c.change * 100.0))
                 .collect(),
         }],
         steps: false,

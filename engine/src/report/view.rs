@@ -8,7 +8,7 @@ use super::http3;
 use super::target_view::{Row, TargetView, target_view};
 use super::verdict::{Verdict, detectable_change, summary};
 use crate::compare::{
-    Comparison, EpochChanges, RuleState, RuleVerdict, SloDelta, TargetMetric, median,
+    Comparison, RuleChanges, RuleState, RuleVerdict, SloDelta, TargetMetric, median,
 };
 use crate::plan::regression::ScopeKind;
 use crate::plan::threshold::Metric;
@@ -331,7 +331,7 @@ fn format_detectable(r: &RuleVerdict) -> String {
 
 /// A per-epoch change as the reports show it: relative `+9.8%`, or absolute in percentage
 /// points of the error rate, `+0.10 points`.
-pub(crate) fn format_epoch_change(e: &EpochChanges, change: f64) -> String {
+pub(crate) fn format_epoch_change(e: &RuleChanges, change: f64) -> String {
     if e.relative {
         format_relative(Some(change))
     } else {
@@ -340,7 +340,7 @@ pub(crate) fn format_epoch_change(e: &EpochChanges, change: f64) -> String {
 }
 
 /// The sparkline and the counts above and below 0 of a rule's per-epoch changes.
-fn epoch_row(e: &EpochChanges) -> EpochRow {
+fn epoch_row(e: &RuleChanges) -> EpochRow {
     let values: Vec<f64> = e.changes.iter().map(|c| c.change).collect();
     let above = values.iter().filter(|v| **v > 0.0).count();
     let below = values.iter().filter(|v| **v < 0.0).count();
