@@ -1,5 +1,5 @@
 //! `loadgate ab`: the spec's load applied to a **baseline** and a **candidate** in one
-//! invocation, on the same machine, and each regression rule judged on the paired epochs.
+//! invocation, on the same machine, and each regression rule judged on the paired sub-runs.
 //!
 //! This is **duet** mode (Bulej et al., "Duet Benchmarking: Improving Measurement Accuracy in
 //! the Cloud", ICPE 2020): both sides are loaded at the same time, on the same schedule, so
@@ -30,13 +30,22 @@
 //!
 //! Each side resolves and checks its targets first; then both start on one clock (a common
 //! time zero just after the barrier), so their epochs pair exactly. In the open model, the
-//! candidate's arrival schedule is offset by half an inter-arrival interval (at the rate where
-//! measuring starts): the sides' requests interleave, A B A B, instead of reaching the
-//! machine at the same instants. Sent at the same instants to two services that share a core,
-//! one side's requests would always wait for the other's: `bench/ab_noise.sh` found a steady
+//! arrival schedule of the side in the second position is offset by half an inter-arrival
+//! interval (at the rate where measuring starts): the sides' requests interleave, A B A B,
+//! instead of reaching the machine at the same instants. Sent at the same instants to two
+//! services that share a core, one side's requests would always wait for the other's: `bench/ab_noise.sh` found a steady
 //! ~180 µs p50 gap between two identical sides (400 µs of CPU work per request, one shared
 //! core), a bias that a paired interval then reports as a change. The closed model has no
 //! schedule to offset: its virtual users send as their responses end.
+//!
+//! # Sub-runs
+//!
+//! A duet is `R` sub-runs (`--sub-runs`, `ab.sub_runs`: 8 by default), one after the other,
+//! the services up throughout: each measures `D/R` of the spec's measured duration, and the
+//! sides swap positions from one to the next (which side's thread starts first and whose
+//! schedule is offset), the first drawn at random, so that a position's advantage cancels
+//! across them; the paired verdict is taken across the sub-runs (`sub_runs.rs` says how the
+//! load is split and bounded, and when a sub-run is late).
 //!
 //! # Alternating mode
 //!
@@ -46,8 +55,8 @@
 //! # A/A calibration
 //!
 //! With `--aa` the candidate is the baseline (same URL, values, and so one shared service):
-//! `calibrate.rs` turns the pairs' intervals into the noise per rule and the run length that
-//! would see each rule's allowed change.
+//! `calibrate.rs` prints per rule the minimum detectable effect at 80% power and the run
+//! length at which its noise part would equal the rule's allowance.
 //!
 //! # Epochs
 //!
@@ -185,7 +194,10 @@ pub(crate) fn ab(
                 &calibrations,
                 &comparison,
                 candidate.duration_s,
-                ab.epoch_ms
+                (
+                    ab.sub_runs.len(),
+                    ab.sub_runs.iter().filter(|s| s.late).count()
+                )
             )
         );
     }
