@@ -294,6 +294,7 @@ mod tests {
             epoch_ms: 250,
             baseline: result.clone(),
             candidate: result,
+            sub_runs: Vec::new(),
             baseline_epochs: baseline,
             candidate_epochs: candidate,
             machine_busy: None,

@@ -391,6 +391,7 @@ fn paired() -> (AbResult, compare::Comparison) {
         epoch_ms: 250,
         baseline: fixture("baseline.json"),
         candidate: fixture("current.json"),
+        sub_runs: Vec::new(),
         baseline_epochs: (0..32).map(|i| epoch(i, noise(i), 250, 0)).collect(),
         candidate_epochs: (0..32)
             .map(|i| {
