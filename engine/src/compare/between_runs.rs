@@ -159,6 +159,9 @@ pub(super) fn add_variation(
             ));
         }
     }
+    if parts.is_empty() {
+        parts.push("no rule was tested".to_string());
+    }
     (
         format!(
             "standard errors widened by the run-to-run variation over {} earlier results and \

@@ -91,8 +91,7 @@ pub fn compare_paired(ab: &AbResult) -> Result<Comparison, CompareError> {
     let (tests, changes): (Vec<RuleTest>, Vec<RuleChanges>) =
         rules.iter().map(|rule| rule_test(rule, ab, &used)).unzip();
     let alpha = ab.candidate.regression_alpha;
-    (comparison.rules, comparison.family) =
-        rules::decide_all(alpha, &rules, &tests, Method::Holm);
+    (comparison.rules, comparison.family) = rules::decide_all(alpha, &rules, &tests, Method::Holm);
     comparison.notes.push(note(ab, used.len(), late));
     comparison.notes.extend(ab.saturation_note());
     comparison.paired = Some(Paired {
@@ -161,10 +160,7 @@ fn note(ab: &AbResult, used: usize, late: usize) -> String {
         "both sides loaded at the same time"
     };
     let all = used + late;
-    let each_s = ab
-        .sub_runs
-        .first()
-        .map_or(0.0, |s| s.baseline.duration_s);
+    let each_s = ab.sub_runs.first().map_or(0.0, |s| s.baseline.duration_s);
     let mut note = format!(
         "paired ({}): {how} in {all} sub-runs of {each_s:.1} s, the sides' positions swapped \
          from one to the next",

@@ -9,8 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::Family;
 use super::scale::Scale;
 use crate::plan::regression::{
-    DEFAULT_ERRORS_RULES, DEFAULT_LATENCY_RULES, DEFAULT_REQUESTS_RULES, RegressionRule,
-    ScopeKind,
+    DEFAULT_ERRORS_RULES, DEFAULT_LATENCY_RULES, DEFAULT_REQUESTS_RULES, RegressionRule, ScopeKind,
 };
 use crate::plan::threshold::{Aggregation, Metric};
 use crate::result::TargetResult;
@@ -215,7 +214,10 @@ impl Method {
 /// rule's scale (`scale.rs`), the standard error still 0. Errors (why it is not tested): a
 /// value missing or not on the scale (no responses on a side), or an allowance that can never
 /// be exceeded.
-pub(super) fn prepared(rule: &RegressionRule, [b, c]: [Option<f64>; 2]) -> Result<Evidence, String> {
+pub(super) fn prepared(
+    rule: &RegressionRule,
+    [b, c]: [Option<f64>; 2],
+) -> Result<Evidence, String> {
     let no_value = || "no responses to measure in one of the runs".to_string();
     let (Some(b), Some(c)) = (b, c) else {
         return Err(no_value());
@@ -289,9 +291,11 @@ pub(super) fn decide_all(
         .iter()
         .zip(tests)
         .map(|(rule, test)| {
-            let decision = test.evidence.as_ref().ok().map(|_| {
-                decided.next().expect("one decision per tested rule")
-            });
+            let decision = test
+                .evidence
+                .as_ref()
+                .ok()
+                .map(|_| decided.next().expect("one decision per tested rule"));
             rule_verdict(rule, test, decision.as_ref())
         })
         .collect();
@@ -306,7 +310,11 @@ pub(super) fn decide_all(
 /// A rule's verdict as the JSON verdict shows it: the rule's texts and units, the whole-run
 /// values and their changes, and, when it was tested, the decision's interval, level and MDE in
 /// the rule's unit (also relative to the baseline), and the state and reason.
-fn rule_verdict(rule: &RegressionRule, test: &RuleTest, decision: Option<&Decision>) -> RuleVerdict {
+fn rule_verdict(
+    rule: &RegressionRule,
+    test: &RuleTest,
+    decision: Option<&Decision>,
+) -> RuleVerdict {
     let [b, c] = test.values;
     let relative = |x: f64| b.filter(|b| *b != 0.0).map(|b| x / b.abs());
     let scale = Scale::of(rule);

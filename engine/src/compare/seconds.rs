@@ -241,7 +241,8 @@ mod tests {
             reference.add(&h).unwrap();
         }
         for q in [0.01, 0.5, 0.9, 0.95, 0.99, 0.999, 1.0] {
-            let got = seconds.statistic(&merged, Metric::Latency, Aggregation::Percentile(q * 100.0));
+            let got =
+                seconds.statistic(&merged, Metric::Latency, Aggregation::Percentile(q * 100.0));
             assert_eq!(got, Some(reference.value_at_quantile(q) as f64), "q {q}");
         }
         let mean = seconds

@@ -213,7 +213,9 @@ fn bootstrap(
         let Ok(evidence) = &test.evidence else {
             continue;
         };
-        let (key, seconds) = scopes.get_key_value(&keys[r]).expect("a tested rule's scope");
+        let (key, seconds) = scopes
+            .get_key_value(&keys[r])
+            .expect("a tested rule's scope");
         for side in 0..2 {
             seconds.merge(side, &all[side], &mut merged[side]);
         }
