@@ -182,3 +182,143 @@ fn note(ab: &AbResult, used: usize, late: usize) -> String {
     }
     note
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::RuleState;
+    use crate::compare::gate::Overall;
+    use crate::plan::threshold::Metric;
+    use crate::result::{RecordedRule, RunResult};
+
+    fn fixture() -> RunResult {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/results/v2-current.json"
+        );
+        crate::result::read(std::path::Path::new(path)).expect("the fixture reads")
+    }
+
+    /// The fixture with its whole-run p50 set to `p50_us`.
+    fn side(p50_us: f64) -> RunResult {
+        let mut r = fixture();
+        r.total.latency_us.as_mut().unwrap().p50_us = p50_us as u64;
+        r
+    }
+
+    /// An ab result of sub-runs `(baseline p50, candidate p50, late)`, the rule `p(50) +5%
+    /// floor 0us` recorded; the whole sides at the first sub-run's values.
+    fn ab(sub_runs: &[(f64, f64, bool)]) -> AbResult {
+        let mut candidate = side(sub_runs[0].1);
+        let rule = RegressionRule::parse(Metric::Latency, "p(50) +5% floor 0us").unwrap();
+        candidate.regression_rules = Some(vec![RecordedRule::from_rule(&rule)]);
+        AbResult {
+            ab_version: crate::result::ab::AB_VERSION,
+            mode: "duet".to_string(),
+            epoch_ms: 250,
+            baseline: side(sub_runs[0].0),
+            candidate,
+            sub_runs: sub_runs
+                .iter()
+                .enumerate()
+                .map(|(i, (b, c, late))| SubRun {
+                    index: i as u32,
+                    baseline_first: i % 2 == 0,
+                    late: *late,
+                    baseline: side(*b),
+                    candidate: side(*c),
+                })
+                .collect(),
+            baseline_epochs: Vec::new(),
+            candidate_epochs: Vec::new(),
+            machine_busy: None,
+        }
+    }
+
+    #[test]
+    fn a_candidate_slower_in_every_sub_run_regresses_and_late_ones_are_left_out() {
+        // About +20% in each sub-run, with noise shared by both sides and the candidate's own;
+        // sub-run 3 late (and wild).
+        let noise = [1_000.0, 1_100.0, 950.0, 1_000.0, 1_050.0, 980.0, 1_020.0];
+        let own = [1.18, 1.22, 1.21, 1.0, 1.19, 1.17, 1.23];
+        let mut sub_runs: Vec<_> = noise
+            .iter()
+            .zip(own)
+            .map(|(b, f)| (*b, b * f, false))
+            .collect();
+        sub_runs[3] = (1_000.0, 9_000.0, true);
+        let ab = ab(&sub_runs);
+        let comparison = compare_paired(&ab).unwrap();
+        let verdict = &comparison.rules[0];
+        assert_eq!(verdict.verdict, RuleState::Regressed, "{verdict:#?}");
+        assert_eq!(verdict.samples, [6, 6]);
+        let family = comparison.family.as_ref().unwrap();
+        assert_eq!((family.tested, family.method.as_str()), (1, "holm"));
+        // One rule: Holm's only step is at the whole α.
+        assert_eq!(verdict.level, Some(0.05));
+        let [low, high] = verdict.relative_change_ci.unwrap();
+        assert!(low > 0.05 && low < 0.2 && 0.2 < high, "{verdict:#?}");
+
+        let paired = comparison.paired.as_ref().unwrap();
+        assert_eq!((paired.sub_runs, paired.late), (6, 1));
+        assert!(!paired.too_many_dropped());
+        let changes = &paired.rules[0];
+        assert!(changes.relative);
+        let indices: Vec<u32> = changes.changes.iter().map(|c| c.sub_run).collect();
+        assert_eq!(indices, [0, 1, 2, 4, 5, 6]);
+        assert!(changes.changes[1].baseline_first == false);
+        assert!(
+            changes
+                .changes
+                .iter()
+                .all(|c| (c.change - 0.2).abs() < 0.04)
+        );
+        let note = comparison.notes.last().unwrap();
+        assert!(
+            note.starts_with("paired (duet): both sides loaded at the same time in 7 sub-runs")
+                && note.contains("1 left out: the generator fell behind"),
+            "{note}"
+        );
+    }
+
+    #[test]
+    fn identical_sides_are_unchanged() {
+        let sub_runs: Vec<_> = [1_000.0, 1_020.0, 990.0, 1_010.0]
+            .iter()
+            .zip([1_010.0, 1_000.0, 1_000.0, 1_000.0])
+            .map(|(b, c)| (*b, c, false))
+            .collect();
+        let comparison = compare_paired(&ab(&sub_runs)).unwrap();
+        let verdict = &comparison.rules[0];
+        assert_eq!(verdict.verdict, RuleState::Unchanged, "{verdict:#?}");
+        assert!(verdict.mde.unwrap() > 50.0, "{verdict:#?}");
+    }
+
+    #[test]
+    fn too_few_sub_runs_are_inconclusive_and_too_many_late_invalid() {
+        let mut sub_runs = vec![(1_000.0, 1_200.0, false); 3];
+        sub_runs.extend([(1_000.0, 1_000.0, true); 4]);
+        let ab = ab(&sub_runs);
+        let comparison = compare_paired(&ab).unwrap();
+        let verdict = &comparison.rules[0];
+        assert_eq!(verdict.verdict, RuleState::Inconclusive);
+        assert_eq!(
+            verdict.reason,
+            "too few sub-runs with a value on both sides to judge: 3, at least 4 needed"
+        );
+        assert_eq!(comparison.family, None);
+        let paired = comparison.paired.as_ref().unwrap();
+        assert!(paired.too_many_dropped());
+        assert!(
+            comparison
+                .notes
+                .last()
+                .unwrap()
+                .contains("the measurement is invalid")
+        );
+        assert_eq!(
+            Overall::of(&ab.candidate, Some(&comparison)),
+            Overall::InvalidMeasurement
+        );
+    }
+}

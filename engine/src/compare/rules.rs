@@ -420,3 +420,138 @@ fn level_text(level: f64) -> String {
 fn allowed_change(rule: &RegressionRule, baseline: f64) -> f64 {
     (rule.max_change * baseline.abs()).max(rule.floor)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::regression::RuleScope;
+
+    fn rule(metric: Metric, text: &str) -> RegressionRule {
+        RegressionRule::parse(metric, text).unwrap()
+    }
+
+    fn test(values: [f64; 2], estimate: f64, se: f64, allowance: f64) -> RuleTest {
+        RuleTest::new(
+            values.map(Some),
+            [8, 8],
+            Ok(Evidence {
+                estimate,
+                se,
+                df: Some(7.0),
+                allowance,
+            }),
+        )
+    }
+
+    #[test]
+    fn the_family_decides_in_the_documented_order_and_untested_rules_stay_out() {
+        let rules = [
+            rule(Metric::Latency, "p(50) +10% floor 0us"),
+            rule(Metric::Responses, "rate -10%"),
+            rule(Metric::Errors, "rate +10% floor 0.1%"),
+            rule(Metric::Latency, "p(95) +10% floor 0us"),
+            rule(Metric::Latency, "p(99) +10% floor 0us"),
+        ];
+        let a = 1.1f64.ln();
+        let tests = [
+            // +50%, se 2%: regressed.
+            test([1_000.0, 1_500.0], 1.5f64.ln(), 0.02, a),
+            // No change in throughput, se 1%: unchanged (the upper bound within -ln 0.9).
+            test([1_000.0, 1_000.0], 0.0, 0.01, -(0.9f64.ln())),
+            RuleTest::new(
+                [Some(0.0), Some(0.0)],
+                [0, 0],
+                Err("not judged".to_string()),
+            ),
+            // +10% with se 5%: the interval reaches beyond the allowance both ways.
+            test([1_000.0, 1_100.0], a, 0.05, a),
+            // -50%, se 2%: improved.
+            test([1_000.0, 500.0], 0.5f64.ln(), 0.02, a),
+        ];
+        let (verdicts, family) = decide_all(0.05, &rules, &tests, Method::Holm);
+        let family = family.unwrap();
+        assert_eq!((family.alpha, family.tested), (0.05, 4));
+        assert_eq!(family.method, "holm");
+        let states: Vec<RuleState> = verdicts.iter().map(|v| v.verdict).collect();
+        use RuleState::*;
+        assert_eq!(
+            states,
+            [Regressed, Unchanged, Inconclusive, Inconclusive, Improved]
+        );
+
+        let p50 = &verdicts[0];
+        assert_eq!(p50.relative_allowed_change, Some(0.1));
+        let [low, high] = p50.change_ci.unwrap();
+        assert!(100.0 < low && low < 500.0 && 500.0 < high, "{p50:#?}");
+        let level = p50.level.unwrap();
+        assert!(level > 0.0 && level <= 0.05 / 4.0 + 1e-12, "{p50:#?}");
+        assert!(p50.mde.unwrap() > 100.0, "{p50:#?}");
+        assert!((p50.relative_mde.unwrap() - p50.mde.unwrap() / 1_000.0).abs() < 1e-12);
+        assert!(
+            p50.reason.starts_with(
+                "worse by more than the allowed +100us (+10.0%): interval of the change ["
+            ),
+            "{}",
+            p50.reason
+        );
+
+        // Throughput: the interval in 1/s around 0, the allowance a drop.
+        let rps = &verdicts[1];
+        let [low, high] = rps.change_ci.unwrap();
+        assert!(low < 0.0 && 0.0 < high, "{rps:#?}");
+        assert!(
+            rps.reason
+                .starts_with("within the allowed -100.0/s (-10.0%)"),
+            "{}",
+            rps.reason
+        );
+
+        let untested = &verdicts[2];
+        assert_eq!(untested.reason, "not judged");
+        assert_eq!(
+            (untested.level, untested.mde, untested.change_ci),
+            (None, None, None)
+        );
+        assert_eq!(untested.relative_allowed_change, None, "a baseline of 0");
+
+        assert!(
+            verdicts[3]
+                .reason
+                .contains("a longer run would tell (80% power from a change of +"),
+            "{}",
+            verdicts[3].reason
+        );
+        assert!(
+            verdicts[4]
+                .reason
+                .starts_with("better by more than the allowed")
+        );
+    }
+
+    #[test]
+    fn no_tested_rule_no_family() {
+        let rules = [rule(Metric::Latency, "p(50) +10%")];
+        let tests = [RuleTest::new(
+            [None, None],
+            [0, 0],
+            Err("missing".to_string()),
+        )];
+        let (verdicts, family) = decide_all(0.05, &rules, &tests, Method::MaxT);
+        assert_eq!(family, None);
+        assert_eq!(verdicts[0].verdict, RuleState::Inconclusive);
+        assert_eq!(verdicts[0].scope_kind, RuleScope::Total.kind());
+    }
+
+    #[test]
+    fn an_allowance_that_can_never_be_exceeded_is_not_tested() {
+        let rps = rule(Metric::Responses, "rate -10% floor 50/s");
+        let why = prepared(&rps, [Some(40.0), Some(10.0)]).unwrap_err();
+        assert!(why.contains("the rule can never fire"), "{why}");
+        let p50 = rule(Metric::Latency, "p(50) +10%");
+        assert!(prepared(&p50, [Some(1_000.0), None]).is_err());
+        let e = prepared(&p50, [Some(1_000.0), Some(1_100.0)]).unwrap();
+        assert!((e.estimate - 1.1f64.ln()).abs() < 1e-12);
+        // The default floor of 2 ms on a 1 ms median: an allowance of +200%.
+        assert!((e.allowance - 3f64.ln()).abs() < 1e-12);
+    }
+}

@@ -274,3 +274,201 @@ fn sd(values: &[f64]) -> f64 {
     let mean = values.iter().sum::<f64>() / n as f64;
     (values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt()
 }
+
+#[cfg(test)]
+pub(super) mod tests {
+    use super::*;
+    use crate::compare::rules::{Method, decide_all};
+    use crate::compare::{Comparison, RuleState};
+    use crate::plan::threshold::Metric;
+    use crate::result::{RecordedRule, encode_histogram, summary};
+    use hdrhistogram::Histogram;
+
+    /// A run of the fixture with `seconds` as its per-second latencies (µs), for the whole run
+    /// and its first target alike, its whole-run latency and throughput from them, and `rules`
+    /// recorded.
+    pub(in crate::compare) fn run_of(seconds: &[Vec<u64>], rules: &[RegressionRule]) -> RunResult {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/results/v2-current.json"
+        );
+        let mut run = crate::result::read(std::path::Path::new(path)).expect("the fixture");
+        let mut whole = Histogram::<u64>::new_with_bounds(1, 60_000_000, 3).unwrap();
+        let series: Vec<TimeSample> = seconds
+            .iter()
+            .enumerate()
+            .map(|(i, values)| {
+                let mut h = Histogram::<u64>::new_with_bounds(1, 60_000_000, 2).unwrap();
+                for v in values {
+                    h.record(*v).unwrap();
+                    whole.record(*v).unwrap();
+                }
+                let mut s = run.time_series[0].clone();
+                s.second = i as u32;
+                s.responses = values.len() as u64;
+                s.errors = 0;
+                s.requests = Some(values.len() as u64);
+                s.p50_us = h.value_at_quantile(0.5);
+                s.histogram = Some(encode_histogram(&h));
+                s
+            })
+            .collect();
+        run.duration_s = seconds.len() as f64;
+        run.time_series = series.clone();
+        let responses = whole.len();
+        for t in [&mut run.total, &mut run.targets[0]] {
+            t.latency_us = summary(&whole);
+            (t.responses, t.requests, t.errors, t.error_rate) = (responses, responses, 0, 0.0);
+            t.rps = responses as f64 / run.duration_s;
+        }
+        run.targets[0].time_series = series;
+        run.regression_rules = Some(rules.iter().map(RecordedRule::from_rule).collect());
+        run
+    }
+
+    /// `n` seconds of 200 latencies each about `median_us`, spread ±30% (log-normal), seeded.
+    pub(in crate::compare) fn seconds(seed: u64, n: usize, median_us: f64) -> Vec<Vec<u64>> {
+        let mut rng = fastrand::Rng::with_seed(seed);
+        (0..n)
+            .map(|_| {
+                (0..200)
+                    .map(|_| {
+                        let (u1, u2) = (rng.f64().max(1e-12), rng.f64());
+                        let z = (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
+                        (median_us * (0.3 * z).exp()) as u64
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    pub(in crate::compare) fn rule(metric: Metric, text: &str, scope: RuleScope) -> RegressionRule {
+        RegressionRule {
+            scope,
+            ..RegressionRule::parse(metric, text).unwrap()
+        }
+    }
+
+    fn rules() -> Vec<RegressionRule> {
+        let target = RuleScope::Target("<script>alert(1)</script>".to_string());
+        vec![
+            rule(Metric::Latency, "p(50) +10% floor 0us", RuleScope::Total),
+            rule(Metric::Latency, "p(95) +10% floor 0us", RuleScope::Total),
+            rule(Metric::Latency, "mean +10% floor 0us", target),
+            rule(Metric::Responses, "rate -10%", RuleScope::Total),
+            rule(Metric::Errors, "rate +10% floor 0.1%", RuleScope::Total),
+            rule(
+                Metric::Latency,
+                "p(50) +10% floor 0us",
+                RuleScope::Flow("f".to_string()),
+            ),
+        ]
+    }
+
+    fn compared(baseline: &RunResult, current: &RunResult) -> Comparison {
+        crate::compare::compare(baseline, current).unwrap()
+    }
+
+    #[test]
+    fn a_a_runs_are_unchanged_and_a_slower_run_regresses_every_latency_rule() {
+        let rules = rules();
+        let baseline = run_of(&seconds(1, 30, 1_000.0), &rules);
+        let same = run_of(&seconds(2, 30, 1_000.0), &rules);
+        let slower = run_of(&seconds(3, 30, 1_300.0), &rules);
+
+        let aa = compared(&baseline, &same);
+        let states: Vec<RuleState> = aa.rules.iter().map(|r| r.verdict).collect();
+        use RuleState::*;
+        assert_eq!(
+            states,
+            [
+                Unchanged,
+                Unchanged,
+                Unchanged,
+                Unchanged,
+                Unchanged,
+                Inconclusive
+            ],
+            "{:#?}",
+            aa.rules
+        );
+        let family = aa.family.as_ref().unwrap();
+        assert_eq!((family.tested, family.method.as_str()), (5, "max-t"));
+        assert_eq!(aa.rules[5].reason, "neither result has the flow `f`");
+        for r in &aa.rules[..5] {
+            assert_eq!(r.samples, [30, 30]);
+            let level = r.level.unwrap();
+            assert!(level > 0.0 && level <= 0.05, "{r:#?}");
+            // The interval holds the whole-run change it is built around.
+            let [low, high] = r.change_ci.unwrap();
+            assert!(
+                low <= r.change.unwrap() && r.change.unwrap() <= high,
+                "{r:#?}"
+            );
+            assert!(r.mde.unwrap() >= r.allowed_change.unwrap(), "{r:#?}");
+        }
+
+        let slow = compared(&baseline, &slower);
+        let states: Vec<RuleState> = slow.rules.iter().map(|r| r.verdict).collect();
+        assert_eq!(
+            states,
+            [
+                Regressed,
+                Regressed,
+                Regressed,
+                Unchanged,
+                Unchanged,
+                Inconclusive
+            ],
+            "{:#?}",
+            slow.rules
+        );
+        // The same files, the same verdict (a fixed seed).
+        assert_eq!(slow, compared(&baseline, &slower));
+    }
+
+    #[test]
+    fn runs_shorter_than_the_minimum_are_not_tested() {
+        let rules = rules();
+        let n = stats::MIN_SECONDS - 1;
+        let baseline = run_of(&seconds(1, n, 1_000.0), &rules);
+        let current = run_of(&seconds(2, 40, 2_000.0), &rules);
+        let c = compared(&baseline, &current);
+        assert_eq!(c.family, None);
+        for r in &c.rules[..5] {
+            assert_eq!(r.verdict, RuleState::Inconclusive);
+            assert_eq!(
+                r.reason,
+                format!(
+                    "runs too short to judge: {n} and 40 complete seconds, at least {} \
+                     needed: run longer",
+                    stats::MIN_SECONDS
+                )
+            );
+        }
+    }
+
+    #[test]
+    fn replicates_are_recentred_on_the_whole_run_change() {
+        let rules = rules();
+        let baseline = run_of(&seconds(1, 25, 1_000.0), &rules);
+        let current = run_of(&seconds(2, 25, 1_200.0), &rules);
+        let tests = tests(&rules, &baseline, &current);
+        // The latency rules (every second has 200 responses: the throughput's se is 0).
+        for (rule, test) in rules.iter().zip(&tests).take(3) {
+            let evidence = test.evidence.as_ref().unwrap();
+            assert_eq!(test.replicates.len(), RESAMPLES);
+            let mean = test.replicates.iter().sum::<f64>() / RESAMPLES as f64;
+            // Centred near d̂ (the bootstrap's bias is small against its spread).
+            assert!(
+                (mean - evidence.estimate).abs() < 0.5 * evidence.se + 1e-3,
+                "{}: {mean} vs {evidence:?}",
+                rule.expression
+            );
+            assert!(evidence.se > 0.0);
+        }
+        let (verdicts, family) = decide_all(0.05, &rules, &tests, Method::MaxT);
+        assert_eq!(family.unwrap().tested, 5);
+        assert_eq!(verdicts[0].verdict, RuleState::Regressed);
+    }
+}
