@@ -266,7 +266,7 @@ mod tests {
         assert!(changes.relative);
         let indices: Vec<u32> = changes.changes.iter().map(|c| c.sub_run).collect();
         assert_eq!(indices, [0, 1, 2, 4, 5, 6]);
-        assert!(changes.changes[1].baseline_first == false);
+        assert!(!changes.changes[1].baseline_first);
         assert!(
             changes
                 .changes
