@@ -53,7 +53,7 @@ pub const MAX_LATE_SHARE: f64 = 0.5;
 impl Paired {
     /// More than [`MAX_LATE_SHARE`] of the sub-runs were late: the generator did not apply the
     /// planned load for long enough to judge (an invalid measurement).
-    pub fn too_many_dropped(&self) -> bool {
+    pub fn too_many_late(&self) -> bool {
         self.late as f64 > MAX_LATE_SHARE * (self.sub_runs + self.late) as f64
     }
 }
@@ -261,7 +261,7 @@ mod tests {
 
         let paired = comparison.paired.as_ref().unwrap();
         assert_eq!((paired.sub_runs, paired.late), (6, 1));
-        assert!(!paired.too_many_dropped());
+        assert!(!paired.too_many_late());
         let changes = &paired.rules[0];
         assert!(changes.relative);
         let indices: Vec<u32> = changes.changes.iter().map(|c| c.sub_run).collect();
@@ -308,7 +308,7 @@ mod tests {
         );
         assert_eq!(comparison.family, None);
         let paired = comparison.paired.as_ref().unwrap();
-        assert!(paired.too_many_dropped());
+        assert!(paired.too_many_late());
         assert!(
             comparison
                 .notes
