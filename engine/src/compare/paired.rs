@@ -160,6 +160,12 @@ fn note(ab: &AbResult, used: usize, late: usize) -> String {
         "both sides loaded at the same time"
     };
     let all = used + late;
+    if all == 0 {
+        return format!(
+            "paired ({}): {how}, but the result has no sub-runs to judge the rules across",
+            ab.mode
+        );
+    }
     let each_s = ab.sub_runs.first().map_or(0.0, |s| s.baseline.duration_s);
     let mut note = format!(
         "paired ({}): {how} in {all} sub-runs of {each_s:.1} s, the sides' positions swapped \
