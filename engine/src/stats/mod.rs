@@ -33,9 +33,11 @@ mod bootstrap;
 mod family;
 #[cfg(test)]
 mod sims;
+#[cfg(test)]
+mod sims_family;
 mod sub_runs;
 
-pub(crate) use bootstrap::{MIN_SECONDS, block_length, circular_indices};
+pub(crate) use bootstrap::{MIN_SECONDS, block_length, bootstrap_df, circular_indices};
 pub(crate) use sub_runs::{MIN_SUB_RUNS, across_sub_runs};
 
 use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
