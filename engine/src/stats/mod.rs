@@ -24,7 +24,8 @@
 //! `allowance + (q(1 − level) + q(0.8))·se` (Bloom 1995).
 //!
 //! The simulations behind the constants ([`MIN_SECONDS`], [`MIN_SUB_RUNS`]) and the stated
-//! levels are unit tests in `sims.rs`: `cargo test -p loadgate --lib stats:: -- --nocapture`.
+//! levels are unit tests in `sims.rs` (intervals) and `sims_family.rs` (the 33-rule gate):
+//! `cargo test -p loadgate --lib stats:: -- --nocapture` prints their figures.
 
 // Until compare/ and ab/ call it (issue 32): the lead removes this at the merge.
 #![allow(dead_code, unused_imports)]
