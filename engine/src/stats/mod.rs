@@ -52,8 +52,11 @@ pub(crate) struct Evidence {
     /// Its standard error, on the same scale (> 0 to be testable; 0 makes the test decide from
     /// the estimate alone). For the bootstrap: the standard deviation of the rule's replicates.
     pub se: f64,
-    /// Degrees of freedom of the Student t reference distribution (sub-runs: R − 1); `None`: the
-    /// standard normal (the bootstrap's studentized statistic).
+    /// Degrees of freedom. Holm's path (no replicates): of the Student t reference distribution
+    /// (sub-runs: R − 1, [`across_sub_runs`]); `None`: the standard normal. The bootstrap's path:
+    /// the resampled blocks less one, the smaller of the two runs' [`bootstrap_df`], which widens
+    /// the critical values for few blocks (`family.rs`, `expanded`); `None`: no widening (the
+    /// plain max-T, for many blocks).
     pub df: Option<f64>,
     /// The allowance `a` on the test's scale (≥ 0): the largest change that is not a regression
     /// (a latency's `ln(1 + A/b)`).
