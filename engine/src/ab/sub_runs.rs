@@ -70,7 +70,7 @@ pub(crate) fn parse_sub_runs(text: &str) -> Result<u32, String> {
 }
 
 /// `n` when it is even and at least [`MIN_SUB_RUNS`]. Errors: the message, saying why.
-pub(crate) fn check(n: u32) -> Result<u32, String> {
+fn check(n: u32) -> Result<u32, String> {
     if n < MIN_SUB_RUNS || n % 2 != 0 {
         return Err(format!(
             "sub-runs come in an even number, at least {MIN_SUB_RUNS} (the sides swap \
