@@ -244,7 +244,7 @@ pub(crate) fn parse_epoch(text: &str) -> Result<Duration, String> {
 }
 
 /// Each side's whole output and its complete epochs, and the sub-runs.
-type Ran = ([(RunOutput, Vec<EpochSample>); 2], Vec<SubRun>);
+pub(super) type Ran = ([(RunOutput, Vec<EpochSample>); 2], Vec<SubRun>);
 
 /// Runs both sides in `mode`, in epochs of `epoch` and `sub_runs` sub-runs (duet).
 fn run_sides(
@@ -286,15 +286,16 @@ fn run_sides(
         AbMode::Alternating => {
             let first_is_baseline = fastrand::bool();
             eprintln!(
-                "loadgate: alternating epochs of {epoch:?}, ABBA blocks opened by the {}",
+                "loadgate: alternating epochs of {epoch:?} in up to {sub_runs} sub-runs, ABBA \
+                 blocks opened by the {} in the first (drawn at random), by the other side in \
+                 the next",
                 if first_is_baseline {
                     "baseline"
                 } else {
                     "candidate"
                 }
             );
-            let sides = alternate::run_alternating(plans, stop, epoch, first_is_baseline)?;
-            Ok((sides, Vec::new()))
+            alternate::run_alternating(plans, stop, epoch, (sub_runs, first_is_baseline))
         }
     }
 }

@@ -470,6 +470,16 @@ fn alternating_epochs_catch_a_slower_candidate_and_out_says_so() {
         assert_eq!(result.time_series.len(), 6, "{side}");
         assert!(result.health.valid, "{side}: {:?}", result.health.problems);
     }
+    // Six sub-runs of one epoch each, opened by either side in turn.
+    let sub_runs = doc["sub_runs"].as_array().unwrap();
+    assert_eq!(sub_runs.len(), 6);
+    let first = sub_runs[0]["baseline_first"].as_bool().unwrap();
+    for (k, s) in sub_runs.iter().enumerate() {
+        assert_eq!(s["baseline_first"], first == (k % 2 == 0), "sub-run {k}");
+        let sub: RunResult = serde_json::from_value(s["candidate"].clone()).unwrap();
+        assert!((sub.duration_s - 1.0).abs() < 1e-9, "{}", sub.duration_s);
+        assert!(sub.health.valid, "sub-run {k}: {:?}", sub.health.problems);
+    }
     // Half-second epochs are for duet mode.
     let refused = ab(
         &path,
