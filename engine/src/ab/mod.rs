@@ -77,6 +77,7 @@ mod sides;
 mod sub_runs;
 
 pub(crate) use alternate::AlternateError;
+use sub_runs::Ran;
 pub(crate) use sub_runs::parse_sub_runs;
 
 use crate::compare;
@@ -85,7 +86,7 @@ use crate::options::{AbMode, AbOptions};
 use crate::plan::{Model, Plan};
 use crate::report::progress::ProgressLine;
 use crate::result;
-use crate::result::ab::{AB_VERSION, AbResult, EpochSample, SubRun};
+use crate::result::ab::{AB_VERSION, AbResult};
 use crate::run::{self, RunOutput};
 use crate::service::Service;
 use crate::signal::Interrupt;
@@ -242,9 +243,6 @@ pub(crate) fn parse_epoch(text: &str) -> Result<Duration, String> {
     }
     Ok(epoch)
 }
-
-/// Each side's whole output and its complete epochs, and the sub-runs.
-pub(super) type Ran = ([(RunOutput, Vec<EpochSample>); 2], Vec<SubRun>);
 
 /// Runs both sides in `mode`, in epochs of `epoch` and `sub_runs` sub-runs (duet).
 fn run_sides(

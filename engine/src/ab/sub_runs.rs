@@ -71,7 +71,7 @@ pub(crate) fn parse_sub_runs(text: &str) -> Result<u32, String> {
 
 /// `n` when it is even and at least [`MIN_SUB_RUNS`]. Errors: the message, saying why.
 fn check(n: u32) -> Result<u32, String> {
-    if n < MIN_SUB_RUNS || n % 2 != 0 {
+    if n < MIN_SUB_RUNS || !n.is_multiple_of(2) {
         return Err(format!(
             "sub-runs come in an even number, at least {MIN_SUB_RUNS} (the sides swap \
              positions from one sub-run to the next, and the paired verdict is taken across at \
@@ -161,7 +161,7 @@ pub(super) fn late(epochs: impl IntoIterator<Item = (u64, u64)>) -> bool {
 
 /// `baseline_first` of sub-run `k` when the first sub-run's is `first`: it alternates.
 pub(super) fn baseline_first(first: bool, k: u32) -> bool {
-    first == (k % 2 == 0)
+    first == k.is_multiple_of(2)
 }
 
 /// One side's part of a sub-run, as [`Joined::add`] takes it.
@@ -178,6 +178,13 @@ pub(super) struct SidePart {
     /// side's whole result; `None`: left out.
     pub(super) stage_of: Vec<Option<usize>>,
 }
+
+/// Each side's whole output and its complete epochs, and the sub-runs.
+pub(super) type Ran = ([(RunOutput, Vec<EpochSample>); 2], Vec<SubRun>);
+
+/// One duet of two sub-plans: `(plans, baseline_first, progress)` to each side's output.
+pub(super) type Duet<'a> = dyn Fn(&[Plan; 2], bool, &mut (dyn FnMut(&Progress) + Send)) -> anyhow::Result<[RunOutput; 2]>
+    + 'a;
 
 /// Each side's sub-runs joined so far: its whole output and its complete epochs, numbered on
 /// across the sub-runs; and the sub-runs' records.
@@ -240,7 +247,7 @@ impl<'a> Joined<'a> {
     }
 
     /// Each side's whole output and epochs, and the sub-runs; `None` when no sub-run ran.
-    pub(super) fn finish(self) -> Option<([(RunOutput, Vec<EpochSample>); 2], Vec<SubRun>)> {
+    pub(super) fn finish(self) -> Option<Ran> {
         let [b, c] = self.sides;
         Some(([b?, c?], self.sub_runs))
     }
@@ -291,12 +298,8 @@ pub(super) fn run_sub_runs(
     stop: &Arc<AtomicBool>,
     epoch_ms: u64,
     progress: &mut (dyn FnMut(&Progress) + Send),
-    run: &dyn Fn(
-        &[Plan; 2],
-        bool,
-        &mut (dyn FnMut(&Progress) + Send),
-    ) -> anyhow::Result<[RunOutput; 2]>,
-) -> anyhow::Result<([(RunOutput, Vec<EpochSample>); 2], Vec<SubRun>)> {
+    run: &Duet<'_>,
+) -> anyhow::Result<Ran> {
     let mut joined = Joined::new(plans);
     let (mut before, mut responses, mut errors) = (Duration::ZERO, 0, 0);
     for k in 0..r {

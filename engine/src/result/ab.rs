@@ -198,7 +198,10 @@ mod tests {
         let path = dir.path().join("ab.json");
         std::fs::write(&path, r#"{"ab_version": 2, "mode": "duet"}"#).unwrap();
         let err = read(&path).unwrap_err().to_string();
-        assert!(err.contains("ab_version 2, written before sub-runs"), "{err}");
+        assert!(
+            err.contains("ab_version 2, written before sub-runs"),
+            "{err}"
+        );
         assert!(err.contains("run `loadgate ab` again"), "{err}");
         std::fs::write(&path, r#"{"result_version": 4}"#).unwrap();
         assert!(read(&path).unwrap().is_none());
