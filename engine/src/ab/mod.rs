@@ -257,7 +257,7 @@ fn run_sides(
             let measured = plans[0].load.measured_duration();
             eprintln!(
                 "loadgate: {sub_runs} sub-runs{}, the sides' positions swapped from one to \
-                 the next; the {} first in the first (drawn at random)",
+                 the next: the {} first in sub-run 1 (drawn at random)",
                 measured.map_or(String::new(), |d| format!(
                     " of {:?} measured each",
                     d / sub_runs

@@ -365,7 +365,7 @@ fn sub_runs_alternate_positions_within_three_runs_of_time() {
     }
     let stderr = String::from_utf8_lossy(&output.stderr);
     let said = format!(
-        "the {} first in the first (drawn at random)",
+        "the {} first in sub-run 1 (drawn at random)",
         if first { "baseline" } else { "candidate" }
     );
     assert!(
