@@ -461,4 +461,56 @@ mod tests {
             }
         }
     }
+
+    /// More than half of the sub-runs late make both sides invalid; half do not.
+    #[test]
+    fn more_than_half_late_is_an_invalid_measurement() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/results/v2-current.json"
+        );
+        let side = crate::result::read(std::path::Path::new(path)).expect("the fixture reads");
+        assert!(side.health.valid);
+        let ab = |late: &[bool]| AbResult {
+            ab_version: crate::result::ab::AB_VERSION,
+            mode: "duet".to_string(),
+            epoch_ms: 250,
+            baseline: side.clone(),
+            candidate: side.clone(),
+            sub_runs: (0..)
+                .zip(late)
+                .map(|(k, &late)| SubRun {
+                    index: k,
+                    baseline_first: baseline_first(true, k),
+                    late,
+                    baseline: side.clone(),
+                    candidate: side.clone(),
+                })
+                .collect(),
+            baseline_epochs: vec![],
+            candidate_epochs: vec![],
+            machine_busy: None,
+        };
+        let mut half = ab(&[true, false, true, false]);
+        judge_lateness(&mut half);
+        assert!(half.baseline.health.valid && half.candidate.health.valid);
+        let mut most = ab(&[true, false, true, true]);
+        judge_lateness(&mut most);
+        for side in [&most.baseline, &most.candidate] {
+            assert!(!side.health.valid);
+            assert!(
+                side.health
+                    .problems
+                    .iter()
+                    .any(|p| p.contains("fell behind in 3 of 4 sub-runs")),
+                "{:?}",
+                side.health.problems
+            );
+        }
+        // A late sub-run: more than 1% of a side's requests started late.
+        assert!(late(
+            [(2, 100), (0, 100)].into_iter().map(|(l, n)| (l + 1, n))
+        ));
+        assert!(!late([(1, 100), (1, 100)]));
+    }
 }
