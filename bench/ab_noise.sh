@@ -38,13 +38,13 @@ PAIRS=${PAIRS:-20}
 DURATION=${DURATION:-8s}
 WARMUP=${WARMUP:-1s}
 # cpu: one target, 2 rules, the candidate ×1.10 (SLOWER, when given, instead).
-RATE=${RATE:-200}
+RATE=${RATE:-100}
 WORK=${WORK:-1000us}
 SLOWER=${SLOWER:-}
 RULES=${RULES:-'"p(50) +5% floor 50us", "p(95) +5% floor 50us"'}
 # flow: one step per FLOW_WORK item, FLOW_RULES on each step and on the whole run, step
 # SLOW_STEP (1-based) ×1.15 in the slowed candidate (FLOW_SLOWER, when given, instead).
-FLOW_RATE=${FLOW_RATE:-80}
+FLOW_RATE=${FLOW_RATE:-50}
 FLOW_WORK=${FLOW_WORK:-"100us 200us 1000us 300us 400us"}
 SLOW_STEP=${SLOW_STEP:-3}
 FLOW_SLOWER=${FLOW_SLOWER:-}
