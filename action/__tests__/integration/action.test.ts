@@ -197,17 +197,13 @@ describe('a repository history: baseline on main, pull requests compared with it
     expect(r.stdout).toMatch(/the step passes \(fail-on: regression\)/)
   })
 
-  it('a regression against the baseline fails the step', async () => {
+  it('two 4 s runs are too short to judge: the rules are inconclusive, which does not fail the step', async () => {
     const r = await run({ name: 'pull_request', runId: 105, pr: 7, baseRef: 'main' }, { spec: 'perf/slow.yaml' })
-    expect(r.outputs).toMatchObject({ slo: 'pass', regression: 'regressed', verdict: 'fail' })
-    expect(r.code).toBe(1)
-    expect(r.errors).toContainEqual(expect.stringMatching(/a regression against the baseline was found/))
-    // Annotated at the rule's line in the spec, with the engine's reason.
-    const line = readFileSync(join(ws, 'perf', 'slow.yaml'), 'utf8').split('\n').findIndex((l) => l.includes('p(95) +100% floor 10ms')) + 1
-    expect(r.errors).toContainEqual(
-      expect.stringMatching(new RegExp(`^::error title=loadgate regression%3A latency p\\(95\\) \\+100%25 floor 10ms,file=perf/slow.yaml,line=${line}::total: latency p\\(95\\) \\+100%25 floor 10ms regressed: `))
-    )
-    expect(ourComments(7)).toHaveLength(1)
+    expect(r.code, r.stdout).toBe(0)
+    // 40 ms against 1 ms, yet 4 one-second samples per run cannot give an interval at the stated level.
+    expect(r.outputs).toMatchObject({ slo: 'pass', regression: 'inconclusive', verdict: 'pass' })
+    expect(verdictOf(r).rules.map((rule) => rule.verdict)).toEqual(['inconclusive', 'inconclusive'])
+    expect(ourComments(7)[0].body).toMatch(/too short to judge/)
   })
 
   it('a baseline of another spec (renamed in the pull request) is not compared, and that is not a failure', async () => {
@@ -356,6 +352,41 @@ describe("pushes to main build up the history window, and pull requests compare 
     expect(pr.summary).toMatch(/intervals widened by the run-to-run variation over 3 earlier results and the baseline/)
     expect(pr.summary).not.toMatch(/assumes that the baseline's machine and this run's were alike/)
   })
+})
+
+describe('runs long enough to judge: a regression against the baseline fails the step', () => {
+  let repo: StandIn
+
+  beforeAll(async () => {
+    repo = new StandIn()
+    await repo.start()
+    // Long enough for a two-run verdict (at least 20 complete seconds in each run).
+    writeFileSync(join(ws, 'perf', 'long.yaml'), spec({ name: 'long', delay: '1ms', slo: 'p(95) < 1s', duration: '22s' }))
+    writeFileSync(join(ws, 'perf', 'long-slow.yaml'), spec({ name: 'long', delay: '40ms', slo: 'p(95) < 1s', duration: '22s' }))
+  })
+
+  afterAll(async () => {
+    await repo?.stop()
+  })
+
+  function on(event: Event, spec: string): Promise<ActionRun> {
+    return runAction({ api: repo.url, workspace: ws, event, inputs: { 'engine-path': engineIn(ws), spec }, env: { LG_PORT: String(port) } })
+  }
+
+  it('the rule regresses, fails the step, and is annotated at its line in the spec', async () => {
+    const base = await on({ name: 'push', runId: 500, branch: 'main' }, 'perf/long.yaml')
+    expect(base.code, base.stdout).toBe(0)
+    repo.addRun({ id: 500, event: 'push', head_branch: 'main' })
+    const r = await on({ name: 'pull_request', runId: 501, pr: 30, baseRef: 'main' }, 'perf/long-slow.yaml')
+    expect(r.outputs).toMatchObject({ slo: 'pass', regression: 'regressed', verdict: 'fail' })
+    expect(r.code).toBe(1)
+    expect(r.errors).toContainEqual(expect.stringMatching(/a regression against the baseline was found/))
+    // Annotated at the rule's line in the spec, with the engine's reason.
+    const line = readFileSync(join(ws, 'perf', 'long-slow.yaml'), 'utf8').split('\n').findIndex((l) => l.includes('p(95) +100% floor 10ms')) + 1
+    expect(r.errors).toContainEqual(
+      expect.stringMatching(new RegExp(`^::error title=loadgate regression%3A latency p\\(95\\) \\+100%25 floor 10ms,file=perf/long-slow.yaml,line=${line}::total: latency p\\(95\\) \\+100%25 floor 10ms regressed: `))
+    )
+  }, 120_000)
 })
 
 describe('failures that stop the action before any report', () => {

@@ -214,7 +214,8 @@ function parseOutputs(text: string): Record<string, string> {
 }
 
 /** A spec that starts the built-in target itself on `${LG_PORT}` and loads it briefly (4 s by default:
- * the comparison needs at least 3 one-second samples for a verdict). */
+ * too short for a two-run regression verdict, which needs 20 complete seconds in each run; the tests
+ * that need a verdict give a longer `duration`). */
 export function spec(o: { name?: string; delay: string; slo: string; duration?: string }): string {
   return `version: 1
 name: ${o.name ?? 'integration'}
