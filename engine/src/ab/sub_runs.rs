@@ -47,8 +47,8 @@ use crate::result::ab::{AbResult, EpochSample, SubRun, complete_epochs};
 use crate::result::{self, RunResult};
 use crate::run::{Progress, RunOutput};
 
-/// The fewest sub-runs per invocation: the paired verdict's minimum (`stats::MIN_SUB_RUNS`).
-pub(crate) const MIN_SUB_RUNS: u32 = 4;
+/// The fewest sub-runs per invocation: the paired verdict's minimum.
+pub(crate) const MIN_SUB_RUNS: u32 = crate::stats::MIN_SUB_RUNS as u32;
 
 /// Sub-runs per invocation when neither `--sub-runs` nor `ab.sub_runs` gives them, as long as
 /// each measures at least [`SHORTEST_SUB_RUN`].

@@ -71,11 +71,8 @@ impl Spread {
         } else {
             values.to_vec()
         };
-        let k = on_scale.len() as f64;
-        let mean = on_scale.iter().sum::<f64>() / k;
-        let variance = on_scale.iter().map(|y| (y - mean).powi(2)).sum::<f64>() / (k - 1.0);
         Some(Spread {
-            sd: variance.sqrt(),
+            sd: crate::stats::sd(&on_scale),
             runs: values.len(),
         })
     }

@@ -93,7 +93,7 @@ pub(super) fn tests(
             ));
             continue;
         }
-        evidence.se = sd(&column);
+        evidence.se = stats::sd(&column);
         evidence.df = Some(df);
         test.replicates = column;
     }
@@ -266,16 +266,6 @@ fn change(rule: &RegressionRule, seconds: &ScopeSeconds, merged: &[Merged; 2]) -
         (Some(b), Some(c)) => super::scale::Scale::of(rule).change(b, c),
         _ => f64::NAN,
     }
-}
-
-/// The standard deviation (divisor n − 1) of `values`; 0 with fewer than two.
-fn sd(values: &[f64]) -> f64 {
-    let n = values.len();
-    if n < 2 {
-        return 0.0;
-    }
-    let mean = values.iter().sum::<f64>() / n as f64;
-    (values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt()
 }
 
 #[cfg(test)]

@@ -27,9 +27,6 @@
 //! levels are unit tests in `sims.rs` (intervals) and `sims_family.rs` (the 33-rule gate):
 //! `cargo test -p loadgate --lib stats:: -- --nocapture` prints their figures.
 
-// Until compare/ and ab/ call it (issue 32): the lead removes this at the merge.
-#![allow(dead_code, unused_imports)]
-
 mod bootstrap;
 mod family;
 #[cfg(test)]
@@ -73,21 +70,22 @@ pub(crate) struct Replicates {
 }
 
 impl Replicates {
-    /// The standard deviation (n − 1 divisor) of test `column`'s replicates: the bootstrap standard
-    /// error of its estimate (Efron & Tibshirani 1993, eq. 6.6); 0 with fewer than two rows.
+    /// The standard deviation of test `column`'s replicates ([`sd`]): the bootstrap standard
+    /// error of its estimate (Efron & Tibshirani 1993, eq. 6.6).
+    #[cfg(test)]
     pub(crate) fn se(&self, column: usize) -> f64 {
-        let n = self.rows.len();
-        if n < 2 {
-            return 0.0;
-        }
-        let mean = self.rows.iter().map(|row| row[column]).sum::<f64>() / n as f64;
-        let ss: f64 = self
-            .rows
-            .iter()
-            .map(|row| (row[column] - mean).powi(2))
-            .sum();
-        (ss / (n - 1) as f64).sqrt()
+        sd(&self.rows.iter().map(|row| row[column]).collect::<Vec<_>>())
     }
+}
+
+/// The sample standard deviation (n − 1 divisor) of `values`; 0 with fewer than two.
+pub(crate) fn sd(values: &[f64]) -> f64 {
+    let n = values.len();
+    if n < 2 {
+        return 0.0;
+    }
+    let mean = values.iter().sum::<f64>() / n as f64;
+    (values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt()
 }
 
 /// A rule decided within its family. At most one of `regressed`, `improved`, `unchanged` is true;

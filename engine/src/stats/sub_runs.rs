@@ -21,11 +21,9 @@ pub(crate) fn across_sub_runs(x: &[f64], allowance: f64) -> Option<Evidence> {
         return None;
     }
     let n = r as f64;
-    let mean = x.iter().sum::<f64>() / n;
-    let variance = x.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0);
     Some(Evidence {
-        estimate: mean,
-        se: (variance / n).sqrt(),
+        estimate: x.iter().sum::<f64>() / n,
+        se: super::sd(x) / n.sqrt(),
         df: Some(n - 1.0),
         allowance,
     })
