@@ -30,7 +30,7 @@ export interface LoadgateVerdict {
   exit_code: number
   /**
    * The rules tested together at one false-alarm rate per run: how many, at what rate, by
-   * which method; absent without a baseline.
+   * which method; absent without a baseline, or when no rule was tested.
    */
   family?: Family | null
   /**

@@ -381,7 +381,7 @@ pub(crate) struct VerdictDoc {
     /// How many rules ended in each state (all 0 without a baseline).
     pub rule_counts: RuleCounts,
     /// The rules tested together at one false-alarm rate per run: how many, at what rate, by
-    /// which method; absent without a baseline.
+    /// which method; absent without a baseline, or when no rule was tested.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub family: Option<VerdictFamily>,
     /// Every regression rule, judged; empty without a baseline.
