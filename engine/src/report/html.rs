@@ -134,10 +134,11 @@ fn sub_run_marks(rule: &RuleVerdict, changes: &RuleChanges) -> Vec<Mark> {
         let level = rule.level.map_or_else(String::new, |l| {
             format!(" (one-sided level {} each side)", format_level(l))
         });
+        // Not in the legend, which the sides fill: the paragraph above the charts names it.
         marks.push(Mark::Band {
             low: low * 100.0,
             high: high * 100.0,
-            name: "interval".to_string(),
+            name: String::new(),
             detail: format!(
                 "interval of the change [{}, {}]{level}",
                 text(low),
