@@ -103,8 +103,8 @@ fn method_name(family: &Family) -> &str {
 }
 
 /// The decisions of a comparison in one sentence: `18 rules tested together at a 5%
-/// false-alarm rate per run (Holm)`, and how many rules could not be tested (`; 2 not tested:
-/// too little data`); empty without a family.
+/// false-alarm rate per run (Holm)`, and how many rules could not be tested (`; 2 could not
+/// be tested`); empty without a family.
 pub(crate) fn family_sentence(comparison: &Comparison) -> String {
     let Some(family) = &comparison.family else {
         return String::new();
@@ -118,7 +118,7 @@ pub(crate) fn family_sentence(comparison: &Comparison) -> String {
     };
     let untested = comparison.rules.len().saturating_sub(family.tested);
     if untested > 0 && family.tested > 0 {
-        text.push_str(&format!("; {untested} not tested: too little data"));
+        text.push_str(&format!("; {untested} could not be tested"));
     }
     text
 }

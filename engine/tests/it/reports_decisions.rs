@@ -192,7 +192,7 @@ fn render(comparison: &Comparison, format: Format) -> String {
 
 /// The family in one sentence, as every format gives it.
 const FAMILY: &str = "4 rules tested together at a 5% false-alarm rate per run (Holm); \
-                      1 not tested: too little data";
+                      1 could not be tested";
 
 #[test]
 fn text_gives_each_rules_level_allowance_and_detectable_effect() {
