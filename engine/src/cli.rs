@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 
-use crate::ab::parse_epoch;
+use crate::ab::{parse_epoch, parse_sub_runs};
 use crate::options::{
     AbMode, AbOptions, CompareOptions, LineOptions, PlanRunOptions, ReportOptions, RunOptions,
 };
@@ -214,6 +214,13 @@ pub(crate) struct AbArgs {
     /// spec's `ab.mode`, else `duet`.
     #[arg(long, value_enum)]
     pub(crate) mode: Option<AbModeFlag>,
+    /// Sub-runs per invocation, an even number, at least 4: the spec's measured duration is
+    /// split among them, and the sides swap positions from one to the next (which side starts
+    /// first and keeps the schedule); the paired verdict is taken across them. Default: the
+    /// spec's `ab.sub_runs`, else 8, fewer (never below 4) when a sub-run would measure under
+    /// 0.5 s.
+    #[arg(long, value_name = "N", value_parser = parse_sub_runs)]
+    pub(crate) sub_runs: Option<u32>,
     /// Write both sides' results and their epochs (JSON) here, whole or not at all; `loadgate
     /// report FILE` renders it. A folder that cannot take the file is refused before any load
     /// is sent (exit 2).
@@ -372,6 +379,7 @@ impl From<AbArgs> for AbOptions {
                 AbModeFlag::Duet => AbMode::Duet,
                 AbModeFlag::Alternating => AbMode::Alternating,
             }),
+            sub_runs: args.sub_runs,
             out: args.out,
             quiet: args.quiet,
         }
@@ -509,6 +517,8 @@ mod tests {
             "alternating",
             "--epoch",
             "500ms",
+            "--sub-runs",
+            "6",
         ];
         let Command::Ab(args) = parse(&line) else {
             panic!("ab")
@@ -520,6 +530,7 @@ mod tests {
             candidate: vec![("B".into(), "2=x".into()), ("C".into(), String::new())],
             epoch: Some(Duration::from_millis(500)),
             mode: Some(AbMode::Alternating),
+            sub_runs: Some(6),
             ..AbOptions::default()
         };
         assert_eq!(AbOptions::from(args), expected);

@@ -38,6 +38,7 @@ pub mod serve;
 pub mod service;
 mod signal;
 pub mod spec;
+mod stats;
 mod udp;
 mod units;
 pub mod validate;

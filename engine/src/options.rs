@@ -109,6 +109,8 @@ pub(crate) struct AbOptions {
     pub(crate) epoch: Option<Duration>,
     /// How the sides are loaded (`--mode`).
     pub(crate) mode: Option<AbMode>,
+    /// Sub-runs per invocation (`--sub-runs`), checked by `ab::parse_sub_runs`.
+    pub(crate) sub_runs: Option<u32>,
     /// Where both sides' results and epochs are written (`--out`).
     pub(crate) out: Option<PathBuf>,
     /// No progress line on stderr (`--quiet`).

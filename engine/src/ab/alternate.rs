@@ -8,8 +8,8 @@
 //! run of the spec's level over `[warmup + j·E, warmup + (j+1)·E)` of that timeline (its first
 //! epoch preceded by the spec's warmup stages). Epoch `j` of the baseline pairs with epoch `j`
 //! of the candidate: the two epochs of one ABBA half-block, next to each other in time. A
-//! side's epochs are then joined into its whole result (`join`): counts and histograms added,
-//! the seconds laid end to end.
+//! side's epochs are then joined into its whole result (`join.rs`): counts and histograms
+//! added, the seconds laid end to end.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 
+use super::join::{empty, join};
 use crate::plan::{Plan, Stage, Stop};
 use crate::result::ab::EpochSample;
 use crate::run::{self, RunOutput};
@@ -69,12 +70,17 @@ pub(super) fn run_alternating(
                 .and_then(|ready| ready.run(Instant::now(), stop.clone(), &mut |_| {}))
                 .with_context(|| format!("the {} side", ["baseline", "candidate"][side]))?;
             sides[side].1.push(epoch_sample(j, &output));
+            // The epoch's own stages: the spec's warmup stages (first epoch only), then its one
+            // measured stage, which goes to the spec's stage the epoch starts in.
             let stage = stage_of(&plans[side], j, epoch);
+            let last = output.stages.len().saturating_sub(1);
             let joined = match sides[side].0.take() {
                 None => empty(&output, plans[side].load.stages.len()),
                 Some(joined) => joined,
             };
-            sides[side].0 = Some(join(joined, output, stage));
+            sides[side].0 = Some(join(joined, output, &|i| {
+                Some(if i == last { stage } else { i })
+            }));
         }
     }
     let [(b, be), (c, ce)] = sides;
@@ -157,72 +163,6 @@ fn epoch_sample(j: u32, output: &RunOutput) -> EpochSample {
         max_us: h.max(),
         mean_us: if h.is_empty() { 0.0 } else { h.mean() },
     }
-}
-
-/// An output with nothing measured yet, shaped for the spec's `stages`, from the first epoch's
-/// (whose run-level fields it keeps: start time, negotiated parameters), before `join` adds it.
-fn empty(first: &RunOutput, stages: usize) -> RunOutput {
-    RunOutput {
-        started_at: first.started_at,
-        elapsed: Duration::ZERO,
-        targets: first.targets.iter().map(|_| Default::default()).collect(),
-        flows: first.flows.iter().map(|_| Default::default()).collect(),
-        stages: (0..stages).map(|_| Default::default()).collect(),
-        stage_cpu_s: vec![0.0; stages],
-        time_series: Vec::new(),
-        epochs: Vec::new(),
-        cpu: (Duration::ZERO, Duration::ZERO),
-        interrupted: false,
-        aborted_by: None,
-        windows: first.windows.iter().map(|_| None).collect(),
-        negotiated: first.negotiated.clone(),
-        udp_buffers: first.udp_buffers,
-    }
-}
-
-/// A side's output so far and its next epoch's, as one run: counts and histograms added, the
-/// next epoch's seconds after the last (`stage`: the spec's stage the epoch falls in, where its
-/// generator stats and CPU time go; the first epoch's warmup stages are the spec's own).
-fn join(mut joined: RunOutput, next: RunOutput, stage: usize) -> RunOutput {
-    for (sum, t) in joined.targets.iter_mut().zip(&next.targets) {
-        sum.merge(t);
-    }
-    for (sum, f) in joined.flows.iter_mut().zip(&next.flows) {
-        sum.merge(f);
-    }
-    // The epoch's own stages: the spec's warmup stages (first epoch only), then its one
-    // measured stage, which goes to the spec's `stage`.
-    let last = next.stages.len().saturating_sub(1);
-    for (i, (s, cpu)) in next.stages.iter().zip(&next.stage_cpu_s).enumerate() {
-        let into = if i == last { stage } else { i };
-        if let Some(sum) = joined.stages.get_mut(into) {
-            sum.merge(s);
-        }
-        if let Some(sum) = joined.stage_cpu_s.get_mut(into) {
-            *sum += cpu;
-        }
-    }
-    let offset = joined.time_series.len() as u32;
-    joined.time_series.extend(
-        next.time_series
-            .iter()
-            .filter(|s| f64::from(s.index) + 1.0 <= next.elapsed.as_secs_f64() + 1e-9)
-            .map(|s| crate::measure::SpanSample {
-                index: s.index + offset,
-                ..s.clone()
-            }),
-    );
-    joined.elapsed += next.elapsed;
-    joined.cpu = (joined.cpu.0 + next.cpu.0, joined.cpu.1 + next.cpu.1);
-    joined.interrupted |= next.interrupted;
-    joined.aborted_by = joined.aborted_by.or(next.aborted_by);
-    for (sum, w) in joined.windows.iter_mut().zip(next.windows) {
-        // The first failing window stays; else the latest.
-        if sum.as_ref().is_none_or(|s| s.passed) && w.is_some() {
-            *sum = w;
-        }
-    }
-    joined
 }
 
 #[cfg(test)]

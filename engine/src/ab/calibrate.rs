@@ -1,30 +1,35 @@
-//! `loadgate ab --aa`: A/A calibration. Both sides are the baseline, so every change the pairs
-//! show is noise; per rule, the half-width of its 95% interval is the noise of this machine at
-//! this run length, i.e. the **minimum detectable effect** (a smaller change leaves 0 inside
-//! the interval), and the run length at which that noise would shrink to the rule's allowed
-//! change follows from the interval's width falling as `1/√n` in the number of pairs `n`
-//! (the Wilcoxon signed-rank interval's width is asymptotically `∝ 1/√n`: Hollander, Wolfe &
-//! Chicken, *Nonparametric Statistical Methods*, 3rd ed., 2014, §3.3, like the t interval's).
+//! `loadgate ab --aa`: A/A calibration. Both sides are the baseline, so every change the
+//! sub-runs show is noise. Per rule it prints the **minimum detectable effect at 80% power**
+//! (MDE, Bloom 1995): the change the gate would catch 4 times in 5 at the rule's level, the
+//! allowance `a` plus `(q(1 − level) + q(0.8))` standard errors on the rule's scale (the
+//! verdict's `mde`/`relative_mde`, `compare`). Its noise part `MDE − a` falls as `1/√D` in the
+//! measured length `D` (the standard error across sub-runs of `D/R` each does: each sub-run's
+//! noise falls as `1/√(D/R)`, and the quantile depends on `R`, not `D`), so the run length at
+//! which the noise part equals the allowance, where a change of twice the allowance is caught
+//! with 80% power, is `D × ((MDE − a) / a)²`.
+//!
+//! Scales (worse positive, `compare`'s): latency `ln(1 + x)`, throughput `−ln(1 − x)` of the
+//! relative change `x`; the error rate as it is.
 
-use crate::compare::{Comparison, RuleState};
+use crate::compare::{Comparison, RuleState, RuleVerdict};
 use crate::plan::threshold::Metric;
 use crate::report::verdict::detectable_change;
 
-/// What A/A pairs say about one rule.
+/// What A/A sub-runs say about one rule.
 #[derive(Debug, Clone, PartialEq)]
 pub(super) struct Calibration {
     /// The rule's label, e.g. `latency p(50) +5% floor 50us`.
     pub(super) rule: String,
-    /// `true`: `noise` and `allowed` are relative fractions of the baseline (latency,
+    /// `true`: `mde` and `allowed` are relative fractions of the baseline (latency,
     /// requests); `false`: absolute fractions (the error rate).
     pub(super) relative: bool,
-    /// Half the width of the 95% interval of the change (the minimum detectable effect, as
-    /// the reports show it: `report::verdict::detectable_change`); `None` without an interval.
-    pub(super) noise: Option<f64>,
-    /// The rule's allowed change at the baseline's value, on the same scale as `noise`.
+    /// The minimum detectable effect at 80% power, a magnitude in the worse direction
+    /// ([`mde`]); `None` when the rule was not tested.
+    pub(super) mde: Option<f64>,
+    /// The rule's effective allowance (the floor included), on the same scale as `mde`.
     pub(super) allowed: Option<f64>,
-    /// The measured length (seconds) at which `noise` would equal `allowed`:
-    /// `measured_s × (noise / allowed)²`.
+    /// The measured length (seconds) at which the MDE's noise part would equal the allowance:
+    /// `measured_s × ((MDE − a) / a)²` on the rule's scale.
     pub(super) needed_s: Option<f64>,
     /// The A/A pair regressed: a false alarm.
     pub(super) false_alarm: bool,
@@ -37,21 +42,23 @@ pub(super) fn calibrate(comparison: &Comparison, measured_s: f64) -> Vec<Calibra
         .rules
         .iter()
         .map(|v| {
-            let relative = v.metric != Metric::Errors;
-            let noise = detectable_change(v);
-            let allowed = match (v.allowed_change, v.baseline) {
-                (Some(a), Some(b)) if relative && b > 0.0 => Some(a / b),
-                (Some(a), _) if !relative => Some(a),
-                _ => None,
+            let relative = !matches!(v.metric, Metric::Errors | Metric::Checks);
+            let allowed = if relative {
+                v.relative_allowed_change
+                    .or_else(|| Some(v.allowed_change? / v.baseline.filter(|b| *b > 0.0)?))
+            } else {
+                v.allowed_change
             };
-            let needed_s = match (noise, allowed) {
-                (Some(h), Some(a)) if a > 0.0 => Some(measured_s * (h / a).powi(2)),
-                _ => None,
-            };
+            let mde = mde(v, allowed);
+            let needed_s = (|| {
+                let a = on_scale(v.metric, allowed?)?;
+                let noise = (on_scale(v.metric, mde?)? - a).max(0.0);
+                (a > 0.0).then(|| measured_s * (noise / a).powi(2))
+            })();
             Calibration {
                 rule: format!("{} {}", v.metric, v.rule),
                 relative,
-                noise,
+                mde,
                 allowed,
                 needed_s,
                 false_alarm: v.verdict == RuleState::Regressed,
@@ -60,19 +67,49 @@ pub(super) fn calibrate(comparison: &Comparison, measured_s: f64) -> Vec<Calibra
         .collect()
 }
 
+/// `x` (a relative change, a magnitude in the worse direction; the error rate's absolute
+/// change) on the rule's test scale; `None` for a throughput drop of 100% or more.
+fn on_scale(metric: Metric, x: f64) -> Option<f64> {
+    match metric {
+        Metric::Latency => Some(x.ln_1p()),
+        Metric::Responses => (x < 1.0).then(|| -(-x).ln_1p()),
+        Metric::Errors | Metric::Checks => Some(x),
+    }
+}
+
+/// The rule's MDE at 80% power as the verdict gives it (`relative_mde`, or `mde` for the
+/// error rate); where the verdict has none but a 95% interval, the normal approximation from
+/// its half-width `h`: `a + (z(0.975) + z(0.8)) / z(0.975) × h ≈ a + 1.43·h`.
+fn mde(v: &RuleVerdict, allowed: Option<f64>) -> Option<f64> {
+    let given = if matches!(v.metric, Metric::Errors | Metric::Checks) {
+        v.mde
+    } else {
+        v.relative_mde
+    };
+    given.or_else(|| Some(allowed? + (1.959_964 + 0.841_621) / 1.959_964 * detectable_change(v)?))
+}
+
 /// The calibration as text: a header, one line per rule, e.g.
-/// `latency p(50) +5% floor 50us   noise ±0.4%   allowed +8.3%   seen from 0.1 s of load`.
+/// `latency p(50) +5% floor 50us  MDE (80% power) +12.3%, allowed +8.3%: needs about 20 s`.
+/// `sub_runs`: the sub-runs used and left out as late.
 pub(super) fn render(
     calibrations: &[Calibration],
     comparison: &Comparison,
     measured_s: f64,
-    epoch_ms: u64,
+    (sub_runs, late): (usize, usize),
 ) -> String {
-    let pairs = comparison.paired.as_ref().map_or(0, |p| p.sub_runs);
     let mut text = format!(
-        "\nA/A CALIBRATION: both sides are the baseline; {pairs} pairs of {epoch_ms} ms epochs \
-         over {measured_s:.1} s\n"
+        "\nA/A CALIBRATION: both sides are the baseline; {sub_runs} sub-runs ({late} late) over \
+         {measured_s:.1} s measured\n"
     );
+    if let Some(f) = &comparison.family {
+        text.push_str(&format!(
+            "  {} rules tested together at a {}% false-alarm rate per run ({})\n",
+            f.tested,
+            f.alpha * 100.0,
+            f.method
+        ));
+    }
     let width = calibrations.iter().map(|c| c.rule.len()).max().unwrap_or(0);
     for c in calibrations {
         let shown = |x: f64| {
@@ -82,11 +119,9 @@ pub(super) fn render(
                 format!("{:.2} points", x * 100.0)
             }
         };
-        let noise = c
-            .noise
-            .map_or("no interval (too few pairs)".to_string(), |h| {
-                format!("±{}", shown(h))
-            });
+        let mde = c.mde.map_or("none (not tested)".to_string(), |m| {
+            format!("+{}", shown(m))
+        });
         let allowed = c
             .allowed
             .map_or("-".to_string(), |a| format!("+{}", shown(a)));
@@ -96,7 +131,7 @@ pub(super) fn render(
             None => "-".to_string(),
         };
         text.push_str(&format!(
-            "  {:width$}  noise (minimum detectable effect) {noise}, allowed {allowed}: {needed}{}\n",
+            "  {:width$}  MDE (80% power) {mde}, allowed {allowed}: {needed}{}\n",
             c.rule,
             if c.false_alarm {
                 "; FALSE ALARM: regressed on A/A"
@@ -106,8 +141,9 @@ pub(super) fn render(
         ));
     }
     text.push_str(
-        "  (noise: half the 95% interval of the change between identical sides; a change \
-         smaller than it reads as unchanged. The noise falls as 1/sqrt(run length).)\n",
+        "  (MDE: the change caught 4 times in 5 at the rule's level, the allowance plus its \
+         noise part; the noise part falls as 1/sqrt(run length). The length shown makes it \
+         equal to the allowance: twice the allowance is then caught 4 times in 5.)\n",
     );
     text
 }
@@ -136,7 +172,7 @@ mod tests {
     }
 
     #[test]
-    fn noise_allowed_and_the_run_length_that_sees_the_allowed_change() {
+    fn mde_allowed_and_the_run_length_whose_noise_part_equals_the_allowance() {
         let comparison = |rules| Comparison {
             spec_name: "s".to_string(),
             spec_changed: false,
@@ -148,26 +184,51 @@ mod tests {
             family: None,
             paired: None,
         };
-        // p50 of 1000 us, allowed 50 us (5%), interval ±10%: the run of 8 s would have to be
-        // (10 / 5)² = 4 times longer. Errors: ±0.2 points against 0.1 allowed.
+        let with_mde = |mut v: RuleVerdict, mde: f64| {
+            if v.metric == Metric::Errors {
+                v.mde = Some(mde);
+            } else {
+                v.relative_mde = Some(mde);
+            }
+            v
+        };
+        let wide = [-0.1, 0.1];
         let c = comparison(vec![
-            verdict(Metric::Latency, 1_000.0, 50.0, [-0.1, 0.1]),
-            verdict(Metric::Latency, 1_000.0, 50.0, [-0.01, 0.01]),
-            verdict(Metric::Errors, 0.0, 0.001, [-0.002, 0.002]),
+            // p50 of 1000 us, allowed 50 us (5%); an MDE of 1.05³ − 1 on the log scale is the
+            // allowance plus twice it: the 8 s run would have to be 2² = 4 times longer.
+            with_mde(
+                verdict(Metric::Latency, 1_000.0, 50.0, wide),
+                1.05f64.powi(3) - 1.0,
+            ),
+            // Noise part 0.2 × the allowance: 0.2² of the run would do.
+            with_mde(
+                verdict(Metric::Latency, 1_000.0, 50.0, wide),
+                1.05f64.powf(1.2) - 1.0,
+            ),
+            // Errors: MDE 0.3 points against 0.1 allowed, absolute.
+            with_mde(verdict(Metric::Errors, 0.0, 0.001, wide), 0.003),
+            // Throughput: allowed a 10% drop, MDE a 19% drop (0.9² on the log scale).
+            with_mde(verdict(Metric::Responses, 100.0, 10.0, wide), 0.19),
+            // No MDE in the verdict: from the 95% interval's half-width.
+            verdict(Metric::Latency, 1_000.0, 50.0, wide),
         ]);
         let cal = calibrate(&c, 8.0);
-        assert!((cal[0].noise.unwrap() - 0.1).abs() < 1e-12);
-        assert!((cal[0].allowed.unwrap() - 0.05).abs() < 1e-12);
-        assert!((cal[0].needed_s.unwrap() - 32.0).abs() < 1e-9);
-        assert!((cal[1].needed_s.unwrap() - 0.32).abs() < 1e-9);
+        let close = |x: Option<f64>, want: f64| (x.unwrap() - want).abs() < 1e-9;
+        assert!(close(cal[0].allowed, 0.05));
+        assert!(close(cal[0].needed_s, 32.0), "{:?}", cal[0]);
+        assert!(close(cal[1].needed_s, 0.32), "{:?}", cal[1]);
         assert!(!cal[2].relative);
-        assert!((cal[2].needed_s.unwrap() - 32.0).abs() < 1e-9);
+        assert!(close(cal[2].needed_s, 32.0), "{:?}", cal[2]);
+        assert!(close(cal[3].needed_s, 8.0), "{:?}", cal[3]);
+        assert!((cal[4].mde.unwrap() - (0.05 + 1.4294 * 0.1)).abs() < 1e-4);
 
-        let text = render(&cal, &c, 8.0, 250);
+        let text = render(&cal, &c, 8.0, (8, 1));
         assert!(
-            text.contains(
-                "noise (minimum detectable effect) ±10.0%, allowed +5.0%: needs about 32 s"
-            ),
+            text.contains("A/A CALIBRATION: both sides are the baseline; 8 sub-runs (1 late)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("MDE (80% power) +15.8%, allowed +5.0%: needs about 32 s"),
             "{text}"
         );
         assert!(
@@ -175,7 +236,7 @@ mod tests {
             "{text}"
         );
         assert!(
-            text.contains("±0.20 points, allowed +0.10 points"),
+            text.contains("+0.30 points, allowed +0.10 points"),
             "{text}"
         );
         assert!(!text.contains("FALSE ALARM"));

@@ -1,5 +1,5 @@
 //! `loadgate ab`: the spec's load applied to a **baseline** and a **candidate** in one
-//! invocation, on the same machine, and each regression rule judged on the paired epochs.
+//! invocation, on the same machine, and each regression rule judged on the paired sub-runs.
 //!
 //! This is **duet** mode (Bulej et al., "Duet Benchmarking: Improving Measurement Accuracy in
 //! the Cloud", ICPE 2020): both sides are loaded at the same time, on the same schedule, so
@@ -30,13 +30,22 @@
 //!
 //! Each side resolves and checks its targets first; then both start on one clock (a common
 //! time zero just after the barrier), so their epochs pair exactly. In the open model, the
-//! candidate's arrival schedule is offset by half an inter-arrival interval (at the rate where
-//! measuring starts): the sides' requests interleave, A B A B, instead of reaching the
-//! machine at the same instants. Sent at the same instants to two services that share a core,
-//! one side's requests would always wait for the other's: `bench/ab_noise.sh` found a steady
+//! arrival schedule of the side in the second position is offset by half an inter-arrival
+//! interval (at the rate where measuring starts): the sides' requests interleave, A B A B,
+//! instead of reaching the machine at the same instants. Sent at the same instants to two
+//! services that share a core, one side's requests would always wait for the other's: `bench/ab_noise.sh` found a steady
 //! ~180 µs p50 gap between two identical sides (400 µs of CPU work per request, one shared
 //! core), a bias that a paired interval then reports as a change. The closed model has no
 //! schedule to offset: its virtual users send as their responses end.
+//!
+//! # Sub-runs
+//!
+//! A duet is `R` sub-runs (`--sub-runs`, `ab.sub_runs`: 8 by default), one after the other,
+//! the services up throughout: each measures `D/R` of the spec's measured duration, and the
+//! sides swap positions from one to the next (which side's thread starts first and whose
+//! schedule is offset), the first drawn at random, so that a position's advantage cancels
+//! across them; the paired verdict is taken across the sub-runs (`sub_runs.rs` says how the
+//! load is split and bounded, and when a sub-run is late).
 //!
 //! # Alternating mode
 //!
@@ -46,8 +55,8 @@
 //! # A/A calibration
 //!
 //! With `--aa` the candidate is the baseline (same URL, values, and so one shared service):
-//! `calibrate.rs` turns the pairs' intervals into the noise per rule and the run length that
-//! would see each rule's allowed change.
+//! `calibrate.rs` prints per rule the minimum detectable effect at 80% power and the run
+//! length at which its noise part would equal the rule's allowance.
 //!
 //! # Epochs
 //!
@@ -62,10 +71,13 @@ use std::time::{Duration, Instant};
 
 mod alternate;
 mod calibrate;
+mod join;
 mod machine;
 mod sides;
+mod sub_runs;
 
 pub(crate) use alternate::AlternateError;
+pub(crate) use sub_runs::parse_sub_runs;
 
 use crate::compare;
 use crate::compare::gate::{Outcome, Overall};
@@ -73,7 +85,7 @@ use crate::options::{AbMode, AbOptions};
 use crate::plan::{Model, Plan};
 use crate::report::progress::ProgressLine;
 use crate::result;
-use crate::result::ab::{AB_VERSION, AbResult, EpochSample, complete_epochs};
+use crate::result::ab::{AB_VERSION, AbResult, EpochSample, SubRun};
 use crate::run::{self, RunOutput};
 use crate::service::Service;
 use crate::signal::Interrupt;
@@ -96,6 +108,9 @@ pub(crate) enum AbError {
     /// A duet epoch longer than a second.
     #[error("duet mode takes epochs that divide a second (1s, 500ms, 250ms, …), not {0:?}")]
     DuetEpoch(Duration),
+    /// The `ab` block's `sub_runs` is odd or below the minimum.
+    #[error("the spec's `ab.sub_runs`: {0}")]
+    BlockSubRuns(String),
 }
 
 /// `loadgate ab`; `env` looks up `${NAME}`s that a side does not give.
@@ -111,6 +126,11 @@ pub(crate) fn ab(
     }
     let (mode, epoch) = mode_and_epoch(args, &block)?;
     let plans = [sides[0].plan(&source, env)?, sides[1].plan(&source, env)?];
+    let sub_runs = match (args.sub_runs, block.sub_runs) {
+        (Some(n), _) => n,
+        (None, Some(n)) => sub_runs::check(n).map_err(AbError::BlockSubRuns)?,
+        (None, None) => sub_runs::default_count(plans[0].load.measured_duration()),
+    };
     // The open-files limit, raised and checked before descriptors of this process's own.
     for plan in &plans {
         crate::run::raise_file_limit(plan)?;
@@ -129,7 +149,7 @@ pub(crate) fn ab(
     }
     let services = start_services(&plans, &stop)?;
     let before = machine::ticks();
-    let ran = run_sides(&plans, &stop, mode, epoch, args.quiet);
+    let ran = run_sides(&plans, &stop, (mode, epoch, sub_runs), args.quiet);
     // Duet loads both sides at once: how busy that made the machine.
     let machine_busy = machine::busy_since(before).filter(|_| mode == AbMode::Duet);
     // A service that exited during the run stopped it: its result so far is kept (`--out`),
@@ -140,6 +160,7 @@ pub(crate) fn ab(
         .find_map(Result::err);
     let mut ab = ab_result(&plans, ran?, mode, epoch);
     ab.machine_busy = machine_busy;
+    sub_runs::judge_lateness(&mut ab);
     if let Some(died) = died {
         if let Some(out) = out {
             out.write(&ab)?;
@@ -173,7 +194,10 @@ pub(crate) fn ab(
                 &calibrations,
                 &comparison,
                 candidate.duration_s,
-                ab.epoch_ms
+                (
+                    ab.sub_runs.len(),
+                    ab.sub_runs.iter().filter(|s| s.late).count()
+                )
             )
         );
     }
@@ -222,19 +246,46 @@ pub(crate) fn parse_epoch(text: &str) -> Result<Duration, String> {
     Ok(epoch)
 }
 
-/// Runs both sides in `mode`: each side's whole output and its complete epochs.
+/// Each side's whole output and its complete epochs, and the sub-runs.
+type Ran = ([(RunOutput, Vec<EpochSample>); 2], Vec<SubRun>);
+
+/// Runs both sides in `mode`, in epochs of `epoch` and `sub_runs` sub-runs (duet).
 fn run_sides(
     plans: &[Plan; 2],
     stop: &Arc<AtomicBool>,
-    mode: AbMode,
-    epoch: Duration,
+    (mode, epoch, sub_runs): (AbMode, Duration, u32),
     quiet: bool,
-) -> anyhow::Result<[(RunOutput, Vec<EpochSample>); 2]> {
+) -> anyhow::Result<Ran> {
     match mode {
-        AbMode::Duet => Ok(run_duet(plans, stop, epoch, quiet)?.map(|o| {
-            let epochs = complete_epochs(&o.epochs, millis(epoch), o.elapsed.as_secs_f64());
-            (o, epochs)
-        })),
+        AbMode::Duet => {
+            let first = fastrand::bool();
+            let measured = plans[0].load.measured_duration();
+            eprintln!(
+                "loadgate: {sub_runs} sub-runs{}, the sides' positions swapped from one to \
+                 the next; the {} first in the first (drawn at random)",
+                measured.map_or(String::new(), |d| format!(
+                    " of {:?} measured each",
+                    d / sub_runs
+                )),
+                if first { "baseline" } else { "candidate" },
+            );
+            let mut line = ProgressLine::new(quiet, measured);
+            let duet = |subs: &[Plan; 2],
+                        baseline_first: bool,
+                        progress: &mut (dyn FnMut(&run::Progress) + Send)| {
+                run_duet(subs, stop, epoch, baseline_first, progress)
+            };
+            let ran = sub_runs::run_sub_runs(
+                plans,
+                (sub_runs, first),
+                stop,
+                millis(epoch),
+                &mut |p| line.update(p),
+                &duet,
+            );
+            line.finish();
+            ran
+        }
         AbMode::Alternating => {
             let first_is_baseline = fastrand::bool();
             eprintln!(
@@ -245,7 +296,8 @@ fn run_sides(
                     "candidate"
                 }
             );
-            alternate::run_alternating(plans, stop, epoch, first_is_baseline)
+            let sides = alternate::run_alternating(plans, stop, epoch, first_is_baseline)?;
+            Ok((sides, Vec::new()))
         }
     }
 }
@@ -258,7 +310,7 @@ fn millis(epoch: Duration) -> u64 {
 /// The `--out` document from each side's output and complete epochs of `epoch`.
 fn ab_result(
     plans: &[Plan; 2],
-    [(b, b_epochs), (c, c_epochs)]: [(RunOutput, Vec<EpochSample>); 2],
+    ([(b, b_epochs), (c, c_epochs)], sub_runs): Ran,
     mode: AbMode,
     epoch: Duration,
 ) -> AbResult {
@@ -268,6 +320,7 @@ fn ab_result(
         epoch_ms: millis(epoch),
         baseline: result::build_ab_side(&plans[0], &b),
         candidate: result::build_ab_side(&plans[1], &c),
+        sub_runs,
         baseline_epochs: b_epochs,
         candidate_epochs: c_epochs,
         machine_busy: None,
@@ -302,17 +355,19 @@ fn start_services(plans: &[Plan; 2], stop: &Arc<AtomicBool>) -> anyhow::Result<V
 }
 
 /// Runs both plans at the same time: two threads, released together by a barrier, sharing
-/// `stop`. A side that cannot be carried out stops the other. The progress line follows the
-/// baseline (both sides keep the same schedule).
+/// `stop`. The side in the first position (the baseline when `baseline_first`) has its thread
+/// spawned first and its schedule at time zero; the other's is offset
+/// ([`interleave_offset`]). A side that cannot be carried out stops the other. `progress`
+/// follows the baseline (both sides keep the same schedule).
 fn run_duet(
     plans: &[Plan; 2],
     stop: &Arc<AtomicBool>,
     epoch: Duration,
-    quiet: bool,
+    baseline_first: bool,
+    progress: &mut (dyn FnMut(&run::Progress) + Send),
 ) -> anyhow::Result<[RunOutput; 2]> {
     let barrier = Barrier::new(2);
     let origin = OnceLock::new();
-    let mut progress = ProgressLine::new(quiet, plans[0].load.measured_duration());
     let run_side = |plan: &Plan, offset: Duration, progress: &mut dyn FnMut(&run::Progress)| {
         let ready = run::prepare(plan).map(|r| r.with_epoch(epoch).on_given_clock());
         barrier.wait();
@@ -323,11 +378,20 @@ fn run_duet(
         }
         output
     };
-    let offset = interleave_offset(&plans[1]);
+    let run_side = &run_side;
+    let (second, offset) = if baseline_first { (1, 0) } else { (0, 1) };
+    let mut offsets = [Duration::ZERO; 2];
+    offsets[offset] = interleave_offset(&plans[second]);
     let (baseline, candidate) = std::thread::scope(|scope| {
-        let baseline =
-            scope.spawn(|| run_side(&plans[0], Duration::ZERO, &mut |p| progress.update(p)));
-        let candidate = scope.spawn(|| run_side(&plans[1], offset, &mut |_| {}));
+        let baseline = || run_side(&plans[0], offsets[0], progress);
+        let candidate = || run_side(&plans[1], offsets[1], &mut |_| {});
+        let (baseline, candidate) = if baseline_first {
+            let b = scope.spawn(baseline);
+            (b, scope.spawn(candidate))
+        } else {
+            let c = scope.spawn(candidate);
+            (scope.spawn(baseline), c)
+        };
         (
             baseline.join().expect("the baseline's run does not panic"),
             candidate
@@ -335,7 +399,6 @@ fn run_duet(
                 .expect("the candidate's run does not panic"),
         )
     });
-    progress.finish();
     Ok([
         baseline.context("the baseline side")?,
         candidate.context("the candidate side")?,
@@ -346,7 +409,7 @@ fn run_duet(
 /// to read it before it passes.
 const CLOCK_LEAD: Duration = Duration::from_millis(5);
 
-/// The candidate's schedule offset: half the open model's inter-arrival interval at the rate
+/// The schedule offset of the side in the second position: half the open model's inter-arrival interval at the rate
 /// where measuring starts (the peak rate when that is 0), at most 1 s; none in the closed
 /// model.
 fn interleave_offset(plan: &Plan) -> Duration {

@@ -9,57 +9,76 @@
 //! | file          | holds                                                               |
 //! |---------------|---------------------------------------------------------------------|
 //! | `mod.rs`      | [`compare`], [`Comparison`], [`CompareError`]                       |
-//! | `rules.rs`    | rules judged: [`RuleVerdict`], [`RuleState`], `judge`, `judge_all`  |
-//! | `samples.rs`  | the per-second samples a rule's interval is computed from           |
-//! | `scoped.rs`   | rules of a target or a flow: their values and intervals             |
-//! | `stats.rs`    | the moving-block bootstrap interval of a change                     |
-//! | `between_runs.rs` | run-to-run variation from earlier results: the spread, the widening |
-//! | `paired.rs`   | rules judged on paired epochs (`loadgate ab`): Hodges-Lehmann, Wilcoxon |
-//! | `epochs.rs`   | the sides of `loadgate ab` compared: [`compare_paired`], [`Paired`] |
+//! | `rules.rs`    | rules judged as one family: [`RuleVerdict`], [`RuleState`], `decide_all` |
+//! | `scale.rs`    | the worse-is-positive scale of a rule, and back to its unit         |
+//! | `scoped.rs`   | the target or flow a rule of that scope looks at                    |
+//! | `seconds.rs`  | a scope's per-second histograms and counts, merged as resampled     |
+//! | `two_run.rs`  | two runs: each rule's test from the block bootstrap of seconds      |
+//! | `between_runs.rs` | run-to-run variation from earlier results, added to the standard errors |
+//! | `paired.rs`   | the sub-runs of `loadgate ab`: [`compare_paired`], [`Paired`]       |
 //! | `deltas.rs`   | per-target metrics and SLOs in both runs: [`TargetDelta`], [`SloDelta`] |
 //! | `gate.rs`     | the decision ([`gate::Overall`]), its summary line, the exit codes  |
 //!
 //! # The verdict of a rule
 //!
-//! For a rule such as `p(95) +10% floor 2ms`, with `b` and `c` the baseline's and the current
-//! run's whole-run values (e.g. their p95 from the HDR histograms):
+//! Every regression rule of every scope (the whole run, a target or flow step, a flow) is one
+//! test. For a rule such as `p(95) +10% floor 2ms`, with `b` and `c` the baseline's and the
+//! current run's whole-run values (their p95 from the HDR histograms):
 //!
 //! - the *allowed change* is `A = max(max_change × b, floor)` (10% of `b`, at least 2 ms), in the
-//!   worse direction (a rise; a drop for throughput);
-//! - the *interval* is the 95% bootstrap confidence interval of the change, computed from the two
-//!   runs' per-second samples (`stats.rs`): for latency and throughput, of the relative change of
-//!   the mean per-second value, scaled by `b`; for the error rate, of the absolute change of the
-//!   pooled rate `Σ errors / Σ requests`.
+//!   worse direction (a rise; a drop for throughput); `A/b` is the *effective allowance*, which
+//!   the reports show;
+//! - the change and the allowance are put on a scale where worse is positive (`scale.rs`):
+//!   `d = ln(c/b)` and `a = ln(1 + A/b)` for latency, `−ln(c/b)` and `−ln(1 − A/b)` for
+//!   throughput, `c − b` and `A` for the error rate;
+//! - each rule tests `H0: d ≤ a` (within the allowance) against "regressed". One per-run
+//!   false-alarm rate α (`regression.alpha`, 5% by default, recorded in the result as
+//!   `regression_alpha`) is shared by all the rules tested in a comparison (the family,
+//!   [`Family`]), so that an unchanged build fails the gate on any rule with probability at
+//!   most α (`stats::decide`):
+//!   - two runs (`compare`, `run --baseline`; `two_run.rs`): a circular block bootstrap of each
+//!     run's seconds, one set of resampled seconds per run shared by all rules, each rule's
+//!     statistic read from its scope's merged per-second histograms; the max-T step-down on the
+//!     studentized replicates (Westfall & Young 1993; Romano & Wolf 2005). Runs shorter than
+//!     `stats::MIN_SECONDS` complete seconds are too short to judge;
+//!   - the sub-runs of `loadgate ab` (`paired.rs`): per rule, the change in each sub-run, the
+//!     sides' positions swapped from one to the next; Student t across the sub-runs (Kalibera &
+//!     Jones 2013; Bulej et al. 2020) and Holm's step-down (Holm 1979).
 //!
-//! Then, in this order (`rules::judge`):
+//! Each rule's interval `[low, high]` is at its one-sided `level` (the step of the step-down
+//! that decided it), and then, in this order (`rules::decide_all`):
 //!
-//! 1. **improved** when the whole interval is better than `-A`;
-//! 2. **unchanged** when the whole-run change is within the floor (never a regression);
-//! 3. **inconclusive** when there is no interval (fewer than `stats::MIN_SAMPLES` seconds);
-//! 4. **regressed** when the whole interval lies beyond `A` and so does the whole-run change;
-//! 5. **unchanged** when the whole interval is within `A`;
-//! 6. **inconclusive** otherwise: the interval straddles `A`; a longer run narrows it.
+//! 1. **regressed** when `low > a`: the step-down rejected `H0`;
+//! 2. **improved** when `high < −a`;
+//! 3. **unchanged** when `high ≤ a` (two one-sided tests: Schuirmann 1987; Lakens 2017);
+//! 4. **inconclusive** otherwise (the interval reaches beyond the allowance: a longer run
+//!    narrows it), and when the rule could not be tested (runs too short, too few sub-runs, no
+//!    responses on a side, a scope missing from a result); untested rules are not in the family
+//!    and cannot fail the gate.
+//!
+//! Each tested rule also states its minimum detectable effect at 80% power at its level,
+//! `mde = a + (q(1 − level) + q(0.8))·se` (Bloom 1995), in its unit and relative.
 //!
 //! With a stored baseline (another run, maybe on another machine), [`compare_with_history`]
-//! first widens each interval by the run-to-run variation of the rule's value over earlier
-//! results of the spec (`between_runs.rs`); with fewer than three, a note says the verdict
+//! first adds the run-to-run variation of the rule's value over earlier results of the spec to
+//! its standard error (`between_runs.rs`); with fewer than three, a note says the verdict
 //! assumes that the two runs' machines were alike.
 //!
-//! Only `regressed` fails the gate. An A/A comparison (same build, same server) gives intervals
-//! around 0, within `A`: unchanged. A rule of a target or a flow (`scope`) compares that
-//! target's or flow's whole-run values, found by name in both results (one missing from either
-//! is inconclusive, and says so); having no per-second series, its interval comes from its
-//! counts and histograms (`scoped.rs`). Targets without rules are reported without a verdict.
+//! Only `regressed` fails the gate. A rule of a target or a flow (`scope`) compares that
+//! target's or flow's values, found by name in both results (one missing from either is
+//! inconclusive, and says so); a flow's iterations have no per-second series, so between two
+//! runs its rules are inconclusive and `loadgate ab` judges them. Targets without rules are
+//! reported without a verdict.
 
 mod between_runs;
 mod deltas;
-mod epochs;
 pub mod gate;
-pub(crate) mod paired;
+mod paired;
 mod rules;
-pub(crate) mod samples;
+mod scale;
 mod scoped;
-mod stats;
+mod seconds;
+mod two_run;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -69,9 +88,8 @@ use crate::result::{RESULT_VERSION, RunResult};
 
 pub(crate) use deltas::target_metrics;
 pub use deltas::{MetricDelta, SloDelta, TargetDelta, TargetMetric};
-pub use epochs::{MAX_DROPPED_SHARE, Paired, RuleChanges, SubRunChange, compare_paired};
+pub use paired::{MAX_LATE_SHARE, Paired, RuleChanges, SubRunChange, compare_paired};
 pub use rules::{RuleState, RuleVerdict};
-pub(crate) use stats::median;
 
 /// Why two results cannot be compared (or merged).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -170,16 +188,16 @@ fn check_version(result: &RunResult, file: &str) -> Result<(), CompareError> {
 }
 
 /// Compares `current` with `baseline`, judging the rules on the noise within the two runs
-/// alone: for two sides measured side by side (`loadgate ab` replaces the rules' verdicts with
-/// paired ones). A stored baseline is compared by [`compare_with_history`]. Errors: different
-/// specs (by name), an unreadable version or rule.
+/// alone (`two_run.rs`). A stored baseline is compared by [`compare_with_history`], the two
+/// sides of `loadgate ab` by [`compare_paired`]. Errors: different specs (by name), an
+/// unreadable version or rule.
 pub fn compare(baseline: &RunResult, current: &RunResult) -> Result<Comparison, CompareError> {
     judged(baseline, current, None)
 }
 
 /// Compares `current` with a stored `baseline`, given `history`: earlier results of the same
 /// spec (e.g. the last baseline runs; the baseline and the current run are skipped if among
-/// them, as are invalid measurements). Each rule's interval is widened by the run-to-run
+/// them, as are invalid measurements). Each rule's standard error gets the run-to-run
 /// variation of its value over the history and the baseline (`between_runs.rs`), and a note
 /// says by how much, or, with fewer than three earlier results, that the verdict assumes the
 /// two machines were alike. Errors: as [`compare`], also for a history result.
@@ -194,13 +212,35 @@ pub fn compare_with_history(
     Ok(comparison)
 }
 
-/// The comparison, with the rules' intervals widened by the run-to-run variation over
-/// `earlier` and the baseline when `earlier` is given (see [`compare_with_history`]).
+/// The comparison of two runs, the rules judged from their seconds, with the run-to-run
+/// variation over `earlier` and the baseline added when `earlier` is given (see
+/// [`compare_with_history`]).
 fn judged(
     baseline: &RunResult,
     current: &RunResult,
     earlier: Option<&[&RunResult]>,
 ) -> Result<Comparison, CompareError> {
+    let (mut comparison, rules) = unjudged(baseline, current)?;
+    let mut tests = two_run::tests(&rules, baseline, current);
+    let mut method = rules::Method::MaxT;
+    if let Some(earlier) = earlier {
+        let (note, estimated) = between_runs::add_variation(&rules, &mut tests, earlier, baseline);
+        comparison.notes.push(note);
+        if estimated {
+            method = rules::Method::Holm;
+        }
+    }
+    let alpha = current.regression_alpha;
+    (comparison.rules, comparison.family) = rules::decide_all(alpha, &rules, &tests, method);
+    Ok(comparison)
+}
+
+/// The comparison of `current` with `baseline` without the rules' verdicts, and the rules to
+/// judge. Errors: as [`compare`].
+fn unjudged(
+    baseline: &RunResult,
+    current: &RunResult,
+) -> Result<(Comparison, Vec<RegressionRule>), CompareError> {
     check_version(baseline, "baseline")?;
     check_version(current, "current")?;
     if baseline.spec.name != current.spec.name {
@@ -211,19 +251,24 @@ fn judged(
     }
     let mut notes = run_notes(baseline, current);
     let rules = recorded_rules(baseline, current, &mut notes)?;
-    let (rules, note) = rules::judge_all(&rules, baseline, current, earlier);
-    notes.extend(note);
-    Ok(Comparison {
+    let comparison = Comparison {
         spec_name: current.spec.name.clone(),
         spec_changed: baseline.spec.hash != current.spec.hash,
         baseline_invalid: !baseline.health.valid,
         notes,
-        rules,
+        rules: Vec::new(),
         slo: deltas::slo_deltas(baseline, current),
         targets: deltas::target_deltas(baseline, current),
         family: None,
         paired: None,
-    })
+    };
+    Ok((comparison, rules))
+}
+
+/// The median of `values` (statrs); NaN when empty.
+pub(crate) fn median(values: &[f64]) -> f64 {
+    use statrs::statistics::{Data, OrderStatistics};
+    Data::new(values.to_vec()).median()
 }
 
 /// What a reader should know about the two runs: a changed spec, an interrupted run, an

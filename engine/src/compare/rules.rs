@@ -1,36 +1,36 @@
-//! Regression rules judged: the whole-run values a rule compares, the interval of the change
-//! from the per-second samples (widened by the run-to-run spread of `between_runs.rs` when
-//! earlier results are given: `judge_all`), and the verdict in the order the module
-//! documentation of [`super`] gives.
+//! Regression rules judged: the whole-run values a rule compares, its test on the
+//! worse-is-positive scale (`scale.rs`), and the verdicts of all the rules of a comparison as
+//! one family (`decide_all`, over `stats::decide`), in the order the module documentation of
+//! [`super`] gives.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use std::borrow::Cow;
-
-use super::between_runs::{MIN_EARLIER, Scale, Spread, Widening, note};
-use super::samples;
-use super::scoped::scoped;
-use super::stats::{self, Change, Interval};
+use super::Family;
+use super::scale::Scale;
 use crate::plan::regression::{
-    DEFAULT_ERRORS_RULES, DEFAULT_LATENCY_RULES, DEFAULT_REQUESTS_RULES, RegressionRule, RuleScope,
-    ScopeKind,
+    DEFAULT_ERRORS_RULES, DEFAULT_LATENCY_RULES, DEFAULT_REQUESTS_RULES, RegressionRule, ScopeKind,
 };
 use crate::plan::threshold::{Aggregation, Metric};
-use crate::result::{RunResult, TargetResult};
-use crate::units::Unit;
+use crate::result::TargetResult;
+use crate::stats::{self, Decision, Evidence, Replicates};
+use crate::units::{Unit, format_relative};
 
 /// The verdict on one regression rule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RuleState {
-    /// Worse than allowed, with 95% confidence: fails the gate.
+    /// Worse than allowed: the interval's lower bound is beyond the allowed change, within
+    /// the family's false-alarm rate per run. Fails the gate.
     Regressed,
-    /// Within the allowed change (or the floor).
+    /// Within the allowed change: the interval's upper bound is within it (two one-sided
+    /// tests).
     Unchanged,
-    /// Better by more than the allowed change, with 95% confidence.
+    /// Better by more than the allowed change: the interval's upper bound is beyond it, the
+    /// better way.
     Improved,
-    /// The data cannot tell: the interval straddles the allowed change, or too few samples.
+    /// The data cannot tell: the interval reaches beyond the allowed change, or the rule could
+    /// not be tested (runs too short, too few sub-runs, no responses on a side).
     Inconclusive,
 }
 
@@ -88,9 +88,10 @@ pub struct RuleVerdict {
     /// absent when the baseline is absent or 0.
     #[serde(default)]
     pub relative_allowed_change: Option<f64>,
-    /// 95% confidence interval of `change` `[low, high]` (moving-block bootstrap over the
-    /// per-second samples, widened by the run-to-run variation when `compare` is given earlier
-    /// results with `--baseline-history`); absent with too few samples.
+    /// Interval of `change` `[low, high]`, each bound at the one-sided `level` (two runs: the
+    /// block bootstrap of their seconds, with the run-to-run variation added when `compare` is
+    /// given earlier results with `--baseline-history`; `loadgate ab`: Student t across its
+    /// sub-runs); absent when the rule was not tested.
     pub change_ci: Option<[f64; 2]>,
     /// The interval relative to the baseline, fractions; absent when the baseline is 0.
     pub relative_change_ci: Option<[f64; 2]>,
@@ -106,8 +107,8 @@ pub struct RuleVerdict {
     /// `mde` relative to the baseline, a fraction; absent when not tested or the baseline is 0.
     #[serde(default)]
     pub relative_mde: Option<f64>,
-    /// Samples used from the baseline and the current run: seconds of the per-second series
-    /// for a whole-run rule; requests (a flow's iterations) for a target's or flow's rule.
+    /// Samples used from the baseline and the current run: complete seconds of two runs, or
+    /// the sub-runs of `loadgate ab` with a value on both sides (the same on both).
     pub samples: [usize; 2],
     /// The verdict on the rule.
     pub verdict: RuleState,
@@ -129,43 +130,6 @@ pub(super) fn default_rules() -> Vec<RegressionRule> {
                 .map(|t| RegressionRule::parse(*metric, t).expect("default rules parse"))
         })
         .collect()
-}
-
-/// Each rule judged ([`judge_rule`]). With `earlier` (a stored baseline's earlier
-/// results), on an interval widened by the spread of the rule's whole-run value over `earlier`
-/// and the baseline (`between_runs.rs`), when there are at least [`MIN_EARLIER`]; and with the
-/// comparison's [`note`].
-pub(super) fn judge_all(
-    rules: &[RegressionRule],
-    baseline: &RunResult,
-    current: &RunResult,
-    earlier: Option<&[&RunResult]>,
-) -> (Vec<RuleVerdict>, Option<String>) {
-    let Some(earlier) = earlier else {
-        let verdicts = rules
-            .iter()
-            .map(|rule| judge_rule(rule, baseline, current, None).0)
-            .collect();
-        return (verdicts, None);
-    };
-    let mut rows = Vec::new();
-    let mut verdicts = Vec::new();
-    for rule in rules {
-        let values: Option<Vec<f64>> = earlier
-            .iter()
-            .copied()
-            .chain([baseline])
-            .map(|r| whole_run_value(rule, scoped(&rule.scope, r)?.as_ref()))
-            .collect();
-        let spread = values
-            .filter(|_| earlier.len() >= MIN_EARLIER)
-            .and_then(|v| Spread::estimate(&v, Scale::of(rule.metric)));
-        let (verdict, widening) = judge_rule(rule, baseline, current, spread.as_ref());
-        let label = format!("{} {}", verdict.metric, verdict.aggregation);
-        rows.push((label, rule.unit(), spread, widening));
-        verdicts.push(verdict);
-    }
-    (verdicts, Some(note(earlier.len(), &rows)))
 }
 
 /// The whole-run value a rule looks at, in its unit.
@@ -194,118 +158,174 @@ pub(super) fn whole_run_value(rule: &RegressionRule, t: &TargetResult) -> Option
     }
 }
 
-/// The 95% interval of the change `current - baseline` in the rule's unit, from the runs'
-/// per-second samples, and how many samples each run gave. `b` is the baseline's whole-run
-/// value, which scales a relative interval.
-fn change_interval(
-    rule: &RegressionRule,
-    baseline: &RunResult,
-    current: &RunResult,
-    b: Option<f64>,
-) -> (Option<Interval>, [usize; 2]) {
-    let scaled = |sb: Vec<f64>, sc: Vec<f64>| {
-        let rel = stats::change_interval(&sb, &sc, &|s| stats::mean(s), Change::Relative);
-        let abs = rel.zip(b).map(|(i, b)| Interval {
-            low: i.low * b,
-            high: i.high * b,
-        });
-        (abs, [sb.len(), sc.len()])
-    };
-    match rule.metric {
-        Metric::Latency => scaled(
-            samples::latency(rule, baseline),
-            samples::latency(rule, current),
-        ),
-        Metric::Responses => scaled(samples::throughput(baseline), samples::throughput(current)),
-        Metric::Errors => {
-            let (sb, sc) = (samples::errors(baseline), samples::errors(current));
-            let abs = stats::change_interval(&sb, &sc, &samples::pooled_rate, Change::Absolute);
-            (abs, [sb.len(), sc.len()])
+/// One rule's test before the family decides it.
+#[derive(Debug, Clone)]
+pub(super) struct RuleTest {
+    /// Whole-run values `[baseline, current]` in the rule's unit (of its scope).
+    pub(super) values: [Option<f64>; 2],
+    /// What the test rests on, as [`RuleVerdict::samples`].
+    pub(super) samples: [usize; 2],
+    /// The test, on the rule's scale; or why the rule is not tested (inconclusive, outside the
+    /// family).
+    pub(super) evidence: Result<Evidence, String>,
+    /// Two runs: the rule's bootstrap replicates `d*`, one per resample; empty otherwise.
+    pub(super) replicates: Vec<f64>,
+    /// What the reason adds, e.g. how the run-to-run variation widened the interval.
+    pub(super) remark: String,
+}
+
+impl RuleTest {
+    /// A test without replicates or remark.
+    pub(super) fn new(
+        values: [Option<f64>; 2],
+        samples: [usize; 2],
+        evidence: Result<Evidence, String>,
+    ) -> RuleTest {
+        RuleTest {
+            values,
+            samples,
+            evidence,
+            replicates: Vec::new(),
+            remark: String::new(),
         }
-        Metric::Checks => (None, [0, 0]),
     }
 }
 
-/// Judges `rule` on the whole runs (on its target or flow, when scoped: see `scoped.rs`). With `spread` (the run-to-run spread of the rule's value,
-/// from earlier results) the interval is widened by it first (`between_runs.rs`); the widening
-/// is returned with the verdict, and the reason says so when the interval grew.
-pub(super) fn judge_rule(
-    rule: &RegressionRule,
-    baseline: &RunResult,
-    current: &RunResult,
-    spread: Option<&Spread>,
-) -> (RuleVerdict, Option<Widening>) {
-    let (bt, ct) = (scoped(&rule.scope, baseline), scoped(&rule.scope, current));
-    let b = bt.as_deref().and_then(|t| whole_run_value(rule, t));
-    let c = ct.as_deref().and_then(|t| whole_run_value(rule, t));
-    let (interval, samples) = match (&rule.scope, &bt, &ct) {
-        (RuleScope::Total, _, _) => change_interval(rule, baseline, current, b),
-        (_, Some(bt), Some(ct)) => super::scoped::independent_interval(
-            rule,
-            bt,
-            ct,
-            [baseline.duration_s, current.duration_s],
-        ),
-        _ => (None, [0, 0]),
-    };
-    let widening = match (spread, interval, b) {
-        (Some(s), Some(i), Some(b)) => s.widen(i, b),
-        _ => None,
-    };
-    let interval = widening.map_or(interval, |w| Some(w.interval));
-    let decided = match (b, c) {
-        (Some(b), Some(c)) => {
-            let (state, mut reason) = judge(rule, b, c, interval, samples);
-            if let (Some(s), Some(w)) = (spread, widening)
-                && w.widened()
-            {
-                reason.push_str(&format!(
-                    " (widened by the run-to-run variation, {}, from the within-run {})",
-                    s.format(w.between, rule.unit()),
-                    s.format(w.within, rule.unit())
-                ));
-            }
-            if rule.scope != RuleScope::Total && interval.is_some() {
-                reason.push_str(" (taking its requests as independent samples)");
-            }
-            (state, reason)
-        }
-        _ => (RuleState::Inconclusive, missing_reason(rule, &bt, &ct)),
-    };
-    (
-        rule_verdict(rule, [b, c], interval, samples, decided),
-        widening,
-    )
+/// How a family of rules is decided (`stats::decide`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Method {
+    /// The max-T step-down on the bootstrap replicates (two runs).
+    MaxT,
+    /// Holm's step-down on Student t or normal p-values (sub-runs; two runs with a history).
+    Holm,
 }
 
-/// Why a rule has no value to judge in a run: its target or flow is not in that result
-/// (renamed, added or removed between the runs), or it has no responses.
-fn missing_reason(
+impl Method {
+    /// `max-t` or `holm`, as [`Family::method`] names it.
+    fn name(self) -> &'static str {
+        match self {
+            Method::MaxT => "max-t",
+            Method::Holm => "holm",
+        }
+    }
+}
+
+/// The rule's test from its whole-run values `[b, c]`: the change `d̂` and the allowance on the
+/// rule's scale (`scale.rs`), the standard error still 0. Errors (why it is not tested): a
+/// value missing or not on the scale (no responses on a side), or an allowance that can never
+/// be exceeded.
+pub(super) fn prepared(
     rule: &RegressionRule,
-    baseline: &Option<Cow<'_, TargetResult>>,
-    current: &Option<Cow<'_, TargetResult>>,
-) -> String {
+    [b, c]: [Option<f64>; 2],
+) -> Result<Evidence, String> {
+    let no_value = || "no responses to measure in one of the runs".to_string();
+    let (Some(b), Some(c)) = (b, c) else {
+        return Err(no_value());
+    };
+    let scale = Scale::of(rule);
+    let allowed = allowed_change(rule, b);
+    let allowance = scale.allowance(b, allowed).ok_or_else(|| {
+        let unit = Unit::from_name(rule.unit());
+        format!(
+            "not tested: the allowed drop of {} is the whole baseline's {}, so the rule can \
+             never fire",
+            unit.format(allowed),
+            unit.format(b)
+        )
+    })?;
+    let estimate = scale.change(b, c);
+    if !estimate.is_finite() {
+        return Err(no_value());
+    }
+    Ok(Evidence {
+        estimate,
+        se: 0.0,
+        df: None,
+        allowance,
+    })
+}
+
+/// Why a rule's scope is missing from a result (renamed, added or removed between the runs),
+/// given whether the baseline and the current result have it.
+pub(super) fn missing_reason(rule: &RegressionRule, baseline: bool, current: bool) -> String {
     let (kind, name) = (rule.scope.kind(), rule.scope.name());
     match (baseline, current) {
-        (None, None) => format!("neither result has the {kind} `{name}`"),
-        (None, Some(_)) => format!("the baseline result has no {kind} `{name}`"),
-        (Some(_), None) => format!("the current result has no {kind} `{name}`"),
-        _ => "no responses to measure in one of the runs".to_string(),
+        (false, false) => format!("neither result has the {kind} `{name}`"),
+        (false, true) => format!("the baseline result has no {kind} `{name}`"),
+        (true, false) => format!("the current result has no {kind} `{name}`"),
+        (true, true) => "no responses to measure in one of the runs".to_string(),
     }
+}
+
+/// Every rule judged, the tested ones as one family at the per-run false-alarm rate `alpha`
+/// (`stats::decide`; with [`Method::MaxT`] on the tests' replicates, which must all have the
+/// same length), in the order of `rules`; and the family, absent when no rule was tested.
+pub(super) fn decide_all(
+    alpha: f64,
+    rules: &[RegressionRule],
+    tests: &[RuleTest],
+    method: Method,
+) -> (Vec<RuleVerdict>, Option<Family>) {
+    let tested: Vec<usize> = (0..tests.len())
+        .filter(|r| tests[*r].evidence.is_ok())
+        .collect();
+    let evidence: Vec<Evidence> = tested
+        .iter()
+        .map(|r| *tests[*r].evidence.as_ref().expect("tested"))
+        .collect();
+    let replicates = (method == Method::MaxT).then(|| {
+        let resamples = tested.first().map_or(0, |r| tests[*r].replicates.len());
+        Replicates {
+            rows: (0..resamples)
+                .map(|i| tested.iter().map(|r| tests[*r].replicates[i]).collect())
+                .collect(),
+        }
+    });
+    let decisions = if tested.is_empty() {
+        Vec::new()
+    } else {
+        stats::decide(alpha, &evidence, replicates.as_ref())
+    };
+    let mut decided = decisions.into_iter();
+    let verdicts = rules
+        .iter()
+        .zip(tests)
+        .map(|(rule, test)| {
+            let decision = test
+                .evidence
+                .as_ref()
+                .ok()
+                .map(|_| decided.next().expect("one decision per tested rule"));
+            rule_verdict(rule, test, decision.as_ref())
+        })
+        .collect();
+    let family = (!tested.is_empty()).then(|| Family {
+        alpha,
+        tested: tested.len(),
+        method: method.name().to_string(),
+    });
+    (verdicts, family)
 }
 
 /// A rule's verdict as the JSON verdict shows it: the rule's texts and units, the whole-run
-/// values `[baseline, current]` and their changes, the interval `interval` of the change (in
-/// the rule's unit; also relative to the baseline), the sample counts, and the decided state and
-/// reason. Shared by the two-run and the paired (`paired.rs`) comparison.
-pub(super) fn rule_verdict(
+/// values and their changes, and, when it was tested, the decision's interval, level and MDE in
+/// the rule's unit (also relative to the baseline), and the state and reason.
+fn rule_verdict(
     rule: &RegressionRule,
-    [b, c]: [Option<f64>; 2],
-    interval: Option<Interval>,
-    samples: [usize; 2],
-    (verdict, reason): (RuleState, String),
+    test: &RuleTest,
+    decision: Option<&Decision>,
 ) -> RuleVerdict {
-    let relative = |x: f64| b.filter(|b| *b != 0.0).map(|b| x / b);
+    let [b, c] = test.values;
+    let relative = |x: f64| b.filter(|b| *b != 0.0).map(|b| x / b.abs());
+    let scale = Scale::of(rule);
+    let tested = decision.zip(b);
+    let change_ci = tested.map(|(d, b)| scale.interval_to_unit(b, d.low, d.high));
+    let mde = tested.map(|(d, b)| scale.magnitude_to_unit(b, d.mde));
+    let (verdict, reason) = match (decision, &test.evidence) {
+        (Some(d), _) => decided(rule, test, d),
+        (None, Err(why)) => (RuleState::Inconclusive, why.clone()),
+        (None, Ok(_)) => unreachable!("a tested rule has a decision"),
+    };
     RuleVerdict {
         scope_kind: rule.scope.kind(),
         scope: rule.scope.name().to_string(),
@@ -320,17 +340,79 @@ pub(super) fn rule_verdict(
         max_change: rule.max_change,
         floor: rule.floor,
         allowed_change: b.map(|b| allowed_change(rule, b)),
-        relative_allowed_change: b
-            .filter(|b| *b != 0.0)
-            .map(|b| allowed_change(rule, b) / b.abs()),
-        change_ci: interval.map(|i| [i.low, i.high]),
-        relative_change_ci: interval.and_then(|i| Some([relative(i.low)?, relative(i.high)?])),
-        level: None,
-        mde: None,
-        relative_mde: None,
-        samples,
+        relative_allowed_change: b.and_then(|b| relative(allowed_change(rule, b))),
+        change_ci,
+        relative_change_ci: change_ci.and_then(|[l, h]| Some([relative(l)?, relative(h)?])),
+        level: decision.map(|d| d.level),
+        mde,
+        relative_mde: mde.and_then(relative),
+        samples: test.samples,
         verdict,
         reason,
+    }
+}
+
+/// The state and reason of a tested rule: regressed, improved, unchanged (the upper bound
+/// within the allowance), else inconclusive; see the module documentation of [`super`].
+fn decided(rule: &RegressionRule, test: &RuleTest, d: &Decision) -> (RuleState, String) {
+    let b = test.values[0].expect("a tested rule has a baseline");
+    let scale = Scale::of(rule);
+    let unit = Unit::from_name(rule.unit());
+    // In the worse direction: up, down for throughput.
+    let worse = |m: f64| {
+        let shown = scale.magnitude_to_unit(b, m);
+        let sign = if rule.lower_is_worse() { -1.0 } else { 1.0 };
+        let relative = if b != 0.0 {
+            format!(" ({})", format_relative(Some(sign * shown / b.abs())))
+        } else {
+            String::new()
+        };
+        format!("{}{relative}", unit.format_signed(sign * shown))
+    };
+    let allowed = worse(test.evidence.as_ref().map_or(0.0, |e| e.allowance));
+    let [low, high] = scale.interval_to_unit(b, d.low, d.high);
+    let ci = format!(
+        "interval of the change [{}, {}], each bound at a one-sided {}",
+        unit.format_signed(low),
+        unit.format_signed(high),
+        level_text(d.level)
+    );
+    let (state, mut reason) = if d.regressed {
+        (
+            RuleState::Regressed,
+            format!("worse by more than the allowed {allowed}: {ci}"),
+        )
+    } else if d.improved {
+        (
+            RuleState::Improved,
+            format!("better by more than the allowed {allowed}: {ci}"),
+        )
+    } else if d.unchanged {
+        (
+            RuleState::Unchanged,
+            format!("within the allowed {allowed}: {ci}"),
+        )
+    } else {
+        (
+            RuleState::Inconclusive,
+            format!(
+                "{ci}: it reaches beyond the allowed {allowed}; a longer run would tell (80% \
+                 power from a change of {})",
+                worse(d.mde)
+            ),
+        )
+    };
+    reason.push_str(&test.remark);
+    (state, reason)
+}
+
+/// A one-sided level as the reasons write it: `2.5%`, `0.16%`.
+fn level_text(level: f64) -> String {
+    let percent = level * 100.0;
+    if percent >= 1.0 {
+        format!("{percent:.1}%")
+    } else {
+        format!("{percent:.2}%")
     }
 }
 
@@ -339,171 +421,137 @@ fn allowed_change(rule: &RegressionRule, baseline: f64) -> f64 {
     (rule.max_change * baseline.abs()).max(rule.floor)
 }
 
-/// The verdict of `rule` given the whole-run values and the interval of the change (in the
-/// rule's unit, `current - baseline`); see the module documentation of [`super`] for the order
-/// of the checks. `samples` is only used to explain a missing interval.
-pub(super) fn judge(
-    rule: &RegressionRule,
-    baseline: f64,
-    current: f64,
-    interval: Option<Interval>,
-    samples: [usize; 2],
-) -> (RuleState, String) {
-    let allowed = allowed_change(rule, baseline);
-    // Everything in the worse direction: positive = worse.
-    let sign = if rule.lower_is_worse() { -1.0 } else { 1.0 };
-    let worse = sign * (current - baseline);
-    let worse_interval = interval.map(|i| {
-        let (a, b) = (sign * i.low, sign * i.high);
-        (a.min(b), a.max(b))
-    });
-    let unit = Unit::from_name(rule.unit());
-    let fmt = |v: f64| unit.format(v);
-    let ci_text = |_: (f64, f64)| {
-        let i = interval.expect("only called with an interval");
-        format!(
-            "95% interval of the change [{}, {}]",
-            fmt(i.low),
-            fmt(i.high)
-        )
-    };
-    if let Some(w) = worse_interval
-        && w.1 < -allowed
-    {
-        return (
-            RuleState::Improved,
-            format!(
-                "better by more than the allowed {}: {}",
-                fmt(allowed),
-                ci_text(w)
-            ),
-        );
-    }
-    if worse <= 0.0 {
-        return (
-            RuleState::Unchanged,
-            format!(
-                "not worse: change {}",
-                unit.format_signed(current - baseline)
-            ),
-        );
-    }
-    if worse <= rule.floor {
-        return (
-            RuleState::Unchanged,
-            format!(
-                "change {} is within the floor of {}",
-                unit.format_signed(current - baseline),
-                fmt(rule.floor)
-            ),
-        );
-    }
-    let Some(w) = worse_interval else {
-        return (
-            RuleState::Inconclusive,
-            format!(
-                "too few one-second samples for an interval ({} and {}; {} needed): run longer",
-                samples[0],
-                samples[1],
-                stats::MIN_SAMPLES
-            ),
-        );
-    };
-    if w.0 > allowed && worse > allowed {
-        (
-            RuleState::Regressed,
-            format!(
-                "worse by more than the allowed {}: {}",
-                fmt(allowed),
-                ci_text(w)
-            ),
-        )
-    } else if w.1 <= allowed {
-        (
-            RuleState::Unchanged,
-            format!("within the allowed {}: {}", fmt(allowed), ci_text(w)),
-        )
-    } else {
-        (
-            RuleState::Inconclusive,
-            format!(
-                "{} includes the allowed {}: a longer run would tell",
-                ci_text(w),
-                fmt(allowed)
-            ),
-        )
-    }
-}
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plan::regression::RuleScope;
 
     fn rule(metric: Metric, text: &str) -> RegressionRule {
         RegressionRule::parse(metric, text).unwrap()
     }
 
-    fn ci(low: f64, high: f64) -> Option<Interval> {
-        Some(Interval { low, high })
+    fn test(values: [f64; 2], estimate: f64, se: f64, allowance: f64) -> RuleTest {
+        RuleTest::new(
+            values.map(Some),
+            [8, 8],
+            Ok(Evidence {
+                estimate,
+                se,
+                df: Some(7.0),
+                allowance,
+            }),
+        )
     }
 
     #[test]
-    fn verdicts_follow_the_interval_the_allowance_and_the_floor() {
-        let p95 = rule(Metric::Latency, "p(95) +10% floor 1ms");
-        let rps = rule(Metric::Responses, "rate -10%");
-        let errors = rule(Metric::Errors, "rate +10% floor 0.1%");
-        use RuleState::*;
-        // (rule, baseline, current, interval, expected)
-        let cases = [
-            // 20 ms → 24 ms, interval [3.5, 4.5] ms > allowed 2 ms.
-            (&p95, 20_000.0, 24_000.0, ci(3_500.0, 4_500.0), Regressed),
-            // Same change, but the interval reaches below the allowed 2 ms.
-            (&p95, 20_000.0, 24_000.0, ci(1_000.0, 7_000.0), Inconclusive),
-            // A/A: interval around 0.
-            (&p95, 20_000.0, 20_300.0, ci(-800.0, 900.0), Unchanged),
-            // A large relative change under the floor: 2 ms → 2.9 ms (+45%).
-            (&p95, 2_000.0, 2_900.0, ci(800.0, 1_000.0), Unchanged),
-            // Faster by 25%, confidently.
-            (&p95, 20_000.0, 15_000.0, ci(-5_500.0, -4_500.0), Improved),
-            // No interval: too few samples.
-            (&p95, 20_000.0, 30_000.0, None, Inconclusive),
-            // Throughput: a drop is worse.
-            (&rps, 1000.0, 800.0, ci(-220.0, -180.0), Regressed),
-            (&rps, 1000.0, 1200.0, ci(180.0, 220.0), Improved),
-            (&rps, 1000.0, 980.0, ci(-40.0, 10.0), Unchanged),
-            // Errors from 0: allowed = the floor (0.1 pp).
-            (&errors, 0.0, 0.02, ci(0.015, 0.025), Regressed),
-            (&errors, 0.0, 0.0005, ci(0.0, 0.001), Unchanged),
-            (&errors, 0.0, 0.002, ci(0.0, 0.004), Inconclusive),
+    fn the_family_decides_in_the_documented_order_and_untested_rules_stay_out() {
+        let rules = [
+            rule(Metric::Latency, "p(50) +10% floor 0us"),
+            rule(Metric::Responses, "rate -10%"),
+            rule(Metric::Errors, "rate +10% floor 0.1%"),
+            rule(Metric::Latency, "p(95) +10% floor 0us"),
+            rule(Metric::Latency, "p(99) +10% floor 0us"),
         ];
-        for (rule, b, c, interval, want) in cases {
-            let (got, reason) = judge(rule, b, c, interval, [10, 10]);
-            assert_eq!(got, want, "{} {b} -> {c}: {reason}", rule.expression);
-        }
+        let a = 1.1f64.ln();
+        let tests = [
+            // +50%, se 2%: regressed.
+            test([1_000.0, 1_500.0], 1.5f64.ln(), 0.02, a),
+            // No change in throughput, se 1%: unchanged (the upper bound within -ln 0.9).
+            test([1_000.0, 1_000.0], 0.0, 0.01, -(0.9f64.ln())),
+            RuleTest::new(
+                [Some(0.0), Some(0.0)],
+                [0, 0],
+                Err("not judged".to_string()),
+            ),
+            // +10% with se 5%: the interval reaches beyond the allowance both ways.
+            test([1_000.0, 1_100.0], a, 0.05, a),
+            // -50%, se 2%: improved.
+            test([1_000.0, 500.0], 0.5f64.ln(), 0.02, a),
+        ];
+        let (verdicts, family) = decide_all(0.05, &rules, &tests, Method::Holm);
+        let family = family.unwrap();
+        assert_eq!((family.alpha, family.tested), (0.05, 4));
+        assert_eq!(family.method, "holm");
+        let states: Vec<RuleState> = verdicts.iter().map(|v| v.verdict).collect();
+        use RuleState::*;
+        assert_eq!(
+            states,
+            [Regressed, Unchanged, Inconclusive, Inconclusive, Improved]
+        );
+
+        let p50 = &verdicts[0];
+        assert_eq!(p50.relative_allowed_change, Some(0.1));
+        let [low, high] = p50.change_ci.unwrap();
+        assert!(100.0 < low && low < 500.0 && 500.0 < high, "{p50:#?}");
+        let level = p50.level.unwrap();
+        assert!(level > 0.0 && level <= 0.05 / 4.0 + 1e-12, "{p50:#?}");
+        assert!(p50.mde.unwrap() > 100.0, "{p50:#?}");
+        assert!((p50.relative_mde.unwrap() - p50.mde.unwrap() / 1_000.0).abs() < 1e-12);
+        assert!(
+            p50.reason.starts_with(
+                "worse by more than the allowed +100us (+10.0%): interval of the change ["
+            ),
+            "{}",
+            p50.reason
+        );
+
+        // Throughput: the interval in 1/s around 0, the allowance a drop.
+        let rps = &verdicts[1];
+        let [low, high] = rps.change_ci.unwrap();
+        assert!(low < 0.0 && 0.0 < high, "{rps:#?}");
+        assert!(
+            rps.reason
+                .starts_with("within the allowed -100.0/s (-10.0%)"),
+            "{}",
+            rps.reason
+        );
+
+        let untested = &verdicts[2];
+        assert_eq!(untested.reason, "not judged");
+        assert_eq!(
+            (untested.level, untested.mde, untested.change_ci),
+            (None, None, None)
+        );
+        assert_eq!(untested.relative_allowed_change, None, "a baseline of 0");
+
+        assert!(
+            verdicts[3]
+                .reason
+                .contains("a longer run would tell (80% power from a change of +"),
+            "{}",
+            verdicts[3].reason
+        );
+        assert!(
+            verdicts[4]
+                .reason
+                .starts_with("better by more than the allowed")
+        );
     }
 
     #[test]
-    fn a_regression_needs_the_whole_run_change_beyond_the_allowance_too() {
-        let p95 = rule(Metric::Latency, "p(95) +10% floor 0us");
-        // The per-second interval says +15%, the whole-run values +5%.
-        let (got, _) = judge(&p95, 10_000.0, 10_500.0, ci(1_200.0, 1_800.0), [9, 9]);
-        assert_eq!(got, RuleState::Inconclusive);
+    fn no_tested_rule_no_family() {
+        let rules = [rule(Metric::Latency, "p(50) +10%")];
+        let tests = [RuleTest::new(
+            [None, None],
+            [0, 0],
+            Err("missing".to_string()),
+        )];
+        let (verdicts, family) = decide_all(0.05, &rules, &tests, Method::MaxT);
+        assert_eq!(family, None);
+        assert_eq!(verdicts[0].verdict, RuleState::Inconclusive);
+        assert_eq!(verdicts[0].scope_kind, RuleScope::Total.kind());
     }
 
     #[test]
-    fn reasons_carry_the_numbers() {
-        let p95 = rule(Metric::Latency, "p(95) +10% floor 1ms");
-        let (_, reason) = judge(&p95, 20_000.0, 24_000.0, ci(3_500.0, 4_500.0), [5, 5]);
-        assert_eq!(
-            reason,
-            "worse by more than the allowed 2.00ms: 95% interval of the change [3.50ms, 4.50ms]"
-        );
-        let rps = rule(Metric::Responses, "rate -10%");
-        let (_, reason) = judge(&rps, 1000.0, 800.0, ci(-220.0, -180.0), [5, 5]);
-        assert_eq!(
-            reason,
-            "worse by more than the allowed 100.0/s: 95% interval of the change [-220.0/s, -180.0/s]"
-        );
-        let (_, reason) = judge(&p95, 20_000.0, 30_000.0, None, [2, 9]);
-        assert!(reason.contains("(2 and 9; 3 needed)"), "{reason}");
+    fn an_allowance_that_can_never_be_exceeded_is_not_tested() {
+        let rps = rule(Metric::Responses, "rate -10% floor 50/s");
+        let why = prepared(&rps, [Some(40.0), Some(10.0)]).unwrap_err();
+        assert!(why.contains("the rule can never fire"), "{why}");
+        let p50 = rule(Metric::Latency, "p(50) +10%");
+        assert!(prepared(&p50, [Some(1_000.0), None]).is_err());
+        let e = prepared(&p50, [Some(1_000.0), Some(1_100.0)]).unwrap();
+        assert!((e.estimate - 1.1f64.ln()).abs() < 1e-12);
+        // The default floor of 2 ms on a 1 ms median: an allowance of +200%.
+        assert!((e.allowance - 3f64.ln()).abs() < 1e-12);
     }
 }

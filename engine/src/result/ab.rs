@@ -1,6 +1,7 @@
 //! The `loadgate ab --out` document: both sides' results whole (each usable by `compare` and
-//! `report` as any result) and each side's epochs, from which `compare` judges the rules on
-//! the pairs and `report` renders the paired report (`loadgate report AB.json`).
+//! `report` as any result), each sub-run's two results (the sides' positions swapped from one
+//! sub-run to the next), from which `compare` judges the rules, and each side's epochs;
+//! `report` renders the paired report (`loadgate report AB.json`).
 
 use std::path::Path;
 
@@ -12,8 +13,9 @@ use super::{ReadError, RunResult};
 use crate::measure::SpanSample;
 
 /// Version of the `loadgate ab --out` document; bumped on any incompatible change. (Version 1,
-/// written for a week before epochs were recorded, held a verdict instead: not read.)
-pub const AB_VERSION: u32 = 2;
+/// written for a week before epochs were recorded, held a verdict instead; version 2, before
+/// sub-runs, held one duet whose sides never swapped positions: neither is read.)
+pub const AB_VERSION: u32 = 3;
 
 /// What `loadgate ab --out` writes.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -24,12 +26,17 @@ pub struct AbResult {
     pub mode: String,
     /// Length of an epoch, in milliseconds: the pairs' unit of time.
     pub epoch_ms: u64,
-    /// The baseline side's whole result.
+    /// The baseline side's whole result over all sub-runs: histograms merged, counts summed,
+    /// rates over the summed measured time (each sub-run's complete seconds laid end to end in
+    /// its time series; the later sub-runs' short warmups are left out of its stages).
     pub baseline: RunResult,
-    /// The candidate side's whole result.
+    /// The candidate side's whole result over all sub-runs, as the baseline's.
     pub candidate: RunResult,
-    /// The baseline side's complete epochs, in order; epoch `i` pairs with the candidate's
-    /// epoch `i`.
+    /// The sub-runs, in the order they ran (`loadgate ab --sub-runs`); each side's position
+    /// alternates from one to the next.
+    pub sub_runs: Vec<SubRun>,
+    /// The baseline side's complete epochs, in order, numbered on across the sub-runs; epoch
+    /// `i` pairs with the candidate's epoch `i`.
     pub baseline_epochs: Vec<EpochSample>,
     /// The candidate side's complete epochs, in order.
     pub candidate_epochs: Vec<EpochSample>,
@@ -39,6 +46,23 @@ pub struct AbResult {
     /// comparison says so (`AbResult::saturation_note`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub machine_busy: Option<f64>,
+}
+
+/// One sub-run of `loadgate ab`: both sides loaded at the same time for D/R of measured time.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct SubRun {
+    /// 0-based, in the order they ran.
+    pub index: u32,
+    /// The baseline held the first position in this sub-run (its thread started first, its
+    /// schedule not offset); the candidate did otherwise.
+    pub baseline_first: bool,
+    /// The generator fell behind on either side in this sub-run (as the per-epoch lateness check
+    /// defines): left out of the verdict and counted.
+    pub late: bool,
+    /// Each side's result for this sub-run alone (no time series).
+    pub baseline: RunResult,
+    /// The candidate's, as the baseline's.
+    pub candidate: RunResult,
 }
 
 /// The share of all CPUs busy during a duet above which the machine is called saturated:
@@ -140,6 +164,14 @@ pub fn read(path: &Path) -> Result<Option<AbResult>, ReadError> {
     let Some(version) = value.get("ab_version") else {
         return Ok(None);
     };
+    if version.as_u64() == Some(2) {
+        return Err(invalid(
+            "it is a `loadgate ab` document of ab_version 2, written before sub-runs (one duet \
+             whose sides never swapped positions, which the paired verdict cannot judge); this \
+             loadgate reads ab_version 3: run `loadgate ab` again with this loadgate"
+                .to_string(),
+        ));
+    }
     if version.as_u64() != Some(u64::from(AB_VERSION)) {
         return Err(invalid(format!(
             "it is a `loadgate ab` document of ab_version {version}; this loadgate reads \
@@ -149,5 +181,9 @@ pub fn read(path: &Path) -> Result<Option<AbResult>, ReadError> {
     let ab: AbResult = from_value(value).map_err(invalid)?;
     check(&ab.baseline, "baseline.").map_err(invalid)?;
     check(&ab.candidate, "candidate.").map_err(invalid)?;
+    for s in &ab.sub_runs {
+        check(&s.baseline, &format!("sub_runs[{}].baseline.", s.index)).map_err(invalid)?;
+        check(&s.candidate, &format!("sub_runs[{}].candidate.", s.index)).map_err(invalid)?;
+    }
     Ok(Some(ab))
 }

@@ -87,6 +87,7 @@ pub(crate) struct Spec {
 ///   candidate: { values: { BUILD: target/release, PORT: "8082" } }
 ///   mode: duet
 ///   epoch: 250ms
+///   sub_runs: 8
 /// ```
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -105,6 +106,12 @@ pub(crate) struct Ab {
     #[serde(default)]
     #[schemars(regex(pattern = DURATION_PATTERN))]
     pub(crate) epoch: Option<String>,
+    /// Sub-runs per invocation, an even number, at least 4: the measured duration is split
+    /// among them and the sides swap positions from one to the next (`--sub-runs` takes
+    /// precedence). Default: 8, fewer (never below 4) when a sub-run would measure under 0.5 s.
+    #[serde(default)]
+    #[schemars(range(min = 4), extend("multipleOf" = 2))]
+    pub(crate) sub_runs: Option<u32>,
 }
 
 /// How `loadgate ab` loads the sides.

@@ -1,5 +1,9 @@
 //! `loadgate compare`, `report`, `merge` and `run --baseline` as the binary: exit codes,
-//! messages and output files, on the committed result fixtures.
+//! messages and output files, on the committed result fixtures. A regression is judged from
+//! `long-baseline.json` and `long-current.json`: 24 s runs of `long.yaml` (two targets on the
+//! closed model, 2 connections) against `loadgate serve` at `DELAY=10ms` and `DELAY=15ms`, long
+//! enough to judge (`stats::MIN_SECONDS`); `baseline.json` and `current.json` (4 s) are too
+//! short for a verdict.
 
 use crate::support;
 use support::{loadgate, result_fixture as fixture};
@@ -28,12 +32,21 @@ fn edited(dir: &Path, name: &str, edit: impl FnOnce(&mut Value)) -> String {
 
 #[test]
 fn compare_exits_4_on_a_regression_and_0_on_the_same_run() {
-    let (b, c) = (fixture("baseline.json"), fixture("current.json"));
+    let (b, c) = (fixture("long-baseline.json"), fixture("long-current.json"));
     let out = loadgate(&["compare", b.to_str().unwrap(), c.to_str().unwrap()]);
     let (stdout, _) = text(&out);
     assert_eq!(out.status.code(), Some(4), "{stdout}");
     assert!(
         stdout.contains("REGRESSED: 2/2 SLOs met; regression found"),
+        "{stdout}"
+    );
+    // Runs of 4 s are too short to judge: no regression, whatever their numbers.
+    let (b4, c4) = (fixture("baseline.json"), fixture("current.json"));
+    let out = loadgate(&["compare", b4.to_str().unwrap(), c4.to_str().unwrap()]);
+    let (stdout, _) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.contains("runs too short to judge: 4 and 4 complete seconds"),
         "{stdout}"
     );
 
@@ -54,11 +67,11 @@ fn compare_exits_4_on_a_regression_and_0_on_the_same_run() {
 #[test]
 fn an_slo_failure_wins_over_a_regression() {
     let dir = tempfile::tempdir().unwrap();
-    let current = edited(dir.path(), "current.json", |v| {
+    let current = edited(dir.path(), "long-current.json", |v| {
         v["passed"] = Value::Bool(false);
         v["slo"][0]["passed"] = Value::Bool(false);
     });
-    let b = fixture("baseline.json");
+    let b = fixture("long-baseline.json");
     let out = loadgate(&["compare", b.to_str().unwrap(), &current, "--format", "json"]);
     assert_eq!(out.status.code(), Some(1));
     let verdict: Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -156,9 +169,9 @@ fn run_with_a_missing_baseline_fails_before_any_load() {
 #[test]
 fn report_writes_each_format_and_succeeds_whatever_the_verdict() {
     let dir = tempfile::tempdir().unwrap();
-    let (b, c) = (fixture("baseline.json"), fixture("current.json"));
+    let (b, c) = (fixture("long-baseline.json"), fixture("long-current.json"));
     for (format, marker) in [
-        ("md", "### 📉 loadgate demo"),
+        ("md", "### 📉 loadgate long"),
         ("html", "<!doctype html>"),
         ("junit", "<testsuites "),
         ("json", "\"verdict_version\": 1"),
@@ -300,7 +313,7 @@ fn schema_verdict_prints_the_verdict_schema() {
 
 #[test]
 fn junit_names_the_spec_given_with_spec_as_each_failing_case_file() {
-    let (b, c) = (fixture("baseline.json"), fixture("current.json"));
+    let (b, c) = (fixture("long-baseline.json"), fixture("long-current.json"));
     let args = |spec: Option<&str>| {
         let mut a = vec![
             "compare",

@@ -170,8 +170,15 @@ fn an_interrupted_result_is_never_a_pass() {
         "{xml}"
     );
 
-    // `compare` ends as `run` did: exit 3, whatever the rules say.
-    let baseline = fixture("baseline.json").display().to_string();
+    // `compare` ends as `run` did: exit 3, whatever the rules say (here, a regression between
+    // runs long enough to judge).
+    let baseline = fixture("long-baseline.json").display().to_string();
+    let interrupted = edited(
+        dir.path(),
+        "long-current.json",
+        "interrupted-long.json",
+        |v| v["interrupted"] = Value::Bool(true),
+    );
     let out = loadgate(&["compare", &baseline, &interrupted, "--format", "json"]);
     assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
     let verdict: Value = serde_json::from_slice(&out.stdout).unwrap();

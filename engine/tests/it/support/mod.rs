@@ -25,9 +25,7 @@ pub use nginx::{
     StubStatus, parse_stub_status,
 };
 pub use pyh2::pyh2_server;
-pub use runs::{
-    delay_spec, loadgate, result_fixture, run_spec_text, start_serve, turn, wait_within,
-};
+pub use runs::{loadgate, result_fixture, run_spec_text, start_serve, turn, wait_within};
 pub use servers::{
     CLOSE_MID_RESPONSE, COUNTING_BODY, CloseMidResponseServer, CountingServer, FIXTURE_LIFETIME,
     Framing, GARBAGE, GarbageServer, HangServer, down_addr,

@@ -23,21 +23,6 @@ pub fn turn() -> MutexGuard<'static, ()> {
     TURN.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// A spec of one target on `base_url` with `?delay=DELAY`, closed model, and `regression`
-/// (YAML lines at top level, may be empty).
-pub fn delay_spec(
-    name: &str,
-    base_url: &str,
-    delay: &str,
-    duration: &str,
-    regression: &str,
-) -> String {
-    format!(
-        "version: 1\nname: {name}\ntargets:\n  - name: slow\n    url: {base_url}/x?delay={delay}\n\
-         load:\n  connections: 8\n  duration: {duration}\n  warmup: 1s\nslo:\n  errors: [\"rate < 1%\"]\n{regression}"
-    )
-}
-
 /// Validates `text` (written to `dir/spec.yaml`) and runs it to a result, in-process, as
 /// [`super::run_yaml`] does.
 pub fn run_spec_text(dir: &Path, text: &str) -> RunResult {
