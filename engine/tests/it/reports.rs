@@ -22,13 +22,48 @@ pub(crate) fn fixture(name: &str) -> RunResult {
     result::read(&path).unwrap()
 }
 
+/// The long fixtures (24 s runs of `long.yaml`, 10 ms then 15 ms of server delay: long enough to
+/// judge, and a clear regression), their targets renamed `<script>alert(1)</script>` and
+/// `a|b`.
+pub(crate) fn judged_pair() -> (RunResult, RunResult) {
+    let rename = |mut r: RunResult| {
+        r.targets[0].name = "<script>alert(1)</script>".to_string();
+        r.targets[1].name = "a|b".to_string();
+        r
+    };
+    (
+        rename(fixture("long-baseline.json")),
+        rename(fixture("long-current.json")),
+    )
+}
+
+/// The 4 s fixtures (too short for the rules to be judged: each is inconclusive, and says so)
+/// in `format`, compared when `with_baseline`.
 fn render(format: Format, with_baseline: bool) -> String {
-    let baseline = fixture("baseline.json");
-    let current = fixture("current.json");
-    let comparison = compare::compare(&baseline, &current).unwrap();
+    render_pair(
+        format,
+        &fixture("baseline.json"),
+        &fixture("current.json"),
+        with_baseline,
+    )
+}
+
+/// [`judged_pair`] compared, in `format`.
+fn render_judged(format: Format) -> String {
+    let (baseline, current) = judged_pair();
+    render_pair(format, &baseline, &current, true)
+}
+
+fn render_pair(
+    format: Format,
+    baseline: &RunResult,
+    current: &RunResult,
+    with_baseline: bool,
+) -> String {
+    let comparison = compare::compare(baseline, current).unwrap();
     let input = Input {
-        current: &current,
-        baseline: with_baseline.then_some(&baseline),
+        current,
+        baseline: with_baseline.then_some(baseline),
         comparison: with_baseline.then_some(&comparison),
         history: &[],
         spec_path: None,
@@ -38,8 +73,16 @@ fn render(format: Format, with_baseline: bool) -> String {
 
 #[test]
 fn markdown_snapshot() {
-    let md = render(Format::Md, true);
-    assert!(md.starts_with("### 📉 loadgate demo: REGRESSED:"), "{md}");
+    let md = render_judged(Format::Md);
+    assert!(md.starts_with("### 📉 loadgate long: REGRESSED:"), "{md}");
+    // Every rule tested, with its level and detectable change; the family once.
+    assert!(
+        md.contains(
+            "\n4 rules tested together at a 5% false-alarm rate per run (max-T step-down).\n"
+        ),
+        "{md}"
+    );
+    assert!(!md.contains("not tested"), "{md}");
     // Names from the spec stay text.
     assert!(!md.contains("<script>"));
     assert!(md.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
@@ -61,24 +104,38 @@ fn markdown_without_a_baseline() {
 
 #[test]
 fn junit_snapshot() {
-    let xml = render(Format::Junit, true);
+    let xml = render_judged(Format::Junit);
     assert!(xml.starts_with("<?xml"));
-    assert!(xml.contains(r#"tests="7" failures="1""#), "{xml}");
-    assert_eq!(xml.matches("<testcase ").count(), 7);
-    assert_eq!(xml.matches("<failure ").count(), 1);
-    assert_eq!(xml.matches(r#" time="4.000""#).count(), 1 + 2 + 7);
+    // 2 SLOs and 4 rules: the p(50), the p(95) and the throughput regressed.
+    assert!(xml.contains(r#"tests="6" failures="3""#), "{xml}");
+    assert_eq!(xml.matches("<testcase ").count(), 6);
+    assert_eq!(xml.matches("<failure ").count(), 3);
+    assert_eq!(
+        xml.matches("\ndetectable at 80% power: +").count(),
+        2,
+        "{xml}"
+    );
+    assert_eq!(xml.matches(r#" time="24.000""#).count(), 1 + 2 + 6);
     assert!(!xml.contains("<script>"));
     insta::assert_snapshot!("junit", xml);
 }
 
 #[test]
 fn json_verdict_snapshot() {
-    let json = render(Format::Json, true);
+    let json = render_judged(Format::Json);
     let value: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(value["verdict"], "regressed");
     assert_eq!(value["exit_code"], 4);
-    assert_eq!(value["rule_counts"]["regressed"], 1);
-    assert_eq!(value["rule_counts"]["improved"], 1);
+    assert_eq!(value["rule_counts"]["regressed"], 3);
+    assert_eq!(value["rule_counts"]["unchanged"], 1);
+    assert_eq!(value["family"]["tested"], 4);
+    assert_eq!(value["family"]["method"], "max-t");
+    for rule in value["rules"].as_array().unwrap() {
+        // Each rule tested at its share of the 5%, with a detectable change.
+        let level = rule["level"].as_f64().unwrap();
+        assert!(level > 0.0 && level <= 0.05, "{rule}");
+        assert!(rule["mde"].as_f64().unwrap() > 0.0, "{rule}");
+    }
     assert!(value["current"]["headline"]["p95_us"].is_u64());
     // Valid against its published schema.
     let schema = loadgate::report::verdict::schema();
@@ -93,16 +150,17 @@ fn json_verdict_snapshot() {
 
 #[test]
 fn text_snapshot() {
-    let text = render(Format::Text, true);
+    let text = render_judged(Format::Text);
     assert!(text.trim_end().ends_with(
-        "REGRESSED: 2/2 SLOs met; regression found (5 rules: 1 regressed, 1 improved, 3 unchanged)"
+        "REGRESSED: 2/2 SLOs met; regression found (4 rules: 3 regressed, 1 unchanged)"
     ));
+    assert!(text.contains("; detectable at 80% power +"), "{text}");
     insta::assert_snapshot!("text", text);
 }
 
 #[test]
 fn html_snapshot() {
-    let html = render(Format::Html, true);
+    let html = render_judged(Format::Html);
     assert!(html.starts_with("<!doctype html>"));
     assert!(!html.contains("<script>alert(1)</script>"));
     assert!(html.contains("&lt;script&gt;alert(1)&lt;&#x2f;script&gt;"));
@@ -405,8 +463,7 @@ fn markdown_summaries_escape_names_for_html_and_tables_for_markdown() {
 /// actions annotate the spec; without a path no `file` at all.
 #[test]
 fn junit_has_times_in_seconds_and_the_spec_as_file() {
-    let baseline = fixture("baseline.json");
-    let current = fixture("current.json");
+    let (baseline, current) = judged_pair();
     let comparison = compare::compare(&baseline, &current).unwrap();
     let spec = Path::new("perf/api.loadgate.yaml");
     let render = |spec_path| {
@@ -421,8 +478,8 @@ fn junit_has_times_in_seconds_and_the_spec_as_file() {
     };
     // minijinja's escaping writes `/` as `&#x2f;`, which every XML reader decodes.
     let xml = render(Some(spec)).replace("&#x2f;", "/");
-    // The measured window of the current run: 4 s.
-    assert_eq!(current.duration_s, 4.0);
+    // The measured window of the current run: 24 s.
+    assert_eq!(current.duration_s, 24.0);
     let opening = |tag: &str| -> Vec<String> {
         xml.match_indices(&format!("<{tag} "))
             .map(|(i, _)| xml[i..i + xml[i..].find('>').unwrap()].to_string())
@@ -432,19 +489,19 @@ fn junit_has_times_in_seconds_and_the_spec_as_file() {
         .iter()
         .flat_map(|t| opening(t))
         .collect();
-    assert_eq!(elements.len(), 1 + 2 + 7);
+    assert_eq!(elements.len(), 1 + 2 + 6);
     for e in &elements {
-        assert!(e.contains(r#" time="4.000""#), "{e}");
+        assert!(e.contains(r#" time="24.000""#), "{e}");
     }
     for case in opening("testcase") {
         assert!(case.contains(r#" file="perf/api.loadgate.yaml""#), "{case}");
     }
-    // The failing case (the regressed p50 rule) among them.
+    // The first failing case (the regressed p50 rule) among them.
     let failing = xml.find("<failure ").unwrap();
     let case = &xml[xml[..failing].rfind("<testcase ").unwrap()..failing];
     assert!(
         case.contains(
-            r#"name="latency p(50) +10% floor 500us" time="4.000" file="perf/api.loadgate.yaml">"#
+            r#"name="latency p(50) +10% floor 200us" time="24.000" file="perf/api.loadgate.yaml">"#
         ),
         "{case}"
     );
@@ -452,9 +509,10 @@ fn junit_has_times_in_seconds_and_the_spec_as_file() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Flows. Until a run can make them, the results are the fixtures with a flow added by hand: its
+// Flows. The results are the long fixtures ([`judged_pair`]) with a flow added by hand: its
 // steps are the fixture's two targets (named `<script>…` and `a|b`, so escaping shows), its
-// iteration durations the run's whole histogram (5 ms then 6 ms: the iteration p50 regressed).
+// iteration durations the run's whole histogram (10 ms then 15 ms of delay), without a
+// per-second series (so its rules cannot be tested in two runs, and say why).
 
 /// The flow's name: a tag, a table separator and Markdown emphasis, all to stay text.
 const FLOW: &str = "<i>shop</i>|*x*";
@@ -522,10 +580,11 @@ fn with_flow(mut r: RunResult, with_gone: bool) -> RunResult {
     r
 }
 
-/// The fixtures' two runs with the flow, and their comparison.
+/// The long fixtures' two runs with the flow, and their comparison.
 fn flow_runs() -> (RunResult, RunResult, compare::Comparison) {
-    let baseline = with_flow(fixture("baseline.json"), false);
-    let current = with_flow(fixture("current.json"), true);
+    let (baseline, current) = judged_pair();
+    let baseline = with_flow(baseline, false);
+    let current = with_flow(current, true);
     let comparison = compare::compare(&baseline, &current).unwrap();
     (baseline, current, comparison)
 }
@@ -542,8 +601,10 @@ fn render_flows(format: Format) -> String {
     report::render(format, &input, None).unwrap()
 }
 
-/// A flow's and a target's rule are judged on that flow's and target's values in both runs;
-/// a flow missing from the baseline is inconclusive, and says so.
+/// A flow's and a target's rule compare that flow's and target's values in both runs; the
+/// target's is judged on its per-second series, while the flow, which has none, cannot be
+/// tested in two runs and says why; a flow missing from the baseline is inconclusive, and says
+/// so.
 #[test]
 fn scoped_rules_are_judged_on_their_flow_and_target() {
     let (baseline, current, comparison) = flow_runs();
@@ -560,21 +621,13 @@ fn scoped_rules_are_judged_on_their_flow_and_target() {
         (flow.baseline, flow.current),
         (Some(p50(&baseline)), Some(p50(&current)))
     );
-    // 7.3 ms -> 8.1 ms over thousands of iterations: beyond the allowed 5%, confidently.
-    assert_eq!(
-        flow.verdict,
-        compare::RuleState::Regressed,
-        "{}",
-        flow.reason
-    );
+    assert_eq!(flow.verdict, compare::RuleState::Inconclusive);
     assert!(
-        flow.reason.contains("independent samples"),
+        flow.reason.contains("no per-second series"),
         "{}",
         flow.reason
     );
-    let [low, high] = flow.change_ci.unwrap();
-    assert!(low > 365.0 && low < high, "{low}..{high}");
-    assert_eq!(flow.samples[0] as u64, baseline.flows[0].iterations);
+    assert_eq!((flow.level, flow.mde), (None, None));
 
     let target = find(loadgate::plan::regression::ScopeKind::Target, "a|b");
     let target_p50 = |r: &RunResult| r.targets[1].latency_us.as_ref().unwrap().p50_us as f64;
@@ -582,19 +635,27 @@ fn scoped_rules_are_judged_on_their_flow_and_target() {
         (target.baseline, target.current),
         (Some(target_p50(&baseline)), Some(target_p50(&current)))
     );
+    // 11.9 ms -> 16.8 ms, from its own seconds: beyond the allowed 5%, at its level.
+    assert_eq!(
+        target.verdict,
+        compare::RuleState::Regressed,
+        "{}",
+        target.reason
+    );
+    assert!(target.level.is_some_and(|l| l > 0.0 && l <= 0.05));
 
     let gone = find(loadgate::plan::regression::ScopeKind::Flow, "gone");
     assert_eq!(gone.verdict, compare::RuleState::Inconclusive);
     assert_eq!(gone.reason, "the baseline result has no flow `gone`");
     assert_eq!((gone.baseline, gone.current.is_some()), (None, true));
-    // The whole run's rules are judged as before.
+    // The whole run's four rules beside them.
     assert_eq!(
         comparison
             .rules
             .iter()
             .filter(|r| r.scope_kind == loadgate::plan::regression::ScopeKind::Total)
             .count(),
-        5
+        4
     );
 }
 
@@ -634,7 +695,7 @@ fn every_report_has_a_flow_table_with_its_steps() {
     );
     // The flow's SLO and rule by the spec's names.
     assert!(
-        md.contains("\\*x\\* iteration\\_duration: p(95) &lt; 1s | 9.37ms | 1.00s |"),
+        md.contains("\\*x\\* iteration\\_duration: p(95) &lt; 1s | 19.98ms | 1.00s |"),
         "{md}"
     );
     insta::assert_snapshot!("markdown_flows", md);
@@ -675,8 +736,9 @@ fn junit_has_a_case_per_flow_slo_and_rule() {
         xml.contains(r#"<testcase classname="loadgate.regression.&lt;i&gt;shop&lt;/i&gt;|*x*" name="&lt;i&gt;shop&lt;/i&gt;|*x* iteration_duration p(50) +5% floor 100us""#),
         "{xml}"
     );
-    // 3 SLOs and 8 rules; the p50 rules of the whole run, the flow and the target `a|b` fail.
-    assert!(xml.contains(r#"tests="11" failures="3""#), "{xml}");
+    // 3 SLOs and 7 rules; the whole run's p(50), p(95) and throughput and the target `a|b`'s
+    // p(50) fail (the flows' rules cannot be tested in two runs).
+    assert!(xml.contains(r#"tests="10" failures="4""#), "{xml}");
     insta::assert_snapshot!("junit_flows", xml);
 }
 
@@ -703,7 +765,7 @@ fn json_verdict_has_the_flows() {
             .iter()
             .filter(|r| r.get("scope_kind").is_none())
             .count()
-            == 5
+            == 4
     );
     let schema = loadgate::report::verdict::schema();
     let validator = jsonschema::validator_for(&schema).unwrap();
@@ -741,7 +803,7 @@ fn a_result_with_flows_reads_back_and_fits_its_schema() {
 /// by the spec's name; a result without flows has no flow table.
 #[test]
 fn the_console_summary_has_the_flow_table() {
-    let (_, current, _) = flow_runs();
+    let current = with_flow(fixture("current.json"), true);
     let text = report::console::summary(&current, false);
     let table = text.find("  flow / step").expect("a flow table");
     assert!(text.find("  latency ").unwrap() < table, "{text}");
@@ -870,7 +932,8 @@ fn a_real_flow_run_is_compared_and_reported() {
         |r| r.scope_kind == loadgate::plan::regression::ScopeKind::Target && r.scope == "shop/item"
     ));
 
-    // Compared with itself: the scoped rules are judged on the same values, unchanged.
+    // Compared with itself: the scoped rules compare the same values, and 2 s are too short
+    // to judge them (inconclusive, saying so).
     let comparison = compare::compare(&result, &result).unwrap();
     for kind in [
         loadgate::plan::regression::ScopeKind::Flow,
@@ -881,7 +944,8 @@ fn a_real_flow_run_is_compared_and_reported() {
             .iter()
             .find(|r| r.scope_kind == kind)
             .unwrap_or_else(|| panic!("no {kind} rule"));
-        assert_eq!(rule.verdict, compare::RuleState::Unchanged, "{rule:?}");
+        assert_eq!(rule.verdict, compare::RuleState::Inconclusive, "{rule:?}");
+        assert!(rule.reason.contains("too short to judge"), "{rule:?}");
         assert_eq!(rule.baseline, rule.current);
     }
     let input = Input {
