@@ -359,9 +359,10 @@ export interface RuleVerdict {
    */
   change?: number | null
   /**
-   * 95% confidence interval of `change` `[low, high]` (moving-block bootstrap over the
-   * per-second samples, widened by the run-to-run variation when `compare` is given earlier
-   * results with `--baseline-history`); absent with too few samples.
+   * Interval of `change` `[low, high]`, each bound at the one-sided `level` (two runs: the
+   * block bootstrap of their seconds, with the run-to-run variation added when `compare` is
+   * given earlier results with `--baseline-history`; `loadgate ab`: Student t across its
+   * sub-runs); absent when the rule was not tested.
    *
    * @minItems 2
    * @maxItems 2
@@ -434,8 +435,8 @@ export interface RuleVerdict {
    */
   rule: string
   /**
-   * Samples used from the baseline and the current run: seconds of the per-second series
-   * for a whole-run rule; requests (a flow's iterations) for a target's or flow's rule.
+   * Samples used from the baseline and the current run: complete seconds of two runs, or
+   * the sub-runs of `loadgate ab` with a value on both sides (the same on both).
    *
    * @minItems 2
    * @maxItems 2
