@@ -130,7 +130,7 @@ pub(crate) struct SubRunRow {
     pub sparkline: String,
     /// `4 above 0, 0 below of 4 sub-runs; median +9.8%; baseline first +9.5%, +9.9%;
     /// candidate first +10.1%, +10.4%` (the changes by the side that went first, when there
-    /// are at most [`MAX_LISTED`]).
+    /// are at most [`MAX_LISTED`] and not all 0).
     pub summary: String,
 }
 
@@ -373,7 +373,8 @@ fn sub_run_row(e: &RuleChanges) -> SubRunRow {
             format_sub_run_change(e, median(&values))
         ));
     }
-    if !values.is_empty() && values.len() <= MAX_LISTED {
+    // By side when they are few, and not all 0 (which the counts say already).
+    if values.len() <= MAX_LISTED && at_zero < values.len() {
         for (first, side) in [(true, "baseline"), (false, "candidate")] {
             let changes: Vec<String> = e
                 .changes

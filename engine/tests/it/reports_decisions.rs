@@ -221,6 +221,16 @@ fn text_gives_each_rules_level_allowance_and_detectable_effect() {
     // No sub-run line for the rule without changes.
     assert_eq!(text.matches("per sub-run ").count(), 4, "{text}");
     insta::assert_snapshot!("text_paired", text);
+
+    // A rule whose changes are all 0: the counts say it, no list by side.
+    let mut c = known(true);
+    let errors = &mut c.paired.as_mut().unwrap().rules[3];
+    errors.changes.iter_mut().for_each(|s| s.change = 0.0);
+    let text = render(&c, Format::Text);
+    assert!(
+        text.contains("0 above 0, 0 below, 6 at 0 of 6 sub-runs; median +0.00 points\n"),
+        "{text}"
+    );
 }
 
 #[test]
