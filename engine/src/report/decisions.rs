@@ -104,10 +104,15 @@ fn method_name(family: &Family) -> &str {
 
 /// The decisions of a comparison in one sentence: `18 rules tested together at a 5%
 /// false-alarm rate per run (Holm)`, and how many rules could not be tested (`; 2 could not
-/// be tested`); empty without a family.
+/// be tested`); without a family (no rule was tested), `none of the 5 rules could be tested
+/// (each says why)`; empty without rules.
 pub(crate) fn family_sentence(comparison: &Comparison) -> String {
     let Some(family) = &comparison.family else {
-        return String::new();
+        return match comparison.rules.len() {
+            0 => String::new(),
+            1 => "the rule could not be tested (it says why)".to_string(),
+            n => format!("none of the {n} rules could be tested (each says why)"),
+        };
     };
     let alpha = format_level(family.alpha);
     let method = method_name(family);

@@ -39,7 +39,7 @@ pub(crate) struct View {
     pub slo: Vec<CheckRow>,
     pub rules: Vec<CheckRow>,
     /// The rules' decisions in one sentence: `18 rules tested together at a 5% false-alarm
-    /// rate per run (Holm)`; empty without a comparison (or one without a family).
+    /// rate per run (Holm)`, or that none could be tested; empty without rules.
     pub family: String,
     /// How the rules were judged, a paragraph; empty as `family`.
     pub method: String,
