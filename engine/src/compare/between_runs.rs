@@ -235,6 +235,63 @@ mod tests {
     }
 
     #[test]
+    fn the_run_to_run_variation_is_added_where_it_is_the_larger() {
+        use crate::compare::two_run::tests::{rule, run_of, seconds};
+        use crate::plan::regression::RuleScope;
+        use crate::plan::threshold::Metric;
+        use crate::stats::Evidence;
+        let rules = [
+            rule(Metric::Latency, "p(50) +10%", RuleScope::Total),
+            rule(Metric::Latency, "p(95) +10%", RuleScope::Total),
+        ];
+        let baseline = run_of(&seconds(1, 3, 1_000.0), &rules);
+        let p50 = baseline.total.latency_us.as_ref().unwrap().p50_us as f64;
+        let earlier: Vec<RunResult> = [1.1, 0.9, 1.2]
+            .iter()
+            .map(|f| {
+                let mut r = baseline.clone();
+                r.total.latency_us.as_mut().unwrap().p50_us = (p50 * f) as u64;
+                r
+            })
+            .collect();
+        let test = |se| {
+            RuleTest::new(
+                [Some(1.0), Some(1.0)],
+                [30, 30],
+                Ok(Evidence {
+                    estimate: 0.0,
+                    se,
+                    df: None,
+                    allowance: 0.1,
+                }),
+            )
+        };
+        let mut tests = [test(0.01), test(0.01)];
+        let earlier: Vec<&RunResult> = earlier.iter().collect();
+        let (note, estimated) = add_variation(&rules, &mut tests, &earlier, &baseline);
+        assert!(estimated);
+        // p50: the logs of 1.1, 0.9, 1.2 and 1 times the median.
+        let logs: Vec<f64> = [1.1f64, 0.9, 1.2, 1.0].iter().map(|f| f.ln()).collect();
+        let mean = logs.iter().sum::<f64>() / 4.0;
+        let sd = (logs.iter().map(|l| (l - mean).powi(2)).sum::<f64>() / 3.0).sqrt();
+        let e = tests[0].evidence.as_ref().unwrap();
+        assert!((e.se - 2f64.sqrt() * sd).abs() < 1e-3, "{e:?} {sd}");
+        assert_eq!(e.df, Some(3.0));
+        assert!(
+            tests[0]
+                .remark
+                .contains("widened by the run-to-run variation")
+        );
+        // p95 did not move between runs: the within-run se stays, on the normal.
+        let e = tests[1].evidence.as_ref().unwrap();
+        assert_eq!((e.se, e.df), (0.01, None));
+        assert!(note.contains("over 3 earlier results") && note.contains("not widened"));
+
+        let (note, estimated) = add_variation(&rules, &mut tests, &earlier[..2], &baseline);
+        assert!(!estimated && note.contains("(2 given)"), "{note}");
+    }
+
+    #[test]
     fn too_few_runs_or_non_positive_values_give_no_estimate() {
         assert_eq!(Spread::estimate(&[1.0, 2.0, 3.0], false), None);
         assert_eq!(Spread::estimate(&[1.0, 2.0, 0.0, 3.0], true), None);

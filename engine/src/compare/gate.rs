@@ -96,9 +96,9 @@ pub enum Overall {
     /// Every SLO passed, and at least one regression rule regressed: exit 4.
     Regressed,
     /// The current run's (or the baseline's) measurement is invalid (`health.valid` false:
-    /// the generator did not apply the planned load), or `loadgate ab` dropped too many epoch
-    /// pairs for the same reason (`Paired::too_many_dropped`): exit 5, whatever the SLOs
-    /// and rules say.
+    /// the generator did not apply the planned load), or more than half of `loadgate ab`'s
+    /// sub-runs were late for the same reason (`Paired::too_many_late`): exit 5, whatever the
+    /// SLOs and rules say.
     InvalidMeasurement,
 }
 
@@ -106,7 +106,7 @@ impl Overall {
     /// The verdict of a current result and, when there is a baseline, its comparison.
     pub fn of(current: &RunResult, comparison: Option<&Comparison>) -> Overall {
         let invalid_comparison = |c: &Comparison| {
-            c.baseline_invalid || c.paired.as_ref().is_some_and(|p| p.too_many_dropped())
+            c.baseline_invalid || c.paired.as_ref().is_some_and(|p| p.too_many_late())
         };
         if !current.health.valid || comparison.is_some_and(invalid_comparison) {
             Overall::InvalidMeasurement

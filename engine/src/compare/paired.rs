@@ -53,7 +53,7 @@ pub const MAX_LATE_SHARE: f64 = 0.5;
 impl Paired {
     /// More than [`MAX_LATE_SHARE`] of the sub-runs were late: the generator did not apply the
     /// planned load for long enough to judge (an invalid measurement).
-    pub fn too_many_dropped(&self) -> bool {
+    pub fn too_many_late(&self) -> bool {
         self.late as f64 > MAX_LATE_SHARE * (self.sub_runs + self.late) as f64
     }
 }
@@ -160,6 +160,12 @@ fn note(ab: &AbResult, used: usize, late: usize) -> String {
         "both sides loaded at the same time"
     };
     let all = used + late;
+    if all == 0 {
+        return format!(
+            "paired ({}): {how}, but the result has no sub-runs to judge the rules across",
+            ab.mode
+        );
+    }
     let each_s = ab.sub_runs.first().map_or(0.0, |s| s.baseline.duration_s);
     let mut note = format!(
         "paired ({}): {how} in {all} sub-runs of {each_s:.1} s, the sides' positions swapped \
@@ -261,12 +267,12 @@ mod tests {
 
         let paired = comparison.paired.as_ref().unwrap();
         assert_eq!((paired.sub_runs, paired.late), (6, 1));
-        assert!(!paired.too_many_dropped());
+        assert!(!paired.too_many_late());
         let changes = &paired.rules[0];
         assert!(changes.relative);
         let indices: Vec<u32> = changes.changes.iter().map(|c| c.sub_run).collect();
         assert_eq!(indices, [0, 1, 2, 4, 5, 6]);
-        assert!(changes.changes[1].baseline_first == false);
+        assert!(!changes.changes[1].baseline_first);
         assert!(
             changes
                 .changes
@@ -308,7 +314,7 @@ mod tests {
         );
         assert_eq!(comparison.family, None);
         let paired = comparison.paired.as_ref().unwrap();
-        assert!(paired.too_many_dropped());
+        assert!(paired.too_many_late());
         assert!(
             comparison
                 .notes
