@@ -473,7 +473,7 @@ export interface RuleDisplay {
    */
   allowed: string
   /**
-   * The one-sided level of `change_ci`'s bounds, e.g. `0.28%`; `–` when not tested.
+   * The one-sided level of `change_ci`'s bounds, e.g. `0.278%`; `–` when not tested.
    */
   level: string
   /**

@@ -87,7 +87,7 @@ pub(crate) fn format_mde(r: &RuleVerdict) -> String {
     worse_magnitude(r, r.mde, r.relative_mde).unwrap_or_else(|| "not tested".to_string())
 }
 
-/// The one-sided level of the rule's interval bounds, `0.28%`; [`MISSING`] for a rule that was
+/// The one-sided level of the rule's interval bounds, `0.278%`; [`MISSING`] for a rule that was
 /// not tested.
 pub(crate) fn format_rule_level(r: &RuleVerdict) -> String {
     r.level.map_or_else(|| MISSING.to_string(), format_level)

@@ -252,7 +252,7 @@ pub(crate) struct VerdictRule {
 /// does not exist.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub(crate) struct RuleDisplay {
-    /// The one-sided level of `change_ci`'s bounds, e.g. `0.28%`; `–` when not tested.
+    /// The one-sided level of `change_ci`'s bounds, e.g. `0.278%`; `–` when not tested.
     pub level: String,
     /// The effective allowance, e.g. `+10.0% (730us)`, `+24.0% (floor 50us)`, `-10.0%
     /// (102.8/s)` for throughput, `+0.100%` for the error rate.

@@ -98,7 +98,7 @@ pub(crate) struct CheckRow {
     /// Interval of the relative change at the rule's one-sided `level` (each side), rules
     /// only: `[-1.2%, +5.0%]`.
     pub interval: String,
-    /// One-sided level of the interval's bounds, rules only: `0.28%`; `–` when not tested.
+    /// One-sided level of the interval's bounds, rules only: `0.278%`; `–` when not tested.
     pub level: String,
     /// The effective allowance, rules only: `+10.0% (730us)`, `+24.0% (floor 50us)`
     /// ([`format_allowed`]).
@@ -111,8 +111,8 @@ pub(crate) struct CheckRow {
     pub mde: String,
     /// The per-sub-run changes of a paired comparison, rules with any only.
     pub sub_runs: Option<SubRunRow>,
-    /// A rule that was tested (it has a `level`); false for an SLO and for a rule too little
-    /// data could test.
+    /// A rule that was tested (it has a `level`); false for an SLO and for a rule that could
+    /// not be tested.
     pub tested: bool,
     /// `pass`, `fail` (SLO) or the rule's state.
     pub verdict: &'static str,
