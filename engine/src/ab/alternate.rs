@@ -7,10 +7,15 @@
 //! Each side plays the spec's load timeline across its own epochs: its epoch `j` is a short
 //! run of the spec's level over `[warmup + j·E, warmup + (j+1)·E)` of that timeline (its first
 //! epoch preceded by the spec's warmup stages). Epoch `j` of the baseline pairs with epoch `j`
-//! of the candidate: the two epochs of one ABBA half-block, next to each other in time. A
-//! side's epochs are then joined into its whole result (`join.rs`): counts and histograms
-//! added, the seconds laid end to end.
+//! of the candidate: the two epochs of one ABBA half-block, next to each other in time.
+//!
+//! The epochs are grouped into sub-runs of consecutive epochs (`--sub-runs`, at most one per
+//! epoch pair: [`groups`]), each opened by the side that did not open the one before, its
+//! epochs alternating from there; the paired verdict is taken across the sub-runs, as in duet
+//! mode. A side's epochs are joined into its sub-run's result and its whole result
+//! (`join.rs`): counts and histograms added, the seconds laid end to end.
 
+use std::ops::Range;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -18,6 +23,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context as _;
 
 use super::join::{empty, join};
+use super::sub_runs::{self, Joined, Ran, SidePart};
 use crate::plan::{Plan, Stage, Stop};
 use crate::result::ab::EpochSample;
 use crate::run::{self, RunOutput};
@@ -46,46 +52,115 @@ pub(super) fn check(plan: &Plan, epoch: Duration) -> Result<Duration, AlternateE
     Ok(measured)
 }
 
-/// Both sides, epoch by epoch in ABBA order: each side's whole output (its epochs joined) and
-/// its epochs. `first_is_baseline` picks the side that opens the first block.
+/// Both sides, epoch by epoch in ABBA order, the epochs grouped into `r` sub-runs of
+/// consecutive epochs (fewer, an even number, when there are fewer epochs: [`groups`]): each
+/// side's whole output (its epochs joined) and epochs, and the sub-runs. Sub-run `g` is opened
+/// by the baseline when `sub_runs::baseline_first(first, g)`, and its epochs alternate from
+/// there (A B, B A, … within it).
 pub(super) fn run_alternating(
     plans: &[Plan; 2],
     stop: &Arc<AtomicBool>,
     epoch: Duration,
-    first_is_baseline: bool,
-) -> anyhow::Result<[(RunOutput, Vec<EpochSample>); 2]> {
+    (r, first): (u32, bool),
+) -> anyhow::Result<Ran> {
     let measured = check(&plans[0], epoch)?;
     let epochs = (measured.as_nanos() / epoch.as_nanos()) as u32;
-    let mut sides: [(Option<RunOutput>, Vec<EpochSample>); 2] = Default::default();
-    for j in 0..epochs {
-        // Blocks of two pairs: A B, then B A.
-        let baseline_first = first_is_baseline == (j % 2 == 0);
-        let order = if baseline_first { [0, 1] } else { [1, 0] };
-        for side in order {
-            if stop.load(Ordering::Relaxed) {
-                break;
+    let mut joined = Joined::new(plans);
+    for (g, range) in (0..).zip(groups(epochs, r)) {
+        let group_first = sub_runs::baseline_first(first, g);
+        let mut sides: [Option<(RunOutput, Vec<EpochSample>)>; 2] = [None, None];
+        for j in range.clone() {
+            let baseline_first = group_first == ((j - range.start) % 2 == 0);
+            let order = if baseline_first { [0, 1] } else { [1, 0] };
+            for side in order {
+                if stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                let slice = slice(&plans[side], j, epoch);
+                let output = run::prepare(&slice)
+                    .and_then(|ready| ready.run(Instant::now(), stop.clone(), &mut |_| {}))
+                    .with_context(|| format!("the {} side", ["baseline", "candidate"][side]))?;
+                // The epoch's own stages: the spec's warmup stages (first epoch only), then
+                // its one measured stage, the sub-run's stage of epoch `j`.
+                let last = output.stages.len().saturating_sub(1);
+                let into = group_warmups(plans, range.start) + (j - range.start) as usize;
+                let (so_far, mut samples) = match sides[side].take() {
+                    Some(s) => s,
+                    None => (empty(&output, group_stages(plans, &range)), Vec::new()),
+                };
+                samples.push(epoch_sample(j, &output));
+                let joined = join(so_far, output, &|i| Some(if i == last { into } else { i }));
+                sides[side] = Some((joined, samples));
             }
-            let slice = slice(&plans[side], j, epoch);
-            let output = run::prepare(&slice)
-                .and_then(|ready| ready.run(Instant::now(), stop.clone(), &mut |_| {}))
-                .with_context(|| format!("the {} side", ["baseline", "candidate"][side]))?;
-            sides[side].1.push(epoch_sample(j, &output));
-            // The epoch's own stages: the spec's warmup stages (first epoch only), then its one
-            // measured stage, which goes to the spec's stage the epoch starts in.
-            let stage = stage_of(&plans[side], j, epoch);
-            let last = output.stages.len().saturating_sub(1);
-            let joined = match sides[side].0.take() {
-                None => empty(&output, plans[side].load.stages.len()),
-                Some(joined) => joined,
-            };
-            sides[side].0 = Some(join(joined, output, &|i| {
-                Some(if i == last { stage } else { i })
-            }));
         }
+        let [Some(b), Some(c)] = sides else { break };
+        let part = |side: usize, (output, epochs): (RunOutput, Vec<EpochSample>)| {
+            let plan = group_plan(&plans[side], &range, epoch);
+            let warmups = group_warmups(plans, range.start);
+            SidePart {
+                late: sub_runs::late(epochs.iter().map(|e| (e.late, e.requests))),
+                stage_of: (0..plan.load.stages.len())
+                    .map(|i| match i.checked_sub(warmups) {
+                        None => Some(i),
+                        Some(n) => Some(stage_of(&plans[side], range.start + n as u32, epoch)),
+                    })
+                    .collect(),
+                plan,
+                output,
+                epochs,
+            }
+        };
+        joined.add(g, group_first, [part(0, b), part(1, c)]);
     }
-    let [(b, be), (c, ce)] = sides;
-    let missing = || anyhow::anyhow!("the run was stopped before each side had an epoch");
-    Ok([(b.ok_or_else(missing)?, be), (c.ok_or_else(missing)?, ce)])
+    joined
+        .finish()
+        .ok_or_else(|| anyhow::anyhow!("the run was stopped before each side had an epoch"))
+}
+
+/// The sub-runs of `epochs` epochs: `r` runs of consecutive epochs, fewer when there are fewer
+/// epochs (an even number then, unless a single epoch), as even in length as they can be.
+fn groups(epochs: u32, r: u32) -> Vec<Range<u32>> {
+    let n = match epochs.min(r) {
+        n if n >= 2 => n - n % 2,
+        n => n,
+    };
+    (0..n)
+        .map(|g| g * epochs / n..(g + 1) * epochs / n)
+        .collect()
+}
+
+/// The spec's warmup stages in the sub-run that starts at epoch `start` (only the first has
+/// them).
+fn group_warmups(plans: &[Plan; 2], start: u32) -> usize {
+    if start == 0 {
+        plans[0].load.stages.iter().take_while(|s| s.warmup).count()
+    } else {
+        0
+    }
+}
+
+/// The stages of the sub-run of `range`: its warmups, then one per epoch.
+fn group_stages(plans: &[Plan; 2], range: &Range<u32>) -> usize {
+    group_warmups(plans, range.start) + range.len()
+}
+
+/// The plan a sub-run of the epochs in `range` carried out: the spec's warmup stages (the
+/// first sub-run's), then each epoch's stage, measured for their length.
+fn group_plan(plan: &Plan, range: &Range<u32>, epoch: Duration) -> Plan {
+    let mut stages: Vec<Stage> = Vec::new();
+    for j in range.clone() {
+        let s = slice(plan, j, epoch);
+        let own = if j == range.start {
+            s.load.stages.len()
+        } else {
+            1
+        };
+        stages.extend_from_slice(&s.load.stages[s.load.stages.len() - own..]);
+    }
+    let mut group = plan.clone();
+    group.load.stages = stages;
+    group.load.stop = Stop::Duration(epoch * range.len() as u32);
+    group
 }
 
 /// The plan of epoch `j` of a side: one stage of `epoch` at the spec's level over that part of
@@ -209,10 +284,46 @@ mod tests {
     }
 
     #[test]
+    fn epochs_group_into_sub_runs_with_their_own_plans() {
+        assert_eq!(groups(6, 8), [0..1, 1..2, 2..3, 3..4, 4..5, 5..6]);
+        assert_eq!(groups(7, 8), [0..1, 1..2, 2..3, 3..4, 4..5, 5..7]);
+        assert_eq!(
+            groups(16, 8),
+            [0..2, 2..4, 4..6, 6..8, 8..10, 10..12, 12..14, 14..16]
+        );
+        assert_eq!(groups(9, 4), [0..2, 2..4, 4..6, 6..9]);
+        assert_eq!(groups(1, 8).len(), 1);
+        // The first sub-run's plan: the warmup, then its epochs' levels; a later one's, its
+        // epochs only.
+        let plan = plan();
+        let second = Duration::from_secs(1);
+        let first = group_plan(&plan, &(0..2), second);
+        let levels: Vec<_> = first
+            .load
+            .stages
+            .iter()
+            .map(|s| (s.warmup, s.from, s.to))
+            .collect();
+        assert_eq!(
+            levels,
+            [
+                (true, 0.0, 100.0),
+                (false, 100.0, 100.0),
+                (false, 100.0, 150.0)
+            ]
+        );
+        assert_eq!(first.load.stop, Stop::Duration(2 * second));
+        let later = group_plan(&plan, &(5..7), second);
+        assert_eq!(later.load.warmup(), Duration::ZERO);
+        assert_eq!(later.load.stages.len(), 2);
+    }
+
+    #[test]
     fn count_mode_and_fractional_epochs_are_refused() {
         let plans = [plan(), plan()];
         let stop = Arc::new(AtomicBool::new(false));
-        let err = run_alternating(&plans, &stop, Duration::from_millis(500), true).unwrap_err();
+        let err =
+            run_alternating(&plans, &stop, Duration::from_millis(500), (8, true)).unwrap_err();
         assert!(err.to_string().contains("whole seconds"), "{err}");
         let mut counted = plan();
         counted.load.stop = Stop::Requests(100);
@@ -220,7 +331,7 @@ mod tests {
             &[counted.clone(), counted],
             &stop,
             Duration::from_secs(1),
-            true,
+            (8, true),
         )
         .unwrap_err();
         assert!(err.to_string().contains("request count"), "{err}");

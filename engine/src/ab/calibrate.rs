@@ -23,6 +23,8 @@ pub(super) struct Calibration {
     /// `true`: `mde` and `allowed` are relative fractions of the baseline (latency,
     /// requests); `false`: absolute fractions (the error rate).
     pub(super) relative: bool,
+    /// The worse direction's sign as shown: `-` for throughput (a drop), else `+`.
+    pub(super) sign: char,
     /// The minimum detectable effect at 80% power, a magnitude in the worse direction
     /// ([`mde`]); `None` when the rule was not tested.
     pub(super) mde: Option<f64>,
@@ -58,6 +60,11 @@ pub(super) fn calibrate(comparison: &Comparison, measured_s: f64) -> Vec<Calibra
             Calibration {
                 rule: format!("{} {}", v.metric, v.rule),
                 relative,
+                sign: if v.metric == Metric::Responses {
+                    '-'
+                } else {
+                    '+'
+                },
                 mde,
                 allowed,
                 needed_s,
@@ -120,11 +127,11 @@ pub(super) fn render(
             }
         };
         let mde = c.mde.map_or("none (not tested)".to_string(), |m| {
-            format!("+{}", shown(m))
+            format!("{}{}", c.sign, shown(m))
         });
         let allowed = c
             .allowed
-            .map_or("-".to_string(), |a| format!("+{}", shown(a)));
+            .map_or("-".to_string(), |a| format!("{}{}", c.sign, shown(a)));
         let needed = match c.needed_s {
             Some(s) if s <= measured_s => format!("this run is long enough ({s:.1} s would do)"),
             Some(s) => format!("needs about {s:.0} s of measured load"),
@@ -237,6 +244,10 @@ mod tests {
         );
         assert!(
             text.contains("+0.30 points, allowed +0.10 points"),
+            "{text}"
+        );
+        assert!(
+            text.contains("MDE (80% power) -19.0%, allowed -10.0%: this run is long enough"),
             "{text}"
         );
         assert!(!text.contains("FALSE ALARM"));

@@ -77,6 +77,7 @@ mod sides;
 mod sub_runs;
 
 pub(crate) use alternate::AlternateError;
+use sub_runs::Ran;
 pub(crate) use sub_runs::parse_sub_runs;
 
 use crate::compare;
@@ -85,7 +86,7 @@ use crate::options::{AbMode, AbOptions};
 use crate::plan::{Model, Plan};
 use crate::report::progress::ProgressLine;
 use crate::result;
-use crate::result::ab::{AB_VERSION, AbResult, EpochSample, SubRun};
+use crate::result::ab::{AB_VERSION, AbResult};
 use crate::run::{self, RunOutput};
 use crate::service::Service;
 use crate::signal::Interrupt;
@@ -108,9 +109,6 @@ pub(crate) enum AbError {
     /// A duet epoch longer than a second.
     #[error("duet mode takes epochs that divide a second (1s, 500ms, 250ms, …), not {0:?}")]
     DuetEpoch(Duration),
-    /// The `ab` block's `sub_runs` is odd or below the minimum.
-    #[error("the spec's `ab.sub_runs`: {0}")]
-    BlockSubRuns(String),
 }
 
 /// `loadgate ab`; `env` looks up `${NAME}`s that a side does not give.
@@ -126,11 +124,11 @@ pub(crate) fn ab(
     }
     let (mode, epoch) = mode_and_epoch(args, &block)?;
     let plans = [sides[0].plan(&source, env)?, sides[1].plan(&source, env)?];
-    let sub_runs = match (args.sub_runs, block.sub_runs) {
-        (Some(n), _) => n,
-        (None, Some(n)) => sub_runs::check(n).map_err(AbError::BlockSubRuns)?,
-        (None, None) => sub_runs::default_count(plans[0].load.measured_duration()),
-    };
+    // The block's `sub_runs` is checked with the spec (even, at least 4: its schema).
+    let sub_runs = args
+        .sub_runs
+        .or(block.sub_runs)
+        .unwrap_or_else(|| sub_runs::default_count(plans[0].load.measured_duration()));
     // The open-files limit, raised and checked before descriptors of this process's own.
     for plan in &plans {
         crate::run::raise_file_limit(plan)?;
@@ -246,9 +244,6 @@ pub(crate) fn parse_epoch(text: &str) -> Result<Duration, String> {
     Ok(epoch)
 }
 
-/// Each side's whole output and its complete epochs, and the sub-runs.
-type Ran = ([(RunOutput, Vec<EpochSample>); 2], Vec<SubRun>);
-
 /// Runs both sides in `mode`, in epochs of `epoch` and `sub_runs` sub-runs (duet).
 fn run_sides(
     plans: &[Plan; 2],
@@ -262,7 +257,7 @@ fn run_sides(
             let measured = plans[0].load.measured_duration();
             eprintln!(
                 "loadgate: {sub_runs} sub-runs{}, the sides' positions swapped from one to \
-                 the next; the {} first in the first (drawn at random)",
+                 the next: the {} first in sub-run 1 (drawn at random)",
                 measured.map_or(String::new(), |d| format!(
                     " of {:?} measured each",
                     d / sub_runs
@@ -289,15 +284,16 @@ fn run_sides(
         AbMode::Alternating => {
             let first_is_baseline = fastrand::bool();
             eprintln!(
-                "loadgate: alternating epochs of {epoch:?}, ABBA blocks opened by the {}",
+                "loadgate: alternating epochs of {epoch:?} in up to {sub_runs} sub-runs, ABBA \
+                 blocks opened by the {} in the first (drawn at random), by the other side in \
+                 the next",
                 if first_is_baseline {
                     "baseline"
                 } else {
                     "candidate"
                 }
             );
-            let sides = alternate::run_alternating(plans, stop, epoch, first_is_baseline)?;
-            Ok((sides, Vec::new()))
+            alternate::run_alternating(plans, stop, epoch, (sub_runs, first_is_baseline))
         }
     }
 }

@@ -70,8 +70,8 @@ pub(crate) fn parse_sub_runs(text: &str) -> Result<u32, String> {
 }
 
 /// `n` when it is even and at least [`MIN_SUB_RUNS`]. Errors: the message, saying why.
-pub(crate) fn check(n: u32) -> Result<u32, String> {
-    if n < MIN_SUB_RUNS || n % 2 != 0 {
+fn check(n: u32) -> Result<u32, String> {
+    if n < MIN_SUB_RUNS || !n.is_multiple_of(2) {
         return Err(format!(
             "sub-runs come in an even number, at least {MIN_SUB_RUNS} (the sides swap \
              positions from one sub-run to the next, and the paired verdict is taken across at \
@@ -149,50 +149,76 @@ fn later_warmup(plan: &Plan, r: u32) -> Duration {
     spec.min(LATER_WARMUP).min(sub_run)
 }
 
-/// The generator fell behind in `output`: more than 1% of its requests started more than 10
-/// ms after they were due (the per-epoch check, over all of the run's epochs).
-pub(super) fn late(output: &RunOutput) -> bool {
-    let (late, requests) = output
-        .epochs
-        .iter()
-        .fold((0, 0), |(l, n), e| (l + e.late, n + e.requests));
+/// The generator fell behind in a side's sub-run of `epochs` (all of them, the last cut short
+/// included): more than 1% of its requests started more than 10 ms after they were due (the
+/// per-epoch check, over the sub-run).
+pub(super) fn late(epochs: impl IntoIterator<Item = (u64, u64)>) -> bool {
+    let (late, requests) = epochs
+        .into_iter()
+        .fold((0, 0), |(l, n), (late, requests)| (l + late, n + requests));
     late * 100 > requests
 }
 
 /// `baseline_first` of sub-run `k` when the first sub-run's is `first`: it alternates.
 pub(super) fn baseline_first(first: bool, k: u32) -> bool {
-    first == (k % 2 == 0)
+    first == k.is_multiple_of(2)
 }
+
+/// One side's part of a sub-run, as [`Joined::add`] takes it.
+pub(super) struct SidePart {
+    /// The plan the sub-run carried out (its result's load and health are judged against it).
+    pub(super) plan: Plan,
+    /// What it measured.
+    pub(super) output: RunOutput,
+    /// Its complete epochs, numbered on from the sides' epochs before ([`Joined::next_epoch`]).
+    pub(super) epochs: Vec<EpochSample>,
+    /// The generator fell behind in it ([`late`]).
+    pub(super) late: bool,
+    /// Per stage of `plan`, the spec's stage its generator stats and CPU time go to in the
+    /// side's whole result; `None`: left out.
+    pub(super) stage_of: Vec<Option<usize>>,
+}
+
+/// Each side's whole output and its complete epochs, and the sub-runs.
+pub(super) type Ran = ([(RunOutput, Vec<EpochSample>); 2], Vec<SubRun>);
+
+/// One duet of two sub-plans: `(plans, baseline_first, progress)` to each side's output.
+pub(super) type Duet<'a> = dyn Fn(&[Plan; 2], bool, &mut (dyn FnMut(&Progress) + Send)) -> anyhow::Result<[RunOutput; 2]>
+    + 'a;
 
 /// Each side's sub-runs joined so far: its whole output and its complete epochs, numbered on
 /// across the sub-runs; and the sub-runs' records.
-pub(super) struct Joined {
+pub(super) struct Joined<'a> {
+    /// The spec's plans, whose stages the whole outputs have.
+    plans: &'a [Plan; 2],
     sides: [Option<(RunOutput, Vec<EpochSample>)>; 2],
     sub_runs: Vec<SubRun>,
-    epoch_ms: u64,
 }
 
-impl Joined {
-    pub(super) fn new(epoch_ms: u64) -> Joined {
+impl<'a> Joined<'a> {
+    pub(super) fn new(plans: &'a [Plan; 2]) -> Joined<'a> {
         Joined {
+            plans,
             sides: [None, None],
             sub_runs: Vec::new(),
-            epoch_ms,
         }
     }
 
-    /// Adds sub-run `k` of the spec's `plans`, run as `subs` (their [`sub_plan`]s), with
-    /// `baseline_first`: its record (each side's result without time series) and each side's
-    /// output joined to the side's whole.
-    pub(super) fn add(
-        &mut self,
-        (plans, subs): (&[Plan; 2], &[Plan; 2]),
-        k: u32,
-        baseline_first: bool,
-        outputs: [RunOutput; 2],
-    ) {
-        let result = |side: usize, output: &RunOutput| -> RunResult {
-            let mut r = result::build_ab_side(&subs[side], output);
+    /// The number the next sub-run's first epoch takes: after the last of either side's.
+    pub(super) fn next_epoch(&self) -> u32 {
+        self.sides
+            .iter()
+            .flatten()
+            .filter_map(|(_, e)| e.last().map(|e| e.epoch + 1))
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Adds sub-run `k`, with `baseline_first`: its record (each side's result without time
+    /// series) and each side's output and epochs joined to the side's whole.
+    pub(super) fn add(&mut self, k: u32, baseline_first: bool, parts: [SidePart; 2]) {
+        let result = |part: &SidePart| -> RunResult {
+            let mut r = result::build_ab_side(&part.plan, &part.output);
             r.time_series.clear();
             for t in &mut r.targets {
                 t.time_series.clear();
@@ -202,46 +228,63 @@ impl Joined {
         self.sub_runs.push(SubRun {
             index: k,
             baseline_first,
-            late: outputs.iter().any(late),
-            baseline: result(0, &outputs[0]),
-            candidate: result(1, &outputs[1]),
+            late: parts.iter().any(|p| p.late),
+            baseline: result(&parts[0]),
+            candidate: result(&parts[1]),
         });
-        // Where the sub-run's epochs go on: after the longest side's so far.
-        let offset = self
-            .sides
-            .iter()
-            .flatten()
-            .filter_map(|(_, e)| e.last().map(|e| e.epoch + 1))
-            .max()
-            .unwrap_or(0);
-        for (side, output) in outputs.into_iter().enumerate() {
-            let mut epochs =
-                complete_epochs(&output.epochs, self.epoch_ms, output.elapsed.as_secs_f64());
-            for e in &mut epochs {
-                e.epoch += offset;
-            }
-            let spec_warmups = plans[side].load.stages.iter().filter(|s| s.warmup).count();
-            let own_warmups = subs[side].load.stages.iter().filter(|s| s.warmup).count();
-            // The spec's warmup stages take the first sub-run's; the later ones' short warmups
-            // are left out; measured stage `i` is the spec's.
-            let stage_of = |i: usize| match i.checked_sub(own_warmups) {
-                Some(measured) => Some(spec_warmups + measured),
-                None => (k == 0).then_some(i),
-            };
-            let (whole, all) = match self.sides[side].take() {
+        for (side, part) in parts.into_iter().enumerate() {
+            let (whole, mut epochs) = match self.sides[side].take() {
                 Some(joined) => joined,
-                None => (empty(&output, plans[side].load.stages.len()), Vec::new()),
+                None => (
+                    empty(&part.output, self.plans[side].load.stages.len()),
+                    Vec::new(),
+                ),
             };
-            let mut all = all;
-            all.extend(epochs);
-            self.sides[side] = Some((join(whole, output, &stage_of), all));
+            epochs.extend(part.epochs);
+            let stage_of = |i: usize| part.stage_of.get(i).copied().flatten();
+            self.sides[side] = Some((join(whole, part.output, &stage_of), epochs));
         }
     }
 
     /// Each side's whole output and epochs, and the sub-runs; `None` when no sub-run ran.
-    pub(super) fn finish(self) -> Option<([(RunOutput, Vec<EpochSample>); 2], Vec<SubRun>)> {
+    pub(super) fn finish(self) -> Option<Ran> {
         let [b, c] = self.sides;
         Some(([b?, c?], self.sub_runs))
+    }
+}
+
+/// Side `side`'s part of duet sub-run `k`: `sub` carried out as `output`, its complete epochs
+/// of `epoch_ms` numbered on from `first_epoch`. The spec's warmup stages take the first
+/// sub-run's; the later ones' short warmups are left out; measured stage `i` is the spec's.
+fn duet_part(
+    spec: &Plan,
+    (k, sub, output): (u32, Plan, RunOutput),
+    epoch_ms: u64,
+    first_epoch: u32,
+) -> SidePart {
+    let mut epochs = complete_epochs(&output.epochs, epoch_ms, output.elapsed.as_secs_f64());
+    for e in &mut epochs {
+        e.epoch += first_epoch;
+    }
+    let warmups = |p: &Plan| p.load.stages.iter().filter(|s| s.warmup).count();
+    let (spec_warmups, own_warmups) = (warmups(spec), warmups(&sub));
+    let stage_of = sub
+        .load
+        .stages
+        .iter()
+        .enumerate()
+        .map(|(i, s)| match (s.warmup, k) {
+            (true, 0) => Some(i),
+            (true, _) => None,
+            (false, _) => Some(spec_warmups + i - own_warmups),
+        })
+        .collect();
+    SidePart {
+        late: late(output.epochs.iter().map(|e| (e.late, e.requests))),
+        plan: sub,
+        output,
+        epochs,
+        stage_of,
     }
 }
 
@@ -255,13 +298,9 @@ pub(super) fn run_sub_runs(
     stop: &Arc<AtomicBool>,
     epoch_ms: u64,
     progress: &mut (dyn FnMut(&Progress) + Send),
-    run: &dyn Fn(
-        &[Plan; 2],
-        bool,
-        &mut (dyn FnMut(&Progress) + Send),
-    ) -> anyhow::Result<[RunOutput; 2]>,
-) -> anyhow::Result<([(RunOutput, Vec<EpochSample>); 2], Vec<SubRun>)> {
-    let mut joined = Joined::new(epoch_ms);
+    run: &Duet<'_>,
+) -> anyhow::Result<Ran> {
+    let mut joined = Joined::new(plans);
     let (mut before, mut responses, mut errors) = (Duration::ZERO, 0, 0);
     for k in 0..r {
         if k > 0 && stop.load(Ordering::Relaxed) {
@@ -269,7 +308,7 @@ pub(super) fn run_sub_runs(
         }
         let subs = [sub_plan(&plans[0], k, r), sub_plan(&plans[1], k, r)];
         let baseline_first = baseline_first(first, k);
-        let outputs = run(&subs, baseline_first, &mut |p: &Progress| {
+        let [b, c] = run(&subs, baseline_first, &mut |p: &Progress| {
             progress(&Progress {
                 elapsed: before + p.elapsed,
                 responses: responses + p.responses,
@@ -278,11 +317,20 @@ pub(super) fn run_sub_runs(
                 ..*p
             });
         })?;
-        before += outputs[0].elapsed;
-        let b = &outputs[0].targets;
-        responses += b.iter().map(|t| t.latency_us.len()).sum::<u64>();
-        errors += b.iter().map(|t| t.errors.iter().sum::<u64>()).sum::<u64>();
-        joined.add((plans, &subs), k, baseline_first, outputs);
+        before += b.elapsed;
+        responses += b.targets.iter().map(|t| t.latency_us.len()).sum::<u64>();
+        errors += b
+            .targets
+            .iter()
+            .map(|t| t.errors.iter().sum::<u64>())
+            .sum::<u64>();
+        let first_epoch = joined.next_epoch();
+        let [bs, cs] = subs;
+        let parts = [
+            duet_part(&plans[0], (k, bs, b), epoch_ms, first_epoch),
+            duet_part(&plans[1], (k, cs, c), epoch_ms, first_epoch),
+        ];
+        joined.add(k, baseline_first, parts);
     }
     joined
         .finish()
@@ -412,5 +460,55 @@ mod tests {
                 assert!(planned <= run + Duration::from_secs(4), "{warmup} × {r}");
             }
         }
+    }
+
+    /// More than half of the sub-runs late make both sides invalid; half do not.
+    #[test]
+    fn more_than_half_late_is_an_invalid_measurement() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/results/v2-current.json"
+        );
+        let side = crate::result::read(std::path::Path::new(path)).expect("the fixture reads");
+        assert!(side.health.valid);
+        let ab = |late: &[bool]| AbResult {
+            ab_version: crate::result::ab::AB_VERSION,
+            mode: "duet".to_string(),
+            epoch_ms: 250,
+            baseline: side.clone(),
+            candidate: side.clone(),
+            sub_runs: (0..)
+                .zip(late)
+                .map(|(k, &late)| SubRun {
+                    index: k,
+                    baseline_first: baseline_first(true, k),
+                    late,
+                    baseline: side.clone(),
+                    candidate: side.clone(),
+                })
+                .collect(),
+            baseline_epochs: vec![],
+            candidate_epochs: vec![],
+            machine_busy: None,
+        };
+        let mut half = ab(&[true, false, true, false]);
+        judge_lateness(&mut half);
+        assert!(half.baseline.health.valid && half.candidate.health.valid);
+        let mut most = ab(&[true, false, true, true]);
+        judge_lateness(&mut most);
+        for side in [&most.baseline, &most.candidate] {
+            assert!(!side.health.valid);
+            assert!(
+                side.health
+                    .problems
+                    .iter()
+                    .any(|p| p.contains("fell behind in 3 of 4 sub-runs")),
+                "{:?}",
+                side.health.problems
+            );
+        }
+        // A late sub-run: more than 1% of a side's requests started late.
+        assert!(late([(3, 100), (0, 100)]));
+        assert!(!late([(1, 100), (1, 100)]));
     }
 }

@@ -27,7 +27,8 @@
 //! distribution is Student's t with `k − 1` degrees of freedom, as `s` comes from `k` runs: for
 //! two new runs from the same normal population as `k` others, `(y_a − y_b)/(√2·s)` follows
 //! `t(k − 1)`, the pivot of a prediction interval (Hahn & Meeker, *Statistical Intervals*,
-//! Wiley 1991, ch. 4); elsewhere the bootstrap's normal. The family is then decided by Holm's
+//! Wiley 1991, ch. 4); elsewhere Student's t with the bootstrap's degrees of freedom (its blocks
+//! less one). The family is then decided by Holm's
 //! step-down on those p-values (`stats::decide` without replicates), as the bootstrap's
 //! replicates do not carry the run-to-run part.
 //!

@@ -16,7 +16,8 @@
 //! rule's scale (`scale.rs`), `d* = d(b*, c*)`, recentred on the whole-run change: `d* − d̃ +
 //! d̂`, `d̃` the change of all the seconds merged (the whole-run values come from finer
 //! histograms than the seconds' 2 significant digits). The standard error is the replicates'
-//! standard deviation.
+//! standard deviation; the degrees of freedom, the resampled blocks less one of the shorter run
+//! (`stats::bootstrap_df`), widen the step-down's critical values when blocks are few.
 //!
 //! Rules are not tested (inconclusive, outside the family) when a run has fewer than
 //! `stats::MIN_SECONDS` complete seconds, when their scope has no per-second series (a flow's
@@ -78,6 +79,7 @@ pub(super) fn tests(
     }
     let scopes = scope_seconds(rules, &mut tests, [baseline, current], &seconds);
     let block = block_length([baseline, current]);
+    let df = stats::bootstrap_df(n[0], block).min(stats::bootstrap_df(n[1], block));
     let mut columns = bootstrap(rules, &tests, &scopes, n, block);
     for (r, test) in tests.iter_mut().enumerate() {
         let Ok(evidence) = &mut test.evidence else {
@@ -92,6 +94,7 @@ pub(super) fn tests(
             continue;
         }
         evidence.se = sd(&column);
+        evidence.df = Some(df);
         test.replicates = column;
     }
     tests

@@ -187,3 +187,23 @@ pub fn read(path: &Path) -> Result<Option<AbResult>, ReadError> {
     }
     Ok(Some(ab))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_document_written_before_sub_runs_is_refused_saying_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ab.json");
+        std::fs::write(&path, r#"{"ab_version": 2, "mode": "duet"}"#).unwrap();
+        let err = read(&path).unwrap_err().to_string();
+        assert!(
+            err.contains("ab_version 2, written before sub-runs"),
+            "{err}"
+        );
+        assert!(err.contains("run `loadgate ab` again"), "{err}");
+        std::fs::write(&path, r#"{"result_version": 4}"#).unwrap();
+        assert!(read(&path).unwrap().is_none());
+    }
+}

@@ -3,6 +3,8 @@
 //! (the probability of at least one false "regressed") at α in the strong sense: whichever rules
 //! are truly within their allowance.
 
+use statrs::distribution::{ContinuousCDF, Normal};
+
 use super::{Decision, Evidence, Replicates, cdf, decision, quantile};
 
 /// Holm's step-down (Holm 1979) over the one-sided margin p-values
@@ -51,12 +53,13 @@ pub(super) fn holm(alpha: f64, tests: &[Evidence]) -> Vec<Decision> {
 
 /// The max-T step-down (Westfall & Young 1993, algorithm 2.8; Romano & Wolf 2005, algorithm 3.1)
 /// on studentized bootstrap replicates `T*_r = (d*_r − d̂_r)/se_r`: at each step, `c` is the
-/// `(1 − α)` quantile (the `⌈(1 − α)(B + 1)⌉`-th smallest of B) of `max_r T*_r` over the tests not
-/// yet rejected; a test is rejected iff `(d̂_r − a_r)/se_r > c`, that is iff its lower bound
-/// `d̂_r − c·se_r` exceeds its allowance; the step-down repeats on the rest until a step rejects
-/// nothing, whose `c` the remaining tests keep. A test's `level` is the share of its own `T*_r`
+/// `(1 − α)` quantile (the `⌈(1 − α)·B⌉`-th smallest of B) of `max_r T*_r` over the tests not
+/// yet rejected; a test is rejected iff `(d̂_r − a_r)/se_r > e_r(c)`, that is iff its lower bound
+/// `d̂_r − e_r(c)·se_r` exceeds its allowance (`e_r`: [`expanded`] for the test's `df`; the
+/// identity without); the step-down repeats on the rest until a step rejects nothing, whose `c` the
+/// remaining tests keep. A test's `level` is the share of its own `T*_r`
 /// above its step's `c`; its upper bound is the basic bootstrap bound at that level,
-/// `d̂_r − Q_r(level)·se_r` (Q_r: the quantile of its `T*_r`; Davison & Hinkley 1997, §5.2),
+/// `d̂_r − e_r(Q_r(level))·se_r` (Q_r: the quantile of its `T*_r`; Davison & Hinkley 1997, §5.2),
 /// so that a skewed statistic gets an asymmetric interval. Tests with `se_r == 0` (or no
 /// replicates) are decided from the estimate alone, outside the maximum.
 pub(super) fn max_t(alpha: f64, tests: &[Evidence], replicates: &Replicates) -> Vec<Decision> {
@@ -91,9 +94,10 @@ pub(super) fn max_t(alpha: f64, tests: &[Evidence], replicates: &Replicates) -> 
             })
             .collect();
         let c = upper_quantile(&mut maxima, alpha);
-        let (rejected, kept): (Vec<usize>, Vec<usize>) = active
-            .iter()
-            .partition(|&&r| tests[r].estimate - c * tests[r].se > tests[r].allowance);
+        let (rejected, kept): (Vec<usize>, Vec<usize>) = active.iter().partition(|&&r| {
+            let t = &tests[r];
+            t.estimate - expanded(c, t.df, alpha) * t.se > t.allowance
+        });
         for &r in &rejected {
             critical[r] = Some(c);
         }
@@ -109,7 +113,7 @@ pub(super) fn max_t(alpha: f64, tests: &[Evidence], replicates: &Replicates) -> 
         .iter()
         .enumerate()
         .map(|(r, test)| match critical[r] {
-            Some(c) => bootstrap_decision(test, &columns[r], c),
+            Some(c) => bootstrap_decision(test, &columns[r], c, |x| expanded(x, test.df, alpha)),
             None => decision(test, alpha, test.estimate, test.estimate, 0.0),
         })
         .collect()
@@ -118,26 +122,59 @@ pub(super) fn max_t(alpha: f64, tests: &[Evidence], replicates: &Replicates) -> 
 /// The decision of a bootstrap test whose step's critical value is `c`, from its studentized
 /// replicates `t_star`: the level is the share of them above `c` (at least one replicate's
 /// worth, 1/B), the upper bound the basic bootstrap bound at that level.
-fn bootstrap_decision(test: &Evidence, t_star: &[f64], c: f64) -> Decision {
+fn bootstrap_decision(
+    test: &Evidence,
+    t_star: &[f64],
+    c: f64,
+    expand: impl Fn(f64) -> f64,
+) -> Decision {
     let b = t_star.len();
     let above = t_star.iter().filter(|&&t| t > c).count();
     let level = above.max(1) as f64 / b as f64;
     let mut sorted = t_star.to_vec();
     sorted.sort_by(f64::total_cmp);
     let k = ((level * (b + 1) as f64).floor() as usize).clamp(1, b);
-    let lower_tail = sorted[k - 1].min(0.0);
+    let lower_tail = expand(sorted[k - 1].min(0.0));
+    let c = expand(c);
     let low = test.estimate - c * test.se;
     let high = (test.estimate - lower_tail * test.se).max(low);
     decision(test, level, low, high, c)
 }
 
-/// The `(1 − alpha)` quantile of `values` as a Monte Carlo test uses it: the
-/// `⌈(1 − alpha)(B + 1)⌉`-th smallest of the B values (clamped to the largest), so that a new
-/// draw from the same distribution exceeds it with probability at most `alpha` (Davison &
-/// Hinkley 1997, §4.2.1). `values` is reordered.
+/// A studentized bootstrap quantile `x` widened for a resample of few independent units, the
+/// blocks (`df`: their number less one, [`bootstrap_df`](super::bootstrap_df)); `x` itself when
+/// `df` is `None`. The larger in magnitude of:
+/// - Hesterberg's expansion at the family's level α (Hesterberg 2015, §5.1, "expanded
+///   percentile interval"): `x · √((df + 1)/df) · t_df(1 − α) / z(1 − α)`, for the bootstrap's
+///   narrowness with few blocks at the levels of one rule;
+/// - the Student t tail: `x`'s normal probability as a t quantile, `√((ν + 1)/ν) · t_ν⁻¹(Φ(x))`,
+///   with ν = 1.5·(df + 1) − 1 the equivalent degrees of freedom of the overlapping-block
+///   (Bartlett-window) variance estimate (Künsch 1989; Priestley 1981, §6.2.3), for the extreme
+///   quantiles of a large family's maximum, which the few blocks' bootstrap makes too light.
+///
+/// Both tend to `x` as the blocks grow in number. `sims.rs` and `sims_family.rs` simulate the
+/// result: each alone fails one of them (one rule's bound, or the 33-rule family).
+fn expanded(x: f64, df: Option<f64>, alpha: f64) -> f64 {
+    let Some(df) = df.filter(|df| df.is_finite() && *df > 0.0) else {
+        return x;
+    };
+    let linear = x * ((df + 1.0) / df).sqrt() * quantile(Some(df), 1.0 - alpha)
+        / quantile(None, 1.0 - alpha);
+    let nu = 1.5 * (df + 1.0) - 1.0;
+    let p = Normal::standard().cdf(x).clamp(1e-12, 1.0 - 1e-12);
+    let tail = ((nu + 1.0) / nu).sqrt() * quantile(Some(nu), p);
+    if x >= 0.0 {
+        linear.max(tail)
+    } else {
+        linear.min(tail)
+    }
+}
+
+/// The `(1 − alpha)` quantile of `values`: the `⌈(1 − alpha)·B⌉`-th smallest of the B values
+/// (clamped to `[1, B]`), so that at most `alpha·B` of them lie above it. `values` is reordered.
 fn upper_quantile(values: &mut [f64], alpha: f64) -> f64 {
     let b = values.len();
-    let k = (((1.0 - alpha) * (b + 1) as f64).ceil() as usize).clamp(1, b);
+    let k = (((1.0 - alpha) * b as f64).ceil() as usize).clamp(1, b);
     let (_, kth, _) = values.select_nth_unstable_by(k - 1, f64::total_cmp);
     *kth
 }

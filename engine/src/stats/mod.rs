@@ -24,7 +24,8 @@
 //! `allowance + (q(1 − level) + q(0.8))·se` (Bloom 1995).
 //!
 //! The simulations behind the constants ([`MIN_SECONDS`], [`MIN_SUB_RUNS`]) and the stated
-//! levels are unit tests in `sims.rs`: `cargo test -p loadgate --lib stats:: -- --nocapture`.
+//! levels are unit tests in `sims.rs` (intervals) and `sims_family.rs` (the 33-rule gate):
+//! `cargo test -p loadgate --lib stats:: -- --nocapture` prints their figures.
 
 // Until compare/ and ab/ call it (issue 32): the lead removes this at the merge.
 #![allow(dead_code, unused_imports)]
@@ -33,9 +34,11 @@ mod bootstrap;
 mod family;
 #[cfg(test)]
 mod sims;
+#[cfg(test)]
+mod sims_family;
 mod sub_runs;
 
-pub(crate) use bootstrap::{MIN_SECONDS, block_length, circular_indices};
+pub(crate) use bootstrap::{MIN_SECONDS, block_length, bootstrap_df, circular_indices};
 pub(crate) use sub_runs::{MIN_SUB_RUNS, across_sub_runs};
 
 use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
@@ -49,8 +52,11 @@ pub(crate) struct Evidence {
     /// Its standard error, on the same scale (> 0 to be testable; 0 makes the test decide from
     /// the estimate alone). For the bootstrap: the standard deviation of the rule's replicates.
     pub se: f64,
-    /// Degrees of freedom of the Student t reference distribution (sub-runs: R − 1); `None`: the
-    /// standard normal (the bootstrap's studentized statistic).
+    /// Degrees of freedom. Holm's path (no replicates): of the Student t reference distribution
+    /// (sub-runs: R − 1, [`across_sub_runs`]); `None`: the standard normal. The bootstrap's path:
+    /// the resampled blocks less one, the smaller of the two runs' [`bootstrap_df`], which widens
+    /// the critical values for few blocks (`family.rs`, `expanded`); `None`: no widening (the
+    /// plain max-T, for many blocks).
     pub df: Option<f64>,
     /// The allowance `a` on the test's scale (≥ 0): the largest change that is not a regression
     /// (a latency's `ln(1 + A/b)`).

@@ -1,9 +1,10 @@
 //! `loadgate ab` (duet mode) through the binary, against `loadgate serve` processes on loopback
 //! with a controlled delay: an A/A pair passes, a +4 ms candidate regresses (exit 4), two
-//! servers given by `--baseline-url`/`--candidate-url` are told apart, `--out` holds both sides
-//! and their epochs (which `loadgate report` renders), and two identical sides are refused
-//! (exit 2). Runs of 8 s after a 1 s warmup (the paired interval needs at least 6 epoch
-//! pairs; 8 s give 32 of 250 ms), one at a time; every process is bounded in time.
+//! servers given by `--baseline-url`/`--candidate-url` are told apart, `--out` holds both sides,
+//! their sub-runs (positions alternating) and epochs (which `loadgate report` renders), two
+//! identical sides and odd or too few sub-runs are refused (exit 2), and an invocation lasts
+//! at most 3 × one run of its spec. Runs of 8 s after a 1 s warmup (8 sub-runs of 1 s; 32
+//! epochs of 250 ms), one at a time; every process is bounded in time.
 
 use crate::support;
 
@@ -119,13 +120,33 @@ fn an_a_a_pair_passes_and_out_holds_both_sides_that_report_renders() {
     assert!(stdout.contains("paired (duet): both sides loaded at the same time"));
 
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
-    assert_eq!(doc["ab_version"], 2);
+    assert_eq!(doc["ab_version"], 3);
     assert_eq!(doc["mode"], "duet");
     assert_eq!(doc["epoch_ms"], 250);
+    // 8 sub-runs of 1 s (the default for 8 s), each side's result whole without time series.
+    let sub_runs = doc["sub_runs"].as_array().unwrap();
+    assert_eq!(sub_runs.len(), 8);
     for side in ["baseline", "candidate"] {
         let result: RunResult = serde_json::from_value(doc[side].clone()).expect("a whole result");
         assert!(result.total.responses > 1_000, "{side}: {:?}", result.total);
-        assert!(result.time_series.len() >= 5, "{side}");
+        // One complete second per sub-run, laid end to end.
+        assert_eq!(result.time_series.len(), 8, "{side}");
+        assert!((result.duration_s - 8.0).abs() < 1e-9, "{side}");
+        let mut responses = 0;
+        for s in sub_runs {
+            let sub: RunResult = serde_json::from_value(s[side].clone()).expect("a result");
+            assert!(
+                (sub.duration_s - 1.0).abs() < 1e-9,
+                "{side}: {}",
+                sub.duration_s
+            );
+            assert!(
+                sub.time_series.is_empty() && sub.total.responses > 100,
+                "{side}"
+            );
+            responses += sub.total.responses;
+        }
+        assert_eq!(responses, result.total.responses, "{side}");
         // 8 s of 250 ms epochs, the last perhaps cut short; their responses are the run's.
         let epochs = doc[format!("{side}_epochs")].as_array().unwrap();
         assert!(
@@ -267,6 +288,102 @@ fn identical_sides_are_refused_with_exit_2_before_any_load() {
     assert!(String::from_utf8_lossy(&output.stderr).contains("expected NAME=VALUE"));
 }
 
+/// `--sub-runs` and `ab.sub_runs` take an even number, at least 4: others are refused (exit 2)
+/// before any load.
+#[test]
+fn odd_or_too_few_sub_runs_are_refused_with_exit_2() {
+    let (_dir, path) = write_spec(&spec("url: http://127.0.0.1:9/x?delay=${DELAY}"));
+    let sides = ["--baseline", "DELAY=1ms", "--candidate", "DELAY=2ms"];
+    for n in ["2", "5", "0", "many"] {
+        let output = ab(&path, &[&sides[..], &["--sub-runs", n]].concat());
+        assert_exit(&output, 2);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            stderr.contains("--sub-runs") && stderr.contains(n),
+            "{n}: {stderr}"
+        );
+    }
+    let (_dir, odd) = write_spec(&format!(
+        "{}ab:\n  sub_runs: 3\n",
+        spec("url: http://127.0.0.1:9/x?delay=${DELAY}")
+    ));
+    let output = ab(&odd, &sides);
+    assert_exit(&output, 2);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("ab.sub_runs: must be at least 4")
+            && stderr.contains("not a multiple of 2"),
+        "{stderr}"
+    );
+}
+
+/// A 2 s spec after a 1 s warmup: 4 sub-runs of 0.5 s, the sides' positions alternating from
+/// the first (drawn at random, said on stderr), the whole invocation within 3 × one run's
+/// planned 3 s (a bound on the real clock, with process start; not a timing goal), and `--out`
+/// an ab_version 3 document read whole.
+#[test]
+fn sub_runs_alternate_positions_within_three_runs_of_time() {
+    let _turn = support::turn();
+    let server = Serve::start();
+    let yaml = spec(&format!("url: {}/x?delay=${{DELAY}}", server.url()))
+        .replace("duration: 8s", "duration: 2s");
+    let (dir, path) = write_spec(&yaml);
+    let out = dir.path().join("ab.json");
+    let started = std::time::Instant::now();
+    let output = ab(
+        &path,
+        &[
+            "--baseline",
+            "DELAY=1ms",
+            "--candidate",
+            "DELAY=1000us",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    let took = started.elapsed();
+    assert!(
+        matches!(output.status.code(), Some(0 | 4 | 5)),
+        "{output:?}"
+    );
+    let one_run = Duration::from_secs(3);
+    assert!(
+        took <= 3 * one_run,
+        "ab took {took:?}, more than 3 × {one_run:?}"
+    );
+
+    let ab = loadgate::result::ab::read(&out)
+        .expect("a whole document")
+        .expect("an ab document");
+    assert_eq!(ab.ab_version, 3);
+    assert_eq!(ab.sub_runs.len(), 4);
+    let first = ab.sub_runs[0].baseline_first;
+    for (k, s) in ab.sub_runs.iter().enumerate() {
+        assert_eq!(s.index as usize, k);
+        assert_eq!(s.baseline_first, first == (k % 2 == 0), "sub-run {k}");
+        assert!((s.baseline.duration_s - 0.5).abs() < 1e-9);
+    }
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let said = format!(
+        "the {} first in sub-run 1 (drawn at random)",
+        if first { "baseline" } else { "candidate" }
+    );
+    assert!(
+        stderr.contains("4 sub-runs of 500ms measured each") && stderr.contains(&said),
+        "{stderr}"
+    );
+    // The sides' whole results: 2 s of measured time, rates over it.
+    for side in [&ab.baseline, &ab.candidate] {
+        assert!((side.duration_s - 2.0).abs() < 1e-9);
+        let rate = side.total.responses as f64 / 2.0;
+        assert!(
+            (side.total.rps - rate).abs() < 1e-6 * rate.max(1.0),
+            "{}",
+            side.total.rps
+        );
+    }
+}
+
 fn write_spec(yaml: &str) -> (tempfile::TempDir, std::path::PathBuf) {
     let dir = tempfile::tempdir().expect("a temporary folder");
     let path = dir.path().join("spec.yaml");
@@ -283,10 +400,7 @@ fn aa_calibration_prints_the_noise_and_the_run_length_per_rule() {
     assert_exit(&output, 0);
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
-        stdout.contains("A/A CALIBRATION: both sides are the baseline; 32 pairs of 250 ms epochs")
-            || stdout.contains(
-                "A/A CALIBRATION: both sides are the baseline; 31 pairs of 250 ms epochs"
-            ),
+        stdout.contains("A/A CALIBRATION: both sides are the baseline; 8 sub-runs ("),
         "{stdout}"
     );
     for rule in [
@@ -294,10 +408,7 @@ fn aa_calibration_prints_the_noise_and_the_run_length_per_rule() {
         "latency p(95) +10% floor 1ms",
     ] {
         let line = rule_line(&stdout[stdout.find("A/A CALIBRATION").unwrap()..], rule);
-        assert!(
-            line.contains("noise (minimum detectable effect) ±"),
-            "{line}"
-        );
+        assert!(line.contains("MDE (80% power) +"), "{line}");
         assert!(line.contains("allowed +"), "{line}");
         assert!(!line.contains("FALSE ALARM"), "{line}");
     }
@@ -358,6 +469,16 @@ fn alternating_epochs_catch_a_slower_candidate_and_out_says_so() {
         );
         assert_eq!(result.time_series.len(), 6, "{side}");
         assert!(result.health.valid, "{side}: {:?}", result.health.problems);
+    }
+    // Six sub-runs of one epoch each, opened by either side in turn.
+    let sub_runs = doc["sub_runs"].as_array().unwrap();
+    assert_eq!(sub_runs.len(), 6);
+    let first = sub_runs[0]["baseline_first"].as_bool().unwrap();
+    for (k, s) in sub_runs.iter().enumerate() {
+        assert_eq!(s["baseline_first"], first == (k % 2 == 0), "sub-run {k}");
+        let sub: RunResult = serde_json::from_value(s["candidate"].clone()).unwrap();
+        assert!((sub.duration_s - 1.0).abs() < 1e-9, "{}", sub.duration_s);
+        assert!(sub.health.valid, "sub-run {k}: {:?}", sub.health.problems);
     }
     // Half-second epochs are for duet mode.
     let refused = ab(
