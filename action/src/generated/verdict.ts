@@ -29,6 +29,11 @@ export interface LoadgateVerdict {
    */
   exit_code: number
   /**
+   * The rules tested together at one false-alarm rate per run: how many, at what rate, by
+   * which method; absent without a baseline, or when no rule was tested.
+   */
+  family?: Family | null
+  /**
    * The current run's flows, in the spec's order; absent (empty) without flows.
    */
   flows?: VerdictFlow[]
@@ -182,6 +187,27 @@ export interface HeadlineDisplay {
   rps: string
 }
 /**
+ * The rules tested together in one comparison, sharing one false-alarm rate per run.
+ */
+export interface Family {
+  /**
+   * The per-run false-alarm rate the rules share (α), a fraction: 0.05.
+   */
+  alpha: number
+  /**
+   * `holm` (paired sub-runs, Student t) or `max-t` (two runs, block bootstrap step-down).
+   */
+  method: string
+  /**
+   * Rules tested together (m); untested (inconclusive for lack of data) not counted.
+   */
+  tested: number
+  /**
+   * In words, e.g. `18 rules tested together at a 5% false-alarm rate per run (Holm)`.
+   */
+  text: string
+}
+/**
  * A flow in the JSON verdict: its iterations in numbers, and as the reports show them.
  */
 export interface VerdictFlow {
@@ -309,7 +335,9 @@ export interface RuleCounts {
   unchanged: number
 }
 /**
- * One regression rule, judged, and the smallest change its interval could tell from noise.
+ * One regression rule, judged: with its one-sided `level`, its minimum detectable effect at
+ * 80% power (`mde`, `relative_mde`) and its effective allowance (`relative_allowed_change`),
+ * and those formatted as the reports show them (`display`).
  */
 export interface RuleVerdict {
   /**
@@ -331,9 +359,10 @@ export interface RuleVerdict {
    */
   change?: number | null
   /**
-   * 95% confidence interval of `change` `[low, high]` (moving-block bootstrap over the
-   * per-second samples, widened by the run-to-run variation when `compare` is given earlier
-   * results with `--baseline-history`); absent with too few samples.
+   * Interval of `change` `[low, high]`, each bound at the one-sided `level` (two runs: the
+   * block bootstrap of their seconds, with the run-to-run variation added when `compare` is
+   * given earlier results with `--baseline-history`; `loadgate ab`: Student t across its
+   * sub-runs); absent when the rule was not tested.
    *
    * @minItems 2
    * @maxItems 2
@@ -344,19 +373,19 @@ export interface RuleVerdict {
    */
   current?: number | null
   /**
-   * The minimum detectable effect: half the width of the 95% interval of the change
-   * (`(high − low) / 2`). A true change smaller than about this is not told from noise,
-   * so `unchanged` means "not worse by more than the allowed change, within about this".
-   * For `latency` and `requests` rules a fraction of the baseline, from
-   * `relative_change_ci` (0.018 = ±1.8%); for `errors` rules an absolute change of the
-   * error rate, a fraction, from `change_ci` (0.001 = ±0.1 percentage point). Absent
-   * without an interval.
+   * The rule's statistics formatted by the engine as its reports show them.
    */
-  detectable_change?: number | null
+  display: RuleDisplay
   /**
    * Absolute change never counted as a regression, from the rule.
    */
   floor: number
+  /**
+   * One-sided level of each bound of `change_ci`, a fraction (e.g. 0.0031: the rule's share
+   * of the family's false-alarm rate at the step that decided it); absent when the rule
+   * was not tested.
+   */
+  level?: number | null
   /**
    * The 1-based line of the rule in the spec file, when the report was given it
    * (`--spec FILE`, the very file the run was made from); absent otherwise, and for a
@@ -368,6 +397,11 @@ export interface RuleVerdict {
    */
   max_change: number
   /**
+   * Minimum detectable effect at 80% power at `level` (Bloom 1995), in the rule's unit: a
+   * magnitude in the worse direction, like `allowed_change`; absent when not tested.
+   */
+  mde?: number | null
+  /**
    * `latency`, `errors` or `requests`.
    */
   metric: string
@@ -375,6 +409,12 @@ export interface RuleVerdict {
    * The verdict in words, with the numbers that decided it.
    */
   reason: string
+  /**
+   * The effective allowance, `allowed_change / |baseline|`, a fraction: the floor turned
+   * into a relative allowance (`p(95) +5% floor 50us` allows +24% on a 210 µs baseline);
+   * absent when the baseline is absent or 0.
+   */
+  relative_allowed_change?: number | null
   /**
    * `current / baseline - 1`, a fraction; absent when the baseline is 0.
    */
@@ -387,12 +427,16 @@ export interface RuleVerdict {
    */
   relative_change_ci?: [number, number] | null
   /**
+   * `mde` relative to the baseline, a fraction; absent when not tested or the baseline is 0.
+   */
+  relative_mde?: number | null
+  /**
    * The rule as written (or the default rule's text).
    */
   rule: string
   /**
-   * Samples used from the baseline and the current run: seconds of the per-second series
-   * for a whole-run rule; requests (a flow's iterations) for a target's or flow's rule.
+   * Samples used from the baseline and the current run: complete seconds of two runs, or
+   * the sub-runs of `loadgate ab` with a value on both sides (the same on both).
    *
    * @minItems 2
    * @maxItems 2
@@ -417,6 +461,26 @@ export interface RuleVerdict {
    * The verdict on the rule.
    */
   verdict: RuleState
+}
+/**
+ * A rule's statistics formatted by the engine as its reports show them; `–` for a value that
+ * does not exist.
+ */
+export interface RuleDisplay {
+  /**
+   * The effective allowance, e.g. `+10.0% (730us)`, `+24.0% (floor 50us)`, `-10.0%
+   * (102.8/s)` for throughput, `+0.100%` for the error rate.
+   */
+  allowed: string
+  /**
+   * The one-sided level of `change_ci`'s bounds, e.g. `0.278%`; `–` when not tested.
+   */
+  level: string
+  /**
+   * The minimum detectable effect at 80% power, e.g. `+12.3% (900us)`, `+0.210%` for the
+   * error rate; `not tested`.
+   */
+  mde: string
 }
 /**
  * One SLO threshold of the current run, with the baseline's value of it and its line in the

@@ -6,17 +6,18 @@
 //! and throughput over time (both of complete seconds only: the last, partial second would
 //! show a fake drop), the latency histogram on a log scale, and a trend's p50 and p95 by run
 //! start date. In a paired comparison
-//! (`loadgate ab`), one chart per rule of its change in each epoch pair, with the 95% interval,
-//! 0 and the allowed change.
+//! (`loadgate ab`), one chart per rule of its change in each sub-run (marked by the side that
+//! went first), with the interval at the rule's one-sided level, 0 and the allowed change.
 
 use anyhow::Context as _;
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
+use super::decisions::format_level;
 use super::history::Trend;
 use super::scales;
 use super::svg::{LineChart, Mark, MarkLine, Series, Style};
-use super::view::format_epoch_change;
+use super::view::format_sub_run_change;
 use super::{Input, Render, Report, templates};
 use crate::compare::{Comparison, RuleChanges, RuleVerdict};
 use crate::plan::threshold::Metric;
@@ -36,9 +37,9 @@ struct Charts {
     histogram: String,
     /// p50 and p95 over the runs of a trend; empty without one.
     trend: String,
-    /// A paired comparison's per-epoch changes, one chart per rule in the order of the
+    /// A paired comparison's per-sub-run changes, one chart per rule in the order of the
     /// rules; empty otherwise.
-    epochs: Vec<String>,
+    sub_runs: Vec<String>,
 }
 
 /// The HTML renderer.
@@ -85,12 +86,13 @@ fn charts(input: &Input<'_>, current: &'static str, trend: Option<&Trend>) -> Ch
         throughput_over_time,
         histogram: histogram_chart(&histograms),
         trend: trend.map_or_else(String::new, trend_chart),
-        epochs: input.comparison.map_or_else(Vec::new, epoch_charts),
+        sub_runs: input.comparison.map_or_else(Vec::new, sub_run_charts),
     }
 }
 
-/// One chart per rule of a paired comparison; none for another comparison.
-fn epoch_charts(comparison: &Comparison) -> Vec<String> {
+/// One chart per rule of a paired comparison that has changes per sub-run; none for another
+/// comparison.
+fn sub_run_charts(comparison: &Comparison) -> Vec<String> {
     let Some(paired) = &comparison.paired else {
         return Vec::new();
     };
@@ -98,20 +100,22 @@ fn epoch_charts(comparison: &Comparison) -> Vec<String> {
         .rules
         .iter()
         .zip(&paired.rules)
-        .map(|(rule, changes)| epoch_chart(rule, changes))
+        .filter(|(_, changes)| !changes.changes.is_empty())
+        .map(|(rule, changes)| sub_run_chart(rule, changes))
         .collect()
 }
 
-/// A rule's change in each epoch pair (points), its 95% interval (a band), 0, the allowed
-/// change and the whole-run change (lines): in % of the baseline, or in percentage points of
+/// The marks of a rule's chart: its interval at its one-sided level (a band), 0, the allowed
+/// change and the whole-run change (lines), in % of the baseline, or in percentage points of
 /// the error rate for `errors` rules (not `relative`).
-fn epoch_chart(rule: &RuleVerdict, changes: &RuleChanges) -> String {
+fn sub_run_marks(rule: &RuleVerdict, changes: &RuleChanges) -> Vec<Mark> {
     let (interval, whole_run, allowed) = if changes.relative {
         let of_baseline = |a: f64| rule.baseline.filter(|b| *b != 0.0).map(|b| a / b.abs());
         (
             rule.relative_change_ci,
             rule.relative_change,
-            rule.allowed_change.and_then(of_baseline),
+            rule.relative_allowed_change
+                .or_else(|| rule.allowed_change.and_then(of_baseline)),
         )
     } else {
         (rule.change_ci, rule.change, rule.allowed_change)
@@ -124,14 +128,22 @@ fn epoch_chart(rule: &RuleVerdict, changes: &RuleChanges) -> String {
             a
         }
     });
-    let text = |v: f64| format_epoch_change(changes, v);
+    let text = |v: f64| format_sub_run_change(changes, v);
     let mut marks = Vec::new();
     if let Some([low, high]) = interval {
+        let level = rule.level.map_or_else(String::new, |l| {
+            format!(" (one-sided level {} each side)", format_level(l))
+        });
+        // Not in the legend, which the sides fill: the paragraph above the charts names it.
         marks.push(Mark::Band {
             low: low * 100.0,
             high: high * 100.0,
-            name: "95% interval".to_string(),
-            detail: format!("95% interval of the change [{}, {}]", text(low), text(high)),
+            name: String::new(),
+            detail: format!(
+                "interval of the change [{}, {}]{level}",
+                text(low),
+                text(high)
+            ),
         });
     }
     marks.push(Mark::Line {
@@ -153,10 +165,16 @@ fn epoch_chart(rule: &RuleVerdict, changes: &RuleChanges) -> String {
             name: format!("whole run {}", text(w)),
         });
     }
-    let epochs: Vec<u32> = changes.changes.iter().map(|c| c.sub_run).collect();
+    marks
+}
+
+/// A rule's change in each sub-run (points: circles where the baseline went first, squares
+/// where the candidate did), with the marks of [`sub_run_marks`].
+fn sub_run_chart(rule: &RuleVerdict, changes: &RuleChanges) -> String {
+    let runs: Vec<u32> = changes.changes.iter().map(|c| c.sub_run).collect();
     let (first, last) = (
-        epochs.iter().copied().min().unwrap_or(0),
-        epochs.iter().copied().max().unwrap_or(1),
+        runs.iter().copied().min().unwrap_or(0),
+        runs.iter().copied().max().unwrap_or(1),
     );
     let step = (last - first).div_ceil(8).max(1);
     let (y_label, y_format): (&str, fn(f64) -> String) = if changes.relative {
@@ -166,26 +184,31 @@ fn epoch_chart(rule: &RuleVerdict, changes: &RuleChanges) -> String {
     } else {
         ("change, percentage points", signed_tick)
     };
+    let side = |baseline_first: bool, name: &str, style: Style| Series {
+        name: name.into(),
+        style,
+        points: changes
+            .changes
+            .iter()
+            .filter(|c| c.baseline_first == baseline_first)
+            .map(|c| (f64::from(c.sub_run), c.change * 100.0))
+            .collect(),
+    };
     LineChart {
-        title: format!("{} {}: change per epoch pair", rule.metric, rule.rule),
-        x_label: "sub-run, in the order they ran".to_string(),
+        title: format!("{} {}: change per sub-run", rule.metric, rule.rule),
+        x_label: "sub-run, in the order they ran".into(),
         y_label: y_label.into(),
         x_ticks: (first..=last.max(first + 1))
             .step_by(step as usize)
             .map(|e| (f64::from(e), e.to_string()))
             .collect(),
         y_format,
-        series: vec![Series {
-            name: "epoch pair".into(),
-            style: Style::Points,
-            points: changes
-                .changes
-                .iter()
-                .map(|c| (f64::from(c.sub_run), c.change * 100.0))
-                .collect(),
-        }],
+        series: vec![
+            side(true, "baseline first", Style::Points),
+            side(false, "candidate first", Style::PointsAlt),
+        ],
         steps: false,
-        marks,
+        marks: sub_run_marks(rule, changes),
     }
     .render()
 }

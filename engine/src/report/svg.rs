@@ -33,8 +33,11 @@ pub(crate) enum Style {
     CurrentAlt,
     /// A second line of the baseline: dash-dot, diamonds.
     BaselineAlt,
-    /// Points without a line (e.g. one per epoch pair): small circles, every point marked.
+    /// Points without a line (e.g. one per sub-run): small circles, every point marked.
     Points,
+    /// Other points without a line, beside [`Style::Points`] (e.g. the sub-runs where the
+    /// other side went first): small hollow squares.
+    PointsAlt,
 }
 
 impl Style {
@@ -46,7 +49,13 @@ impl Style {
             Style::CurrentAlt => ("#1f4e9c", "2 3"),
             Style::BaselineAlt => ("#b35900", "9 3 2 3"),
             Style::Points => ("#1f4e9c", ""),
+            Style::PointsAlt => ("#b35900", ""),
         }
+    }
+
+    /// Drawn as points without a line.
+    fn points_only(self) -> bool {
+        matches!(self, Style::Points | Style::PointsAlt)
     }
 
     fn marker(self, x: f64, y: f64) -> String {
@@ -55,6 +64,11 @@ impl Style {
             Style::Current => format!(r#"<circle cx="{x:.1}" cy="{y:.1}" r="3" fill="{colour}"/>"#),
             Style::Points => format!(
                 r#"<circle cx="{x:.1}" cy="{y:.1}" r="2.5" fill="{colour}" fill-opacity="0.8"/>"#
+            ),
+            Style::PointsAlt => format!(
+                r#"<rect x="{:.1}" y="{:.1}" width="5" height="5" fill="white" stroke="{colour}" stroke-width="1.5"/>"#,
+                x - 2.5,
+                y - 2.5
             ),
             Style::Baseline => format!(
                 r#"<rect x="{:.1}" y="{:.1}" width="6" height="6" fill="white" stroke="{colour}" stroke-width="1.5"/>"#,
@@ -332,7 +346,7 @@ impl LineChart {
             return None;
         }
         let (colour, dash) = s.style.stroke();
-        if s.style == Style::Points {
+        if s.style.points_only() {
             for &(x, y) in &s.points {
                 svg.push_str(&s.style.marker(f.sx(x), f.sy(y)));
             }
@@ -400,7 +414,7 @@ impl LineChart {
             match sample {
                 Sample::Series(style) => {
                     let (colour, dash) = style.stroke();
-                    if style != Style::Points {
+                    if !style.points_only() {
                         let _ = write!(
                             svg,
                             r#"<line x1="{lx:.1}" y1="30" x2="{:.1}" y2="30" stroke="{colour}" stroke-width="2" stroke-dasharray="{dash}"/>"#,

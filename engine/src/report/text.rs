@@ -1,6 +1,8 @@
 //! The comparison as plain text for a terminal (`loadgate compare`, `run --baseline`, `ab`):
-//! the checks with their numbers (a rule's with its minimum detectable change, and in a paired
-//! comparison its per-epoch changes in brief), the targets, the verdict last.
+//! the checks with their numbers (a rule's with its effective allowance, its interval at its
+//! one-sided level and its minimum detectable effect at 80% power, and in a paired comparison
+//! its per-sub-run changes in brief), the number of rules tested together at the per-run
+//! false-alarm rate, the targets, the verdict last.
 
 use std::fmt::Write as _;
 
@@ -15,6 +17,29 @@ pub(super) struct Text;
 impl Render for Text {
     fn render(&self, report: &Report<'_>) -> anyhow::Result<String> {
         Ok(render(&report.view, report.trend.as_ref()))
+    }
+}
+
+/// A rule's numbers under its line: the effective allowance, the interval at its one-sided
+/// level and the minimum detectable effect at 80% power; the reason; in a paired comparison its
+/// changes per sub-run.
+fn rule_lines(out: &mut String, c: &CheckRow) {
+    if c.tested {
+        let _ = writeln!(
+            out,
+            "  {:<12} allowed {}; interval {} at one-sided level {}; detectable at 80% power {}",
+            "", c.allowed, c.interval, c.level, c.mde
+        );
+    } else {
+        let _ = writeln!(out, "  {:<12} allowed {}; not tested", "", c.allowed);
+    }
+    let _ = writeln!(out, "  {:<12} {}", "", printable(&c.reason));
+    if let Some(e) = &c.sub_runs {
+        let _ = writeln!(
+            out,
+            "  {:<12} per sub-run {} {}",
+            "", e.sparkline, e.summary
+        );
     }
 }
 
@@ -48,22 +73,17 @@ fn render(view: &View, trend: Option<&Trend>) -> String {
         let _ = writeln!(out);
         for c in checks {
             let name = format!("{} {}", c.kind.word(), printable(&c.name));
-            let detectable = if c.kind == CheckKind::Rule {
-                format!("; detectable: {}", c.detectable)
-            } else {
-                String::new()
-            };
             let _ = writeln!(
                 out,
-                "  {:<12} {name:<width$}  {:>10} (baseline {}, {}{detectable})",
+                "  {:<12} {name:<width$}  {:>10} (baseline {}, {})",
                 c.verdict, c.measured, c.baseline, c.change
             );
             if c.kind == CheckKind::Rule {
-                let _ = writeln!(out, "  {:<12} {}", "", printable(&c.reason));
-                if let Some(e) = &c.epochs {
-                    let _ = writeln!(out, "  {:<12} per epoch {} {}", "", e.sparkline, e.summary);
-                }
+                rule_lines(&mut out, c);
             }
+        }
+        if !view.family.is_empty() {
+            let _ = writeln!(out, "\n  {}", printable(&view.family));
         }
     }
     if view.targets.len() > 1 {

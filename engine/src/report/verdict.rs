@@ -9,12 +9,13 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::decisions::{family_sentence, format_allowed, format_mde, format_rule_level};
 use super::history::Trend;
 use super::spec_lines::{Block, SpecLines};
 use super::verdict_flows::{VerdictFlow, verdict_flows};
 use super::{Render, Report};
 use crate::compare::gate::{Exit, Outcome, Overall, summary_line};
-use crate::compare::{Comparison, RuleState, RuleVerdict, SloDelta, TargetDelta};
+use crate::compare::{Comparison, Family, RuleState, RuleVerdict, SloDelta, TargetDelta};
 use crate::plan::threshold::Metric;
 use crate::result::{RunResult, TargetResult};
 use crate::units::Unit;
@@ -227,28 +228,60 @@ pub(crate) struct RuleCounts {
     pub inconclusive: usize,
 }
 
-/// One regression rule, judged, and the smallest change its interval could tell from noise.
-// Named `RuleVerdict` in the schema, as before `detectable_change`: the action's generated
-// types keep their name.
+/// One regression rule, judged: with its one-sided `level`, its minimum detectable effect at
+/// 80% power (`mde`, `relative_mde`) and its effective allowance (`relative_allowed_change`),
+/// and those formatted as the reports show them (`display`).
+// Named `RuleVerdict` in the schema, as before `line`: the action's generated types keep
+// their name.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[schemars(rename = "RuleVerdict")]
 pub(crate) struct VerdictRule {
     /// The comparison's verdict on the rule.
     #[serde(flatten)]
     pub rule: RuleVerdict,
-    /// The minimum detectable effect: half the width of the 95% interval of the change
-    /// (`(high − low) / 2`). A true change smaller than about this is not told from noise,
-    /// so `unchanged` means "not worse by more than the allowed change, within about this".
-    /// For `latency` and `requests` rules a fraction of the baseline, from
-    /// `relative_change_ci` (0.018 = ±1.8%); for `errors` rules an absolute change of the
-    /// error rate, a fraction, from `change_ci` (0.001 = ±0.1 percentage point). Absent
-    /// without an interval.
-    pub detectable_change: Option<f64>,
+    /// The rule's statistics formatted by the engine as its reports show them.
+    pub display: RuleDisplay,
     /// The 1-based line of the rule in the spec file, when the report was given it
     /// (`--spec FILE`, the very file the run was made from); absent otherwise, and for a
     /// default rule, which the spec does not write.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub line: Option<u64>,
+}
+
+/// A rule's statistics formatted by the engine as its reports show them; `–` for a value that
+/// does not exist.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub(crate) struct RuleDisplay {
+    /// The one-sided level of `change_ci`'s bounds, e.g. `0.278%`; `–` when not tested.
+    pub level: String,
+    /// The effective allowance, e.g. `+10.0% (730us)`, `+24.0% (floor 50us)`, `-10.0%
+    /// (102.8/s)` for throughput, `+0.100%` for the error rate.
+    pub allowed: String,
+    /// The minimum detectable effect at 80% power, e.g. `+12.3% (900us)`, `+0.210%` for the
+    /// error rate; `not tested`.
+    pub mde: String,
+}
+
+impl RuleDisplay {
+    fn of(r: &RuleVerdict) -> RuleDisplay {
+        RuleDisplay {
+            level: format_rule_level(r),
+            allowed: format_allowed(r),
+            mde: format_mde(r),
+        }
+    }
+}
+
+/// The rules tested together in one comparison, sharing one false-alarm rate per run.
+// Named `Family` in the schema.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(rename = "Family")]
+pub(crate) struct VerdictFamily {
+    /// The comparison's family.
+    #[serde(flatten)]
+    pub family: Family,
+    /// In words, e.g. `18 rules tested together at a 5% false-alarm rate per run (Holm)`.
+    pub text: String,
 }
 
 /// One SLO threshold of the current run, with the baseline's value of it and its line in the
@@ -267,12 +300,12 @@ pub(crate) struct VerdictSlo {
     pub line: Option<u64>,
 }
 
-/// The minimum detectable effect of a judged rule, `(high − low) / 2` of its 95% interval:
-/// relative (of `relative_change_ci`, a fraction of the baseline) for `latency` and
-/// `requests` rules, absolute (of `change_ci`, a fraction) for `errors` rules, whose unit is
-/// already a fraction; `None` without that interval. On an A/A comparison a true change of
-/// about this size leaves 0 inside the interval; the same half-width for `loadgate ab`'s
-/// paired intervals and for two runs' bootstrap intervals.
+/// Half the width of a judged rule's interval, `(high − low) / 2`: relative (of
+/// `relative_change_ci`, a fraction of the baseline) for `latency` and `requests` rules,
+/// absolute (of `change_ci`, a fraction) for `errors` rules; `None` without that interval.
+/// Not what the reports show (they show the minimum detectable effect at 80% power,
+/// [`RuleVerdict::relative_mde`]); kept for `loadgate ab --aa` (`ab/calibrate.rs`), which sizes
+/// runs from it.
 pub(crate) fn detectable_change(r: &RuleVerdict) -> Option<f64> {
     let interval = if r.metric == Metric::Errors {
         r.change_ci
@@ -347,6 +380,10 @@ pub(crate) struct VerdictDoc {
     pub regressed: bool,
     /// How many rules ended in each state (all 0 without a baseline).
     pub rule_counts: RuleCounts,
+    /// The rules tested together at one false-alarm rate per run: how many, at what rate, by
+    /// which method; absent without a baseline, or when no rule was tested.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub family: Option<VerdictFamily>,
     /// Every regression rule, judged; empty without a baseline.
     pub rules: Vec<VerdictRule>,
     /// Per-target deltas, `total` first; empty without a baseline.
@@ -400,11 +437,17 @@ pub(crate) fn build(
             improved: count(RuleState::Improved),
             inconclusive: count(RuleState::Inconclusive),
         },
+        family: comparison.and_then(|c| {
+            c.family.clone().map(|family| VerdictFamily {
+                family,
+                text: family_sentence(c),
+            })
+        }),
         rules: comparison.map_or_else(Vec::new, |c| {
             c.rules
                 .iter()
                 .map(|r| VerdictRule {
-                    detectable_change: detectable_change(r),
+                    display: RuleDisplay::of(r),
                     rule: r.clone(),
                     line: None,
                 })

@@ -4,14 +4,14 @@
 
 use serde::Serialize;
 
+use super::decisions::{
+    family_sentence, format_allowed, format_mde, format_rule_level, method_paragraph,
+};
 use super::http3;
 use super::target_view::{Row, TargetView, target_view};
-use super::verdict::{Verdict, detectable_change, summary};
-use crate::compare::{
-    Comparison, RuleChanges, RuleState, RuleVerdict, SloDelta, TargetMetric, median,
-};
+use super::verdict::{Verdict, summary};
+use crate::compare::{Comparison, RuleChanges, RuleState, SloDelta, TargetMetric, median};
 use crate::plan::regression::ScopeKind;
-use crate::plan::threshold::Metric;
 use crate::result::RunResult;
 use crate::units::{MISSING, Unit, format_change, format_relative};
 
@@ -31,13 +31,21 @@ pub(crate) struct View {
     /// What the compared result is called: `candidate` in a paired comparison (`loadgate
     /// ab`), else `current`.
     pub current_label: &'static str,
-    /// The rules were judged on paired epochs (`loadgate ab`): Hodges–Lehmann and Wilcoxon
-    /// signed-rank over the epoch pairs instead of the bootstrap over two runs' seconds.
+    /// The rules were judged on paired sub-runs (`loadgate ab`) instead of as two separate
+    /// runs.
     pub paired: bool,
     /// Key numbers: throughput, p50, p95, p99, error rate.
     pub headline: Vec<Row>,
     pub slo: Vec<CheckRow>,
     pub rules: Vec<CheckRow>,
+    /// The rules' decisions in one sentence: `18 rules tested together at a 5% false-alarm
+    /// rate per run (Holm)`, or that none could be tested; empty without rules.
+    pub family: String,
+    /// How the rules were judged, a paragraph; empty as `family`.
+    pub method: String,
+    /// A paired comparison's sub-runs: `4 sub-runs`, and those left out (`, 1 left out: the
+    /// generator fell behind`); empty otherwise.
+    pub sub_runs: String,
     /// Every target (not `total`), in the current run's order, then those only the baseline
     /// has.
     pub targets: Vec<TargetView>,
@@ -87,19 +95,25 @@ pub(crate) struct CheckRow {
     pub measured: String,
     pub baseline: String,
     pub change: String,
-    /// 95% interval of the relative change, rules only: `[-1.2%, +5.0%]`.
+    /// Interval of the relative change at the rule's one-sided `level` (each side), rules
+    /// only: `[-1.2%, +5.0%]`.
     pub interval: String,
-    /// Allowed change, rules only: `+2.00ms`.
+    /// One-sided level of the interval's bounds, rules only: `0.278%`; `–` when not tested.
+    pub level: String,
+    /// The effective allowance, rules only: `+10.0% (730us)`, `+24.0% (floor 50us)`
+    /// ([`format_allowed`]).
     pub allowed: String,
     /// The threshold's limit, SLOs only: `50.00ms`. (An SLO judges one run against this
     /// fixed limit, so it has no interval, detectable change or allowance.)
     pub limit: String,
-    /// The minimum detectable effect, rules only: half the interval's width
-    /// ([`detectable_change`]), `±1.8%` (`±0.10 points` of the error rate for `errors`
-    /// rules), or `no interval`.
-    pub detectable: String,
-    /// The per-epoch changes of a paired comparison, rules only.
-    pub epochs: Option<EpochRow>,
+    /// The minimum detectable effect at 80% power, rules only: `+12.3% (900us)`, `+0.210%`
+    /// for the error rate, `not tested` ([`format_mde`]).
+    pub mde: String,
+    /// The per-sub-run changes of a paired comparison, rules with any only.
+    pub sub_runs: Option<SubRunRow>,
+    /// A rule that was tested (it has a `level`); false for an SLO and for a rule that could
+    /// not be tested.
+    pub tested: bool,
     /// `pass`, `fail` (SLO) or the rule's state.
     pub verdict: &'static str,
     /// Whether this check fails the gate.
@@ -108,18 +122,22 @@ pub(crate) struct CheckRow {
     pub reason: String,
 }
 
-/// A rule's change in each epoch pair of a paired comparison, in brief.
+/// A rule's change in each sub-run of a paired comparison, in brief.
 #[derive(Debug, Clone, Serialize)]
-pub(crate) struct EpochRow {
-    /// One bar per epoch pair (per group of pairs beyond [`SPARKLINE_WIDTH`]), from the lowest
-    /// change or 0, whichever is lower, to the highest: `▂▅▇▆`.
+pub(crate) struct SubRunRow {
+    /// One bar per sub-run (per group of sub-runs beyond [`SPARKLINE_WIDTH`]), in the order
+    /// they ran, from the lowest change or 0, whichever is lower, to the highest: `▂▅▇▆`.
     pub sparkline: String,
-    /// `30 above 0, 2 below of 32 pairs; median +9.8%`.
+    /// `4 above 0, 0 below of 4 sub-runs; median +9.8%; baseline first +9.5%, +9.9%;
+    /// candidate first +10.1%, +10.4%` (the changes by the side that went first, when there
+    /// are at most [`MAX_LISTED`] and not all 0).
     pub summary: String,
 }
 
-/// Most bars in an [`EpochRow`]'s sparkline.
+/// Most bars in a [`SubRunRow`]'s sparkline.
 const SPARKLINE_WIDTH: usize = 40;
+/// Most sub-runs whose changes a [`SubRunRow`] lists by the side that went first.
+const MAX_LISTED: usize = 12;
 
 /// A line of the environment table.
 #[derive(Debug, Clone, Serialize)]
@@ -197,6 +215,17 @@ pub(crate) fn build(
         headline,
         slo: slo_rows(current, comparison),
         rules: comparison.map_or_else(Vec::new, rule_rows),
+        family: comparison.map_or_else(String::new, family_sentence),
+        method: comparison.map_or_else(String::new, method_paragraph),
+        sub_runs: comparison
+            .and_then(|c| c.paired.as_ref())
+            .map_or_else(String::new, |p| {
+                let mut text = format!("{} sub-runs", p.sub_runs);
+                if p.late > 0 {
+                    text.push_str(&format!(", {} left out: the generator fell behind", p.late));
+                }
+                text
+            }),
         flows: super::flows::flow_views(current, &targets),
         targets,
         total,
@@ -253,10 +282,12 @@ fn slo_rows(current: &RunResult, comparison: Option<&Comparison>) -> Vec<CheckRo
                 baseline: unit.format_or_missing(d.baseline),
                 change: format_change(rel, d.change, unit),
                 interval: String::new(),
+                level: String::new(),
                 allowed: String::new(),
                 limit: d.limit_text.clone(),
-                detectable: String::new(),
-                epochs: None,
+                mde: String::new(),
+                sub_runs: None,
+                tested: false,
                 verdict: if v.passed { "pass" } else { "fail" },
                 failed: !v.passed,
                 reason: format!("limit {}", d.limit_text),
@@ -266,7 +297,7 @@ fn slo_rows(current: &RunResult, comparison: Option<&Comparison>) -> Vec<CheckRo
 }
 
 fn rule_rows(comparison: &Comparison) -> Vec<CheckRow> {
-    let epochs = comparison.paired.as_ref().map(|p| &p.rules);
+    let sub_runs = comparison.paired.as_ref().map(|p| &p.rules);
     comparison
         .rules
         .iter()
@@ -297,20 +328,15 @@ fn rule_rows(comparison: &Comparison) -> Vec<CheckRow> {
                     }
                     (None, None) => MISSING.to_string(),
                 },
-                allowed: r.allowed_change.map_or_else(
-                    || MISSING.to_string(),
-                    |a| {
-                        let sign = if r.metric == Metric::Responses {
-                            "-"
-                        } else {
-                            "+"
-                        };
-                        format!("{sign}{}", unit.format(a))
-                    },
-                ),
+                level: format_rule_level(r),
+                allowed: format_allowed(r),
                 limit: String::new(),
-                detectable: format_detectable(r),
-                epochs: epochs.and_then(|e| e.get(i)).map(epoch_row),
+                mde: format_mde(r),
+                sub_runs: sub_runs
+                    .and_then(|e| e.get(i))
+                    .filter(|e| !e.changes.is_empty())
+                    .map(sub_run_row),
+                tested: r.level.is_some(),
                 verdict: r.verdict.name(),
                 failed: r.verdict == RuleState::Regressed,
                 reason: r.reason.clone(),
@@ -319,19 +345,9 @@ fn rule_rows(comparison: &Comparison) -> Vec<CheckRow> {
         .collect()
 }
 
-/// A rule's minimum detectable effect ([`detectable_change`]) as the reports show it: `±1.8%`
-/// of the baseline, `±0.10 points` for the error rate (`errors` rules), `no interval`.
-fn format_detectable(r: &RuleVerdict) -> String {
-    match detectable_change(r) {
-        None => "no interval".to_string(),
-        Some(h) if r.metric == Metric::Errors => format!("±{:.2} points", h * 100.0),
-        Some(h) => format!("±{:.1}%", h * 100.0),
-    }
-}
-
-/// A per-epoch change as the reports show it: relative `+9.8%`, or absolute in percentage
+/// A per-sub-run change as the reports show it: relative `+9.8%`, or absolute in percentage
 /// points of the error rate, `+0.10 points`.
-pub(crate) fn format_epoch_change(e: &RuleChanges, change: f64) -> String {
+pub(crate) fn format_sub_run_change(e: &RuleChanges, change: f64) -> String {
     if e.relative {
         format_relative(Some(change))
     } else {
@@ -339,8 +355,9 @@ pub(crate) fn format_epoch_change(e: &RuleChanges, change: f64) -> String {
     }
 }
 
-/// The sparkline and the counts above and below 0 of a rule's per-epoch changes.
-fn epoch_row(e: &RuleChanges) -> EpochRow {
+/// The sparkline, the counts above and below 0 and the median of a rule's per-sub-run
+/// changes, and the changes by the side that went first when they are few.
+fn sub_run_row(e: &RuleChanges) -> SubRunRow {
     let values: Vec<f64> = e.changes.iter().map(|c| c.change).collect();
     let above = values.iter().filter(|v| **v > 0.0).count();
     let below = values.iter().filter(|v| **v < 0.0).count();
@@ -349,14 +366,28 @@ fn epoch_row(e: &RuleChanges) -> EpochRow {
     if at_zero > 0 {
         summary.push_str(&format!(", {at_zero} at 0"));
     }
-    summary.push_str(&format!(" of {} pairs", values.len()));
+    summary.push_str(&format!(" of {} sub-runs", values.len()));
     if !values.is_empty() {
         summary.push_str(&format!(
             "; median {}",
-            format_epoch_change(e, median(&values))
+            format_sub_run_change(e, median(&values))
         ));
     }
-    EpochRow {
+    // By side when they are few, and not all 0 (which the counts say already).
+    if values.len() <= MAX_LISTED && at_zero < values.len() {
+        for (first, side) in [(true, "baseline"), (false, "candidate")] {
+            let changes: Vec<String> = e
+                .changes
+                .iter()
+                .filter(|c| c.baseline_first == first)
+                .map(|c| format_sub_run_change(e, c.change))
+                .collect();
+            if !changes.is_empty() {
+                summary.push_str(&format!("; {side} first {}", changes.join(", ")));
+            }
+        }
+    }
+    SubRunRow {
         sparkline: sparkline(&values),
         summary,
     }

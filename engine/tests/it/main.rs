@@ -35,6 +35,7 @@ mod properties;
 mod quick;
 mod quick_secrets;
 mod reports;
+mod reports_decisions;
 mod result_schema;
 mod run;
 mod schema;
