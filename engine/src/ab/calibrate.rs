@@ -13,7 +13,6 @@
 
 use crate::compare::{Comparison, RuleState, RuleVerdict};
 use crate::plan::threshold::Metric;
-use crate::report::verdict::detectable_change;
 
 /// What A/A sub-runs say about one rule.
 #[derive(Debug, Clone, PartialEq)]
@@ -51,7 +50,7 @@ pub(super) fn calibrate(comparison: &Comparison, measured_s: f64) -> Vec<Calibra
             } else {
                 v.allowed_change
             };
-            let mde = mde(v, allowed);
+            let mde = mde(v);
             let needed_s = (|| {
                 let a = on_scale(v.metric, allowed?)?;
                 let noise = (on_scale(v.metric, mde?)? - a).max(0.0);
@@ -84,16 +83,14 @@ fn on_scale(metric: Metric, x: f64) -> Option<f64> {
     }
 }
 
-/// The rule's MDE at 80% power as the verdict gives it (`relative_mde`, or `mde` for the
-/// error rate); where the verdict has none but a 95% interval, the normal approximation from
-/// its half-width `h`: `a + (z(0.975) + z(0.8)) / z(0.975) × h ≈ a + 1.43·h`.
-fn mde(v: &RuleVerdict, allowed: Option<f64>) -> Option<f64> {
-    let given = if matches!(v.metric, Metric::Errors | Metric::Checks) {
+/// The rule's MDE at 80% power as the verdict gives it: `relative_mde`, or `mde` for the error
+/// rate; absent for a rule that was not tested.
+fn mde(v: &RuleVerdict) -> Option<f64> {
+    if matches!(v.metric, Metric::Errors | Metric::Checks) {
         v.mde
     } else {
         v.relative_mde
-    };
-    given.or_else(|| Some(allowed? + (1.959_964 + 0.841_621) / 1.959_964 * detectable_change(v)?))
+    }
 }
 
 /// The calibration as text: a header, one line per rule, e.g.

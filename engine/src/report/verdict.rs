@@ -16,7 +16,6 @@ use super::verdict_flows::{VerdictFlow, verdict_flows};
 use super::{Render, Report};
 use crate::compare::gate::{Exit, Outcome, Overall, summary_line};
 use crate::compare::{Comparison, Family, RuleState, RuleVerdict, SloDelta, TargetDelta};
-use crate::plan::threshold::Metric;
 use crate::result::{RunResult, TargetResult};
 use crate::units::Unit;
 
@@ -298,21 +297,6 @@ pub(crate) struct VerdictSlo {
     /// (`--spec FILE`, the very file the run was made from); absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub line: Option<u64>,
-}
-
-/// Half the width of a judged rule's interval, `(high − low) / 2`: relative (of
-/// `relative_change_ci`, a fraction of the baseline) for `latency` and `requests` rules,
-/// absolute (of `change_ci`, a fraction) for `errors` rules; `None` without that interval.
-/// Not what the reports show (they show the minimum detectable effect at 80% power,
-/// [`RuleVerdict::relative_mde`]); kept for `loadgate ab --aa` (`ab/calibrate.rs`), which sizes
-/// runs from it.
-pub(crate) fn detectable_change(r: &RuleVerdict) -> Option<f64> {
-    let interval = if r.metric == Metric::Errors {
-        r.change_ci
-    } else {
-        r.relative_change_ci
-    };
-    interval.map(|[low, high]| (high - low) / 2.0)
 }
 
 /// The one-line verdict ([`summary_line`]); for a trend without a baseline (`loadgate
