@@ -60,8 +60,8 @@ pub(crate) enum Verdict {
     /// Every SLO passed, and at least one regression rule regressed: exit 4.
     Regressed,
     /// The current run's (or the baseline's) measurement is invalid (`health.valid` false:
-    /// the generator did not apply the planned load), or `loadgate ab` dropped too many epoch
-    /// pairs for the same reason: exit 5, whatever the SLOs and rules say.
+    /// the generator did not apply the planned load), or more than half of `loadgate ab`'s
+    /// sub-runs were late for the same reason: exit 5, whatever the SLOs and rules say.
     InvalidMeasurement,
     /// The current run was stopped before its end (Ctrl-C, SIGTERM: `interrupted` in the
     /// result): its numbers cover only part of the plan, so it is not judged, whatever its
