@@ -349,7 +349,7 @@ describe("pushes to main build up the history window, and pull requests compare 
     // A pull request shows the base branch's trend, from the history its baseline carries.
     expect(pr.summary).toMatch(/\*\*Trend of `main`\*\*, last 4 runs: p95 `[▁-█]{4}`/)
     // Runs 400-402 and the baseline (403), whose own copy in its history the engine counts once.
-    expect(pr.summary).toMatch(/intervals widened by the run-to-run variation over 3 earlier results and the baseline/)
+    expect(pr.summary).toMatch(/standard errors widened by the run-to-run variation over 3 earlier results and the baseline/)
     expect(pr.summary).not.toMatch(/assumes that the baseline's machine and this run's were alike/)
   })
 })
