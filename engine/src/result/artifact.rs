@@ -45,6 +45,11 @@ pub struct RunResult {
     /// Where the run happened: loadgate's version, the host, its CPUs and the CPU time
     /// loadgate used.
     pub environment: Environment,
+    /// Where the measured code came from (branch, commit, a link to the commit): from GitHub
+    /// Actions' variables, else from `git` in the working directory; set again by `loadgate
+    /// history add --branch/--commit`. Absent when nothing told.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<SourceInfo>,
     /// The load that was applied: the model, connections or in-flight cap, planned duration
     /// or count, warmup.
     pub load: LoadInfo,
@@ -181,6 +186,20 @@ pub struct SpecInfo {
     pub hash: String,
 }
 
+/// Where the measured code came from. Each part is absent when unknown.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct SourceInfo {
+    /// The branch the code was on (`main`; a pull request's head branch).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+    /// The commit, a full hexadecimal SHA.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+    /// A web page of the commit (`https://github.com/OWNER/REPO/commit/SHA`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit_url: Option<String>,
+}
+
 /// Where the run happened.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Environment {
@@ -194,6 +213,10 @@ pub struct Environment {
     pub arch: String,
     /// Logical CPUs of the load generator's machine.
     pub cpu_count: usize,
+    /// The CPU's model name (Linux: `model name` of `/proc/cpuinfo`); absent where unknown and
+    /// in results written before loadgate recorded it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_model: Option<String>,
     /// CPU time the load generator used in user mode during the run, seconds.
     pub client_cpu_user_s: f64,
     /// CPU time the load generator used in kernel mode during the run, seconds.
@@ -202,6 +225,21 @@ pub struct Environment {
     /// workers'); absent when no target spoke HTTP/3.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub udp_buffers: Option<UdpBuffersResult>,
+}
+
+impl Environment {
+    /// The runner type: results of one type are comparable run to run (history, stored
+    /// baselines). `linux-x86_64, AMD EPYC 7763 64-Core Processor, 4 CPUs`; `unknown CPU` where
+    /// the model is not recorded.
+    pub fn runner_type(&self) -> String {
+        format!(
+            "{}-{}, {}, {} CPUs",
+            self.os,
+            self.arch,
+            self.cpu_model.as_deref().unwrap_or("unknown CPU"),
+            self.cpu_count
+        )
+    }
 }
 
 /// The kernel buffers of loadgate's UDP sockets (HTTP/3), as the system reported them after

@@ -49,6 +49,7 @@ fn build_with(plan: &Plan, output: &RunOutput, judge_lateness: bool) -> RunResul
         duration_s: elapsed_s,
         interrupted: output.interrupted,
         environment: environment(output),
+        source: super::source::detect(),
         load: load_info(plan),
         health: health(plan, (output, &total), cpu_count(), judge_lateness),
         total: target_result("total", &total, elapsed_s, slow_us(plan)),
@@ -117,6 +118,7 @@ fn environment(output: &RunOutput) -> Environment {
         os: std::env::consts::OS.to_string(),
         arch: std::env::consts::ARCH.to_string(),
         cpu_count: cpu_count(),
+        cpu_model: super::source::cpu_model(),
         client_cpu_user_s: cpu_user.as_secs_f64(),
         client_cpu_system_s: cpu_system.as_secs_f64(),
         udp_buffers: output.udp_buffers.map(|b| UdpBuffersResult {

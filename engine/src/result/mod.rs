@@ -31,13 +31,14 @@ mod io;
 pub mod merge;
 mod phases;
 mod slo;
+mod source;
 mod summary;
 mod upgrade;
 
 pub use artifact::{
     CheckResult, Environment, LatencySummary, LoadInfo, MergeInfo, PhaseSummary, RecordedRule,
-    RunResult, ServerTimingMetric, ShardInfo, SloVerdict, SpecInfo, StreamingResult, TargetResult,
-    TimeSample, TlsResult, TransportResult, UdpBuffersResult, UpstreamResult, schema,
+    RunResult, ServerTimingMetric, ShardInfo, SloVerdict, SourceInfo, SpecInfo, StreamingResult,
+    TargetResult, TimeSample, TlsResult, TransportResult, UdpBuffersResult, UpstreamResult, schema,
 };
 pub(crate) use artifact::{RESULT_VERSION, published_schema};
 pub use build::build;
