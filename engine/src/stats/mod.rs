@@ -34,6 +34,8 @@ pub(crate) mod robust;
 #[cfg(test)]
 mod sims;
 #[cfg(test)]
+mod sims_changes;
+#[cfg(test)]
 mod sims_family;
 mod sub_runs;
 pub(crate) mod trend;
