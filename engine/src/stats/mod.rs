@@ -30,6 +30,8 @@
 mod bootstrap;
 pub(crate) mod changepoint;
 mod family;
+#[cfg(test)]
+mod otava_agreement;
 pub(crate) mod robust;
 #[cfg(test)]
 mod sims;
