@@ -32,14 +32,20 @@ struct Splits {
     near: usize,
 }
 
-fn splits(options: &Options, sims: usize, seed: u64, step: Option<(usize, f64)>) -> Splits {
+fn splits(
+    options: &Options,
+    rho: f64,
+    sims: usize,
+    seed: u64,
+    step: Option<(usize, f64)>,
+) -> Splits {
     let mut rng = fastrand::Rng::with_seed(seed);
     let mut result = Splits {
         sims,
         ..Splits::default()
     };
     for _ in 0..sims {
-        let values = series(&mut rng, LENGTH, RHO, |t| match step {
+        let values = series(&mut rng, LENGTH, rho, |t| match step {
             Some((at, size)) if t >= at => size,
             _ => 0.0,
         });
@@ -61,12 +67,12 @@ fn options(serial_correlation: bool) -> Options {
 
 /// A/A: 400 series of 60 results with no change (noise 1–5%, AR(1) ρ = 0.4). With the serial
 /// correction, at most 5 in 100 series split (Otava's independent t-test splits many more;
-/// printed beside it).
+/// printed beside it); and with independent results.
 #[test]
 fn aa_series_with_serial_correlation_rarely_split() {
     let sims = 400;
-    let corrected = splits(&options(true), sims, 101, None);
-    let plain = splits(&options(false), sims, 101, None);
+    let corrected = splits(&options(true), RHO, sims, 101, None);
+    let plain = splits(&options(false), RHO, sims, 101, None);
     let per_100 = |s: &Splits| 100.0 * s.any as f64 / s.sims as f64;
     println!(
         "A/A, {sims} series of {LENGTH} (noise 1-5%, AR(1) rho {RHO}): series with a change point per 100: {:.1} with the AR(1) correction, {:.1} without (Otava's test)",
@@ -75,6 +81,16 @@ fn aa_series_with_serial_correlation_rarely_split() {
     );
     assert!(per_100(&corrected) <= 5.0, "{corrected:?}");
     assert!(plain.any > corrected.any, "{plain:?} {corrected:?}");
+    // Independent results: the correction estimates ρ near 0 and splits about as often as
+    // Otava's test.
+    let corrected = splits(&options(true), 0.0, sims, 102, None);
+    let plain = splits(&options(false), 0.0, sims, 102, None);
+    println!(
+        "A/A, {sims} series of {LENGTH} (noise 1-5%, independent): series with a change point per 100: {:.1} with the AR(1) correction, {:.1} without",
+        per_100(&corrected),
+        per_100(&plain)
+    );
+    assert!(per_100(&corrected) <= 5.0 && per_100(&plain) <= 10.0);
 }
 
 /// A +8% step (ln 1.08) after 30 and after 45 of 60 results (noise 1–5%, AR(1) ρ = 0.4): the
@@ -85,8 +101,14 @@ fn an_eight_percent_step_is_found_within_three_results() {
     let sims = 400;
     let size = 1.08_f64.ln();
     for (at, floor) in [(30, 0.75), (45, 0.65)] {
-        let corrected = splits(&options(true), sims, 202 + at as u64, Some((at, size)));
-        let plain = splits(&options(false), sims, 202 + at as u64, Some((at, size)));
+        let corrected = splits(&options(true), RHO, sims, 202 + at as u64, Some((at, size)));
+        let plain = splits(
+            &options(false),
+            RHO,
+            sims,
+            202 + at as u64,
+            Some((at, size)),
+        );
         let share = |s: &Splits| s.near as f64 / s.sims as f64;
         println!(
             "+8% step at result {at} of {LENGTH}: found within 3 results in {:.1}% of {sims} series with the AR(1) correction ({:.1}% with any change point), {:.1}% without (Otava's test)",
