@@ -466,6 +466,23 @@ mod tests {
     }
 
     #[test]
+    fn the_serial_correction_estimates_rho_and_widens_the_test() {
+        let mut rng = fastrand::Rng::with_seed(21);
+        let series = super::super::sims::ar1(&mut rng, 4000, 0.4);
+        let (before, after) = series.split_at(2000);
+        let rho = pooled_ar1(before, after);
+        assert!((rho - 0.4).abs() < 0.05, "{rho}");
+        // Segments shorter than 3 are left out; a constant one gives 0.
+        assert_eq!(pooled_ar1(&[1.0, 2.0], &[3.0, 4.0]), 0.0);
+        assert_eq!(pooled_ar1(&[1.0; 5], &[2.0; 5]), 0.0);
+        let shifted: Vec<f64> = after[..30].iter().map(|v| v + 0.8).collect();
+        let plain = t_test(&before[..30], &shifted, false);
+        let serial = t_test(&before[..30], &shifted, true);
+        assert!(serial.p_value > plain.p_value, "{serial:?} {plain:?}");
+        assert!(serial.high - serial.low > plain.high - plain.low);
+    }
+
+    #[test]
     fn the_ar1_factor_is_exact_and_grows_with_rho() {
         assert_eq!(ar1_factor(10, 0.0), 1.0);
         // n = 3, ρ = 0.5: 1 + 2·(2/3·0.5 + 1/3·0.25) = 1.8333…
