@@ -1,0 +1,236 @@
+//! What an export sends, whatever the protocol: a result as gauge series, named and labelled in
+//! Prometheus' conventions (base units, `snake_case`, no `_total` on a gauge).
+//!
+//! Per second of the measured window (the result's `time_series`, and each target's), at
+//! `started_at` + the second's index:
+//! - `loadgate_requests_per_second`: requests that ended in that second (responses and
+//!   transport errors);
+//! - `loadgate_errors_per_second`: failed requests that ended in that second;
+//! - `loadgate_latency_seconds{quantile}`: that second's 0.5, 0.9, 0.95, 0.99 and 0.999
+//!   quantiles (seconds without responses have none).
+//!
+//! Whole run, once, at the end of the measured window (`started_at` + `duration_s`):
+//! - `loadgate_run_requests_per_second`, `loadgate_run_error_ratio` (a fraction, 0 to 1);
+//! - `loadgate_run_latency_seconds{quantile}`: the run's 0.5, 0.9, 0.95, 0.99 and 0.999
+//!   quantiles.
+//!
+//! Every series has the labels `spec` (the spec's name) and `scope` (`total`, or a target's
+//! name: a flow's step is `flow/step`).
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use crate::result::{LatencySummary, RunResult, TargetResult, TimeSample};
+
+/// One metric: its name, its unit (UCUM, as OTLP names units) and its help text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Metric {
+    /// The metric's name in Prometheus' conventions, e.g. `loadgate_latency_seconds`.
+    pub(crate) name: &'static str,
+    /// Its unit in UCUM (`s`, `1/s`, `1`).
+    pub(crate) unit: &'static str,
+    /// One line on what it is.
+    pub(crate) help: &'static str,
+}
+
+/// Requests ended per second, per second of the run.
+pub(crate) const REQUESTS_PER_SECOND: Metric = Metric {
+    name: "loadgate_requests_per_second",
+    unit: "1/s",
+    help: "Requests that ended in this second of the run (responses and transport errors).",
+};
+/// Failed requests per second, per second of the run.
+pub(crate) const ERRORS_PER_SECOND: Metric = Metric {
+    name: "loadgate_errors_per_second",
+    unit: "1/s",
+    help: "Failed requests that ended in this second of the run.",
+};
+/// Latency quantiles, per second of the run.
+pub(crate) const LATENCY_SECONDS: Metric = Metric {
+    name: "loadgate_latency_seconds",
+    unit: "s",
+    help: "Latency quantile of the responses that ended in this second of the run.",
+};
+/// Throughput of the whole run.
+pub(crate) const RUN_REQUESTS_PER_SECOND: Metric = Metric {
+    name: "loadgate_run_requests_per_second",
+    unit: "1/s",
+    help: "Complete responses per second over the run's measured window.",
+};
+/// Error ratio of the whole run.
+pub(crate) const RUN_ERROR_RATIO: Metric = Metric {
+    name: "loadgate_run_error_ratio",
+    unit: "1",
+    help: "Failed requests over all requests of the run, 0 to 1.",
+};
+/// Latency quantiles of the whole run.
+pub(crate) const RUN_LATENCY_SECONDS: Metric = Metric {
+    name: "loadgate_run_latency_seconds",
+    unit: "s",
+    help: "Latency quantile over the run's measured window.",
+};
+
+/// The quantiles exported, as their label values, with the field of a summary that holds each.
+const QUANTILES: [&str; 5] = ["0.5", "0.9", "0.95", "0.99", "0.999"];
+
+/// One value at one time.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Point {
+    /// Milliseconds since the Unix epoch.
+    pub(crate) time_ms: i64,
+    /// The value, in the metric's unit.
+    pub(crate) value: f64,
+}
+
+/// One series: a metric, its labels (`spec`, `scope`, and `quantile` for latencies), and its
+/// points in time order.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Series {
+    /// What is measured.
+    pub(crate) metric: Metric,
+    /// Label names and values, `spec` and `scope` first.
+    pub(crate) labels: Vec<(&'static str, String)>,
+    /// Points in time order, at most one per millisecond.
+    pub(crate) points: Vec<Point>,
+}
+
+/// The series of `result` (see the module's doc). Errors: a `started_at` that is not an RFC
+/// 3339 time.
+pub(crate) fn series(result: &RunResult) -> Result<Vec<Series>, humantime::TimestampError> {
+    let started = humantime::parse_rfc3339(&result.started_at)?;
+    let start_ms = millis(started);
+    let end_ms = millis(started + Duration::from_secs_f64(result.duration_s.max(0.0)));
+    let mut all = Vec::new();
+    let scopes = std::iter::once((&result.total, &result.time_series))
+        .chain(result.targets.iter().map(|t| (t, &t.time_series)));
+    for (target, seconds) in scopes {
+        let labels = vec![
+            ("spec", result.spec.name.clone()),
+            ("scope", target.name.clone()),
+        ];
+        per_second(&mut all, &labels, seconds, start_ms);
+        whole_run(&mut all, &labels, target, end_ms);
+    }
+    all.retain(|s| !s.points.is_empty());
+    Ok(all)
+}
+
+/// The per-second series of one scope.
+fn per_second(
+    all: &mut Vec<Series>,
+    labels: &[(&'static str, String)],
+    seconds: &[TimeSample],
+    start_ms: i64,
+) {
+    let at = |s: &TimeSample| start_ms.saturating_add(i64::from(s.second) * 1000);
+    let count = |metric, value: fn(&TimeSample) -> u64| Series {
+        metric,
+        labels: labels.to_vec(),
+        points: seconds
+            .iter()
+            .map(|s| Point {
+                time_ms: at(s),
+                value: value(s) as f64,
+            })
+            .collect(),
+    };
+    all.push(count(REQUESTS_PER_SECOND, |s| {
+        s.requests.unwrap_or(s.responses + s.errors)
+    }));
+    all.push(count(ERRORS_PER_SECOND, |s| s.errors));
+    for (i, quantile) in QUANTILES.iter().enumerate() {
+        let points = seconds
+            .iter()
+            .filter(|s| s.responses > 0)
+            .filter_map(|s| {
+                let us = [
+                    Some(s.p50_us),
+                    s.p90_us,
+                    s.p95_us,
+                    Some(s.p99_us),
+                    s.p99_9_us,
+                ][i]?;
+                Some(Point {
+                    time_ms: at(s),
+                    value: seconds_of(us),
+                })
+            })
+            .collect();
+        all.push(quantile_series(LATENCY_SECONDS, labels, quantile, points));
+    }
+}
+
+/// The whole-run series of one scope: one point each, at `end_ms`.
+fn whole_run(
+    all: &mut Vec<Series>,
+    labels: &[(&'static str, String)],
+    target: &TargetResult,
+    end_ms: i64,
+) {
+    let point = |value| {
+        vec![Point {
+            time_ms: end_ms,
+            value,
+        }]
+    };
+    all.push(Series {
+        metric: RUN_REQUESTS_PER_SECOND,
+        labels: labels.to_vec(),
+        points: point(target.rps),
+    });
+    all.push(Series {
+        metric: RUN_ERROR_RATIO,
+        labels: labels.to_vec(),
+        points: point(target.error_rate),
+    });
+    if let Some(latency) = &target.latency_us {
+        for (quantile, us) in QUANTILES.iter().zip(run_quantiles_us(latency)) {
+            let points = point(seconds_of(us));
+            all.push(quantile_series(
+                RUN_LATENCY_SECONDS,
+                labels,
+                quantile,
+                points,
+            ));
+        }
+    }
+}
+
+/// A summary's quantiles, in the order of [`QUANTILES`], in microseconds.
+fn run_quantiles_us(latency: &LatencySummary) -> [u64; 5] {
+    [
+        latency.p50_us,
+        latency.p90_us,
+        latency.p95_us,
+        latency.p99_us,
+        latency.p99_9_us,
+    ]
+}
+
+/// A series of `metric` with `labels` and a `quantile` label.
+fn quantile_series(
+    metric: Metric,
+    labels: &[(&'static str, String)],
+    quantile: &str,
+    points: Vec<Point>,
+) -> Series {
+    let mut labels = labels.to_vec();
+    labels.push(("quantile", quantile.to_string()));
+    Series {
+        metric,
+        labels,
+        points,
+    }
+}
+
+/// Microseconds as seconds.
+fn seconds_of(us: u64) -> f64 {
+    us as f64 / 1e6
+}
+
+/// Milliseconds since the Unix epoch (negative before it).
+fn millis(time: SystemTime) -> i64 {
+    match time.duration_since(UNIX_EPOCH) {
+        Ok(d) => i64::try_from(d.as_millis()).unwrap_or(i64::MAX),
+        Err(e) => -i64::try_from(e.duration().as_millis()).unwrap_or(i64::MAX),
+    }
+}
