@@ -17,6 +17,12 @@ use serde_json::Value;
 
 use crate::support::{GarbageServer, down_addr, loadgate, result_fixture, start_serve, turn};
 
+/// Points of one series: (milliseconds since the epoch, value), in time order.
+type Points = Vec<(i64, f64)>;
+
+/// Series by (metric, scope, quantile or "").
+type Exported = BTreeMap<(String, String, String), Points>;
+
 /// How long a receiver may take to be ready.
 const START_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -99,7 +105,7 @@ impl Prometheus {
 
     /// The result of an instant query at `time` (seconds since the epoch): each series' labels
     /// and its value (a vector) or values (a matrix) as (milliseconds, value).
-    fn query(&self, query: &str, time: f64) -> Vec<(BTreeMap<String, String>, Vec<(i64, f64)>)> {
+    fn query(&self, query: &str, time: f64) -> Vec<(BTreeMap<String, String>, Points)> {
         let mut response = ureq::get(format!("http://{}/api/v1/query", self.addr))
             .query("query", query)
             .query("time", format!("{time:.3}"))
@@ -174,12 +180,7 @@ impl Collector {
 
     /// Every data point written so far, by (metric, scope, quantile or ""): (milliseconds,
     /// value) in the order written; and the resource attributes seen.
-    fn points(
-        &self,
-    ) -> (
-        BTreeMap<(String, String, String), Vec<(i64, f64)>>,
-        Vec<Value>,
-    ) {
+    fn points(&self) -> (Exported, Vec<Value>) {
         let text = std::fs::read_to_string(&self.file).unwrap_or_default();
         let mut points: BTreeMap<_, Vec<_>> = BTreeMap::new();
         let mut resources = Vec::new();
@@ -219,7 +220,7 @@ impl Collector {
 
     /// [`Collector::points`] once `metric` has been written (the file exporter flushes within
     /// a second; at most 15 s).
-    fn points_with(&self, metric: &str) -> BTreeMap<(String, String, String), Vec<(i64, f64)>> {
+    fn points_with(&self, metric: &str) -> Exported {
         let deadline = Instant::now() + Duration::from_secs(15);
         loop {
             let (points, resources) = self.points();
@@ -263,9 +264,7 @@ fn otelcol() -> PathBuf {
 
 /// What every exported series should hold, from a result: by (metric, scope, quantile or
 /// ""), the points as (milliseconds since the epoch, value).
-fn expected(
-    result: &loadgate::result::RunResult,
-) -> BTreeMap<(String, String, String), Vec<(i64, f64)>> {
+fn expected(result: &loadgate::result::RunResult) -> Exported {
     let start = humantime::parse_rfc3339(&result.started_at).unwrap();
     let ms = |t: std::time::SystemTime| {
         t.duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64
