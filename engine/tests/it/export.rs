@@ -492,3 +492,83 @@ fn a_failed_export_is_said_bounded_and_redacted_and_leaves_the_exit_code() {
     assert!(stderr.contains("not an http or https URL"), "{stderr}");
     assert!(!stderr.contains("hunter2"), "{stderr}");
 }
+
+/// Accepts one connection on a free loopback port, reads one request (head and
+/// `Content-Length` body; reads bounded by 10 s) and answers `204 No Content`: the request's
+/// head, lower-cased, and its body, through the returned channel.
+fn capture_one_request() -> (SocketAddr, std::sync::mpsc::Receiver<(String, Vec<u8>)>) {
+    use std::io::{Read as _, Write as _};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let Ok((mut conn, _)) = listener.accept() else {
+            return;
+        };
+        conn.set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        let mut data = Vec::new();
+        let mut buf = [0u8; 8192];
+        let (head, body) = loop {
+            let Ok(n @ 1..) = conn.read(&mut buf) else {
+                return;
+            };
+            data.extend_from_slice(&buf[..n]);
+            let Some(end) = data.windows(4).position(|w| w == b"\r\n\r\n") else {
+                continue;
+            };
+            let head = String::from_utf8_lossy(&data[..end]).to_lowercase();
+            let length: usize = head
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length:"))
+                .map_or(0, |v| v.trim().parse().unwrap());
+            if data.len() >= end + 4 + length {
+                break (head, data[end + 4..end + 4 + length].to_vec());
+            }
+        };
+        let _ = conn.write_all(b"HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n");
+        let _ = tx.send((head, body));
+    });
+    (addr, rx)
+}
+
+#[test]
+fn remote_write_sends_the_protocol_headers_and_the_users_without_printing_them() {
+    let (addr, request) = capture_one_request();
+    let fixture = result_fixture("current.json");
+    let output = Command::new(env!("CARGO_BIN_EXE_loadgate"))
+        .args(["export", fixture.to_str().unwrap(), "--to"])
+        .arg(format!("prometheus=http://{addr}/api/v1/write"))
+        .env(
+            "LOADGATE_EXPORT_HEADERS",
+            "Authorization=Bearer t0ken, X-Scope-OrgID=perf",
+        )
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(!stderr.contains("t0ken"), "{stderr}");
+    let (head, body) = request.recv_timeout(Duration::from_secs(10)).unwrap();
+    assert!(
+        head.starts_with("post /api/v1/write http/1.1\r\n"),
+        "{head}"
+    );
+    for header in [
+        "content-encoding: snappy",
+        "content-type: application/x-protobuf",
+        "x-prometheus-remote-write-version: 0.1.0",
+        "authorization: bearer t0ken",
+        "x-scope-orgid: perf",
+    ] {
+        assert!(head.lines().any(|l| l == header), "{header} in {head}");
+    }
+    // The body is snappy's block format (not its framing format) of a protobuf naming the
+    // metrics.
+    let decoded = snap::raw::Decoder::new().decompress_vec(&body).unwrap();
+    let text = String::from_utf8_lossy(&decoded);
+    assert!(text.contains("loadgate_run_latency_seconds"));
+    assert!(
+        text.contains("<script>alert(1)</script>"),
+        "a target's name, as it is"
+    );
+}
