@@ -15,7 +15,8 @@
 //!   quantiles.
 //!
 //! Every series has the labels `spec` (the spec's name) and `scope` (`total`, or a target's
-//! name: a flow's step is `flow/step`).
+//! name: a flow's step is `flow/step`), and a shard's (`run --shard K/N`) `shard` (`K/N`), so
+//! that the shards of one run make distinct series (their merge has none).
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -87,7 +88,7 @@ pub(crate) struct Point {
 pub(crate) struct Series {
     /// What is measured.
     pub(crate) metric: Metric,
-    /// Label names and values, `spec` and `scope` first.
+    /// Label names and values: `spec`, `scope`, then `shard` and `quantile` when they apply.
     pub(crate) labels: Vec<(&'static str, String)>,
     /// Points in time order, at most one per millisecond.
     pub(crate) points: Vec<Point>,
@@ -103,10 +104,13 @@ pub(crate) fn series(result: &RunResult) -> Result<Vec<Series>, humantime::Times
     let scopes = std::iter::once((&result.total, &result.time_series))
         .chain(result.targets.iter().map(|t| (t, &t.time_series)));
     for (target, seconds) in scopes {
-        let labels = vec![
+        let mut labels = vec![
             ("spec", result.spec.name.clone()),
             ("scope", target.name.clone()),
         ];
+        if let Some(shard) = result.shard {
+            labels.push(("shard", format!("{}/{}", shard.index, shard.count)));
+        }
         per_second(&mut all, &labels, seconds, start_ms);
         whole_run(&mut all, &labels, target, end_ms);
     }
@@ -232,5 +236,83 @@ fn millis(time: SystemTime) -> i64 {
     match time.duration_since(UNIX_EPOCH) {
         Ok(d) => i64::try_from(d.as_millis()).unwrap_or(i64::MAX),
         Err(e) => -i64::try_from(e.duration().as_millis()).unwrap_or(i64::MAX),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The committed `current.json` (a version-1 result: no seconds per target) with a known
+    /// start and duration, and its first target only.
+    fn result() -> RunResult {
+        let fixture = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/results/current.json"
+        );
+        let mut result = crate::result::read(std::path::Path::new(fixture)).unwrap();
+        result.started_at = "2026-11-27T10:00:00.000500Z".into();
+        result.duration_s = 2.5;
+        result.targets.truncate(1);
+        result
+    }
+
+    #[test]
+    fn seconds_are_stamped_from_the_start_and_summaries_at_the_end() {
+        let result = result();
+        let all = series(&result).unwrap();
+        let start = 1_795_773_600_000; // 2026-11-27T10:00:00Z, the microseconds dropped
+        let find = |name: &str, scope: &str, quantile: Option<&str>| {
+            all.iter()
+                .find(|s| {
+                    s.metric.name == name
+                        && s.labels[1].1 == scope
+                        && s.labels
+                            .iter()
+                            .find(|l| l.0 == "quantile")
+                            .map(|l| l.1.as_str())
+                            == quantile
+                })
+                .unwrap_or_else(|| panic!("{name} {scope} {quantile:?}"))
+        };
+        let rps = find("loadgate_requests_per_second", "total", None);
+        assert_eq!(rps.points.len(), result.time_series.len());
+        for (point, second) in rps.points.iter().zip(&result.time_series) {
+            assert_eq!(point.time_ms, start + i64::from(second.second) * 1000);
+            assert_eq!(point.value, second.requests.unwrap() as f64);
+        }
+        let p99 = find("loadgate_run_latency_seconds", "total", Some("0.99"));
+        let latency = result.total.latency_us.as_ref().unwrap();
+        assert_eq!(
+            p99.points,
+            [Point {
+                time_ms: start + 2500,
+                value: latency.p99_us as f64 / 1e6
+            }]
+        );
+        assert_eq!(p99.labels[0], ("spec", result.spec.name.clone()));
+        // The target has no seconds of its own (a version-1 result): its summaries only.
+        let target = &result.targets[0].name;
+        assert!(all.iter().all(|s| !s.points.is_empty()));
+        let of_target: Vec<_> = all.iter().filter(|s| &s.labels[1].1 == target).collect();
+        assert_eq!(of_target.len(), 2 + QUANTILES.len());
+        assert!(
+            of_target
+                .iter()
+                .all(|s| s.metric.name.starts_with("loadgate_run_"))
+        );
+    }
+
+    #[test]
+    fn a_shard_is_labelled_and_a_bad_start_is_an_error() {
+        let mut result = result();
+        result.shard = Some(crate::result::ShardInfo { index: 2, count: 4 });
+        let all = series(&result).unwrap();
+        assert!(
+            all.iter()
+                .all(|s| s.labels[2] == ("shard", "2/4".to_string()))
+        );
+        result.started_at = "yesterday".into();
+        assert!(series(&result).is_err());
     }
 }
