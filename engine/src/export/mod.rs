@@ -179,16 +179,16 @@ fn send_one(
     all: &[series::Series],
     extra: &[(String, String)],
 ) -> Result<(), String> {
-    let (bodies, headers): (Vec<Vec<u8>>, &[(&str, &str)]) = match destination.kind {
-        Kind::Prometheus => (prometheus::bodies(all), &prometheus::HEADERS),
-        Kind::Otlp => (vec![otlp::body(all)], &otlp::HEADERS),
-    };
-    for body in &bodies {
+    for batch in series::batches(all) {
+        let (body, headers): (Vec<u8>, &[(&str, &str)]) = match destination.kind {
+            Kind::Prometheus => (prometheus::body(batch), &prometheus::HEADERS),
+            Kind::Otlp => (otlp::body(batch), &otlp::HEADERS),
+        };
         let post = http::Post {
             url: destination.url.as_str(),
             headers,
             extra,
-            body,
+            body: &body,
         };
         let answer = http::send(agent, &post).map_err(|e| e.to_string())?;
         if destination.kind == Kind::Otlp {

@@ -18,34 +18,16 @@ pub(crate) const HEADERS: [(&str, &str); 3] = [
     ("X-Prometheus-Remote-Write-Version", "0.1.0"),
 ];
 
-/// The most samples sent in one request: a long run is sent in several, each series whole in
-/// one of them.
-pub(crate) const MAX_SAMPLES_PER_REQUEST: usize = 50_000;
-
 /// `MetricMetadata.MetricType.GAUGE` in `types.proto`.
 const GAUGE: u64 = 2;
 
-/// The bodies of the requests that carry `series`: each a snappy-compressed (block format)
-/// `WriteRequest` of at most [`MAX_SAMPLES_PER_REQUEST`] samples (or one series, when it has
-/// more), with the metadata of its metrics.
-pub(crate) fn bodies(series: &[Series]) -> Vec<Vec<u8>> {
-    let mut bodies = Vec::new();
-    let mut start = 0;
-    while start < series.len() {
-        let mut end = start + 1;
-        let mut samples = series[start].points.len();
-        while end < series.len() && samples + series[end].points.len() <= MAX_SAMPLES_PER_REQUEST {
-            samples += series[end].points.len();
-            end += 1;
-        }
-        let request = write_request(&series[start..end]);
-        let compressed = snap::raw::Encoder::new()
-            .compress_vec(&request)
-            .expect("snappy compresses any input up to 4 GiB");
-        bodies.push(compressed);
-        start = end;
-    }
-    bodies
+/// The body of one remote write request that carries `series`: a snappy-compressed (block
+/// format) `WriteRequest`, with the metadata of its metrics.
+pub(crate) fn body(series: &[Series]) -> Vec<u8> {
+    let request = write_request(series);
+    snap::raw::Encoder::new()
+        .compress_vec(&request)
+        .expect("snappy compresses any input up to 4 GiB")
 }
 
 /// The protobuf `WriteRequest` of `series`: `timeseries` (field 1) in order, each with its
@@ -186,21 +168,11 @@ mod tests {
     }
 
     #[test]
-    fn bodies_decompress_and_split_by_sample_count() {
-        let series = vec![one_series(30_000), one_series(30_000), one_series(10)];
-        let bodies = bodies(&series);
-        assert_eq!(
-            bodies.len(),
-            2,
-            "30 000 + 30 000 samples exceed one request"
-        );
-        let first = snap::raw::Decoder::new()
-            .decompress_vec(&bodies[0])
+    fn the_body_is_snappys_block_format() {
+        let series = vec![one_series(3), one_series(2)];
+        let decoded = snap::raw::Decoder::new()
+            .decompress_vec(&body(&series))
             .unwrap();
-        assert_eq!(first, write_request(&series[..1]));
-        let second = snap::raw::Decoder::new()
-            .decompress_vec(&bodies[1])
-            .unwrap();
-        assert_eq!(second, write_request(&series[1..]));
+        assert_eq!(decoded, write_request(&series));
     }
 }

@@ -94,6 +94,30 @@ pub(crate) struct Series {
     pub(crate) points: Vec<Point>,
 }
 
+/// The most points sent in one request: a long run is sent in several, each series whole in
+/// one of them. 10,000 points are about 0.3 MB of remote write before snappy and 2 to 4 MB of
+/// OTLP JSON (each point repeats its attributes), well within the collector's default limit
+/// of 20 MiB; a run of 60 s with 10 targets (4,620 points) is one request.
+pub(crate) const MAX_POINTS_PER_REQUEST: usize = 10_000;
+
+/// `all` in consecutive batches of at most [`MAX_POINTS_PER_REQUEST`] points (a series of
+/// more is a batch alone), one request each.
+pub(crate) fn batches(all: &[Series]) -> Vec<&[Series]> {
+    let mut batches = Vec::new();
+    let mut start = 0;
+    while start < all.len() {
+        let mut end = start + 1;
+        let mut points = all[start].points.len();
+        while end < all.len() && points + all[end].points.len() <= MAX_POINTS_PER_REQUEST {
+            points += all[end].points.len();
+            end += 1;
+        }
+        batches.push(&all[start..end]);
+        start = end;
+    }
+    batches
+}
+
 /// The series of `result` (see the module's doc). Errors: a `started_at` that is not an RFC
 /// 3339 time.
 pub(crate) fn series(result: &RunResult) -> Result<Vec<Series>, humantime::TimestampError> {
@@ -301,6 +325,26 @@ mod tests {
                 .iter()
                 .all(|s| s.metric.name.starts_with("loadgate_run_"))
         );
+    }
+
+    #[test]
+    fn batches_keep_series_whole_and_under_the_limit() {
+        let of = |points: usize| Series {
+            metric: LATENCY_SECONDS,
+            labels: Vec::new(),
+            points: vec![
+                Point {
+                    time_ms: 0,
+                    value: 0.0
+                };
+                points
+            ],
+        };
+        let max = MAX_POINTS_PER_REQUEST;
+        let all = [of(max / 2), of(max / 2), of(1), of(2 * max), of(5)];
+        let sizes: Vec<usize> = batches(&all).iter().map(|b| b.len()).collect();
+        assert_eq!(sizes, [2, 1, 1, 1], "two halves fit; twice the most alone");
+        assert!(batches(&[]).is_empty());
     }
 
     #[test]

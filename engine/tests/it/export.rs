@@ -218,13 +218,13 @@ impl Collector {
         (points, resources)
     }
 
-    /// [`Collector::points`] once `metric` has been written (the file exporter flushes within
-    /// a second; at most 15 s).
-    fn points_with(&self, metric: &str) -> Exported {
+    /// [`Collector::points`] once they hold `done` (the file exporter flushes within a
+    /// second; at most 15 s), each resource saying `service.name: loadgate`.
+    fn points_when(&self, what: &str, done: impl Fn(&Exported) -> bool) -> Exported {
         let deadline = Instant::now() + Duration::from_secs(15);
         loop {
             let (points, resources) = self.points();
-            if points.keys().any(|(name, _, _)| name == metric) {
+            if done(&points) {
                 let service = serde_json::json!({"key": "service.name", "value": {"stringValue": "loadgate"}});
                 assert!(
                     resources
@@ -235,10 +235,17 @@ impl Collector {
             }
             assert!(
                 Instant::now() < deadline,
-                "no {metric} in the collector's file"
+                "{what}: not in the collector's file"
             );
             std::thread::sleep(Duration::from_millis(200));
         }
+    }
+
+    /// [`Collector::points_when`] `metric` has been written.
+    fn points_with(&self, metric: &str) -> Exported {
+        self.points_when(metric, |points| {
+            points.keys().any(|(name, _, _)| name == metric)
+        })
     }
 }
 
@@ -264,7 +271,7 @@ fn otelcol() -> PathBuf {
 
 /// What every exported series should hold, from a result: by (metric, scope, quantile or
 /// ""), the points as (milliseconds since the epoch, value).
-fn expected(result: &loadgate::result::RunResult) -> Exported {
+fn series_of(result: &loadgate::result::RunResult) -> Exported {
     let start = humantime::parse_rfc3339(&result.started_at).unwrap();
     let ms = |t: std::time::SystemTime| {
         t.duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64
@@ -361,7 +368,7 @@ fn a_run_exports_its_series_and_summaries_to_prometheus_and_an_otel_collector() 
     assert!(output.status.success(), "{stderr}");
     assert_eq!(stderr.matches("loadgate: exported").count(), 2, "{stderr}");
     let result = loadgate::result::read(&out).unwrap();
-    let expected = expected(&result);
+    let expected = series_of(&result);
     assert_eq!(
         expected.len(),
         3 * 6,
@@ -392,6 +399,68 @@ fn a_run_exports_its_series_and_summaries_to_prometheus_and_an_otel_collector() 
     for (key, points) in &expected {
         assert_eq!(received.get(key), Some(points), "{key:?}");
     }
+
+    // A long run is sent in several requests, every point of it arriving.
+    let long = long_result(&out, dir.path());
+    let output = loadgate(&[
+        "export",
+        long.to_str().unwrap(),
+        "--to",
+        &format!("prometheus={}", prometheus.write_url()),
+        "--to",
+        &format!("otlp=http://{}", collector.addr),
+    ]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    let long = loadgate::result::read(&long).unwrap();
+    let long_points = series_of(&long);
+    let points: usize = long_points.values().map(Vec::len).sum();
+    assert!(points > 10_000, "{points} of the points checked: several requests");
+    let key = (
+        "loadgate_requests_per_second".to_string(),
+        "slow".to_string(),
+        String::new(),
+    );
+    let query = "loadgate_requests_per_second{spec=\"export-long\",scope=\"slow\"}[2h]";
+    let answer = prometheus.query(query, end as f64 / 1000.0 + 1.0);
+    assert_eq!(answer.len(), 1, "{query}");
+    assert_eq!(answer[0].1, long_points[&key], "{query}");
+    // The collector's file: the run's points of the series, then the long run's (the key has
+    // no spec).
+    let (run, long) = (&expected[&key], &long_points[&key]);
+    let received = collector.points_when("the long run", |p| {
+        p.get(&key)
+            .is_some_and(|v| v.len() >= run.len() + long.len())
+    });
+    assert_eq!(received[&key], [run.as_slice(), long.as_slice()].concat());
+}
+
+/// `result` made a run of 1,800 seconds of spec `export-long` (its seconds repeated, each
+/// target's too), that ended when `result` started: written to `dir/long.json`.
+fn long_result(result: &Path, dir: &Path) -> PathBuf {
+    let mut long: Value = serde_json::from_str(&std::fs::read_to_string(result).unwrap()).unwrap();
+    let start = humantime::parse_rfc3339(long["started_at"].as_str().unwrap()).unwrap();
+    let start = start - Duration::from_secs(1800);
+    long["started_at"] = humantime::format_rfc3339_micros(start).to_string().into();
+    long["duration_s"] = 1800.0.into();
+    long["spec"]["name"] = "export-long".into();
+    let stretch = |seconds: &mut Value| {
+        let one = seconds.as_array().unwrap()[0].clone();
+        *seconds = (0..1800u32)
+            .map(|s| {
+                let mut second = one.clone();
+                second["second"] = s.into();
+                second
+            })
+            .collect();
+    };
+    stretch(&mut long["time_series"]);
+    for target in long["targets"].as_array_mut().unwrap() {
+        stretch(&mut target["time_series"]);
+    }
+    let path = dir.join("long.json");
+    std::fs::write(&path, serde_json::to_string(&long).unwrap()).unwrap();
+    path
 }
 
 #[test]
@@ -408,7 +477,7 @@ fn a_stored_result_is_exported_by_loadgate_export() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{stderr}");
     let result = loadgate::result::read(&fixture).unwrap();
-    let expected = expected(&result);
+    let expected = series_of(&result);
     // The run's seconds (2 series) and summaries (4) of `total`, the summaries of its two
     // targets (named `<script>alert(1)</script>` and `a|b`: any text is a label value).
     assert_eq!(expected.len(), 6 + 2 * 4);
