@@ -63,6 +63,10 @@ pub(crate) enum Command {
     /// each regression rule on the paired seconds; exit 0 pass, 1 SLO failed, 4 regression,
     /// 5 invalid measurement.
     Ab(AbArgs),
+    /// Send a stored result's metrics to Prometheus (remote write) or an OpenTelemetry
+    /// Collector (OTLP/HTTP), as `run --export` does after a run; exit 0 when every export
+    /// succeeded, 3 otherwise.
+    Export(ExportArgs),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -114,6 +118,24 @@ pub(crate) struct RunArgs {
     /// than the warmup.
     #[arg(long, value_name = "TIME")]
     pub(crate) start_at: Option<String>,
+    /// After the run, send its metrics (per-second series and whole-run summaries) to
+    /// `prometheus=URL` (remote write 1.0, e.g. `http://prometheus:9090/api/v1/write`) or
+    /// `otlp=URL` (OTLP/HTTP JSON, e.g. `http://collector:4318/v1/metrics`); repeatable. A
+    /// failed export is reported on stderr and does not change the exit code; each ends within
+    /// about 30 s (10 s per attempt, 3 attempts). Extra headers (authentication):
+    /// `LOADGATE_EXPORT_HEADERS="Name=value,..."`. A bad KIND=URL is refused before any load
+    /// is sent (exit 2).
+    #[arg(long, value_name = "KIND=URL")]
+    pub(crate) export: Vec<String>,
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct ExportArgs {
+    /// The result file (JSON) of `loadgate run --out` or `loadgate merge`.
+    pub(crate) result: PathBuf,
+    /// Where to send it: `prometheus=URL` or `otlp=URL`, as `run --export`; repeatable.
+    #[arg(long, value_name = "KIND=URL", required = true)]
+    pub(crate) to: Vec<String>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -329,6 +351,7 @@ impl From<RunArgs> for RunOptions {
                 baseline: args.baseline,
                 shard: args.shard,
                 start_at: args.start_at,
+                export: args.export,
                 quiet: args.quiet,
                 no_color: args.no_color,
             },

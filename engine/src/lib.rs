@@ -14,8 +14,8 @@
 //! Above the steps: `cli.rs` turns the command line into plain options (`options`), and this
 //! file hands each command's options to the module that carries it out: `pipeline` (validate,
 //! run a spec, compare, report, merge), `quick` (one-line runs), `ab` (two sides at once) or
-//! [`serve`] (the test server); `signal` watches for Ctrl-C. Nothing below imports `cli` or
-//! this file.
+//! [`serve`] (the test server); `signal` watches for Ctrl-C; `export` sends a result's metrics
+//! out (Prometheus remote write, OTLP/HTTP). Nothing below imports `cli` or this file.
 //!
 //! The words (connection, stream, virtual user, in flight, arrival, target, stage, level) are
 //! defined once, in the glossary of `plan/load.rs` and docs/spec.md.
@@ -25,6 +25,7 @@
 mod ab;
 pub mod cli;
 pub mod compare;
+mod export;
 mod files;
 mod measure;
 mod options;
@@ -54,7 +55,7 @@ pub use compare::gate::Outcome;
 /// a one-line run or a curl command that cannot be used, a result file that cannot be read (or
 /// is not a regular file, or is over its size limit), results that cannot be compared or merged, an `--out` path that
 /// cannot take the file, a `--templates` folder that is not one, a `--shard` or `--start-at`
-/// that cannot be used), 3 otherwise.
+/// that cannot be used, an `--export` that is not KIND=URL), 3 otherwise.
 pub fn error_exit_code(error: &anyhow::Error) -> ExitCode {
     let invalid_spec = error.chain().any(|e| {
         e.is::<validate::Diagnostics>()
@@ -69,6 +70,7 @@ pub fn error_exit_code(error: &anyhow::Error) -> ExitCode {
             || e.is::<ab::AlternateError>()
             || e.is::<quick::QuickError>()
             || e.is::<plan::shard::ShardError>()
+            || e.is::<export::DestinationError>()
     });
     let exit = if invalid_spec {
         Exit::InvalidInput
@@ -120,5 +122,6 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Report(args) => pipeline::report_files(&args.into()),
         Command::Ab(args) => ab::ab(&args.into(), &pipeline::env_var),
         Command::Merge(args) => pipeline::merge_files(&args.results, &args.out, args.allow_missing),
+        Command::Export(args) => pipeline::export_file(&args.result, &args.to),
     }
 }

@@ -44,6 +44,9 @@ pub(crate) struct PlanRunOptions {
     /// When the run starts (`--start-at`: RFC 3339 in UTC, or `+30s`), as given: read when the
     /// run starts, since `+30s` counts from then.
     pub(crate) start_at: Option<String>,
+    /// Where the result's metrics are sent after the run (`--export KIND=URL`), as given:
+    /// parsed (`export::destinations`) before any load is sent.
+    pub(crate) export: Vec<String>,
     /// No progress line on stderr (`--quiet`).
     pub(crate) quiet: bool,
     /// No colour in the summary (`--no-color`).

@@ -1,5 +1,6 @@
-//! The pipeline of `loadgate run`: spec → validate → plan → run → result → verdict, and the
-//! commands that read result files (`results.rs`: compare, report, merge).
+//! The pipeline of `loadgate run`: spec → validate → plan → run → result → verdict (and
+//! `--export`), and the commands that read result files (`results.rs`: compare, report, merge;
+//! `loadgate export` here).
 //!
 //! [`run_plan`] is the run of a validated plan, shared by `loadgate run` ([`run_spec`]) and the
 //! one-line runs (`quick`, `curl`, which build a spec from their flags). Each step's work is its
@@ -14,7 +15,7 @@ use crate::options::{PlanRunOptions, RunOptions};
 use crate::report::progress::ProgressLine;
 use crate::report::verdict::Verdict;
 use crate::signal::Interrupt;
-use crate::{compare, plan, report, result, run, service, spec, validate};
+use crate::{compare, export, plan, report, result, run, service, spec, validate};
 
 pub(crate) use results::{compare_files, merge_files, report_files};
 
@@ -59,8 +60,9 @@ pub(crate) fn run_plan(
     lines: &mut report::lines::LineSink,
     interrupt: &mut Option<Interrupt>,
 ) -> anyhow::Result<(result::RunResult, Outcome)> {
-    // `--shard` and `--start-at` first: bad input fails before anything else.
+    // `--shard`, `--start-at` and `--export` first: bad input fails before anything else.
     let (plan, start_at) = share(plan, options)?;
+    let exports = export::destinations(&options.export)?;
     // Then the baseline: a missing or foreign baseline fails before any load is sent.
     let baseline = match &options.baseline {
         Some(path) => {
@@ -116,6 +118,8 @@ pub(crate) fn run_plan(
     if let Some(out) = out {
         out.write(&result)?;
     }
+    // Metrics out: a failed export is said on stderr and leaves the exit code alone.
+    export::send(&result, &exports, &env_var);
     if let Some(died) = died {
         return Err(died.into());
     }
@@ -135,6 +139,19 @@ pub(crate) fn run_plan(
     }
     let outcome = Verdict::of(&result, comparison.as_ref()).outcome();
     Ok((result, shard_outcome(plan.shard, outcome)))
+}
+
+/// `loadgate export RESULT --to KIND=URL...`: sends a stored result's metrics to each
+/// destination. Errors: a `KIND=URL` that cannot be used or a result that cannot be read (exit
+/// 2), an export that failed (exit 3, after trying every destination).
+pub(crate) fn export_file(path: &Path, to: &[String]) -> anyhow::Result<Outcome> {
+    let destinations = export::destinations(to)?;
+    let result = result::read(path)?;
+    let failed = export::send(&result, &destinations, &env_var);
+    if failed > 0 {
+        anyhow::bail!("{failed} of {} export(s) failed", destinations.len());
+    }
+    Ok(Outcome::Passed)
 }
 
 /// The plan of this process (`--shard`: its share, `plan::Plan::shard`) and the parsed
