@@ -26,6 +26,7 @@ mod ab;
 pub mod cli;
 pub mod compare;
 mod files;
+mod history;
 mod measure;
 mod options;
 mod pipeline;
