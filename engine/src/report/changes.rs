@@ -170,8 +170,8 @@ fn headline(report: &ChangeReport) -> String {
         .map(|g| g.events.iter().filter(|e| e.new).count())
         .sum();
     format!(
-        "{results} results in {} series groups (spec × runner type); {new} new change point(s) \
-         (NEW: within the last {} results of its group).",
+        "{results} results in {} group(s) of one spec on one runner type; {new} new change \
+         point(s) (NEW: within the last {} results of its group).",
         report.groups.len(),
         report.recent
     )
