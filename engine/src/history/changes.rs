@@ -171,8 +171,8 @@ fn group(spec: &str, runner_type: &str, series: &[&Series], recent: usize) -> Gr
                 change: shown(cp.mean_after - cp.mean_before),
                 low: a.min(b),
                 high: a.max(b),
-                before: s.metric.from_scale(cp.mean_before),
-                after: s.metric.from_scale(cp.mean_after),
+                before: s.metric.to_unit(cp.mean_before),
+                after: s.metric.to_unit(cp.mean_after),
                 p_value: cp.p_value,
             });
         }

@@ -65,7 +65,7 @@ impl SeriesMetric {
     }
 
     /// A level on the scale back in the natural unit (the inverse of [`Self::on_scale`]).
-    pub(crate) fn from_scale(self, scaled: f64) -> f64 {
+    pub(crate) fn to_unit(self, scaled: f64) -> f64 {
         match self {
             SeriesMetric::P50 | SeriesMetric::P95 | SeriesMetric::P99 => scaled.exp(),
             SeriesMetric::Throughput => (-scaled).exp(),
@@ -369,7 +369,7 @@ mod tests {
     fn scales_are_worse_is_positive_and_come_back() {
         for metric in SeriesMetric::ALL {
             let v = 0.25;
-            let back = metric.from_scale(metric.on_scale(v).unwrap());
+            let back = metric.to_unit(metric.on_scale(v).unwrap());
             assert!((back - v).abs() < 1e-12, "{metric}");
         }
         // Latency up and throughput down are both positive changes on the scale.
