@@ -15,8 +15,10 @@ use crate::report::Format;
 use crate::report::lines::LineFormat;
 use crate::serve::{ServeOptions, ServeTls};
 
+mod history;
 mod quick;
 
+use history::HistoryArgs;
 use quick::{CurlArgs, QuickArgs};
 
 /// loadgate: a CI performance gate for HTTP services.
@@ -67,6 +69,10 @@ pub(crate) enum Command {
     /// Collector (OTLP/HTTP), as `run --export` does after a run; exit 0 when every export
     /// succeeded, 3 otherwise.
     Export(ExportArgs),
+    /// Keep results in a history folder (`add`), list them (`list`), and report the change
+    /// points and drifts in their series (`show`: the nightly report). Exit 0 unless the
+    /// input cannot be read (2) or written (3).
+    History(HistoryArgs),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

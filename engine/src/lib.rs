@@ -14,8 +14,9 @@
 //! Above the steps: `cli.rs` turns the command line into plain options (`options`), and this
 //! file hands each command's options to the module that carries it out: `pipeline` (validate,
 //! run a spec, compare, report, merge), `quick` (one-line runs), `ab` (two sides at once) or
-//! [`serve`] (the test server); `signal` watches for Ctrl-C; `export` sends a result's metrics
-//! out (Prometheus remote write, OTLP/HTTP). Nothing below imports `cli` or this file.
+//! [`serve`] (the test server); `history` keeps results over runs (`loadgate history`) and
+//! follows them as series; `export` sends a result's metrics out (Prometheus remote write,
+//! OTLP/HTTP); `signal` watches for Ctrl-C. Nothing below imports `cli` or this file.
 //!
 //! The words (connection, stream, virtual user, in flight, arrival, target, stage, level) are
 //! defined once, in the glossary of `plan/load.rs` and docs/spec.md.
@@ -27,6 +28,7 @@ pub mod cli;
 pub mod compare;
 mod export;
 mod files;
+mod history;
 mod measure;
 mod options;
 mod pipeline;
@@ -123,5 +125,6 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Ab(args) => ab::ab(&args.into(), &pipeline::env_var),
         Command::Merge(args) => pipeline::merge_files(&args.results, &args.out, args.allow_missing),
         Command::Export(args) => pipeline::export_file(&args.result, &args.to),
+        Command::History(args) => pipeline::history(&args.into()),
     }
 }
