@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::series::{Point, Series, SeriesMetric};
+use super::{Point, Series, SeriesMetric};
 
 /// The level below which a drift's Mann–Kendall p-value makes it reported: 5%.
 pub(crate) const DRIFT_ALPHA: f64 = 0.05;

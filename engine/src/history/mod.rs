@@ -17,6 +17,6 @@ mod changes;
 mod series;
 mod store;
 
-pub(crate) use changes::{ChangeReport, changes};
-pub(crate) use series::{ChangePoint, Drift, Point, Series, SeriesMetric, series};
-pub(crate) use store::{Entry, add, entries, read, slug};
+pub(crate) use changes::{Change, ChangeEvent, ChangeReport, Commit, DriftChange, changes};
+pub(crate) use series::{Point, Series, SeriesMetric, series};
+pub(crate) use store::{Entry, add, entries, read};

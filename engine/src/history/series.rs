@@ -5,39 +5,8 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use crate::result::{RunResult, TargetResult};
-
-// TODO(h33-stats): these two stand in for `stats::changepoint::ChangePoint` and
-// `stats::trend::Drift` (same fields, as contract33 has them) until that branch is merged.
-/// A change point (stand-in for `stats::changepoint::ChangePoint`).
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct ChangePoint {
-    /// First index of the new segment.
-    pub index: usize,
-    /// Its significance.
-    pub p_value: f64,
-    /// Mean of the segment before, on the caller's scale.
-    pub mean_before: f64,
-    /// Mean of the segment after, on the caller's scale.
-    pub mean_after: f64,
-    /// 95% interval of `mean_after − mean_before`: low end.
-    pub low: f64,
-    /// 95% interval of `mean_after − mean_before`: high end.
-    pub high: f64,
-}
-/// A drift (stand-in for `stats::trend::Drift`).
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Drift {
-    /// Slope per result on the caller's scale.
-    pub slope: f64,
-    /// 95% interval of the slope: low end.
-    pub low: f64,
-    /// 95% interval of the slope: high end.
-    pub high: f64,
-    /// Its significance.
-    pub p_value: f64,
-    /// How many results it was measured over.
-    pub results: usize,
-}
+use crate::stats::changepoint::{self, ChangePoint};
+use crate::stats::trend::{self, Drift};
 
 /// A metric followed over results.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
@@ -269,8 +238,9 @@ fn point(result: &RunResult, value: f64) -> Point {
 
 /// `series` with its change points and the drift of its current segment.
 fn analysed(mut series: Series) -> Series {
-    // TODO(h33-stats): `stats::changepoint::detect` and `stats::trend::drift` once merged.
-    series.change_points = Vec::new();
-    series.drift = None;
+    let values = series.scaled();
+    series.change_points = changepoint::detect(&values, &changepoint::Options::default());
+    let start = series.change_points.last().map_or(0, |c| c.index);
+    series.drift = trend::drift(&values[start..]);
     series
 }

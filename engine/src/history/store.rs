@@ -73,7 +73,7 @@ fn merged_source(recorded: Option<SourceInfo>, overrides: &SourceInfo) -> Option
 
 /// A spec name as a folder name: lowercase ASCII letters and digits, other runs of characters
 /// as one `-`, at most 64 characters; `spec` when nothing is left.
-pub(crate) fn slug(name: &str) -> String {
+fn slug(name: &str) -> String {
     let mut out = String::new();
     for c in name.chars() {
         if c.is_ascii_alphanumeric() {
