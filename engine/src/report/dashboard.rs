@@ -241,7 +241,8 @@ fn add(group: &mut Group, series: &Series) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::history::{ChangePoint, SeriesMetric};
+    use crate::history::SeriesMetric;
+    use crate::stats::changepoint::ChangePoint;
 
     /// A p95 series of 12 results, 10 ms then 13 ms from the 8th (index 7, commit `c07…`).
     fn stepped(spec: &str, scope: &str) -> Series {

@@ -174,7 +174,7 @@ impl Frame {
 
 /// The y ticks for values from `low` to `high`: from 0 when `low` is under a third of `high`
 /// (a small value is not drawn as if it were far from 0), else around the values, 10% of
-/// their span (or of the value, when flat) beyond them.
+/// their span or 5% of the value, whichever is more, beyond them.
 fn y_ticks(low: f64, high: f64) -> Vec<f64> {
     if !(low.is_finite() && high.is_finite()) {
         return vec![0.0, 1.0];
@@ -182,11 +182,9 @@ fn y_ticks(low: f64, high: f64) -> Vec<f64> {
     if low >= 0.0 && low < high / 3.0 || high <= 0.0 && low >= 0.0 {
         return nice_ticks(0.0, if high > 0.0 { high * 1.05 } else { 1.0 });
     }
-    let pad = if high > low {
-        (high - low) * 0.1
-    } else {
-        high.abs() * 0.1
-    };
+    // At least 5% of the value: a flat series (or one of rounding differences) is a line
+    // across the middle, and noise of 1% does not fill the chart.
+    let pad = ((high - low) * 0.1).max(high.abs() * 0.05);
     let bottom = if low >= 0.0 {
         (low - pad).max(0.0)
     } else {
@@ -354,5 +352,29 @@ fn points(svg: &mut String, f: &Frame, series: &Series) {
                 let _ = write!(svg, r#"<g class="point">{circle}</g>"#);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flat_and_near_flat_series_get_a_finite_axis_around_them() {
+        for (low, high) in [
+            (7_330.0, 7_330.0),
+            (7_330.0, 7_330.000_000_000_001),
+            (0.0, 0.0),
+            (1_028.2, 1_031.0),
+        ] {
+            let ticks = y_ticks(low, high);
+            let (first, last) = (ticks[0], *ticks.last().unwrap());
+            assert!(ticks.iter().all(|t| t.is_finite()), "{ticks:?}");
+            assert!(first <= low && last >= high && last > first, "{ticks:?}");
+            assert!(ticks.len() <= 12, "{ticks:?}");
+        }
+        // Far from 0: the axis does not start at 0; close to it, it does.
+        assert!(y_ticks(10_000.0, 13_000.0)[0] >= 9_000.0);
+        assert_eq!(y_ticks(1.0, 13_000.0)[0], 0.0);
     }
 }
