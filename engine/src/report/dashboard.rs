@@ -307,8 +307,8 @@ mod tests {
         // The chart: one marker at the left edge of slot 7 of 12, named by the same commits.
         let svg = &html[html.find("<svg").unwrap()..];
         assert_eq!(svg.matches(r#"class="change-point""#).count(), 1);
-        let plot_w = 480.0 - 60.0 - 26.0;
-        let x = format!(r#"x1="{:.1}""#, 60.0 + plot_w * 7.0 / 12.0);
+        let plot_w = 480.0 - 64.0 - 26.0;
+        let x = format!(r#"x1="{:.1}""#, 64.0 + plot_w * 7.0 / 12.0);
         let marker = &svg[svg.find(r#"class="change-point""#).unwrap()..];
         assert!(
             marker[..marker.find("</line>").unwrap()].contains(&x),

@@ -17,17 +17,17 @@ use crate::units::{MISSING, Unit, format_duration_us, format_relative};
 
 /// Chart size in SVG user units.
 const WIDTH: f64 = 480.0;
-const HEIGHT: f64 = 230.0;
-/// Room for the y tick labels (`123.45ms`, 8 characters of the 11-unit font).
-const LEFT: f64 = 60.0;
+const HEIGHT: f64 = 234.0;
+/// Room for the y tick labels (`123.45ms`, 8 characters of the 12-unit font).
+const LEFT: f64 = 64.0;
 /// Half an x tick label past the last slot's middle.
 const RIGHT: f64 = 26.0;
 const TOP: f64 = 10.0;
 /// Two lines of x tick labels.
-const BOTTOM: f64 = 40.0;
+const BOTTOM: f64 = 42.0;
 /// Least distance between the middles of two x tick labels, SVG units: a label is at most 7
-/// characters of the 11-unit font (about 45 units wide), and some air.
-const MIN_TICK_GAP: f64 = 58.0;
+/// characters of the 12-unit font (about 48 units wide), and some air.
+const MIN_TICK_GAP: f64 = 62.0;
 
 /// The unit a metric's values are in.
 pub(super) fn unit(metric: SeriesMetric) -> Unit {
@@ -172,15 +172,15 @@ impl Frame {
     }
 }
 
-/// The y ticks for values from `low` to `high`: from 0 when `low` is under a third of `high`
+/// The y ticks for values from `low` to `high` (to `zero_top` when both are 0): from 0 when `low` is under a third of `high`
 /// (a small value is not drawn as if it were far from 0), else around the values, 10% of
 /// their span or 5% of the value, whichever is more, beyond them.
-fn y_ticks(low: f64, high: f64) -> Vec<f64> {
+fn y_ticks(low: f64, high: f64, zero_top: f64) -> Vec<f64> {
     if !(low.is_finite() && high.is_finite()) {
         return vec![0.0, 1.0];
     }
     if low >= 0.0 && low < high / 3.0 || high <= 0.0 && low >= 0.0 {
-        return nice_ticks(0.0, if high > 0.0 { high * 1.05 } else { 1.0 });
+        return nice_ticks(0.0, if high > 0.0 { high * 1.05 } else { zero_top });
     }
     // At least 5% of the value: a flat series (or one of rounding differences) is a line
     // across the middle, and noise of 1% does not fill the chart.
@@ -205,7 +205,13 @@ pub(super) fn render(series: &Series, title: &str) -> String {
     let (low, high) = values.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
         (a.min(v), b.max(v))
     });
-    let ticks = y_ticks(low, high);
+    // All 0 (no errors): an axis to 1% for the error rate, to 1 for the others.
+    let zero_top = if series.metric == SeriesMetric::ErrorRate {
+        0.01
+    } else {
+        1.0
+    };
+    let ticks = y_ticks(low, high, zero_top);
     let frame = Frame {
         n: series.points.len().max(1),
         y_bottom: ticks[0],
@@ -216,7 +222,7 @@ pub(super) fn render(series: &Series, title: &str) -> String {
     let mut svg = String::new();
     let _ = write!(
         svg,
-        r#"<svg class="chart" viewBox="0 0 {WIDTH} {HEIGHT}" xmlns="http://www.w3.org/2000/svg" aria-label="{}" font-family="sans-serif" font-size="11"><title>{}</title>"#,
+        r#"<svg class="chart" viewBox="0 0 {WIDTH} {HEIGHT}" xmlns="http://www.w3.org/2000/svg" aria-label="{}" font-family="sans-serif" font-size="12"><title>{}</title>"#,
         escape(title),
         escape(title)
     );
@@ -270,13 +276,13 @@ fn axes(svg: &mut String, f: &Frame, series: &Series, ticks: &[f64]) {
             svg,
             r##"<line x1="{x:.1}" y1="{bottom:.1}" x2="{x:.1}" y2="{:.1}" stroke="#333"/><text class="x-tick" x="{x:.1}" y="{:.1}" text-anchor="middle"><tspan x="{x:.1}">{}</tspan>"##,
             bottom + 4.0,
-            bottom + 17.0,
+            bottom + 19.0,
             escape(&first)
         );
         if !second.is_empty() {
             let _ = write!(
                 svg,
-                r#"<tspan x="{x:.1}" dy="12">{}</tspan>"#,
+                r#"<tspan x="{x:.1}" dy="13">{}</tspan>"#,
                 escape(second)
             );
         }
@@ -367,14 +373,15 @@ mod tests {
             (0.0, 0.0),
             (1_028.2, 1_031.0),
         ] {
-            let ticks = y_ticks(low, high);
+            let ticks = y_ticks(low, high, 1.0);
             let (first, last) = (ticks[0], *ticks.last().unwrap());
             assert!(ticks.iter().all(|t| t.is_finite()), "{ticks:?}");
             assert!(first <= low && last >= high && last > first, "{ticks:?}");
             assert!(ticks.len() <= 12, "{ticks:?}");
         }
         // Far from 0: the axis does not start at 0; close to it, it does.
-        assert!(y_ticks(10_000.0, 13_000.0)[0] >= 9_000.0);
-        assert_eq!(y_ticks(1.0, 13_000.0)[0], 0.0);
+        assert!(y_ticks(10_000.0, 13_000.0, 1.0)[0] >= 9_000.0);
+        assert_eq!(y_ticks(1.0, 13_000.0, 1.0)[0], 0.0);
+        assert_eq!(y_ticks(0.0, 0.0, 0.01).last(), Some(&0.01));
     }
 }

@@ -182,8 +182,8 @@ fn probe(dir: &Path, page: &Path, width: u32) -> Probe {
 
 /// Takes a screenshot of `page`, `width` px wide, into `target/tmp`; checks it is a PNG.
 fn screenshot(dir: &Path, page: &Path, width: u32) {
-    let shot = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("loadgate-dashboard-{width}.png"));
+    let shot =
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("loadgate-dashboard-{width}.png"));
     let _ = std::fs::remove_file(&shot);
     let out = headless(
         &dir.join(format!("profile-shot-{width}")),
@@ -194,7 +194,11 @@ fn screenshot(dir: &Path, page: &Path, width: u32) {
             format!("file://{}", page.display()),
         ],
     );
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let png = std::fs::read(&shot).expect("a screenshot was written");
     assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"), "not a PNG");
 }
@@ -213,11 +217,17 @@ fn the_dashboard_of_a_history_lays_out_at_400_and_1280_px_with_links_to_commits(
         .arg(&page)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let html = std::fs::read_to_string(&page).unwrap();
 
     // Self-contained: nothing fetched, no script; hostile names are text.
-    for external in ["<script", "<link", "<img", "<iframe", "src=", "url(", "@import"] {
+    for external in [
+        "<script", "<link", "<img", "<iframe", "src=", "url(", "@import",
+    ] {
         assert!(!html.contains(external), "the page has `{external}`");
     }
     assert!(html.contains("&lt;&#x2f;title&gt;&lt;script&gt;alert(&quot;spec&quot;)"));
@@ -236,8 +246,16 @@ fn the_dashboard_of_a_history_lays_out_at_400_and_1280_px_with_links_to_commits(
             found.scroll_width,
             found.client_width
         );
-        assert_eq!(found.overlaps, Vec::<String>::new(), "{width} px: overlapping text");
-        assert_eq!(found.cut, Vec::<String>::new(), "{width} px: chart text cut off");
+        assert_eq!(
+            found.overlaps,
+            Vec::<String>::new(),
+            "{width} px: overlapping text"
+        );
+        assert_eq!(
+            found.cut,
+            Vec::<String>::new(),
+            "{width} px: chart text cut off"
+        );
         // Two specs × 3 scopes × 5 metrics of 14 points, each a link to its own commit.
         assert_eq!(found.links.len(), 2 * 3 * 5 * RESULTS);
         for (href, title) in &found.links {
@@ -247,15 +265,14 @@ fn the_dashboard_of_a_history_lays_out_at_400_and_1280_px_with_links_to_commits(
                 .and_then(|l| l.strip_prefix("commit "))
                 .unwrap_or_else(|| panic!("no commit in {title:?}"));
             assert_eq!(Some(href), urls.get(sha), "{title}");
-            assert!(title.contains("branch main") && title.contains("2026-11-"), "{title}");
+            assert!(
+                title.contains("branch main") && title.contains("2026-11-"),
+                "{title}"
+            );
         }
         // The step, marked between the last result before it and the first after, in p95 and
         // p99 of every scope of both specs.
-        let at = format!(
-            "{}..{}",
-            &commit(1, STEP - 1)[..7],
-            &commit(1, STEP)[..7]
-        );
+        let at = format!("{}..{}", &commit(1, STEP - 1)[..7], &commit(1, STEP)[..7]);
         let p95 = found
             .changes
             .iter()
