@@ -283,3 +283,43 @@ fn the_dashboard_of_a_history_lays_out_at_400_and_1280_px_with_links_to_commits(
     screenshot(dir.path(), &page, 400);
     screenshot(dir.path(), &page, 1280);
 }
+
+#[test]
+fn the_dashboard_shows_one_spec_when_asked_and_says_which_specs_there_are() {
+    let dir = tempfile::tempdir().unwrap();
+    history(dir.path());
+    let loadgate = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_loadgate"))
+            .args(["report", "--dashboard"])
+            .arg(dir.path())
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let out = loadgate(&["--spec", "demo"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let html = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(html.matches("<section id=").count(), 1);
+    assert!(html.contains("<h2>demo</h2>") && !html.contains("alert(&quot;spec"));
+    // Both branches without `--branch`: 16 results.
+    assert!(html.contains("16 results"), "{html}");
+    assert!(html.contains(&commit(1, RESULTS + 1)));
+
+    let out = loadgate(&["--spec", "nope"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("no result of spec `nope`") && stderr.contains("demo"),
+        "{stderr}"
+    );
+    let out = loadgate(&["--branch", "gone"]);
+    assert_eq!(out.status.code(), Some(2));
+    // A report's own flags do not go with it.
+    let out = loadgate(&["--format", "md"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot be used with"));
+}
