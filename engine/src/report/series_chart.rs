@@ -179,7 +179,7 @@ fn y_ticks(low: f64, high: f64, zero_top: f64) -> Vec<f64> {
     if !(low.is_finite() && high.is_finite()) {
         return vec![0.0, 1.0];
     }
-    if low >= 0.0 && low < high / 3.0 || high <= 0.0 && low >= 0.0 {
+    if low >= 0.0 && (low < high / 3.0 || high <= 0.0) {
         return nice_ticks(0.0, if high > 0.0 { high * 1.05 } else { zero_top });
     }
     // At least 5% of the value: a flat series (or one of rounding differences) is a line
