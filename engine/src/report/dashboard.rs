@@ -4,19 +4,26 @@
 //! and from GitHub Pages).
 //!
 //! Per spec and runner type (results of one runner type are comparable run to run), a table
-//! of the change points of its series (when, the commit range, metric, scope, the change with
-//! its 95% interval), then per scope a chart of each metric (p50, p95, p99, throughput, error
-//! rate) over the results in time order. The series and their change points come from
-//! `history::series` (E-Divisive means); this module only shows them.
+//! of its change points as `loadgate history show` gathers them (`history::changes`: the
+//! series that changed at one result are one event; when, the commit range, each metric and
+//! scope with its change and 95% interval) and the significant drifts of the current
+//! segments, then per scope a chart of each metric (p50, p95, p99, throughput, error rate)
+//! over the results in time order. The series, change points and drifts come from
+//! `history::series` (E-Divisive means, Theil–Sen and Mann–Kendall); this module only shows
+//! them.
 
 use std::path::Path;
 
 use anyhow::Context as _;
 use serde::Serialize;
 
-use super::series_chart::{self, format_change, format_value, short_commit, time, web_url};
+use super::series_chart::{self, format_shown, format_value, short_commit, time, web_url};
 use super::templates;
-use crate::history::{Point, Series};
+use crate::history::{self, Series, SeriesMetric};
+
+/// A change point is marked new when it is within the last this many results of its spec
+/// and runner type (`loadgate history show`'s default `--recent`).
+const NEW_WITHIN: usize = 5;
 
 /// What the dashboard shows.
 #[derive(Debug, Clone, Copy)]
@@ -25,9 +32,9 @@ pub(crate) struct Dashboard<'a> {
     pub source: &'a str,
     /// The branch the results were chosen from (`--branch`), if one was.
     pub branch: Option<&'a str>,
-    /// How many results were read.
+    /// How many results the series hold.
     pub results: usize,
-    /// The series (`history::series`), grouped by spec and runner type in this order.
+    /// The series (`history::series`: by spec, runner type, scope and metric).
     pub series: &'a [Series],
 }
 
@@ -38,6 +45,7 @@ struct View {
     branch: Option<String>,
     results: usize,
     series: usize,
+    /// Change points over all series.
     change_points: usize,
     groups: Vec<Group>,
 }
@@ -49,13 +57,14 @@ struct Group {
     id: String,
     spec: String,
     runner_type: String,
-    /// Results in its longest series.
     results: usize,
     /// The first and the last result's time.
     first: String,
     last: String,
-    /// Its change points, the latest first.
-    changes: Vec<ChangeRow>,
+    /// Its change events, new ones first, each part the latest first.
+    events: Vec<Event>,
+    /// The significant drifts of its series' current segments.
+    drifts: Vec<Shift>,
     scopes: Vec<Scope>,
 }
 
@@ -76,25 +85,55 @@ struct Chart {
     svg: String,
 }
 
-/// A row of the change-point table.
+/// A row of the change table: the series that changed at one result.
 #[derive(Debug, Serialize)]
-struct ChangeRow {
+struct Event {
+    /// Within the last [`NEW_WITHIN`] results.
+    new: bool,
     /// The first result after the change: its time.
     when: String,
     /// The last result before the change and the first after.
     before: Commit,
     after: Commit,
+    changes: Vec<Shift>,
+}
+
+/// How one series changed at an event, or drifts.
+#[derive(Debug, Serialize)]
+struct Shift {
     metric: String,
     scope: String,
-    /// `+12.3%` (relative), `+1.20 pp` (error rate).
+    /// `+12.3%` (relative), `+1.20 pp` (error rate); for a drift, per result.
     change: String,
-    /// The 95% interval of the change, `+8.1% to +16.0%`.
+    /// The 95% interval, `+8.1% to +16.0%`.
     interval: String,
-    /// Whether the change is for the worse (slower, fewer responses, more errors).
+    /// Whether it is for the worse (slower, fewer responses, more errors).
     worse: bool,
-    /// Its key for ordering: the first-after result's time.
-    #[serde(skip)]
-    started_at: String,
+    /// For a drift: over how many results.
+    results: usize,
+}
+
+impl Shift {
+    /// `shown` change (and its interval) of `metric`, as `history::changes` gives them.
+    fn new(metric: SeriesMetric, scope: &str, shown: [f64; 3], results: usize) -> Shift {
+        let [change, low, high] = shown;
+        Shift {
+            metric: metric.to_string(),
+            scope: scope.to_string(),
+            change: format_shown(metric, change),
+            interval: format!(
+                "{} to {}",
+                format_shown(metric, low),
+                format_shown(metric, high)
+            ),
+            worse: if metric == SeriesMetric::Throughput {
+                change < 0.0
+            } else {
+                change > 0.0
+            },
+            results,
+        }
+    }
 }
 
 /// A commit as a short hash, a link to its page when known.
@@ -109,14 +148,14 @@ struct Commit {
 }
 
 impl Commit {
-    fn of(point: &Point) -> Commit {
+    fn of(commit: &history::Commit) -> Commit {
         Commit {
-            short: point
+            short: commit
                 .commit
                 .as_deref()
                 .map_or_else(|| "?".to_string(), |c| short_commit(c).to_string()),
-            full: point.commit.clone(),
-            url: web_url(point.commit_url.as_deref()).map(str::to_string),
+            full: commit.commit.clone(),
+            url: web_url(commit.commit_url.as_deref()).map(str::to_string),
         }
     }
 }
@@ -137,112 +176,91 @@ pub(crate) fn render(
         .context("cannot render the dashboard")
 }
 
-/// The page's view: the series grouped by spec and runner type, then by scope.
+/// The page's view: per spec and runner type (`history::changes`' groups), its changes and
+/// its series' charts by scope.
 fn view(dashboard: &Dashboard<'_>) -> View {
-    let mut groups: Vec<Group> = Vec::new();
-    for series in dashboard.series {
-        let same = groups
-            .last()
-            .is_some_and(|g| g.spec == series.spec && g.runner_type == series.runner_type);
-        if !same {
-            groups.push(Group {
-                id: format!("g{}", groups.len() + 1),
-                spec: series.spec.clone(),
-                runner_type: series.runner_type.clone(),
-                results: 0,
-                first: String::new(),
-                last: String::new(),
-                changes: Vec::new(),
-                scopes: Vec::new(),
-            });
-        }
-        let group = groups.last_mut().expect("pushed above");
-        add(group, series);
-    }
-    for group in &mut groups {
-        group
-            .changes
-            .sort_by(|a, b| b.started_at.cmp(&a.started_at));
-    }
+    let report = history::changes(dashboard.series, NEW_WITHIN);
+    let groups = report
+        .groups
+        .iter()
+        .enumerate()
+        .map(|(i, g)| Group {
+            id: format!("g{}", i + 1),
+            spec: g.spec.clone(),
+            runner_type: g.runner_type.clone(),
+            results: g.results,
+            first: time(&g.first),
+            last: time(&g.last),
+            events: g.events.iter().map(event).collect(),
+            drifts: g.drifts.iter().map(drift).collect(),
+            scopes: scopes(
+                dashboard
+                    .series
+                    .iter()
+                    .filter(|s| s.spec == g.spec && s.runner_type == g.runner_type),
+            ),
+        })
+        .collect();
     View {
         source: dashboard.source.to_string(),
         branch: dashboard.branch.map(str::to_string),
         results: dashboard.results,
         series: dashboard.series.len(),
-        change_points: groups.iter().map(|g| g.changes.len()).sum(),
+        change_points: dashboard.series.iter().map(|s| s.change_points.len()).sum(),
         groups,
     }
 }
 
-/// Adds `series` to its group: its chart under its scope, its change points to the table.
-fn add(group: &mut Group, series: &Series) {
-    if series.points.len() > group.results {
-        group.results = series.points.len();
-        group.first = series
-            .points
-            .first()
-            .map(|p| time(&p.started_at))
-            .unwrap_or_default();
-        group.last = series
-            .points
-            .last()
-            .map(|p| time(&p.started_at))
-            .unwrap_or_default();
+/// A row of the change table.
+fn event(e: &history::ChangeEvent) -> Event {
+    Event {
+        new: e.new,
+        when: time(&e.after.started_at),
+        before: Commit::of(&e.before),
+        after: Commit::of(&e.after),
+        changes: e
+            .changes
+            .iter()
+            .map(|c| Shift::new(c.metric, &c.scope, [c.change, c.low, c.high], 0))
+            .collect(),
     }
-    let title = format!("{} of {}, {}", series.metric, series.scope, series.spec);
-    let chart = Chart {
-        metric: series.metric.to_string(),
-        latest: series
-            .points
-            .last()
-            .map(|p| format_value(series.metric, p.value))
-            .unwrap_or_default(),
-        svg: series_chart::render(series, &title),
-    };
-    match group.scopes.iter_mut().find(|s| s.name == series.scope) {
-        Some(scope) => scope.charts.push(chart),
-        None => group.scopes.push(Scope {
-            name: series.scope.clone(),
-            charts: vec![chart],
-        }),
-    }
-    for cp in &series.change_points {
-        let (Some(before), Some(after)) = (
-            cp.index.checked_sub(1).and_then(|i| series.points.get(i)),
-            series.points.get(cp.index),
-        ) else {
-            continue;
+}
+
+/// A drift, per result.
+fn drift(d: &history::DriftChange) -> Shift {
+    Shift::new(d.metric, &d.scope, [d.per_result, d.low, d.high], d.results)
+}
+
+/// The charts of `series` (in their order: scope, then metric), by scope.
+fn scopes<'a>(series: impl Iterator<Item = &'a Series>) -> Vec<Scope> {
+    let mut scopes: Vec<Scope> = Vec::new();
+    for s in series {
+        let chart = Chart {
+            metric: s.metric.to_string(),
+            latest: s
+                .points
+                .last()
+                .map(|p| format_value(s.metric, p.value))
+                .unwrap_or_default(),
+            svg: series_chart::render(s, &format!("{} of {}, {}", s.metric, s.scope, s.spec)),
         };
-        let (low, high) = (
-            format_change(series.metric, cp.low),
-            format_change(series.metric, cp.high),
-        );
-        // Throughput's shown change falls as the scale's rises: the interval's ends swap.
-        let (low, high) =
-            if series.metric.shown_change(cp.low) > series.metric.shown_change(cp.high) {
-                (high, low)
-            } else {
-                (low, high)
-            };
-        group.changes.push(ChangeRow {
-            when: time(&after.started_at),
-            before: Commit::of(before),
-            after: Commit::of(after),
-            metric: series.metric.to_string(),
-            scope: series.scope.clone(),
-            change: format_change(series.metric, cp.mean_after - cp.mean_before),
-            interval: format!("{low} to {high}"),
-            worse: cp.mean_after > cp.mean_before,
-            started_at: after.started_at.clone(),
-        });
+        match scopes.iter_mut().find(|scope| scope.name == s.scope) {
+            Some(scope) => scope.charts.push(chart),
+            None => scopes.push(Scope {
+                name: s.scope.clone(),
+                charts: vec![chart],
+            }),
+        }
     }
+    scopes
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::history::SeriesMetric;
+    use crate::history::Point;
     use crate::stats::changepoint::ChangePoint;
+    use crate::stats::trend::Drift;
 
     /// A p95 series of 12 results, 10 ms then 13 ms from the 8th (index 7, commit `c07…`).
     fn stepped(spec: &str, scope: &str) -> Series {
@@ -304,6 +322,8 @@ mod tests {
             "{row}"
         );
         assert!(row.contains("worse"), "{row}");
+        // Within the last 5 results: new.
+        assert!(row.contains(r#"<strong class="new">new</strong>"#), "{row}");
         // The chart: one marker at the left edge of slot 7 of 12, named by the same commits.
         let svg = &html[html.find("<svg").unwrap()..];
         assert_eq!(svg.matches(r#"class="change-point""#).count(), 1);
@@ -327,6 +347,35 @@ mod tests {
                 .count(),
             12
         );
+    }
+
+    #[test]
+    fn a_significant_drift_is_listed_per_result() {
+        let mut series = stepped("api", "total");
+        series.drift = Some(Drift {
+            slope: 1.01f64.ln(),
+            low: 1.005f64.ln(),
+            high: 1.015f64.ln(),
+            p_value: 0.01,
+            results: 5,
+        });
+        let mut calm = stepped("api", "GET /x");
+        calm.drift = Some(Drift {
+            p_value: 0.5,
+            ..series.drift.clone().unwrap()
+        });
+        let html = page(&[series, calm]);
+        assert_eq!(
+            html.matches("<h3>Drift since the last change point</h3>")
+                .count(),
+            1
+        );
+        assert!(
+            html.contains(r#"p95 of total: <span class="worse">+1.0%</span> a result (+0.5% to +1.5%) over the last 5 results"#),
+            "{html}"
+        );
+        // Not the one of p 0.5.
+        assert_eq!(html.matches("</span> a result (").count(), 1);
     }
 
     #[test]

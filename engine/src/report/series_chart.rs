@@ -43,11 +43,15 @@ pub(super) fn format_value(metric: SeriesMetric, value: f64) -> String {
     unit(metric).format(value)
 }
 
-/// A change `d` on the metric's scale as the dashboard shows it: relative on the log scales
-/// (`+12.3%`, a throughput drop negative), in percentage points for the error rate
-/// (`+1.20 pp`); `SeriesMetric::shown_change` converts it.
-pub(super) fn format_change(metric: SeriesMetric, d: f64) -> String {
-    let shown = metric.shown_change(d);
+/// A change `d` on the metric's scale as the dashboard shows it: [`format_shown`] of
+/// `SeriesMetric::shown_change`.
+fn format_change(metric: SeriesMetric, d: f64) -> String {
+    format_shown(metric, metric.shown_change(d))
+}
+
+/// A change as shown (`SeriesMetric::shown_change`): relative on the log scales (`+12.3%`, a
+/// throughput drop negative), in percentage points for the error rate (`+1.20 pp`).
+pub(super) fn format_shown(metric: SeriesMetric, shown: f64) -> String {
     if metric.is_relative() {
         format_relative(Some(shown))
     } else if shown.is_finite() {
