@@ -362,7 +362,7 @@ mod tests {
         let mut calm = stepped("api", "GET /x");
         calm.drift = Some(Drift {
             p_value: 0.5,
-            ..series.drift.clone().unwrap()
+            ..series.drift.unwrap()
         });
         let html = page(&[series, calm]);
         assert_eq!(
