@@ -318,6 +318,28 @@ fn the_dashboard_shows_one_spec_when_asked_and_says_which_specs_there_are() {
     );
     let out = loadgate(&["--branch", "gone"]);
     assert_eq!(out.status.code(), Some(2));
+    // The page's template, overridden like the reports'.
+    let templates = tempfile::tempdir().unwrap();
+    std::fs::write(
+        templates.path().join("dashboard.html"),
+        "{% for g in view.groups %}{{ g.spec }} {{ g.results }};{% endfor %}",
+    )
+    .unwrap();
+    let out = loadgate(&[
+        "--branch",
+        "main",
+        "--templates",
+        templates.path().to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "&lt;&#x2f;title&gt;&lt;script&gt;alert(&quot;spec&quot;)&lt;&#x2f;script&gt; 14;demo 14;"
+    );
     // A report's own flags do not go with it.
     let out = loadgate(&["--format", "md"]);
     assert_eq!(out.status.code(), Some(2));
