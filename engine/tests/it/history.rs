@@ -125,7 +125,13 @@ fn a_step_in_p95_is_named_with_its_commit_range_apart_from_the_other_runner_type
     let store = dir.path().join("store");
     let runs = write_runs(&dir.path().join("runs"));
     let stored = add_all(&store, &runs);
+    layout_and_list(&store, &stored);
+    json_report(&store);
+    text_and_markdown_reports(&store);
+}
 
+/// The files `add` stored and what `list` says of them.
+fn layout_and_list(store: &Path, stored: &[PathBuf]) {
     // The layout: DIR/<spec-slug>/<started_at>-<commit 12 hex or unknown>-<hash 8 hex>.json.
     let name = stored[STEP].file_name().unwrap().to_str().unwrap();
     assert_eq!(stored[STEP].parent().unwrap(), store.join("long"));
@@ -167,9 +173,11 @@ fn a_step_in_p95_is_named_with_its_commit_range_apart_from_the_other_runner_type
         rows.last().unwrap().contains(&sha(NIGHTS - 1)[..12]),
         "{list}"
     );
+}
 
-    // `show --format json`: the step, at the right result, with its commit range; the other
-    // runner type's results apart (their p95 is at the stepped level from the start).
+/// `show --format json`: the step, at the right result, with its commit range; the other
+/// runner type's results apart (their p95 is at the stepped level from the start).
+fn json_report(store: &Path) {
     let json = ok(&loadgate(&[
         "history",
         "show",
@@ -231,8 +239,11 @@ fn a_step_in_p95_is_named_with_its_commit_range_apart_from_the_other_runner_type
         "{change:#}"
     );
     assert_eq!(change["relative"], true);
+}
 
-    // Text and Markdown say the same; Markdown links the commits.
+/// Text and Markdown say what the JSON says; Markdown links the commits. `--recent` and
+/// `--spec` choose.
+fn text_and_markdown_reports(store: &Path) {
     let text = ok(&loadgate(&["history", "show", store.to_str().unwrap()]));
     assert!(
         text.contains(&format!(
