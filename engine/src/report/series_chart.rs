@@ -143,7 +143,7 @@ pub(super) fn segments(series: &Series) -> Vec<(usize, usize, f64)> {
             .collect();
         if !scaled.is_empty() {
             let mean = scaled.iter().sum::<f64>() / scaled.len() as f64;
-            out.push((start, end, series.metric.from_scale(mean)));
+            out.push((start, end, series.metric.to_unit(mean)));
         }
         start = end;
     }
