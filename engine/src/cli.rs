@@ -178,8 +178,17 @@ pub(crate) struct CompareArgs {
 pub(crate) struct ReportArgs {
     /// Result files or folders of them. Several results are taken in time order (by their
     /// `started_at`): the latest is reported, the others give a trend.
-    #[arg(required = true)]
+    #[arg(required_unless_present = "dashboard")]
     pub(crate) results: Vec<PathBuf>,
+    /// Instead of a report on results: the dashboard of the history in this folder (a
+    /// `loadgate history` folder, or any folder of result files), one self-contained HTML
+    /// page: per spec and runner type, each scope's p50, p95, p99, throughput and error rate
+    /// over the results, change points marked, each point linking to its commit.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["results", "baseline", "format", "window"])]
+    pub(crate) dashboard: Option<PathBuf>,
+    /// With `--dashboard`: only the results of this branch (as they record it).
+    #[arg(long, requires = "dashboard")]
+    pub(crate) branch: Option<String>,
     /// Compare the latest result with this baseline result.
     #[arg(long)]
     pub(crate) baseline: Option<PathBuf>,
@@ -191,17 +200,17 @@ pub(crate) struct ReportArgs {
     #[arg(long, value_enum, default_value = "md")]
     pub(crate) format: Format,
     /// Write the report here instead of stdout.
-    #[arg(long)]
+    #[arg(long, short)]
     pub(crate) output: Option<PathBuf>,
-    /// A folder whose templates (report.md, report.html, junit.xml) replace the built-in ones;
-    /// it must exist and hold at least one of them.
+    /// A folder whose templates (report.md, report.html, junit.xml, dashboard.html) replace
+    /// the built-in ones; it must exist and hold at least one of them.
     #[arg(long)]
     pub(crate) templates: Option<PathBuf>,
     /// The spec file the results came from, as the repository names it (e.g.
     /// `perf/api.loadgate.yaml`): the JUnit report gives it as each test case's `file`, so
     /// test-report actions annotate the spec. When it is the file the run was made from (its
     /// SHA-256 is the result's `spec.hash`), the JSON verdict gives each SLO and rule its
-    /// `line` in it.
+    /// `line` in it. With `--dashboard`: the name of the one spec to show (the spec's `name`).
     #[arg(long, value_name = "PATH")]
     pub(crate) spec: Option<PathBuf>,
     /// How many runs the trend shows, the latest included.
@@ -390,6 +399,8 @@ impl From<ReportArgs> for ReportOptions {
             templates: args.templates,
             spec: args.spec,
             window: args.window,
+            dashboard: args.dashboard,
+            branch: args.branch,
         }
     }
 }

@@ -93,6 +93,11 @@ pub(crate) struct ReportOptions {
     pub(crate) spec: Option<PathBuf>,
     /// How many runs the trend shows, the latest included (`--window`).
     pub(crate) window: usize,
+    /// The history folder whose dashboard is rendered instead (`--dashboard`); `results` is
+    /// empty then, and `spec` names the one spec shown.
+    pub(crate) dashboard: Option<PathBuf>,
+    /// With `dashboard`: only results of this branch (`--branch`).
+    pub(crate) branch: Option<String>,
 }
 
 /// `loadgate ab SPEC`.

@@ -30,6 +30,9 @@ pub(crate) fn compare_files(options: &CompareOptions) -> anyhow::Result<Outcome>
 /// `loadgate report`: renders the latest result, compared with a baseline when given, with a
 /// trend when there are several. Succeeds whatever the verdict (the gate is `run`/`compare`).
 pub(crate) fn report_files(options: &ReportOptions) -> anyhow::Result<Outcome> {
+    if let Some(dir) = &options.dashboard {
+        return report_dashboard(options, dir);
+    }
     if let [path] = options.results.as_slice()
         && path.is_file()
         && let Some(ab) = result::ab::read(path)?
@@ -113,4 +116,55 @@ pub(crate) fn merge_files(
         report::console::summary(&merged, report::console::color(false))
     );
     Ok(Verdict::of(&merged, None).outcome())
+}
+
+/// `loadgate report --dashboard DIR`: the dashboard of the history in `dir` (its series, of
+/// `options.branch` and of the spec named `options.spec` when given). Errors: `dir` holds no
+/// result, or none of that branch and spec (`ReadError::Invalid`, naming the specs it holds).
+fn report_dashboard(options: &ReportOptions, dir: &Path) -> anyhow::Result<Outcome> {
+    let results = history::read(&[dir.to_path_buf()])?;
+    let spec = options
+        .spec
+        .as_deref()
+        .map(|p| p.to_string_lossy().into_owned());
+    let branch = options.branch.as_deref();
+    let mut series = history::series(&results, branch);
+    if let Some(name) = &spec {
+        series.retain(|s| &s.spec == name);
+    }
+    if series.is_empty() {
+        let mut specs: Vec<&str> = results.iter().map(|r| r.spec.name.as_str()).collect();
+        specs.sort_unstable();
+        specs.dedup();
+        let chosen = match (&spec, branch) {
+            (Some(s), Some(b)) => format!("of spec `{s}` on branch `{b}`"),
+            (Some(s), None) => format!("of spec `{s}`"),
+            (None, Some(b)) => format!("on branch `{b}`"),
+            (None, None) => "that measured the service (valid, not interrupted, whole runs)".into(),
+        };
+        anyhow::bail!(result::ReadError::Invalid {
+            path: dir.display().to_string(),
+            reason: format!(
+                "it holds no result {chosen}; its specs: {}",
+                specs.join(", ")
+            ),
+        });
+    }
+    let shown: std::collections::BTreeSet<(&str, &str)> = series
+        .iter()
+        .flat_map(|s| {
+            s.points
+                .iter()
+                .map(|p| (s.spec.as_str(), p.started_at.as_str()))
+        })
+        .collect();
+    let dashboard = report::dashboard::Dashboard {
+        source: &dir.display().to_string(),
+        branch,
+        results: shown.len(),
+        series: &series,
+    };
+    let html = report::dashboard::render(&dashboard, options.templates.as_deref())?;
+    report::output(&html, options.output.as_deref())?;
+    Ok(Outcome::Passed)
 }

@@ -11,6 +11,9 @@
 //! | `junit` | `junit.rs`: `templates/junit.xml`                               |
 //! | `json`  | [`verdict`]: the JSON verdict                                   |
 //!
+//! Over a history rather than one result: the dashboard (`dashboard.rs`: `templates/
+//! dashboard.html`, each series' chart drawn by `series_chart.rs`), one page for all results.
+//!
 //! Beside them: the run's console summary ([`console`]; its insight lines `insight.rs`, its
 //! histogram coloured by SLO level `levels.rs`; the optional measures'
 //! sections `measures.rs`; the per-flow table `flows.rs` and the generator's health `health.rs`,
@@ -22,6 +25,7 @@
 
 pub(crate) mod changes;
 pub mod console;
+pub(crate) mod dashboard;
 mod decisions;
 mod flows;
 mod health;
@@ -36,6 +40,7 @@ pub mod markdown;
 mod measures;
 pub(crate) mod progress;
 mod scales;
+mod series_chart;
 mod spec_lines;
 mod svg;
 mod target_view;

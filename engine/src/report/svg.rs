@@ -180,9 +180,10 @@ pub(crate) fn escape(text: &str) -> String {
         .replace('"', "&quot;")
 }
 
-/// "Nice" round numbers for an axis from `min` (at most 0) to `max`: about 5 steps, from a
-/// multiple of the step at or below `min` to one at or above `max`.
-fn nice_ticks(min: f64, max: f64) -> Vec<f64> {
+/// "Nice" round numbers for an axis from `min` to `max` (`min` at most 0 here; above 0 for the
+/// dashboard's charts): about 5 steps, from a multiple of the step at or below `min`
+/// to one at or above `max`.
+pub(super) fn nice_ticks(min: f64, max: f64) -> Vec<f64> {
     if !(max > min && min.is_finite() && max.is_finite()) {
         return vec![min.min(0.0), min.min(0.0) + 1.0];
     }

@@ -19,12 +19,15 @@ pub(crate) const MARKDOWN: &str = "report.md";
 pub(crate) const HTML: &str = "report.html";
 /// The JUnit XML report.
 pub(crate) const JUNIT: &str = "junit.xml";
+/// The dashboard over a history (`report --dashboard`).
+pub(crate) const DASHBOARD: &str = "dashboard.html";
 
 /// The templates compiled into the binary, by name.
-const EMBEDDED: [(&str, &str); 3] = [
+const EMBEDDED: [(&str, &str); 4] = [
     (MARKDOWN, include_str!("../../../templates/report.md")),
     (HTML, include_str!("../../../templates/report.html")),
     (JUNIT, include_str!("../../../templates/junit.xml")),
+    (DASHBOARD, include_str!("../../../templates/dashboard.html")),
 ];
 
 /// Why a `--templates` folder cannot be used.
@@ -38,7 +41,8 @@ pub struct TemplatesError {
 }
 
 /// Checks a `--templates` folder before it is used: it exists, is a folder, and holds at least
-/// one of the templates it can override (`report.md`, `report.html`, `junit.xml`), so that a
+/// one of the templates it can override (`report.md`, `report.html`, `junit.xml`,
+/// `dashboard.html`), so that a
 /// mistyped folder is not silently replaced by the built-in templates.
 pub(crate) fn check_folder(dir: &Path) -> Result<(), TemplatesError> {
     let error = |reason: String| TemplatesError {

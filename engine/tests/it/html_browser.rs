@@ -3,66 +3,15 @@
 //! labels at the lines' ends and no two x tick labels overlapping (measured by the browser,
 //! with a probe script the test adds to its copy of the page), and takes a screenshot
 //! (`target/tmp/loadgate-report.png`, to look at). The test fails, never skips, without
-//! Chromium.
+//! Chromium (`support::browser`).
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
 
 use loadgate::compare;
 use loadgate::report::{self, Format, Input};
 use loadgate::result;
 
-const CHROMIUM: [&str; 2] = ["/usr/bin/chromium", "/usr/bin/chromium-browser"];
-const TIMEOUT: Duration = Duration::from_secs(90);
-
-fn chromium() -> PathBuf {
-    CHROMIUM
-        .iter()
-        .map(PathBuf::from)
-        .find(|p| p.exists())
-        .unwrap_or_else(|| {
-            panic!("Chromium is needed for this test: `apt-get install chromium` (.ci/run does)")
-        })
-}
-
-/// Runs Chromium headless with a fresh profile, bounded by [`TIMEOUT`].
-fn headless(profile: &Path, args: &[String]) -> Output {
-    let mut child = Command::new(chromium())
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--no-first-run",
-            "--enable-logging=stderr",
-            "--v=0",
-        ])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start chromium");
-    let start = Instant::now();
-    loop {
-        if child.try_wait().expect("wait for chromium").is_some() {
-            return child.wait_with_output().expect("chromium output");
-        }
-        if start.elapsed() > TIMEOUT {
-            let _ = child.kill();
-            let out = child.wait_with_output().expect("chromium output");
-            panic!(
-                "chromium did not finish in {TIMEOUT:?}: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
+use crate::support::{console_problems, headless};
 
 fn report_html() -> String {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results");
@@ -115,14 +64,6 @@ const OVERLAP_PROBE: &str = r#"<script>
   })();
 </script>
 </body>"#;
-
-/// Console messages and script errors in Chromium's log.
-fn console_problems(stderr: &str) -> Vec<&str> {
-    stderr
-        .lines()
-        .filter(|l| l.contains("CONSOLE") || l.contains("Uncaught") || l.contains("ERR_"))
-        .collect()
-}
 
 #[test]
 fn the_html_report_loads_in_chromium_without_errors_and_renders() {

@@ -14,6 +14,7 @@ mod cli_shard;
 mod cli_validate;
 mod compare_real;
 mod console;
+mod dashboard;
 mod export;
 mod fixtures;
 mod flows;

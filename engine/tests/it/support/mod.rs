@@ -4,6 +4,7 @@
 //! every client read and write is bounded by a timeout.
 
 mod aioquic;
+mod browser;
 mod certs;
 mod client;
 mod h2server;
@@ -17,6 +18,7 @@ mod servers;
 pub use aioquic::{
     AIOQUIC_START_TIMEOUT, Killed, aioquic_server, aioquic_server_with, listening_addr, pypi_python,
 };
+pub use browser::{console_problems, headless};
 pub use certs::{TestPki, WRONG_NAME};
 pub use client::{HttpConn, IO_TIMEOUT, RawResponse};
 pub use h2server::H2ResetServer;
