@@ -29,7 +29,7 @@ import { upload, uploadPage } from './upload.js'
 import { runShard, startAtArgs } from './shards.js'
 import { mergeShards } from './merge.js'
 import { carryHistory } from './history.js'
-import { healthProblems, invalidResult } from './result.js'
+import { healthProblems, invalidResult, specName } from './result.js'
 import { abArgs, build, findBase, freePorts, sideDir, withWorktree, type PairedBase } from './paired.js'
 import { commentBody, marker, upsertComment, withNote } from './comment.js'
 import {
@@ -48,6 +48,7 @@ import { client, httpStatus, type GitHubApi } from './github.js'
 import { children, type Children } from './child.js'
 import { confined, inside, real, type Root } from './workspace.js'
 import { linksLine, trendLine, type Links } from './links.js'
+import { addToBranch, fetchBranch, tokenSecrets, writesHistory, type Checkout, type DataBranch } from './databranch.js'
 
 /** The root of the action's checkout: action/dist/index.js is two folders below it. */
 function actionDir(): string {
@@ -84,13 +85,16 @@ async function main(): Promise<void> {
       ? await runMerge(setup, engine)
       : await runStored(setup, engine)
   if ('stopped' in ran) {
-    await publish(setup, unmeasuredReport(setup, ran.stopped))
+    await publish(setup, unmeasuredReport(setup, ran.stopped), engine)
     core.setFailed(ran.stopped.message)
     return
   }
   core.info(ran.baseline.note)
   const report = await writeReports(setup, engine, ran)
-  await publish(setup, report)
+  const recorded = await recordHistory(setup, engine, ran)
+  report.note += recorded.note
+  report.historyDir = recorded.dir
+  await publish(setup, report, engine)
   gate(inputs.failOn, report.verdict)
 }
 
@@ -110,6 +114,8 @@ interface Setup {
   baselineFile?: string
   /** What the engine, the service and `build` get (child.ts). */
   children: Children
+  /** The data branch (`history-branch`, databranch.ts); unset without one, and in paired mode. */
+  dataBranch: DataBranch | undefined
 }
 
 /**
@@ -139,7 +145,29 @@ function prepare(): Setup {
   }
   mkdirSync(join(temp, 'loadgate'), { recursive: true })
   const out = mkdtempSync(join(temp, 'loadgate', `${inputs.artifactName}-`))
-  return { inputs, ctx, api, workspace, cwd, spec, out, baselineFile, children: kids }
+  return { inputs, ctx, api, workspace, cwd, spec, out, baselineFile, children: kids, dataBranch: dataBranch(inputs, ctx, kids) }
+}
+
+/**
+ * The data branch of this repository that `history-branch` names, reached at the server's
+ * address with the token (registered as a secret with its header); unset without the input, and
+ * in paired mode, which compares with no stored result.
+ */
+function dataBranch(inputs: Inputs, ctx: RunContext, kids: Children): DataBranch | undefined {
+  if (inputs.historyBranch === '') return undefined
+  if (inputs.mode === 'paired') {
+    core.info(`The history branch ${inputs.historyBranch} is not used: a paired run compares with the base it runs beside it.`)
+    return undefined
+  }
+  const secrets = [...new Set([...kids.secrets, ...tokenSecrets(inputs.token)])]
+  for (const secret of secrets) core.setSecret(secret)
+  return {
+    remote: `${ctx.serverUrl}/${ctx.owner}/${ctx.repo}.git`,
+    branch: inputs.historyBranch,
+    token: inputs.token,
+    env: kids.env,
+    secrets
+  }
 }
 
 /** Step 2, engine: the binary to run. */
@@ -169,6 +197,8 @@ interface Ran {
   history: string[]
   /** The measurement is invalid (the engine's exit code 5; a merged result's `health.valid`): the result is not in `history`. */
   invalid: boolean
+  /** The data branch fetched (`history-branch`); unset without one, or when it could not be fetched. */
+  data?: Checkout
 }
 
 /**
@@ -221,11 +251,44 @@ async function runMerge(s: Setup, engine: string): Promise<Ran | Stopped> {
  * history window carried on from the previous run (the result, `invalid` or not, is this run's).
  */
 async function baselineAndHistory(s: Setup, resultPath: string, invalid: boolean): Promise<Ran> {
-  const baseline = await core.group('Find the baseline', () => resolveBaseline(s))
-  if (!carriesHistory(s.ctx)) return { resultPath, baseline, history: [], invalid }
+  const data = await fetchData(s)
+  const baseline = await core.group('Find the baseline', () => resolveBaseline(s, data))
+  if (!carriesHistory(s.ctx)) return { resultPath, baseline, history: [], invalid, data }
   const previous = await core.group('Find the history window to carry on', () => previousRun(s, baseline))
   // An invalid measurement is no sample of the branch's run-to-run variation: not added.
-  return { resultPath, baseline, history: carryHistory(s.out, previous, resultPath, s.ctx.runId, !invalid), invalid }
+  return { resultPath, baseline, history: carryHistory(s.out, previous, resultPath, s.ctx.runId, !invalid), invalid, data }
+}
+
+/**
+ * The data branch, fetched read-only into a folder of its own under RUNNER_TEMP (by every run
+ * that has one: pull requests read it, runs on the branch also write to it); unset when the
+ * input is, or when it cannot be fetched (a warning: the artifact's window stays the history).
+ */
+async function fetchData(s: Setup): Promise<Checkout | undefined> {
+  const b = s.dataBranch
+  if (!b) return undefined
+  const got = await core.group(`Fetch the history branch ${b.branch}`, () => fetchBranch(b, join(process.env.RUNNER_TEMP || tmpdir(), 'loadgate')))
+  if ('failed' in got) {
+    core.warning(`The history branch ${b.branch} cannot be read, so the artifact's history window is used instead: ${got.failed}`)
+    return undefined
+  }
+  core.info(got.exists ? `History branch ${b.branch}: fetched into ${got.dir}` : `History branch ${b.branch}: not there yet`)
+  return got
+}
+
+/**
+ * What goes to the engine as `--baseline-history`: the data branch when it exists, else the
+ * baseline artifact's window `history/` (`window`), else nothing; with a line saying which.
+ */
+function historyOf(s: Setup, data: Checkout | undefined, window: string | undefined): string | undefined {
+  const branch = s.dataBranch?.branch
+  if (data?.exists) {
+    core.info(`Baseline history: the branch ${branch} (${data.dir})`)
+    return data.dir
+  }
+  const why = branch === undefined ? 'no `history-branch` is set' : `the branch ${branch} ${data ? 'does not exist yet' : 'cannot be read'}`
+  core.info(window ? `Baseline history: the baseline artifact's window history/, as ${why}` : `Baseline history: none (${why}, and the baseline artifact has no history/)`)
+  return window
 }
 
 /** Paired mode's first step: the pull request's base commit. */
@@ -285,6 +348,8 @@ interface Report {
   files: string[]
   /** The short trend line above the report (links.ts); '' for none. */
   trend: string
+  /** The data branch's checkout, for the `history-dir` output; unset when there is none with results. */
+  historyDir?: string
 }
 
 /**
@@ -347,7 +412,7 @@ async function writeReports(s: Setup, engine: string, ran: Ran): Promise<Report 
 async function branchTrend(s: Setup, engine: string, ran: Ran, verdict: LoadgateVerdict): Promise<string> {
   const pr = s.ctx.pullRequest
   if (!pr) return verdict.trend ? trendLine(verdict.trend, s.ctx.refName) : ''
-  const history = ran.baseline.history
+  const history = ran.baseline.window
   if (!history || readdirSync(history).filter((n) => n.endsWith('.json')).length < 2) return ''
   const file = join(s.out, 'base-trend.json')
   const r = await invoke(engine, ['report', history, '--format', 'json', '--output', file], s.cwd, s.children, true)
@@ -357,6 +422,39 @@ async function branchTrend(s: Setup, engine: string, ran: Ran, verdict: Loadgate
   }
   const doc = readVerdict(readFileSync(file, 'utf8'), file)
   return doc.trend ? trendLine(doc.trend, pr.baseRef) : ''
+}
+
+/**
+ * Step 5b, the data branch: a run that writes to it (`writesHistory`: never a pull request) adds
+ * its result, unless the measurement is invalid, with `loadgate history add` (recording the
+ * branch, the commit and its page), commits and pushes (databranch.ts). A failure is a warning:
+ * the verdict stands. Returns the words for the note ('' when nothing was tried) and the
+ * checkout's folder when it holds results.
+ */
+async function recordHistory(s: Setup, engine: string, ran: Ran): Promise<{ note: string; dir?: string }> {
+  const { dataBranch: b, ctx } = s
+  const data = ran.data
+  if (!b || !data) return { note: '' }
+  const dir = data.exists ? data.dir : undefined
+  if (!writesHistory(ctx)) return { note: '', dir }
+  if (ran.invalid) return { note: `\nNot added to the history branch \`${b.branch}\`: the measurement is invalid.`, dir }
+  const source = ['--branch', ctx.refName]
+  if (ctx.sha !== '') source.push('--commit', ctx.sha, '--commit-url', `${ctx.serverUrl}/${ctx.owner}/${ctx.repo}/commit/${ctx.sha}`)
+  const add = async (tree: string) => {
+    const r = await invoke(engine, ['history', 'add', tree, ran.resultPath, ...source], s.cwd, s.children)
+    if (r.code !== EXIT.pass) throw new Error(engineFailure('history add', r))
+  }
+  const message = `loadgate: ${specName(ran.resultPath) ?? 'a'} result of ${ctx.sha.slice(0, 12) || ctx.refName} (${ctx.eventName}, run ${ctx.runId})`
+  const added = await core.group(`Add the result to the history branch ${b.branch}`, () => addToBranch(b, data, { add, message }))
+  if (added.outcome === 'failed') {
+    core.warning(
+      `Could not add the result to the history branch ${b.branch}: ${added.reason}. The token needs \`contents: write\`; the verdict, the outputs and the artifact are unaffected.`
+    )
+    return { note: `\nNot added to the history branch \`${b.branch}\` (see the warning in the log).`, dir }
+  }
+  const what = added.outcome === 'pushed' ? `commit ${added.commit.slice(0, 7)}${added.attempts > 1 ? `, after ${added.attempts} tries` : ''}` : 'it was there already'
+  core.info(`Added the result to the history branch ${b.branch} (${what})`)
+  return { note: `\nAdded to the history branch \`${b.branch}\` (${what}).`, dir: data.dir }
 }
 
 /**
@@ -385,11 +483,11 @@ function unmeasuredReport(s: Setup, u: Unmeasured): Report {
  * pull-request comment, each of which, when GitHub still refuses it after the client's retries,
  * is a warning naming the status and the permission: the step's result is the verdict's alone.
  */
-async function publish(s: Setup, r: Report): Promise<void> {
+async function publish(s: Setup, r: Report, engine: string): Promise<void> {
   const { inputs, ctx } = s
   const v = r.verdict
   if (v) core.info(headlineLine(v))
-  setOutputs({ verdict: v, paths: r.paths, commentUrl: undefined })
+  setOutputs({ verdict: v, paths: r.paths, commentUrl: undefined, engine, historyDir: r.historyDir })
   const engineMd = readFileSync(r.mdPath, 'utf8')
   const page = (links: Links) => withNote(r.note, `${linksLine(links)}${r.trend ? `\n\n${r.trend}` : ''}\n\n${engineMd}`)
   const links: Links = { runUrl: ctx.runUrl, artifactName: inputs.artifactName, html: r.paths.html !== '' }
@@ -525,21 +623,29 @@ interface ResolvedBaseline {
   run?: WorkflowRun
   /** The folder the baseline artifact was downloaded to. */
   dir?: string
-  /** That artifact's `history/`, when it holds results: the baseline's run-to-run variation. */
+  /**
+   * The baseline's history (`--baseline-history`): the data branch when there is one, else the
+   * baseline artifact's `window`.
+   */
   history?: string
+  /** The baseline artifact's `history/`, when it holds results: the base branch's trend. */
+  window?: string
   /** One line for the log and the top of the report. */
   note: string
 }
 
-/** Step 4, baseline: the result to compare with, if any, downloaded from an earlier run. */
-async function resolveBaseline(s: Setup): Promise<ResolvedBaseline> {
+/**
+ * Step 4, baseline: the result to compare with, if any, downloaded from an earlier run, and its
+ * history (`historyOf`).
+ */
+async function resolveBaseline(s: Setup, data: Checkout | undefined): Promise<ResolvedBaseline> {
   const { inputs, cwd } = s
   const plan = planBaseline(inputs.baseline, s.ctx)
   if (plan.kind === 'none') return { note: `Not compared with a baseline: ${plan.reason}.` }
   if (plan.kind === 'path') {
     const path = s.baselineFile ?? resolve(cwd, plan.path)
     if (!existsSync(path)) throw new Error(`input \`baseline\`: no file at ${path} (use \`auto\`, \`none\` or the path of a result JSON)`)
-    return { path, note: `Baseline: ${plan.path}.` }
+    return { path, history: historyOf(s, data, undefined), note: `Baseline: ${plan.path}.${fromBranch(s, data)}` }
   }
   const got = await validBaseline(s, plan)
   if (got === undefined) {
@@ -550,15 +656,21 @@ async function resolveBaseline(s: Setup): Promise<ResolvedBaseline> {
   const r = got.run
   const run = `[run #${r.run_number}](${r.html_url}) (${r.event}, ${r.head_sha.slice(0, 7)})`
   const history = join(got.dir, 'history')
-  const hasHistory = existsSync(history) && readdirSync(history).some((name) => name.endsWith('.json'))
+  const window = existsSync(history) && readdirSync(history).some((name) => name.endsWith('.json')) ? history : undefined
   return {
     path: got.path,
     found: run,
     run: r,
     dir: got.dir,
-    history: hasHistory ? history : undefined,
-    note: `Baseline: ${run}, ${plan.describe}.`
+    history: historyOf(s, data, window),
+    window,
+    note: `Baseline: ${run}, ${plan.describe}.${fromBranch(s, data)}`
   }
+}
+
+/** The note's words on where the baseline's history came from, when it is the data branch. */
+function fromBranch(s: Setup, data: Checkout | undefined): string {
+  return data?.exists ? ` Its history: the results on the branch \`${s.dataBranch?.branch}\`.` : ''
 }
 
 /**
