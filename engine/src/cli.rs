@@ -15,8 +15,10 @@ use crate::report::Format;
 use crate::report::lines::LineFormat;
 use crate::serve::{ServeOptions, ServeTls};
 
+mod history;
 mod quick;
 
+use history::HistoryArgs;
 use quick::{CurlArgs, QuickArgs};
 
 /// loadgate: a CI performance gate for HTTP services.
@@ -63,6 +65,10 @@ pub(crate) enum Command {
     /// each regression rule on the paired seconds; exit 0 pass, 1 SLO failed, 4 regression,
     /// 5 invalid measurement.
     Ab(AbArgs),
+    /// Keep results in a history folder (`add`), list them (`list`), and report the change
+    /// points and drifts in their series (`show`: the nightly report). Exit 0 unless the
+    /// input cannot be read (2) or written (3).
+    History(HistoryArgs),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

@@ -26,6 +26,7 @@ mod ab;
 pub mod cli;
 pub mod compare;
 mod files;
+mod history;
 mod measure;
 mod options;
 mod pipeline;
@@ -120,5 +121,6 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Report(args) => pipeline::report_files(&args.into()),
         Command::Ab(args) => ab::ab(&args.into(), &pipeline::env_var),
         Command::Merge(args) => pipeline::merge_files(&args.results, &args.out, args.allow_missing),
+        Command::History(args) => pipeline::history(&args.into()),
     }
 }

@@ -9,7 +9,9 @@ use std::time::Duration;
 
 use crate::plan::Shard;
 use crate::report::Format;
+use crate::report::changes::ChangeFormat;
 use crate::report::lines::LineFormat;
+use crate::result::SourceInfo;
 
 /// `loadgate run SPEC`.
 #[derive(Debug, Clone)]
@@ -244,4 +246,43 @@ pub(crate) struct LoadOptions {
     pub(crate) quiet: bool,
     /// What each run prints, and where.
     pub(crate) lines: LineOptions,
+}
+
+/// `loadgate history add|list|show`.
+#[derive(Debug, Clone)]
+pub(crate) enum HistoryOptions {
+    /// `add DIR RESULT`: the parts of `source` that are set (`--branch`, `--commit`,
+    /// `--commit-url`) win over the result's.
+    Add {
+        /// The history folder.
+        dir: PathBuf,
+        /// The result file.
+        result: PathBuf,
+        /// The overrides.
+        source: SourceInfo,
+    },
+    /// `list DIR...`.
+    List(HistoryQuery),
+    /// `show DIR...`.
+    Show {
+        /// Which results.
+        query: HistoryQuery,
+        /// The last N results in which a change point is new (`--recent`).
+        recent: usize,
+        /// The output format (`--format`).
+        format: ChangeFormat,
+        /// The file written instead of stdout (`--output`).
+        output: Option<PathBuf>,
+    },
+}
+
+/// Which results `loadgate history list` and `show` read.
+#[derive(Debug, Clone)]
+pub(crate) struct HistoryQuery {
+    /// Folders (read recursively) and files of results.
+    pub(crate) dirs: Vec<PathBuf>,
+    /// Only the spec of this name (`--spec`).
+    pub(crate) spec: Option<String>,
+    /// Only this branch (`--branch`).
+    pub(crate) branch: Option<String>,
 }

@@ -1,10 +1,12 @@
 //! The pipeline of `loadgate run`: spec → validate → plan → run → result → verdict, and the
-//! commands that read result files (`results.rs`: compare, report, merge).
+//! commands that read result files (`results.rs`: compare, report, merge; `history.rs`:
+//! `loadgate history`).
 //!
 //! [`run_plan`] is the run of a validated plan, shared by `loadgate run` ([`run_spec`]) and the
 //! one-line runs (`quick`, `curl`, which build a spec from their flags). Each step's work is its
 //! module's; this one only puts them in order and prints between them.
 
+mod history;
 mod results;
 
 use std::path::Path;
@@ -16,6 +18,7 @@ use crate::report::verdict::Verdict;
 use crate::signal::Interrupt;
 use crate::{compare, plan, report, result, run, service, spec, validate};
 
+pub(crate) use history::history;
 pub(crate) use results::{compare_files, merge_files, report_files};
 
 /// `loadgate validate SPEC`: reads and validates the spec, and says what it holds.

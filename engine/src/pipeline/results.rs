@@ -4,18 +4,16 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Context as _;
-
 use crate::compare::gate::Outcome;
 use crate::options::{CompareOptions, ReportOptions};
 use crate::report::verdict::Verdict;
-use crate::{compare, report, result};
+use crate::{compare, history, report, result};
 
 /// `loadgate compare`: prints the comparison and ends by its verdict.
 pub(crate) fn compare_files(options: &CompareOptions) -> anyhow::Result<Outcome> {
     let baseline = result::read(&options.baseline)?;
     let current = result::read(&options.current)?;
-    let history = read_results(&options.baseline_history)?;
+    let history = history::read(&options.baseline_history)?;
     let comparison = compare::compare_with_history(&baseline, &current, &history)?;
     let input = report::Input {
         current: &current,
@@ -38,9 +36,7 @@ pub(crate) fn report_files(options: &ReportOptions) -> anyhow::Result<Outcome> {
     {
         return report_ab(options, &ab);
     }
-    let mut results = read_results(&options.results)?;
-    // Time order; RFC 3339 UTC strings of one format sort as times.
-    results.sort_by(|a, b| a.started_at.cmp(&b.started_at));
+    let mut results = history::read(&options.results)?;
     let current = results.pop().expect("at least one result");
     if let Some(other) = results.iter().find(|r| r.spec.name != current.spec.name) {
         return Err(compare::CompareError::DifferentSpecs {
@@ -52,7 +48,7 @@ pub(crate) fn report_files(options: &ReportOptions) -> anyhow::Result<Outcome> {
     let keep = options.window.max(1) - 1;
     let history = &results[results.len().saturating_sub(keep)..];
     let baseline = options.baseline.as_deref().map(result::read).transpose()?;
-    let earlier = read_results(&options.baseline_history)?;
+    let earlier = history::read(&options.baseline_history)?;
     let comparison = baseline
         .as_ref()
         .map(|b| compare::compare_with_history(b, &current, &earlier))
@@ -67,35 +63,6 @@ pub(crate) fn report_files(options: &ReportOptions) -> anyhow::Result<Outcome> {
     let text = report::render(options.format, &input, options.templates.as_deref())?;
     report::output(&text, options.output.as_deref())?;
     Ok(Outcome::Passed)
-}
-
-/// Reads result files, and the `.json` files of folders (in name order), from `paths`. Errors:
-/// a folder without result files, an unreadable result.
-fn read_results(paths: &[PathBuf]) -> anyhow::Result<Vec<result::RunResult>> {
-    let mut files = Vec::new();
-    for path in paths {
-        if path.is_dir() {
-            let mut inside: Vec<PathBuf> = std::fs::read_dir(path)
-                .with_context(|| format!("cannot list `{}`", path.display()))?
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.extension().is_some_and(|x| x == "json"))
-                .collect();
-            inside.sort();
-            if inside.is_empty() {
-                anyhow::bail!(result::ReadError::Invalid {
-                    path: path.display().to_string(),
-                    reason: "the folder has no .json result files".to_string(),
-                });
-            }
-            files.extend(inside);
-        } else {
-            files.push(path.clone());
-        }
-    }
-    Ok(files
-        .iter()
-        .map(|p| result::read(p))
-        .collect::<Result<Vec<_>, _>>()?)
 }
 
 /// `loadgate report AB.json`: the paired report of a `loadgate ab --out` document (the

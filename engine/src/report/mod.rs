@@ -15,10 +15,12 @@
 //! histogram coloured by SLO level `levels.rs`; the optional measures'
 //! sections `measures.rs`; the per-flow table `flows.rs` and the generator's health `health.rs`,
 //! shared by every format) and progress line (`progress.rs`), the trend
-//! over several runs ([`history`]), the template environment (`templates.rs`) and the words
+//! over several runs ([`history`]), the outputs of `loadgate history` (`changes.rs`: its list
+//! and change-point report), the template environment (`templates.rs`) and the words
 //! for how the rules were decided (`decisions.rs`: level, allowance, detectable effect, the
 //! family of rules tested together).
 
+pub(crate) mod changes;
 pub mod console;
 mod decisions;
 mod flows;

@@ -28,12 +28,15 @@
 //! `cargo test -p loadgate --lib stats:: -- --nocapture` prints their figures.
 
 mod bootstrap;
+pub(crate) mod changepoint;
 mod family;
+pub(crate) mod robust;
 #[cfg(test)]
 mod sims;
 #[cfg(test)]
 mod sims_family;
 mod sub_runs;
+pub(crate) mod trend;
 
 pub(crate) use bootstrap::{MIN_SECONDS, block_length, bootstrap_df, circular_indices};
 pub(crate) use sub_runs::{MIN_SUB_RUNS, across_sub_runs};
