@@ -2,7 +2,7 @@
  * `history-branch`: the bundled action, run as the runner runs it, with the real engine
  * (`loadgate history add`), against a stand-in for GitHub's API and, for git, a bare repository
  * served over HTTP by `git http-backend` that refuses any request without the token's header
- * (GITHUB_SERVER_URL points at it). The tests run in order, like the history of one repository.
+ * (GITHUB_SERVER_URL points at it: `serverUrl`). The tests run in order, like the history of one repository.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
@@ -50,8 +50,17 @@ async function run(event: Event, inputs: Record<string, string> = {}): Promise<A
     workspace: ws,
     event,
     inputs: { spec: 'perf/fast.yaml', 'engine-path': engineIn(ws), 'history-branch': BRANCH, ...inputs },
-    env: { LG_PORT: String(await freePort()), GITHUB_SERVER_URL: server.url, GITHUB_SHA: `${event.runId}`.padEnd(40, 'c') }
+    env: { LG_PORT: String(await freePort()), GITHUB_SERVER_URL: serverUrl(), GITHUB_SHA: `${event.runId}`.padEnd(40, 'c') }
   })
+}
+
+/**
+ * The git server as GITHUB_SERVER_URL: a `*.localhost` name (libcurl, git's HTTP client, takes it
+ * for loopback), as @actions/artifact refuses to upload for any other server than github.com's,
+ * GHE.com's or a `.localhost` one.
+ */
+function serverUrl(): string {
+  return server.url.replace('127.0.0.1', 'git.localhost')
 }
 
 /** The result files on the data branch, by path. */
@@ -92,7 +101,7 @@ describe('history-branch', () => {
     const [file] = onBranch()
     expect(file).toMatch(/^[^/]+\/\d{8}T\d{6}\.\d{6}Z-300ccccccccc-[0-9a-f]{8}\.json$/)
     const stored = JSON.parse(git(bare, 'show', `${BRANCH}:${file}`))
-    expect(stored.source).toMatchObject({ branch: 'main', commit: '300'.padEnd(40, 'c'), commit_url: `${server.url}/octo/shop/commit/${'300'.padEnd(40, 'c')}` })
+    expect(stored.source).toMatchObject({ branch: 'main', commit: '300'.padEnd(40, 'c'), commit_url: `${serverUrl()}/octo/shop/commit/${'300'.padEnd(40, 'c')}` })
     expect(r.summary).toMatch(/Added to the history branch `loadgate-history` \(commit [0-9a-f]{7}\)/)
     expect(readdirSync(r.outputs['history-dir'])).toContain(file.split('/')[0])
     expect(r.outputs.engine).toBe(engineIn(ws))
@@ -118,6 +127,7 @@ describe('history-branch', () => {
     // The engine was given the branch's folder (the runner echoes each command).
     expect(log(r)).toMatch(new RegExp(`loadgate report .* --baseline-history ${dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}( |$)`, 'm'))
     expect(r.summary).toContain('Its history: the results on the branch `loadgate-history`.')
+    expect(r.warnings).toEqual([])
     expect(r.summary).not.toContain('Added to the history branch')
     expect(server.seen.filter((s) => s.url.includes('git-receive-pack'))).toHaveLength(pushesBefore)
     expect(onBranch()).toHaveLength(2)
