@@ -11,6 +11,9 @@
  * pushed first is retried on the branch's new tip, the result added again, a bounded number of
  * times with a growing, jittered wait. A branch that does not exist yet is created as an orphan.
  *
+ * The action's steps around it (`openDataBranch`, `fetchData`, `historyOf`, `recordResult`) log
+ * what they do; main.ts calls them.
+ *
  * The token reaches git only through the environment of each git command, as the
  * `http.<server>.extraheader` that actions/checkout uses (`GIT_CONFIG_COUNT`, `GIT_CONFIG_KEY_n`,
  * `GIT_CONFIG_VALUE_n`, git 2.31): never on a command line, in a config file, or in the log
@@ -19,8 +22,11 @@
 import { execFile } from 'node:child_process'
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { mask } from './child.js'
+import * as core from '@actions/core'
+import { mask, type Children } from './child.js'
 import type { RunContext } from './context.js'
+import type { Inputs } from './inputs.js'
+import { specName } from './result.js'
 
 /** Where the data branch lives, and what git runs with. */
 export interface DataBranch {
@@ -253,4 +259,97 @@ export function writesHistory(ctx: Pick<RunContext, 'eventName' | 'refName' | 'd
   if (ctx.pullRequest !== undefined || ctx.eventName.startsWith('pull_request')) return false
   if (!WRITING_EVENTS.includes(ctx.eventName)) return false
   return ctx.eventName !== 'push' || (ctx.defaultBranch !== undefined && ctx.refName === ctx.defaultBranch)
+}
+
+/**
+ * The data branch that `history-branch` names in `ctx`'s repository, reached at the server's
+ * address with the token (registered with the runner as a secret, with its header); unset
+ * without the input, and in paired mode, which compares with no stored result.
+ */
+export function openDataBranch(inputs: Pick<Inputs, 'historyBranch' | 'mode' | 'token'>, ctx: RunContext, kids: Children): DataBranch | undefined {
+  if (inputs.historyBranch === '') return undefined
+  if (inputs.mode === 'paired') {
+    core.info(`The history branch ${inputs.historyBranch} is not used: a paired run compares with the base it runs beside.`)
+    return undefined
+  }
+  const secrets = [...new Set([...kids.secrets, ...tokenSecrets(inputs.token)])]
+  for (const secret of secrets) core.setSecret(secret)
+  return { remote: `${ctx.serverUrl}/${ctx.owner}/${ctx.repo}.git`, branch: inputs.historyBranch, token: inputs.token, env: kids.env, secrets }
+}
+
+/**
+ * The data branch fetched read-only into a folder of its own under `parent` (by every run that
+ * has one: pull requests read it, runs that write add to it); unset without one, or when it
+ * cannot be fetched (a warning: the artifact's window stays the history).
+ */
+export async function fetchData(b: DataBranch | undefined, parent: string): Promise<Checkout | undefined> {
+  if (!b) return undefined
+  const got = await core.group(`Fetch the history branch ${b.branch}`, () => fetchBranch(b, parent))
+  if ('failed' in got) {
+    core.warning(`The history branch ${b.branch} cannot be read, so the artifact's history window is used instead: ${got.failed}`)
+    return undefined
+  }
+  core.info(got.exists ? `History branch ${b.branch}: fetched into ${got.dir}` : `History branch ${b.branch}: not there yet`)
+  return got
+}
+
+/**
+ * What the engine gets as `--baseline-history`: the data branch's folder when the branch exists,
+ * else the baseline artifact's window `history/` (`window`), else nothing; the log says which.
+ */
+export function historyOf(b: DataBranch | undefined, data: Checkout | undefined, window: string | undefined): string | undefined {
+  if (b && data?.exists) {
+    core.info(`Baseline history: the branch ${b.branch} (${data.dir})`)
+    return data.dir
+  }
+  const why = b === undefined ? 'no `history-branch` is set' : `the branch ${b.branch} ${data ? 'does not exist yet' : 'cannot be read'}`
+  core.info(window ? `Baseline history: the baseline artifact's window history/, as ${why}` : `Baseline history: none (${why}, and the baseline artifact has no history/)`)
+  return window
+}
+
+/** The words for the note above the report when the baseline's history is the data branch; '' otherwise. */
+export function fromBranch(b: DataBranch | undefined, data: Checkout | undefined): string {
+  return b && data?.exists ? ` Its history: the results on the branch \`${b.branch}\`.` : ''
+}
+
+/** The run's result, for `recordResult`. */
+export interface Recording {
+  ctx: RunContext
+  resultPath: string
+  /** An invalid measurement is not added. */
+  invalid: boolean
+  /** Runs `loadgate ARGS`; throws the engine's message when it fails. */
+  engine: (args: string[]) => Promise<void>
+}
+
+/**
+ * After the report: a run that writes (`writesHistory`: never a pull request) adds its result,
+ * unless the measurement is invalid, with `loadgate history add` (recording the branch, the
+ * commit and its page), commits and pushes (`addToBranch`). A failure is a warning: the verdict
+ * stands. Returns the words for the note ('' when nothing was tried) and the checkout's folder
+ * when it holds results (the `history-dir` output).
+ */
+export async function recordResult(b: DataBranch | undefined, data: Checkout | undefined, r: Recording): Promise<{ note: string; dir?: string }> {
+  if (!b || !data) return { note: '' }
+  const { ctx } = r
+  const dir = data.exists ? data.dir : undefined
+  if (!writesHistory(ctx)) return { note: '', dir }
+  if (r.invalid) return { note: `\nNot added to the history branch \`${b.branch}\`: the measurement is invalid.`, dir }
+  const source = ['--branch', ctx.refName]
+  if (ctx.sha !== '') source.push('--commit', ctx.sha, '--commit-url', `${ctx.serverUrl}/${ctx.owner}/${ctx.repo}/commit/${ctx.sha}`)
+  const commit: Commit = {
+    add: (tree) => r.engine(['history', 'add', tree, r.resultPath, ...source]),
+    message: `loadgate: ${specName(r.resultPath) ?? 'a'} result of ${ctx.sha.slice(0, 12) || ctx.refName} (${ctx.eventName}, run ${ctx.runId})`
+  }
+  const added = await core.group(`Add the result to the history branch ${b.branch}`, () => addToBranch(b, data, commit))
+  if (added.outcome === 'failed') {
+    core.warning(
+      `Could not add the result to the history branch ${b.branch}: ${added.reason}. The token needs \`contents: write\`; the verdict, the outputs and the artifact are unaffected.`
+    )
+    return { note: `\nNot added to the history branch \`${b.branch}\` (see the warning in the log).`, dir }
+  }
+  const what =
+    added.outcome === 'pushed' ? `commit ${added.commit.slice(0, 7)}${added.attempts > 1 ? `, after ${added.attempts} tries` : ''}` : 'it was there already'
+  core.info(`Added the result to the history branch ${b.branch} (${what})`)
+  return { note: `\nAdded to the history branch \`${b.branch}\` (${what}).`, dir: data.dir }
 }

@@ -3,7 +3,9 @@
  * the gate. In `mode: paired` the run and the baseline are one step: the pull request's base,
  * checked out and built beside it, loaded at the same time (`loadgate ab`). In `mode: merge`
  * the run is the merge of this workflow run's shards (merge.ts); a shard step (input `shard`)
- * runs its share and uploads it, and stops there (shards.ts). Every step is awaited inside the
+ * runs its share and uploads it, and stops there (shards.ts). With `history-branch` the baseline's
+ * history comes from that branch, and runs on the default branch add their result to it
+ * (databranch.ts). Every step is awaited inside the
  * one try/catch that ends in `core.setFailed`. The engine decides and formats; the action reads
  * its verdict document and places what it says.
  */
@@ -29,7 +31,7 @@ import { upload, uploadPage } from './upload.js'
 import { runShard, startAtArgs } from './shards.js'
 import { mergeShards } from './merge.js'
 import { carryHistory } from './history.js'
-import { healthProblems, invalidResult, specName } from './result.js'
+import { healthProblems, invalidResult } from './result.js'
 import { abArgs, build, findBase, freePorts, sideDir, withWorktree, type PairedBase } from './paired.js'
 import { commentBody, marker, upsertComment, withNote } from './comment.js'
 import {
@@ -48,7 +50,7 @@ import { client, httpStatus, type GitHubApi } from './github.js'
 import { children, type Children } from './child.js'
 import { confined, inside, real, type Root } from './workspace.js'
 import { linksLine, trendLine, type Links } from './links.js'
-import { addToBranch, fetchBranch, tokenSecrets, writesHistory, type Checkout, type DataBranch } from './databranch.js'
+import { fetchData, fromBranch, historyOf, openDataBranch, recordResult, type Checkout, type DataBranch } from './databranch.js'
 
 /** The root of the action's checkout: action/dist/index.js is two folders below it. */
 function actionDir(): string {
@@ -91,11 +93,28 @@ async function main(): Promise<void> {
   }
   core.info(ran.baseline.note)
   const report = await writeReports(setup, engine, ran)
-  const recorded = await recordHistory(setup, engine, ran)
-  report.note += recorded.note
-  report.historyDir = recorded.dir
+  await record(setup, engine, ran, report)
   await publish(setup, report, engine)
   gate(inputs.failOn, report.verdict)
+}
+
+/**
+ * Step 5b, the data branch (`history-branch`, databranch.ts): a push to the default branch or a
+ * scheduled or dispatched run adds its result to it; the report's note says so, and the
+ * `history-dir` output names the branch's folder.
+ */
+async function record(s: Setup, engine: string, ran: Ran, report: Report): Promise<void> {
+  const recorded = await recordResult(s.dataBranch, ran.data, {
+    ctx: s.ctx,
+    resultPath: ran.resultPath,
+    invalid: ran.invalid,
+    engine: async (args) => {
+      const r = await invoke(engine, args, s.cwd, s.children)
+      if (r.code !== EXIT.pass) throw new Error(engineFailure(args.slice(0, 2).join(' '), r))
+    }
+  })
+  report.note += recorded.note
+  report.historyDir = recorded.dir
 }
 
 /** What every step needs: the inputs, the workflow run, and where things are. */
@@ -145,29 +164,7 @@ function prepare(): Setup {
   }
   mkdirSync(join(temp, 'loadgate'), { recursive: true })
   const out = mkdtempSync(join(temp, 'loadgate', `${inputs.artifactName}-`))
-  return { inputs, ctx, api, workspace, cwd, spec, out, baselineFile, children: kids, dataBranch: dataBranch(inputs, ctx, kids) }
-}
-
-/**
- * The data branch of this repository that `history-branch` names, reached at the server's
- * address with the token (registered as a secret with its header); unset without the input, and
- * in paired mode, which compares with no stored result.
- */
-function dataBranch(inputs: Inputs, ctx: RunContext, kids: Children): DataBranch | undefined {
-  if (inputs.historyBranch === '') return undefined
-  if (inputs.mode === 'paired') {
-    core.info(`The history branch ${inputs.historyBranch} is not used: a paired run compares with the base it runs beside it.`)
-    return undefined
-  }
-  const secrets = [...new Set([...kids.secrets, ...tokenSecrets(inputs.token)])]
-  for (const secret of secrets) core.setSecret(secret)
-  return {
-    remote: `${ctx.serverUrl}/${ctx.owner}/${ctx.repo}.git`,
-    branch: inputs.historyBranch,
-    token: inputs.token,
-    env: kids.env,
-    secrets
-  }
+  return { inputs, ctx, api, workspace, cwd, spec, out, baselineFile, children: kids, dataBranch: openDataBranch(inputs, ctx, kids) }
 }
 
 /** Step 2, engine: the binary to run. */
@@ -251,44 +248,12 @@ async function runMerge(s: Setup, engine: string): Promise<Ran | Stopped> {
  * history window carried on from the previous run (the result, `invalid` or not, is this run's).
  */
 async function baselineAndHistory(s: Setup, resultPath: string, invalid: boolean): Promise<Ran> {
-  const data = await fetchData(s)
+  const data = await fetchData(s.dataBranch, join(process.env.RUNNER_TEMP || tmpdir(), 'loadgate'))
   const baseline = await core.group('Find the baseline', () => resolveBaseline(s, data))
   if (!carriesHistory(s.ctx)) return { resultPath, baseline, history: [], invalid, data }
   const previous = await core.group('Find the history window to carry on', () => previousRun(s, baseline))
   // An invalid measurement is no sample of the branch's run-to-run variation: not added.
   return { resultPath, baseline, history: carryHistory(s.out, previous, resultPath, s.ctx.runId, !invalid), invalid, data }
-}
-
-/**
- * The data branch, fetched read-only into a folder of its own under RUNNER_TEMP (by every run
- * that has one: pull requests read it, runs on the branch also write to it); unset when the
- * input is, or when it cannot be fetched (a warning: the artifact's window stays the history).
- */
-async function fetchData(s: Setup): Promise<Checkout | undefined> {
-  const b = s.dataBranch
-  if (!b) return undefined
-  const got = await core.group(`Fetch the history branch ${b.branch}`, () => fetchBranch(b, join(process.env.RUNNER_TEMP || tmpdir(), 'loadgate')))
-  if ('failed' in got) {
-    core.warning(`The history branch ${b.branch} cannot be read, so the artifact's history window is used instead: ${got.failed}`)
-    return undefined
-  }
-  core.info(got.exists ? `History branch ${b.branch}: fetched into ${got.dir}` : `History branch ${b.branch}: not there yet`)
-  return got
-}
-
-/**
- * What goes to the engine as `--baseline-history`: the data branch when it exists, else the
- * baseline artifact's window `history/` (`window`), else nothing; with a line saying which.
- */
-function historyOf(s: Setup, data: Checkout | undefined, window: string | undefined): string | undefined {
-  const branch = s.dataBranch?.branch
-  if (data?.exists) {
-    core.info(`Baseline history: the branch ${branch} (${data.dir})`)
-    return data.dir
-  }
-  const why = branch === undefined ? 'no `history-branch` is set' : `the branch ${branch} ${data ? 'does not exist yet' : 'cannot be read'}`
-  core.info(window ? `Baseline history: the baseline artifact's window history/, as ${why}` : `Baseline history: none (${why}, and the baseline artifact has no history/)`)
-  return window
 }
 
 /** Paired mode's first step: the pull request's base commit. */
@@ -422,39 +387,6 @@ async function branchTrend(s: Setup, engine: string, ran: Ran, verdict: Loadgate
   }
   const doc = readVerdict(readFileSync(file, 'utf8'), file)
   return doc.trend ? trendLine(doc.trend, pr.baseRef) : ''
-}
-
-/**
- * Step 5b, the data branch: a run that writes to it (`writesHistory`: never a pull request) adds
- * its result, unless the measurement is invalid, with `loadgate history add` (recording the
- * branch, the commit and its page), commits and pushes (databranch.ts). A failure is a warning:
- * the verdict stands. Returns the words for the note ('' when nothing was tried) and the
- * checkout's folder when it holds results.
- */
-async function recordHistory(s: Setup, engine: string, ran: Ran): Promise<{ note: string; dir?: string }> {
-  const { dataBranch: b, ctx } = s
-  const data = ran.data
-  if (!b || !data) return { note: '' }
-  const dir = data.exists ? data.dir : undefined
-  if (!writesHistory(ctx)) return { note: '', dir }
-  if (ran.invalid) return { note: `\nNot added to the history branch \`${b.branch}\`: the measurement is invalid.`, dir }
-  const source = ['--branch', ctx.refName]
-  if (ctx.sha !== '') source.push('--commit', ctx.sha, '--commit-url', `${ctx.serverUrl}/${ctx.owner}/${ctx.repo}/commit/${ctx.sha}`)
-  const add = async (tree: string) => {
-    const r = await invoke(engine, ['history', 'add', tree, ran.resultPath, ...source], s.cwd, s.children)
-    if (r.code !== EXIT.pass) throw new Error(engineFailure('history add', r))
-  }
-  const message = `loadgate: ${specName(ran.resultPath) ?? 'a'} result of ${ctx.sha.slice(0, 12) || ctx.refName} (${ctx.eventName}, run ${ctx.runId})`
-  const added = await core.group(`Add the result to the history branch ${b.branch}`, () => addToBranch(b, data, { add, message }))
-  if (added.outcome === 'failed') {
-    core.warning(
-      `Could not add the result to the history branch ${b.branch}: ${added.reason}. The token needs \`contents: write\`; the verdict, the outputs and the artifact are unaffected.`
-    )
-    return { note: `\nNot added to the history branch \`${b.branch}\` (see the warning in the log).`, dir }
-  }
-  const what = added.outcome === 'pushed' ? `commit ${added.commit.slice(0, 7)}${added.attempts > 1 ? `, after ${added.attempts} tries` : ''}` : 'it was there already'
-  core.info(`Added the result to the history branch ${b.branch} (${what})`)
-  return { note: `\nAdded to the history branch \`${b.branch}\` (${what}).`, dir: data.dir }
 }
 
 /**
@@ -645,7 +577,7 @@ async function resolveBaseline(s: Setup, data: Checkout | undefined): Promise<Re
   if (plan.kind === 'path') {
     const path = s.baselineFile ?? resolve(cwd, plan.path)
     if (!existsSync(path)) throw new Error(`input \`baseline\`: no file at ${path} (use \`auto\`, \`none\` or the path of a result JSON)`)
-    return { path, history: historyOf(s, data, undefined), note: `Baseline: ${plan.path}.${fromBranch(s, data)}` }
+    return { path, history: historyOf(s.dataBranch, data, undefined), note: `Baseline: ${plan.path}.${fromBranch(s.dataBranch, data)}` }
   }
   const got = await validBaseline(s, plan)
   if (got === undefined) {
@@ -662,15 +594,10 @@ async function resolveBaseline(s: Setup, data: Checkout | undefined): Promise<Re
     found: run,
     run: r,
     dir: got.dir,
-    history: historyOf(s, data, window),
+    history: historyOf(s.dataBranch, data, window),
     window,
-    note: `Baseline: ${run}, ${plan.describe}.${fromBranch(s, data)}`
+    note: `Baseline: ${run}, ${plan.describe}.${fromBranch(s.dataBranch, data)}`
   }
-}
-
-/** The note's words on where the baseline's history came from, when it is the data branch. */
-function fromBranch(s: Setup, data: Checkout | undefined): string {
-  return data?.exists ? ` Its history: the results on the branch \`${s.dataBranch?.branch}\`.` : ''
 }
 
 /**
