@@ -15,6 +15,7 @@ import {
   fetchBranch,
   gitEnv,
   lostRace,
+  recordResult,
   tokenSecrets,
   writesHistory,
   type Checkout,
@@ -22,6 +23,7 @@ import {
   type Retry
 } from '../../src/databranch.js'
 import { git } from '../fixtures/git.js'
+import type { RunContext } from '../../src/context.js'
 import { GitHttp } from '../fixtures/githttp.js'
 
 const BRANCH = 'loadgate-history'
@@ -231,6 +233,76 @@ describe('the data branch over HTTP with the token', () => {
       GIT_TERMINAL_PROMPT: '0'
     })
     expect(gitEnv({ remote: 'file:///tmp/shop.git', token: 'ghs_x', env: {} }).GIT_CONFIG_COUNT).toBeUndefined()
+  })
+})
+
+describe('recording a run\'s result', () => {
+  const ctx = (eventName: string, refName = 'main'): RunContext => ({
+    eventName,
+    owner: 'octo',
+    repo: 'shop',
+    runId: 77,
+    refName,
+    defaultBranch: 'main',
+    sha: 'c'.repeat(40),
+    serverUrl: 'https://github.com',
+    workflowFile: 'perf.yml',
+    workflowName: 'perf',
+    job: 'gate',
+    runUrl: 'https://github.com/octo/shop/actions/runs/77',
+    actionRepository: '',
+    pullRequest: eventName === 'pull_request' ? { number: 7, baseRef: 'main', fromFork: false } : undefined
+  })
+  /** An engine that records its arguments and files the result as `history add` does. */
+  function engine(calls: string[][]) {
+    return async (args: string[]) => {
+      calls.push(args)
+      await result(calls.length).add(args[2])
+    }
+  }
+
+  it('a push to main adds with the branch, the commit and its page; a pull request adds nothing', async () => {
+    const bare = bareRepo()
+    const b = branch(`file://${bare}`)
+    const calls: string[][] = []
+    const pushed = await recordResult(b, await checkout(b), { ctx: ctx('push'), resultPath: '/r/result.json', invalid: false, engine: engine(calls) })
+    expect(pushed.note).toMatch(/^\nAdded to the history branch `loadgate-history` \(commit [0-9a-f]{7}\)\.$/)
+    expect(calls).toEqual([
+      ['history', 'add', expect.stringMatching(/history-branch-/), '/r/result.json', '--branch', 'main', '--commit', 'c'.repeat(40), '--commit-url', `https://github.com/octo/shop/commit/${'c'.repeat(40)}`]
+    ])
+    expect(git(bare, 'log', '-1', '--format=%s', BRANCH)).toBe(`loadgate: a result of ${'c'.repeat(12)} (push, run 77)`)
+
+    const read = await checkout(b)
+    const pr = await recordResult(b, read, { ctx: ctx('pull_request', '7/merge'), resultPath: '/r/result.json', invalid: false, engine: engine(calls) })
+    expect(pr).toEqual({ note: '', dir: read.dir })
+    expect(calls).toHaveLength(1)
+    expect(filesOn(bare)).toHaveLength(1)
+  })
+
+  it('an invalid measurement is not added, and the note says so', async () => {
+    const bare = bareRepo()
+    const b = branch(`file://${bare}`)
+    const calls: string[][] = []
+    const got = await recordResult(b, await checkout(b), { ctx: ctx('schedule'), resultPath: '/r/result.json', invalid: true, engine: engine(calls) })
+    expect(got.note).toBe('\nNot added to the history branch `loadgate-history`: the measurement is invalid.')
+    expect(calls).toEqual([])
+    expect(git(bare, 'branch', '--list', BRANCH)).toBe('')
+  })
+
+  it('a push the server refuses (a hook, a protected branch) is not retried: a warning, and the run goes on', async () => {
+    const bare = bareRepo()
+    writeFileSync(join(bare, 'hooks', 'pre-receive'), '#!/bin/sh\necho "protected branch"\nexit 1\n', { mode: 0o755 })
+    const b = branch(`file://${bare}`)
+    const calls: string[][] = []
+    const got = await recordResult(b, await checkout(b), { ctx: ctx('workflow_dispatch', 'release'), resultPath: '/r/result.json', invalid: false, engine: engine(calls) })
+    expect(got.note).toBe('\nNot added to the history branch `loadgate-history` (see the warning in the log).')
+    expect(calls).toHaveLength(1)
+    const co = await checkout(b)
+    expect(await addToBranch(b, co, result(5), fast)).toEqual({
+      outcome: 'failed',
+      attempts: 1,
+      reason: `cannot push to ${BRANCH} (HEAD:refs/heads/${BRANCH} [remote rejected] (pre-receive hook declined))`
+    })
   })
 })
 
