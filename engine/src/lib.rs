@@ -14,7 +14,8 @@
 //! Above the steps: `cli.rs` turns the command line into plain options (`options`), and this
 //! file hands each command's options to the module that carries it out: `pipeline` (validate,
 //! run a spec, compare, report, merge), `quick` (one-line runs), `ab` (two sides at once) or
-//! [`serve`] (the test server); `signal` watches for Ctrl-C. Nothing below imports `cli` or
+//! [`serve`] (the test server); `history` keeps results over runs (`loadgate history`) and
+//! follows them as series; `signal` watches for Ctrl-C. Nothing below imports `cli` or
 //! this file.
 //!
 //! The words (connection, stream, virtual user, in flight, arrival, target, stage, level) are

@@ -118,3 +118,56 @@ impl From<HistoryArgs> for HistoryOptions {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::{Cli, Command};
+    use clap::Parser as _;
+
+    fn options(line: &[&str]) -> HistoryOptions {
+        let cli = Cli::try_parse_from(std::iter::once(&"loadgate").chain(line)).unwrap();
+        match cli.command {
+            Command::History(args) => args.into(),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn history_flags_make_their_options() {
+        let HistoryOptions::Add {
+            dir,
+            result,
+            source,
+        } = options(&[
+            "history", "add", "h", "r.json", "--commit", "abc", "--branch", "main",
+        ])
+        else {
+            panic!("not add");
+        };
+        assert_eq!((dir, result), ("h".into(), "r.json".into()));
+        assert_eq!(source.commit.as_deref(), Some("abc"));
+        assert_eq!(source.branch.as_deref(), Some("main"));
+        assert_eq!(source.commit_url, None);
+
+        let HistoryOptions::Show {
+            query,
+            recent,
+            format,
+            output,
+        } = options(&["history", "show", "a", "b", "--format", "md", "-o", "x.md"])
+        else {
+            panic!("not show");
+        };
+        assert_eq!(query.dirs, [PathBuf::from("a"), PathBuf::from("b")]);
+        assert_eq!((recent, format), (5, ChangeFormat::Markdown));
+        assert_eq!(output, Some("x.md".into()));
+
+        let HistoryOptions::List(query) = options(&["history", "list", "h", "--spec", "shop"])
+        else {
+            panic!("not list");
+        };
+        assert_eq!(query.spec.as_deref(), Some("shop"));
+        assert!(Cli::try_parse_from(["loadgate", "history", "list"]).is_err());
+    }
+}

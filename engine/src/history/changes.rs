@@ -171,8 +171,8 @@ fn group(spec: &str, runner_type: &str, series: &[&Series], recent: usize) -> Gr
                 change: shown(cp.mean_after - cp.mean_before),
                 low: a.min(b),
                 high: a.max(b),
-                before: s.metric.from_scale(cp.mean_before),
-                after: s.metric.from_scale(cp.mean_after),
+                before: s.metric.to_unit(cp.mean_before),
+                after: s.metric.to_unit(cp.mean_after),
                 p_value: cp.p_value,
             });
         }
@@ -215,4 +215,64 @@ fn drift(s: &Series) -> Option<DriftChange> {
         p_value: d.p_value,
         results: d.results,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::changepoint::ChangePoint;
+
+    /// A series of `n` results (night `i` from commit `c{i}`) with a change point at `at`.
+    fn stepped(scope: &str, metric: SeriesMetric, n: usize, at: usize) -> Series {
+        Series {
+            spec: "shop".to_string(),
+            runner_type: "linux-x86_64, A, 4 CPUs".to_string(),
+            scope: scope.to_string(),
+            metric,
+            points: (0..n)
+                .map(|i| Point {
+                    started_at: format!("2026-11-{:02}T02:00:00Z", i + 1),
+                    branch: None,
+                    commit: Some(format!("c{i}")),
+                    commit_url: None,
+                    value: 1.0,
+                })
+                .collect(),
+            change_points: vec![ChangePoint {
+                index: at,
+                p_value: 1e-6,
+                mean_before: 0.0,
+                mean_after: 0.2,
+                low: 0.1,
+                high: 0.3,
+            }],
+            drift: None,
+        }
+    }
+
+    #[test]
+    fn series_changing_at_one_result_are_one_event_new_ones_first() {
+        let series = [
+            stepped("total", SeriesMetric::P95, 12, 9),
+            stepped("api", SeriesMetric::P95, 12, 9),
+            stepped("total", SeriesMetric::Throughput, 12, 3),
+        ];
+        let report = changes(&series, 5);
+        let group = &report.groups[0];
+        assert_eq!(group.results, 12);
+        let events: Vec<(usize, bool, usize)> = group
+            .events
+            .iter()
+            .map(|e| (e.result, e.new, e.changes.len()))
+            .collect();
+        assert_eq!(events, [(10, true, 2), (4, false, 1)]);
+        let new = &group.events[0];
+        assert_eq!(new.before.commit.as_deref(), Some("c8"));
+        assert_eq!(new.after.commit.as_deref(), Some("c9"));
+        assert!((new.changes[0].change - 0.2f64.exp_m1()).abs() < 1e-12);
+        // Throughput: a rise on the worse-is-positive scale is a drop, shown negative, its
+        // interval in order.
+        let drop = &group.events[1].changes[0];
+        assert!(drop.change < 0.0 && drop.low < drop.change && drop.change < drop.high);
+    }
 }

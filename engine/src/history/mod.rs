@@ -17,6 +17,8 @@ mod changes;
 mod series;
 mod store;
 
-pub(crate) use changes::{Change, ChangeEvent, ChangeReport, Commit, DriftChange, changes};
+pub(crate) use changes::{
+    Change, ChangeEvent, ChangeReport, Commit, DriftChange, GroupChanges, changes,
+};
 pub(crate) use series::{Point, Series, SeriesMetric, series};
 pub(crate) use store::{Entry, add, entries, read};

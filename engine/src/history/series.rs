@@ -65,7 +65,7 @@ impl SeriesMetric {
     }
 
     /// A level on the scale back in the natural unit (the inverse of [`Self::on_scale`]).
-    pub(crate) fn from_scale(self, scaled: f64) -> f64 {
+    pub(crate) fn to_unit(self, scaled: f64) -> f64 {
         match self {
             SeriesMetric::P50 | SeriesMetric::P95 | SeriesMetric::P99 => scaled.exp(),
             SeriesMetric::Throughput => (-scaled).exp(),
@@ -243,4 +243,144 @@ fn analysed(mut series: Series) -> Series {
     let start = series.change_points.last().map_or(0, |c| c.index);
     series.drift = trend::drift(&values[start..]);
     series
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::SourceInfo;
+
+    /// The committed result `long-baseline.json` (targets `api` and `static`) on night `day`,
+    /// of `spec` on a CPU `cpu`, branch `branch`, its total p95 times `factor`.
+    fn night(day: u32, spec: &str, cpu: &str, branch: &str, factor: f64) -> RunResult {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/results/long-baseline.json");
+        let mut r = crate::result::read(&path).unwrap();
+        r.started_at = format!("2026-11-{day:02}T02:00:00.000000Z");
+        r.spec.name = spec.to_string();
+        r.environment.cpu_model = Some(cpu.to_string());
+        r.source = Some(SourceInfo {
+            branch: Some(branch.to_string()),
+            commit: Some(format!("{day:040x}")),
+            commit_url: None,
+        });
+        let latency = r.total.latency_us.as_mut().unwrap();
+        latency.p95_us = (latency.p95_us as f64 * factor).round() as u64;
+        r
+    }
+
+    #[test]
+    fn series_are_per_spec_runner_type_scope_and_metric_in_time_order() {
+        let mut results = vec![
+            night(3, "shop", "A", "main", 1.02),
+            night(1, "shop", "A", "main", 1.0),
+            night(2, "shop", "B", "main", 1.0),
+            night(2, "shop", "A", "main", 1.01),
+            night(1, "cart", "A", "main", 1.0),
+            night(4, "shop", "A", "feature", 1.0),
+        ];
+        // Results that measured the generator, not the service, do not count.
+        let mut interrupted = night(5, "shop", "A", "main", 1.0);
+        interrupted.interrupted = true;
+        let mut invalid = night(6, "shop", "A", "main", 1.0);
+        invalid.health.valid = false;
+        // A target without responses has no latency points, but its throughput and errors.
+        let mut silent = night(7, "shop", "A", "main", 1.0);
+        silent.targets[1].latency_us = None;
+        silent.targets[1].rps = 0.0;
+        results.extend([interrupted, invalid, silent]);
+
+        let all = series(&results, None);
+        // cart on A, shop on A, shop on B (by spec, then runner type) × total, api, static ×
+        // five metrics.
+        let groups: Vec<(&str, bool)> = all
+            .iter()
+            .step_by(15)
+            .map(|s| (s.spec.as_str(), s.runner_type.contains(", A,")))
+            .collect();
+        assert_eq!(groups, [("cart", true), ("shop", true), ("shop", false)]);
+        assert_eq!(all.len(), 3 * 3 * 5);
+        let shop_a: Vec<&Series> = all
+            .iter()
+            .filter(|s| s.spec == "shop" && s.runner_type.contains(", A,"))
+            .collect();
+        assert_eq!(
+            shop_a
+                .iter()
+                .map(|s| (s.scope.as_str(), s.metric.to_string()))
+                .take(6)
+                .collect::<Vec<_>>(),
+            [
+                ("total", "p50".to_string()),
+                ("total", "p95".to_string()),
+                ("total", "p99".to_string()),
+                ("total", "throughput".to_string()),
+                ("total", "error rate".to_string()),
+                ("api", "p50".to_string()),
+            ]
+        );
+        let p95 = shop_a
+            .iter()
+            .find(|s| s.scope == "total" && s.metric == SeriesMetric::P95)
+            .unwrap();
+        let days: Vec<&str> = p95.points.iter().map(|p| &p.started_at[8..10]).collect();
+        assert_eq!(
+            days,
+            ["01", "02", "03", "04", "07"],
+            "time order, both branches"
+        );
+        assert!(p95.points[2].value > p95.points[1].value);
+        assert_eq!(
+            p95.points[0].commit.as_deref(),
+            Some(&*format!("{:040x}", 1))
+        );
+        let static_p50 = shop_a
+            .iter()
+            .find(|s| s.scope == "static" && s.metric == SeriesMetric::P50)
+            .unwrap();
+        assert_eq!(static_p50.points.len(), 4, "night 7 has no latency there");
+        let static_rps = shop_a
+            .iter()
+            .find(|s| s.scope == "static" && s.metric == SeriesMetric::Throughput)
+            .unwrap();
+        assert_eq!(static_rps.points.len(), 4, "a throughput of 0 has no log");
+
+        // One branch: the feature branch's result is left out.
+        let main = series(&results, Some("main"));
+        let p95 = main
+            .iter()
+            .find(|s| {
+                s.spec == "shop"
+                    && s.runner_type.contains(", A,")
+                    && s.scope == "total"
+                    && s.metric == SeriesMetric::P95
+            })
+            .unwrap();
+        assert_eq!(p95.points.len(), 4);
+        assert!(
+            p95.points
+                .iter()
+                .all(|p| p.branch.as_deref() == Some("main"))
+        );
+        assert!(series(&results, Some("gone")).is_empty());
+    }
+
+    #[test]
+    fn scales_are_worse_is_positive_and_come_back() {
+        for metric in SeriesMetric::ALL {
+            let v = 0.25;
+            let back = metric.to_unit(metric.on_scale(v).unwrap());
+            assert!((back - v).abs() < 1e-12, "{metric}");
+        }
+        // Latency up and throughput down are both positive changes on the scale.
+        let up =
+            SeriesMetric::P95.on_scale(120.0).unwrap() - SeriesMetric::P95.on_scale(100.0).unwrap();
+        let down = SeriesMetric::Throughput.on_scale(80.0).unwrap()
+            - SeriesMetric::Throughput.on_scale(100.0).unwrap();
+        assert!(up > 0.0 && down > 0.0);
+        assert!((SeriesMetric::P95.shown_change(up) - 0.2).abs() < 1e-12);
+        assert!((SeriesMetric::Throughput.shown_change(down) + 0.2).abs() < 1e-12);
+        assert_eq!(SeriesMetric::Throughput.on_scale(0.0), None);
+        assert_eq!(SeriesMetric::ErrorRate.on_scale(0.0), Some(0.0));
+    }
 }

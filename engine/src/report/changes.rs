@@ -4,7 +4,9 @@
 
 use std::fmt::Write as _;
 
-use crate::history::{Change, ChangeEvent, ChangeReport, Commit, DriftChange, Entry, SeriesMetric};
+use crate::history::{
+    Change, ChangeEvent, ChangeReport, Commit, DriftChange, Entry, GroupChanges, SeriesMetric,
+};
 use crate::spec::printable;
 use crate::units::{Unit, format_relative};
 
@@ -83,38 +85,43 @@ fn text(report: &ChangeReport) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{}", headline(report));
     for g in &report.groups {
-        let _ = writeln!(
-            out,
-            "\n{} on {} ({} results, {} to {})",
-            printable(&g.spec),
-            printable(&g.runner_type),
-            g.results,
-            printable(&g.first),
-            printable(&g.last)
-        );
-        for e in &g.events {
-            let _ = writeln!(
-                out,
-                "  {}result {} of {}, {}: commits {}..{}",
-                if e.new { "NEW " } else { "" },
-                e.result,
-                g.results,
-                printable(&e.after.started_at),
-                printable(&short(&e.before)),
-                printable(&short(&e.after)),
-            );
-            for c in &e.changes {
-                let _ = writeln!(out, "    {}", printable(&change_line(c)));
-            }
-        }
-        for d in &g.drifts {
-            let _ = writeln!(out, "  drift: {}", printable(&drift_line(d)));
-        }
-        if g.events.is_empty() && g.drifts.is_empty() {
-            out.push_str("  no change points, no drift\n");
-        }
+        group_text(&mut out, g);
     }
     out
+}
+
+/// One spec and runner type for a terminal.
+fn group_text(out: &mut String, g: &GroupChanges) {
+    let _ = writeln!(
+        out,
+        "\n{} on {} ({} results, {} to {})",
+        printable(&g.spec),
+        printable(&g.runner_type),
+        g.results,
+        printable(&g.first),
+        printable(&g.last)
+    );
+    for e in &g.events {
+        let _ = writeln!(
+            out,
+            "  {}result {} of {}, {}: commits {}..{}",
+            if e.new { "NEW " } else { "" },
+            e.result,
+            g.results,
+            printable(&e.after.started_at),
+            printable(&short(&e.before)),
+            printable(&short(&e.after)),
+        );
+        for c in &e.changes {
+            let _ = writeln!(out, "    {}", printable(&change_line(c)));
+        }
+    }
+    for d in &g.drifts {
+        let _ = writeln!(out, "  drift: {}", printable(&drift_line(d)));
+    }
+    if g.events.is_empty() && g.drifts.is_empty() {
+        out.push_str("  no change points, no drift\n");
+    }
 }
 
 /// The report as Markdown: every name escaped, commits linked when their pages are known.
@@ -170,8 +177,8 @@ fn headline(report: &ChangeReport) -> String {
         .map(|g| g.events.iter().filter(|e| e.new).count())
         .sum();
     format!(
-        "{results} results in {} series groups (spec × runner type); {new} new change point(s) \
-         (NEW: within the last {} results of its group).",
+        "{results} results in {} group(s) of one spec on one runner type; {new} new change \
+         point(s) (NEW: within the last {} results of its group).",
         report.groups.len(),
         report.recent
     )
@@ -265,6 +272,58 @@ fn unit(metric: SeriesMetric) -> Unit {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn markdown_escapes_every_name_and_links_only_web_pages() {
+        let hostile = "<img src=x onerror=alert(1)>|*@team";
+        let commit = |c: &str, url: &str| Commit {
+            started_at: "2026-11-12T02:00:00Z".to_string(),
+            branch: Some(hostile.to_string()),
+            commit: Some(c.to_string()),
+            commit_url: Some(url.to_string()),
+        };
+        let report = ChangeReport {
+            recent: 5,
+            groups: vec![GroupChanges {
+                spec: hostile.to_string(),
+                runner_type: "linux-x86_64, A, 4 CPUs".to_string(),
+                results: 12,
+                first: "2026-11-01T02:00:00Z".to_string(),
+                last: "2026-11-12T02:00:00Z".to_string(),
+                events: vec![ChangeEvent {
+                    new: true,
+                    result: 12,
+                    before: commit("`x`", "javascript:alert(1)"),
+                    after: commit("abc", "https://example.com/c/abc)"),
+                    changes: vec![Change {
+                        scope: hostile.to_string(),
+                        metric: SeriesMetric::P95,
+                        relative: true,
+                        change: 0.2,
+                        low: 0.1,
+                        high: 0.3,
+                        before: 1000.0,
+                        after: 1200.0,
+                        p_value: 1e-6,
+                    }],
+                }],
+                drifts: Vec::new(),
+            }],
+        };
+        let md = render(&report, ChangeFormat::Markdown).unwrap();
+        assert!(!md.contains("<img"), "{md}");
+        assert!(!md.contains("javascript:"), "{md}");
+        assert!(
+            md.contains("&lt;img src=x onerror=alert(1)&gt;\\|\\*@\u{200B}team"),
+            "{md}"
+        );
+        assert!(md.contains("[`abc`](https://example.com/c/abc%29)"), "{md}");
+        assert!(md.contains("commits `'x'`..["), "{md}");
+        assert!(
+            md.contains("+20.0% (95% interval +10.0% to +30.0%), 1.00ms → 1.20ms"),
+            "{md}"
+        );
+    }
 
     #[test]
     fn only_web_links_are_linked() {

@@ -21,6 +21,7 @@ mod fuzz_http;
 mod h3_report;
 mod h3_run;
 mod hidden_chars;
+mod history;
 mod hostile;
 mod html_browser;
 mod http_options;
