@@ -6,7 +6,7 @@
  *
  * Every run fetches the branch's tip read-only (depth 1) into a repository of its own under
  * RUNNER_TEMP (`fetchBranch`), never into the user's checkout; the folder is what the engine gets
- * as `--baseline-history`. A run that may write (main.ts decides: never a pull request) adds its
+ * as `--baseline-history`. A run that may write (`writesHistory`: never a pull request) adds its
  * result there, commits and pushes (`addToBranch`); a push that is rejected because another run
  * pushed first is retried on the branch's new tip, the result added again, a bounded number of
  * times with a growing, jittered wait. A branch that does not exist yet is created as an orphan.
