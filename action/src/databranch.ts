@@ -20,7 +20,7 @@
  * (git's output is masked before it is quoted).
  */
 import { execFile } from 'node:child_process'
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import * as core from '@actions/core'
 import { mask, type Children } from './child.js'
@@ -352,4 +352,48 @@ export async function recordResult(b: DataBranch | undefined, data: Checkout | u
     added.outcome === 'pushed' ? `commit ${added.commit.slice(0, 7)}${added.attempts > 1 ? `, after ${added.attempts} tries` : ''}` : 'it was there already'
   core.info(`Added the result to the history branch ${b.branch} (${what})`)
   return { note: `\nAdded to the history branch \`${b.branch}\` (${what}).`, dir: data.dir }
+}
+
+/** A result file on the data branch (`newestResult`). */
+export interface StoredResult {
+  path: string
+  /** `started_at`, RFC 3339. */
+  startedAt: string
+  /** The measured commit (`source.commit`), when the result records it. */
+  commit: string | undefined
+}
+
+/**
+ * The newest result in the folder `dir` (read recursively; names starting with `.`, such as
+ * `.git`, skipped) of the spec named `spec` measured on `branch` (`source.branch`), whose
+ * measurement is valid; undefined when there is none (or no `spec`). Files that are not results
+ * are passed over.
+ */
+export function newestResult(dir: string, spec: string | undefined, branch: string): StoredResult | undefined {
+  if (spec === undefined) return undefined
+  let newest: StoredResult | undefined
+  for (const path of jsonFiles(dir)) {
+    let r
+    try {
+      r = JSON.parse(readFileSync(path, 'utf8'))
+    } catch {
+      continue
+    }
+    const startedAt: unknown = r?.started_at
+    if (r?.spec?.name !== spec || r?.source?.branch !== branch || r?.health?.valid === false || typeof startedAt !== 'string') continue
+    if (newest === undefined || Date.parse(startedAt) > Date.parse(newest.startedAt)) {
+      newest = { path, startedAt, commit: typeof r.source.commit === 'string' ? r.source.commit : undefined }
+    }
+  }
+  return newest
+}
+
+/** The `*.json` files under `dir`, recursively, skipping names that start with `.`. */
+function jsonFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    if (e.name.startsWith('.')) return []
+    const path = join(dir, e.name)
+    if (e.isDirectory()) return jsonFiles(path)
+    return e.isFile() && e.name.endsWith('.json') ? [path] : []
+  })
 }

@@ -31,7 +31,7 @@ import { upload, uploadPage } from './upload.js'
 import { runShard, startAtArgs } from './shards.js'
 import { mergeShards } from './merge.js'
 import { carryHistory } from './history.js'
-import { healthProblems, invalidResult } from './result.js'
+import { healthProblems, invalidResult, specName } from './result.js'
 import { abArgs, build, findBase, freePorts, sideDir, withWorktree, type PairedBase } from './paired.js'
 import { commentBody, marker, upsertComment, withNote } from './comment.js'
 import {
@@ -50,7 +50,7 @@ import { client, httpStatus, type GitHubApi } from './github.js'
 import { children, type Children } from './child.js'
 import { confined, inside, real, type Root } from './workspace.js'
 import { linksLine, trendLine, type Links } from './links.js'
-import { fetchData, fromBranch, historyOf, openDataBranch, recordResult, type Checkout, type DataBranch } from './databranch.js'
+import { fetchData, fromBranch, historyOf, newestResult, openDataBranch, recordResult, type Checkout, type DataBranch } from './databranch.js'
 
 /** The root of the action's checkout: action/dist/index.js is two folders below it. */
 function actionDir(): string {
@@ -249,7 +249,7 @@ async function runMerge(s: Setup, engine: string): Promise<Ran | Stopped> {
  */
 async function baselineAndHistory(s: Setup, resultPath: string, invalid: boolean): Promise<Ran> {
   const data = await fetchData(s.dataBranch, join(process.env.RUNNER_TEMP || tmpdir(), 'loadgate'))
-  const baseline = await core.group('Find the baseline', () => resolveBaseline(s, data))
+  const baseline = await core.group('Find the baseline', () => resolveBaseline(s, data, resultPath))
   if (!carriesHistory(s.ctx)) return { resultPath, baseline, history: [], invalid, data }
   const previous = await core.group('Find the history window to carry on', () => previousRun(s, baseline))
   // An invalid measurement is no sample of the branch's run-to-run variation: not added.
@@ -567,10 +567,11 @@ interface ResolvedBaseline {
 }
 
 /**
- * Step 4, baseline: the result to compare with, if any, downloaded from an earlier run, and its
- * history (`historyOf`).
+ * Step 4, baseline: the result to compare with, if any, downloaded from an earlier run (when no
+ * such run has its artifact any more, the newest valid result of the same spec and branch on the
+ * data branch `data`), and its history (`historyOf`). `current`: this run's result.
  */
-async function resolveBaseline(s: Setup, data: Checkout | undefined): Promise<ResolvedBaseline> {
+async function resolveBaseline(s: Setup, data: Checkout | undefined, current: string): Promise<ResolvedBaseline> {
   const { inputs, cwd } = s
   const plan = planBaseline(inputs.baseline, s.ctx)
   if (plan.kind === 'none') return { note: `Not compared with a baseline: ${plan.reason}.` }
@@ -580,10 +581,14 @@ async function resolveBaseline(s: Setup, data: Checkout | undefined): Promise<Re
     return { path, history: historyOf(s.dataBranch, data, undefined), note: `Baseline: ${plan.path}.${fromBranch(s.dataBranch, data)}` }
   }
   const got = await validBaseline(s, plan)
+  const missing = `${plan.describe} with an artifact named \`${inputs.artifactName}\` was not found`
   if (got === undefined) {
-    return {
-      note: `No baseline yet: ${plan.describe} with an artifact named \`${inputs.artifactName}\` was not found, so this run is not compared (not a failure).`
+    const stored = data?.exists ? newestResult(data.dir, specName(current), plan.branch) : undefined
+    if (stored && s.dataBranch) {
+      const found = `the newest result of ${plan.branch} on the branch \`${s.dataBranch.branch}\` (${stored.commit?.slice(0, 7) ?? stored.startedAt})`
+      return { path: stored.path, found, history: historyOf(s.dataBranch, data, undefined), note: `Baseline: ${found}, as ${missing}.${fromBranch(s.dataBranch, data)}` }
     }
+    return { note: `No baseline yet: ${missing}, so this run is not compared (not a failure).` }
   }
   const r = got.run
   const run = `[run #${r.run_number}](${r.html_url}) (${r.event}, ${r.head_sha.slice(0, 7)})`

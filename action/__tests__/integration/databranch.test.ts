@@ -15,6 +15,7 @@ import {
   fetchBranch,
   gitEnv,
   lostRace,
+  newestResult,
   recordResult,
   tokenSecrets,
   writesHistory,
@@ -303,6 +304,28 @@ describe('recording a run\'s result', () => {
       attempts: 1,
       reason: `cannot push to ${BRANCH} (HEAD:refs/heads/${BRANCH} [remote rejected] (pre-receive hook declined))`
     })
+  })
+})
+
+describe('the newest stored result', () => {
+  it('of the spec and branch, valid, by start time; dot folders and other files passed over', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'loadgate-stored-'))
+    const put = (path: string, r: object | string) => {
+      mkdirSync(join(dir, path, '..'), { recursive: true })
+      writeFileSync(join(dir, path), typeof r === 'string' ? r : JSON.stringify(r))
+    }
+    const res = (name: string, branch: string, at: string, valid = true) => ({ spec: { name }, source: { branch, commit: `${at.slice(11, 13)}`.padEnd(40, 'e') }, started_at: at, health: { valid } })
+    put('api/a.json', res('api', 'main', '2026-11-20T01:00:00.000000Z'))
+    put('api/b.json', res('api', 'main', '2026-11-21T02:00:00.000000Z'))
+    put('api/c.json', res('api', 'main', '2026-11-22T03:00:00.000000Z', false))
+    put('api/d.json', res('api', 'feature', '2026-11-23T04:00:00.000000Z'))
+    put('other/e.json', res('other', 'main', '2026-11-24T05:00:00.000000Z'))
+    put('.git/f.json', res('api', 'main', '2026-11-25T06:00:00.000000Z'))
+    put('api/broken.json', '{ not json')
+    put('README.md', '# not a result')
+    expect(newestResult(dir, 'api', 'main')).toEqual({ path: join(dir, 'api', 'b.json'), startedAt: '2026-11-21T02:00:00.000000Z', commit: '02'.padEnd(40, 'e') })
+    expect(newestResult(dir, 'api', 'release')).toBeUndefined()
+    expect(newestResult(dir, undefined, 'main')).toBeUndefined()
   })
 })
 

@@ -144,8 +144,22 @@ describe('history-branch', () => {
     expect(git(bare, 'branch', '--list', 'no-such-history')).toBe('')
   })
 
+  it("once main's artifacts have expired, a pull request takes its baseline from the branch", async () => {
+    for (const a of api.artifacts) a.expired = true
+    const r = await run({ name: 'pull_request', runId: 304, pr: 33, baseRef: 'main' })
+    expect(r.code, log(r)).toBe(0)
+    const dir = r.outputs['history-dir']
+    // The newest of the two pushes' results on the branch: run 301's commit.
+    expect(r.summary).toContain(
+      'Baseline: the newest result of main on the branch `loadgate-history` (301cccc), as the newest successful run of perf.yml on main with an artifact named `loadgate` was not found.'
+    )
+    expect(log(r)).toMatch(new RegExp(`loadgate report .* --baseline ${dir}/[^ ]+-301ccccccccc-[0-9a-f]{8}\\.json --baseline-history ${dir}( |$)`, 'm'))
+    expect(r.outputs.regression).not.toBe('no-baseline')
+    expect(r.warnings).toEqual([])
+  })
+
   it('three scheduled runs at once each add their result', async () => {
-    const runs = await Promise.all([304, 305, 306].map((id) => run({ name: 'schedule', runId: id, branch: 'main' })))
+    const runs = await Promise.all([305, 306, 307].map((id) => run({ name: 'schedule', runId: id, branch: 'main' })))
     for (const r of runs) {
       expect(r.code, log(r)).toBe(0)
       expect(r.summary).toMatch(/Added to the history branch `loadgate-history`/)
