@@ -20,6 +20,10 @@ export interface RunContext {
   /** The branch or tag this run is for (`GITHUB_REF_NAME`); for pull requests, `N/merge`. */
   refName: string
   defaultBranch: string | undefined
+  /** The commit this run is for (`GITHUB_SHA`); '' when unknown. */
+  sha: string
+  /** The server's address (`GITHUB_SERVER_URL`), e.g. `https://github.com`: repository and commit pages, and the git remote. */
+  serverUrl: string
   /** The workflow's file name (`perf.yml`), from `GITHUB_WORKFLOW_REF`; the API accepts it as the workflow id. */
   workflowFile: string | undefined
   workflowName: string
@@ -40,8 +44,8 @@ type Env = Record<string, string | undefined>
 export type GitHubContext = Pick<typeof context, 'eventName' | 'runId' | 'workflow' | 'job' | 'serverUrl' | 'payload' | 'repo'>
 
 /**
- * The run's context from `github.context`, plus the three variables it does not read:
- * `GITHUB_REF_NAME`, `GITHUB_WORKFLOW_REF` and `GITHUB_ACTION_REPOSITORY`.
+ * The run's context from `github.context`, plus the four variables it does not read:
+ * `GITHUB_REF_NAME`, `GITHUB_SHA`, `GITHUB_WORKFLOW_REF` and `GITHUB_ACTION_REPOSITORY`.
  */
 export function readContext(gh: GitHubContext, env: Env): RunContext {
   let owner: string
@@ -71,6 +75,8 @@ export function readContext(gh: GitHubContext, env: Env): RunContext {
     runId,
     refName: env.GITHUB_REF_NAME ?? '',
     defaultBranch: payload.repository?.default_branch,
+    sha: env.GITHUB_SHA ?? '',
+    serverUrl: gh.serverUrl,
     workflowFile: workflowFile(env.GITHUB_WORKFLOW_REF ?? '', `${owner}/${repo}`),
     workflowName: gh.workflow ?? '',
     job: gh.job ?? '',

@@ -81,6 +81,12 @@ export interface Inputs {
    * from its child processes (child.ts): `GITHUB_TOKEN`, an `ACTIONS_*`, an input.
    */
   passEnv: string[]
+  /**
+   * The data branch (databranch.ts): pushes to the default branch and scheduled and dispatched
+   * runs add their result to it; every run in `mode: stored` or `merge` reads it as the
+   * baseline's history. '' for none (the artifact's history window only).
+   */
+  historyBranch: string
 }
 
 /** Reads one input by its name in action.yml; `core.getInput` in the action. */
@@ -181,6 +187,8 @@ export function readInputs(get: GetInput): Inputs {
     engine = { kind: 'release', version: undefined }
   }
 
+  const historyBranch = historyBranchInput(get('history-branch'), shard)
+
   return {
     spec,
     workingDirectory: get('working-directory').trim() || '.',
@@ -196,8 +204,37 @@ export function readInputs(get: GetInput): Inputs {
     shard,
     startAt,
     allowMissing,
-    passEnv: passEnvNames(get('pass-env'))
+    passEnv: passEnvNames(get('pass-env')),
+    historyBranch
   }
+}
+
+/**
+ * `history-branch`: a branch name as git allows it (`git check-ref-format --branch`), or '' for
+ * none. Not for a shard, whose result is not judged alone: the merge step adds the merged one.
+ */
+function historyBranchInput(raw: string, shard: Shard | undefined): string {
+  const v = raw.trim()
+  if (v === '') return ''
+  const bad =
+    [...v].some((c) => c <= ' ' || c === '\u007f') ||
+    /[~^:?*[\\]/.test(v) ||
+    v.includes('..') ||
+    v.includes('@{') ||
+    v.includes('//') ||
+    v === '@' ||
+    /^[-/.]/.test(v) ||
+    /(^|\/)\./.test(v) ||
+    /([/.]|\.lock)$/.test(v)
+  if (bad) {
+    throw new InputError(
+      `input \`history-branch\` is \`${v}\`, which is not a branch name git allows: use letters, digits, \`-\`, \`_\` and \`/\`, e.g. \`loadgate-history\``
+    )
+  }
+  if (shard) {
+    throw new InputError('input `history-branch` is for the step that judges the whole run: give it to the merge step (`mode: merge`), not to a shard')
+  }
+  return v
 }
 
 /**

@@ -3,7 +3,9 @@
  * the gate. In `mode: paired` the run and the baseline are one step: the pull request's base,
  * checked out and built beside it, loaded at the same time (`loadgate ab`). In `mode: merge`
  * the run is the merge of this workflow run's shards (merge.ts); a shard step (input `shard`)
- * runs its share and uploads it, and stops there (shards.ts). Every step is awaited inside the
+ * runs its share and uploads it, and stops there (shards.ts). With `history-branch` the baseline's
+ * history comes from that branch, and runs on the default branch add their result to it
+ * (databranch.ts). Every step is awaited inside the
  * one try/catch that ends in `core.setFailed`. The engine decides and formats; the action reads
  * its verdict document and places what it says.
  */
@@ -29,7 +31,7 @@ import { upload, uploadPage } from './upload.js'
 import { runShard, startAtArgs } from './shards.js'
 import { mergeShards } from './merge.js'
 import { carryHistory } from './history.js'
-import { healthProblems, invalidResult } from './result.js'
+import { healthProblems, invalidResult, specName } from './result.js'
 import { abArgs, build, findBase, freePorts, sideDir, withWorktree, type PairedBase } from './paired.js'
 import { commentBody, marker, upsertComment, withNote } from './comment.js'
 import {
@@ -48,6 +50,7 @@ import { client, httpStatus, type GitHubApi } from './github.js'
 import { children, type Children } from './child.js'
 import { confined, inside, real, type Root } from './workspace.js'
 import { linksLine, trendLine, type Links } from './links.js'
+import { fetchData, fromBranch, historyOf, newestResult, openDataBranch, recordResult, type Checkout, type DataBranch } from './databranch.js'
 
 /** The root of the action's checkout: action/dist/index.js is two folders below it. */
 function actionDir(): string {
@@ -84,14 +87,34 @@ async function main(): Promise<void> {
       ? await runMerge(setup, engine)
       : await runStored(setup, engine)
   if ('stopped' in ran) {
-    await publish(setup, unmeasuredReport(setup, ran.stopped))
+    await publish(setup, unmeasuredReport(setup, ran.stopped), engine)
     core.setFailed(ran.stopped.message)
     return
   }
   core.info(ran.baseline.note)
   const report = await writeReports(setup, engine, ran)
-  await publish(setup, report)
+  await record(setup, engine, ran, report)
+  await publish(setup, report, engine)
   gate(inputs.failOn, report.verdict)
+}
+
+/**
+ * Step 5b, the data branch (`history-branch`, databranch.ts): a push to the default branch or a
+ * scheduled or dispatched run adds its result to it; the report's note says so, and the
+ * `history-dir` output names the branch's folder.
+ */
+async function record(s: Setup, engine: string, ran: Ran, report: Report): Promise<void> {
+  const recorded = await recordResult(s.dataBranch, ran.data, {
+    ctx: s.ctx,
+    resultPath: ran.resultPath,
+    invalid: ran.invalid,
+    engine: async (args) => {
+      const r = await invoke(engine, args, s.cwd, s.children)
+      if (r.code !== EXIT.pass) throw new Error(engineFailure(args.slice(0, 2).join(' '), r))
+    }
+  })
+  report.note += recorded.note
+  report.historyDir = recorded.dir
 }
 
 /** What every step needs: the inputs, the workflow run, and where things are. */
@@ -110,6 +133,8 @@ interface Setup {
   baselineFile?: string
   /** What the engine, the service and `build` get (child.ts). */
   children: Children
+  /** The data branch (`history-branch`, databranch.ts); unset without one, and in paired mode. */
+  dataBranch: DataBranch | undefined
 }
 
 /**
@@ -139,7 +164,7 @@ function prepare(): Setup {
   }
   mkdirSync(join(temp, 'loadgate'), { recursive: true })
   const out = mkdtempSync(join(temp, 'loadgate', `${inputs.artifactName}-`))
-  return { inputs, ctx, api, workspace, cwd, spec, out, baselineFile, children: kids }
+  return { inputs, ctx, api, workspace, cwd, spec, out, baselineFile, children: kids, dataBranch: openDataBranch(inputs, ctx, kids) }
 }
 
 /** Step 2, engine: the binary to run. */
@@ -169,6 +194,8 @@ interface Ran {
   history: string[]
   /** The measurement is invalid (the engine's exit code 5; a merged result's `health.valid`): the result is not in `history`. */
   invalid: boolean
+  /** The data branch fetched (`history-branch`); unset without one, or when it could not be fetched. */
+  data?: Checkout
 }
 
 /**
@@ -221,11 +248,12 @@ async function runMerge(s: Setup, engine: string): Promise<Ran | Stopped> {
  * history window carried on from the previous run (the result, `invalid` or not, is this run's).
  */
 async function baselineAndHistory(s: Setup, resultPath: string, invalid: boolean): Promise<Ran> {
-  const baseline = await core.group('Find the baseline', () => resolveBaseline(s))
-  if (!carriesHistory(s.ctx)) return { resultPath, baseline, history: [], invalid }
+  const data = await fetchData(s.dataBranch, join(process.env.RUNNER_TEMP || tmpdir(), 'loadgate'))
+  const baseline = await core.group('Find the baseline', () => resolveBaseline(s, data, resultPath))
+  if (!carriesHistory(s.ctx)) return { resultPath, baseline, history: [], invalid, data }
   const previous = await core.group('Find the history window to carry on', () => previousRun(s, baseline))
   // An invalid measurement is no sample of the branch's run-to-run variation: not added.
-  return { resultPath, baseline, history: carryHistory(s.out, previous, resultPath, s.ctx.runId, !invalid), invalid }
+  return { resultPath, baseline, history: carryHistory(s.out, previous, resultPath, s.ctx.runId, !invalid), invalid, data }
 }
 
 /** Paired mode's first step: the pull request's base commit. */
@@ -285,6 +313,8 @@ interface Report {
   files: string[]
   /** The short trend line above the report (links.ts); '' for none. */
   trend: string
+  /** The data branch's checkout, for the `history-dir` output; unset when there is none with results. */
+  historyDir?: string
 }
 
 /**
@@ -347,7 +377,7 @@ async function writeReports(s: Setup, engine: string, ran: Ran): Promise<Report 
 async function branchTrend(s: Setup, engine: string, ran: Ran, verdict: LoadgateVerdict): Promise<string> {
   const pr = s.ctx.pullRequest
   if (!pr) return verdict.trend ? trendLine(verdict.trend, s.ctx.refName) : ''
-  const history = ran.baseline.history
+  const history = ran.baseline.window
   if (!history || readdirSync(history).filter((n) => n.endsWith('.json')).length < 2) return ''
   const file = join(s.out, 'base-trend.json')
   const r = await invoke(engine, ['report', history, '--format', 'json', '--output', file], s.cwd, s.children, true)
@@ -385,11 +415,11 @@ function unmeasuredReport(s: Setup, u: Unmeasured): Report {
  * pull-request comment, each of which, when GitHub still refuses it after the client's retries,
  * is a warning naming the status and the permission: the step's result is the verdict's alone.
  */
-async function publish(s: Setup, r: Report): Promise<void> {
+async function publish(s: Setup, r: Report, engine: string): Promise<void> {
   const { inputs, ctx } = s
   const v = r.verdict
   if (v) core.info(headlineLine(v))
-  setOutputs({ verdict: v, paths: r.paths, commentUrl: undefined })
+  setOutputs({ verdict: v, paths: r.paths, commentUrl: undefined, engine, historyDir: r.historyDir })
   const engineMd = readFileSync(r.mdPath, 'utf8')
   const page = (links: Links) => withNote(r.note, `${linksLine(links)}${r.trend ? `\n\n${r.trend}` : ''}\n\n${engineMd}`)
   const links: Links = { runUrl: ctx.runUrl, artifactName: inputs.artifactName, html: r.paths.html !== '' }
@@ -525,39 +555,53 @@ interface ResolvedBaseline {
   run?: WorkflowRun
   /** The folder the baseline artifact was downloaded to. */
   dir?: string
-  /** That artifact's `history/`, when it holds results: the baseline's run-to-run variation. */
+  /**
+   * The baseline's history (`--baseline-history`): the data branch when there is one, else the
+   * baseline artifact's `window`.
+   */
   history?: string
+  /** The baseline artifact's `history/`, when it holds results: the base branch's trend. */
+  window?: string
   /** One line for the log and the top of the report. */
   note: string
 }
 
-/** Step 4, baseline: the result to compare with, if any, downloaded from an earlier run. */
-async function resolveBaseline(s: Setup): Promise<ResolvedBaseline> {
+/**
+ * Step 4, baseline: the result to compare with, if any, downloaded from an earlier run (when no
+ * such run has its artifact any more, the newest valid result of the same spec and branch on the
+ * data branch `data`), and its history (`historyOf`). `current`: this run's result.
+ */
+async function resolveBaseline(s: Setup, data: Checkout | undefined, current: string): Promise<ResolvedBaseline> {
   const { inputs, cwd } = s
   const plan = planBaseline(inputs.baseline, s.ctx)
   if (plan.kind === 'none') return { note: `Not compared with a baseline: ${plan.reason}.` }
   if (plan.kind === 'path') {
     const path = s.baselineFile ?? resolve(cwd, plan.path)
     if (!existsSync(path)) throw new Error(`input \`baseline\`: no file at ${path} (use \`auto\`, \`none\` or the path of a result JSON)`)
-    return { path, note: `Baseline: ${plan.path}.` }
+    return { path, history: historyOf(s.dataBranch, data, undefined), note: `Baseline: ${plan.path}.${fromBranch(s.dataBranch, data)}` }
   }
   const got = await validBaseline(s, plan)
+  const missing = `${plan.describe} with an artifact named \`${inputs.artifactName}\` was not found`
   if (got === undefined) {
-    return {
-      note: `No baseline yet: ${plan.describe} with an artifact named \`${inputs.artifactName}\` was not found, so this run is not compared (not a failure).`
+    const stored = data?.exists ? newestResult(data.dir, specName(current), plan.branch) : undefined
+    if (stored && s.dataBranch) {
+      const found = `the newest result of ${plan.branch} on the branch \`${s.dataBranch.branch}\` (${stored.commit?.slice(0, 7) ?? stored.startedAt})`
+      return { path: stored.path, found, history: historyOf(s.dataBranch, data, undefined), note: `Baseline: ${found}, as ${missing}.${fromBranch(s.dataBranch, data)}` }
     }
+    return { note: `No baseline yet: ${missing}, so this run is not compared (not a failure).` }
   }
   const r = got.run
   const run = `[run #${r.run_number}](${r.html_url}) (${r.event}, ${r.head_sha.slice(0, 7)})`
   const history = join(got.dir, 'history')
-  const hasHistory = existsSync(history) && readdirSync(history).some((name) => name.endsWith('.json'))
+  const window = existsSync(history) && readdirSync(history).some((name) => name.endsWith('.json')) ? history : undefined
   return {
     path: got.path,
     found: run,
     run: r,
     dir: got.dir,
-    history: hasHistory ? history : undefined,
-    note: `Baseline: ${run}, ${plan.describe}.`
+    history: historyOf(s.dataBranch, data, window),
+    window,
+    note: `Baseline: ${run}, ${plan.describe}.${fromBranch(s.dataBranch, data)}`
   }
 }
 

@@ -79,7 +79,7 @@ export async function runShard(step: ShardStep): Promise<void> {
     writeFileSync(join(out, 'engine.log'), ran.stderr)
     await upload(name, [mdPath, join(out, 'engine.log')], out)
     await writeSummary(`${stop.note}\n\n${stop.markdown}`)
-    setOutputs({ verdict: undefined, paths: { result: '', markdown: mdPath, html: '', junit: '' }, commentUrl: undefined, shard: true })
+    setOutputs({ verdict: undefined, paths: { result: '', markdown: mdPath, html: '', junit: '' }, commentUrl: undefined, shard: true, engine })
     throw new Error(stop.message)
   }
   // A shard's SLOs are not judged (the engine exits 0); an engine that judged them still ran.
@@ -96,7 +96,7 @@ export async function runShard(step: ShardStep): Promise<void> {
   const verdict = readVerdict(readFileSync(verdictPath, 'utf8'), verdictPath)
   await upload(name, [resultPath, mdPath], out)
   await writeSummary(`${shardLine(step.specLabel, shard, verdict, name)}\n`)
-  setOutputs({ verdict, paths: { result: resultPath, markdown: mdPath, html: '', junit: '' }, commentUrl: undefined, shard: true })
+  setOutputs({ verdict, paths: { result: resultPath, markdown: mdPath, html: '', junit: '' }, commentUrl: undefined, shard: true, engine })
 }
 
 /** The shard's line in the job summary: its numbers as the engine formatted them, and where it went. */

@@ -31,6 +31,10 @@ export interface Outputs {
   commentUrl: string | undefined
   /** A shard's run: its numbers only; its decisions are the merge step's (empty here). */
   shard?: boolean
+  /** The engine binary the action ran, for later steps (`loadgate history show`). */
+  engine?: string
+  /** The data branch's checkout (`history-branch`), with this run's result when it added one. */
+  historyDir?: string
 }
 
 /**
@@ -56,6 +60,8 @@ export function setOutputs(o: Outputs): void {
   core.setOutput('p99-us', number(h?.p99_us))
   core.setOutput('error-rate', number(h?.error_rate))
   core.setOutput('comment-url', o.commentUrl ?? '')
+  core.setOutput('engine', o.engine ?? '')
+  core.setOutput('history-dir', o.historyDir ?? '')
 }
 
 /**

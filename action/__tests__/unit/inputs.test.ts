@@ -34,8 +34,20 @@ describe('readInputs', () => {
       shard: undefined,
       startAt: '',
       allowMissing: false,
-      passEnv: []
+      passEnv: [],
+      historyBranch: ''
     })
+  })
+
+  it('history-branch: a branch name git allows, not for a shard', () => {
+    expect(readInputs(get({ ...minimal, 'history-branch': ' loadgate-history ' })).historyBranch).toBe('loadgate-history')
+    expect(readInputs(get({ ...minimal, 'history-branch': 'perf/history_2' })).historyBranch).toBe('perf/history_2')
+    for (const bad of ['a b', 'a..b', '-x', 'x/', 'x.lock', 'a:b', 'a~1', 'a^', 'a?', 'a*', 'a[b', 'a\\b', 'x@{1}', '.hidden', 'a/.b', 'a//b', '@', 'x.', 'tab\there']) {
+      expect(() => readInputs(get({ ...minimal, 'history-branch': bad })), bad).toThrow('input `history-branch` is `')
+    }
+    expect(() => readInputs(get({ ...minimal, 'history-branch': 'loadgate-history', shard: '1/2' }))).toThrow(
+      'input `history-branch` is for the step that judges the whole run: give it to the merge step'
+    )
   })
 
   it('requires a spec and a token', () => {

@@ -217,7 +217,9 @@ describe('main', () => {
       'p95-us': '900',
       'p99-us': '2100',
       'error-rate': '0.002',
-      'comment-url': ''
+      'comment-url': '',
+      engine: ENGINE,
+      'history-dir': ''
     })
     expect(core.summaryWritten).toEqual([
       `> Not compared with a baseline: a \`push\` event is not compared; this result becomes the baseline for pull requests into main.\n\n${links(500)}\n\n${MD}`
@@ -421,7 +423,9 @@ describe('main', () => {
       'p95-us': '',
       'p99-us': '',
       'error-rate': '',
-      'comment-url': 'https://github.test/c/1'
+      'comment-url': 'https://github.test/c/1',
+      engine: ENGINE,
+      'history-dir': ''
     })
   })
 
