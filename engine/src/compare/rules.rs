@@ -196,7 +196,7 @@ impl RuleTest {
 pub(super) enum Method {
     /// The max-T step-down on the bootstrap replicates (two runs).
     MaxT,
-    /// Holm's step-down on Student t or normal p-values (sub-runs; two runs with a history).
+    /// Holm's step-down on Student t or normal p-values (sub-runs; a stored history).
     Holm,
 }
 

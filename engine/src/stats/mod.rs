@@ -30,11 +30,14 @@
 mod bootstrap;
 pub(crate) mod changepoint;
 mod family;
+pub(crate) mod prediction;
 pub(crate) mod robust;
 #[cfg(test)]
 mod sims;
 #[cfg(test)]
 mod sims_family;
+#[cfg(test)]
+mod sims_history;
 mod sub_runs;
 pub(crate) mod trend;
 
