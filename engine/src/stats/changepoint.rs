@@ -33,8 +33,10 @@
 //! measured, the review of 2026-11-27, §5); a test that takes them as independent splits A/A
 //! series. The two segments are modelled as AR(1) with one coefficient ρ, estimated by the
 //! pooled lag-1 autocorrelation of the two segments, each about its own mean,
-//! `ρ̂ = Σ_seg Σ_t (x_t − x̄_seg)(x_{t+1} − x̄_seg) / Σ_seg Σ_t (x_t − x̄_seg)²`, corrected for its
-//! bias (about `−(1 + 4ρ)/n` per segment of n values, Kendall 1954) and kept in [0, 0.9]. The
+//! `r = Σ_seg Σ_t (x_t − x̄_seg)(x_{t+1} − x̄_seg) / Σ_seg Σ_t (x_t − x̄_seg)²` over the N values
+//! of both segments (a segment of fewer than 3 values is left out), corrected for its bias
+//! (about `−(1 + 4ρ)/n` per segment of n values, Kendall 1954: `(r + g/N)/(1 − 4g/N)` for g
+//! segments), and kept in [0, 0.9]. The
 //! variance of a segment's mean is then `s²/n · f(n, ρ)` with the exact AR(1) factor
 //! `f(n, ρ) = 1 + 2·Σ_{k=1}^{n−1} (1 − k/n)·ρ^k` (Box & Jenkins 1976), so
 //! `t = (x̄₂ − x̄₁)/√(s²·(f₁/n₁ + f₂/n₂))` with `n₁/f₁ + n₂/f₂ − 2` degrees of freedom (the
@@ -371,10 +373,12 @@ fn pooled_ar1(before: &[f64], after: &[f64]) -> f64 {
     // E[r] ≈ ρ − (1 + 4ρ)·g/N for g segments of N values in all (Kendall 1954, per segment).
     let share = segments / count;
     let denominator = 1.0 - 4.0 * share;
-    if denominator <= 0.0 {
-        return raw.clamp(0.0, MAX_RHO);
-    }
-    ((raw + share) / denominator).clamp(0.0, MAX_RHO)
+    let corrected = if denominator > 0.0 {
+        (raw + share) / denominator
+    } else {
+        raw
+    };
+    corrected.clamp(0.0, MAX_RHO)
 }
 
 /// The variance factor of the mean of `n` values of an AR(1) series with coefficient `rho`:
