@@ -234,7 +234,7 @@ fn rule_test(
             ));
         }
     };
-    let level = scale.from_position(p.level);
+    let level = scale.value_at(p.level);
     let values_b = [Some(level), Some(c)];
     let evidence = prepared(rule, values_b).map(|e| crate::stats::Evidence {
         se: p.se,

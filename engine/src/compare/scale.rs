@@ -70,7 +70,7 @@ impl Scale {
     }
 
     /// The value in the rule's unit at position `y` on the scale: inverts [`Scale::position`].
-    pub(super) fn from_position(self, y: f64) -> f64 {
+    pub(super) fn value_at(self, y: f64) -> f64 {
         match self {
             Scale::LogRise => y.exp(),
             Scale::LogDrop => (-y).exp(),
@@ -148,7 +148,7 @@ mod tests {
                 scale.position(c) - scale.position(b),
                 scale.change(b, c)
             ));
-            assert!((scale.from_position(scale.position(c)) - c).abs() < 1e-9);
+            assert!((scale.value_at(scale.position(c)) - c).abs() < 1e-9);
         }
     }
 
