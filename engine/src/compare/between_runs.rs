@@ -23,6 +23,11 @@
 //!    error `se = σ̂·√(1 + π/(2·k_eff))`: Hahn & Meeker's `s·√(1 + 1/k)` (*Statistical
 //!    Intervals*, Wiley 1991, ch. 4) with a median level and correlated runs, Student t with
 //!    `k_eff − 1` degrees of freedom.
+//!    Where the rule's two-run test of the baseline and the current run (`two_run.rs`: the
+//!    noise within the two runs) has the larger standard error, that one is used, with its
+//!    degrees of freedom: a current run disturbed within itself (its seconds far apart) is less
+//!    certain than the history predicts of a typical run (the moment estimate's `max`, as in
+//!    DerSimonian & Laird 1986).
 //! 5. **Decision**: the rule's allowance is taken from the level (`A = max(max_change × level,
 //!    floor)`), and every tested rule's `Evidence { estimate: y_c − μ̂, se, df, allowance }` goes
 //!    to `stats::decide`: Holm's step-down at the run's `regression_alpha` across the rules
@@ -39,6 +44,7 @@ use super::scale::Scale;
 use super::scoped::scoped;
 use crate::plan::regression::RegressionRule;
 use crate::result::{RESULT_VERSION, RunResult};
+use crate::stats::Evidence;
 use crate::stats::changepoint::{self, detect};
 use crate::stats::prediction::{MIN_SEGMENT, Prediction, predict};
 
@@ -150,12 +156,15 @@ pub(super) fn tests(
     rules: &[RegressionRule],
     history: &Comparable<'_>,
     current: &RunResult,
+    within: &[RuleTest],
 ) -> (Vec<RuleTest>, String) {
     let mut segments: Vec<(usize, String, Vec<String>)> = Vec::new();
     let tests = rules
         .iter()
-        .map(|rule| {
-            let (test, segment) = rule_test(rule, history, current);
+        .zip(within)
+        .map(|(rule, within)| {
+            let within = within.evidence.as_ref().ok().copied();
+            let (test, segment) = rule_test(rule, history, current, within);
             if let Some((k, since)) = segment {
                 let label = format!("{} {}", rule.metric, rule.expression);
                 match segments.iter_mut().find(|(n, s, _)| (*n, s) == (k, &since)) {
@@ -193,11 +202,13 @@ pub(super) fn tests(
 }
 
 /// One rule's test, and its segment's length and first result's `started_at` when it was
-/// tested.
+/// tested. `within`: the rule's two-run test of the baseline and the current run (the noise
+/// within them), when they could be tested.
 fn rule_test(
     rule: &RegressionRule,
     history: &Comparable<'_>,
     current: &RunResult,
+    within: Option<Evidence>,
 ) -> (RuleTest, Option<(usize, String)>) {
     let scale = Scale::of(rule);
     let ct = scoped(&rule.scope, current);
@@ -236,22 +247,41 @@ fn rule_test(
     };
     let level = scale.value_at(p.level);
     let values_b = [Some(level), Some(c)];
-    let evidence = prepared(rule, values_b).map(|e| crate::stats::Evidence {
-        se: p.se,
-        df: Some(p.df),
-        ..e
+    // A run disturbed within itself (its seconds far apart) is less certain than the history
+    // predicts: its own standard error, where wider, takes the bound's place.
+    let noisy = within.filter(|w| w.se.is_finite() && w.se > p.se);
+    let evidence = prepared(rule, values_b).map(|e| match noisy {
+        Some(w) => Evidence {
+            se: w.se,
+            df: w.df,
+            ..e
+        },
+        None => Evidence {
+            se: p.se,
+            df: Some(p.df),
+            ..e
+        },
     });
     let since = started[values.len() - p.k].to_string();
     let mut test = RuleTest::new(values_b, [p.k, 1], evidence);
-    test.remark = remark(scale, &p, &since);
+    test.remark = remark(scale, &p, &since, noisy.map(|w| w.se));
     (test, Some((p.k, since)))
 }
 
-/// What a reason adds: the level's origin and the bound's spread.
-fn remark(scale: Scale, p: &Prediction, since: &str) -> String {
+/// What a reason adds: the level's origin and the bound's spread, and the runs' own standard
+/// error when it was the wider.
+fn remark(scale: Scale, p: &Prediction, since: &str, noisy: Option<f64>) -> String {
+    let noisy = noisy
+        .map(|se| {
+            format!(
+                "; the noise within this run and the baseline, {}, is wider and is used",
+                format_se(scale, se)
+            )
+        })
+        .unwrap_or_default();
     format!(
         " (against the median of {} comparable results since {since}; run-to-run spread {}, \
-         correlation between successive runs {:.2}, worth {:.1} independent runs)",
+         correlation between successive runs {:.2}, worth {:.1} independent runs{noisy})",
         p.k,
         format_se(scale, p.se),
         p.rho,
@@ -302,6 +332,14 @@ mod tests {
         (rules, base)
     }
 
+    /// No two-run test: the history's bound alone.
+    fn untested(rules: &[RegressionRule]) -> Vec<RuleTest> {
+        rules
+            .iter()
+            .map(|_| RuleTest::new([None, None], [0, 0], Err("short".to_string())))
+            .collect()
+    }
+
     const NIGHTS: [f64; 12] = [
         1.0, 1.01, 0.99, 1.02, 0.98, 1.0, 1.01, 0.99, 1.0, 1.02, 0.98, 1.0,
     ];
@@ -314,7 +352,7 @@ mod tests {
         let judge = |current: &RunResult| {
             let c = comparable(&past, &baseline, current);
             assert_eq!(c.results.len(), NIGHTS.len(), "the baseline counts once");
-            let (tests, note) = tests(&rules, &c, current);
+            let (tests, note) = tests(&rules, &c, current, &untested(&rules));
             let e = *tests[0].evidence.as_ref().unwrap();
             let d = crate::stats::decide(0.05, &[e], None)[0];
             (tests.into_iter().next().unwrap(), d, note)
@@ -343,6 +381,40 @@ mod tests {
     }
 
     #[test]
+    fn a_run_noisier_within_itself_than_the_history_predicts_keeps_its_own_error() {
+        let (rules, mut current) = setup();
+        let past = history(&current, &NIGHTS);
+        current.total.latency_us.as_mut().unwrap().p50_us = 1_200;
+        let c = comparable(&past, past.last().unwrap(), &current);
+        let noisy = |se: f64| {
+            vec![RuleTest::new(
+                [Some(1_000.0), Some(1_200.0)],
+                [30, 30],
+                Ok(Evidence {
+                    estimate: 1.2f64.ln(),
+                    se,
+                    df: Some(9.0),
+                    allowance: 1.05f64.ln(),
+                }),
+            )]
+        };
+        let (wide, _) = tests(&rules, &c, &current, &noisy(0.2));
+        let e = wide[0].evidence.as_ref().unwrap();
+        assert_eq!((e.se, e.df), (0.2, Some(9.0)));
+        assert!(!crate::stats::decide(0.05, &[*e], None)[0].regressed);
+        assert!(
+            wide[0].remark.contains("is wider and is used"),
+            "{}",
+            wide[0].remark
+        );
+        // A quiet run: the history's bound.
+        let (quiet, _) = tests(&rules, &c, &current, &noisy(0.001));
+        let e = quiet[0].evidence.as_ref().unwrap();
+        assert!(e.se > 0.001 && e.df != Some(9.0), "{e:?}");
+        assert!(!quiet[0].remark.contains("is wider"));
+    }
+
+    #[test]
     fn the_segment_starts_after_the_last_change_point() {
         let (rules, mut current) = setup();
         // 30 nights at 1 ms, then a step to 1.3 ms for 12 nights: the current 1.32 ms is level
@@ -352,7 +424,7 @@ mod tests {
         let past = history(&current, &factors);
         current.total.latency_us.as_mut().unwrap().p50_us = 1_320;
         let c = comparable(&past, past.last().unwrap(), &current);
-        let (tests, _) = tests(&rules, &c, &current);
+        let (tests, _) = tests(&rules, &c, &current, &untested(&rules));
         assert_eq!(tests[0].samples, [12, 1], "{}", tests[0].remark);
         let e = *tests[0].evidence.as_ref().unwrap();
         assert!(!crate::stats::decide(0.05, &[e], None)[0].regressed);
@@ -383,7 +455,7 @@ mod tests {
             "{:?}",
             c.left_out
         );
-        let (tests, note) = tests(&rules, &c, &current);
+        let (tests, note) = tests(&rules, &c, &current, &untested(&rules));
         let why = tests[0].evidence.as_ref().unwrap_err();
         assert!(
             why.starts_with("2 of 5 comparable results since the last change point (runner type `")

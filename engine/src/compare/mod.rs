@@ -218,7 +218,8 @@ pub fn compare_with_history(
         return Ok(comparison);
     }
     let comparable = between_runs::comparable(history, baseline, current);
-    let (tests, note) = between_runs::tests(&rules, &comparable, current);
+    let within = two_run::tests(&rules, baseline, current);
+    let (tests, note) = between_runs::tests(&rules, &comparable, current, &within);
     comparison.notes.push(note);
     comparison.notes.extend(comparable.left_out);
     (comparison.rules, comparison.family) =

@@ -4,7 +4,8 @@
 //! unchanged (A/A) and 15% slower, by three methods side by side:
 //!
 //! - **segment**: the level of the segment since the last change point, the prediction bound of
-//!   `prediction.rs` (the verdict of `compare/between_runs.rs`);
+//!   `prediction.rs`, or the within-run standard error where that is the wider (the verdict of
+//!   `compare/between_runs.rs`);
 //! - **widened**: the verdict before it, reimplemented here only: the change from the latest run
 //!   (the baseline), its within-run standard error widened to `√2·sd` of the last 30 results;
 //! - **two-run**: the change from the latest run with the within-run standard error alone.
@@ -143,7 +144,12 @@ fn reference(method: Method, rule: &Rule, past: &[f64]) -> Option<(f64, f64, Opt
                 .map(|c| c.index)
                 .collect();
             let p = predict(window, &starts).ok()?;
-            Some((p.level, p.se, Some(p.df)))
+            // The runs' own standard error where it is the wider (`between_runs.rs`).
+            Some(if within > p.se {
+                (p.level, within, None)
+            } else {
+                (p.level, p.se, Some(p.df))
+            })
         }
         Method::Widened => {
             let window = &past[past.len().saturating_sub(WIDENED_WINDOW)..];
