@@ -161,7 +161,8 @@ pub struct Family {
     pub alpha: f64,
     /// Rules tested together (m); untested (inconclusive for lack of data) not counted.
     pub tested: usize,
-    /// `holm` (paired sub-runs, Student t) or `max-t` (two runs, block bootstrap step-down).
+    /// `holm` (paired sub-runs, or a stored history: Student t) or `max-t` (two runs, block
+    /// bootstrap step-down).
     pub method: String,
 }
 
