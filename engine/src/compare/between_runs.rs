@@ -265,6 +265,8 @@ fn rule_test(
     let since = started[values.len() - p.k].to_string();
     let mut test = RuleTest::new(values_b, [p.k, 1], evidence);
     test.remark = remark(scale, &p, &since, noisy.map(|w| w.se));
+    test.narrower = "more comparable results since the change point, or longer runs on a quieter \
+                     runner,";
     (test, Some((p.k, since)))
 }
 

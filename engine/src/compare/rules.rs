@@ -175,6 +175,9 @@ pub(super) struct RuleTest {
     pub(super) replicates: Vec<f64>,
     /// What the reason adds, e.g. which stored results gave the level.
     pub(super) remark: String,
+    /// What would narrow an inconclusive interval, in the reason: "a longer run" (two runs,
+    /// sub-runs), or more comparable results and longer runs (a stored history).
+    pub(super) narrower: &'static str,
 }
 
 impl RuleTest {
@@ -190,6 +193,7 @@ impl RuleTest {
             evidence,
             replicates: Vec::new(),
             remark: String::new(),
+            narrower: "a longer run",
         }
     }
 }
@@ -399,8 +403,9 @@ fn decided(rule: &RegressionRule, test: &RuleTest, d: &Decision) -> (RuleState, 
         (
             RuleState::Inconclusive,
             format!(
-                "{ci}: it reaches beyond the allowed {allowed}; a longer run would tell (80% \
-                 power from a change of {})",
+                "{ci}: it reaches beyond the allowed {allowed}; {} would tell (80% power from a \
+                 change of {})",
+                test.narrower,
                 worse(d.mde)
             ),
         )

@@ -157,6 +157,13 @@ fn a_change_is_judged_against_the_level_of_the_comparable_history() {
     assert_eq!(rule["verdict"], "inconclusive", "{rule:#}");
     let [lo, hi] = [0, 1].map(|i| rule["relative_change_ci"][i].as_f64().unwrap());
     assert!(lo < 0.1 && hi > 0.5, "{rule:#}");
+    assert!(
+        rule["reason"]
+            .as_str()
+            .unwrap()
+            .contains("more comparable results since the change point, or longer runs on a quieter runner, would tell"),
+        "{rule:#}"
+    );
 
     // `report` with `--baseline` takes the history alike (and exits 0 whatever the verdict); the
     // text report shows the note too.
