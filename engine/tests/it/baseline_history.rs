@@ -165,11 +165,16 @@ fn a_change_is_judged_against_the_level_of_the_comparable_history() {
         "{rule:#}"
     );
 
-    // `report` with `--baseline` takes the history alike (and exits 0 whatever the verdict); the
-    // text report shows the note too.
+    report_takes_the_history_alike(b, c, &calm);
+}
+
+/// `report` with `--baseline` takes the history as `compare` does (and exits 0 whatever the
+/// verdict); the text report shows the note too.
+fn report_takes_the_history_alike(b: &str, c: &str, calm: &str) {
+    let json = ["--format", "json"];
     let out = loadgate(
         &[
-            &["report", c, "--baseline", b, "--baseline-history", &calm][..],
+            &["report", c, "--baseline", b, "--baseline-history", calm][..],
             &json,
         ]
         .concat(),
@@ -178,7 +183,7 @@ fn a_change_is_judged_against_the_level_of_the_comparable_history() {
     let reported = verdict(&out);
     assert_eq!(reported["rules"][0]["verdict"], "regressed");
     assert!(notes(&reported).contains("12 results since"));
-    let out = loadgate(&["compare", b, c, "--baseline-history", &calm]);
+    let out = loadgate(&["compare", b, c, "--baseline-history", calm]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("compared with the stored history"), "{text}");
 }
