@@ -98,7 +98,7 @@ done
 for m in $METHODS; do
   case $m in
     two-run|ab) ;;
-    two-run+history) [ "$HISTORY" -ge 1 ] || { say "two-run+history needs HISTORY=N earlier runs (3 or more widen the interval)"; exit 2; } ;;
+    two-run+history) [ "$HISTORY" -ge 1 ] || { say "two-run+history needs HISTORY=N earlier runs (5 or more since the last change point judge the rules)"; exit 2; } ;;
     *) say "unknown method '$m': use two-run, two-run+history or ab"; exit 2 ;;
   esac
 done

@@ -150,9 +150,10 @@ pub(crate) struct CompareArgs {
     pub(crate) baseline: PathBuf,
     /// The current result (JSON); its regression rules are used.
     pub(crate) current: PathBuf,
-    /// Earlier results of the same spec (files, or folders of `.json` results; repeatable),
-    /// e.g. the last baseline runs: with 3 or more, each rule's interval is widened by the
-    /// run-to-run variation of its value over them and the baseline.
+    /// Earlier results (files, or folders of `.json` results such as a `loadgate history`
+    /// folder; repeatable): each rule is judged against the level of those of this spec and
+    /// runner type (and the baseline's branch) since their last change point; with fewer than
+    /// 5 of them, it is inconclusive.
     #[arg(long, value_name = "PATH")]
     pub(crate) baseline_history: Vec<PathBuf>,
     /// Output format.
@@ -192,8 +193,8 @@ pub(crate) struct ReportArgs {
     /// Compare the latest result with this baseline result.
     #[arg(long)]
     pub(crate) baseline: Option<PathBuf>,
-    /// With `--baseline`: earlier results of the same spec (files or folders; repeatable) whose
-    /// run-to-run variation widens each rule's interval, as `compare --baseline-history`.
+    /// With `--baseline`: earlier results (files or folders; repeatable) whose level each rule
+    /// is judged against, as `compare --baseline-history`.
     #[arg(long, value_name = "PATH", requires = "baseline")]
     pub(crate) baseline_history: Vec<PathBuf>,
     /// Output format.

@@ -1,298 +1,473 @@
-//! Run-to-run variation: how much a rule's whole-run value moves from one run of the same build
-//! to the next (another machine, other neighbours), estimated from earlier results of the spec
-//! (`--baseline-history`), added to each rule's standard error.
+//! A stored baseline (`compare --baseline-history`): each rule's whole-run value of the current
+//! run against the level of the comparable history since its last change point, by a prediction
+//! bound (the statistical review's §5 design).
 //!
-//! # Model
+//! # Method
 //!
-//! A rule's whole-run value `y_j` of run `j` (its natural log for latency and throughput, whose
-//! variation grows with their size; the value itself for the error rate, which is often 0)
-//! follows the two-level, one-way random-effects model of variance components
-//! (Searle, Casella & McCulloch, *Variance Components*, Wiley 1992, ch. 3):
+//! 1. **Comparable results** ([`comparable`]): the history's results of the same spec (`name`),
+//!    of the current run's runner type (`Environment::runner_type`: OS, architecture, CPU model,
+//!    CPUs), of the baseline's branch when both record one (`source.branch`), valid
+//!    measurements only; the current run itself is left out, the baseline counts once. In time
+//!    order (`started_at`), the last [`HISTORY_WINDOW`].
+//! 2. **The series** of each tested rule: its whole-run value (`rules::whole_run_value`, of its
+//!    scope) in every comparable result, on the rule's scale (`scale.rs`: the log of a latency,
+//!    minus the log of a throughput, an error rate as it is).
+//! 3. **Segment**: the values after the series' last change point (`stats::changepoint::detect`,
+//!    E-Divisive means with Otava's t-test, its correlation-aware default); `k` its length. With
+//!    `k` below `stats::prediction::MIN_SEGMENT` (5) the rule is not tested (inconclusive), its
+//!    reason saying how many more results are needed.
+//! 4. **Prediction bound** (`stats::prediction::predict`): level `μ̂` = the segment's median,
+//!    spread = its Qn (Rousseeuw & Croux 1993; MAD where Qn is not defined), corrected and
+//!    inflated for the lag-1 correlation of successive runs (AR(1); the effective number of
+//!    runs `k_eff`, Bayley & Hammersley 1946), so that the change `y_c − μ̂` has the standard
+//!    error `se = σ̂·√(1 + π/(2·k_eff))`: Hahn & Meeker's `s·√(1 + 1/k)` (*Statistical
+//!    Intervals*, Wiley 1991, ch. 4) with a median level and correlated runs, Student t with
+//!    `k_eff − 1` degrees of freedom.
+//!    Where the rule's two-run test of the baseline and the current run (`two_run.rs`: the
+//!    noise within the two runs) has the larger standard error, that one is used, with its
+//!    degrees of freedom: a current run disturbed within itself (its seconds far apart) is less
+//!    certain than the history predicts of a typical run (the moment estimate's `max`, as in
+//!    DerSimonian & Laird 1986).
+//! 5. **Decision**: the rule's allowance is taken from the level (`A = max(max_change × level,
+//!    floor)`), and every tested rule's `Evidence { estimate: y_c − μ̂, se, df, allowance }` goes
+//!    to `stats::decide`: Holm's step-down at the run's `regression_alpha` across the rules
+//!    (Holm 1979), so one unchanged build fails on any rule with probability at most α.
 //!
-//! ```text
-//! y_j = μ + u_j + e_j,   u_j ~ N(0, τ²) the run's machine,   e_j ~ N(0, σ²_w) the noise within the run
-//! ```
-//!
-//! The change between a baseline run and a current run of the same build then has variance
-//! `2(τ² + σ²_w)`. The block bootstrap of `two_run.rs` estimates the within-run part only: its
-//! standard error `se` is about `√(2σ²_w)`.
-//!
-//! The sample variance `s²` of the whole-run values of `k` earlier runs (the history and the
-//! baseline) estimates `τ² + σ²_w`, since each earlier value carries its own within-run noise.
-//! The moment (ANOVA) estimate of the between-run part is `τ̂² = max(0, s² − σ̂²_w)` with
-//! `σ̂²_w = se²/2` (Searle et al., ch. 3; truncated at 0 as in DerSimonian & Laird,
-//! "Meta-analysis in clinical trials", Controlled Clinical Trials 7(3), 1986). Added to the
-//! change's variance, `se'² = se² + 2τ̂² = max(se², 2s²)`: the standard error is at least
-//! `√2·s`. Where the run-to-run part dominates (`√2·s > se`), the test's reference
-//! distribution is Student's t with `k − 1` degrees of freedom, as `s` comes from `k` runs: for
-//! two new runs from the same normal population as `k` others, `(y_a − y_b)/(√2·s)` follows
-//! `t(k − 1)`, the pivot of a prediction interval (Hahn & Meeker, *Statistical Intervals*,
-//! Wiley 1991, ch. 4); elsewhere Student's t with the bootstrap's degrees of freedom (its blocks
-//! less one). The family is then decided by Holm's
-//! step-down on those p-values (`stats::decide` without replicates), as the bootstrap's
-//! replicates do not carry the run-to-run part.
-//!
-//! At least [`MIN_EARLIER`] earlier results are needed besides the baseline; with fewer, the
-//! comparison says that its verdict assumes the two runs' machines were alike, and the rules are
-//! judged on the runs alone.
+//! The verdict's `baseline` value of such a rule is the level (in the rule's unit) and its
+//! `samples` are `[k, 1]`. `stats/sims_history.rs` simulates the false alarms and the power
+//! against the earlier `√2·sd` widening and against two runs alone.
 
-use super::rules::{RuleTest, whole_run_value};
+use std::collections::HashSet;
+
+use super::rules::{RuleTest, missing_reason, prepared, whole_run_value};
 use super::scale::Scale;
 use super::scoped::scoped;
-use super::{CompareError, check_version};
 use crate::plan::regression::RegressionRule;
-use crate::result::RunResult;
+use crate::result::{RESULT_VERSION, RunResult};
+use crate::stats::Evidence;
+use crate::stats::changepoint::{self, detect};
+use crate::stats::prediction::{MIN_SEGMENT, Prediction, predict};
 
-/// Fewest earlier results (besides the baseline) that give a run-to-run estimate.
-pub(crate) const MIN_EARLIER: usize = 3;
+/// The most recent comparable results a series takes: 100 (the review's window of 60–100).
+pub(crate) const HISTORY_WINDOW: usize = 100;
 
-/// The run-to-run spread of one rule's whole-run value.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(super) struct Spread {
-    /// Sample standard deviation (divisor `k − 1`) of the values over the runs: of `ln(value)`
-    /// (a fraction, about the relative spread) or of the value (in its unit).
-    pub(super) sd: f64,
-    /// Runs the estimate comes from, `k` (earlier results and the baseline).
-    pub(super) runs: usize,
+/// The results of a history that a current run is compared with.
+#[derive(Debug)]
+pub(super) struct Comparable<'a> {
+    /// Time order (`started_at`), the last [`HISTORY_WINDOW`].
+    pub(super) results: Vec<&'a RunResult>,
+    /// The current run's runner type, which they share.
+    pub(super) runner_type: String,
+    /// The baseline's branch, when it records one.
+    pub(super) branch: Option<String>,
+    /// What was left out and why, in words.
+    pub(super) left_out: Vec<String>,
 }
 
-impl Spread {
-    /// The spread of `values` (one whole-run value per run), of their logs when `log`; `None`
-    /// with fewer than [`MIN_EARLIER`] + 1 values, or (log) a value that is not above 0.
-    pub(super) fn estimate(values: &[f64], log: bool) -> Option<Spread> {
-        if values.len() < MIN_EARLIER + 1 {
-            return None;
-        }
-        let on_scale: Vec<f64> = if log {
-            if values.iter().any(|v| *v <= 0.0 || !v.is_finite()) {
-                return None;
-            }
-            values.iter().map(|v| v.ln()).collect()
-        } else {
-            values.to_vec()
-        };
-        Some(Spread {
-            sd: crate::stats::sd(&on_scale),
-            runs: values.len(),
-        })
-    }
+/// Why a history result is not comparable with the current run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Skip {
+    Version,
+    Spec,
+    Invalid,
+    Runner,
+    Branch,
+}
 
-    /// The run-to-run standard error of a change between two runs, `√2·sd`.
-    pub(super) fn se(&self) -> f64 {
-        std::f64::consts::SQRT_2 * self.sd
+impl Skip {
+    fn words(self) -> &'static str {
+        match self {
+            Skip::Version => "of another result version",
+            Skip::Spec => "of another spec",
+            Skip::Invalid => "invalid measurements",
+            Skip::Runner => "of another runner type",
+            Skip::Branch => "of another branch than the baseline's",
+        }
     }
+}
+
+/// The results of `history` and the `baseline` comparable with `current` (see the module
+/// documentation, step 1), with notes on those left out.
+pub(super) fn comparable<'a>(
+    history: &'a [RunResult],
+    baseline: &'a RunResult,
+    current: &RunResult,
+) -> Comparable<'a> {
+    let runner_type = current.environment.runner_type();
+    let branch = branch_of(baseline);
+    let why_not = |r: &RunResult| {
+        if r.result_version != RESULT_VERSION {
+            Some(Skip::Version)
+        } else if r.spec.name != current.spec.name {
+            Some(Skip::Spec)
+        } else if !r.health.valid {
+            Some(Skip::Invalid)
+        } else if r.environment.runner_type() != runner_type {
+            Some(Skip::Runner)
+        } else if let (Some(b), Some(r)) = (&branch, branch_of(r)) {
+            (*b != r).then_some(Skip::Branch)
+        } else {
+            None
+        }
+    };
+    let key = |r: &RunResult| (r.started_at.clone(), r.environment.hostname.clone());
+    let mut seen = HashSet::from([key(current)]);
+    let mut skipped: Vec<(Skip, usize)> = Vec::new();
+    let mut results = Vec::new();
+    for result in history.iter().chain([baseline]) {
+        if !seen.insert(key(result)) {
+            continue;
+        }
+        match why_not(result) {
+            Some(skip) => match skipped.iter_mut().find(|(s, _)| *s == skip) {
+                Some((_, n)) => *n += 1,
+                None => skipped.push((skip, 1)),
+            },
+            None => results.push(result),
+        }
+    }
+    // RFC 3339 UTC strings of one format sort as times.
+    results.sort_by(|a, b| a.started_at.cmp(&b.started_at));
+    let results = results.split_off(results.len().saturating_sub(HISTORY_WINDOW));
+    let left_out = skipped
+        .iter()
+        .map(|(skip, n)| {
+            format!(
+                "{n} result(s) of the history left out as not comparable: {}",
+                skip.words()
+            )
+        })
+        .collect();
+    Comparable {
+        results,
+        runner_type,
+        branch,
+        left_out,
+    }
+}
+
+fn branch_of(result: &RunResult) -> Option<String> {
+    result.source.as_ref().and_then(|s| s.branch.clone())
+}
+
+/// Each rule's test against the level of its comparable history (module documentation, steps 2
+/// to 5), in the order of `rules`, and the comparison's note on the method.
+pub(super) fn tests(
+    rules: &[RegressionRule],
+    history: &Comparable<'_>,
+    current: &RunResult,
+    within: &[RuleTest],
+) -> (Vec<RuleTest>, String) {
+    let mut segments: Vec<(usize, String, Vec<String>)> = Vec::new();
+    let tests = rules
+        .iter()
+        .zip(within)
+        .map(|(rule, within)| {
+            let within = within.evidence.as_ref().ok().copied();
+            let (test, segment) = rule_test(rule, history, current, within);
+            if let Some((k, since)) = segment {
+                let label = format!("{} {}", rule.metric, rule.expression);
+                match segments.iter_mut().find(|(n, s, _)| (*n, s) == (k, &since)) {
+                    Some((_, _, labels)) => labels.push(label),
+                    None => segments.push((k, since, vec![label])),
+                }
+            }
+            test
+        })
+        .collect();
+    let where_from = segments
+        .iter()
+        .map(|(k, since, labels)| format!("{k} results since {since} for {}", labels.join(", ")))
+        .collect::<Vec<_>>();
+    let branch = history
+        .branch
+        .as_ref()
+        .map(|b| format!(", branch `{b}`"))
+        .unwrap_or_default();
+    let note = format!(
+        "compared with the stored history: each rule's value against the median of the \
+         comparable results since its last change point ({} comparable result(s): this spec, \
+         runner type `{}`{branch}), within a prediction bound from their robust spread widened \
+         for the correlation between successive runs (Hahn & Meeker; at least {MIN_SEGMENT} \
+         results needed; rules decided together by Holm's step-down){}",
+        history.results.len(),
+        history.runner_type,
+        if where_from.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", where_from.join("; "))
+        }
+    );
+    (tests, note)
+}
+
+/// One rule's test, and its segment's length and first result's `started_at` when it was
+/// tested. `within`: the rule's two-run test of the baseline and the current run (the noise
+/// within them), when they could be tested.
+fn rule_test(
+    rule: &RegressionRule,
+    history: &Comparable<'_>,
+    current: &RunResult,
+    within: Option<Evidence>,
+) -> (RuleTest, Option<(usize, String)>) {
+    let scale = Scale::of(rule);
+    let ct = scoped(&rule.scope, current);
+    let c = ct.as_deref().and_then(|t| whole_run_value(rule, t));
+    let untested = |why: String| (RuleTest::new([None, c], [0, 1], Err(why)), None);
+    if ct.is_none() {
+        return untested(missing_reason(rule, true, false));
+    }
+    let Some(c) = c.filter(|c| scale.position(*c).is_finite()) else {
+        return untested("no responses to measure in the current run".to_string());
+    };
+    // The rule's value in each comparable result that has it, on the scale.
+    let (values, started): (Vec<f64>, Vec<&str>) = history
+        .results
+        .iter()
+        .filter_map(|r| {
+            let v = whole_run_value(rule, scoped(&rule.scope, r)?.as_ref())?;
+            let y = scale.position(v);
+            y.is_finite().then_some((y, r.started_at.as_str()))
+        })
+        .unzip();
+    let starts: Vec<usize> = detect(&values, &changepoint::Options::default())
+        .iter()
+        .map(|p| p.index)
+        .collect();
+    let p = match predict(&values, &starts) {
+        Ok(p) => p,
+        Err(k) => {
+            return untested(format!(
+                "{k} of {MIN_SEGMENT} comparable results since the last change point (runner \
+                 type `{}`): {} more needed",
+                history.runner_type,
+                MIN_SEGMENT - k
+            ));
+        }
+    };
+    let level = scale.value_at(p.level);
+    let values_b = [Some(level), Some(c)];
+    // A run disturbed within itself (its seconds far apart) is less certain than the history
+    // predicts: its own standard error, where wider, takes the bound's place.
+    let noisy = within.filter(|w| w.se.is_finite() && w.se > p.se);
+    let evidence = prepared(rule, values_b).map(|e| match noisy {
+        Some(w) => Evidence {
+            se: w.se,
+            df: w.df,
+            ..e
+        },
+        None => Evidence {
+            se: p.se,
+            df: Some(p.df),
+            ..e
+        },
+    });
+    let since = started[values.len() - p.k].to_string();
+    let mut test = RuleTest::new(values_b, [p.k, 1], evidence);
+    test.remark = remark(scale, &p, &since, noisy.map(|w| w.se));
+    test.narrower = "more comparable results since the change point, or longer runs on a quieter \
+                     runner,";
+    (test, Some((p.k, since)))
+}
+
+/// What a reason adds: the level's origin and the bound's spread, and the runs' own standard
+/// error when it was the wider.
+fn remark(scale: Scale, p: &Prediction, since: &str, noisy: Option<f64>) -> String {
+    let noisy = noisy
+        .map(|se| {
+            format!(
+                "; the noise within this run and the baseline, {}, is wider and is used",
+                format_se(scale, se)
+            )
+        })
+        .unwrap_or_default();
+    format!(
+        " (against the median of {} comparable results since {since}; run-to-run spread {}, \
+         correlation between successive runs {:.2}, worth {:.1} independent runs{noisy})",
+        p.k,
+        format_se(scale, p.se),
+        p.rho,
+        p.k_eff
+    )
 }
 
 /// A standard error on a rule's scale in words: `±8.1%` (log scales: `e^se − 1`), or in
 /// percentage points of the error rate.
 fn format_se(scale: Scale, se: f64) -> String {
     if scale.relative() {
-        format!("{:.1}%", se.exp_m1() * 100.0)
+        format!("±{:.1}%", se.exp_m1() * 100.0)
     } else {
-        format!("{:.2} points", se * 100.0)
+        format!("±{:.2} points", se * 100.0)
     }
-}
-
-/// Adds the run-to-run variation over `earlier` and the baseline to each tested rule's
-/// standard error (see the module documentation): `se' = max(se, √2·s)`, Student t with
-/// `k − 1` degrees of freedom where `√2·s` is the larger, the reason saying so. Returns the
-/// comparison's note, and whether any rule's variation was estimated (then the family is
-/// decided by Holm's step-down). With fewer than [`MIN_EARLIER`] earlier results, nothing is
-/// changed and the note says what the verdict assumes.
-pub(super) fn add_variation(
-    rules: &[RegressionRule],
-    tests: &mut [RuleTest],
-    earlier: &[&RunResult],
-    baseline: &RunResult,
-) -> (String, bool) {
-    if earlier.len() < MIN_EARLIER {
-        return (
-            format!(
-                "the verdict assumes that the baseline's machine and this run's were alike: the \
-                 intervals cover the noise within each run, not between runs; pass {MIN_EARLIER} \
-                 or more earlier results of the spec to `compare --baseline-history` to add the \
-                 run-to-run variation ({} given)",
-                earlier.len()
-            ),
-            false,
-        );
-    }
-    let mut parts = Vec::new();
-    for (rule, test) in rules.iter().zip(tests.iter_mut()) {
-        let Ok(evidence) = &mut test.evidence else {
-            continue;
-        };
-        let scale = Scale::of(rule);
-        let label = format!("{} {}", rule.metric, rule.expression);
-        let values: Option<Vec<f64>> = earlier
-            .iter()
-            .copied()
-            .chain([baseline])
-            .map(|r| whole_run_value(rule, scoped(&rule.scope, r)?.as_ref()))
-            .collect();
-        let Some(spread) = values.and_then(|v| Spread::estimate(&v, scale.relative())) else {
-            parts.push(format!("{label} not estimated (a run without a value)"));
-            continue;
-        };
-        let (within, between) = (evidence.se, spread.se());
-        if between > within {
-            evidence.se = between;
-            evidence.df = Some((spread.runs - 1) as f64);
-            test.remark = format!(
-                " (standard error widened by the run-to-run variation, {}, from the within-run \
-                 {})",
-                format_se(scale, between),
-                format_se(scale, within)
-            );
-            parts.push(format!(
-                "{label} {} (within-run {})",
-                format_se(scale, between),
-                format_se(scale, within)
-            ));
-        } else {
-            parts.push(format!(
-                "{label} not widened (run-to-run {}, within-run {})",
-                format_se(scale, between),
-                format_se(scale, within)
-            ));
-        }
-    }
-    if parts.is_empty() {
-        parts.push("no rule was tested".to_string());
-    }
-    (
-        format!(
-            "standard errors widened by the run-to-run variation over {} earlier results and \
-             the baseline (se' = max(se, √2·sd of the whole-run values), Student t with k − 1 \
-             degrees of freedom where it is the larger; rules decided by Holm's step-down): {}",
-            earlier.len(),
-            parts.join(", ")
-        ),
-        true,
-    )
-}
-
-/// The results of `history` that count as earlier runs: all but invalid measurements and the
-/// baseline and current runs themselves (same `started_at` on the same host), with a note when
-/// invalid ones were left out. Errors: a result of another version or another spec.
-pub(super) fn earlier_results<'a>(
-    history: &'a [RunResult],
-    baseline: &RunResult,
-    current: &RunResult,
-) -> Result<(Vec<&'a RunResult>, Option<String>), CompareError> {
-    let mut earlier = Vec::new();
-    let mut invalid = 0;
-    for result in history {
-        check_version(result, "history")?;
-        if result.spec.name != current.spec.name {
-            return Err(CompareError::DifferentSpecs {
-                baseline: result.spec.name.clone(),
-                current: current.spec.name.clone(),
-            });
-        }
-        let same_run = |r: &RunResult| {
-            r.started_at == result.started_at
-                && r.environment.hostname == result.environment.hostname
-        };
-        if !result.health.valid {
-            invalid += 1;
-        } else if !same_run(baseline) && !same_run(current) {
-            earlier.push(result);
-        }
-    }
-    let note = (invalid > 0).then(|| {
-        format!(
-            "{invalid} earlier result(s) left out of the run-to-run variation: invalid measurements"
-        )
-    });
-    Ok((earlier, note))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::compare::two_run::tests::{rule, run_of, seconds};
+    use crate::plan::regression::RuleScope;
+    use crate::plan::threshold::Metric;
+    use crate::result::SourceInfo;
 
-    fn close(a: f64, b: f64, tolerance: f64) -> bool {
-        (a - b).abs() <= tolerance
-    }
-
-    #[test]
-    fn the_spread_is_the_sample_standard_deviation_on_its_scale() {
-        // sd of 1, 2, 3, 4 (divisor 3) = √(5/3) = 1.290994.
-        let s = Spread::estimate(&[1.0, 2.0, 3.0, 4.0], false).unwrap();
-        assert!(close(s.sd, 1.290_994, 1e-6), "{s:?}");
-        assert_eq!(s.runs, 4);
-        assert!(close(s.se(), 1.290_994 * 2f64.sqrt(), 1e-6));
-        // Log: e^0, e^0.1, e^0.2, e^0.3 have logs 0, 0.1, 0.2, 0.3: sd 0.1290994.
-        let values: Vec<f64> = [0.0, 0.1, 0.2, 0.3]
+    /// `n` results of one build at p50 medians `factors` × 1 ms, a night apart.
+    fn history(base: &RunResult, factors: &[f64]) -> Vec<RunResult> {
+        factors
             .iter()
-            .map(|y: &f64| y.exp() * 500.0)
-            .collect();
-        let s = Spread::estimate(&values, true).unwrap();
-        assert!(close(s.sd, 0.129_099_4, 1e-7), "{s:?}");
-    }
-
-    #[test]
-    fn the_run_to_run_variation_is_added_where_it_is_the_larger() {
-        use crate::compare::two_run::tests::{rule, run_of, seconds};
-        use crate::plan::regression::RuleScope;
-        use crate::plan::threshold::Metric;
-        use crate::stats::Evidence;
-        let rules = [
-            rule(Metric::Latency, "p(50) +10%", RuleScope::Total),
-            rule(Metric::Latency, "p(95) +10%", RuleScope::Total),
-        ];
-        let baseline = run_of(&seconds(1, 3, 1_000.0), &rules);
-        let p50 = baseline.total.latency_us.as_ref().unwrap().p50_us as f64;
-        let earlier: Vec<RunResult> = [1.1, 0.9, 1.2]
-            .iter()
-            .map(|f| {
-                let mut r = baseline.clone();
-                r.total.latency_us.as_mut().unwrap().p50_us = (p50 * f) as u64;
+            .enumerate()
+            .map(|(i, f)| {
+                let mut r = base.clone();
+                r.started_at = format!("2026-11-{:02}T03:00:00Z", i + 1);
+                r.total.latency_us.as_mut().unwrap().p50_us = (1_000.0 * f) as u64;
                 r
             })
-            .collect();
-        let test = |se| {
-            RuleTest::new(
-                [Some(1.0), Some(1.0)],
-                [30, 30],
-                Ok(Evidence {
-                    estimate: 0.0,
-                    se,
-                    df: None,
-                    allowance: 0.1,
-                }),
-            )
-        };
-        let mut tests = [test(0.01), test(0.01)];
-        let earlier: Vec<&RunResult> = earlier.iter().collect();
-        let (note, estimated) = add_variation(&rules, &mut tests, &earlier, &baseline);
-        assert!(estimated);
-        // p50: the logs of 1.1, 0.9, 1.2 and 1 times the median.
-        let logs: Vec<f64> = [1.1f64, 0.9, 1.2, 1.0].iter().map(|f| f.ln()).collect();
-        let mean = logs.iter().sum::<f64>() / 4.0;
-        let sd = (logs.iter().map(|l| (l - mean).powi(2)).sum::<f64>() / 3.0).sqrt();
-        let e = tests[0].evidence.as_ref().unwrap();
-        assert!((e.se - 2f64.sqrt() * sd).abs() < 1e-3, "{e:?} {sd}");
-        assert_eq!(e.df, Some(3.0));
-        assert!(
-            tests[0]
-                .remark
-                .contains("widened by the run-to-run variation")
-        );
-        // p95 did not move between runs: the within-run se stays, on the normal.
-        let e = tests[1].evidence.as_ref().unwrap();
-        assert_eq!((e.se, e.df), (0.01, None));
-        assert!(note.contains("over 3 earlier results") && note.contains("not widened"));
+            .collect()
+    }
 
-        let (note, estimated) = add_variation(&rules, &mut tests, &earlier[..2], &baseline);
-        assert!(!estimated && note.contains("(2 given)"), "{note}");
+    fn setup() -> (Vec<RegressionRule>, RunResult) {
+        let rules = vec![rule(
+            Metric::Latency,
+            "p(50) +5% floor 0us",
+            RuleScope::Total,
+        )];
+        let mut base = run_of(&seconds(1, 3, 1_000.0), &rules);
+        base.started_at = "2026-12-31T00:00:00Z".to_string();
+        (rules, base)
+    }
+
+    /// No two-run test: the history's bound alone.
+    fn untested(rules: &[RegressionRule]) -> Vec<RuleTest> {
+        rules
+            .iter()
+            .map(|_| RuleTest::new([None, None], [0, 0], Err("short".to_string())))
+            .collect()
+    }
+
+    const NIGHTS: [f64; 12] = [
+        1.0, 1.01, 0.99, 1.02, 0.98, 1.0, 1.01, 0.99, 1.0, 1.02, 0.98, 1.0,
+    ];
+
+    #[test]
+    fn a_change_beyond_the_bound_regresses_and_one_within_does_not() {
+        let (rules, mut current) = setup();
+        let past = history(&current, &NIGHTS);
+        let baseline = past.last().unwrap().clone();
+        let judge = |current: &RunResult| {
+            let c = comparable(&past, &baseline, current);
+            assert_eq!(c.results.len(), NIGHTS.len(), "the baseline counts once");
+            let (tests, note) = tests(&rules, &c, current, &untested(&rules));
+            let e = *tests[0].evidence.as_ref().unwrap();
+            let d = crate::stats::decide(0.05, &[e], None)[0];
+            (tests.into_iter().next().unwrap(), d, note)
+        };
+        current.total.latency_us.as_mut().unwrap().p50_us = 1_200;
+        let (test, d, note) = judge(&current);
+        assert!(d.regressed, "{d:?}");
+        assert!(
+            (test.values[0].unwrap() - 1_000.0).abs() < 1e-9,
+            "the level is the median"
+        );
+        assert_eq!(test.samples, [12, 1]);
+        assert!((test.evidence.as_ref().unwrap().estimate - 1.2f64.ln()).abs() < 1e-12);
+        assert!(
+            note.contains("12 results since 2026-11-01T03:00:00Z for latency p(50) +5% floor 0us"),
+            "{note}"
+        );
+        assert!(
+            test.remark.contains("against the median of 12"),
+            "{}",
+            test.remark
+        );
+        current.total.latency_us.as_mut().unwrap().p50_us = 1_005;
+        let (_, d, _) = judge(&current);
+        assert!(!d.regressed && d.unchanged, "{d:?}");
     }
 
     #[test]
-    fn too_few_runs_or_non_positive_values_give_no_estimate() {
-        assert_eq!(Spread::estimate(&[1.0, 2.0, 3.0], false), None);
-        assert_eq!(Spread::estimate(&[1.0, 2.0, 0.0, 3.0], true), None);
-        assert!(Spread::estimate(&[0.0, 0.0, 0.0, 0.0], false).is_some());
+    fn a_run_noisier_within_itself_than_the_history_predicts_keeps_its_own_error() {
+        let (rules, mut current) = setup();
+        let past = history(&current, &NIGHTS);
+        current.total.latency_us.as_mut().unwrap().p50_us = 1_200;
+        let c = comparable(&past, past.last().unwrap(), &current);
+        let noisy = |se: f64| {
+            vec![RuleTest::new(
+                [Some(1_000.0), Some(1_200.0)],
+                [30, 30],
+                Ok(Evidence {
+                    estimate: 1.2f64.ln(),
+                    se,
+                    df: Some(9.0),
+                    allowance: 1.05f64.ln(),
+                }),
+            )]
+        };
+        let (wide, _) = tests(&rules, &c, &current, &noisy(0.2));
+        let e = wide[0].evidence.as_ref().unwrap();
+        assert_eq!((e.se, e.df), (0.2, Some(9.0)));
+        assert!(!crate::stats::decide(0.05, &[*e], None)[0].regressed);
+        assert!(
+            wide[0].remark.contains("is wider and is used"),
+            "{}",
+            wide[0].remark
+        );
+        // A quiet run: the history's bound.
+        let (quiet, _) = tests(&rules, &c, &current, &noisy(0.001));
+        let e = quiet[0].evidence.as_ref().unwrap();
+        assert!(e.se > 0.001 && e.df != Some(9.0), "{e:?}");
+        assert!(!quiet[0].remark.contains("is wider"));
+    }
+
+    #[test]
+    fn the_segment_starts_after_the_last_change_point() {
+        let (rules, mut current) = setup();
+        // 30 nights at 1 ms, then a step to 1.3 ms for 12 nights: the current 1.32 ms is level
+        // with the new segment, not a regression.
+        let mut factors: Vec<f64> = (0..30).map(|i| NIGHTS[i % 12]).collect();
+        factors.extend(NIGHTS.iter().map(|f| f * 1.3));
+        let past = history(&current, &factors);
+        current.total.latency_us.as_mut().unwrap().p50_us = 1_320;
+        let c = comparable(&past, past.last().unwrap(), &current);
+        let (tests, _) = tests(&rules, &c, &current, &untested(&rules));
+        assert_eq!(tests[0].samples, [12, 1], "{}", tests[0].remark);
+        let e = *tests[0].evidence.as_ref().unwrap();
+        assert!(!crate::stats::decide(0.05, &[e], None)[0].regressed);
+    }
+
+    #[test]
+    fn too_few_comparable_results_say_how_many_more_are_needed() {
+        let (rules, current) = setup();
+        let mut past = history(&current, &NIGHTS[..6]);
+        // Another runner type, another branch, another spec, an invalid run: not comparable.
+        past[0].environment.cpu_count += 1;
+        past[1].source = Some(SourceInfo {
+            branch: Some("feature".to_string()),
+            ..SourceInfo::default()
+        });
+        past[2].spec.name = "other".to_string();
+        past[3].health.valid = false;
+        let mut baseline = past[5].clone();
+        baseline.source = Some(SourceInfo {
+            branch: Some("main".to_string()),
+            ..SourceInfo::default()
+        });
+        let c = comparable(&past, &baseline, &current);
+        assert_eq!(c.results.len(), 2, "{c:?}");
+        assert_eq!(c.left_out.len(), 4, "{:?}", c.left_out);
+        assert!(
+            c.left_out[0].contains("another runner type"),
+            "{:?}",
+            c.left_out
+        );
+        let (tests, note) = tests(&rules, &c, &current, &untested(&rules));
+        let why = tests[0].evidence.as_ref().unwrap_err();
+        assert!(
+            why.starts_with("2 of 5 comparable results since the last change point (runner type `")
+                && why.ends_with("`): 3 more needed"),
+            "{why}"
+        );
+        assert!(
+            note.contains("(2 comparable result(s): this spec"),
+            "{note}"
+        );
+        assert!(note.contains("branch `main`"), "{note}");
     }
 }

@@ -14,7 +14,7 @@
 //! | `scoped.rs`   | the target or flow a rule of that scope looks at                    |
 //! | `seconds.rs`  | a scope's per-second histograms and counts, merged as resampled     |
 //! | `two_run.rs`  | two runs: each rule's test from the block bootstrap of seconds      |
-//! | `between_runs.rs` | run-to-run variation from earlier results, added to the standard errors |
+//! | `between_runs.rs` | a stored baseline: each rule against the level of its comparable history |
 //! | `paired.rs`   | the sub-runs of `loadgate ab`: [`compare_paired`], [`Paired`]       |
 //! | `deltas.rs`   | per-target metrics and SLOs in both runs: [`TargetDelta`], [`SloDelta`] |
 //! | `gate.rs`     | the decision ([`gate::Overall`]), its summary line, the exit codes  |
@@ -59,10 +59,11 @@
 //! Each tested rule also states its minimum detectable effect at 80% power at its level,
 //! `mde = a + (q(1 − level) + q(0.8))·se` (Bloom 1995), in its unit and relative.
 //!
-//! With a stored baseline (another run, maybe on another machine), [`compare_with_history`]
-//! first adds the run-to-run variation of the rule's value over earlier results of the spec to
-//! its standard error (`between_runs.rs`); with fewer than three, a note says the verdict
-//! assumes that the two runs' machines were alike.
+//! With a stored baseline and its history (`compare --baseline-history`),
+//! [`compare_with_history`] judges each rule against the level of the comparable results since
+//! their last change point instead, by a prediction bound and Holm's step-down
+//! (`between_runs.rs`); a rule with fewer than 5 such results is inconclusive. Without history,
+//! a note says the verdict assumes that the two runs' machines were alike.
 //!
 //! Only `regressed` fails the gate. A rule of a target or a flow (`scope`) compares that
 //! target's or flow's values, found by name in both results (one missing from either is
@@ -160,7 +161,8 @@ pub struct Family {
     pub alpha: f64,
     /// Rules tested together (m); untested (inconclusive for lack of data) not counted.
     pub tested: usize,
-    /// `holm` (paired sub-runs, Student t) or `max-t` (two runs, block bootstrap step-down).
+    /// `holm` (paired sub-runs, or a stored history: Student t) or `max-t` (two runs, block
+    /// bootstrap step-down).
     pub method: String,
 }
 
@@ -192,46 +194,53 @@ fn check_version(result: &RunResult, file: &str) -> Result<(), CompareError> {
 /// sides of `loadgate ab` by [`compare_paired`]. Errors: different specs (by name), an
 /// unreadable version or rule.
 pub fn compare(baseline: &RunResult, current: &RunResult) -> Result<Comparison, CompareError> {
-    judged(baseline, current, None)
+    judged(baseline, current)
 }
 
-/// Compares `current` with a stored `baseline`, given `history`: earlier results of the same
-/// spec (e.g. the last baseline runs; the baseline and the current run are skipped if among
-/// them, as are invalid measurements). Each rule's standard error gets the run-to-run
-/// variation of its value over the history and the baseline (`between_runs.rs`), and a note
-/// says by how much, or, with fewer than three earlier results, that the verdict assumes the
-/// two machines were alike. Errors: as [`compare`], also for a history result.
+/// Compares `current` with a stored `baseline`, given `history`: earlier results (e.g. a
+/// history folder, `loadgate history`). Without history, the two runs alone
+/// ([`compare`]), with a note that the verdict assumes their machines were alike. With it, each
+/// rule is judged against the level of the comparable results since their last change point
+/// (`between_runs.rs`); a rule with fewer than 5 of them is inconclusive, saying how many more
+/// are needed. Errors: as [`compare`] (a history result that is not comparable is left out,
+/// and a note says so).
 pub fn compare_with_history(
     baseline: &RunResult,
     current: &RunResult,
     history: &[RunResult],
 ) -> Result<Comparison, CompareError> {
-    let (earlier, left_out) = between_runs::earlier_results(history, baseline, current)?;
-    let mut comparison = judged(baseline, current, Some(&earlier))?;
-    comparison.notes.extend(left_out);
+    let (mut comparison, rules) = unjudged(baseline, current)?;
+    let alpha = current.regression_alpha;
+    if history.is_empty() {
+        let tests = two_run::tests(&rules, baseline, current);
+        comparison.notes.push(ALIKE.to_string());
+        (comparison.rules, comparison.family) =
+            rules::decide_all(alpha, &rules, &tests, rules::Method::MaxT);
+        return Ok(comparison);
+    }
+    let comparable = between_runs::comparable(history, baseline, current);
+    let within = two_run::tests(&rules, baseline, current);
+    let (tests, note) = between_runs::tests(&rules, &comparable, current, &within);
+    comparison.notes.push(note);
+    comparison.notes.extend(comparable.left_out);
+    (comparison.rules, comparison.family) =
+        rules::decide_all(alpha, &rules, &tests, rules::Method::Holm);
     Ok(comparison)
 }
 
-/// The comparison of two runs, the rules judged from their seconds, with the run-to-run
-/// variation over `earlier` and the baseline added when `earlier` is given (see
-/// [`compare_with_history`]).
-fn judged(
-    baseline: &RunResult,
-    current: &RunResult,
-    earlier: Option<&[&RunResult]>,
-) -> Result<Comparison, CompareError> {
+/// The note of a comparison of two runs with no history.
+const ALIKE: &str = "the verdict assumes that the baseline's machine and this run's were alike: \
+                     the intervals cover the noise within each run, not between runs; pass \
+                     earlier results of the baseline's branch (5 or more of this runner type) to \
+                     `compare --baseline-history` to judge against their level instead";
+
+/// The comparison of two runs, the rules judged from their seconds (see [`compare`]).
+fn judged(baseline: &RunResult, current: &RunResult) -> Result<Comparison, CompareError> {
     let (mut comparison, rules) = unjudged(baseline, current)?;
-    let mut tests = two_run::tests(&rules, baseline, current);
-    let mut method = rules::Method::MaxT;
-    if let Some(earlier) = earlier {
-        let (note, estimated) = between_runs::add_variation(&rules, &mut tests, earlier, baseline);
-        comparison.notes.push(note);
-        if estimated {
-            method = rules::Method::Holm;
-        }
-    }
+    let tests = two_run::tests(&rules, baseline, current);
     let alpha = current.regression_alpha;
-    (comparison.rules, comparison.family) = rules::decide_all(alpha, &rules, &tests, method);
+    (comparison.rules, comparison.family) =
+        rules::decide_all(alpha, &rules, &tests, rules::Method::MaxT);
     Ok(comparison)
 }
 

@@ -67,8 +67,10 @@ pub struct RuleVerdict {
     /// Unit of `baseline`, `current`, `change`, `allowed_change`, `floor` and `change_ci`:
     /// `us`, `ratio` (0.01 = 1%) or `1/s`.
     pub unit: String,
-    /// Whole-run value of the baseline (of its target or flow, for a scoped rule); absent when
-    /// it has no responses to measure, or not that target or flow.
+    /// Whole-run value of the baseline (of its target or flow, for a scoped rule); with a stored
+    /// history (`--baseline-history`), the level it predicts: the median of the comparable
+    /// results since the last change point. Absent when it has no responses to measure, or not
+    /// that target or flow (or, with a history, the current run has none).
     pub baseline: Option<f64>,
     /// Whole-run value of the current run; absent when it has no responses to measure.
     pub current: Option<f64>,
@@ -89,9 +91,9 @@ pub struct RuleVerdict {
     #[serde(default)]
     pub relative_allowed_change: Option<f64>,
     /// Interval of `change` `[low, high]`, each bound at the one-sided `level` (two runs: the
-    /// block bootstrap of their seconds, with the run-to-run variation added when `compare` is
-    /// given earlier results with `--baseline-history`; `loadgate ab`: Student t across its
-    /// sub-runs); absent when the rule was not tested.
+    /// block bootstrap of their seconds; with `--baseline-history`: the prediction bound of the
+    /// history's level, Student t; `loadgate ab`: Student t across its sub-runs); absent when
+    /// the rule was not tested.
     pub change_ci: Option<[f64; 2]>,
     /// The interval relative to the baseline, fractions; absent when the baseline is 0.
     pub relative_change_ci: Option<[f64; 2]>,
@@ -107,8 +109,9 @@ pub struct RuleVerdict {
     /// `mde` relative to the baseline, a fraction; absent when not tested or the baseline is 0.
     #[serde(default)]
     pub relative_mde: Option<f64>,
-    /// Samples used from the baseline and the current run: complete seconds of two runs, or
-    /// the sub-runs of `loadgate ab` with a value on both sides (the same on both).
+    /// Samples used from the baseline and the current run: complete seconds of two runs, the
+    /// sub-runs of `loadgate ab` with a value on both sides (the same on both), or with a
+    /// stored history the results since the last change point and 1.
     pub samples: [usize; 2],
     /// The verdict on the rule.
     pub verdict: RuleState,
@@ -170,8 +173,11 @@ pub(super) struct RuleTest {
     pub(super) evidence: Result<Evidence, String>,
     /// Two runs: the rule's bootstrap replicates `d*`, one per resample; empty otherwise.
     pub(super) replicates: Vec<f64>,
-    /// What the reason adds, e.g. how the run-to-run variation widened the interval.
+    /// What the reason adds, e.g. which stored results gave the level.
     pub(super) remark: String,
+    /// What would narrow an inconclusive interval, in the reason: "a longer run" (two runs,
+    /// sub-runs), or more comparable results and longer runs (a stored history).
+    pub(super) narrower: &'static str,
 }
 
 impl RuleTest {
@@ -187,6 +193,7 @@ impl RuleTest {
             evidence,
             replicates: Vec::new(),
             remark: String::new(),
+            narrower: "a longer run",
         }
     }
 }
@@ -196,7 +203,7 @@ impl RuleTest {
 pub(super) enum Method {
     /// The max-T step-down on the bootstrap replicates (two runs).
     MaxT,
-    /// Holm's step-down on Student t or normal p-values (sub-runs; two runs with a history).
+    /// Holm's step-down on Student t or normal p-values (sub-runs; a stored history).
     Holm,
 }
 
@@ -396,8 +403,9 @@ fn decided(rule: &RegressionRule, test: &RuleTest, d: &Decision) -> (RuleState, 
         (
             RuleState::Inconclusive,
             format!(
-                "{ci}: it reaches beyond the allowed {allowed}; a longer run would tell (80% \
-                 power from a change of {})",
+                "{ci}: it reaches beyond the allowed {allowed}; {} would tell (80% power from a \
+                 change of {})",
+                test.narrower,
                 worse(d.mde)
             ),
         )

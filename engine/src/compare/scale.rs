@@ -58,6 +58,26 @@ impl Scale {
         a.is_finite().then_some(a)
     }
 
+    /// A value's position on the scale, against no baseline: `ln(v)`, `−ln(v)` or `v` (not
+    /// finite for a log of a value that is not above 0). The change from `b` to `c` is
+    /// `position(c) − position(b)`.
+    pub(super) fn position(self, value: f64) -> f64 {
+        match self {
+            Scale::LogRise => value.ln(),
+            Scale::LogDrop => -value.ln(),
+            Scale::Difference => value,
+        }
+    }
+
+    /// The value in the rule's unit at position `y` on the scale: inverts [`Scale::position`].
+    pub(super) fn value_at(self, y: f64) -> f64 {
+        match self {
+            Scale::LogRise => y.exp(),
+            Scale::LogDrop => (-y).exp(),
+            Scale::Difference => y,
+        }
+    }
+
     /// `current − baseline` in the rule's unit for a change `d` on the scale from `b`.
     pub(super) fn to_unit(self, b: f64, d: f64) -> f64 {
         match self {
@@ -122,6 +142,14 @@ mod tests {
             ]
         );
         assert!(close(Scale::Difference.change(0.01, 0.03), 0.02));
+        for scale in [Scale::LogRise, Scale::LogDrop, Scale::Difference] {
+            let (b, c) = (800.0, 1_000.0);
+            assert!(close(
+                scale.position(c) - scale.position(b),
+                scale.change(b, c)
+            ));
+            assert!((scale.value_at(scale.position(c)) - c).abs() < 1e-9);
+        }
     }
 
     #[test]

@@ -28,6 +28,9 @@
 //! ([`changepoint`]: E-Divisive means with Apache Otava's t-test, corrected for serial
 //! correlation) and drift ([`trend`]: Theil–Sen with a corrected Mann–Kendall test); their
 //! simulations are in `sims_changes.rs`, the agreement with Apache Otava in `otava_agreement.rs`.
+//! A stored baseline's prediction bound ([`prediction`]: the level of the segment since the last
+//! change point, its robust spread inflated for AR(1) correlation) is simulated in
+//! `sims_history.rs` against the earlier `√2·sd` widening and two runs alone.
 //!
 //! The simulations behind the constants ([`MIN_SECONDS`], [`MIN_SUB_RUNS`]) and the stated
 //! levels are unit tests in `sims.rs` (intervals) and `sims_family.rs` (the 33-rule gate):
@@ -37,12 +40,15 @@ mod bootstrap;
 mod family;
 #[cfg(test)]
 mod otava_agreement;
+pub(crate) mod prediction;
 #[cfg(test)]
 mod sims;
 #[cfg(test)]
 mod sims_changes;
 #[cfg(test)]
 mod sims_family;
+#[cfg(test)]
+mod sims_history;
 mod sub_runs;
 
 // Series of results (issue 33): the history's change points and drifts, the stored-baseline
