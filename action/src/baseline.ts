@@ -185,9 +185,10 @@ export async function findBaselineArtifact(
 
 /**
  * How many results the artifact of a run on a branch carries in `history/`: the trend of its
- * report, and the run-to-run variation (`--baseline-history`) of pull requests compared with it.
+ * report, and the history (`--baseline-history`) whose level pull requests are judged against;
+ * the engine's window (the review's 60–100 results).
  */
-export const HISTORY_SIZE = 30
+export const HISTORY_SIZE = 100
 
 /** The history file of run `runId` inside the artifact. */
 export function historyName(runId: number): string {

@@ -252,7 +252,7 @@ async function baselineAndHistory(s: Setup, resultPath: string, invalid: boolean
   const baseline = await core.group('Find the baseline', () => resolveBaseline(s, data, resultPath))
   if (!carriesHistory(s.ctx)) return { resultPath, baseline, history: [], invalid, data }
   const previous = await core.group('Find the history window to carry on', () => previousRun(s, baseline))
-  // An invalid measurement is no sample of the branch's run-to-run variation: not added.
+  // An invalid measurement is no sample of the branch's history: not added.
   return { resultPath, baseline, history: carryHistory(s.out, previous, resultPath, s.ctx.runId, !invalid), invalid, data }
 }
 
@@ -319,8 +319,8 @@ interface Report {
 
 /**
  * Step 5, report: the engine's Markdown, HTML and JSON verdict of the result (compared with the
- * baseline when there is one the engine accepts, its run-to-run variation estimated from the
- * baseline artifact's history; with the trend of the history window on a branch), and the
+ * baseline when there is one the engine accepts, judged against the level of the history
+ * (the data branch, else the baseline artifact's window); with the trend of the history window on a branch), and the
  * verdict read back.
  */
 async function writeReports(s: Setup, engine: string, ran: Ran): Promise<Report & { verdict: LoadgateVerdict }> {
@@ -511,7 +511,7 @@ function gate(failOn: FailOn, v: LoadgateVerdict): void {
 }
 
 /**
- * Writes each report, compared with `baseline.path` (its run-to-run variation from
+ * Writes each report, compared with `baseline.path` (judged against the level of
  * `baseline.history`) when given, naming the spec as the repository does (`spec.label`,
  * relative to the workspace) for the JUnit `file`, and giving the JSON verdict the spec file
  * itself (`spec.file`), whose lines the engine gives each SLO and rule; returns the failed

@@ -297,7 +297,7 @@ describe('a repository history: baseline on main, pull requests compared with it
   })
 })
 
-describe("pushes to main build up the history window, and pull requests compare with the baseline's run-to-run variation", () => {
+describe("pushes to main build up the history window, and pull requests are judged against the history's level", () => {
   let repo: StandIn
 
   beforeAll(async () => {
@@ -320,7 +320,7 @@ describe("pushes to main build up the history window, and pull requests compare 
     return r
   }
 
-  it('with fewer than 3 earlier results, the report says the verdict assumes the machines were alike', async () => {
+  it('with 2 comparable results, every rule is inconclusive and says how many more are needed', async () => {
     await push(400)
     const second = await push(401)
     expect(second.stdout).toContain('History window carried on from run #400 (https://github.com/octo/shop/actions/runs/400), the previous successful run of perf.yml on main.')
@@ -330,12 +330,13 @@ describe("pushes to main build up the history window, and pull requests compare 
     expect(pr.code, pr.stdout).toBe(0)
     expect(pr.summary).toContain('Baseline: [run #401]')
     expect(pr.stdout).toMatch(/--baseline \S+\/baseline\/result\.json --baseline-history \S+\/baseline\/history --format md/)
-    expect(pr.summary).toMatch(/the verdict assumes that the baseline's machine and this run's were alike/)
+    expect(pr.summary).toMatch(/\(2 comparable result\(s\): this spec, runner type/)
+    expect(pr.summary).toMatch(/2 of 5 comparable results since the last change point \(runner type `[^`]+`\): 3 more needed/)
     // The pull request's artifact carries no window of its own.
     expect(zipEntries(repo.artifacts.find((a) => a.runId === 450 && a.name === 'loadgate')!.zip).filter((n) => n.startsWith('history/'))).toEqual([])
   })
 
-  it("with 3 or more, each rule's interval is widened by the run-to-run variation", async () => {
+  it('with 4, the note counts them and the rules need one more', async () => {
     await push(402)
     const last = await push(403)
     expect(last.stdout).toContain("History window: 4 result(s) kept in the artifact's history/")
@@ -349,7 +350,8 @@ describe("pushes to main build up the history window, and pull requests compare 
     // A pull request shows the base branch's trend, from the history its baseline carries.
     expect(pr.summary).toMatch(/\*\*Trend of `main`\*\*, last 4 runs: p95 `[▁-█]{4}`/)
     // Runs 400-402 and the baseline (403), whose own copy in its history the engine counts once.
-    expect(pr.summary).toMatch(/standard errors widened by the run-to-run variation over 3 earlier results and the baseline/)
+    expect(pr.summary).toMatch(/\(4 comparable result\(s\): this spec, runner type/)
+    expect(pr.summary).toMatch(/4 of 5 comparable results since the last change point \(runner type `[^`]+`\): 1 more needed/)
     expect(pr.summary).not.toMatch(/assumes that the baseline's machine and this run's were alike/)
   })
 })

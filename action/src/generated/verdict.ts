@@ -195,7 +195,8 @@ export interface Family {
    */
   alpha: number
   /**
-   * `holm` (paired sub-runs, Student t) or `max-t` (two runs, block bootstrap step-down).
+   * `holm` (paired sub-runs, or a stored history: Student t) or `max-t` (two runs, block
+   * bootstrap step-down).
    */
   method: string
   /**
@@ -350,8 +351,10 @@ export interface RuleVerdict {
    */
   allowed_change?: number | null
   /**
-   * Whole-run value of the baseline (of its target or flow, for a scoped rule); absent when
-   * it has no responses to measure, or not that target or flow.
+   * Whole-run value of the baseline (of its target or flow, for a scoped rule); with a stored
+   * history (`--baseline-history`), the level it predicts: the median of the comparable
+   * results since the last change point. Absent when it has no responses to measure, or not
+   * that target or flow (or, with a history, the current run has none).
    */
   baseline?: number | null
   /**
@@ -360,9 +363,9 @@ export interface RuleVerdict {
   change?: number | null
   /**
    * Interval of `change` `[low, high]`, each bound at the one-sided `level` (two runs: the
-   * block bootstrap of their seconds, with the run-to-run variation added when `compare` is
-   * given earlier results with `--baseline-history`; `loadgate ab`: Student t across its
-   * sub-runs); absent when the rule was not tested.
+   * block bootstrap of their seconds; with `--baseline-history`: the prediction bound of the
+   * history's level, Student t; `loadgate ab`: Student t across its sub-runs); absent when
+   * the rule was not tested.
    *
    * @minItems 2
    * @maxItems 2
@@ -435,8 +438,9 @@ export interface RuleVerdict {
    */
   rule: string
   /**
-   * Samples used from the baseline and the current run: complete seconds of two runs, or
-   * the sub-runs of `loadgate ab` with a value on both sides (the same on both).
+   * Samples used from the baseline and the current run: complete seconds of two runs, the
+   * sub-runs of `loadgate ab` with a value on both sides (the same on both), or with a
+   * stored history the results since the last change point and 1.
    *
    * @minItems 2
    * @maxItems 2

@@ -52,13 +52,9 @@ mod sims_history;
 mod sub_runs;
 
 // Series of results (issue 33): the history's change points and drifts, the stored-baseline
-// verdict's segment. Used by `history` and `compare::between_runs`, whose branches merge after
-// this one; the `allow`s go once they do.
-#[cfg_attr(not(test), allow(dead_code))]
+// verdict's segment (`history`, `compare::between_runs`).
 pub(crate) mod changepoint;
-#[cfg_attr(not(test), allow(dead_code))]
 pub(crate) mod robust;
-#[cfg_attr(not(test), allow(dead_code))]
 pub(crate) mod trend;
 
 pub(crate) use bootstrap::{MIN_SECONDS, block_length, bootstrap_df, circular_indices};

@@ -415,7 +415,10 @@ fn a_run_exports_its_series_and_summaries_to_prometheus_and_an_otel_collector() 
     let long = loadgate::result::read(&long).unwrap();
     let long_points = series_of(&long);
     let points: usize = long_points.values().map(Vec::len).sum();
-    assert!(points > 10_000, "{points} of the points checked: several requests");
+    assert!(
+        points > 10_000,
+        "{points} of the points checked: several requests"
+    );
     let key = (
         "loadgate_requests_per_second".to_string(),
         "slow".to_string(),
