@@ -364,7 +364,7 @@ describe("a regression against the level of main's history fails the step", () =
     await repo.start()
     // Main's history gives the level: each rule's whole-run value, so short runs serve.
     writeFileSync(join(ws, 'perf', 'level.yaml'), spec({ name: 'level', delay: '1ms', slo: 'p(95) < 1s', duration: '3s' }))
-    writeFileSync(join(ws, 'perf', 'level-slow.yaml'), spec({ name: 'level', delay: '40ms', slo: 'p(95) < 1s', duration: '3s' }))
+    writeFileSync(join(ws, 'perf', 'level-slow.yaml'), spec({ name: 'level', delay: '200ms', slo: 'p(95) < 1s', duration: '3s' }))
   })
 
   afterAll(async () => {
@@ -375,17 +375,17 @@ describe("a regression against the level of main's history fails the step", () =
     return runAction({ api: repo.url, workspace: ws, event, inputs: { 'engine-path': engineIn(ws), spec }, env: { LG_PORT: String(port) } })
   }
 
-  it('after 5 pushes, the rule regresses, fails the step, and is annotated at its line in the spec', async () => {
-    // Five pushes to main, each carrying the window on: the 5 results a level needs.
-    for (const runId of [500, 502, 503, 504, 505]) {
+  it('after 6 pushes, the rule regresses, fails the step, and is annotated at its line in the spec', async () => {
+    // Six pushes to main, each carrying the window on: more than the 5 results a level needs.
+    for (const runId of [500, 502, 503, 504, 505, 506]) {
       const base = await on({ name: 'push', runId, branch: 'main' }, 'perf/level.yaml')
       expect(base.code, base.stdout).toBe(0)
       repo.addRun({ id: runId, event: 'push', head_branch: 'main' })
     }
-    const r = await on({ name: 'pull_request', runId: 506, pr: 30, baseRef: 'main' }, 'perf/level-slow.yaml')
+    const r = await on({ name: 'pull_request', runId: 507, pr: 30, baseRef: 'main' }, 'perf/level-slow.yaml')
     expect(r.outputs).toMatchObject({ slo: 'pass', regression: 'regressed', verdict: 'fail' })
     expect(r.code).toBe(1)
-    expect(r.summary).toMatch(/\(5 comparable result\(s\): this spec, runner type/)
+    expect(r.summary).toMatch(/\(6 comparable result\(s\): this spec, runner type/)
     expect(r.errors).toContainEqual(expect.stringMatching(/a regression against the baseline was found/))
     // Annotated at the rule's line in the spec, with the engine's reason.
     const line = readFileSync(join(ws, 'perf', 'level-slow.yaml'), 'utf8').split('\n').findIndex((l) => l.includes('p(95) +100% floor 10ms')) + 1

@@ -36,8 +36,9 @@
 //! `r = Σ_seg Σ_t (x_t − x̄_seg)(x_{t+1} − x̄_seg) / Σ_seg Σ_t (x_t − x̄_seg)²` over the N values
 //! of both segments (a segment of fewer than 3 values is left out), corrected for its bias
 //! (about `−(1 + 4ρ)/n` per segment of n values, Kendall 1954: `(r + g/N)/(1 − 4g/N)` for g
-//! segments, where N ≥ 8g; below that the correction itself is too noisy to trust — at 14
-//! values it turned r = 0.16 into 0.71 and hid a +20% step — and r is taken as it is), and
+//! segments, where N ≥ 8g; below that r and its correction are too noisy to trust — at 14
+//! values the correction turned r = 0.16 into 0.71 and hid a +20% step — and the 0.4 the
+//! review measured between CI runs is taken, `prediction::PRIOR_RHO`), and
 //! kept in [0, 0.9]: the stored baseline's estimate, `prediction::pooled_rho`. The
 //! variance of a segment's mean is then `s²/n · f(n, ρ)` with the exact AR(1) factor
 //! `f(n, ρ) = 1 + 2·Σ_{k=1}^{n−1} (1 − k/n)·ρ^k` (Box & Jenkins 1976), so

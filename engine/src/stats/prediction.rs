@@ -35,7 +35,8 @@
 //!   mean, pooled over the segments (pairs within a segment only), corrected for its bias with
 //!   the segments' means estimated, `E[r] ≈ ρ − (1 + 4ρ)/n` per segment of `n` (Marriott &
 //!   Pope, "Bias in the estimation of autocorrelations", Biometrika 41, 1954), kept within
-//!   `[0, MAX_RHO]`.
+//!   `[0, MAX_RHO]`; with fewer than 8 values a segment (a young history) [`PRIOR_RHO`], the
+//!   review's measured correlation, is taken instead.
 //!
 //! The regression test is then `(y_c − μ̂) − a > t_{k_eff−1}(1 − α_r)·se` (`a` the rule's
 //! allowance), which `stats::decide` runs for every rule of the family (Holm's step-down).
@@ -47,6 +48,11 @@ pub(crate) const MIN_SEGMENT: usize = 5;
 
 /// The largest lag-1 correlation used: beyond it a few runs say nothing of the level.
 pub(crate) const MAX_RHO: f64 = 0.9;
+
+/// The lag-1 correlation taken where the series is too short to estimate it (fewer than 8
+/// values a segment): the middle of the 0.31–0.51 that the statistical review of 2026-11-27
+/// (§5) measured between successive CI runs.
+pub(crate) const PRIOR_RHO: f64 = 0.4;
 
 /// What the segment predicts of a new run's value.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -110,8 +116,8 @@ pub(crate) fn effective_count(k: usize, rho: f64) -> f64 {
 
 /// The lag-1 correlation of `values` within their segments (starting at `starts`), pooled over
 /// the segments of 3 or more values and corrected for the bias of estimated means (Marriott &
-/// Pope 1954), kept within `[0, MAX_RHO]`; 0 when no segment has 3 values or the values do not
-/// vary.
+/// Pope 1954), kept within `[0, MAX_RHO]`; [`PRIOR_RHO`] with fewer than 8 values a segment;
+/// 0 when no segment has 3 values or the values do not vary.
 pub(crate) fn pooled_rho(values: &[f64], starts: &[usize]) -> f64 {
     let mut bounds: Vec<usize> = std::iter::once(0)
         .chain(
@@ -140,14 +146,14 @@ pub(crate) fn pooled_rho(values: &[f64], starts: &[usize]) -> f64 {
     }
     let r = products / squares;
     // E[r] ≈ ρ − (1 + 4ρ)·s/n over s segments of n values in all: solve for ρ where the
-    // correction is small enough to trust (n ≥ 8s), else take r as it is.
+    // correction is small enough to trust (n ≥ 8s). Below that r says next to nothing (its
+    // standard error is about 1/√n: ±0.45 at 5 values, and a chance 0.8 would leave one degree
+    // of freedom and a blind bound), so the correlation the review measured is taken instead.
     let share = segments as f64 / n as f64;
-    let rho = if share <= 0.125 {
-        (r + share) / (1.0 - 4.0 * share)
-    } else {
-        r
-    };
-    rho.clamp(0.0, MAX_RHO)
+    if share > 0.125 {
+        return PRIOR_RHO;
+    }
+    ((r + share) / (1.0 - 4.0 * share)).clamp(0.0, MAX_RHO)
 }
 
 #[cfg(test)]
