@@ -122,15 +122,23 @@ impl From<HistoryArgs> for HistoryOptions {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::{Cli, Command};
-    use clap::Parser as _;
+    use clap::Parser;
+
+    /// `loadgate history …` as its own command line: `History` alone, without the rest of the
+    /// CLI (which lives above this file).
+    #[derive(Debug, Parser)]
+    #[command(name = "loadgate")]
+    enum Top {
+        History(HistoryArgs),
+    }
+
+    fn parse(line: &[&str]) -> Result<HistoryArgs, clap::Error> {
+        let Top::History(args) = Top::try_parse_from(std::iter::once(&"loadgate").chain(line))?;
+        Ok(args)
+    }
 
     fn options(line: &[&str]) -> HistoryOptions {
-        let cli = Cli::try_parse_from(std::iter::once(&"loadgate").chain(line)).unwrap();
-        match cli.command {
-            Command::History(args) => args.into(),
-            other => panic!("{other:?}"),
-        }
+        parse(line).unwrap().into()
     }
 
     #[test]
@@ -168,6 +176,6 @@ mod tests {
             panic!("not list");
         };
         assert_eq!(query.spec.as_deref(), Some("shop"));
-        assert!(Cli::try_parse_from(["loadgate", "history", "list"]).is_err());
+        assert!(parse(&["history", "list"]).is_err());
     }
 }
