@@ -181,6 +181,7 @@ fn slice(plan: &Plan, j: u32, epoch: Duration) -> Plan {
         Vec::new()
     };
     stages.push(Stage {
+        burst: 0,
         duration: Some(epoch),
         from: load.level_at(t0),
         to: load.level_at(t1),

@@ -112,6 +112,7 @@ pub(super) fn sub_plan(plan: &Plan, k: u32, r: u32) -> Plan {
         let level = load.level_at(load.warmup().as_secs_f64());
         (!warmup.is_zero())
             .then_some(Stage {
+                burst: 0,
                 duration: Some(warmup),
                 from: level,
                 to: level,

@@ -24,5 +24,10 @@ pub(crate) fn scoped<'a>(
             .iter()
             .find(|f| &f.name == name)
             .map(|f| Cow::Owned(f.as_target())),
+        RuleScope::Scenario(name) => result
+            .scenarios
+            .iter()
+            .find(|s| &s.name == name)
+            .map(|s| Cow::Borrowed(&s.total)),
     }
 }

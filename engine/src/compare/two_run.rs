@@ -173,6 +173,12 @@ fn series_of<'a>(scope: &RuleScope, run: &'a RunResult) -> Option<&'a [TimeSampl
             .find(|t| &t.name == name)
             .map(|t| t.time_series.as_slice())
             .filter(|s| !s.is_empty()),
+        RuleScope::Scenario(name) => run
+            .scenarios
+            .iter()
+            .find(|s| &s.name == name)
+            .map(|s| s.time_series.as_slice())
+            .filter(|s| !s.is_empty()),
         RuleScope::Flow(_) => None,
     }
 }

@@ -70,6 +70,16 @@ pub(crate) struct LoadPlan {
     pub(crate) warmup_requests: u64,
     /// The generator's health limits (`load.health`, else the defaults).
     pub(crate) health: HealthLimits,
+    /// `per-vu-iterations`: each request loop (virtual user) runs exactly this many measured
+    /// requests (with flows: iterations); `stop` is then `Stop::Requests(loops × n)`. `None`:
+    /// the loops share the count.
+    pub(crate) per_loop_iterations: Option<u64>,
+    /// Count mode (`Stop::Requests`): the longest the measured part may last before the run
+    /// ends with requests left (k6's `maxDuration`). `None`: no bound.
+    pub(crate) max_duration: Option<Duration>,
+    /// How long requests (iterations) in flight at the end may take to finish before they
+    /// are cut and not counted (k6's `gracefulStop`). `None`: their timeout bounds them.
+    pub(crate) graceful_stop: Option<Duration>,
 }
 
 /// Closed or open model.
@@ -100,6 +110,9 @@ pub(crate) struct Stage {
     pub(crate) to: f64,
     /// A warmup stage: its requests are sent but not counted.
     pub(crate) warmup: bool,
+    /// Open model: arrivals due all at once at the stage's start, besides those of its rate
+    /// (a stage of `arrivals: N` over `0s`, Gatling's `atOnceUsers`); 0 for none.
+    pub(crate) burst: u64,
 }
 
 /// When the measured part of a run ends.
@@ -325,6 +338,7 @@ pub(super) fn build(load: &spec::Load, errors: &mut Errors) -> Option<LoadPlan> 
         let hold = stages.last().map_or(0.0, |s| s.to);
         stages.retain(|s| s.warmup);
         stages.push(Stage {
+            burst: 0,
             duration: None,
             from: hold,
             to: hold,
@@ -356,6 +370,9 @@ pub(super) fn build(load: &spec::Load, errors: &mut Errors) -> Option<LoadPlan> 
             _ => 0,
         },
         health,
+        per_loop_iterations: None,
+        max_duration: None,
+        graceful_stop: None,
     })
 }
 
@@ -425,6 +442,7 @@ fn constant_stages(load: &spec::Load, model: Model, errors: &mut Errors) -> Opti
     let mut stages = Vec::new();
     if !warmup.is_zero() {
         stages.push(Stage {
+            burst: 0,
             duration: Some(warmup),
             from: level,
             to: level,
@@ -432,6 +450,7 @@ fn constant_stages(load: &spec::Load, model: Model, errors: &mut Errors) -> Opti
         });
     }
     stages.push(Stage {
+        burst: 0,
         duration,
         from: level,
         to: level,
@@ -460,7 +479,12 @@ fn ramped_stages(load: &spec::Load, model: Model, errors: &mut Errors) -> Option
     for (i, stage) in load.stages.iter().enumerate() {
         let path = format!("load.stages[{i}]");
         let duration = errors.duration(&format!("{path}.duration"), &stage.duration, false);
-        let level = match (&stage.level, model) {
+        let Some(stage_level) = &stage.level else {
+            errors.push(format!("{path}.level"), "not planned yet: give `level`");
+            ok = false;
+            continue;
+        };
+        let level = match (stage_level, model) {
             (StageLevel::Connections(c), Model::Closed) if *c <= MAX_CONNECTIONS => {
                 Some(f64::from(*c))
             }
@@ -498,6 +522,7 @@ fn ramped_stages(load: &spec::Load, model: Model, errors: &mut Errors) -> Option
                     from: previous,
                     to: level,
                     warmup: stage.warmup,
+                    burst: 0,
                 });
                 previous = level;
             }
@@ -567,6 +592,7 @@ mod tests {
 
     fn stage(secs: f64, from: f64, to: f64) -> Stage {
         Stage {
+            burst: 0,
             duration: Some(Duration::from_secs_f64(secs)),
             from,
             to,
@@ -588,6 +614,9 @@ mod tests {
             pre_connect: false,
             warmup_requests: 0,
             health: HealthLimits::default(),
+            per_loop_iterations: None,
+            max_duration: None,
+            graceful_stop: None,
         }
     }
 
@@ -630,6 +659,7 @@ mod tests {
     #[test]
     fn open_ended_stage_holds_its_rate() {
         let stages = [Stage {
+            burst: 0,
             duration: None,
             from: 50.0,
             to: 50.0,

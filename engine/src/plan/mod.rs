@@ -16,9 +16,11 @@ pub(crate) mod load;
 mod redirect;
 pub mod regression;
 mod request;
+pub(crate) mod scenario;
 mod service;
 pub mod shard;
 mod slo;
+pub(crate) mod tags;
 mod target;
 pub mod threshold;
 pub(crate) mod tls;
@@ -29,8 +31,10 @@ pub(crate) use flow::FlowPlan;
 pub(crate) use load::{LoadPlan, Model, Stage, Stop, ThinkTime};
 pub(crate) use redirect::REDIRECT_STATUSES;
 pub(crate) use request::h2_request;
+pub(crate) use scenario::ScenarioPlan;
 pub use service::ServicePlan;
 pub use shard::Shard;
+pub use tags::{TagSelector, Tags};
 pub(crate) use target::CheckPlan;
 use target::TargetDefaults;
 pub use target::TargetPlan;
@@ -84,6 +88,11 @@ pub struct Plan {
     /// When the run's time zero (the start of the warmup) is planned, on the wall clock
     /// (`loadgate run --start-at`): the run waits until then. `None`: as soon as it is ready.
     pub(crate) start_at: Option<std::time::SystemTime>,
+    /// The spec's `scenarios`, each a plan of its own run at the same time as the others;
+    /// empty for the one-scenario short form (`load:`), whose load is `load` above. With
+    /// scenarios, `targets`, `flows`, `slo` and `regression` above are the whole run's (every
+    /// scenario's targets and flows, in the spec's order) and `load` is the first scenario's.
+    pub(crate) scenarios: Vec<ScenarioPlan>,
 }
 
 /// A semantic error in a spec: the field path (`targets[1].url`) and what is wrong with it.
@@ -163,7 +172,13 @@ pub(crate) fn build(spec: &Spec, ctx: &BuildContext<'_>) -> Result<Plan, Vec<Pla
         }
     };
 
-    let load = load::build(&spec.load, &mut errors);
+    let load = match &spec.load {
+        Some(load) => load::build(load, &mut errors),
+        None => {
+            errors.push("", "missing `load`: give how much load to apply");
+            None
+        }
+    };
     check_streams(spec, &defaults, &mut errors);
 
     if !errors.0.is_empty() {
@@ -180,6 +195,7 @@ pub(crate) fn build(spec: &Spec, ctx: &BuildContext<'_>) -> Result<Plan, Vec<Pla
         regression,
         regression_alpha,
         shard: None,
+        scenarios: Vec::new(),
         start_at: None,
     })
 }
@@ -267,7 +283,12 @@ fn target_defaults(spec: &Spec, errors: &mut Errors) -> TargetDefaults {
 /// More than one stream per connection needs HTTP/2 for every target, and connections that
 /// are kept alive (`keep_alive: false` carries one request per connection).
 fn check_streams(spec: &Spec, defaults: &TargetDefaults, errors: &mut Errors) {
-    if let Some(streams) = spec.load.streams.filter(|s| *s > 1) {
+    if let Some(streams) = spec
+        .load
+        .as_ref()
+        .and_then(|l| l.streams)
+        .filter(|s| *s > 1)
+    {
         if !defaults.keep_alive {
             errors.push(
                 "load.streams",

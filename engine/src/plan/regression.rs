@@ -54,6 +54,8 @@ pub(crate) enum RuleScope {
     Total,
     Target(String),
     Flow(String),
+    /// One scenario's requests, by name.
+    Scenario(String),
 }
 
 impl RuleScope {
@@ -63,6 +65,7 @@ impl RuleScope {
             ScopeKind::Total => RuleScope::Total,
             ScopeKind::Target => RuleScope::Target(name.to_string()),
             ScopeKind::Flow => RuleScope::Flow(name.to_string()),
+            ScopeKind::Scenario => RuleScope::Scenario(name.to_string()),
         }
     }
 
@@ -72,6 +75,7 @@ impl RuleScope {
             RuleScope::Total => ScopeKind::Total,
             RuleScope::Target(_) => ScopeKind::Target,
             RuleScope::Flow(_) => ScopeKind::Flow,
+            RuleScope::Scenario(_) => ScopeKind::Scenario,
         }
     }
 
@@ -79,7 +83,7 @@ impl RuleScope {
     pub(crate) fn name(&self) -> &str {
         match self {
             RuleScope::Total => "total",
-            RuleScope::Target(name) | RuleScope::Flow(name) => name,
+            RuleScope::Target(name) | RuleScope::Flow(name) | RuleScope::Scenario(name) => name,
         }
     }
 }
@@ -96,6 +100,8 @@ pub enum ScopeKind {
     Target,
     /// One flow's iterations.
     Flow,
+    /// One scenario's requests.
+    Scenario,
 }
 
 impl ScopeKind {
@@ -105,6 +111,7 @@ impl ScopeKind {
             ScopeKind::Total => "total",
             ScopeKind::Target => "target",
             ScopeKind::Flow => "flow",
+            ScopeKind::Scenario => "scenario",
         }
     }
 
@@ -136,6 +143,10 @@ pub struct RegressionRule {
     pub(crate) floor: f64,
     /// The rule as written (or the default rule's text).
     pub(crate) expression: String,
+    /// `fail` (a regression fails the run) or `warn`.
+    pub(crate) severity: super::threshold::Severity,
+    /// Only the requests of the scope whose tags match (`latency{kind:write}`); empty: all.
+    pub(crate) tags: super::tags::TagSelector,
 }
 
 impl RegressionRule {
@@ -190,6 +201,8 @@ impl RegressionRule {
             max_change,
             floor,
             expression: text.to_string(),
+            severity: super::threshold::Severity::Fail,
+            tags: super::tags::TagSelector::default(),
         })
     }
 
@@ -278,7 +291,7 @@ pub(crate) fn build_alpha(block: &spec::Regression) -> Result<f64, (String, Stri
 pub(crate) fn build(block: &spec::Regression) -> (Vec<RegressionRule>, Vec<(String, String)>) {
     let mut rules = Vec::new();
     let mut errors = Vec::new();
-    type List<'a> = (Metric, &'a Option<Vec<String>>, &'a [&'a str]);
+    type List<'a> = (Metric, &'a Option<Vec<spec::RuleSpec>>, &'a [&'a str]);
     let lists: [List<'_>; 3] = [
         (Metric::Latency, &block.latency, &DEFAULT_LATENCY_RULES),
         (Metric::Errors, &block.errors, &DEFAULT_ERRORS_RULES),
@@ -287,7 +300,7 @@ pub(crate) fn build(block: &spec::Regression) -> (Vec<RegressionRule>, Vec<(Stri
     for (metric, list, defaults) in lists {
         match list {
             Some(list) => build_rules(
-                &[(metric, metric.name(), list)],
+                &[(metric, metric.name(), &texts(list))],
                 "regression",
                 &RuleScope::Total,
                 &mut rules,
@@ -301,6 +314,11 @@ pub(crate) fn build(block: &spec::Regression) -> (Vec<RegressionRule>, Vec<(Stri
         }
     }
     (rules, errors)
+}
+
+/// The rules' texts (their severity is not planned yet).
+pub(crate) fn texts(list: &[spec::RuleSpec]) -> Vec<String> {
+    list.iter().map(|r| r.text().to_string()).collect()
 }
 
 /// Parses the rules written in the lists of one block (at `path`, e.g.
@@ -470,10 +488,14 @@ mod tests {
             ]
         );
         let block = spec::Regression {
-            latency: Some(vec!["p(90) +5%".into(), "p(42) +1%".into()]),
+            latency: Some(vec![
+                spec::RuleSpec::Expression("p(90) +5%".into()),
+                spec::RuleSpec::Expression("p(42) +1%".into()),
+            ]),
             errors: Some(vec![]),
             requests: None,
             alpha: None,
+            tagged: Default::default(),
         };
         let (rules, errors) = build(&block);
         assert_eq!(rules.len(), 2, "{rules:?}");

@@ -494,6 +494,7 @@ mod tests {
         assert_eq!(
             load.stages[0],
             Stage {
+                burst: 0,
                 duration: Some(Duration::from_secs(6)),
                 from: 6.0,
                 to: 12.0,

@@ -62,6 +62,9 @@ pub struct TargetPlan {
     /// Responses whose latency is at least this many microseconds are counted as slow
     /// (`defaults.slow`); `None`: not counted.
     pub(crate) slow_us: Option<u64>,
+    /// Its tags, merged once: its scenario's, its flow's, its step's (`group` included),
+    /// its own, the more specific winning (`plan/tags.rs`).
+    pub tags: super::tags::Tags,
 }
 
 impl TargetPlan {
@@ -294,6 +297,7 @@ pub(super) fn build_with_body(
         headers,
         checks: checks?,
         slow_us: defaults.slow_us,
+        tags: target.tags.clone(),
     };
     Some(BuiltTarget {
         plan,

@@ -25,6 +25,7 @@
 use std::fmt;
 use std::time::Duration;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::units::{parse_duration, parse_rate};
@@ -131,6 +132,35 @@ pub(crate) enum Scope {
     Total,
     Target(usize),
     Flow(usize),
+    /// One scenario's requests (by index into the plan's `scenarios`).
+    Scenario(usize),
+}
+
+/// What a failed threshold or regression rule does: `fail` the run (the default) or only
+/// `warn` (reported in the comment, the summary and JUnit as a skipped case; never fails).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    /// A failure fails the run.
+    #[default]
+    Fail,
+    /// A failure is reported and never fails the run.
+    Warn,
+}
+
+impl Severity {
+    /// `fail` or `warn`.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Severity::Fail => "fail",
+            Severity::Warn => "warn",
+        }
+    }
+
+    /// Whether it is `warn`.
+    pub(crate) fn is_warn(&self) -> bool {
+        *self == Severity::Warn
+    }
 }
 
 /// A parsed threshold: `aggregation(metric) op limit`, with `limit` in canonical units.
@@ -157,6 +187,10 @@ pub struct Threshold {
     /// loadgate added this threshold, the spec did not write it (`plan/slo.rs`'s default
     /// `errors` SLO).
     pub(crate) default: bool,
+    /// `fail` (a failure fails the run) or `warn`.
+    pub(crate) severity: Severity,
+    /// Only the requests of the scope whose tags match (`latency{kind:write}`); empty: all.
+    pub(crate) tags: super::tags::TagSelector,
 }
 
 impl Threshold {
@@ -202,6 +236,8 @@ impl Threshold {
             abort_after: Duration::ZERO,
             window_s: None,
             default: false,
+            severity: Severity::Fail,
+            tags: super::tags::TagSelector::default(),
         })
     }
 

@@ -207,6 +207,9 @@ mod tests {
             aborted_run: false,
             default: false,
             dropped: 0,
+            scope_kind: None,
+            tags: Default::default(),
+            severity: Default::default(),
         }
     }
 

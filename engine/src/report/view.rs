@@ -310,7 +310,9 @@ fn rule_rows(comparison: &Comparison) -> Vec<CheckRow> {
                     ScopeKind::Flow => {
                         format!("{} {} {}", r.scope, r.metric.flow_name(), r.rule)
                     }
-                    ScopeKind::Target => format!("{} {} {}", r.scope, r.metric, r.rule),
+                    ScopeKind::Target | ScopeKind::Scenario => {
+                        format!("{} {} {}", r.scope, r.metric, r.rule)
+                    }
                     ScopeKind::Total => format!("{} {}", r.metric, r.rule),
                 },
                 scope: r.scope.clone(),

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::health_record::Health;
 use super::{FlowResult, PhasesResult};
 use crate::plan::regression::{RegressionRule, RuleScope, ScopeKind};
-use crate::plan::threshold::Metric;
+use crate::plan::threshold::{Metric, Severity};
 
 /// Version of the result format; bumped on any incompatible change.
 pub(crate) const RESULT_VERSION: u32 = 4;
@@ -79,6 +79,43 @@ pub struct RunResult {
     /// `regression.alpha`), a fraction; 0.05 in results written before loadgate recorded it.
     #[serde(default = "default_regression_alpha")]
     pub regression_alpha: f64,
+    /// Per scenario of the spec's `scenarios`, in its order: what each measured apart (the
+    /// fields above are the whole run's, across them); empty for a spec with one `load`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scenarios: Vec<ScenarioResult>,
+}
+
+/// What one scenario measured: its requests (or flow iterations) apart from the others', and
+/// the generator's health on its own schedule.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct ScenarioResult {
+    /// The scenario's `name`.
+    pub name: String,
+    /// Its executor, k6's name: `constant-vus`, `ramping-vus`, `constant-arrival-rate`,
+    /// `ramping-arrival-rate`, `per-vu-iterations` or `shared-iterations`.
+    pub executor: String,
+    /// When it started measuring, seconds after the run's `started_at` (its `start_time`).
+    pub start_time_s: f64,
+    /// Its tags (`scenario: NAME` included).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub tags: BTreeMap<String, String>,
+    /// The load it applied, as the run's `load`.
+    pub load: LoadInfo,
+    /// Length of its measured window in seconds, as the run's `duration_s`.
+    pub duration_s: f64,
+    /// All its requests together (named after the scenario), measured over its window.
+    pub total: TargetResult,
+    /// Its targets' names (in the run's `targets`; a flow's steps are `flow/step`).
+    pub targets: Vec<String>,
+    /// Its flows' names (in the run's `flows`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flows: Vec<String>,
+    /// Iterations that ended: its flows' iterations, or its requests for targets.
+    pub iterations: u64,
+    /// Its seconds, as the run's `time_series`, from its own start.
+    pub time_series: Vec<TimeSample>,
+    /// Whether the generator applied its planned load, on its own schedule.
+    pub health: Health,
 }
 
 /// `regression_alpha` of a result that does not record it: the default 5%.
@@ -138,6 +175,13 @@ pub struct RecordedRule {
     pub unit: String,
     /// The rule as written in the spec, or the default rule's text.
     pub expression: String,
+    /// `fail` (a regression fails the run) or `warn`; `fail` when absent.
+    #[serde(default, skip_serializing_if = "is_fail")]
+    pub severity: Severity,
+    /// Only the requests of the scope that carry these tags (`latency{kind:write}`); absent:
+    /// all of them.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub tags: BTreeMap<String, String>,
 }
 
 impl RecordedRule {
@@ -152,6 +196,8 @@ impl RecordedRule {
             floor: rule.floor,
             unit: rule.unit().to_string(),
             expression: rule.expression.clone(),
+            severity: rule.severity,
+            tags: rule.tags.to_map(),
         }
     }
 
@@ -172,6 +218,8 @@ impl RecordedRule {
             max_change: self.max_change,
             floor: self.floor,
             expression: self.expression.clone(),
+            severity: self.severity,
+            tags: crate::plan::TagSelector(self.tags.clone().into_iter().collect()),
         })
     }
 }
@@ -286,6 +334,10 @@ pub struct LoadInfo {
 pub struct TargetResult {
     /// Target name; `total` for all targets together.
     pub name: String,
+    /// The target's tags (its scenario's, flow's and step's merged, `group` included);
+    /// absent when none (and for `total`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub tags: BTreeMap<String, String>,
     /// HTTP method; absent for `total`.
     pub method: Option<String>,
     /// URL as written in the spec (before `${VAR}` interpolation); absent for `total`.
@@ -624,6 +676,19 @@ pub struct SloVerdict {
     /// request failed (or none ended) does not pass. False in older results.
     #[serde(default)]
     pub default: bool,
+    /// What the scope is: `total`, `target`, `flow` or `scenario`; absent in results written
+    /// before scenarios.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<String>")]
+    pub scope_kind: Option<ScopeKind>,
+    /// Only the requests of the scope that carry these tags (`latency{kind:write}`); absent:
+    /// all of them.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub tags: BTreeMap<String, String>,
+    /// `fail` (a failure fails the run) or `warn` (reported, never fails it); `fail` when
+    /// absent.
+    #[serde(default, skip_serializing_if = "is_fail")]
+    pub severity: Severity,
     /// Whole-run `errors` thresholds: the open model's arrivals dropped because every
     /// in-flight slot was busy on the server, counted among `measured`'s failed requests (and
     /// its requests); absent when none.
@@ -655,6 +720,11 @@ pub(crate) fn published_schema<T: JsonSchema>() -> serde_json::Value {
         .into_generator()
         .into_root_schema_for::<T>();
     serde_json::to_value(schema).expect("a schema serializes")
+}
+
+/// Whether a severity is `fail`, the default (left out of the JSON).
+pub(super) fn is_fail(s: &Severity) -> bool {
+    *s == Severity::Fail
 }
 
 /// Whether a count is zero (left out of the JSON).

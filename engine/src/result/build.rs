@@ -32,6 +32,7 @@ fn build_with(plan: &Plan, output: &RunOutput, judge_lateness: bool) -> RunResul
     }
     let slo = slo::verdicts(plan, output, &total, elapsed_s);
     RunResult {
+        scenarios: Vec::new(),
         result_version: RESULT_VERSION,
         spec: SpecInfo {
             name: plan.name.clone(),

@@ -17,6 +17,9 @@ use crate::plan::flow::FlowPlan;
 pub struct FlowResult {
     /// The flow's `name`.
     pub name: String,
+    /// The flow's tags (its scenario's merged); absent when none.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub tags: BTreeMap<String, String>,
     /// Its share of iterations, relative to the other flows' weights.
     pub weight: u32,
     /// Its steps, in order; each is measured as the target it names.
@@ -124,6 +127,7 @@ fn flow_result(
         .map(|(kind, n)| (kind.name().to_string(), n))
         .collect();
     FlowResult {
+        tags: Default::default(),
         name: flow.name.clone(),
         weight: flow.weight,
         steps,
@@ -178,6 +182,7 @@ mod tests {
             cookies: true,
             data: None,
             vars: Vec::new(),
+            tags: Default::default(),
         };
         let s = stats(
             &[10_000, 20_000, 30_000],

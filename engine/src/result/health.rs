@@ -409,6 +409,7 @@ mod tests {
         LoadPlan {
             model,
             stages: vec![Stage {
+                burst: 0,
                 duration: Some(std::time::Duration::from_secs(10)),
                 from: 100.0,
                 to: 100.0,
@@ -424,6 +425,9 @@ mod tests {
             pre_connect: true,
             warmup_requests: 0,
             health: HealthLimits::default(),
+            per_loop_iterations: None,
+            max_duration: None,
+            graceful_stop: None,
         }
     }
 

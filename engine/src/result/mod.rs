@@ -37,8 +37,9 @@ mod upgrade;
 
 pub use artifact::{
     CheckResult, Environment, LatencySummary, LoadInfo, MergeInfo, PhaseSummary, RecordedRule,
-    RunResult, ServerTimingMetric, ShardInfo, SloVerdict, SourceInfo, SpecInfo, StreamingResult,
-    TargetResult, TimeSample, TlsResult, TransportResult, UdpBuffersResult, UpstreamResult, schema,
+    RunResult, ScenarioResult, ServerTimingMetric, ShardInfo, SloVerdict, SourceInfo, SpecInfo,
+    StreamingResult, TargetResult, TimeSample, TlsResult, TransportResult, UdpBuffersResult,
+    UpstreamResult, schema,
 };
 pub(crate) use artifact::{RESULT_VERSION, published_schema};
 pub use build::build;

@@ -37,6 +37,8 @@ pub(super) fn verdicts(
                     plan.flows[i].name.clone(),
                     output.flows[i].measures(elapsed_s),
                 ),
+                // Judged on the merged result of the scenarios (issue 34, `result/`).
+                Scope::Scenario(i) => (plan.scenarios[i].name.clone(), Measures::of(total, 0.0)),
             };
             let mut verdict = verdict(threshold, scope, &measures);
             if threshold.scope == Scope::Total && threshold.metric == Metric::Errors {
@@ -80,6 +82,14 @@ fn verdict(threshold: &Threshold, scope: String, measures: &Measures) -> SloVerd
         aborted_run: false,
         default: threshold.default,
         dropped: 0,
+        scope_kind: Some(match threshold.scope {
+            Scope::Total => crate::plan::regression::ScopeKind::Total,
+            Scope::Target(_) => crate::plan::regression::ScopeKind::Target,
+            Scope::Flow(_) => crate::plan::regression::ScopeKind::Flow,
+            Scope::Scenario(_) => crate::plan::regression::ScopeKind::Scenario,
+        }),
+        tags: threshold.tags.to_map(),
+        severity: threshold.severity,
     }
 }
 

@@ -23,8 +23,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::{
-    Check, DURATION_PATTERN, Expect, METHOD_PATTERN, Protocol, Regression, Slo, THINK_TIME_PATTERN,
-    ThresholdSpec, Tls,
+    Check, DURATION_PATTERN, Expect, METHOD_PATTERN, Protocol, Regression, RuleSpec, Slo,
+    THINK_TIME_PATTERN, ThresholdSpec, Tls,
 };
 
 /// A flow: named steps that a virtual user runs in order, start to end, as one iteration
@@ -60,6 +60,10 @@ pub(crate) struct Flow {
     /// apply (no defaults).
     #[serde(default)]
     pub(crate) regression: FlowRegression,
+    /// Tags of every request of the flow's iterations (a step's own tags of the same name
+    /// win).
+    #[serde(default)]
+    pub(crate) tags: BTreeMap<String, String>,
     /// The steps, in order.
     #[schemars(length(min = 1))]
     pub(crate) steps: Vec<Step>,
@@ -137,15 +141,15 @@ pub(crate) struct FlowRegression {
     /// Iteration-duration rules: `p(50)`, `p(90)`, `p(95)`, `p(99)`, `p(99.9)`, `med` or
     /// `mean`, the allowed rise (`+10%`), optionally `floor` and a duration.
     #[serde(default)]
-    pub(crate) iteration_duration: Vec<String>,
+    pub(crate) iteration_duration: Vec<RuleSpec>,
     /// Iteration-rate rules: `rate`, the allowed relative drop (`-10%`), optionally `floor`
     /// and a rate (`floor 5/s`).
     #[serde(default)]
-    pub(crate) iterations: Vec<String>,
+    pub(crate) iterations: Vec<RuleSpec>,
     /// Failed-iteration rules: `rate`, the allowed relative rise (`+10%`), optionally
     /// `floor` and a rate in percentage points (`floor 0.1%`).
     #[serde(default)]
-    pub(crate) failed_iterations: Vec<String>,
+    pub(crate) failed_iterations: Vec<RuleSpec>,
 }
 
 /// One step of a flow: a request, as a target is, planned as a target named `flow/step`.
@@ -204,7 +208,11 @@ pub(crate) struct Step {
     #[serde(default)]
     #[schemars(regex(pattern = THINK_TIME_PATTERN))]
     pub(crate) think_time: Option<String>,
-    /// A group name that reports show with the step (k6's `group`).
+    /// Tags of the step's requests; its `group` is the tag `group`.
+    #[serde(default)]
+    pub(crate) tags: BTreeMap<String, String>,
+    /// A group name that reports show with the step (k6's `group`); the step's requests carry
+    /// it as the tag `group`.
     #[serde(default)]
     #[schemars(length(min = 1))]
     pub(crate) group: Option<String>,
@@ -284,6 +292,9 @@ impl Step {
             weight: None,
             checks: self.checks.clone(),
             slo: Slo::default(),
+            regression: Regression::default(),
+            tags: BTreeMap::new(),
+            data: None,
         }
     }
 }

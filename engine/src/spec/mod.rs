@@ -8,8 +8,11 @@
 
 mod flow;
 mod load;
+mod scenario;
 
 pub(crate) use flow::{Data, DataOrder, Extract, Flow, OnError, Step};
+#[allow(unused_imports, reason = "planned by the scenarios work of issue 34")]
+pub(crate) use scenario::{Executor, Scenario};
 
 pub use load::{Location, MAX_SPEC_BYTES, SourceSpec, SpecLoadError};
 pub(crate) use load::{is_hidden, printable};
@@ -60,8 +63,16 @@ pub(crate) struct Spec {
     #[serde(default)]
     #[schemars(length(min = 1))]
     pub(crate) flows: Vec<Flow>,
-    /// How much load to apply and for how long.
-    pub(crate) load: Load,
+    /// How much load to apply and for how long: the one-scenario short form. With
+    /// `scenarios`, only the settings they share (`streams`, `threads`, `pre_connect`,
+    /// `health`) may be given here. Give `load` or `scenarios`.
+    #[serde(default)]
+    pub(crate) load: Option<Load>,
+    /// Several loads at once, each with its own executor (k6's `scenarios`); each target
+    /// or flow belongs to one. Give `load` or `scenarios`.
+    #[serde(default)]
+    #[schemars(length(min = 1))]
+    pub(crate) scenarios: Vec<Scenario>,
     /// Thresholds over the whole run (all targets together).
     #[serde(default)]
     pub(crate) slo: Slo,
@@ -335,36 +346,92 @@ pub(crate) struct Target {
     /// Thresholds over this target's requests alone.
     #[serde(default)]
     pub(crate) slo: Slo,
+    /// How much worse than the baseline this target's requests may get, in the grammar of
+    /// the whole run's `regression`. Only the rules written apply (no defaults).
+    #[serde(default)]
+    pub(crate) regression: Regression,
+    /// Tags of the target's requests, e.g. `{kind: write}`: thresholds and regression rules
+    /// select by them (`latency{kind:write}`), reports group by them.
+    #[serde(default)]
+    pub(crate) tags: BTreeMap<String, String>,
+    /// A data file whose rows feed `{{column}}` in the path, headers and body, one row per
+    /// request.
+    #[serde(default)]
+    pub(crate) data: Option<Data>,
 }
 
-/// One check on a response; give exactly one of `header`, `body_contains` or `json`.
+/// One check on a response; give exactly one of `status`, `header`, `body_contains`,
+/// `body_matches`, `json` or `duration`.
 ///
 /// ```yaml
 /// checks:
+///   - status: 200                     # the status is 200 (or a class: "2xx")
 ///   - header: Content-Type            # present
 ///   - header: Content-Type            # equal (exact, case-sensitive value)
 ///     equals: application/json
+///   - header: Content-Type            # matches a regular expression
+///     matches: '^application/(problem\+)?json'
 ///   - body_contains: '"ok"'
-///   - json: /data/0/id                # a JSON pointer (RFC 6901) into the body
+///   - body_matches: '"id":\s*\d+'
+///   - json: /data/0/id                # a JSON pointer (RFC 6901) into the body: present
+///   - json: /data/0/id                # equal
 ///     equals: 42
+///   - json: /total                    # a number compared
+///     gt: 0
+///   - json: /name
+///     matches: '^[A-Z]'
+///   - duration: 200ms                 # the latency is under 200 ms
+///     name: fast enough               # the name reports show (default: a description)
 /// ```
-/// Bodies are read and kept (up to 1 MiB) only for targets with `body_contains` or `json`
-/// checks.
+/// Bodies are read and kept (up to 1 MiB) only for targets with body or `json` checks.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Check {
-    /// A response header that must be present (name case-insensitive), or equal `equals`.
+    /// The name reports show for the check (default: a description of it).
+    #[serde(default)]
+    #[schemars(length(min = 1))]
+    pub(crate) name: Option<String>,
+    /// The response's status must be this code or class (`200`, `"2xx"`). Unlike
+    /// `expect.status`, a status that fails the check is not an error.
+    #[serde(default)]
+    pub(crate) status: Option<StatusMatch>,
+    /// A response header that must be present (name case-insensitive), or equal `equals`,
+    /// or match `matches`.
     #[serde(default)]
     pub(crate) header: Option<String>,
     /// Text the response body must contain.
     #[serde(default)]
     pub(crate) body_contains: Option<String>,
-    /// A JSON pointer into the JSON response body; its value must equal `equals`.
+    /// A regular expression the response body must match (Rust `regex` syntax).
+    #[serde(default)]
+    pub(crate) body_matches: Option<String>,
+    /// A JSON pointer into the JSON response body: its value must be present, or equal
+    /// `equals`, or match `matches` (a string value), or compare with `lt`/`le`/`gt`/`ge`
+    /// (a number).
     #[serde(default)]
     pub(crate) json: Option<String>,
+    /// The response's latency must be under this duration, e.g. `200ms`.
+    #[serde(default)]
+    #[schemars(regex(pattern = DURATION_PATTERN))]
+    pub(crate) duration: Option<String>,
     /// For `header`: the exact value (a string). For `json`: the JSON value.
     #[serde(default)]
     pub(crate) equals: Option<serde_json::Value>,
+    /// For `header` and `json` (a string value): a regular expression the value must match.
+    #[serde(default)]
+    pub(crate) matches: Option<String>,
+    /// For `json`: the number must be below this.
+    #[serde(default)]
+    pub(crate) lt: Option<f64>,
+    /// For `json`: the number must be at most this.
+    #[serde(default)]
+    pub(crate) le: Option<f64>,
+    /// For `json`: the number must be above this.
+    #[serde(default)]
+    pub(crate) gt: Option<f64>,
+    /// For `json`: the number must be at least this.
+    #[serde(default)]
+    pub(crate) ge: Option<f64>,
 }
 
 /// Expectations on a response. A response that fails them counts as an error.
@@ -528,12 +595,20 @@ pub(crate) enum LoadModel {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Stage {
-    /// How long the step lasts.
+    /// How long the step lasts; `0s` changes the level at once (a spike).
     #[schemars(regex(pattern = DURATION_PATTERN))]
     pub(crate) duration: String,
     /// The level at the step's end: connections (closed model, a whole number) or an arrival
-    /// rate (open model, `200/s`).
-    pub(crate) level: StageLevel,
+    /// rate (open model, `200/s`). Give `level` or `arrivals`.
+    #[serde(default)]
+    pub(crate) level: Option<StageLevel>,
+    /// Open model: this many arrivals, spread evenly over `duration` (Gatling's
+    /// `rampUsers(N).during(d)`), or all at once when `duration` is `0s` (Gatling's
+    /// `atOnceUsers(N)`). The level after the step is its rate (`arrivals / duration`); after a
+    /// `0s` step, the level before it.
+    #[serde(default)]
+    #[schemars(range(min = 1))]
+    pub(crate) arrivals: Option<u64>,
     /// A warmup step: its requests are not counted. Warmup steps come first.
     #[serde(default)]
     pub(crate) warmup: bool,
@@ -565,7 +640,7 @@ pub(crate) enum StageLevel {
 ///   checks: ["rate == 100%"]
 /// ```
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[schemars(extend("additionalProperties" = false))]
 pub(crate) struct Slo {
     /// Response latency: `p(N)` (e.g. `p(99.9)`), `med`, `mean`, `min`, `max`, with a time unit.
     #[serde(default)]
@@ -579,7 +654,25 @@ pub(crate) struct Slo {
     /// Response checks: `rate` (the share that passed) in `%`, e.g. `rate == 100%`.
     #[serde(default)]
     pub(crate) checks: Vec<ThresholdSpec>,
+    /// Thresholds over the requests that carry tags, k6's syntax: the metric, then the tags
+    /// in braces, e.g. `latency{kind:write}: ["p(95) < 50ms"]`,
+    /// `errors{scenario:checkout,kind:write}: ["rate < 1%"]` (every tag must match).
+    #[serde(flatten)]
+    #[schemars(with = "TaggedThresholds")]
+    pub(crate) tagged: BTreeMap<String, Vec<ThresholdSpec>>,
 }
+
+/// Regex for a metric with a tag selector: `latency{kind:write}`, `errors{a:b,c:d}`.
+pub(crate) const TAGGED_METRIC_PATTERN: &str =
+    r"^(latency|errors|requests|checks)\{[^{}:,]+:[^{}:,]*(,[^{}:,]+:[^{}:,]*)*\}$";
+
+/// The schema of `Slo::tagged`: keys `metric{tag:value,...}`, each a list of thresholds.
+#[derive(JsonSchema)]
+#[schemars(extend("patternProperties" = {
+    TAGGED_METRIC_PATTERN: { "type": "array", "items": { "$ref": "#/$defs/ThresholdSpec" } }
+}))]
+#[allow(dead_code, reason = "only its schema is used")]
+struct TaggedThresholds {}
 
 /// A threshold: an expression, or an expression with options.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -611,6 +704,65 @@ pub(crate) struct DetailedThreshold {
     #[serde(default)]
     #[schemars(regex(pattern = DURATION_PATTERN))]
     pub(crate) window: Option<String>,
+    /// `fail` (the default): a failed threshold fails the run. `warn`: it is reported (the
+    /// comment, the summary, JUnit as a skipped case) and never fails the run.
+    #[serde(default)]
+    pub(crate) severity: Option<Severity>,
+}
+
+/// What a failed threshold or regression rule does: `fail` the run (the default) or only
+/// `warn`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Severity {
+    Fail,
+    Warn,
+}
+
+/// A regression rule: its text (`p(95) +10%`), or its text with options.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub(crate) enum RuleSpec {
+    /// `aggregation change [floor value]`, e.g. `p(95) +10% floor 2ms`.
+    Expression(String),
+    Detailed(DetailedRule),
+}
+
+/// A regression rule with options.
+///
+/// ```yaml
+/// regression:
+///   latency:
+///     - { rule: "p(95) +5%", severity: warn }    # a small regression warns
+///     - "p(95) +20%"                             # a large one fails the run
+/// ```
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct DetailedRule {
+    /// `aggregation change [floor value]`, e.g. `p(95) +10% floor 2ms`.
+    pub(crate) rule: String,
+    /// `fail` (the default) or `warn`: a regression found by a `warn` rule is reported and
+    /// never fails the run.
+    #[serde(default)]
+    pub(crate) severity: Option<Severity>,
+}
+
+impl RuleSpec {
+    /// The rule's text.
+    pub(crate) fn text(&self) -> &str {
+        match self {
+            RuleSpec::Expression(text) => text,
+            RuleSpec::Detailed(d) => &d.rule,
+        }
+    }
+
+    /// The rule's severity (`fail` unless it says `warn`).
+    pub(crate) fn severity(&self) -> Severity {
+        match self {
+            RuleSpec::Expression(_) => Severity::Fail,
+            RuleSpec::Detailed(d) => d.severity.unwrap_or(Severity::Fail),
+        }
+    }
 }
 
 /// Regression rules: how much worse than the baseline a metric of the whole run may get before
@@ -628,24 +780,37 @@ pub(crate) struct DetailedThreshold {
 /// that metric's rules off. `alpha: 5%` is the false-alarm rate per run that all the rules
 /// share.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[schemars(extend("additionalProperties" = false))]
 pub(crate) struct Regression {
     /// Latency rules: `p(50)`, `p(90)`, `p(95)`, `p(99)`, `p(99.9)`, `med` or `mean`, then the
     /// allowed rise (`+10%`), then optionally `floor` and a duration (`floor 2ms`).
     #[serde(default)]
-    pub(crate) latency: Option<Vec<String>>,
+    pub(crate) latency: Option<Vec<RuleSpec>>,
     /// Error-rate rules: `rate`, the allowed relative rise (`+10%`), optionally `floor` and a
     /// rate in percentage points (`floor 0.1%`).
     #[serde(default)]
-    pub(crate) errors: Option<Vec<String>>,
+    pub(crate) errors: Option<Vec<RuleSpec>>,
     /// Throughput rules: `rate`, the allowed relative drop (`-10%`), optionally `floor` and a
     /// rate (`floor 50/s`).
     #[serde(default)]
-    pub(crate) requests: Option<Vec<String>>,
+    pub(crate) requests: Option<Vec<RuleSpec>>,
     /// The gate's false-alarm rate per run (α), a percentage above 0% and below 50%: the
     /// chance that an unchanged build fails the gate on any of its rules, shared by all the
     /// rules of a comparison (`5%` when absent). The spec's top-level block only, not a step's.
     #[serde(default)]
     #[schemars(regex(pattern = PERCENT_PATTERN))]
     pub(crate) alpha: Option<String>,
+    /// Rules over the requests that carry tags, k6's syntax: `latency{kind:write}:
+    /// ["p(95) +10%"]` (the whole run's block only). Only the rules written apply.
+    #[serde(flatten)]
+    #[schemars(with = "TaggedRules")]
+    pub(crate) tagged: BTreeMap<String, Vec<RuleSpec>>,
 }
+
+/// The schema of `Regression::tagged`: keys `metric{tag:value,...}`, each a list of rules.
+#[derive(JsonSchema)]
+#[schemars(extend("patternProperties" = {
+    TAGGED_METRIC_PATTERN: { "type": "array", "items": { "$ref": "#/$defs/RuleSpec" } }
+}))]
+#[allow(dead_code, reason = "only its schema is used")]
+struct TaggedRules {}

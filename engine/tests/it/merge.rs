@@ -113,6 +113,7 @@ fn flows_merge_with_their_histograms_added_and_their_slos_reevaluated() {
     use loadgate::result::{FlowResult, FlowStep, SloVerdict};
     let (mut a, mut b) = shards();
     let flow = |r: &RunResult, failed: u64, reason: &str| FlowResult {
+        tags: Default::default(),
         name: "shop".to_string(),
         weight: 1,
         steps: vec![FlowStep {
@@ -132,6 +133,9 @@ fn flows_merge_with_their_histograms_added_and_their_slos_reevaluated() {
     b.flows = vec![flow(&b, 1, "extraction")];
     // The flow's p95 against a limit between the two shards' own p95s' range and beyond both.
     let slo = SloVerdict {
+        scope_kind: None,
+        tags: Default::default(),
+        severity: Default::default(),
         scope: "shop".to_string(),
         metric: loadgate::plan::threshold::Metric::Latency,
         threshold: "p(95) < 1s".to_string(),

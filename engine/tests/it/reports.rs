@@ -530,6 +530,7 @@ fn with_flow(mut r: RunResult, with_gone: bool) -> RunResult {
     use loadgate::plan::regression::ScopeKind;
     use loadgate::result::{FlowResult, FlowStep, RecordedRule, SloVerdict};
     let flow = |name: &str| FlowResult {
+        tags: Default::default(),
         name: name.to_string(),
         weight: 3,
         steps: vec![
@@ -557,6 +558,9 @@ fn with_flow(mut r: RunResult, with_gone: bool) -> RunResult {
     }
     let p95 = r.total.latency_us.as_ref().unwrap().p95_us as f64;
     r.slo.push(SloVerdict {
+        scope_kind: None,
+        tags: Default::default(),
+        severity: Default::default(),
         scope: FLOW.to_string(),
         metric: loadgate::plan::threshold::Metric::Latency,
         threshold: "p(95) < 1s".to_string(),
@@ -571,6 +575,8 @@ fn with_flow(mut r: RunResult, with_gone: bool) -> RunResult {
         dropped: 0,
     });
     let rule = |kind, scope: &str| RecordedRule {
+        severity: Default::default(),
+        tags: Default::default(),
         scope_kind: kind,
         scope: scope.to_string(),
         metric: loadgate::plan::threshold::Metric::Latency,

@@ -9,7 +9,7 @@ use super::extract::build_extractors;
 use super::template::{Markers, compile};
 use super::{DataOrder, DataPlan, FlowPlan, OnError, Part, StepPlan};
 use crate::plan::load::think_time;
-use crate::plan::regression::{RegressionRule, RuleScope, build_rules};
+use crate::plan::regression::{RegressionRule, RuleScope, build_rules, texts};
 use crate::plan::request::{authority, h2_request, request_bytes};
 use crate::plan::slo::{build_slo, build_thresholds};
 use crate::plan::target::{BuiltTarget, Shared, TargetRequest, build_with_body};
@@ -96,13 +96,13 @@ pub(in crate::plan) fn build_flows(
                 (
                     Metric::Latency,
                     "iteration_duration",
-                    &rules.iteration_duration,
+                    &texts(&rules.iteration_duration),
                 ),
-                (Metric::Responses, "iterations", &rules.iterations),
+                (Metric::Responses, "iterations", &texts(&rules.iterations)),
                 (
                     Metric::Errors,
                     "failed_iterations",
-                    &rules.failed_iterations,
+                    &texts(&rules.failed_iterations),
                 ),
             ],
             &format!("{path}.regression"),
@@ -201,6 +201,7 @@ fn build_flow(
         cookies: flow.cookies.unwrap_or(true),
         data,
         vars,
+        tags: flow.tags.clone(),
     })
 }
 
@@ -228,7 +229,7 @@ fn step_rules(
              spec's top-level `regression` block",
         );
     }
-    let list = |l: &Option<Vec<String>>| l.clone().unwrap_or_default();
+    let list = |l: &Option<Vec<spec::RuleSpec>>| l.as_deref().map(texts).unwrap_or_default();
     regression(
         &[
             (Metric::Latency, "latency", &list(&rules.latency)),

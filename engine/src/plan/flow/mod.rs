@@ -43,6 +43,8 @@ pub(crate) struct FlowPlan {
     /// The flow's variables, by slot: data columns first (in the file's order), then the
     /// extractors' variables (in step order), each name once.
     pub(crate) vars: Vec<String>,
+    /// Its tags (its scenario's merged with its own).
+    pub(crate) tags: crate::plan::tags::Tags,
 }
 
 /// One step of a flow.

@@ -26,6 +26,7 @@ pub(super) fn merge_flows(
                 Some(at) => at,
                 None => {
                     let empty = FlowResult {
+                        tags: Default::default(),
                         iterations: 0,
                         passed: 0,
                         failed: 0,
@@ -81,6 +82,7 @@ mod tests {
 
     fn result(s: &FlowStats, elapsed_s: f64) -> FlowResult {
         FlowResult {
+            tags: Default::default(),
             name: "shop".into(),
             weight: 1,
             steps: vec![FlowStep {

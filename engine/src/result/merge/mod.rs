@@ -255,6 +255,7 @@ pub fn merge(results: &[RunResult], options: MergeOptions) -> Result<RunResult, 
     load.requests = results.iter().map(|r| r.load.requests).sum::<Option<u64>>();
 
     Ok(RunResult {
+        scenarios: Vec::new(),
         result_version: first.result_version,
         health: merge_health(results),
         spec: first.spec.clone(),

@@ -161,6 +161,7 @@ fn plan(addr: SocketAddr, load: &str, users: &[&str], order: DataOrder, third: b
             rows: users.iter().map(|u| vec![u.to_string()].into()).collect(),
         }),
         vars: vec!["user".into(), "token".into(), "nothing".into()],
+        tags: Default::default(),
     }];
     plan
 }

@@ -1,0 +1,130 @@
+//! Tags: `name: value` pairs on targets, flow steps, flows and scenarios, and the selectors
+//! of thresholds and regression rules that pick requests by them (k6's
+//! `http_req_duration{kind:write}`).
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use super::threshold::Metric;
+
+/// A request's tags, by name. A target's are merged once at plan time, the more specific
+/// winning: scenario < flow < step (its `group` is the tag `group`) < target.
+pub type Tags = BTreeMap<String, String>;
+
+/// A tag selector, `{kind:write,scenario:checkout}`: the requests whose tags hold every pair.
+/// Empty: every request of the scope.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct TagSelector(pub(crate) Vec<(String, String)>);
+
+impl TagSelector {
+    /// Whether `tags` hold every pair of the selector (an empty selector matches all).
+    pub(crate) fn matches(&self, tags: &Tags) -> bool {
+        self.0
+            .iter()
+            .all(|(name, value)| tags.get(name) == Some(value))
+    }
+
+    /// Whether it selects every request (no pairs).
+    pub(crate) fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The pairs as a map (for results and verdicts).
+    pub(crate) fn to_map(&self) -> Tags {
+        self.0.iter().cloned().collect()
+    }
+
+    /// Parses a block's key with a selector, k6's syntax: `latency{kind:write}`,
+    /// `errors{kind:write,scenario:checkout}`; names and values are trimmed; a name may
+    /// appear once. Errors say what was expected.
+    pub(crate) fn parse_key(key: &str) -> Result<(Metric, TagSelector), String> {
+        let expected = "expected a metric and tags in braces, e.g. `latency{kind:write}`";
+        let (metric, rest) = key
+            .split_once('{')
+            .ok_or_else(|| format!("`{key}`: {expected}"))?;
+        let inner = rest
+            .strip_suffix('}')
+            .ok_or_else(|| format!("`{key}`: {expected}"))?;
+        let metric = match metric.trim() {
+            "latency" => Metric::Latency,
+            "errors" => Metric::Errors,
+            "requests" => Metric::Responses,
+            "checks" => Metric::Checks,
+            other => {
+                return Err(format!(
+                    "`{key}`: `{other}` is not a metric: `latency`, `errors`, `requests` or \
+                     `checks`"
+                ));
+            }
+        };
+        let mut pairs: Vec<(String, String)> = Vec::new();
+        for pair in inner.split(',') {
+            let (name, value) = pair
+                .split_once(':')
+                .ok_or_else(|| format!("`{key}`: `{pair}` is not `tag:value`"))?;
+            let (name, value) = (name.trim(), value.trim());
+            if name.is_empty() {
+                return Err(format!("`{key}`: a tag name is empty"));
+            }
+            if pairs.iter().any(|(n, _)| n == name) {
+                return Err(format!("`{key}`: the tag `{name}` is given twice"));
+            }
+            pairs.push((name.to_string(), value.to_string()));
+        }
+        pairs.sort();
+        Ok((metric, TagSelector(pairs)))
+    }
+}
+
+impl fmt::Display for TagSelector {
+    /// `{kind:write,scenario:checkout}` (names in order); empty for no pairs.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0.is_empty() {
+            return Ok(());
+        }
+        f.write_str("{")?;
+        for (i, (name, value)) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str(",")?;
+            }
+            write!(f, "{name}:{value}")?;
+        }
+        f.write_str("}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_parse_into_a_metric_and_sorted_pairs() {
+        let (metric, selector) =
+            TagSelector::parse_key("latency{scenario: b ,kind:write}").unwrap();
+        assert_eq!(metric, Metric::Latency);
+        assert_eq!(selector.to_string(), "{kind:write,scenario:b}");
+        let tags: Tags = [("kind", "write"), ("scenario", "b"), ("x", "y")]
+            .into_iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect();
+        assert!(selector.matches(&tags));
+        let mut other = tags.clone();
+        other.insert("kind".into(), "read".into());
+        assert!(!selector.matches(&other));
+        assert!(TagSelector::default().matches(&other));
+    }
+
+    #[test]
+    fn bad_keys_say_what_was_expected() {
+        for (key, says) in [
+            ("latency", "in braces"),
+            ("latency{kind}", "not `tag:value`"),
+            ("speed{a:b}", "not a metric"),
+            ("errors{a:b,a:c}", "given twice"),
+            ("errors{:b}", "empty"),
+        ] {
+            let e = TagSelector::parse_key(key).unwrap_err();
+            assert!(e.contains(says), "{key}: {e}");
+        }
+    }
+}
