@@ -11,7 +11,7 @@ use super::scale::Scale;
 use crate::plan::regression::{
     DEFAULT_ERRORS_RULES, DEFAULT_LATENCY_RULES, DEFAULT_REQUESTS_RULES, RegressionRule, ScopeKind,
 };
-use crate::plan::threshold::{Aggregation, Metric};
+use crate::plan::threshold::{Aggregation, Metric, Severity};
 use crate::result::TargetResult;
 use crate::stats::{self, Decision, Evidence, Replicates};
 use crate::units::{Unit, format_relative};
@@ -117,6 +117,19 @@ pub struct RuleVerdict {
     pub verdict: RuleState,
     /// The verdict in words, with the numbers that decided it.
     pub reason: String,
+    /// `fail` (a regression fails the run) or `warn` (a regression is reported and never
+    /// fails it); absent for `fail`.
+    #[serde(default, skip_serializing_if = "is_fail")]
+    pub severity: Severity,
+    /// Only the requests of the scope that carry these tags (`latency{kind:write}`); absent:
+    /// all of them.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub tags: std::collections::BTreeMap<String, String>,
+}
+
+/// Whether a severity is `fail`, the default (left out of the JSON).
+fn is_fail(s: &Severity) -> bool {
+    *s == Severity::Fail
 }
 
 /// The default rules (a spec without a `regression` block).
@@ -334,6 +347,8 @@ fn rule_verdict(
         (None, Ok(_)) => unreachable!("a tested rule has a decision"),
     };
     RuleVerdict {
+        severity: rule.severity,
+        tags: rule.tags.to_map(),
         scope_kind: rule.scope.kind(),
         scope: rule.scope.name().to_string(),
         metric: rule.metric,

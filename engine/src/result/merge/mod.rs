@@ -205,6 +205,40 @@ pub enum MergeError {
     },
 }
 
+/// The sum of several targets' measures (`parts`: each target, and the second of the sum
+/// where its series' second 0 falls), named `name`, rates over `duration_s` seconds: counters
+/// summed, histograms added (exact percentiles), the per-second series merged second by
+/// second as a merge of shards does; tags, method, URL, checks and transport left out. What
+/// a tag selector (`latency{kind:write}`) or a scenario's whole measures. Errors: a histogram
+/// does not decode.
+pub fn sum_targets(
+    name: &str,
+    parts: &[(&TargetResult, u32)],
+    duration_s: f64,
+) -> Result<TargetResult, MergeError> {
+    if parts.is_empty() {
+        return Ok(TargetResult {
+            name: name.to_string(),
+            histogram: super::encode_histogram(&crate::measure::latency_histogram()),
+            ..TargetResult::default()
+        });
+    }
+    let indexed: Vec<(usize, &TargetResult)> = parts
+        .iter()
+        .enumerate()
+        .map(|(i, (t, _))| (i, *t))
+        .collect();
+    let offsets: Vec<u32> = parts.iter().map(|(_, offset)| *offset).collect();
+    let mut sum = targets::merge_target(&indexed, &offsets, duration_s)?;
+    sum.name = name.to_string();
+    sum.tags.clear();
+    sum.method = None;
+    sum.url = None;
+    sum.transport = None;
+    sum.checks.clear();
+    Ok(sum)
+}
+
 /// The most results one merge takes: 1,024 shards of counts up to
 /// [`super::MAX_EXACT_INTEGER`] (2^53 - 1, which the reader enforces) sum within `u64`
 /// (2^63), so no count of a merge can overflow.
