@@ -53,6 +53,8 @@ mod tls;
 mod transport;
 #[cfg(test)]
 mod virtual_clock;
+#[cfg(test)]
+mod virtual_executors;
 mod vu;
 mod worker;
 mod worker_stats;
