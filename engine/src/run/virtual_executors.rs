@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use super::virtual_clock::{Run, Setup, ms, plan_of, run_plan};
 use crate::plan::health::HealthLimits;
+use crate::plan::load::Arrivals;
 use crate::plan::{LoadPlan, Model, Stage, Stop, ThinkTime};
 
 /// A stage of `length` ramping from `from` to `to`.
@@ -283,4 +284,50 @@ fn graceful_stop_cuts_slow_work_in_flight_after_the_end() {
     assert_eq!(per_user(&run), [4, 4]);
     assert_eq!(run.stages[0].sent, 8);
     assert_eq!(run.ended - run.start(), ms(1_200));
+}
+
+#[test]
+fn a_burst_is_due_at_its_stages_start_besides_the_rate() {
+    // 10/s for 1 s, a burst of 5 over 0 s, then 10/s for 1 s with a burst of 3 of its own.
+    let with_burst = |mut s: Stage, n| {
+        s.burst = n;
+        s
+    };
+    let stages = [
+        stage(ms(1_000), 10.0, 10.0),
+        with_burst(stage(Duration::ZERO, 10.0, 10.0), 5),
+        with_burst(stage(ms(1_000), 10.0, 10.0), 3),
+    ];
+    let mut arrivals = Arrivals::new(&stages);
+    let times: Vec<f64> = (0..).map_while(|k| arrivals.time_of(k)).collect();
+    assert_eq!(times.len(), 10 + 5 + 3 + 10);
+    assert!(times[10..19].iter().all(|&t| t == 1.0), "{times:?}");
+    assert!((times[19] - 1.1).abs() < 1e-12, "{}", times[19]);
+    // An open-ended stage's burst, then its rate.
+    let open = [with_burst(hold(2.0), 2)];
+    let mut arrivals = Arrivals::new(&open);
+    let times: Vec<f64> = (0..4).map_while(|k| arrivals.time_of(k)).collect();
+    assert_eq!(times, [0.0, 0.0, 0.0, 0.5]);
+}
+
+#[test]
+fn a_stage_of_zero_length_steps_the_level_at_once() {
+    // 4 from the start (a 0 s step from 0), 4 for 1 s, a 0 s step down to 1, 1 for 1 s.
+    let stages = vec![
+        stage(Duration::ZERO, 0.0, 4.0),
+        stage(ms(1_000), 4.0, 4.0),
+        stage(Duration::ZERO, 4.0, 1.0),
+        stage(ms(1_000), 1.0, 1.0),
+    ];
+    let p = load(Model::Open, stages, Stop::Duration(ms(2_000)));
+    assert_eq!(
+        (p.level_at(0.0), p.level_at(0.999), p.level_at(1.0)),
+        (4.0, 4.0, 1.0)
+    );
+    assert_eq!(p.first_time_at_least(3.5, 0.0), Some(0.0));
+    assert_eq!(p.first_time_at_least(3.5, 1.0), None);
+    assert_eq!(p.first_time_at_least(0.5, 1.5), Some(1.5));
+    let mut arrivals = Arrivals::new(&p.stages);
+    let times: Vec<f64> = (0..).map_while(|k| arrivals.time_of(k)).collect();
+    assert_eq!(times, [0.0, 0.25, 0.5, 0.75, 1.0]);
 }
