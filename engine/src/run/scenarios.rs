@@ -18,9 +18,13 @@ const CLOCK_LEAD: Duration = Duration::from_millis(5);
 /// and flows indexed as its own plan's), each sub-run's time zero the common time zero + its
 /// `start_time` (with `plan.start_at`, the common time zero is then). `stop` (Ctrl-C) stops
 /// every scenario; one that fails stops the others. `progress` is called a few times a second
-/// from this thread with the scenarios' progress combined ([`combined`]).
+/// from this thread with the scenarios' progress combined: responses, errors and the last
+/// second's rate summed, the longest elapsed time, the highest of the last second's
+/// percentiles.
 ///
-/// A scenario whose load gives no `threads` runs on its share of the CPUs ([`plans`]).
+/// A scenario whose load gives no `threads` runs on its share of the CPUs, `max(1,
+/// round(CPUs × its request loops / all scenarios' request loops))`, so that the whole run
+/// uses about one worker thread per CPU.
 ///
 /// Errors: the open-files limit is too low for every scenario's connections, timers and
 /// threads together ([`raise_file_limit`]); the first scenario's (in the plan's order) that
