@@ -218,7 +218,7 @@ mod tests {
         let reads = sub_plan(
             "reads",
             &url,
-            "  model: open\n  rate: 100/s\n  max_in_flight: 16\n  duration: 2s\n",
+            "  model: open\n  rate: 100/s\n  max_in_flight: 100\n  duration: 2s\n",
         );
         let mut users = sub_plan("users", &url, "  connections: 2\n  requests: 60\n");
         users.load.per_loop_iterations = Some(30);
