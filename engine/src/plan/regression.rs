@@ -21,6 +21,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::Errors;
+use super::tags::{TAGS_IN_A_TARGET, selector};
 use super::threshold::{Aggregation, Metric, parse_aggregation, parse_value};
 use crate::spec;
 
@@ -286,11 +288,11 @@ pub(crate) fn build_alpha(block: &spec::Regression) -> Result<f64, (String, Stri
     }
 }
 
-/// Resolves the spec's `regression` block, applying defaults for absent lists. Errors carry the
-/// field path (`regression.latency[0]`) and the message.
-pub(crate) fn build(block: &spec::Regression) -> (Vec<RegressionRule>, Vec<(String, String)>) {
+/// Resolves the whole run's `regression` block: its lists, with the defaults for the absent
+/// ones, then its tagged lists (`latency{kind:write}`: only the rules written). Every problem
+/// goes to `errors`, with its field path (`regression.latency[0]`).
+pub(super) fn build(block: &spec::Regression, errors: &mut Errors) -> Vec<RegressionRule> {
     let mut rules = Vec::new();
-    let mut errors = Vec::new();
     type List<'a> = (Metric, &'a Option<Vec<spec::RuleSpec>>, &'a [&'a str]);
     let lists: [List<'_>; 3] = [
         (Metric::Latency, &block.latency, &DEFAULT_LATENCY_RULES),
@@ -299,13 +301,12 @@ pub(crate) fn build(block: &spec::Regression) -> (Vec<RegressionRule>, Vec<(Stri
     ];
     for (metric, list, defaults) in lists {
         match list {
-            Some(list) => build_rules(
-                &[(metric, metric.name(), &texts(list))],
+            Some(list) => rules.extend(build_rules(
+                &[(metric, metric.name(), list)],
                 "regression",
                 &RuleScope::Total,
-                &mut rules,
-                &mut errors,
-            ),
+                errors,
+            )),
             None => rules.extend(
                 defaults
                     .iter()
@@ -313,41 +314,101 @@ pub(crate) fn build(block: &spec::Regression) -> (Vec<RegressionRule>, Vec<(Stri
             ),
         }
     }
-    (rules, errors)
+    rules.extend(build_tagged(block, "regression", &RuleScope::Total, errors));
+    rules
 }
 
-/// The rules' texts (their severity is not planned yet).
-pub(crate) fn texts(list: &[spec::RuleSpec]) -> Vec<String> {
-    list.iter().map(|r| r.text().to_string()).collect()
+/// Resolves the `regression` block (at `path`, e.g. `targets[0].regression`) of a scope other
+/// than the whole run: a scenario's, a target's or a flow step's. Only the rules written apply
+/// (no defaults); tagged lists only in a scenario's block (a target's requests all carry the
+/// same tags); no `alpha` (one per run). Every problem goes to `errors`.
+pub(super) fn build_scoped(
+    block: &spec::Regression,
+    path: &str,
+    scope: &RuleScope,
+    errors: &mut Errors,
+) -> Vec<RegressionRule> {
+    if block.alpha.is_some() {
+        errors.push(
+            format!("{path}.alpha"),
+            "`alpha` is one false-alarm rate per run, shared by every rule: give it in the \
+             spec's top-level `regression` block",
+        );
+    }
+    let mut rules = build_rules(
+        &[
+            (Metric::Latency, "latency", block.latency.as_deref().unwrap_or_default()),
+            (Metric::Errors, "errors", block.errors.as_deref().unwrap_or_default()),
+            (Metric::Responses, "requests", block.requests.as_deref().unwrap_or_default()),
+        ],
+        path,
+        scope,
+        errors,
+    );
+    rules.extend(build_tagged(block, path, scope, errors));
+    rules
+}
+
+/// The rules of a block's tagged lists (`latency{kind:write}`), each with its selector;
+/// refused in a target's or a flow's block.
+fn build_tagged(
+    block: &spec::Regression,
+    path: &str,
+    scope: &RuleScope,
+    errors: &mut Errors,
+) -> Vec<RegressionRule> {
+    let mut rules = Vec::new();
+    for (key, list) in &block.tagged {
+        let field = format!("{path}.{key}");
+        if matches!(scope, RuleScope::Target(_) | RuleScope::Flow(_)) {
+            errors.push(&field, TAGS_IN_A_TARGET);
+            continue;
+        }
+        let Some((metric, tags)) = selector(&field, key, errors) else {
+            continue;
+        };
+        if metric == Metric::Checks {
+            errors.push(&field, "checks have no regression rules");
+            continue;
+        }
+        let built = build_rules(&[(metric, key, list)], path, scope, errors);
+        rules.extend(built.into_iter().map(|rule| RegressionRule {
+            tags: tags.clone(),
+            ..rule
+        }));
+    }
+    rules
 }
 
 /// Parses the rules written in the lists of one block (at `path`, e.g.
 /// `flows[0].regression`) for `scope`, without defaults: each list is the metric its rules
-/// compare, its field name and the rules. Rules go to `rules`, errors (field path, message)
-/// to `errors`.
-pub(crate) fn build_rules(
-    lists: &[(Metric, &str, &[String])],
+/// compare, its field name and the rules, each with its severity. Every problem goes to
+/// `errors`, with its field path.
+pub(super) fn build_rules(
+    lists: &[(Metric, &str, &[spec::RuleSpec])],
     path: &str,
     scope: &RuleScope,
-    rules: &mut Vec<RegressionRule>,
-    errors: &mut Vec<(String, String)>,
-) {
+    errors: &mut Errors,
+) -> Vec<RegressionRule> {
+    let mut rules = Vec::new();
     for &(metric, field, list) in lists {
-        for (i, text) in list.iter().enumerate() {
+        for (i, spec) in list.iter().enumerate() {
             let path = format!("{path}.{field}[{i}]");
-            if let Some(e) = super::control_character(text) {
-                errors.push((path, e));
+            let text = spec.text();
+            if !errors.printable(&path, text) {
                 continue;
             }
             match RegressionRule::parse(metric, text) {
                 Ok(rule) => rules.push(RegressionRule {
                     scope: scope.clone(),
+                    severity: spec.severity().into(),
                     ..rule
                 }),
-                Err(e) => errors.push((path, e)),
+                Err(e) => errors.push(path, e),
             }
         }
     }
+    rules
 }
 
 #[cfg(test)]
@@ -474,8 +535,9 @@ mod tests {
 
     #[test]
     fn absent_lists_get_defaults_and_empty_lists_none() {
-        let (rules, errors) = build(&spec::Regression::default());
-        assert!(errors.is_empty());
+        let mut errors = Errors::default();
+        let rules = build(&spec::Regression::default(), &mut errors);
+        assert!(errors.0.is_empty());
         let names: Vec<&str> = rules.iter().map(|r| r.expression.as_str()).collect();
         assert_eq!(
             names,
@@ -497,10 +559,10 @@ mod tests {
             alpha: None,
             tagged: Default::default(),
         };
-        let (rules, errors) = build(&block);
+        let rules = build(&block, &mut errors);
         assert_eq!(rules.len(), 2, "{rules:?}");
         assert_eq!(rules[1].metric, Metric::Responses);
-        assert_eq!(errors.len(), 1);
-        assert_eq!(errors[0].0, "regression.latency[1]");
+        assert_eq!(errors.0.len(), 1);
+        assert_eq!(errors.0[0].path, "regression.latency[1]");
     }
 }

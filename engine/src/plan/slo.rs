@@ -2,7 +2,8 @@
 //! `errors` threshold of the whole run ([`DEFAULT_ERRORS`]).
 
 use super::Errors;
-use super::threshold::{Metric, Scope, Threshold};
+use super::tags::{TAGS_IN_A_TARGET, TagSelector, selector};
+use super::threshold::{Metric, Scope, Severity, Threshold};
 use crate::spec;
 
 /// The whole run's `errors` threshold when the spec's top-level `slo` has none: a run in which
@@ -12,8 +13,10 @@ use crate::spec;
 pub(crate) const DEFAULT_ERRORS: &str = "rate < 100%";
 
 /// Parses the thresholds of one `slo` block (at `path`, applying to `scope`) and their options;
-/// every problem goes to `errors`. The whole run's block (`scope` [`Scope::Total`]) without an
-/// `errors` threshold gets [`DEFAULT_ERRORS`], last.
+/// every problem goes to `errors`. Tagged keys (`latency{kind:write}`) give thresholds with
+/// their selector, after the plain lists; they are refused in a target's (or a flow step's)
+/// block, whose requests all carry the same tags. The whole run's block (`scope`
+/// [`Scope::Total`]) without an `errors` threshold gets [`DEFAULT_ERRORS`], last.
 pub(super) fn build_slo(
     slo: &spec::Slo,
     path: &str,
@@ -31,6 +34,25 @@ pub(super) fn build_slo(
         scope,
         errors,
     );
+    for (key, list) in &slo.tagged {
+        let field = format!("{path}.{key}");
+        if matches!(scope, Scope::Target(_) | Scope::Flow(_)) {
+            errors.push(&field, TAGS_IN_A_TARGET);
+            continue;
+        }
+        let Some((metric, tags)) = selector(&field, key, errors) else {
+            continue;
+        };
+        for (i, entry) in list.iter().enumerate() {
+            let entry_path = format!("{field}[{i}]");
+            let of = Of {
+                metric,
+                scope,
+                tags: &tags,
+            };
+            out.extend(build_threshold(entry, &entry_path, &of, errors));
+        }
+    }
     if scope == Scope::Total && slo.errors.is_empty() {
         let mut default = Threshold::parse(scope, Metric::Errors, DEFAULT_ERRORS)
             .expect("the default errors threshold parses");
@@ -50,61 +72,111 @@ pub(super) fn build_thresholds(
     errors: &mut Errors,
 ) -> Vec<Threshold> {
     let mut out = Vec::new();
+    let tags = TagSelector::default();
     for &(metric, field, list) in lists {
+        let of = Of {
+            metric,
+            scope,
+            tags: &tags,
+        };
         for (i, entry) in list.iter().enumerate() {
-            let path = format!("{path}.{field}[{i}]");
-            let (text, options) = match entry {
-                spec::ThresholdSpec::Expression(text) => (text, None),
-                spec::ThresholdSpec::Detailed(d) => (&d.threshold, Some(d)),
-            };
-            if !errors.printable(&path, text) {
-                continue;
-            }
-            let mut threshold = match Threshold::parse(scope, metric, text) {
-                Ok(t) => t,
-                Err(e) => {
-                    errors.push(path, e);
-                    continue;
-                }
-            };
-            if let Some(options) = options {
-                threshold.abort_on_fail = options.abort_on_fail;
-                if let Some(after) = &options.abort_after {
-                    if !options.abort_on_fail {
-                        errors.push(format!("{path}.abort_after"), "needs `abort_on_fail: true`");
-                    }
-                    threshold.abort_after = errors
-                        .duration(&format!("{path}.abort_after"), after, true)
-                        .unwrap_or_default();
-                }
-                if let Some(window) = &options.window {
-                    let field = format!("{path}.window");
-                    if scope != Scope::Total {
-                        errors.push(
-                            &field,
-                            "windows apply to the whole run's `slo`, not per target or flow",
-                        );
-                    } else if metric == Metric::Checks {
-                        errors.push(&field, "`checks` thresholds have no windows");
-                    } else if let Some(d) = errors.duration(&field, window, false) {
-                        if d.subsec_nanos() != 0 {
-                            errors.push(&field, "a window is a whole number of seconds");
-                        } else {
-                            threshold.window_s = Some(d.as_secs().min(u64::from(u32::MAX)) as u32);
-                        }
-                    }
-                }
-                if options.abort_on_fail && scope != Scope::Total {
-                    errors.push(
-                        format!("{path}.abort_on_fail"),
-                        "aborting applies to the whole run's `slo`, not per target or flow",
-                    );
-                }
-            }
-            out.push(threshold);
+            out.extend(build_threshold(
+                entry,
+                &format!("{path}.{field}[{i}]"),
+                &of,
+                errors,
+            ));
         }
     }
     out
+}
+
+/// What a threshold of a list measures: its metric, scope and tag selector.
+struct Of<'a> {
+    metric: Metric,
+    scope: Scope,
+    tags: &'a TagSelector,
+}
+
+/// One threshold (at `path`) with its options; `None` (and an error) when its expression is
+/// wrong. A wrong option is an error, and the threshold is kept.
+fn build_threshold(
+    entry: &spec::ThresholdSpec,
+    path: &str,
+    of: &Of<'_>,
+    errors: &mut Errors,
+) -> Option<Threshold> {
+    let (text, options) = match entry {
+        spec::ThresholdSpec::Expression(text) => (text, None),
+        spec::ThresholdSpec::Detailed(d) => (&d.threshold, Some(d)),
+    };
+    if !errors.printable(path, text) {
+        return None;
+    }
+    let mut threshold = Threshold::parse(of.scope, of.metric, text)
+        .map_err(|e| errors.push(path, e))
+        .ok()?;
+    threshold.tags = of.tags.clone();
+    if let Some(options) = options {
+        apply_options(&mut threshold, options, path, errors);
+    }
+    Some(threshold)
+}
+
+/// Sets a threshold's options: `abort_on_fail`, `abort_after` and `window` (whole run's and
+/// scenarios' thresholds only, without tags: those are judged once, at the end, on the sum
+/// of the targets they select), `severity`.
+fn apply_options(
+    threshold: &mut Threshold,
+    options: &spec::DetailedThreshold,
+    path: &str,
+    errors: &mut Errors,
+) {
+    const TAGGED: &str = "a threshold over tags is judged once, at the end of the run, on the \
+        sum of the targets it selects";
+    let (scope, metric) = (threshold.scope, threshold.metric);
+    let live = matches!(scope, Scope::Total | Scope::Scenario(_));
+    let tagged = !threshold.tags.is_empty();
+    threshold.severity = options.severity.map(Severity::from).unwrap_or_default();
+    threshold.abort_on_fail = options.abort_on_fail;
+    if options.abort_on_fail {
+        let field = format!("{path}.abort_on_fail");
+        if tagged {
+            errors.push(field, format!("{TAGGED}: it cannot abort the run"));
+        } else if !live {
+            errors.push(
+                field,
+                "aborting applies to the whole run's or a scenario's `slo`, not per target or \
+                 flow",
+            );
+        }
+    }
+    if let Some(after) = &options.abort_after {
+        let field = format!("{path}.abort_after");
+        if !options.abort_on_fail {
+            errors.push(&field, "needs `abort_on_fail: true`");
+        }
+        threshold.abort_after = errors.duration(&field, after, true).unwrap_or_default();
+    }
+    if let Some(window) = &options.window {
+        let field = format!("{path}.window");
+        if tagged {
+            errors.push(&field, format!("{TAGGED}: it has no windows"));
+        } else if !live {
+            errors.push(
+                &field,
+                "windows apply to the whole run's or a scenario's `slo`, not per target or flow",
+            );
+        } else if metric == Metric::Checks {
+            errors.push(&field, "`checks` thresholds have no windows");
+        } else if let Some(d) = errors.duration(&field, window, false) {
+            if d.subsec_nanos() != 0 {
+                errors.push(&field, "a window is a whole number of seconds");
+            } else {
+                threshold.window_s = Some(d.as_secs().min(u64::from(u32::MAX)) as u32);
+            }
+        }
+    }
 }
 
 #[cfg(test)]

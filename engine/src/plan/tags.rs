@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
+use super::Errors;
 use super::threshold::Metric;
 
 /// A request's tags, by name. A target's are merged once at plan time, the more specific
@@ -74,6 +75,70 @@ impl TagSelector {
         pairs.sort();
         Ok((metric, TagSelector(pairs)))
     }
+}
+
+/// Why a target's (or a flow step's) block may not select by tags.
+pub(super) const TAGS_IN_A_TARGET: &str = "a target's requests all carry the same tags (a flow \
+    step's too), so a selector picks all or none of them: select by tags in the whole run's \
+    or a scenario's block, or leave the braces out";
+
+/// The metric and selector of the tagged key `key` (the field at `field`); `None` (and an
+/// error) when it is wrong.
+pub(super) fn selector(
+    field: &str,
+    key: &str,
+    errors: &mut Errors,
+) -> Option<(Metric, TagSelector)> {
+    if !errors.printable(field, key) {
+        return None;
+    }
+    TagSelector::parse_key(key)
+        .map_err(|e| errors.push(field, e))
+        .ok()
+}
+
+/// Characters a tag's name or value may not hold: a selector could not name them
+/// (`metric{name:value,...}`).
+const RESERVED: [char; 4] = ['{', '}', ':', ','];
+
+/// Checks the tags of one block (at `path`, e.g. `targets[0].tags`): names non-empty, names
+/// and values printable, without `{`, `}`, `:` or `,` and without white space at either end
+/// (a selector could not select them: it splits on those characters and trims); every problem
+/// goes to `errors`, at `path.name`. Whether all were right.
+pub(super) fn check(tags: &Tags, path: &str, errors: &mut Errors) -> bool {
+    let before = errors.0.len();
+    for (name, value) in tags {
+        let field = format!("{path}.{name}");
+        if name.trim().is_empty() {
+            errors.push(&field, "a tag name may not be empty");
+            continue;
+        }
+        check_text(&field, name, "name", errors);
+        check_text(&field, value, "value", errors);
+    }
+    errors.0.len() == before
+}
+
+/// Checks one tag name or value (`what`), the field at `field`.
+pub(super) fn check_text(field: &str, text: &str, what: &str, errors: &mut Errors) -> bool {
+    if !errors.printable(field, text) {
+        return false;
+    }
+    let why = if let Some(c) = text.chars().find(|c| RESERVED.contains(c)) {
+        format!("holds `{c}`")
+    } else if text.trim() != text {
+        "starts or ends with white space".to_string()
+    } else {
+        return true;
+    };
+    errors.push(
+        field,
+        format!(
+            "the tag {what} `{text}` {why}: a selector (`latency{{name:value}}`) could not \
+             select it; tag names and values may not hold `{{`, `}}`, `:` or `,`"
+        ),
+    );
+    false
 }
 
 impl fmt::Display for TagSelector {

@@ -163,6 +163,15 @@ impl Severity {
     }
 }
 
+impl From<crate::spec::Severity> for Severity {
+    fn from(severity: crate::spec::Severity) -> Severity {
+        match severity {
+            crate::spec::Severity::Fail => Severity::Fail,
+            crate::spec::Severity::Warn => Severity::Warn,
+        }
+    }
+}
+
 /// A parsed threshold: `aggregation(metric) op limit`, with `limit` in canonical units.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Threshold {
