@@ -221,4 +221,182 @@ mod tests {
         // A target's block never gets it: the whole run's default covers every target.
         assert!(build(&slo(&[], &[]), Scope::Target(0)).is_empty());
     }
+
+    /// The thresholds of the block `json` at `path` for `scope`, and the errors as
+    /// `(path, message)`.
+    fn try_build(
+        json: serde_json::Value,
+        path: &str,
+        scope: Scope,
+    ) -> (Vec<Threshold>, Vec<(String, String)>) {
+        let block: spec::Slo = serde_json::from_value(json).unwrap();
+        let mut errors = Errors::default();
+        let out = build_slo(&block, path, scope, &mut errors);
+        let errors = errors.0.into_iter().map(|e| (e.path, e.message)).collect();
+        (out, errors)
+    }
+
+    #[test]
+    fn severity_is_planned_from_the_detailed_form_and_fail_by_default() {
+        let (out, errors) = try_build(
+            serde_json::json!({
+                "latency": [
+                    "p(95) < 1s",
+                    { "threshold": "p(99) < 2s", "severity": "warn" },
+                    { "threshold": "max < 3s" },
+                    { "threshold": "max < 4s", "severity": "fail" },
+                ],
+                "errors{kind:write}": [{ "threshold": "rate < 1%", "severity": "warn" }],
+                "requests{kind:write}": ["rate > 1/s"],
+            }),
+            "slo",
+            Scope::Total,
+        );
+        assert!(errors.is_empty(), "{errors:?}");
+        let got: Vec<(&str, Severity)> = out
+            .iter()
+            .map(|t| (t.expression.as_str(), t.severity))
+            .collect();
+        use Severity::{Fail, Warn};
+        assert_eq!(
+            got,
+            [
+                ("p(95) < 1s", Fail),
+                ("p(99) < 2s", Warn),
+                ("max < 3s", Fail),
+                ("max < 4s", Fail),
+                ("rate < 1%", Warn),
+                ("rate > 1/s", Fail),
+                (DEFAULT_ERRORS, Fail),
+            ]
+        );
+    }
+
+    #[test]
+    fn tagged_keys_give_thresholds_with_sorted_selectors_in_any_scope() {
+        // Key, expression; the metric and the selector planned (names sorted, trimmed).
+        let cases = [
+            ("checks{kind:write}", "rate == 100%", Metric::Checks, "{kind:write}"),
+            ("errors{b:2,a:1}", "rate < 1%", Metric::Errors, "{a:1,b:2}"),
+            ("latency{kind:write}", "p(95) < 50ms", Metric::Latency, "{kind:write}"),
+            (
+                "latency{scenario:shop, kind : read}",
+                "max < 1s",
+                Metric::Latency,
+                "{kind:read,scenario:shop}",
+            ),
+            ("requests{kind:}", "count > 10", Metric::Responses, "{kind:}"),
+        ];
+        let json: serde_json::Map<String, serde_json::Value> = cases
+            .iter()
+            .map(|(key, text, ..)| (key.to_string(), serde_json::json!([text])))
+            .collect();
+        for scope in [Scope::Total, Scope::Scenario(2)] {
+            let (out, errors) = try_build(json.clone().into(), "slo", scope);
+            assert!(errors.is_empty(), "{errors:?}");
+            // A scenario's block gets no default: the whole run's covers it.
+            let tagged: Vec<&Threshold> = out.iter().filter(|t| !t.default).collect();
+            assert_eq!(tagged.len(), cases.len(), "{scope:?}");
+            for (t, (key, text, metric, selector)) in tagged.iter().zip(&cases) {
+                assert_eq!(t.scope, scope, "{key}");
+                assert_eq!(t.metric, *metric, "{key}");
+                assert_eq!(t.expression, *text, "{key}");
+                assert_eq!(t.tags.to_string(), *selector, "{key}");
+            }
+            assert_eq!(out.len() - tagged.len(), usize::from(scope == Scope::Total));
+        }
+    }
+
+    #[test]
+    fn refused_thresholds_name_their_field() {
+        let tagged_window = serde_json::json!({
+            "latency{kind:write}": [{ "threshold": "p(95) < 1s", "window": "10s" }]
+        });
+        let tagged_abort = serde_json::json!({
+            "errors{kind:write}": [{ "threshold": "rate < 1%", "abort_on_fail": true }]
+        });
+        let tagged = serde_json::json!({ "latency{kind:write}": ["p(95) < 1s"] });
+        let cases = [
+            (
+                tagged_window.clone(),
+                "slo",
+                Scope::Total,
+                "slo.latency{kind:write}[0].window",
+                "judged once, at the end of the run",
+            ),
+            (
+                tagged_window,
+                "scenarios[1].slo",
+                Scope::Scenario(1),
+                "scenarios[1].slo.latency{kind:write}[0].window",
+                "it has no windows",
+            ),
+            (
+                tagged_abort,
+                "slo",
+                Scope::Total,
+                "slo.errors{kind:write}[0].abort_on_fail",
+                "it cannot abort the run",
+            ),
+            (
+                tagged.clone(),
+                "targets[0].slo",
+                Scope::Target(0),
+                "targets[0].slo.latency{kind:write}",
+                "a target's requests all carry the same tags",
+            ),
+            (
+                tagged,
+                "flows[0].steps[1].slo",
+                Scope::Target(3),
+                "flows[0].steps[1].slo.latency{kind:write}",
+                "a flow step's too",
+            ),
+            (
+                serde_json::json!({ "errors{a:b,a:c}": ["rate < 1%"] }),
+                "slo",
+                Scope::Total,
+                "slo.errors{a:b,a:c}",
+                "the tag `a` is given twice",
+            ),
+            (
+                serde_json::json!({ "requests{kind:read}": ["rate > 5"] }),
+                "slo",
+                Scope::Total,
+                "slo.requests{kind:read}[0]",
+                "needs the unit `/s`",
+            ),
+            (
+                serde_json::json!({ "latency": [{ "threshold": "max < 1s", "window": "5s" }] }),
+                "targets[0].slo",
+                Scope::Target(0),
+                "targets[0].slo.latency[0].window",
+                "whole run's or a scenario's `slo`",
+            ),
+        ];
+        for (json, path, scope, want_path, want) in cases {
+            let (_, errors) = try_build(json, path, scope);
+            assert_eq!(errors.len(), 1, "{want_path}: {errors:?}");
+            assert_eq!(errors[0].0, want_path);
+            assert!(errors[0].1.contains(want), "{want_path}: {}", errors[0].1);
+        }
+    }
+
+    #[test]
+    fn a_scenario_watches_its_thresholds_live_as_the_whole_run_does() {
+        let (out, errors) = try_build(
+            serde_json::json!({
+                "latency": [
+                    { "threshold": "p(99) < 1s", "window": "10s" },
+                    { "threshold": "max < 2s", "abort_on_fail": true, "abort_after": "5s" },
+                ]
+            }),
+            "scenarios[0].slo",
+            Scope::Scenario(0),
+        );
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(out[0].window_s, Some(10));
+        assert!(out[1].abort_on_fail);
+        assert_eq!(out[1].abort_after, std::time::Duration::from_secs(5));
+    }
 }
