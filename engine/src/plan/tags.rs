@@ -192,4 +192,32 @@ mod tests {
             assert!(e.contains(says), "{key}: {e}");
         }
     }
+
+    #[test]
+    fn tags_that_a_selector_could_not_select_are_refused_with_their_path() {
+        let cases = [
+            ("kind", "write", None),
+            ("kind", "", None),
+            ("", "x", Some("a tag name may not be empty")),
+            (" ", "x", Some("a tag name may not be empty")),
+            ("a:b", "x", Some("the tag name `a:b` holds `:`")),
+            ("a,b", "x", Some("holds `,`")),
+            ("kind", "{x}", Some("the tag value `{x}` holds `{`")),
+            ("kind", "x}", Some("holds `}`")),
+            ("kind", " x", Some("starts or ends with white space")),
+            ("kind ", "x", Some("starts or ends with white space")),
+            ("kind", "a\u{7}", Some("control character U+0007")),
+        ];
+        for (name, value, want) in cases {
+            let tags: Tags = [(name.to_string(), value.to_string())].into();
+            let mut errors = Errors::default();
+            let ok = check(&tags, "targets[2].tags", &mut errors);
+            assert_eq!(ok, want.is_none(), "{name}: {value}: {:?}", errors.0);
+            if let Some(want) = want {
+                assert_eq!(errors.0.len(), 1, "{:?}", errors.0);
+                assert_eq!(errors.0[0].path, format!("targets[2].tags.{name}"));
+                assert!(errors.0[0].message.contains(want), "{}", errors.0[0].message);
+            }
+        }
+    }
 }
