@@ -2,7 +2,7 @@
 //! `errors` threshold of the whole run ([`DEFAULT_ERRORS`]).
 
 use super::Errors;
-use super::tags::{TAGS_IN_A_TARGET, TagSelector, selector};
+use super::tags::TagSelector;
 use super::threshold::{Metric, Scope, Severity, Threshold};
 use crate::spec;
 
@@ -60,6 +60,26 @@ pub(super) fn build_slo(
         out.push(default);
     }
     out
+}
+
+/// Why a target's (or a flow step's) block may not select by tags.
+pub(super) const TAGS_IN_A_TARGET: &str = "a target's requests all carry the same tags (a flow \
+    step's too), so a selector picks all or none of them: select by tags in the whole run's \
+    or a scenario's block, or leave the braces out";
+
+/// The metric and selector of the tagged key `key` (the field at `field`); `None` (and an
+/// error) when it is wrong.
+pub(super) fn selector(
+    field: &str,
+    key: &str,
+    errors: &mut Errors,
+) -> Option<(Metric, TagSelector)> {
+    if !errors.printable(field, key) {
+        return None;
+    }
+    Metric::parse_tagged(key)
+        .map_err(|e| errors.push(field, e))
+        .ok()
 }
 
 /// Parses the lists of thresholds of one block (at `path`, applying to `scope`): each is
@@ -276,16 +296,31 @@ mod tests {
     fn tagged_keys_give_thresholds_with_sorted_selectors_in_any_scope() {
         // Key, expression; the metric and the selector planned (names sorted, trimmed).
         let cases = [
-            ("checks{kind:write}", "rate == 100%", Metric::Checks, "{kind:write}"),
+            (
+                "checks{kind:write}",
+                "rate == 100%",
+                Metric::Checks,
+                "{kind:write}",
+            ),
             ("errors{b:2,a:1}", "rate < 1%", Metric::Errors, "{a:1,b:2}"),
-            ("latency{kind:write}", "p(95) < 50ms", Metric::Latency, "{kind:write}"),
+            (
+                "latency{kind:write}",
+                "p(95) < 50ms",
+                Metric::Latency,
+                "{kind:write}",
+            ),
             (
                 "latency{scenario:shop, kind : read}",
                 "max < 1s",
                 Metric::Latency,
                 "{kind:read,scenario:shop}",
             ),
-            ("requests{kind:}", "count > 10", Metric::Responses, "{kind:}"),
+            (
+                "requests{kind:}",
+                "count > 10",
+                Metric::Responses,
+                "{kind:}",
+            ),
         ];
         let json: serde_json::Map<String, serde_json::Value> = cases
             .iter()

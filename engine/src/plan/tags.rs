@@ -6,7 +6,6 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use super::Errors;
-use super::threshold::Metric;
 
 /// A request's tags, by name. A target's are merged once at plan time, the more specific
 /// winning: scenario < flow < step (its `group` is the tag `group`) < target.
@@ -36,9 +35,10 @@ impl TagSelector {
     }
 
     /// Parses a block's key with a selector, k6's syntax: `latency{kind:write}`,
-    /// `errors{kind:write,scenario:checkout}`; names and values are trimmed; a name may
-    /// appear once. Errors say what was expected.
-    pub(crate) fn parse_key(key: &str) -> Result<(Metric, TagSelector), String> {
+    /// `errors{kind:write,scenario:checkout}`, into the metric's name as written (trimmed;
+    /// `Metric::parse_tagged` names the metric) and the selector; names and values are
+    /// trimmed; a name may appear once. Errors say what was expected.
+    pub(crate) fn parse_key(key: &str) -> Result<(&str, TagSelector), String> {
         let expected = "expected a metric and tags in braces, e.g. `latency{kind:write}`";
         let (metric, rest) = key
             .split_once('{')
@@ -46,18 +46,6 @@ impl TagSelector {
         let inner = rest
             .strip_suffix('}')
             .ok_or_else(|| format!("`{key}`: {expected}"))?;
-        let metric = match metric.trim() {
-            "latency" => Metric::Latency,
-            "errors" => Metric::Errors,
-            "requests" => Metric::Responses,
-            "checks" => Metric::Checks,
-            other => {
-                return Err(format!(
-                    "`{key}`: `{other}` is not a metric: `latency`, `errors`, `requests` or \
-                     `checks`"
-                ));
-            }
-        };
         let mut pairs: Vec<(String, String)> = Vec::new();
         for pair in inner.split(',') {
             let (name, value) = pair
@@ -73,28 +61,8 @@ impl TagSelector {
             pairs.push((name.to_string(), value.to_string()));
         }
         pairs.sort();
-        Ok((metric, TagSelector(pairs)))
+        Ok((metric.trim(), TagSelector(pairs)))
     }
-}
-
-/// Why a target's (or a flow step's) block may not select by tags.
-pub(super) const TAGS_IN_A_TARGET: &str = "a target's requests all carry the same tags (a flow \
-    step's too), so a selector picks all or none of them: select by tags in the whole run's \
-    or a scenario's block, or leave the braces out";
-
-/// The metric and selector of the tagged key `key` (the field at `field`); `None` (and an
-/// error) when it is wrong.
-pub(super) fn selector(
-    field: &str,
-    key: &str,
-    errors: &mut Errors,
-) -> Option<(Metric, TagSelector)> {
-    if !errors.printable(field, key) {
-        return None;
-    }
-    TagSelector::parse_key(key)
-        .map_err(|e| errors.push(field, e))
-        .ok()
 }
 
 /// Characters a tag's name or value may not hold: a selector could not name them
@@ -166,7 +134,7 @@ mod tests {
     fn keys_parse_into_a_metric_and_sorted_pairs() {
         let (metric, selector) =
             TagSelector::parse_key("latency{scenario: b ,kind:write}").unwrap();
-        assert_eq!(metric, Metric::Latency);
+        assert_eq!(metric, "latency");
         assert_eq!(selector.to_string(), "{kind:write,scenario:b}");
         let tags: Tags = [("kind", "write"), ("scenario", "b"), ("x", "y")]
             .into_iter()
@@ -184,7 +152,6 @@ mod tests {
         for (key, says) in [
             ("latency", "in braces"),
             ("latency{kind}", "not `tag:value`"),
-            ("speed{a:b}", "not a metric"),
             ("errors{a:b,a:c}", "given twice"),
             ("errors{:b}", "empty"),
         ] {
@@ -216,7 +183,11 @@ mod tests {
             if let Some(want) = want {
                 assert_eq!(errors.0.len(), 1, "{:?}", errors.0);
                 assert_eq!(errors.0[0].path, format!("targets[2].tags.{name}"));
-                assert!(errors.0[0].message.contains(want), "{}", errors.0[0].message);
+                assert!(
+                    errors.0[0].message.contains(want),
+                    "{}",
+                    errors.0[0].message
+                );
             }
         }
     }

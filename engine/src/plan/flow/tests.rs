@@ -419,7 +419,10 @@ flows:
         ],
         "{err}"
     );
-    assert!(err.contains("gives both `group` and the tag `group`"), "{err}");
+    assert!(
+        err.contains("gives both `group` and the tag `group`"),
+        "{err}"
+    );
     let targets = r#"
 version: 1
 name: tags
@@ -476,7 +479,13 @@ flows:
             .iter()
             .map(|r| {
                 let scope = r.scope.clone();
-                (scope, r.metric, r.expression.clone(), r.severity, r.tags.is_empty())
+                (
+                    scope,
+                    r.metric,
+                    r.expression.clone(),
+                    r.severity,
+                    r.tags.is_empty(),
+                )
             })
             .collect::<Vec<_>>()
     };
@@ -489,8 +498,20 @@ flows:
     assert_eq!(
         target,
         [
-            (home("home"), Metric::Latency, "p(95) +5%".into(), Warn, true),
-            (home("home"), Metric::Responses, "rate -20%".into(), Fail, true),
+            (
+                home("home"),
+                Metric::Latency,
+                "p(95) +5%".into(),
+                Warn,
+                true
+            ),
+            (
+                home("home"),
+                Metric::Responses,
+                "rate -20%".into(),
+                Fail,
+                true
+            ),
         ]
     );
     let renamed: Vec<_> = step
@@ -502,7 +523,10 @@ flows:
         .collect();
     assert_eq!(renamed, target);
     // A tagged list in a target's block is refused: its requests all carry the same tags.
-    let tagged = targets.replace("requests: [\"rate -20%\"]", "requests{kind:write}: [\"rate -20%\"]");
+    let tagged = targets.replace(
+        "requests: [\"rate -20%\"]",
+        "requests{kind:write}: [\"rate -20%\"]",
+    );
     let err = plan_text(&tagged, &[]).unwrap_err();
     assert!(
         err.starts_with("targets[0].regression.requests{kind:write}: a target's requests all"),

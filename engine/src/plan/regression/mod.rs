@@ -22,7 +22,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::Errors;
-use super::tags::{TAGS_IN_A_TARGET, selector};
+use super::slo::{TAGS_IN_A_TARGET, selector};
 use super::threshold::{Aggregation, Metric, parse_aggregation, parse_value};
 use crate::spec;
 
@@ -337,9 +337,21 @@ pub(super) fn build_scoped(
     }
     let mut rules = build_rules(
         &[
-            (Metric::Latency, "latency", block.latency.as_deref().unwrap_or_default()),
-            (Metric::Errors, "errors", block.errors.as_deref().unwrap_or_default()),
-            (Metric::Responses, "requests", block.requests.as_deref().unwrap_or_default()),
+            (
+                Metric::Latency,
+                "latency",
+                block.latency.as_deref().unwrap_or_default(),
+            ),
+            (
+                Metric::Errors,
+                "errors",
+                block.errors.as_deref().unwrap_or_default(),
+            ),
+            (
+                Metric::Responses,
+                "requests",
+                block.requests.as_deref().unwrap_or_default(),
+            ),
         ],
         path,
         scope,

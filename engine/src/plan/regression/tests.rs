@@ -228,7 +228,10 @@ fn tagged_keys_give_rules_with_sorted_selectors_in_the_run_and_scenarios() {
             .iter()
             .map(|r| (r.metric, r.expression.as_str(), r.tags.to_string()))
             .collect();
-        let want: Vec<_> = want.iter().map(|(m, e, t)| (*m, *e, t.to_string())).collect();
+        let want: Vec<_> = want
+            .iter()
+            .map(|(m, e, t)| (*m, *e, t.to_string()))
+            .collect();
         assert_eq!(got, want);
         assert!(rules.iter().all(|r| r.scope == scope));
     }
