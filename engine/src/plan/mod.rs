@@ -77,7 +77,7 @@ pub struct Plan {
     /// Thresholds over the whole run and per target.
     pub slo: Vec<Threshold>,
     /// Regression rules over the whole run, defaults applied (see [`regression`]), then the
-    /// rules written for flows and flow steps.
+    /// rules written for targets, or for flows and flow steps.
     pub(crate) regression: Vec<RegressionRule>,
     /// The gate's false-alarm rate per run that the rules share (α), a fraction (see
     /// [`regression::build_alpha`]).

@@ -1,4 +1,5 @@
-//! Regression rules: how much worse than a baseline a metric of the whole run may get.
+//! Regression rules: how much worse than a baseline a metric of the whole run, a scenario,
+//! a target (a flow step is one) or a flow may get.
 //!
 //! ```text
 //! rule        := aggregation change [ "floor" value ]
@@ -18,6 +19,11 @@
 //!
 //! Only these latency aggregations exist because the verdict is computed from the per-second
 //! series of the result, which records them (`p50_us` .. `p99_9_us`, `mean_us`).
+//!
+//! A rule is written as its text or as `{rule, severity}` (`severity: warn`: a regression is
+//! reported and never fails the run). The whole run's and a scenario's blocks may also hold
+//! tagged lists, k6's `latency{kind:write}`: rules over the sum of the scope's targets whose
+//! tags match. Only the whole run's block has default rules and `alpha`.
 
 use serde::{Deserialize, Serialize};
 
