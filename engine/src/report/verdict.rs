@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::decisions::{family_sentence, format_allowed, format_mde, format_rule_level};
 use super::history::Trend;
+use super::scenarios::{rule_fails, rule_warns, slo_fails, slo_warns};
 use super::spec_lines::{Block, SpecLines};
 use super::verdict_flows::{VerdictFlow, verdict_flows};
 use super::{Render, Report};
@@ -71,16 +72,18 @@ pub(crate) enum Verdict {
 }
 
 impl Verdict {
-    /// The verdict on `current` and, when there is a baseline, its comparison.
+    /// The verdict on `current` and, when there is a baseline, its comparison: the gate's
+    /// ([`Overall`]), where a `warn` SLO that failed and a `warn` rule that regressed are
+    /// warnings, which never fail it.
     pub(crate) fn of(current: &RunResult, comparison: Option<&Comparison>) -> Verdict {
         if current.interrupted {
             return Verdict::Interrupted;
         }
         match Overall::of(current, comparison) {
-            Overall::Pass => Verdict::Pass,
-            Overall::SloFailed => Verdict::SloFailed,
-            Overall::Regressed => Verdict::Regressed,
             Overall::InvalidMeasurement => Verdict::InvalidMeasurement,
+            _ if !current.passed && current.slo.iter().any(slo_fails) => Verdict::SloFailed,
+            _ if comparison.is_some_and(|c| c.rules.iter().any(rule_fails)) => Verdict::Regressed,
+            _ => Verdict::Pass,
         }
     }
 
@@ -310,6 +313,16 @@ pub(super) fn summary(
     earlier: usize,
 ) -> String {
     let mut line = summary_line(current, comparison);
+    // The word is this verdict's (warnings never fail), with the warnings counted.
+    let warnings = warnings(current, comparison);
+    if let Some((_, rest)) = line.split_once(": ") {
+        let with = match warnings {
+            0 => String::new(),
+            1 => " with 1 warning".to_string(),
+            n => format!(" with {n} warnings"),
+        };
+        line = format!("{}{with}: {rest}", Verdict::of(current, comparison).word());
+    }
     if comparison.is_none()
         && earlier > 0
         && let Some(head) = line.strip_suffix("no baseline to compare with")
@@ -331,6 +344,13 @@ pub(super) fn summary(
         );
     }
     line
+}
+
+/// How many checks are warnings: `warn` SLOs of `current` that failed and `warn` rules of
+/// `comparison` that regressed.
+pub(super) fn warnings(current: &RunResult, comparison: Option<&Comparison>) -> usize {
+    current.slo.iter().filter(|v| slo_warns(v)).count()
+        + comparison.map_or(0, |c| c.rules.iter().filter(|r| rule_warns(r)).count())
 }
 
 /// The verdict document: `loadgate compare --format json`, `loadgate report --format json`.
