@@ -240,10 +240,9 @@ fn text_grid(rows: &[Vec<String>], left: usize) -> String {
         .collect();
     let mut out = String::from("\n");
     for row in rows {
-        out.push(' ');
         for (i, (cell, w)) in row.iter().zip(&widths).enumerate() {
             if i < left {
-                let _ = write!(out, " {cell:<w$}");
+                let _ = write!(out, "  {cell:<w$}");
             } else {
                 let _ = write!(out, "  {cell:>w$}");
             }
