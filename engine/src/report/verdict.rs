@@ -6,6 +6,8 @@
 //! fractions (0.01 = 1%). Beside the numbers, the engine's own formatting of them (`*_text`,
 //! `display`), as its reports show them, so that a reader need not format numbers again.
 
+use std::collections::BTreeMap;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -17,7 +19,9 @@ use super::verdict_flows::{VerdictFlow, verdict_flows};
 use super::{Render, Report};
 use crate::compare::gate::{Exit, Outcome, Overall, summary_line};
 use crate::compare::{Comparison, Family, RuleState, RuleVerdict, SloDelta, TargetDelta};
-use crate::result::{RunResult, TargetResult};
+use crate::plan::regression::ScopeKind;
+use crate::plan::threshold::Severity;
+use crate::result::{RunResult, ScenarioResult, TargetResult};
 use crate::units::Unit;
 
 /// Version of the verdict format; bumped on any incompatible change.
@@ -296,10 +300,74 @@ pub(crate) struct VerdictSlo {
     /// The threshold, judged.
     #[serde(flatten)]
     pub slo: SloDelta,
+    /// What its scope is: `total`, `target`, `flow` or `scenario` (then `scope` is the
+    /// scenario's name); absent for results written before scenarios.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<String>")]
+    pub scope_kind: Option<ScopeKind>,
+    /// Only the requests of the scope that carry these tags (`latency{kind:write}`); absent:
+    /// all of them.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub tags: BTreeMap<String, String>,
+    /// `fail` (a failure fails the run) or `warn` (a failure is a warning: reported, never
+    /// fails the run); `fail` when absent.
+    #[serde(default, skip_serializing_if = "is_fail")]
+    pub severity: Severity,
     /// The 1-based line of the threshold in the spec file, when the report was given it
     /// (`--spec FILE`, the very file the run was made from); absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub line: Option<u64>,
+}
+
+/// One scenario of the current run: what it measured apart from the others.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub(crate) struct VerdictScenario {
+    /// The scenario's `name`.
+    pub name: String,
+    /// Its executor, k6's name: `constant-vus`, `ramping-vus`, `constant-arrival-rate`,
+    /// `ramping-arrival-rate`, `per-vu-iterations` or `shared-iterations`.
+    pub executor: String,
+    /// When it started measuring, seconds after the run's start (its `start_time`).
+    pub start_time_s: f64,
+    /// Iterations that ended: its flows' iterations, or its requests for targets.
+    pub iterations: u64,
+    /// Those per second of its measured window.
+    pub iterations_per_s: f64,
+    /// Its requests' key numbers: throughput, p50/p95/p99, error rate, requests.
+    pub headline: Headline,
+    /// Whether the generator applied its planned load, on its own schedule.
+    pub valid: bool,
+    /// Why its measurement is invalid, one sentence each; empty when valid.
+    pub problems: Vec<String>,
+}
+
+impl VerdictScenario {
+    fn of(s: &ScenarioResult) -> VerdictScenario {
+        VerdictScenario {
+            name: s.name.clone(),
+            executor: s.executor.clone(),
+            start_time_s: s.start_time_s,
+            iterations: s.iterations,
+            iterations_per_s: if s.duration_s > 0.0 {
+                s.iterations as f64 / s.duration_s
+            } else {
+                0.0
+            },
+            headline: Headline::of(&s.total),
+            valid: s.health.valid,
+            problems: s.health.problems.clone(),
+        }
+    }
+}
+
+/// Whether a severity is `fail`, the default (left out of the JSON).
+fn is_fail(s: &Severity) -> bool {
+    *s == Severity::Fail
+}
+
+/// Whether a count is 0 (left out of the JSON).
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// The one-line verdict ([`summary_line`]); for a trend without a baseline (`loadgate
@@ -376,8 +444,13 @@ pub(crate) struct VerdictDoc {
     pub baseline: Option<RunInfo>,
     /// The spec file changed between the baseline and the current run.
     pub spec_changed: bool,
-    /// Whether every SLO of the current run passed (true when it has none).
+    /// Whether every SLO of the current run passed (true when it has none; `warn` SLOs do
+    /// not count).
     pub slo_passed: bool,
+    /// How many checks are warnings: `warn` SLOs that failed and `warn` rules that regressed
+    /// (reported; they never fail the gate); absent when none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub warnings: usize,
     /// Every SLO of the current run, with the baseline's value of the same threshold.
     pub slo: Vec<VerdictSlo>,
     /// Whether a rule regressed (false without a baseline).
@@ -395,6 +468,10 @@ pub(crate) struct VerdictDoc {
     /// The current run's flows, in the spec's order; absent (empty) without flows.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub flows: Vec<VerdictFlow>,
+    /// The current run's scenarios, in the spec's order; absent (empty) for a spec with one
+    /// `load`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scenarios: Vec<VerdictScenario>,
     /// Things to know: a changed spec, interrupted runs, where the rules came from.
     pub notes: Vec<String>,
     /// Key metrics over earlier runs and this one (`loadgate report` with several results);
@@ -417,7 +494,14 @@ pub(crate) fn build(
     };
     let slo = slo
         .into_iter()
-        .map(|slo| VerdictSlo { slo, line: None })
+        .zip(&current.slo)
+        .map(|(slo, v)| VerdictSlo {
+            slo,
+            scope_kind: v.scope_kind,
+            tags: v.tags.clone(),
+            severity: v.severity,
+            line: None,
+        })
         .collect();
     VerdictDoc {
         verdict_version: VERDICT_VERSION,
@@ -433,6 +517,7 @@ pub(crate) fn build(
         baseline: baseline.map(RunInfo::of),
         spec_changed: comparison.is_some_and(|c| c.spec_changed),
         slo_passed: current.passed,
+        warnings: warnings(current, comparison),
         slo,
         regressed: comparison.is_some_and(Comparison::regressed),
         rule_counts: RuleCounts {
@@ -459,6 +544,7 @@ pub(crate) fn build(
         }),
         targets: comparison.map_or_else(Vec::new, |c| c.targets.clone()),
         flows: verdict_flows(current),
+        scenarios: current.scenarios.iter().map(VerdictScenario::of).collect(),
         notes: comparison.map_or_else(Vec::new, |c| c.notes.clone()),
         trend,
     }

@@ -249,6 +249,20 @@ fn json_text_html_and_console_pass_with_the_warnings() {
     assert_eq!(json["verdict"], "pass", "{json:#}");
     assert_eq!(json["exit_code"], 0);
     let n = warnings();
+    assert_eq!(json["warnings"], n);
+    assert_eq!(json["scenarios"][1]["name"], "checkout");
+    assert_eq!(json["scenarios"][1]["executor"], "ramping-vus");
+    assert_eq!(json["scenarios"][1]["start_time_s"], 2.0);
+    assert_eq!(json["scenarios"][1]["valid"], true);
+    let (_, current, _) = runs();
+    let pay = target(&current, "pay");
+    assert_eq!(json["scenarios"][1]["iterations"], pay.requests);
+    assert_eq!(json["scenarios"][1]["headline"]["requests"], pay.requests);
+    let warn = &json["slo"][2];
+    assert_eq!(warn["severity"], "warn", "{json:#}");
+    assert_eq!(warn["tags"]["kind"], "write");
+    assert_eq!(warn["passed"], false);
+    assert_eq!(json["slo"][3]["scope_kind"], "scenario");
     assert!(
         json["summary"]
             .as_str()
@@ -281,7 +295,6 @@ fn json_text_html_and_console_pass_with_the_warnings() {
     assert!(html.contains("<th>by tag kind</th>"));
     assert!(!html.contains("<script>x"), "tag values are escaped");
 
-    let (_, current, _) = runs();
     let summary = report::console::summary(&current, false);
     assert!(summary.contains("  scenario  executor"), "{summary}");
     assert!(
