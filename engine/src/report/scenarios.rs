@@ -348,6 +348,63 @@ mod tests {
     }
 
     #[test]
+    fn tags_group_targets_by_each_name_with_two_values_or_more() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/results/v2-current.json"
+        );
+        let mut r = crate::result::read(std::path::Path::new(path)).unwrap();
+        let pairs = [
+            [("kind", "read"), ("team", "shop")],
+            [("kind", "write"), ("team", "shop")],
+        ];
+        for (t, pairs) in r.targets.iter_mut().zip(pairs) {
+            t.tags = pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+            t.tags.insert(SCENARIO_TAG.to_string(), t.name.clone());
+        }
+        // Without scenarios, the `scenario` tag is one like the others; `team` has one value.
+        let names =
+            |r: &RunResult| -> Vec<String> { tag_groups(r).into_iter().map(|g| g.name).collect() };
+        assert_eq!(names(&r), ["kind", "scenario"]);
+        let kind = &tag_groups(&r)[0];
+        let values: Vec<(&str, &str)> = kind
+            .values
+            .iter()
+            .map(|v| (v.value.as_str(), v.requests.as_str()))
+            .collect();
+        let requests = |i: usize| r.targets[i].requests.to_string();
+        assert_eq!(
+            values,
+            [
+                ("read", requests(0).as_str()),
+                ("write", requests(1).as_str())
+            ]
+        );
+        // With scenarios, their table shows it.
+        r.scenarios = vec![ScenarioResult {
+            name: "s".to_string(),
+            executor: "constant-vus".to_string(),
+            start_time_s: 0.0,
+            tags: BTreeMap::new(),
+            load: r.load.clone(),
+            duration_s: r.duration_s,
+            total: r.total.clone(),
+            targets: r.targets.iter().map(|t| t.name.clone()).collect(),
+            flows: Vec::new(),
+            iterations: r.total.requests,
+            time_series: Vec::new(),
+            health: r.health.clone(),
+        }];
+        assert_eq!(names(&r), ["kind"]);
+        let view = &scenario_views(&r)[0];
+        assert_eq!(view.count, format!("{} requests", r.total.requests));
+        assert_eq!(view.health, "valid");
+    }
+
+    #[test]
     fn text_grid_aligns_left_then_right() {
         let rows = vec![
             vec!["name".to_string(), "n".to_string()],

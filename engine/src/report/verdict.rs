@@ -567,3 +567,60 @@ impl VerdictDoc {
 pub fn schema() -> serde_json::Value {
     crate::result::published_schema::<VerdictDoc>()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::RuleState;
+
+    /// A result as this loadgate writes it: two targets, two SLOs that pass, five rules.
+    fn fixture() -> RunResult {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/results/v2-current.json"
+        );
+        crate::result::read(std::path::Path::new(path)).unwrap()
+    }
+
+    #[test]
+    fn a_failed_warn_slo_is_a_warning_and_never_fails_the_run() {
+        let mut r = fixture();
+        r.slo[0].passed = false;
+        r.slo[0].severity = Severity::Warn;
+        // Whatever `passed` says: a warn threshold never fails the verdict.
+        for passed in [true, false] {
+            r.passed = passed;
+            assert_eq!(Verdict::of(&r, None), Verdict::Pass);
+        }
+        assert_eq!(warnings(&r, None), 1);
+        let line = summary(&r, None, 0);
+        assert!(line.starts_with("PASSED with 1 warning: "), "{line}");
+        r.slo[1].passed = false;
+        r.passed = false;
+        assert_eq!(Verdict::of(&r, None), Verdict::SloFailed);
+        let line = summary(&r, None, 0);
+        assert!(line.starts_with("FAILED with 1 warning: "), "{line}");
+        let doc = build(&r, None, None, None);
+        assert_eq!((doc.warnings, doc.exit_code), (1, 1));
+        assert_eq!(doc.slo[0].severity, Severity::Warn);
+    }
+
+    #[test]
+    fn a_regressed_warn_rule_is_a_warning_and_the_comparison_passes() {
+        let r = fixture();
+        let mut c = crate::compare::compare(&r, &r).unwrap();
+        c.rules[0].verdict = RuleState::Regressed;
+        c.rules[0].severity = Severity::Warn;
+        assert_eq!(Verdict::of(&r, Some(&c)), Verdict::Pass);
+        assert_eq!(Verdict::of(&r, Some(&c)).exit().code(), 0);
+        let doc = build(&r, Some(&r), Some(&c), None);
+        assert_eq!((doc.verdict, doc.warnings), (Verdict::Pass, 1));
+        assert!(
+            doc.summary.starts_with("PASSED with 1 warning: "),
+            "{}",
+            doc.summary
+        );
+        c.rules[1].verdict = RuleState::Regressed;
+        assert_eq!(Verdict::of(&r, Some(&c)), Verdict::Regressed);
+    }
+}
