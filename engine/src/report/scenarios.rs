@@ -161,14 +161,6 @@ fn tag_value_row(result: &RunResult, value: &str, targets: &[&TargetResult]) -> 
     }
 }
 
-/// A target's tags in brief, `kind: write, team: shop`; empty without tags.
-pub(crate) fn tags_text(tags: &BTreeMap<String, String>) -> String {
-    tags.iter()
-        .map(|(name, value)| format!("{name}: {value}"))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
 /// A tag selector as the spec writes it, `{kind:write}`; empty for none.
 pub(crate) fn selector(tags: &BTreeMap<String, String>) -> String {
     TagSelector(tags.iter().map(|(k, v)| (k.clone(), v.clone())).collect()).to_string()
@@ -338,7 +330,6 @@ mod tests {
             .collect();
         assert_eq!(selector(&tags), "{kind:write,team:shop}");
         assert_eq!(selector(&BTreeMap::new()), "");
-        assert_eq!(tags_text(&tags), "kind: write, team: shop");
         assert_eq!(
             scope_name("checkout", Some(ScopeKind::Scenario)),
             "scenario checkout"
