@@ -287,15 +287,22 @@ fn slo_table(result: &RunResult) -> String {
             .map(|v| slo_name(v, result).chars().count())
             .max()
             .unwrap_or(0);
+        let state = |v: &SloVerdict| match (v.passed, slo_warns(v)) {
+            (true, _) => "pass",
+            (false, true) => "⚠ warning",
+            (false, false) => "FAIL",
+        };
+        let state_width = result
+            .slo
+            .iter()
+            .map(|v| state(v).chars().count())
+            .max()
+            .unwrap_or(0);
         for verdict in &result.slo {
-            let state = match (verdict.passed, slo_warns(verdict)) {
-                (true, _) => "pass",
-                (false, true) => "⚠ warning",
-                (false, false) => "FAIL",
-            };
             let _ = writeln!(
                 out,
-                "  {state}  {:<width$}  measured {:>10}{}",
+                "  {:<state_width$}  {:<width$}  measured {:>10}{}",
+                state(verdict),
                 slo_name(verdict, result),
                 measured(verdict),
                 if slo_warns(verdict) {

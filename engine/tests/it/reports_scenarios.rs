@@ -302,6 +302,10 @@ fn json_text_html_and_console_pass_with_the_warnings() {
         "{summary}"
     );
     assert!(summary.contains(", limit 1.00ms"), "{summary}");
+    assert!(
+        summary.contains("\n  pass       total errors: rate < 1%"),
+        "{summary}"
+    );
     assert!(summary.contains("PASSED with 1 warning: "), "{summary}");
     assert!(!summary.contains("FAIL"), "{summary}");
 }
