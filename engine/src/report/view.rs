@@ -103,7 +103,8 @@ pub(crate) struct CheckRow {
     pub kind: CheckKind,
     /// e.g. `total latency p(95) < 200ms` or `latency p(95) +10% floor 2ms`.
     pub name: String,
-    /// Scope (`total` or a target's name).
+    /// Scope as a dotted name (the JUnit report's `classname`): `total`, a target's or
+    /// flow's name, `scenario.NAME`.
     pub scope: String,
     pub measured: String,
     pub baseline: String,
@@ -304,7 +305,7 @@ fn slo_rows(current: &RunResult, comparison: Option<&Comparison>) -> Vec<CheckRo
             CheckRow {
                 kind: CheckKind::Slo,
                 name,
-                scope: v.scope.clone(),
+                scope: dotted_scope(&v.scope, v.scope_kind),
                 measured: d.measured_text,
                 baseline: unit.format_or_missing(d.baseline),
                 change: format_change(rel, d.change, unit),
@@ -335,7 +336,7 @@ fn rule_rows(comparison: &Comparison) -> Vec<CheckRow> {
             CheckRow {
                 kind: CheckKind::Rule,
                 name: rule_name(r),
-                scope: r.scope.clone(),
+                scope: dotted_scope(&r.scope, Some(r.scope_kind)),
                 measured: unit.format_or_missing(r.current),
                 baseline: unit.format_or_missing(r.baseline),
                 change: format_change(r.relative_change, r.change, unit),
@@ -366,6 +367,15 @@ fn rule_rows(comparison: &Comparison) -> Vec<CheckRow> {
             }
         })
         .collect()
+}
+
+/// A scope as a dotted name: `scenario.NAME` for a scenario, else its name.
+fn dotted_scope(scope: &str, kind: Option<ScopeKind>) -> String {
+    if kind == Some(ScopeKind::Scenario) {
+        format!("scenario.{scope}")
+    } else {
+        scope.to_string()
+    }
 }
 
 /// A rule as the reports name it: its scope (none for the whole run, `scenario NAME` for a

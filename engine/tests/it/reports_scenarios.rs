@@ -241,6 +241,10 @@ fn junit_skips_the_warnings_with_their_values_and_fails_nothing() {
         "{xml}"
     );
     assert!(xml.contains("owner:a|b&amp;c"), "{xml}");
+    assert!(
+        xml.contains(r#"<testcase classname="loadgate.slo.scenario.checkout" name="scenario checkout latency{owner:a|b&amp;c}: p(99) &lt; 10s""#),
+        "{xml}"
+    );
 }
 
 #[test]
