@@ -85,6 +85,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::plan::regression::RegressionRule;
+use crate::plan::threshold::Severity;
 use crate::result::{RESULT_VERSION, RunResult};
 
 pub(crate) use deltas::target_metrics;
@@ -167,9 +168,22 @@ pub struct Family {
 }
 
 impl Comparison {
-    /// Whether any rule regressed.
+    /// Whether a rule of severity `fail` regressed: what fails the gate (exit 4). A `warn`
+    /// rule that regressed is a warning ([`Comparison::warnings`]) and never fails it.
     pub fn regressed(&self) -> bool {
-        self.rules.iter().any(|r| r.verdict == RuleState::Regressed)
+        self.rules
+            .iter()
+            .any(|r| r.verdict == RuleState::Regressed && r.severity == Severity::Fail)
+    }
+
+    /// The warnings: rules of severity `warn` that regressed (their verdict stays
+    /// `regressed`), which the reports show as warnings ("2 warnings") and which never fail the
+    /// gate.
+    pub fn warnings(&self) -> usize {
+        self.rules
+            .iter()
+            .filter(|r| r.verdict == RuleState::Regressed && r.severity == Severity::Warn)
+            .count()
     }
 
     /// Number of rules with the given verdict.

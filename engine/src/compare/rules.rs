@@ -265,18 +265,6 @@ pub(super) fn prepared(
     })
 }
 
-/// Why a rule's scope is missing from a result (renamed, added or removed between the runs),
-/// given whether the baseline and the current result have it.
-pub(super) fn missing_reason(rule: &RegressionRule, baseline: bool, current: bool) -> String {
-    let (kind, name) = (rule.scope.kind(), rule.scope.name());
-    match (baseline, current) {
-        (false, false) => format!("neither result has the {kind} `{name}`"),
-        (false, true) => format!("the baseline result has no {kind} `{name}`"),
-        (true, false) => format!("the current result has no {kind} `{name}`"),
-        (true, true) => "no responses to measure in one of the runs".to_string(),
-    }
-}
-
 /// Every rule judged, the tested ones as one family at the per-run false-alarm rate `alpha`
 /// (`stats::decide`; with [`Method::MaxT`] on the tests' replicates, which must all have the
 /// same length), in the order of `rules`; and the family, absent when no rule was tested.
