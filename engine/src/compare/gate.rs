@@ -234,4 +234,31 @@ mod tests {
         assert_eq!(Overall::Regressed.exit().code(), 4);
         assert_eq!(Overall::InvalidMeasurement.exit().code(), 5);
     }
+
+    #[test]
+    fn a_failed_warn_slo_is_a_warning_not_a_failure() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/results/v2-current.json"
+        );
+        let mut current = crate::result::read(std::path::Path::new(path)).unwrap();
+        let n = current.slo.len();
+        assert!(current.passed && n >= 2);
+        current.slo[0].passed = false;
+        current.slo[0].severity = Severity::Warn;
+        assert_eq!(Overall::of(&current, None), Overall::Pass);
+        assert_eq!(
+            summary_line(&current, None),
+            format!(
+                "PASSED: {}/{n} SLOs met, 1 warning; no baseline to compare with",
+                n - 1
+            )
+        );
+        current.slo[1].passed = false;
+        current.passed = false;
+        assert_eq!(
+            summary_line(&current, None),
+            format!("FAILED: 1 of {n} SLOs failed, 1 warning; no baseline to compare with")
+        );
+    }
 }

@@ -21,7 +21,8 @@ use crate::units::{Unit, format_relative};
 #[serde(rename_all = "snake_case")]
 pub enum RuleState {
     /// Worse than allowed: the interval's lower bound is beyond the allowed change, within
-    /// the family's false-alarm rate per run. Fails the gate.
+    /// the family's false-alarm rate per run. Fails the gate, unless the rule's severity is
+    /// `warn` (then it is a warning).
     Regressed,
     /// Within the allowed change: the interval's upper bound is within it (two one-sided
     /// tests).
@@ -49,13 +50,14 @@ impl RuleState {
 /// One regression rule, judged.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct RuleVerdict {
-    /// What the rule compares: `total` (the whole run), `target` or `flow` (its iterations:
+    /// What the rule compares: `total` (the whole run), `target`, `flow` (its iterations:
     /// `latency` is the iteration duration, `errors` the failed iterations, `requests` the
-    /// iterations per second). Absent for `total`.
+    /// iterations per second) or `scenario` (its requests); with `tags`, the sum of the
+    /// scope's targets that carry them. Absent for `total`.
     #[serde(default, skip_serializing_if = "ScopeKind::is_total")]
     #[schemars(with = "String")]
     pub scope_kind: ScopeKind,
-    /// `total`, or the target's or flow's name.
+    /// `total`, or the target's, flow's or scenario's name.
     pub scope: String,
     /// `latency`, `errors` or `requests`.
     #[schemars(with = "String")]

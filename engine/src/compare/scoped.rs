@@ -218,3 +218,313 @@ pub(super) fn missing_reason(rule: &RegressionRule, missing: [Option<&Missing>; 
         [None, None] => "no responses to measure in one of the runs".to_string(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::gate::{Overall, summary_line};
+    use crate::compare::{Comparison, RuleState, compare};
+    use crate::plan::TagSelector;
+    use crate::plan::threshold::{Metric, Severity};
+    use crate::result::{RecordedRule, encode_histogram, summary};
+    use hdrhistogram::Histogram;
+
+    /// `n` seconds of 200 latencies each about `median_us`, spread ±30% (log-normal), seeded.
+    fn seconds(seed: u64, n: usize, median_us: f64) -> Vec<Vec<u64>> {
+        let mut rng = fastrand::Rng::with_seed(seed);
+        (0..n)
+            .map(|_| {
+                (0..200)
+                    .map(|_| {
+                        let (u1, u2) = (rng.f64().max(1e-12), rng.f64());
+                        let z = (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
+                        (median_us * (0.3 * z).exp()) as u64
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// A target `name` tagged `kind: KIND` whose seconds' latencies (µs) are `seconds`, as a
+    /// run records it: per-second histograms of 2 significant digits, the whole at 3.
+    fn target_of(name: &str, kind: &str, seconds: &[Vec<u64>]) -> TargetResult {
+        let mut whole = Histogram::<u64>::new_with_bounds(1, 60_000_000, 3).unwrap();
+        let time_series = seconds
+            .iter()
+            .enumerate()
+            .map(|(i, values)| {
+                let mut h = Histogram::<u64>::new_with_bounds(1, 60_000_000, 2).unwrap();
+                for v in values {
+                    h.record(*v).unwrap();
+                    whole.record(*v).unwrap();
+                }
+                TimeSample {
+                    second: i as u32,
+                    responses: values.len() as u64,
+                    errors: 0,
+                    p50_us: h.value_at_quantile(0.5),
+                    p99_us: h.value_at_quantile(0.99),
+                    max_us: h.max(),
+                    p90_us: None,
+                    p95_us: None,
+                    p99_9_us: None,
+                    mean_us: None,
+                    requests: Some(values.len() as u64),
+                    histogram: Some(encode_histogram(&h)),
+                }
+            })
+            .collect();
+        let responses = whole.len();
+        TargetResult {
+            name: name.to_string(),
+            tags: [("kind".to_string(), kind.to_string())].into(),
+            requests: responses,
+            responses,
+            rps: responses as f64 / seconds.len() as f64,
+            latency_us: summary(&whole),
+            histogram: encode_histogram(&whole),
+            time_series,
+            ..TargetResult::default()
+        }
+    }
+
+    /// A run of the fixture with `targets` (second 0 of each at `offsets`), its total their
+    /// sum, lasting `duration_s`, and `rules` recorded.
+    fn run_of(
+        targets: Vec<TargetResult>,
+        offsets: &[u32],
+        duration_s: f64,
+        rules: &[RegressionRule],
+    ) -> RunResult {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/results/v2-current.json"
+        );
+        let mut run = crate::result::read(std::path::Path::new(path)).expect("the fixture");
+        let parts: Vec<(&TargetResult, u32)> =
+            targets.iter().zip(offsets.iter().copied()).collect();
+        run.total = crate::result::merge::sum_targets("total", &parts, duration_s).unwrap();
+        run.time_series = std::mem::take(&mut run.total.time_series);
+        run.targets = targets;
+        run.duration_s = duration_s;
+        run.regression_rules = Some(rules.iter().map(RecordedRule::from_rule).collect());
+        run
+    }
+
+    /// Targets `read` and `write` for 30 s, at p50 medians `read_us` and `write_us`.
+    fn read_write(seed: u64, [read_us, write_us]: [f64; 2], rules: &[RegressionRule]) -> RunResult {
+        let read = target_of("read", "read", &seconds(seed, 30, read_us));
+        let write = target_of("write", "write", &seconds(seed + 100, 30, write_us));
+        run_of(vec![read, write], &[0, 0], 30.0, rules)
+    }
+
+    fn rule(text: &str, scope: RuleScope, tags: &[(&str, &str)]) -> RegressionRule {
+        let pairs = tags.iter().map(|(n, v)| (n.to_string(), v.to_string()));
+        RegressionRule {
+            scope,
+            tags: TagSelector(pairs.collect()),
+            ..RegressionRule::parse(Metric::Latency, text).unwrap()
+        }
+    }
+
+    fn states(c: &Comparison) -> Vec<RuleState> {
+        c.rules.iter().map(|r| r.verdict).collect()
+    }
+
+    #[test]
+    fn a_tagged_rule_regresses_when_its_targets_slow_and_not_when_others_do() {
+        let rules = [
+            rule(
+                "p(50) +10% floor 0us",
+                RuleScope::Total,
+                &[("kind", "write")],
+            ),
+            rule("p(50) +10% floor 0us", RuleScope::Total, &[]),
+            rule(
+                "p(50) +10% floor 0us",
+                RuleScope::Target("write".into()),
+                &[],
+            ),
+        ];
+        let baseline = read_write(1, [1_000.0, 1_000.0], &rules);
+        let view = scoped(&rules[0], &baseline).unwrap();
+        assert_eq!(view.target.responses, 6_000, "the write target's alone");
+        assert_eq!(view.series.as_ref().unwrap().len(), 30);
+        let write_slower = read_write(2, [1_000.0, 1_500.0], &rules);
+        let read_slower = read_write(3, [1_500.0, 1_000.0], &rules);
+        use RuleState::*;
+        let c = compare(&baseline, &write_slower).unwrap();
+        assert_eq!(
+            states(&c),
+            [Regressed, Regressed, Regressed],
+            "{:#?}",
+            c.rules
+        );
+        assert_eq!(c.rules[0].tags, rules[0].tags.to_map());
+        let c = compare(&baseline, &read_slower).unwrap();
+        // The whole run's median moves (half its requests slowed); the writes' does not.
+        assert_eq!(states(&c)[0], Unchanged, "{:#?}", c.rules);
+        assert_eq!(states(&c)[2], Unchanged, "{:#?}", c.rules);
+        assert_ne!(states(&c)[1], Unchanged, "{:#?}", c.rules);
+        assert_eq!(c.family.as_ref().unwrap().tested, 3);
+    }
+
+    #[test]
+    fn a_selector_that_matches_nothing_is_inconclusive_and_says_so() {
+        let rules = [
+            rule("p(50) +10%", RuleScope::Total, &[("kind", "delete")]),
+            rule(
+                "p(50) +10%",
+                RuleScope::Target("read".into()),
+                &[("kind", "write")],
+            ),
+            rule("p(50) +10%", RuleScope::Scenario("nope".into()), &[]),
+        ];
+        let baseline = read_write(1, [1_000.0, 1_000.0], &rules);
+        let mut current = read_write(2, [1_000.0, 1_000.0], &rules);
+        let c = compare(&baseline, &current).unwrap();
+        assert_eq!(states(&c), [RuleState::Inconclusive; 3]);
+        assert_eq!(c.family, None, "no rule tested");
+        assert_eq!(
+            c.rules[0].reason,
+            "no target of the whole run in either result carries the tags {kind:delete}: the \
+             selector matches nothing"
+        );
+        assert_eq!(
+            c.rules[1].reason,
+            "no target of target `read` in either result carries the tags {kind:write}: the \
+             selector matches nothing"
+        );
+        assert_eq!(c.rules[2].reason, "neither result has the scenario `nope`");
+        // Only the current run has a matching target.
+        current.targets[0]
+            .tags
+            .insert("kind".into(), "delete".into());
+        let c = compare(&baseline, &current).unwrap();
+        assert_eq!(
+            c.rules[0].reason,
+            "the baseline result has no target carrying the tags {kind:delete} in the whole run"
+        );
+    }
+
+    /// `browse` (target `read`, from 0 s, 30 s) and `checkout` (target `write`, from 5 s, 25
+    /// s) at p50 medians `[read_us, write_us]`.
+    fn scenarios(seed: u64, [read_us, write_us]: [f64; 2], rules: &[RegressionRule]) -> RunResult {
+        let read = target_of("read", "read", &seconds(seed, 30, read_us));
+        let write = target_of("write", "write", &seconds(seed + 100, 25, write_us));
+        let mut run = run_of(vec![read, write], &[0, 5], 30.0, rules);
+        run.scenarios = [("browse", 0, 30.0), ("checkout", 1, 25.0)]
+            .into_iter()
+            .map(|(name, i, duration_s)| {
+                let t = &run.targets[i];
+                ScenarioResult {
+                    name: name.to_string(),
+                    executor: "constant-vus".to_string(),
+                    start_time_s: if i == 0 { 0.0 } else { 5.0 },
+                    tags: [("scenario".to_string(), name.to_string())].into(),
+                    load: run.load.clone(),
+                    duration_s,
+                    total: TargetResult {
+                        name: name.to_string(),
+                        tags: Default::default(),
+                        ..t.clone()
+                    },
+                    targets: vec![t.name.clone()],
+                    flows: Vec::new(),
+                    iterations: t.responses,
+                    time_series: t.time_series.clone(),
+                    health: run.health.clone(),
+                }
+            })
+            .collect();
+        run
+    }
+
+    #[test]
+    fn a_scenario_rule_is_judged_on_its_scenario_on_the_run_s_clock() {
+        let rules = [
+            rule(
+                "p(50) +10% floor 0us",
+                RuleScope::Scenario("checkout".into()),
+                &[],
+            ),
+            rule(
+                "p(50) +10% floor 0us",
+                RuleScope::Scenario("browse".into()),
+                &[("kind", "write")],
+            ),
+        ];
+        let baseline = scenarios(1, [1_000.0, 1_000.0], &rules);
+        let view = scoped(&rules[0], &baseline).unwrap();
+        let series = view.series.unwrap();
+        assert_eq!(
+            (series[0].second, series.last().unwrap().second),
+            (5, 29),
+            "shifted by its start"
+        );
+        use RuleState::*;
+        let c = compare(&baseline, &scenarios(2, [1_000.0, 1_500.0], &rules)).unwrap();
+        assert_eq!(c.rules[0].verdict, Regressed, "{:#?}", c.rules);
+        assert_eq!(c.rules[0].samples, [30, 30]);
+        assert_eq!(
+            c.rules[1].reason,
+            "no target of scenario `browse` in either result carries the tags {kind:write}: \
+             the selector matches nothing"
+        );
+        let c = compare(&baseline, &scenarios(3, [1_500.0, 1_000.0], &rules)).unwrap();
+        assert_eq!(c.rules[0].verdict, Unchanged, "{:#?}", c.rules);
+        // A run without scenarios has none of that name.
+        let plain = read_write(4, [1_000.0, 1_000.0], &rules);
+        let c = compare(&baseline, &plain).unwrap();
+        assert_eq!(
+            c.rules[0].reason,
+            "the current result has no scenario `checkout`"
+        );
+    }
+
+    #[test]
+    fn a_warn_rule_that_regresses_warns_and_a_fail_rule_fails() {
+        let warn = RegressionRule {
+            severity: Severity::Warn,
+            ..rule(
+                "p(50) +10% floor 0us",
+                RuleScope::Total,
+                &[("kind", "write")],
+            )
+        };
+        let fail = rule(
+            "p(50) +10% floor 0us",
+            RuleScope::Total,
+            &[("kind", "read")],
+        );
+        let rules = [warn, fail];
+        let baseline = read_write(1, [1_000.0, 1_000.0], &rules);
+
+        let c = compare(&baseline, &read_write(2, [1_000.0, 1_500.0], &rules)).unwrap();
+        let verdict = &c.rules[0];
+        assert_eq!(
+            (verdict.verdict, verdict.severity),
+            (RuleState::Regressed, Severity::Warn)
+        );
+        assert_eq!(c.rules[1].verdict, RuleState::Unchanged, "{:#?}", c.rules);
+        assert!(!c.regressed());
+        assert_eq!(c.warnings(), 1);
+        // Both rules are one family: one false-alarm rate per run.
+        assert_eq!(c.family.as_ref().unwrap().tested, 2);
+        let current = read_write(2, [1_000.0, 1_500.0], &rules);
+        assert_eq!(Overall::of(&current, Some(&c)), Overall::Pass);
+        let line = summary_line(&current, Some(&c));
+        assert!(
+            line.starts_with("PASSED: ")
+                && line.ends_with("no regression (2 rules: 1 warning, 1 unchanged)"),
+            "{line}"
+        );
+
+        let current = read_write(3, [1_500.0, 1_000.0], &rules);
+        let c = compare(&baseline, &current).unwrap();
+        assert_eq!(c.rules[1].verdict, RuleState::Regressed, "{:#?}", c.rules);
+        assert!(c.regressed());
+        assert_eq!(c.warnings(), 0);
+        assert_eq!(Overall::of(&current, Some(&c)), Overall::Regressed);
+    }
+}
