@@ -2,6 +2,11 @@
 // Do not edit: regenerate the schema with `loadgate schema verdict`, then run `npm run gen-types`.
 
 /**
+ * What a failed threshold or regression rule does: `fail` the run (the default) or only
+ * `warn` (reported in the comment, the summary and JUnit as a skipped case; never fails).
+ */
+export type Severity = 'fail' | 'warn'
+/**
  * The verdict on one regression rule.
  */
 export type RuleState = 'regressed' | 'unchanged' | 'improved' | 'inconclusive'
@@ -447,15 +452,28 @@ export interface RuleVerdict {
    */
   samples: [number, number]
   /**
-   * `total`, or the target's or flow's name.
+   * `total`, or the target's, flow's or scenario's name.
    */
   scope: string
   /**
-   * What the rule compares: `total` (the whole run), `target` or `flow` (its iterations:
+   * What the rule compares: `total` (the whole run), `target`, `flow` (its iterations:
    * `latency` is the iteration duration, `errors` the failed iterations, `requests` the
-   * iterations per second). Absent for `total`.
+   * iterations per second) or `scenario` (its requests); with `tags`, the sum of the
+   * scope's targets that carry them. Absent for `total`.
    */
   scope_kind?: string
+  /**
+   * `fail` (a regression fails the run) or `warn` (a regression is reported and never
+   * fails it); absent for `fail`.
+   */
+  severity?: Severity
+  /**
+   * Only the requests of the scope that carry these tags (`latency{kind:write}`); absent:
+   * all of them.
+   */
+  tags?: {
+    [k: string]: string
+  }
   /**
    * Unit of `baseline`, `current`, `change`, `allowed_change`, `floor` and `change_ci`:
    * `us`, `ratio` (0.01 = 1%) or `1/s`.
