@@ -223,7 +223,7 @@ pub(super) fn missing_reason(rule: &RegressionRule, missing: [Option<&Missing>; 
 mod tests {
     use super::*;
     use crate::compare::gate::{Overall, summary_line};
-    use crate::compare::{Comparison, RuleState, compare};
+    use crate::compare::{Comparison, RuleState, compare, compare_with_history};
     use crate::plan::TagSelector;
     use crate::plan::threshold::{Metric, Severity};
     use crate::result::{RecordedRule, encode_histogram, summary};
@@ -526,5 +526,87 @@ mod tests {
         assert!(c.regressed());
         assert_eq!(c.warnings(), 0);
         assert_eq!(Overall::of(&current, Some(&c)), Overall::Regressed);
+    }
+
+    #[test]
+    fn a_stored_history_judges_a_tagged_rule_on_its_targets_too() {
+        let rules = [rule(
+            "p(50) +10% floor 0us",
+            RuleScope::Total,
+            &[("kind", "write")],
+        )];
+        let history: Vec<RunResult> = (0..6)
+            .map(|i| {
+                let mut r = read_write(10 + i, [1_000.0, 1_000.0], &rules);
+                r.started_at = format!("2026-11-{:02}T03:00:00Z", i + 1);
+                r
+            })
+            .collect();
+        let baseline = history.last().unwrap();
+        let judge = |current: &RunResult| {
+            let c = compare_with_history(baseline, current, &history).unwrap();
+            assert_eq!(c.family.as_ref().map(|f| f.method.as_str()), Some("holm"));
+            c.rules[0].verdict
+        };
+        assert_eq!(
+            judge(&read_write(1, [1_000.0, 1_500.0], &rules)),
+            RuleState::Regressed
+        );
+        assert_ne!(
+            judge(&read_write(2, [1_500.0, 1_000.0], &rules)),
+            RuleState::Regressed
+        );
+        let mut untagged = read_write(3, [1_000.0, 1_500.0], &rules);
+        untagged.targets[1].tags.clear();
+        let c = compare_with_history(baseline, &untagged, &history).unwrap();
+        assert_eq!(
+            c.rules[0].reason,
+            "the current result has no target carrying the tags {kind:write} in the whole run"
+        );
+    }
+
+    #[test]
+    fn ab_judges_a_tagged_rule_across_its_sub_runs() {
+        use crate::result::ab::{AB_VERSION, AbResult, SubRun};
+        let rules = [
+            rule(
+                "p(50) +10% floor 0us",
+                RuleScope::Total,
+                &[("kind", "write")],
+            ),
+            rule(
+                "p(50) +10% floor 0us",
+                RuleScope::Total,
+                &[("kind", "read")],
+            ),
+        ];
+        let side = |seed, write_us| read_write(seed, [1_000.0, write_us], &rules);
+        let ab = AbResult {
+            ab_version: AB_VERSION,
+            mode: "duet".to_string(),
+            epoch_ms: 250,
+            baseline: side(1, 1_000.0),
+            candidate: side(2, 1_500.0),
+            sub_runs: (0..6)
+                .map(|i| SubRun {
+                    index: i,
+                    baseline_first: i % 2 == 0,
+                    late: false,
+                    baseline: side(10 + u64::from(i), 1_000.0),
+                    candidate: side(20 + u64::from(i), 1_500.0),
+                })
+                .collect(),
+            baseline_epochs: Vec::new(),
+            candidate_epochs: Vec::new(),
+            machine_busy: None,
+        };
+        let c = crate::compare::compare_paired(&ab).unwrap();
+        assert_eq!(
+            states(&c),
+            [RuleState::Regressed, RuleState::Unchanged],
+            "{:#?}",
+            c.rules
+        );
+        assert_eq!(c.rules[0].samples, [6, 6]);
     }
 }
