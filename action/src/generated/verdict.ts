@@ -548,9 +548,26 @@ export interface SloDelta {
    */
   passed: boolean
   /**
-   * `total`, or the target's name.
+   * `total`, or the target's, flow's or scenario's name.
    */
   scope: string
+  /**
+   * What the scope is: `total`, `target`, `flow` or `scenario`; absent in results written
+   * before scenarios.
+   */
+  scope_kind?: string | null
+  /**
+   * `fail` (a failure fails the run) or `warn` (a failure is a warning, never fails it);
+   * absent for `fail`.
+   */
+  severity?: Severity
+  /**
+   * Only the requests of the scope that carry these tags (`latency{kind:write}`); absent:
+   * all of them.
+   */
+  tags?: {
+    [k: string]: string
+  }
   /**
    * The threshold as written, e.g. `p(95) < 200ms`.
    */
