@@ -13,11 +13,12 @@
 //!   steps (their requests, not the iterations), or the target itself. Rates are per second of
 //!   the scope's window (the run's, or the scenario's).
 //!
-//! A scenario's seconds start at its `start_time_s` after the run's start, counted in whole
-//! seconds from the earliest scenario's start (rounded), as the run's own series sums them.
+//! A target's seconds count from the run's start already (`result::build_scenarios` moves
+//! them); a scenario's own count from its start, `start_time_s` after the earliest
+//! scenario's, which is whole seconds (rounded) on the run's clock, as the run's own series
+//! sums them.
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
 
 use crate::plan::regression::{RegressionRule, RuleScope};
 use crate::result::{RunResult, ScenarioResult, TargetResult, TimeSample};
@@ -105,13 +106,13 @@ fn tagged<'a>(rule: &RegressionRule, result: &'a RunResult) -> Result<Scoped<'a>
             Some(s.targets.iter().map(String::as_str).collect())
         }
     };
-    let offsets = target_offsets(result);
+    // Every target's seconds are on the run's clock: second 0 at the sum's second 0.
     let parts: Vec<(&TargetResult, u32)> = result
         .targets
         .iter()
         .filter(|t| names.as_ref().is_none_or(|n| n.contains(&t.name.as_str())))
         .filter(|t| rule.tags.matches(&t.tags))
-        .map(|t| (t, offsets.get(t.name.as_str()).copied().unwrap_or(0)))
+        .map(|t| (t, 0))
         .collect();
     if parts.is_empty() {
         return Err(Missing::Tags);
@@ -147,19 +148,6 @@ fn offset_s(result: &RunResult, scenario: &ScenarioResult) -> u32 {
         .map(|s| s.start_time_s)
         .fold(f64::INFINITY, f64::min);
     (scenario.start_time_s - earliest).max(0.0).round() as u32
-}
-
-/// Each target's offset on the run's clock: its scenario's; targets of no scenario (the
-/// short form) are left out (offset 0).
-fn target_offsets(result: &RunResult) -> BTreeMap<&str, u32> {
-    result
-        .scenarios
-        .iter()
-        .flat_map(|s| {
-            let offset = offset_s(result, s);
-            s.targets.iter().map(move |t| (t.as_str(), offset))
-        })
-        .collect()
 }
 
 /// The scope in words, with its selector: `the whole run`, `target `a``, `the targets of the
@@ -408,15 +396,21 @@ mod tests {
     }
 
     /// `browse` (target `read`, from 0 s, 30 s) and `checkout` (target `write`, from 5 s, 25
-    /// s) at p50 medians `[read_us, write_us]`.
+    /// s) at p50 medians `[read_us, write_us]`: the run's targets' seconds on the run's clock,
+    /// the scenarios' from their own starts, as `result::build_scenarios` writes them.
     fn scenarios(seed: u64, [read_us, write_us]: [f64; 2], rules: &[RegressionRule]) -> RunResult {
         let read = target_of("read", "read", &seconds(seed, 30, read_us));
         let write = target_of("write", "write", &seconds(seed + 100, 25, write_us));
-        let mut run = run_of(vec![read, write], &[0, 5], 30.0, rules);
+        let mut moved = write.clone();
+        for s in &mut moved.time_series {
+            s.second += 5;
+        }
+        let mut run = run_of(vec![read.clone(), moved], &[0, 0], 30.0, rules);
+        let own = [read, write];
         run.scenarios = [("browse", 0, 30.0), ("checkout", 1, 25.0)]
             .into_iter()
             .map(|(name, i, duration_s)| {
-                let t = &run.targets[i];
+                let t = &own[i];
                 ScenarioResult {
                     name: name.to_string(),
                     executor: "constant-vus".to_string(),
@@ -462,6 +456,16 @@ mod tests {
             (5, 29),
             "shifted by its start"
         );
+        // Its targets by tag: the same seconds, on the run's clock already.
+        let tagged = rule(
+            "p(50) +10% floor 0us",
+            RuleScope::Scenario("checkout".into()),
+            &[("kind", "write")],
+        );
+        let sum = scoped(&tagged, &baseline).unwrap();
+        let seconds: Vec<u32> = sum.series.unwrap().iter().map(|s| s.second).collect();
+        assert_eq!(seconds, series.iter().map(|s| s.second).collect::<Vec<_>>());
+        assert_eq!(sum.target.responses, view.target.responses);
         use RuleState::*;
         let c = compare(&baseline, &scenarios(2, [1_000.0, 1_500.0], &rules)).unwrap();
         assert_eq!(c.rules[0].verdict, Regressed, "{:#?}", c.rules);
