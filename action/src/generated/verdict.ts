@@ -463,13 +463,14 @@ export interface RuleVerdict {
    */
   samples: [number, number]
   /**
-   * `total`, or the target's or flow's name.
+   * `total`, or the target's, flow's or scenario's name.
    */
   scope: string
   /**
-   * What the rule compares: `total` (the whole run), `target` or `flow` (its iterations:
+   * What the rule compares: `total` (the whole run), `target`, `flow` (its iterations:
    * `latency` is the iteration duration, `errors` the failed iterations, `requests` the
-   * iterations per second). Absent for `total`.
+   * iterations per second) or `scenario` (its requests); with `tags`, the sum of the
+   * scope's targets that carry them. Absent for `total`.
    */
   scope_kind?: string
   /**
@@ -596,7 +597,7 @@ export interface SloDelta {
    */
   passed: boolean
   /**
-   * `total`, or the target's name.
+   * `total`, or the target's, flow's or scenario's name.
    */
   scope: string
   /**

@@ -39,9 +39,9 @@
 
 use std::collections::HashSet;
 
-use super::rules::{RuleTest, missing_reason, prepared, whole_run_value};
+use super::rules::{RuleTest, prepared, whole_run_value};
 use super::scale::Scale;
-use super::scoped::scoped;
+use super::scoped::{missing_reason, scoped};
 use crate::plan::regression::RegressionRule;
 use crate::result::{RESULT_VERSION, RunResult};
 use crate::stats::Evidence;
@@ -211,11 +211,14 @@ fn rule_test(
     within: Option<Evidence>,
 ) -> (RuleTest, Option<(usize, String)>) {
     let scale = Scale::of(rule);
-    let ct = scoped(&rule.scope, current);
-    let c = ct.as_deref().and_then(|t| whole_run_value(rule, t));
+    let ct = scoped(rule, current);
+    let c = ct
+        .as_ref()
+        .ok()
+        .and_then(|s| whole_run_value(rule, &s.target));
     let untested = |why: String| (RuleTest::new([None, c], [0, 1], Err(why)), None);
-    if ct.is_none() {
-        return untested(missing_reason(rule, true, false));
+    if let Err(missing) = &ct {
+        return untested(missing_reason(rule, [None, Some(missing)]));
     }
     let Some(c) = c.filter(|c| scale.position(*c).is_finite()) else {
         return untested("no responses to measure in the current run".to_string());
@@ -225,7 +228,7 @@ fn rule_test(
         .results
         .iter()
         .filter_map(|r| {
-            let v = whole_run_value(rule, scoped(&rule.scope, r)?.as_ref())?;
+            let v = whole_run_value(rule, &scoped(rule, r).ok()?.target)?;
             let y = scale.position(v);
             y.is_finite().then_some((y, r.started_at.as_str()))
         })

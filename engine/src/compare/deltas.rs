@@ -4,7 +4,10 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::plan::threshold::Metric;
+use std::collections::BTreeMap;
+
+use crate::plan::regression::ScopeKind;
+use crate::plan::threshold::{Metric, Severity};
 use crate::result::{RunResult, SloVerdict, TargetResult};
 use crate::units::Unit;
 
@@ -85,7 +88,7 @@ pub struct TargetDelta {
 /// An SLO verdict of the current run beside the same threshold's value in the baseline.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct SloDelta {
-    /// `total`, or the target's name.
+    /// `total`, or the target's, flow's or scenario's name.
     pub scope: String,
     /// `latency`, `errors`, `requests` or `checks`.
     #[schemars(with = "String")]
@@ -110,6 +113,24 @@ pub struct SloDelta {
     pub change: Option<f64>,
     /// Whether the current run met the threshold.
     pub passed: bool,
+    /// What the scope is: `total`, `target`, `flow` or `scenario`; absent in results written
+    /// before scenarios.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<String>")]
+    pub scope_kind: Option<ScopeKind>,
+    /// Only the requests of the scope that carry these tags (`latency{kind:write}`); absent:
+    /// all of them.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub tags: BTreeMap<String, String>,
+    /// `fail` (a failure fails the run) or `warn` (a failure is a warning, never fails it);
+    /// absent for `fail`.
+    #[serde(default, skip_serializing_if = "is_fail")]
+    pub severity: Severity,
+}
+
+/// Whether a severity is `fail`, the default (left out of the JSON).
+fn is_fail(s: &Severity) -> bool {
+    *s == Severity::Fail
 }
 
 impl SloDelta {
@@ -129,12 +150,15 @@ impl SloDelta {
             baseline,
             change: v.measured.zip(baseline).map(|(m, b)| m - b),
             passed: v.passed,
+            scope_kind: v.scope_kind,
+            tags: v.tags.clone(),
+            severity: v.severity,
         }
     }
 }
 
 /// Every SLO of the current run, with the baseline's value of the same threshold (same scope,
-/// metric and threshold text).
+/// metric, tags and threshold text).
 pub(super) fn slo_deltas(baseline: &RunResult, current: &RunResult) -> Vec<SloDelta> {
     current
         .slo
@@ -143,11 +167,25 @@ pub(super) fn slo_deltas(baseline: &RunResult, current: &RunResult) -> Vec<SloDe
             let base = baseline
                 .slo
                 .iter()
-                .find(|b| b.scope == v.scope && b.metric == v.metric && b.threshold == v.threshold)
+                .find(|b| same_threshold(b, v))
                 .and_then(|b| b.measured);
             SloDelta::of(v, base)
         })
         .collect()
+}
+
+/// Whether two SLO verdicts are of the same threshold: scope (a kind absent in older results
+/// matches any), metric, tags and text.
+fn same_threshold(a: &SloVerdict, b: &SloVerdict) -> bool {
+    let kinds = match (a.scope_kind, b.scope_kind) {
+        (Some(a), Some(b)) => a == b,
+        _ => true,
+    };
+    kinds
+        && a.scope == b.scope
+        && a.metric == b.metric
+        && a.tags == b.tags
+        && a.threshold == b.threshold
 }
 
 /// The metrics compared per target: which, unit, value.
@@ -213,4 +251,40 @@ pub(super) fn target_deltas(baseline: &RunResult, current: &RunResult) -> Vec<Ta
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_slo_is_matched_with_the_baseline_s_by_its_tags_and_kind_too() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/results/v2-current.json"
+        );
+        let mut baseline = crate::result::read(std::path::Path::new(path)).unwrap();
+        let slo = baseline.slo[0].clone();
+        let tagged = |kind: &str, measured: f64, scope_kind: ScopeKind| {
+            let mut v = slo.clone();
+            v.tags = [("kind".to_string(), kind.to_string())].into();
+            v.measured = Some(measured);
+            v.scope_kind = Some(scope_kind);
+            v
+        };
+        baseline.slo = vec![
+            tagged("read", 1.0, ScopeKind::Total),
+            tagged("write", 2.0, ScopeKind::Total),
+            tagged("write", 3.0, ScopeKind::Scenario),
+        ];
+        let mut current = baseline.clone();
+        current.slo.reverse();
+        current.slo[0].severity = Severity::Warn;
+        let deltas = slo_deltas(&baseline, &current);
+        let baselines: Vec<Option<f64>> = deltas.iter().map(|d| d.baseline).collect();
+        assert_eq!(baselines, [Some(3.0), Some(2.0), Some(1.0)]);
+        assert_eq!(deltas[0].severity, Severity::Warn);
+        assert_eq!(deltas[0].scope_kind, Some(ScopeKind::Scenario));
+        assert_eq!(deltas[1].tags["kind"], "write");
+    }
 }

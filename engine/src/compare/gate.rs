@@ -7,6 +7,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{Comparison, RuleState};
+use crate::plan::threshold::Severity;
 use crate::result::RunResult;
 
 /// The documented exit codes. When several apply, the first in this order wins:
@@ -88,12 +89,14 @@ impl From<Overall> for Outcome {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Overall {
-    /// Every SLO passed and no rule regressed: exit 0.
+    /// Every SLO passed and no rule regressed: exit 0. SLOs and rules of severity `warn` do
+    /// not count: a `warn` SLO that failed or a `warn` rule that regressed is a warning.
     Pass,
     /// At least one SLO failed: exit 1. Wins over `regressed` when both happen: an SLO is an
     /// absolute promise, a regression a relative signal; the rules are still reported.
     SloFailed,
-    /// Every SLO passed, and at least one regression rule regressed: exit 4.
+    /// Every SLO passed, and at least one regression rule of severity `fail` regressed: exit 4
+    /// ([`Comparison::regressed`]; a `warn` rule's regression is only a warning).
     Regressed,
     /// The current run's (or the baseline's) measurement is invalid (`health.valid` false:
     /// the generator did not apply the planned load), or more than half of `loadgate ab`'s
@@ -147,30 +150,52 @@ impl Overall {
 }
 
 /// The one-line verdict, e.g. `PASSED: 3/3 SLOs met; no regression (5 rules: 4 unchanged, 1
-/// inconclusive)`.
+/// inconclusive)`. Warnings (a `warn` SLO that failed, a `warn` rule that regressed) are
+/// counted apart and do not change the word: `PASSED: 2/3 SLOs met, 1 warning; no regression
+/// (3 rules: 1 warning, 2 unchanged)`.
 pub(crate) fn summary_line(current: &RunResult, comparison: Option<&Comparison>) -> String {
     let overall = Overall::of(current, comparison);
-    let total = current.slo.len();
-    let failed = current.slo.iter().filter(|v| !v.passed).count();
-    let slo = match (total, failed) {
+    let failed_with = |severity: Severity| {
+        current
+            .slo
+            .iter()
+            .filter(|v| !v.passed && v.severity == severity)
+            .count()
+    };
+    let (total, failed, warned) = (
+        current.slo.len(),
+        failed_with(Severity::Fail),
+        failed_with(Severity::Warn),
+    );
+    let mut slo = match (total, failed) {
         (0, _) => "no SLOs defined".to_string(),
-        (n, 0) => format!("{n}/{n} SLOs met"),
+        (n, 0) => format!("{}/{n} SLOs met", n - warned),
         (n, f) => format!("{f} of {n} SLOs failed"),
     };
+    if warned > 0 {
+        slo.push_str(&format!(", {}", warnings(warned)));
+    }
     let rules = match comparison {
         None => "no baseline to compare with".to_string(),
         Some(c) if c.rules.is_empty() => "no regression rules".to_string(),
         Some(c) => {
-            let parts: Vec<String> = [
-                RuleState::Regressed,
+            let regressed = c.count(RuleState::Regressed) - c.warnings();
+            let mut parts = Vec::new();
+            if regressed > 0 {
+                parts.push(format!("{regressed} {}", RuleState::Regressed.name()));
+            }
+            if c.warnings() > 0 {
+                parts.push(warnings(c.warnings()));
+            }
+            for state in [
                 RuleState::Inconclusive,
                 RuleState::Improved,
                 RuleState::Unchanged,
-            ]
-            .iter()
-            .filter(|s| c.count(**s) > 0)
-            .map(|s| format!("{} {}", c.count(*s), s.name()))
-            .collect();
+            ] {
+                if c.count(state) > 0 {
+                    parts.push(format!("{} {}", c.count(state), state.name()));
+                }
+            }
             let head = if c.regressed() {
                 "regression found"
             } else {
@@ -180,6 +205,11 @@ pub(crate) fn summary_line(current: &RunResult, comparison: Option<&Comparison>)
         }
     };
     format!("{}: {slo}; {rules}", overall.word())
+}
+
+/// `1 warning`, `2 warnings`.
+fn warnings(n: usize) -> String {
+    format!("{n} warning{}", if n == 1 { "" } else { "s" })
 }
 
 #[cfg(test)]
@@ -203,5 +233,32 @@ mod tests {
         assert_eq!(Overall::SloFailed.exit().code(), 1);
         assert_eq!(Overall::Regressed.exit().code(), 4);
         assert_eq!(Overall::InvalidMeasurement.exit().code(), 5);
+    }
+
+    #[test]
+    fn a_failed_warn_slo_is_a_warning_not_a_failure() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/results/v2-current.json"
+        );
+        let mut current = crate::result::read(std::path::Path::new(path)).unwrap();
+        let n = current.slo.len();
+        assert!(current.passed && n >= 2);
+        current.slo[0].passed = false;
+        current.slo[0].severity = Severity::Warn;
+        assert_eq!(Overall::of(&current, None), Overall::Pass);
+        assert_eq!(
+            summary_line(&current, None),
+            format!(
+                "PASSED: {}/{n} SLOs met, 1 warning; no baseline to compare with",
+                n - 1
+            )
+        );
+        current.slo[1].passed = false;
+        current.passed = false;
+        assert_eq!(
+            summary_line(&current, None),
+            format!("FAILED: 1 of {n} SLOs failed, 1 warning; no baseline to compare with")
+        );
     }
 }

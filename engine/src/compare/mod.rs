@@ -11,7 +11,7 @@
 //! | `mod.rs`      | [`compare`], [`Comparison`], [`CompareError`]                       |
 //! | `rules.rs`    | rules judged as one family: [`RuleVerdict`], [`RuleState`], `decide_all` |
 //! | `scale.rs`    | the worse-is-positive scale of a rule, and back to its unit         |
-//! | `scoped.rs`   | the target or flow a rule of that scope looks at                    |
+//! | `scoped.rs`   | what a rule looks at: its scope (target, flow, scenario), its tags  |
 //! | `seconds.rs`  | a scope's per-second histograms and counts, merged as resampled     |
 //! | `two_run.rs`  | two runs: each rule's test from the block bootstrap of seconds      |
 //! | `between_runs.rs` | a stored baseline: each rule against the level of its comparable history |
@@ -21,8 +21,8 @@
 //!
 //! # The verdict of a rule
 //!
-//! Every regression rule of every scope (the whole run, a target or flow step, a flow) is one
-//! test. For a rule such as `p(95) +10% floor 2ms`, with `b` and `c` the baseline's and the
+//! Every regression rule of every scope (the whole run, a target or flow step, a flow, a
+//! scenario), with or without a tag selector, is one test. For a rule such as `p(95) +10% floor 2ms`, with `b` and `c` the baseline's and the
 //! current run's whole-run values (their p95 from the HDR histograms):
 //!
 //! - the *allowed change* is `A = max(max_change × b, floor)` (10% of `b`, at least 2 ms), in the
@@ -65,11 +65,23 @@
 //! (`between_runs.rs`); a rule with fewer than 5 such results is inconclusive. Without history,
 //! a note says the verdict assumes that the two runs' machines were alike.
 //!
-//! Only `regressed` fails the gate. A rule of a target or a flow (`scope`) compares that
-//! target's or flow's values, found by name in both results (one missing from either is
-//! inconclusive, and says so); a flow's iterations have no per-second series, so between two
-//! runs its rules are inconclusive and `loadgate ab` judges them. Targets without rules are
-//! reported without a verdict.
+//! Only `regressed` fails the gate, and only for a rule of severity `fail` (the default). A
+//! rule of severity `warn` that regressed keeps its verdict, `regressed`, and is a warning
+//! ([`Comparison::warnings`]): the reports show it, the gate passes (github-action-benchmark's
+//! alert and fail thresholds: small regressions warn, large ones block). Warn rules are tested
+//! in the same family as the others: the family's α is one false-alarm rate per run over every
+//! rule tested, whatever it does on a regression, so adding warn rules makes each rule's
+//! level stricter, as any rule does, and a warning is as unlikely by chance as a failure.
+//!
+//! What a rule looks at (`scoped.rs`): the whole run; a target (plain, or a flow's step) or a
+//! flow, found by name in both results (one missing from either is inconclusive, and says so);
+//! a scenario (`RunResult::scenarios`, its `total` and its seconds, on the run's clock by its
+//! start). A rule with tags (`latency{kind:write}`) is judged on the exact sum of its scope's
+//! targets whose tags hold every pair of the selector (histograms added, per-second series
+//! merged: `result::merge::sum_targets`), in each run; a selector that matches no target in
+//! either run is inconclusive, saying so. A flow's iterations have no per-second series, so
+//! between two runs its rules are inconclusive and `loadgate ab` judges them. Targets without
+//! rules are reported without a verdict.
 
 mod between_runs;
 mod deltas;
@@ -85,6 +97,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::plan::regression::RegressionRule;
+use crate::plan::threshold::Severity;
 use crate::result::{RESULT_VERSION, RunResult};
 
 pub(crate) use deltas::target_metrics;
@@ -167,9 +180,22 @@ pub struct Family {
 }
 
 impl Comparison {
-    /// Whether any rule regressed.
+    /// Whether a rule of severity `fail` regressed: what fails the gate (exit 4). A `warn`
+    /// rule that regressed is a warning ([`Comparison::warnings`]) and never fails it.
     pub fn regressed(&self) -> bool {
-        self.rules.iter().any(|r| r.verdict == RuleState::Regressed)
+        self.rules
+            .iter()
+            .any(|r| r.verdict == RuleState::Regressed && r.severity == Severity::Fail)
+    }
+
+    /// The warnings: rules of severity `warn` that regressed (their verdict stays
+    /// `regressed`), which the reports show as warnings ("2 warnings") and which never fail the
+    /// gate.
+    pub fn warnings(&self) -> usize {
+        self.rules
+            .iter()
+            .filter(|r| r.verdict == RuleState::Regressed && r.severity == Severity::Warn)
+            .count()
     }
 
     /// Number of rules with the given verdict.

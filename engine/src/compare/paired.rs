@@ -22,9 +22,9 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::rules::{self, Method, RuleTest, missing_reason, prepared, whole_run_value};
+use super::rules::{self, Method, RuleTest, prepared, whole_run_value};
 use super::scale::Scale;
-use super::scoped::scoped;
+use super::scoped::{missing_reason, scoped};
 use super::{CompareError, Comparison};
 use crate::plan::regression::RegressionRule;
 use crate::result::ab::{AbResult, SubRun};
@@ -106,16 +106,20 @@ pub fn compare_paired(ab: &AbResult) -> Result<Comparison, CompareError> {
 /// `rule`'s test across the sub-runs `used`, and its change in each of them.
 fn rule_test(rule: &RegressionRule, ab: &AbResult, used: &[&SubRun]) -> (RuleTest, RuleChanges) {
     let scale = Scale::of(rule);
-    let (bt, ct) = (
-        scoped(&rule.scope, &ab.baseline),
-        scoped(&rule.scope, &ab.candidate),
-    );
-    let values = [bt.as_deref(), ct.as_deref()].map(|t| t.and_then(|t| whole_run_value(rule, t)));
+    let sides = [&ab.baseline, &ab.candidate].map(|r| scoped(rule, r));
+    let values = sides.each_ref().map(|s| {
+        s.as_ref()
+            .ok()
+            .and_then(|s| whole_run_value(rule, &s.target))
+    });
     let mut x = Vec::new();
     let mut changes = Vec::new();
     for s in used {
-        let [b, c] = [&s.baseline, &s.candidate]
-            .map(|r| scoped(&rule.scope, r).and_then(|t| whole_run_value(rule, &t)));
+        let [b, c] = [&s.baseline, &s.candidate].map(|r| {
+            scoped(rule, r)
+                .ok()
+                .and_then(|s| whole_run_value(rule, &s.target))
+        });
         let Some(change) = b.zip(c).map(|(b, c)| scale.change(b, c)) else {
             continue;
         };
@@ -128,8 +132,11 @@ fn rule_test(rule: &RegressionRule, ab: &AbResult, used: &[&SubRun]) -> (RuleTes
             });
         }
     }
-    let evidence = if bt.is_none() || ct.is_none() {
-        Err(missing_reason(rule, bt.is_some(), ct.is_some()))
+    let evidence = if sides.iter().any(Result::is_err) {
+        Err(missing_reason(
+            rule,
+            sides.each_ref().map(|s| s.as_ref().err()),
+        ))
     } else {
         prepared(rule, values).and_then(|e| {
             stats::across_sub_runs(&x, e.allowance).ok_or_else(|| {

@@ -21,7 +21,8 @@ use crate::units::{Unit, format_relative};
 #[serde(rename_all = "snake_case")]
 pub enum RuleState {
     /// Worse than allowed: the interval's lower bound is beyond the allowed change, within
-    /// the family's false-alarm rate per run. Fails the gate.
+    /// the family's false-alarm rate per run. Fails the gate, unless the rule's severity is
+    /// `warn` (then it is a warning).
     Regressed,
     /// Within the allowed change: the interval's upper bound is within it (two one-sided
     /// tests).
@@ -49,13 +50,14 @@ impl RuleState {
 /// One regression rule, judged.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct RuleVerdict {
-    /// What the rule compares: `total` (the whole run), `target` or `flow` (its iterations:
+    /// What the rule compares: `total` (the whole run), `target`, `flow` (its iterations:
     /// `latency` is the iteration duration, `errors` the failed iterations, `requests` the
-    /// iterations per second). Absent for `total`.
+    /// iterations per second) or `scenario` (its requests); with `tags`, the sum of the
+    /// scope's targets that carry them. Absent for `total`.
     #[serde(default, skip_serializing_if = "ScopeKind::is_total")]
     #[schemars(with = "String")]
     pub scope_kind: ScopeKind,
-    /// `total`, or the target's or flow's name.
+    /// `total`, or the target's, flow's or scenario's name.
     pub scope: String,
     /// `latency`, `errors` or `requests`.
     #[schemars(with = "String")]
@@ -263,18 +265,6 @@ pub(super) fn prepared(
         df: None,
         allowance,
     })
-}
-
-/// Why a rule's scope is missing from a result (renamed, added or removed between the runs),
-/// given whether the baseline and the current result have it.
-pub(super) fn missing_reason(rule: &RegressionRule, baseline: bool, current: bool) -> String {
-    let (kind, name) = (rule.scope.kind(), rule.scope.name());
-    match (baseline, current) {
-        (false, false) => format!("neither result has the {kind} `{name}`"),
-        (false, true) => format!("the baseline result has no {kind} `{name}`"),
-        (true, false) => format!("the current result has no {kind} `{name}`"),
-        (true, true) => "no responses to measure in one of the runs".to_string(),
-    }
 }
 
 /// Every rule judged, the tested ones as one family at the per-run false-alarm rate `alpha`

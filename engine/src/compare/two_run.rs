@@ -25,11 +25,11 @@
 
 use std::collections::BTreeMap;
 
-use super::rules::{RuleTest, missing_reason, prepared};
-use super::scoped::scoped;
+use super::rules::{RuleTest, prepared};
+use super::scoped::{Missing, Scoped, missing_reason, scope_words, scoped};
 use super::seconds::{Merged, ScopeSeconds, complete_seconds};
 use crate::plan::regression::{RegressionRule, RuleScope};
-use crate::result::{RunResult, TimeSample};
+use crate::result::RunResult;
 use crate::stats;
 
 /// Bootstrap rounds: 2,000 (Efron & Tibshirani 1993, §19.3, ask ≥ 1,000 for percentile
@@ -49,15 +49,22 @@ pub(super) fn tests(
     let seconds: [Vec<u32>; 2] =
         [baseline, current].map(|r| complete_seconds(r).map(|s| s.second).collect());
     let n = [seconds[0].len(), seconds[1].len()];
+    let views: Vec<[Result<Scoped<'_>, Missing>; 2]> = rules
+        .iter()
+        .map(|rule| [baseline, current].map(|r| scoped(rule, r)))
+        .collect();
     let mut tests: Vec<RuleTest> = rules
         .iter()
-        .map(|rule| {
-            let (bt, ct) = (scoped(&rule.scope, baseline), scoped(&rule.scope, current));
-            let values = [bt.as_deref(), ct.as_deref()]
-                .map(|t| t.and_then(|t| super::rules::whole_run_value(rule, t)));
+        .zip(&views)
+        .map(|(rule, sides)| {
+            let values = sides.each_ref().map(|s| {
+                s.as_ref()
+                    .ok()
+                    .and_then(|s| super::rules::whole_run_value(rule, &s.target))
+            });
             let evidence = prepared(rule, values).map_err(|e| {
-                if bt.is_none() || ct.is_none() {
-                    missing_reason(rule, bt.is_some(), ct.is_some())
+                if sides.iter().any(Result::is_err) {
+                    missing_reason(rule, sides.each_ref().map(|s| s.as_ref().err()))
                 } else {
                     e
                 }
@@ -77,7 +84,7 @@ pub(super) fn tests(
         }
         return tests;
     }
-    let scopes = scope_seconds(rules, &mut tests, [baseline, current], &seconds);
+    let scopes = scope_seconds(rules, &mut tests, &views, &seconds);
     let block = block_length([baseline, current]);
     let df = stats::bootstrap_df(n[0], block).min(stats::bootstrap_df(n[1], block));
     let mut columns = bootstrap(rules, &tests, &scopes, n, block);
@@ -89,7 +96,7 @@ pub(super) fn tests(
         if column.iter().any(|d| !d.is_finite()) {
             test.evidence = Err(format!(
                 "too few seconds with responses in {} to resample",
-                scope_words(&rules[r].scope)
+                scope_words(&rules[r])
             ));
             continue;
         }
@@ -100,12 +107,9 @@ pub(super) fn tests(
     tests
 }
 
-/// `total`, `target X` or `flow X`.
-fn scope_words(scope: &RuleScope) -> String {
-    match scope {
-        RuleScope::Total => "the whole run".to_string(),
-        _ => format!("{} `{}`", scope.kind(), scope.name()),
-    }
+/// The key of a rule's scope among the scopes' seconds: its kind, name and tags.
+fn scope_key(rule: &RegressionRule) -> String {
+    format!("{}:{}{}", rule.scope.kind(), rule.scope.name(), rule.tags)
 }
 
 /// The seconds of each scope that a tested rule looks at, by scope name; rules whose scope
@@ -113,19 +117,21 @@ fn scope_words(scope: &RuleScope) -> String {
 fn scope_seconds(
     rules: &[RegressionRule],
     tests: &mut [RuleTest],
-    runs: [&RunResult; 2],
+    views: &[[Result<Scoped<'_>, Missing>; 2]],
     seconds: &[Vec<u32>; 2],
 ) -> BTreeMap<String, ScopeSeconds> {
     let mut scopes: BTreeMap<String, ScopeSeconds> = BTreeMap::new();
-    for (rule, test) in rules.iter().zip(tests.iter_mut()) {
+    for ((rule, test), sides) in rules.iter().zip(tests.iter_mut()).zip(views) {
         if test.evidence.is_err() {
             continue;
         }
-        let key = format!("{}:{}", rule.scope.kind(), rule.scope.name());
+        let key = scope_key(rule);
         if !scopes.contains_key(&key) {
-            let series = runs.map(|r| series_of(&rule.scope, r));
+            let series = sides
+                .each_ref()
+                .map(|s| s.as_ref().ok().and_then(|s| s.series.as_deref()));
             let [Some(b), Some(c)] = series else {
-                test.evidence = Err(no_series_reason(&rule.scope));
+                test.evidence = Err(no_series_reason(rule));
                 continue;
             };
             match ScopeSeconds::new([b, c], [&seconds[0], &seconds[1]]) {
@@ -148,38 +154,18 @@ fn scope_seconds(
 }
 
 /// Why a scope has no per-second series to resample.
-fn no_series_reason(scope: &RuleScope) -> String {
-    match scope {
-        RuleScope::Flow(_) => "a flow's iterations have no per-second series in a result, so \
-                               two runs cannot be compared on them; `loadgate ab` judges them \
-                               across its sub-runs"
-            .to_string(),
+fn no_series_reason(rule: &RegressionRule) -> String {
+    match rule.scope {
+        RuleScope::Flow(_) if rule.tags.is_empty() => {
+            "a flow's iterations have no per-second series in a result, so two runs cannot be \
+             compared on them; `loadgate ab` judges them across its sub-runs"
+                .to_string()
+        }
         _ => format!(
             "{} has no per-second series in a result (written before result version 4): run \
              both again with this loadgate",
-            scope_words(scope)
+            scope_words(rule)
         ),
-    }
-}
-
-/// A scope's per-second series in a run: the run's for `total`, a target's own; none for a
-/// flow, or a target without one.
-fn series_of<'a>(scope: &RuleScope, run: &'a RunResult) -> Option<&'a [TimeSample]> {
-    match scope {
-        RuleScope::Total => Some(&run.time_series),
-        RuleScope::Target(name) => run
-            .targets
-            .iter()
-            .find(|t| &t.name == name)
-            .map(|t| t.time_series.as_slice())
-            .filter(|s| !s.is_empty()),
-        RuleScope::Scenario(name) => run
-            .scenarios
-            .iter()
-            .find(|s| &s.name == name)
-            .map(|s| s.time_series.as_slice())
-            .filter(|s| !s.is_empty()),
-        RuleScope::Flow(_) => None,
     }
 }
 
@@ -214,10 +200,7 @@ fn bootstrap(
     let mut groups: BTreeMap<&str, Vec<(usize, f64)>> = BTreeMap::new();
     let all: [Vec<usize>; 2] = n.map(|n| (0..n).collect());
     let mut merged = [Merged::default(), Merged::default()];
-    let keys: Vec<String> = rules
-        .iter()
-        .map(|r| format!("{}:{}", r.scope.kind(), r.scope.name()))
-        .collect();
+    let keys: Vec<String> = rules.iter().map(scope_key).collect();
     for (r, test) in tests.iter().enumerate() {
         let Ok(evidence) = &test.evidence else {
             continue;
@@ -280,7 +263,7 @@ pub(super) mod tests {
     use crate::compare::rules::{Method, decide_all};
     use crate::compare::{Comparison, RuleState};
     use crate::plan::threshold::Metric;
-    use crate::result::{RecordedRule, encode_histogram, summary};
+    use crate::result::{RecordedRule, TimeSample, encode_histogram, summary};
     use hdrhistogram::Histogram;
 
     /// A run of the fixture with `seconds` as its per-second latencies (µs), for the whole run

@@ -13,6 +13,7 @@ mod cli_inputs;
 mod cli_shard;
 mod cli_validate;
 mod compare_real;
+mod compare_tags;
 mod console;
 mod dashboard;
 mod export;
