@@ -112,8 +112,9 @@ fn step(stage: &spec::Stage, path: &str, model: Model, errors: &mut Errors) -> O
             None
         }
         (None, Some(n), Model::Open) => Some(Step::Arrivals(n)),
-        (Some(level), None, _) => level_of(level, &format!("{path}.level"), model, errors)
-            .map(Step::Level),
+        (Some(level), None, _) => {
+            level_of(level, &format!("{path}.level"), model, errors).map(Step::Level)
+        }
     }
 }
 
@@ -121,9 +122,7 @@ fn step(stage: &spec::Stage, path: &str, model: Model, errors: &mut Errors) -> O
 /// open one.
 fn level_of(level: &StageLevel, path: &str, model: Model, errors: &mut Errors) -> Option<f64> {
     match (level, model) {
-        (StageLevel::Connections(c), Model::Closed) if *c <= MAX_CONNECTIONS => {
-            Some(f64::from(*c))
-        }
+        (StageLevel::Connections(c), Model::Closed) if *c <= MAX_CONNECTIONS => Some(f64::from(*c)),
         (StageLevel::Rate(r), Model::Open) => rate(errors, path, r, true),
         (StageLevel::Connections(_), Model::Closed) => {
             errors.push(path, format!("at most {MAX_CONNECTIONS}"));
@@ -172,7 +171,12 @@ fn arrival_rate(n: u64, d: Duration, path: &str, errors: &mut Errors) -> Option<
 }
 
 /// A rate; `zero_ok` for stage levels (a ramp down to 0/s).
-pub(in crate::plan) fn rate(errors: &mut Errors, path: &str, text: &str, zero_ok: bool) -> Option<f64> {
+pub(in crate::plan) fn rate(
+    errors: &mut Errors,
+    path: &str,
+    text: &str,
+    zero_ok: bool,
+) -> Option<f64> {
     match parse_rate(text) {
         Ok(r) if r > MAX_RATE => {
             errors.push(path, format!("at most {MAX_RATE}/s"));
@@ -263,8 +267,18 @@ mod tests {
                 "x[0].arrivals",
                 "not both",
             ),
-            (stage("5s", None, None), Model::Open, "x[0]", "missing `level`"),
-            (stage("5s", None, None), Model::Closed, "x[0]", "missing `level`"),
+            (
+                stage("5s", None, None),
+                Model::Open,
+                "x[0]",
+                "missing `level`",
+            ),
+            (
+                stage("5s", None, None),
+                Model::Closed,
+                "x[0]",
+                "missing `level`",
+            ),
             (
                 stage("5s", None, Some(3)),
                 Model::Closed,
@@ -283,7 +297,12 @@ mod tests {
                 "x[0].arrivals",
                 "less than 0.001/s",
             ),
-            (stage("soon", None, Some(1)), Model::Open, "x[0].duration", ""),
+            (
+                stage("soon", None, Some(1)),
+                Model::Open,
+                "x[0].duration",
+                "",
+            ),
         ];
         for (stage, model, path, message) in cases {
             let mut errors = Errors::default();
