@@ -541,4 +541,17 @@ mod tests {
         }
         assert_eq!(Shard { index: 3, count: 8 }.to_string(), "3/8");
     }
+
+    #[test]
+    fn a_spec_of_scenarios_is_not_sharded() {
+        let whole = plan_with(
+            "version: 1\nname: s\ntargets:\n  - { name: a, url: http://127.0.0.1:9/ }\n\
+             scenarios:\n  - { name: x, executor: shared-iterations, vus: 2, targets: [a] }\n",
+            &[],
+        );
+        let shard = Shard { index: 1, count: 2 };
+        let e = whole.shard(shard).unwrap_err();
+        assert_eq!(e, ShardError::Scenarios(shard));
+        assert!(e.to_string().contains("a spec of `scenarios` cannot be split"), "{e}");
+    }
 }

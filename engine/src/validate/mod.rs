@@ -232,3 +232,6 @@ mod tests {
         assert_eq!(order, ["c", "a", "b", "z"]);
     }
 }
+
+#[cfg(test)]
+mod scenario_tests;

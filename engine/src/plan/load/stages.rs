@@ -312,4 +312,48 @@ mod tests {
             assert!(errors.0[0].message.contains(message), "{:?}", errors.0);
         }
     }
+
+    #[test]
+    fn the_short_form_plans_arrivals_and_bursts() {
+        let load: spec::Load = serde_json::from_value(serde_json::json!({
+            "model": "open",
+            "stages": [
+                { "duration": "10s", "arrivals": 200 },
+                { "duration": "0s", "arrivals": 50 },
+                { "duration": "0s", "level": "0/s" },
+                { "duration": "5s", "level": "10/s" },
+            ],
+        }))
+        .unwrap();
+        let mut errors = Errors::default();
+        let plan = super::super::build(&load, &mut errors).unwrap();
+        assert!(errors.0.is_empty(), "{:?}", errors.0);
+        assert_eq!(
+            plan.stages,
+            [
+                planned(10.0, 20.0, 20.0, 0),
+                planned(0.0, 20.0, 20.0, 50),
+                planned(0.0, 20.0, 0.0, 0),
+                planned(5.0, 0.0, 10.0, 0),
+            ]
+        );
+        assert_eq!(plan.stop, super::super::Stop::Duration(Duration::from_secs(15)));
+        // The burst of 50 outnumbers the peak rate's 20 a second.
+        assert_eq!(plan.max_in_flight, 50);
+        assert_eq!(
+            (plan.graceful_stop, plan.max_duration, plan.per_loop_iterations),
+            (None, None, None)
+        );
+        // No division by a 0s stage: the level jumps, and is defined everywhere.
+        assert_eq!(plan.level_at(10.0), 0.0);
+        assert!((plan.level_at(12.5) - 5.0).abs() < 1e-12);
+
+        let zero: spec::Load = serde_json::from_value(serde_json::json!({
+            "stages": [{ "duration": "0s", "level": 3 }],
+        }))
+        .unwrap();
+        assert!(super::super::build(&zero, &mut errors).is_none());
+        assert_eq!(errors.0[0].path, "load.stages");
+        assert!(errors.0[0].message.contains("last 0s"), "{:?}", errors.0);
+    }
 }
