@@ -54,12 +54,13 @@ pub(crate) struct Spec {
     /// Values shared by all targets.
     #[serde(default)]
     pub(crate) defaults: Defaults,
-    /// The requests to send, chosen by weight. Give `targets` or `flows`, not both.
+    /// The requests to send, chosen by weight. Give `targets` or `flows`, not both (with
+    /// `scenarios`, both: each scenario runs one kind).
     #[serde(default)]
     #[schemars(length(min = 1))]
     pub(crate) targets: Vec<Target>,
     /// Multi-step journeys, each iteration of one chosen by weight. Give `targets` or
-    /// `flows`, not both.
+    /// `flows`, not both (with `scenarios`, both: each scenario runs one kind).
     #[serde(default)]
     #[schemars(length(min = 1))]
     pub(crate) flows: Vec<Flow>,
