@@ -552,6 +552,10 @@ mod tests {
         let shard = Shard { index: 1, count: 2 };
         let e = whole.shard(shard).unwrap_err();
         assert_eq!(e, ShardError::Scenarios(shard));
-        assert!(e.to_string().contains("a spec of `scenarios` cannot be split"), "{e}");
+        assert!(
+            e.to_string()
+                .contains("a spec of `scenarios` cannot be split"),
+            "{e}"
+        );
     }
 }

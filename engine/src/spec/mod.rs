@@ -54,8 +54,7 @@ pub(crate) struct Spec {
     /// Values shared by all targets.
     #[serde(default)]
     pub(crate) defaults: Defaults,
-    /// The requests to send, chosen by weight. Give `targets` or `flows`, not both (with
-    /// `scenarios`, both: each scenario runs one kind).
+    /// The requests to send, chosen by weight. `targets` or `flows` (both with `scenarios`).
     #[serde(default)]
     #[schemars(length(min = 1))]
     pub(crate) targets: Vec<Target>,

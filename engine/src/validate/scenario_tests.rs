@@ -94,7 +94,9 @@ load:
 ";
     assert_eq!(
         diagnostics("arrivals.yaml", yaml),
-        ["8:33: load.stages[1].arrivals: arrivals apply to the open model only (`model: \
-          open`, or an arrival-rate executor); the closed model's stages give a `level`"]
+        [
+            "8:33: load.stages[1].arrivals: arrivals apply to the open model only (`model: \
+          open`, or an arrival-rate executor); the closed model's stages give a `level`"
+        ]
     );
 }

@@ -337,11 +337,18 @@ mod tests {
                 planned(5.0, 0.0, 10.0, 0),
             ]
         );
-        assert_eq!(plan.stop, super::super::Stop::Duration(Duration::from_secs(15)));
+        assert_eq!(
+            plan.stop,
+            super::super::Stop::Duration(Duration::from_secs(15))
+        );
         // The burst of 50 outnumbers the peak rate's 20 a second.
         assert_eq!(plan.max_in_flight, 50);
         assert_eq!(
-            (plan.graceful_stop, plan.max_duration, plan.per_loop_iterations),
+            (
+                plan.graceful_stop,
+                plan.max_duration,
+                plan.per_loop_iterations
+            ),
             (None, None, None)
         );
         // No division by a 0s stage: the level jumps, and is defined everywhere.

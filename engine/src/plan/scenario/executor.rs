@@ -343,7 +343,7 @@ fn ramping(s: &spec::Scenario, path: &str, streams: u32, errors: &mut Errors) ->
 
 /// Connections for `vus` virtual users at `path`: `vus / streams`, a whole number.
 fn connections(vus: u32, path: &str, streams: u32, errors: &mut Errors) -> Option<f64> {
-    if vus % streams != 0 {
+    if !vus.is_multiple_of(streams) {
         errors.push(
             path,
             format!(

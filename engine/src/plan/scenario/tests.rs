@@ -77,8 +77,8 @@ fn load(model: Model, stages: Vec<Stage>, stop: Stop) -> LoadPlan {
     }
 }
 
-#[test]
-fn each_executor_plans_its_load_exactly() {
+/// Each executor's fields (YAML lines), the top-level YAML after them, and the load it plans.
+fn executor_cases() -> Vec<(&'static str, &'static str, LoadPlan)> {
     let closed = |stages, stop, connections| LoadPlan {
         connections,
         ..load(Model::Closed, stages, stop)
@@ -87,7 +87,7 @@ fn each_executor_plans_its_load_exactly() {
         max_in_flight,
         ..load(Model::Open, stages, stop)
     };
-    let cases: Vec<(&str, &str, LoadPlan)> = vec![
+    vec![
         (
             "executor: constant-vus\nvus: 10\nduration: 30s",
             "",
@@ -177,8 +177,12 @@ fn each_executor_plans_its_load_exactly() {
                 ..closed(vec![stage(None, 3.0, 3.0, 0)], Stop::Requests(1), 3)
             },
         ),
-    ];
-    for (fields, tail, expected) in cases {
+    ]
+}
+
+#[test]
+fn each_executor_plans_its_load_exactly() {
+    for (fields, tail, expected) in executor_cases() {
         let plan =
             try_plan(&one_scenario(fields, tail)).unwrap_or_else(|e| panic!("{fields}: {e}"));
         assert_eq!(plan.scenarios.len(), 1);
@@ -230,7 +234,7 @@ slo:
 "#;
 
 #[test]
-fn two_scenarios_plan_their_indices_tags_and_thresholds() {
+fn two_scenarios_plan_their_indices_and_tags() {
     let plan = try_plan(TWO_SCENARIOS).unwrap_or_else(|e| panic!("{e}"));
     let names: Vec<&str> = plan.targets.iter().map(|t| t.name.as_str()).collect();
     assert_eq!(names, ["list", "item", "checkout/cart", "checkout/pay"]);
@@ -291,7 +295,14 @@ fn two_scenarios_plan_their_indices_tags_and_thresholds() {
     assert_eq!(steps, [0, 1]);
     assert!(sub.service.is_none() && sub.scenarios.is_empty() && sub.regression.is_empty());
     assert!(browse.plan.flows.is_empty());
+}
 
+#[test]
+fn two_scenarios_plan_their_thresholds_and_rules() {
+    let plan = try_plan(TWO_SCENARIOS).unwrap_or_else(|e| panic!("{e}"));
+    let [browse, checkout] = &plan.scenarios[..] else {
+        panic!("{:?}", plan.scenarios.len())
+    };
     // Thresholds: the whole plan holds every one, the scenarios' as Scope::Scenario(i).
     let scoped = |p: &Plan| {
         p.slo
@@ -332,7 +343,7 @@ fn two_scenarios_plan_their_indices_tags_and_thresholds() {
         ]
     );
     assert_eq!(
-        scoped(sub),
+        scoped(&checkout.plan),
         [
             "Target(0) p(95) < 300ms",
             "Flow(0) p(95) < 2s",
