@@ -125,15 +125,23 @@ fn level_of(level: &StageLevel, path: &str, model: Model, errors: &mut Errors) -
         (StageLevel::Connections(c), Model::Closed) if *c <= MAX_CONNECTIONS => Some(f64::from(*c)),
         (StageLevel::Rate(r), Model::Open) => rate(errors, path, r, true),
         (StageLevel::Connections(_), Model::Closed) => {
-            errors.push(path, format!("at most {MAX_CONNECTIONS}"));
+            errors.push(
+                path,
+                format!("at most {MAX_CONNECTIONS} {}", closed_unit(path)),
+            );
             None
         }
         (StageLevel::Rate(r), Model::Closed) => {
+            let open = if path.starts_with("load.") {
+                "set `model: open`"
+            } else {
+                "use an arrival-rate executor"
+            };
             errors.push(
                 path,
                 format!(
-                    "`{r}` is a rate: the closed model's level is a number of connections or \
-                     virtual users (or use the open model)"
+                    "`{r}` is a rate: the closed model's level is a number of {} (or {open})",
+                    closed_unit(path)
                 ),
             );
             None
@@ -145,6 +153,16 @@ fn level_of(level: &StageLevel, path: &str, model: Model, errors: &mut Errors) -
             );
             None
         }
+    }
+}
+
+/// What a closed-model level counts at `path`: the short form's connections (`load.`), a
+/// scenario's virtual users.
+fn closed_unit(path: &str) -> &'static str {
+    if path.starts_with("load.") {
+        "connections"
+    } else {
+        "virtual users"
     }
 }
 
