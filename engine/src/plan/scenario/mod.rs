@@ -188,15 +188,27 @@ fn refuse_whole_run_abort(slo: &spec::Slo, errors: &mut Errors) {
     }
 }
 
-/// The scenario's name: printable, without `/`, unique.
+/// The scenario's name: printable, without `/` nor the characters a tag selector splits on
+/// (`{`, `}`, `:`, `,`), unique.
 fn check_name(spec: &Spec, i: usize, errors: &mut Errors) {
     let path = format!("scenarios[{i}].name");
     let name = &spec.scenarios[i].name;
     if !errors.printable(&path, name) {
         return;
     }
-    if name.contains('/') {
-        errors.push(&path, "a scenario name may not hold `/`");
+    if let Some(c) = name.chars().find(|c| "/{}:,".contains(*c)) {
+        errors.push(
+            &path,
+            format!(
+                "a scenario name may not hold `{c}` (nor `/`, `{{`, `}}`, `:`, `,`: its tag is \
+                 selected as `{{scenario:NAME}}`)"
+            ),
+        );
+    } else if name.trim() != name {
+        errors.push(
+            &path,
+            "a scenario name may not start or end with white space",
+        );
     }
     if spec.scenarios[..i].iter().any(|s| &s.name == name) {
         errors.push(&path, format!("scenario name `{name}` is used twice"));

@@ -425,7 +425,7 @@ fn errors_name_their_field() {
         (
             "executor: shared-iterations\nvus: 1\nregression: { alpha: 5% }",
             "",
-            "scenarios[0].regression.alpha: the false-alarm rate is the whole run's",
+            "scenarios[0].regression.alpha: ",
         ),
         (
             "executor: shared-iterations\nvus: 1\nslo: { latency: [\"p(95) << 1s\"] }",
@@ -510,6 +510,13 @@ fn membership_and_names_are_checked() {
             ),
             "",
             "scenarios[0].name: a scenario name may not hold `/`",
+        ),
+        (
+            format!(
+                "  - {{ name: \"x:y\", targets: [a, b], {run} }}\n  - {{ name: z, flows: [f], {run} }}\n"
+            ),
+            "",
+            "scenarios[0].name: a scenario name may not hold `:`",
         ),
         (
             format!(
