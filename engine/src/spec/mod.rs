@@ -516,7 +516,7 @@ pub(crate) struct Load {
     #[serde(default)]
     pub(crate) warmup: Option<Warmup>,
     /// Open model: most requests in flight at once (k6's `maxVUs`); default: the peak rate
-    /// times one second, at least 16 and at most 10000.
+    /// times one second (or the largest burst), at least 16 and at most 10000.
     #[serde(default)]
     #[schemars(range(min = 1, max = 100000))]
     pub(crate) max_in_flight: Option<u32>,
