@@ -16,7 +16,7 @@ use std::time::Duration;
 use super::regression::{self, RegressionRule, RuleScope};
 use super::slo::build_slo;
 use super::tags::Tags;
-use super::threshold::{Metric, Scope, Threshold};
+use super::threshold::{Scope, Threshold};
 use super::{Errors, LoadPlan, Plan};
 use crate::spec::{self, Executor, Spec};
 
@@ -81,7 +81,12 @@ pub(super) fn resolve(
         };
         let tags = tags(s, &path, errors);
         slo.extend(scenario_slo(s, &path, i, errors));
-        scenario_rules(s, &path, regression, errors);
+        regression.extend(regression::build_scoped(
+            &s.regression,
+            &format!("{path}.regression"),
+            &RuleScope::Scenario(s.name.clone()),
+            errors,
+        ));
         let load = executor::build(s, &path, &shared, errors);
         if let (Some(start_time), Some(load)) = (start_time, load) {
             drafts.push(Draft {
@@ -98,71 +103,20 @@ pub(super) fn resolve(
     drafts
 }
 
-/// The scenario's thresholds as `Scope::Scenario(index)`: built as a whole run's block
-/// (so that `window` and `abort_on_fail` are allowed, for the scenario's own live watch),
-/// without the whole run's default `errors` threshold.
+/// The scenario's thresholds as `Scope::Scenario(index)` (`window` and `abort_on_fail`
+/// allowed, for the scenario's own live watch; no default `errors` threshold).
 fn scenario_slo(
     s: &spec::Scenario,
     path: &str,
     index: usize,
     errors: &mut Errors,
 ) -> Vec<Threshold> {
-    build_slo(&s.slo, &format!("{path}.slo"), Scope::Total, errors)
-        .into_iter()
-        .filter(|t| !t.default)
-        .map(|t| Threshold {
-            scope: Scope::Scenario(index),
-            ..t
-        })
-        .collect()
-}
-
-/// The scenario's regression rules, only those written (no defaults).
-fn scenario_rules(
-    s: &spec::Scenario,
-    path: &str,
-    rules: &mut Vec<RegressionRule>,
-    errors: &mut Errors,
-) {
-    let block = &s.regression;
-    let path = format!("{path}.regression");
-    if block.alpha.is_some() {
-        errors.push(
-            format!("{path}.alpha"),
-            "the false-alarm rate is the whole run's: give `alpha` in the top-level \
-             `regression` block",
-        );
-    }
-    for key in block.tagged.keys() {
-        errors.push(
-            format!("{path}.{key}"),
-            "rules over tagged requests go in the top-level `regression` block (select the \
-             scenario with `{scenario:NAME}`)",
-        );
-    }
-    let texts = |list: &Option<Vec<spec::RuleSpec>>| {
-        list.as_deref().map(regression::texts).unwrap_or_default()
-    };
-    let (latency, errs, requests) = (
-        texts(&block.latency),
-        texts(&block.errors),
-        texts(&block.requests),
-    );
-    let mut found = Vec::new();
-    regression::build_rules(
-        &[
-            (Metric::Latency, "latency", &latency),
-            (Metric::Errors, "errors", &errs),
-            (Metric::Responses, "requests", &requests),
-        ],
-        &path,
-        &RuleScope::Scenario(s.name.clone()),
-        rules,
-        &mut found,
-    );
-    for (path, message) in found {
-        errors.push(path, message);
-    }
+    build_slo(
+        &s.slo,
+        &format!("{path}.slo"),
+        Scope::Scenario(index),
+        errors,
+    )
 }
 
 /// With scenarios, each runs on its own: a whole run's `abort_on_fail` would watch nothing.
@@ -218,11 +172,9 @@ fn check_name(spec: &Spec, i: usize, errors: &mut Errors) {
 /// The scenario's tags with `scenario: NAME`; tag names and values printable.
 fn tags(s: &spec::Scenario, path: &str, errors: &mut Errors) -> Tags {
     let mut tags = Tags::new();
+    super::tags::check(&s.tags, &format!("{path}.tags"), errors);
     for (name, value) in &s.tags {
         let field = format!("{path}.tags.{name}");
-        if !(errors.printable(&field, name) && errors.printable(&field, value)) {
-            continue;
-        }
         if name == "scenario" {
             errors.push(
                 field,
