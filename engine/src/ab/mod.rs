@@ -106,6 +106,12 @@ pub(crate) enum AbError {
     /// The `ab` block's `epoch` cannot be read.
     #[error("the spec's `ab.epoch`: {0}")]
     BlockEpoch(String),
+    /// A spec of `scenarios`: `ab` loads both sides with one load.
+    #[error(
+        "`loadgate ab` runs a spec's one `load` on both sides; this spec gives `scenarios`: \
+         give it a `load` block instead, or gate the scenarios with `loadgate run --baseline`"
+    )]
+    Scenarios,
     /// A duet epoch longer than a second.
     #[error("duet mode takes epochs that divide a second (1s, 500ms, 250ms, …), not {0:?}")]
     DuetEpoch(Duration),
@@ -124,6 +130,9 @@ pub(crate) fn ab(
     }
     let (mode, epoch) = mode_and_epoch(args, &block)?;
     let plans = [sides[0].plan(&source, env)?, sides[1].plan(&source, env)?];
+    if !plans[0].scenarios.is_empty() {
+        return Err(AbError::Scenarios.into());
+    }
     // The block's `sub_runs` is checked with the spec (even, at least 4: its schema).
     let sub_runs = args
         .sub_runs

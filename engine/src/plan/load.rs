@@ -25,10 +25,14 @@
 
 use std::time::Duration;
 
+mod stages;
+
+pub(super) use stages::{rate, spec_stages};
+
 use super::health::{self, HealthLimits};
 use super::{Errors, PlanError};
-use crate::spec::{self, LoadModel, StageLevel, Warmup};
-use crate::units::{parse_duration, parse_rate};
+use crate::spec::{self, LoadModel, Warmup};
+use crate::units::parse_duration;
 
 /// Lowest non-zero rate (arrival or pacing), per second: one request every 1000 s.
 pub(crate) const MIN_RATE: f64 = 0.001;
@@ -359,7 +363,7 @@ pub(super) fn build(load: &spec::Load, errors: &mut Errors) -> Option<LoadPlan> 
         Model::Open => (
             0,
             load.max_in_flight
-                .unwrap_or_else(|| (peak.ceil() as u32).clamp(16, 10_000)),
+                .unwrap_or_else(|| default_max_in_flight(&stages)),
         ),
     };
     Some(LoadPlan {
@@ -467,7 +471,8 @@ fn constant_stages(load: &spec::Load, model: Model, errors: &mut Errors) -> Opti
     Some(stages)
 }
 
-/// The spec's `stages`, each ramped from the previous one's level (the first from 0).
+/// The spec's `stages` (see [`stages`]), each ramped from the previous one's level (the first
+/// from 0); warmup stages first, and something measured.
 fn ramped_stages(load: &spec::Load, model: Model, errors: &mut Errors) -> Option<Vec<Stage>> {
     for (field, given) in [
         ("load.connections", load.connections.is_some()),
@@ -481,93 +486,46 @@ fn ramped_stages(load: &spec::Load, model: Model, errors: &mut Errors) -> Option
             );
         }
     }
-    let mut stages = Vec::with_capacity(load.stages.len());
-    let mut previous = 0.0;
     let mut ok = true;
     for (i, stage) in load.stages.iter().enumerate() {
-        let path = format!("load.stages[{i}]");
-        let duration = errors.duration(&format!("{path}.duration"), &stage.duration, false);
-        let Some(stage_level) = &stage.level else {
-            errors.push(format!("{path}.level"), "not planned yet: give `level`");
-            ok = false;
-            continue;
-        };
-        let level = match (stage_level, model) {
-            (StageLevel::Connections(c), Model::Closed) if *c <= MAX_CONNECTIONS => {
-                Some(f64::from(*c))
-            }
-            (StageLevel::Rate(r), Model::Open) => rate(errors, &format!("{path}.level"), r, true),
-            (StageLevel::Connections(_), Model::Closed) => {
-                errors.push(
-                    format!("{path}.level"),
-                    format!("at most {MAX_CONNECTIONS} connections"),
-                );
-                None
-            }
-            (StageLevel::Rate(r), Model::Closed) => {
-                errors.push(
-                    format!("{path}.level"),
-                    format!("`{r}` is a rate: the closed model's level is a number of connections (or set `model: open`)"),
-                );
-                None
-            }
-            (StageLevel::Connections(c), Model::Open) => {
-                errors.push(
-                    format!("{path}.level"),
-                    format!("the open model's level is a rate such as `{c}/s`"),
-                );
-                None
-            }
-        };
         if stage.warmup && load.stages[..i].iter().any(|s| !s.warmup) {
-            errors.push(format!("{path}.warmup"), "warmup stages must come first");
+            errors.push(
+                format!("load.stages[{i}].warmup"),
+                "warmup stages must come first",
+            );
             ok = false;
-        }
-        match (duration, level) {
-            (Some(d), Some(level)) => {
-                stages.push(Stage {
-                    duration: Some(d),
-                    from: previous,
-                    to: level,
-                    warmup: stage.warmup,
-                    burst: 0,
-                });
-                previous = level;
-            }
-            _ => ok = false,
         }
     }
+    let stages = stages::spec_stages(&load.stages, "load.stages", model, 0.0, errors)?;
+    let measured: Duration = stages
+        .iter()
+        .filter(|s| !s.warmup)
+        .filter_map(|s| s.duration)
+        .sum();
     if ok && stages.iter().all(|s| s.warmup) {
         errors.push(
             "load.stages",
             "every stage is a warmup: nothing would be measured",
         );
         ok = false;
+    } else if ok && measured.is_zero() {
+        errors.push(
+            "load.stages",
+            "the measured stages last 0s in all: give one of them a duration",
+        );
+        ok = false;
     }
     ok.then_some(stages)
 }
 
-/// A rate; `zero_ok` for stage levels (a ramp down to 0/s).
-fn rate(errors: &mut Errors, path: &str, text: &str, zero_ok: bool) -> Option<f64> {
-    match parse_rate(text) {
-        Ok(r) if r > MAX_RATE => {
-            errors.push(path, format!("at most {MAX_RATE}/s"));
-            None
-        }
-        Ok(r) if r > 0.0 && r < MIN_RATE => {
-            errors.push(path, format!("at least {MIN_RATE}/s (or 0/s for a stage)"));
-            None
-        }
-        Ok(r) if r > 0.0 || zero_ok => Some(r),
-        Ok(_) => {
-            errors.push(path, "must be more than 0/s");
-            None
-        }
-        Err(e) => {
-            errors.push(path, e);
-            None
-        }
-    }
+/// The open model's `max_in_flight` when the spec gives none: the peak rate times one
+/// second, or the largest burst if more, at least 16 and at most 10000.
+pub(super) fn default_max_in_flight(stages: &[Stage]) -> u32 {
+    let peak = stages.iter().map(|s| s.from.max(s.to)).fold(0.0, f64::max);
+    let burst = stages.iter().map(|s| s.burst).max().unwrap_or(0);
+    (peak.ceil() as u32)
+        .max(u32::try_from(burst).unwrap_or(u32::MAX))
+        .clamp(16, 10_000)
 }
 
 /// A think time: a duration (`100ms`) or a uniform range (`50ms..150ms`).

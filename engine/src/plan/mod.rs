@@ -140,40 +140,22 @@ pub(crate) fn build(spec: &Spec, ctx: &BuildContext<'_>) -> Result<Plan, Vec<Pla
         defaults: &defaults,
         ctx,
     };
-    let (targets, flows) = match (spec.targets.is_empty(), spec.flows.is_empty()) {
-        (false, true) => {
-            let targets = build_targets(&shared, &mut transports, &mut errors, &mut slo);
-            regression.extend(target_rules(spec, &mut errors));
-            (targets, Vec::new())
-        }
-        (true, false) => {
-            let built = flow::build_flows(&shared, &mut transports, &mut errors);
-            slo.extend(built.slo);
-            regression.extend(built.regression);
-            (built.targets, built.flows)
-        }
-        (false, false) => {
-            errors.push(
-                "flows",
-                "give either `targets` (independent requests) or `flows` (journeys of steps), \
-                 not both",
-            );
-            (Vec::new(), Vec::new())
-        }
-        (true, true) => {
+    let (targets, flows) = build_work(
+        &shared,
+        &mut transports,
+        &mut errors,
+        (&mut slo, &mut regression),
+    );
+    let scenarios = (!spec.scenarios.is_empty())
+        .then(|| scenario::resolve(spec, &mut errors, &mut slo, &mut regression));
+    let load = match (&spec.load, &scenarios) {
+        (_, Some(_)) => None,
+        (Some(load), None) => load::build(load, &mut errors),
+        (None, None) => {
             errors.push(
                 "",
-                "missing `targets` (independent requests) or `flows` (journeys of steps): give \
-                 one of them",
+                "missing `load` (or `scenarios`): give how much load to apply",
             );
-            (Vec::new(), Vec::new())
-        }
-    };
-
-    let load = match &spec.load {
-        Some(load) => load::build(load, &mut errors),
-        None => {
-            errors.push("", "missing `load`: give how much load to apply");
             None
         }
     };
@@ -182,20 +164,80 @@ pub(crate) fn build(spec: &Spec, ctx: &BuildContext<'_>) -> Result<Plan, Vec<Pla
     if !errors.0.is_empty() {
         return Err(errors.0);
     }
-    Ok(Plan {
+    let mut plan = Plan {
         name: spec.name.clone(),
         spec_hash: hex(&Sha256::digest(ctx.source)),
         service,
         targets,
         flows,
-        load: load.expect("no errors, so the load plan was built"),
+        // With scenarios, `assemble` sets it to the first scenario's.
+        load: match load {
+            Some(load) => load,
+            None => scenarios.as_ref().expect("no errors")[0].load.clone(),
+        },
         slo,
         regression,
         regression_alpha,
         shard: None,
         scenarios: Vec::new(),
         start_at: None,
-    })
+    };
+    if let Some(drafts) = scenarios {
+        scenario::assemble(&mut plan, drafts);
+    }
+    Ok(plan)
+}
+
+/// The spec's targets and flows (with `scenarios`, both may be given: plain targets first,
+/// then the flows' steps), their thresholds into `slo` and their rules into `regression`.
+fn build_work(
+    shared: &target::Shared<'_>,
+    transports: &mut Transports,
+    errors: &mut Errors,
+    (slo, regression): (&mut Vec<Threshold>, &mut Vec<RegressionRule>),
+) -> (Vec<TargetPlan>, Vec<FlowPlan>) {
+    let spec = shared.spec;
+    match (spec.targets.is_empty(), spec.flows.is_empty()) {
+        (true, true) => {
+            errors.push(
+                "",
+                "missing `targets` (independent requests) or `flows` (journeys of steps): give \
+                 one of them",
+            );
+            (Vec::new(), Vec::new())
+        }
+        (false, false) if spec.scenarios.is_empty() => {
+            errors.push(
+                "flows",
+                "give either `targets` (independent requests) or `flows` (journeys of steps), \
+                 not both (or run them in separate `scenarios`)",
+            );
+            (Vec::new(), Vec::new())
+        }
+        _ => {
+            let mut targets = build_targets(shared, transports, errors, slo);
+            regression.extend(target_rules(spec, errors));
+            if spec.flows.is_empty() {
+                return (targets, Vec::new());
+            }
+            let mut built = flow::build_flows(shared, transports, errors);
+            // The steps' targets follow the plain targets.
+            let offset = targets.len();
+            for step in built.flows.iter_mut().flat_map(|f| f.steps.iter_mut()) {
+                step.target += offset;
+            }
+            slo.extend(built.slo.into_iter().map(|t| match t.scope {
+                Scope::Target(j) => Threshold {
+                    scope: Scope::Target(j + offset),
+                    ..t
+                },
+                _ => t,
+            }));
+            regression.extend(built.regression);
+            targets.append(&mut built.targets);
+            (targets, built.flows)
+        }
+    }
 }
 
 /// The spec's `targets`, each with its thresholds (into `slo`).

@@ -117,6 +117,12 @@ pub enum ShardError {
         /// The warmup, in ms.
         warmup_ms: u128,
     },
+    /// `--shard` with a spec of `scenarios`.
+    #[error(
+        "shard {0}: a spec of `scenarios` cannot be split over shards yet; run it whole, or \
+         split its scenarios into specs of their own (one `load` each) and shard those"
+    )]
+    Scenarios(Shard),
     /// `--baseline` with `--shard`.
     #[error(
         "--baseline does not apply to a shard (shard {0}), which sees only its share: merge the \
@@ -135,8 +141,12 @@ pub fn share(total: u64, shard: Shard) -> u64 {
 impl Plan {
     /// The plan of shard `shard`: this process's share of the load, as the [module
     /// docs](self) say, with `shard` recorded. Errors: a count that would give a shard
-    /// nothing (fewer connections, `max_in_flight`, requests or rows read `once` than shards).
+    /// nothing (fewer connections, `max_in_flight`, requests or rows read `once` than shards);
+    /// a plan of `scenarios` ([`ShardError::Scenarios`]).
     pub fn shard(mut self, shard: Shard) -> Result<Plan, ShardError> {
+        if !self.scenarios.is_empty() {
+            return Err(ShardError::Scenarios(shard));
+        }
         let too_many = |what: &str, count: u64| {
             (count < u64::from(shard.count)).then(|| ShardError::TooManyShards {
                 shard,
@@ -530,5 +540,22 @@ mod tests {
             assert!(bad.parse::<Shard>().is_err(), "{bad}");
         }
         assert_eq!(Shard { index: 3, count: 8 }.to_string(), "3/8");
+    }
+
+    #[test]
+    fn a_spec_of_scenarios_is_not_sharded() {
+        let whole = plan_with(
+            "version: 1\nname: s\ntargets:\n  - { name: a, url: http://127.0.0.1:9/ }\n\
+             scenarios:\n  - { name: x, executor: shared-iterations, vus: 2, targets: [a] }\n",
+            &[],
+        );
+        let shard = Shard { index: 1, count: 2 };
+        let e = whole.shard(shard).unwrap_err();
+        assert_eq!(e, ShardError::Scenarios(shard));
+        assert!(
+            e.to_string()
+                .contains("a spec of `scenarios` cannot be split"),
+            "{e}"
+        );
     }
 }

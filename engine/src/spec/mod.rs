@@ -54,12 +54,12 @@ pub(crate) struct Spec {
     /// Values shared by all targets.
     #[serde(default)]
     pub(crate) defaults: Defaults,
-    /// The requests to send, chosen by weight. Give `targets` or `flows`, not both.
+    /// The requests to send, chosen by weight. `targets` or `flows` (both with `scenarios`).
     #[serde(default)]
     #[schemars(length(min = 1))]
     pub(crate) targets: Vec<Target>,
     /// Multi-step journeys, each iteration of one chosen by weight. Give `targets` or
-    /// `flows`, not both.
+    /// `flows`, not both (with `scenarios`, both: each scenario runs one kind).
     #[serde(default)]
     #[schemars(length(min = 1))]
     pub(crate) flows: Vec<Flow>,
@@ -516,7 +516,7 @@ pub(crate) struct Load {
     #[serde(default)]
     pub(crate) warmup: Option<Warmup>,
     /// Open model: most requests in flight at once (k6's `maxVUs`); default: the peak rate
-    /// times one second, at least 16 and at most 10000.
+    /// times one second (or the largest burst), at least 16 and at most 10000.
     #[serde(default)]
     #[schemars(range(min = 1, max = 100000))]
     pub(crate) max_in_flight: Option<u32>,

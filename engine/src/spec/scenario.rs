@@ -54,11 +54,13 @@ pub(crate) struct Scenario {
     #[serde(default)]
     #[schemars(length(min = 1))]
     pub(crate) flows: Vec<String>,
-    /// Virtual users: `constant-vus`, `per-vu-iterations`, `shared-iterations` (k6's `vus`).
+    /// Virtual users: `constant-vus`, `per-vu-iterations`, `shared-iterations` (k6's `vus`);
+    /// a multiple of `load.streams` (each connection carries that many).
     #[serde(default)]
     #[schemars(range(min = 1, max = 100000))]
     pub(crate) vus: Option<u32>,
-    /// `ramping-vus`: virtual users at the start, before the first stage (default 0).
+    /// `ramping-vus`: virtual users at the start, before the first stage (default 0); like
+    /// its stages' levels, a multiple of `load.streams`.
     #[serde(default)]
     #[schemars(range(max = 100000))]
     pub(crate) start_vus: Option<u32>,
@@ -78,8 +80,8 @@ pub(crate) struct Scenario {
     #[schemars(regex(pattern = RATE_PATTERN))]
     pub(crate) start_rate: Option<String>,
     /// Arrival-rate executors: most iterations in flight at once (k6's `maxVUs`); an
-    /// arrival that finds them all busy is dropped. Default: the peak rate times one second,
-    /// at least 16 and at most 10000.
+    /// arrival that finds them all busy is dropped. Default: the peak rate times one second
+    /// (or the largest burst of `arrivals` over `0s`, if more), at least 16 and at most 10000.
     #[serde(default)]
     #[schemars(range(min = 1, max = 100000))]
     pub(crate) max_in_flight: Option<u32>,
@@ -89,7 +91,9 @@ pub(crate) struct Scenario {
     pub(crate) duration: Option<String>,
     /// `ramping-vus` and `ramping-arrival-rate`: the stages, each ramped linearly from the
     /// previous level (the first from `start_vus` or `start_rate`); a stage of `0s` changes
-    /// the level at once (a spike).
+    /// the level at once (a spike). `ramping-vus` levels are virtual users;
+    /// `ramping-arrival-rate` stages give a rate (`level: 50/s`) or a count (`arrivals: N`:
+    /// spread evenly over the stage, or all at once over `0s`). No warmup stages.
     #[serde(default)]
     #[schemars(length(min = 1))]
     pub(crate) stages: Vec<Stage>,

@@ -152,10 +152,15 @@ pub const MAX_TARGETS: usize = 2_000;
 /// included).
 fn too_many_targets(spec: &Spec) -> Option<(String, String)> {
     let steps: usize = spec.flows.iter().map(|f| f.steps.len()).sum();
-    let (path, count, what) = if spec.flows.is_empty() {
-        ("targets", spec.targets.len(), "targets")
-    } else {
-        ("flows", steps, "flow steps (each step is a target)")
+    // With `scenarios`, a spec may give both.
+    let (path, count, what) = match (spec.targets.is_empty(), spec.flows.is_empty()) {
+        (_, true) => ("targets", spec.targets.len(), "targets"),
+        (true, false) => ("flows", steps, "flow steps (each step is a target)"),
+        (false, false) => (
+            "flows",
+            spec.targets.len() + steps,
+            "targets and flow steps (each step is a target)",
+        ),
     };
     (count > MAX_TARGETS).then(|| {
         (
@@ -232,3 +237,6 @@ mod tests {
         assert_eq!(order, ["c", "a", "b", "z"]);
     }
 }
+
+#[cfg(test)]
+mod scenario_tests;

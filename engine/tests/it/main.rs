@@ -43,6 +43,7 @@ mod reports_decisions;
 mod reports_scenarios;
 mod result_schema;
 mod run;
+mod scenario_plan;
 mod schema;
 mod serve;
 mod serve_h2;
