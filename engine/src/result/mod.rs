@@ -13,7 +13,9 @@
 //!   (`health_record.rs`: its types in the artifact);
 //! - `flow.rs`: the flows' iterations ([`FlowResult`]), built from a run (merged in
 //!   `merge/flows.rs`);
-//! - `slo.rs`: the SLO verdicts;
+//! - `scenarios.rs`: [`build_scenarios()`], the artifact of a run of scenarios, from each
+//!   scenario's run;
+//! - `slo.rs`: the SLO verdicts (with tag selectors, per scenario, with a severity);
 //! - `io.rs`: [`read()`] (which checks what the types do not) and [`write()`] (through an
 //!   [`OutFile`], created before a run), and the histograms' text encoding;
 //! - `upgrade.rs`: results of older versions (or written before a field existed) brought up to
@@ -30,6 +32,7 @@ mod health_record;
 mod io;
 pub mod merge;
 mod phases;
+mod scenarios;
 mod slo;
 mod source;
 mod summary;
@@ -44,6 +47,7 @@ pub use artifact::{
 pub(crate) use artifact::{RESULT_VERSION, published_schema};
 pub use build::build;
 pub(crate) use build::build_ab_side;
+pub use scenarios::build_scenarios;
 pub use flow::{FlowResult, FlowStep};
 pub use health_record::{Health, HealthLimitsResult, StageHealth};
 pub(crate) use io::encode_histogram;
