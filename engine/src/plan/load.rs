@@ -214,7 +214,8 @@ impl LoadPlan {
                 return (stage.from >= level).then_some(t.max(start));
             };
             let end = start + d;
-            if end > t {
+            // A stage of zero length is a step: the next stage starts at its `to`.
+            if d > 0.0 && end > t {
                 let at = |x: f64| stage.from + (stage.to - stage.from) * (x - start) / d;
                 let from_t = t.max(start);
                 if at(from_t) >= level {
@@ -233,7 +234,8 @@ impl LoadPlan {
 
 /// The open model's arrival schedule: the time of the k-th arrival (k from 0) is where the
 /// integral of the rate reaches k, so that a constant rate `r` gives `t_k = k / r` and a ramp
-/// spreads arrivals as its rate rises.
+/// spreads arrivals as its rate rises. A stage's `burst` arrivals come first, all due at its
+/// start (Gatling's `atOnceUsers`); a stage of zero length holds no arrivals of its rate.
 ///
 /// Within a stage whose rate goes linearly from `r0` to `r1` over `D`, the arrivals after
 /// `τ` seconds number `m(τ) = r0·τ + (r1 − r0)·τ² / (2D)`; solving for τ gives
@@ -264,17 +266,23 @@ impl<'a> Arrivals<'a> {
         let k = k as f64;
         while let Some(stage) = self.stages.get(self.stage) {
             let (r0, r1) = (stage.from, stage.to);
+            let burst = stage.burst as f64;
+            if k < self.before + burst {
+                return Some(self.stage_start);
+            }
             let Some(d) = stage.duration.map(|d| d.as_secs_f64()) else {
-                return (r0 > 0.0).then(|| self.stage_start + (k - self.before) / r0);
+                let m = k - self.before - burst;
+                return (r0 > 0.0).then(|| self.stage_start + m / r0);
             };
+            // A stage of zero length holds its burst only (`in_stage` is 0: no division).
             let in_stage = (r0 + r1) / 2.0 * d;
-            if k < self.before + in_stage {
-                let m = k - self.before;
+            if k < self.before + burst + in_stage {
+                let m = k - self.before - burst;
                 let root = (r0 * r0 + 2.0 * m * (r1 - r0) / d).max(0.0).sqrt();
                 let tau = if m == 0.0 { 0.0 } else { 2.0 * m / (r0 + root) };
                 return Some(self.stage_start + tau.min(d));
             }
-            self.before += in_stage;
+            self.before += burst + in_stage;
             self.stage_start += d;
             self.stage += 1;
         }
@@ -667,6 +675,64 @@ mod tests {
         }];
         let mut arrivals = Arrivals::new(&stages);
         assert!((arrivals.time_of(1_000_000).unwrap() - 20_000.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn a_burst_is_due_at_its_stages_start_besides_the_rate() {
+        // 10/s for 1 s, then a burst of 5 over 0 s, then 10/s for 1 s with a burst of 3.
+        let burst = |mut s: Stage, n| {
+            s.burst = n;
+            s
+        };
+        let stages = [
+            stage(1.0, 10.0, 10.0),
+            burst(stage(0.0, 10.0, 10.0), 5),
+            burst(stage(1.0, 10.0, 10.0), 3),
+        ];
+        let mut arrivals = Arrivals::new(&stages);
+        let times: Vec<f64> = (0..).map_while(|k| arrivals.time_of(k)).collect();
+        assert_eq!(times.len(), 10 + 5 + 3 + 10);
+        assert!((times[9] - 0.9).abs() < 1e-12, "{}", times[9]);
+        assert!(times[10..18].iter().all(|&t| t == 1.0), "{times:?}");
+        assert!((times[19] - 1.1).abs() < 1e-12, "{}", times[19]);
+        // An open-ended stage's burst, then its rate.
+        let open = [Stage {
+            duration: None,
+            ..burst(stage(0.0, 2.0, 2.0), 2)
+        }];
+        let mut arrivals = Arrivals::new(&open);
+        let times: Vec<f64> = (0..4).map_while(|k| arrivals.time_of(k)).collect();
+        assert_eq!(times, [0.0, 0.0, 0.0, 0.5]);
+    }
+
+    #[test]
+    fn a_stage_of_zero_length_steps_the_level_at_once() {
+        // 2 for 1 s, a step to 10, 10 for 1 s: no division by zero anywhere.
+        let p = plan(vec![
+            stage(1.0, 2.0, 2.0),
+            stage(0.0, 2.0, 10.0),
+            stage(1.0, 10.0, 10.0),
+        ]);
+        assert_eq!(p.level_at(0.999), 2.0);
+        assert_eq!(p.level_at(1.0), 10.0);
+        assert_eq!(p.first_time_at_least(9.5, 0.0), Some(1.0));
+        assert_eq!(p.first_time_at_least(2.5, 0.5), Some(1.0));
+        assert_eq!(p.first_time_at_least(10.5, 0.0), None);
+        // A step down, and one at the very start.
+        let p = plan(vec![
+            stage(0.0, 0.0, 4.0),
+            stage(1.0, 4.0, 4.0),
+            stage(0.0, 4.0, 1.0),
+            stage(1.0, 1.0, 1.0),
+        ]);
+        assert_eq!(p.level_at(0.0), 4.0);
+        assert_eq!(p.level_at(1.0), 1.0);
+        assert_eq!(p.first_time_at_least(3.5, 0.0), Some(0.0));
+        assert_eq!(p.first_time_at_least(3.5, 1.0), None);
+        let mut arrivals = Arrivals::new(&p.stages);
+        let times: Vec<f64> = (0..).map_while(|k| arrivals.time_of(k)).collect();
+        assert_eq!(times.len(), 5);
+        assert_eq!(times[4], 1.0);
     }
 
     #[test]
