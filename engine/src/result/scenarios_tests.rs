@@ -6,6 +6,7 @@ use std::time::{Duration, SystemTime};
 use super::*;
 use crate::measure::{ErrorKind, ResponseTimes, StageStats, Timing};
 use crate::plan::TagSelector;
+use crate::result::merge;
 use crate::plan::threshold::{Metric, Severity, Threshold};
 use crate::spec::{Executor, SourceSpec};
 
@@ -398,4 +399,32 @@ fn the_short_form_carries_tags_and_judges_tag_selectors() {
     assert_eq!(result.slo[1].measured, None, "selects nothing");
     assert!(!result.slo[1].passed);
     assert!(!result.passed);
+}
+
+#[test]
+fn a_merge_keeps_tags_rejudges_tag_selectors_and_refuses_scenarios() {
+    let mut plan = whole_plan();
+    plan.slo = vec![threshold(
+        Scope::Total,
+        Metric::Responses,
+        "count == 120",
+        &[("kind", "write")],
+        Severity::Fail,
+    )];
+    let t0 = SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000);
+    let first = build(&plan, &output(&plan, t0, 5, &[A, B, C]));
+    let later = t0 + Duration::from_millis(300);
+    let second = build(&plan, &output(&plan, later, 5, &[A, B, C]));
+    // Each run: 100 + 25 `write` responses, failing `== 120`; merged: 250.
+    assert!(!first.slo[0].passed);
+    let merged = merge::merge(&[first, second], merge::MergeOptions::default()).unwrap();
+    assert_eq!(merged.targets[2].tags["kind"], "write");
+    assert_eq!(merged.slo[0].measured, Some(250.0));
+    assert_eq!(merged.slo[0].tags["kind"], "write");
+
+    let plan = with_scenarios(whole_plan(), Vec::new());
+    let scenarios = build_scenarios(&plan, &outputs(&plan));
+    let e = merge::merge(&[scenarios], merge::MergeOptions::default()).unwrap_err();
+    assert_eq!(e, merge::MergeError::Scenarios { index: 1 });
+    assert!(e.to_string().contains("never sharded"), "{e}");
 }
