@@ -47,7 +47,6 @@ pub use artifact::{
 pub(crate) use artifact::{RESULT_VERSION, published_schema};
 pub use build::build;
 pub(crate) use build::build_ab_side;
-pub use scenarios::build_scenarios;
 pub use flow::{FlowResult, FlowStep};
 pub use health_record::{Health, HealthLimitsResult, StageHealth};
 pub(crate) use io::encode_histogram;
@@ -55,4 +54,5 @@ pub use io::{
     MAX_EXACT_INTEGER, OutError, OutFile, ReadError, append_whole, decode_histogram, read, write,
 };
 pub use phases::PhasesResult;
+pub use scenarios::build_scenarios;
 pub(crate) use summary::{phases_result, streaming_result, summary, upstream_result};

@@ -126,7 +126,9 @@ pub fn build_scenarios(plan: &Plan, outputs: &[RunOutput]) -> RunResult {
         },
         started_at: humantime::format_rfc3339_micros(earliest).to_string(),
         planned_start_at: plan.start_at.map(|at| {
-            let first = parts.iter().map(|(sp, _)| sp.start_time + sp.plan.load.warmup());
+            let first = parts
+                .iter()
+                .map(|(sp, _)| sp.start_time + sp.plan.load.warmup());
             humantime::format_rfc3339_micros(at + first.min().unwrap_or_default()).to_string()
         }),
         shard: None,
@@ -331,7 +333,10 @@ fn load_summary(subs: &[RunResult], starts_s: &[f64]) -> LoadInfo {
         None => String::new(),
     };
     let sum = |f: fn(&LoadInfo) -> Option<u32>| -> Option<u32> {
-        loads.iter().filter_map(|l| f(l)).reduce(u32::saturating_add)
+        loads
+            .iter()
+            .filter_map(|l| f(l))
+            .reduce(u32::saturating_add)
     };
     let first = starts_s
         .iter()
@@ -418,7 +423,11 @@ fn whole_windows(plan: &Plan, time_series: &[TimeSample]) -> Vec<Option<WindowVe
             stats.requests = s.requests.unwrap_or(s.responses);
             stats.responses = s.responses;
             stats.errors = s.errors;
-            if let Some(h) = s.histogram.as_deref().and_then(|h| decode_histogram(h).ok()) {
+            if let Some(h) = s
+                .histogram
+                .as_deref()
+                .and_then(|h| decode_histogram(h).ok())
+            {
                 // Both are the run's per-second histograms: they add.
                 let _ = stats.latency_us.add(&h);
             }

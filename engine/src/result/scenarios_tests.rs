@@ -6,8 +6,8 @@ use std::time::{Duration, SystemTime};
 use super::*;
 use crate::measure::{ErrorKind, ResponseTimes, StageStats, Timing};
 use crate::plan::TagSelector;
-use crate::result::merge;
 use crate::plan::threshold::{Metric, Severity, Threshold};
+use crate::result::merge;
 use crate::spec::{Executor, SourceSpec};
 
 /// What one target measured: `per_second` responses each second of `latency_us`, plus
@@ -91,7 +91,8 @@ fn output(plan: &Plan, started_at: SystemTime, seconds: u32, loads: &[Load]) -> 
         for (i, load) in loads.iter().enumerate() {
             let mut span = SpanStats::default();
             for _ in 0..load.per_second {
-                let times = ResponseTimes::new(i, load.latency_us, load.latency_us, Timing::default());
+                let times =
+                    ResponseTimes::new(i, load.latency_us, load.latency_us, Timing::default());
                 targets[i].record_times(&times);
                 targets[i].record_response(200, true);
                 span.record(Some(load.latency_us), false, false);
@@ -111,7 +112,12 @@ fn output(plan: &Plan, started_at: SystemTime, seconds: u32, loads: &[Load]) -> 
         elapsed: Duration::from_secs(u64::from(seconds)),
         targets,
         flows: Vec::new(),
-        stages: plan.load.stages.iter().map(|_| StageStats::default()).collect(),
+        stages: plan
+            .load
+            .stages
+            .iter()
+            .map(|_| StageStats::default())
+            .collect(),
         stage_cpu_s: vec![0.0; plan.load.stages.len()],
         time_series,
         epochs: Vec::new(),
@@ -218,9 +224,16 @@ fn the_whole_run_is_the_exact_sum_of_its_scenarios() {
     );
     assert_eq!(result.load.model, "closed");
     assert_eq!(result.load.connections, Some(4));
-    assert_eq!(result.load.duration_s, Some(7.0), "buy planned 5 s from 2 s");
+    assert_eq!(
+        result.load.duration_s,
+        Some(7.0),
+        "buy planned 5 s from 2 s"
+    );
     assert!(!result.started_at.is_empty());
-    assert_eq!(result.environment.client_cpu_user_s, 0.3, "one process: the most");
+    assert_eq!(
+        result.environment.client_cpu_user_s, 0.3,
+        "one process: the most"
+    );
 }
 
 #[test]
@@ -295,7 +308,10 @@ fn tag_and_scenario_thresholds_are_judged_on_what_they_select() {
     assert_eq!(v[1].measured, Some(120.0));
     assert!(v[1].passed);
     assert_eq!((v[2].scope.as_str(), v[2].measured), ("browse", Some(2.0)));
-    assert_eq!(v[2].scope_kind, Some(crate::plan::regression::ScopeKind::Scenario));
+    assert_eq!(
+        v[2].scope_kind,
+        Some(crate::plan::regression::ScopeKind::Scenario)
+    );
     assert!(v[2].passed);
     assert_eq!((v[3].measured, v[3].passed), (None, false));
     assert_eq!(v[3].severity, Severity::Warn);
@@ -362,7 +378,10 @@ fn a_scenarios_window_and_abort_verdicts_land_on_its_thresholds() {
     assert!(v[0].measured.unwrap() >= 50_000.0);
     // buy's, from its run's watch.
     assert_eq!(v[1].scope, "buy");
-    assert_eq!((v[1].window_s, v[1].failed_window_start_s), (Some(2), Some(0)));
+    assert_eq!(
+        (v[1].window_s, v[1].failed_window_start_s),
+        (Some(2), Some(0))
+    );
     assert!(!v[1].passed);
     assert!(v[2].aborted_run && !v[2].passed);
     assert!(!v[0].aborted_run && !v[1].aborted_run);
@@ -387,10 +406,7 @@ fn the_short_form_carries_tags_and_judges_tag_selectors() {
             Severity::Fail,
         ),
     ];
-    let c = Load {
-        per_second: 4,
-        ..C
-    };
+    let c = Load { per_second: 4, ..C };
     let t0 = SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000);
     let result = build(&plan, &output(&plan, t0, 5, &[A, B, c]));
     assert_eq!(result.targets[1].tags["kind"], "write");
@@ -427,4 +443,69 @@ fn a_merge_keeps_tags_rejudges_tag_selectors_and_refuses_scenarios() {
     let e = merge::merge(&[scenarios], merge::MergeOptions::default()).unwrap_err();
     assert_eq!(e, merge::MergeError::Scenarios { index: 1 });
     assert!(e.to_string().contains("never sharded"), "{e}");
+}
+
+/// `plan`'s scenarios, run for real at once against `loadgate serve` on loopback, built.
+#[test]
+fn scenarios_run_at_once_add_up_on_one_clock() {
+    let server = crate::serve::spawn("127.0.0.1:0".parse().unwrap(), 1).unwrap();
+    let url = server.url();
+    let text = format!(
+        "version: 1\nname: shop\ntargets:\n\
+         \x20 - {{name: a, url: '{url}/a?delay=2ms', tags: {{kind: read}}}}\n\
+         \x20 - {{name: b, url: '{url}/b?delay=2ms', tags: {{kind: write}}}}\n\
+         \x20 - {{name: c, url: '{url}/c?delay=2ms', tags: {{kind: write}}}}\n\
+         load:\n  connections: 1\n  threads: 1\n  duration: 2s\n"
+    );
+    let source = SourceSpec::parse("spec.yaml".into(), text).unwrap();
+    let mut plan = crate::validate::check(&source, &|_| None).expect("a valid spec");
+    plan.slo.clear();
+    let mut plan = with_scenarios(plan, Vec::new());
+    plan.scenarios[1].start_time = Duration::from_secs(1);
+    plan.slo = vec![threshold(
+        Scope::Total,
+        Metric::Responses,
+        "count > 0",
+        &[("kind", "write")],
+        Severity::Fail,
+    )];
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let outputs = crate::run::execute_scenarios(&plan, stop, &mut |_| {}).unwrap();
+    let result = build_scenarios(&plan, &outputs);
+    server.shutdown();
+
+    let [browse, buy] = [&result.scenarios[0], &result.scenarios[1]];
+    assert!(browse.total.responses > 0 && buy.total.responses > 0);
+    assert_eq!(
+        result.total.responses,
+        browse.total.responses + buy.total.responses
+    );
+    assert_eq!(
+        result.total.responses,
+        result.targets.iter().map(|t| t.responses).sum::<u64>()
+    );
+    assert_eq!(result.targets[2].responses, buy.total.responses);
+    // buy started measuring a second after browse, on the same clock.
+    assert!((buy.start_time_s - 1.0).abs() < 0.1, "{}", buy.start_time_s);
+    assert!(
+        (result.duration_s - 3.0).abs() < 0.2,
+        "{}",
+        result.duration_s
+    );
+    let seconds: Vec<u32> = result.targets[2]
+        .time_series
+        .iter()
+        .map(|s| s.second)
+        .collect();
+    assert_eq!(seconds.first(), Some(&1));
+    // The run's second 0 is browse's alone.
+    assert_eq!(
+        result.time_series[0].responses,
+        browse.time_series[0].responses
+    );
+    assert!(result.slo[0].passed, "{:?}", result.slo[0]);
+    assert_eq!(
+        result.slo[0].measured,
+        Some((result.targets[1].responses + result.targets[2].responses) as f64)
+    );
 }

@@ -103,9 +103,7 @@ fn judge(plan: &Plan, measured: &Measured<'_>, threshold: &Threshold) -> SloVerd
         };
         let elapsed_s = match (threshold.scope, whole) {
             (_, Some(whole)) => whole.elapsed_s,
-            (_, None) => candidates
-                .first()
-                .map_or(0.0, |&i| measured.targets[i].1),
+            (_, None) => candidates.first().map_or(0.0, |&i| measured.targets[i].1),
         };
         let mut sum = TargetStats::default();
         let mut selected = 0;
@@ -137,9 +135,17 @@ fn judge(plan: &Plan, measured: &Measured<'_>, threshold: &Threshold) -> SloVerd
             verdict.dropped = whole.dropped;
             verdict
         }
-        (_, Some(whole)) => verdict(threshold, scope, &Measures::of(whole.stats, whole.elapsed_s)),
+        (_, Some(whole)) => verdict(
+            threshold,
+            scope,
+            &Measures::of(whole.stats, whole.elapsed_s),
+        ),
         // A scenario the result does not hold: nothing measured, failed.
-        (_, None) => verdict(threshold, scope, &Measures::of(&TargetStats::default(), 0.0)),
+        (_, None) => verdict(
+            threshold,
+            scope,
+            &Measures::of(&TargetStats::default(), 0.0),
+        ),
     }
 }
 
