@@ -54,68 +54,17 @@ pub fn build_scenarios(plan: &Plan, outputs: &[RunOutput]) -> RunResult {
         .map(|(sub, start)| start + sub.duration_s)
         .fold(0.0, f64::max);
 
-    let mut stats = TargetStats::default();
-    let scenario_stats: Vec<TargetStats> = parts
-        .iter()
-        .map(|(_, o)| {
-            let mut sum = TargetStats::default();
-            for t in &o.targets {
-                sum.merge(t);
-            }
-            stats.merge(&sum);
-            sum
-        })
-        .collect();
-    // The totals with their seconds, each at its scenario's start.
-    let totals: Vec<TargetResult> = subs
-        .iter()
-        .map(|sub| TargetResult {
-            time_series: sub.time_series.clone(),
-            ..sub.total.clone()
-        })
-        .collect();
-    let summed: Vec<(&TargetResult, u32)> = totals.iter().zip(offsets_s.iter().copied()).collect();
-    // The histograms summed were encoded by this process a moment ago: they decode.
-    let time_series = sum_targets("total", &summed, duration_s)
-        .map(|t| t.time_series)
-        .unwrap_or_default();
+    let scenario_stats: Vec<TargetStats> = parts.iter().map(|(_, o)| sum(&o.targets)).collect();
+    let stats = sum(&scenario_stats);
+    let time_series = whole_series(&subs, &offsets_s, duration_s);
     let total = target_result("total", &stats, duration_s, slow_us(plan));
-
-    let (windows, aborted_by) = watched(plan, &parts, &time_series);
-    let empty_target = TargetStats::default();
-    let empty_flow = FlowStats::default();
-    let measured = Measured {
-        targets: placed(plan.targets.len(), &parts, |sp| &sp.targets, |o| &o.targets)
-            .into_iter()
-            .map(|t| t.unwrap_or((&empty_target, 0.0)))
-            .collect(),
-        flows: placed(plan.flows.len(), &parts, |sp| &sp.flows, |o| &o.flows)
-            .into_iter()
-            .map(|f| f.unwrap_or((&empty_flow, 0.0)))
-            .collect(),
-        total: Whole {
-            stats: &stats,
-            elapsed_s: duration_s,
-            dropped: parts
-                .iter()
-                .map(|(sp, o)| slo::measured_drops(&sp.plan, o))
-                .sum(),
-            targets: (0..plan.targets.len()).collect(),
-        },
-        scenarios: parts
-            .iter()
-            .zip(&scenario_stats)
-            .map(|((sp, o), stats)| Whole {
-                stats,
-                elapsed_s: o.elapsed.as_secs_f64(),
-                dropped: slo::measured_drops(&sp.plan, o),
-                targets: sp.targets.clone(),
-            })
-            .collect(),
-        windows,
-        aborted_by,
+    let whole = Totals {
+        stats: &stats,
+        scenarios: &scenario_stats,
+        duration_s,
+        time_series: &time_series,
     };
-    let verdicts = slo::verdicts(plan, &measured);
+    let verdicts = verdicts(plan, &parts, &whole);
     let first = subs.iter().zip(&starts_s).min_by(|a, b| a.1.total_cmp(b.1));
 
     RunResult {
@@ -164,6 +113,84 @@ pub fn build_scenarios(plan: &Plan, outputs: &[RunOutput]) -> RunResult {
 /// How long after `earliest` the time `at` is (zero when before).
 fn since(earliest: SystemTime, at: SystemTime) -> Duration {
     at.duration_since(earliest).unwrap_or_default()
+}
+
+/// `stats` merged into one.
+fn sum(stats: &[TargetStats]) -> TargetStats {
+    let mut sum = TargetStats::default();
+    for s in stats {
+        sum.merge(s);
+    }
+    sum
+}
+
+/// The whole run's seconds: the scenarios' (`subs`), each from its start (`offsets_s`),
+/// summed ([`sum_targets`]).
+fn whole_series(subs: &[RunResult], offsets_s: &[u32], duration_s: f64) -> Vec<TimeSample> {
+    let totals: Vec<TargetResult> = subs
+        .iter()
+        .map(|sub| TargetResult {
+            time_series: sub.time_series.clone(),
+            ..sub.total.clone()
+        })
+        .collect();
+    let summed: Vec<(&TargetResult, u32)> = totals.iter().zip(offsets_s.iter().copied()).collect();
+    // The histograms summed were encoded by this process a moment ago: they decode.
+    sum_targets("total", &summed, duration_s)
+        .map(|t| t.time_series)
+        .unwrap_or_default()
+}
+
+/// The whole run's requests together: its stats, each scenario's, its window and seconds.
+struct Totals<'a> {
+    stats: &'a TargetStats,
+    scenarios: &'a [TargetStats],
+    duration_s: f64,
+    time_series: &'a [TimeSample],
+}
+
+/// Every SLO threshold of the whole plan judged (`slo.rs`) on the scenarios' runs (`parts`)
+/// and the whole run's totals.
+fn verdicts(
+    plan: &Plan,
+    parts: &[(&ScenarioPlan, &RunOutput)],
+    whole: &Totals<'_>,
+) -> Vec<super::SloVerdict> {
+    let (windows, aborted_by) = watched(plan, parts, whole.time_series);
+    let empty_target = TargetStats::default();
+    let empty_flow = FlowStats::default();
+    let measured = Measured {
+        targets: placed(plan.targets.len(), parts, |sp| &sp.targets, |o| &o.targets)
+            .into_iter()
+            .map(|t| t.unwrap_or((&empty_target, 0.0)))
+            .collect(),
+        flows: placed(plan.flows.len(), parts, |sp| &sp.flows, |o| &o.flows)
+            .into_iter()
+            .map(|f| f.unwrap_or((&empty_flow, 0.0)))
+            .collect(),
+        total: Whole {
+            stats: whole.stats,
+            elapsed_s: whole.duration_s,
+            dropped: parts
+                .iter()
+                .map(|(sp, o)| slo::measured_drops(&sp.plan, o))
+                .sum(),
+            targets: (0..plan.targets.len()).collect(),
+        },
+        scenarios: parts
+            .iter()
+            .zip(whole.scenarios)
+            .map(|((sp, o), stats)| Whole {
+                stats,
+                elapsed_s: o.elapsed.as_secs_f64(),
+                dropped: slo::measured_drops(&sp.plan, o),
+                targets: sp.targets.clone(),
+            })
+            .collect(),
+        windows,
+        aborted_by,
+    };
+    slo::verdicts(plan, &measured)
 }
 
 /// Per item of the whole plan (`count` of them): the scenario's measure of it (`of(output)[l]`

@@ -26,8 +26,19 @@ fn whole_plan() -> Plan {
                 \x20 - {name: b, url: 'http://127.0.0.1:9/b', tags: {kind: write}}\n\
                 \x20 - {name: c, url: 'http://127.0.0.1:9/c', tags: {kind: write}}\n\
                 load:\n  connections: 2\n  duration: 5s\n";
+    plan_of(text)
+}
+
+/// Plans the spec `text` (schema checks aside), without its SLOs.
+fn plan_of(text: &str) -> Plan {
     let source = SourceSpec::parse("spec.yaml".into(), text.to_string()).unwrap();
-    let mut plan = crate::validate::check(&source, &|_| None).expect("a valid spec");
+    let spec: crate::spec::Spec = serde_json::from_value(source.value.clone()).unwrap();
+    let ctx = crate::plan::BuildContext {
+        source: source.text.as_bytes(),
+        spec_dir: std::path::Path::new("."),
+        var: &|_| None,
+    };
+    let mut plan = crate::plan::build(&spec, &ctx).unwrap_or_else(|e| panic!("{e:?}"));
     plan.slo.clear();
     plan
 }
@@ -457,10 +468,7 @@ fn scenarios_run_at_once_add_up_on_one_clock() {
          \x20 - {{name: c, url: '{url}/c?delay=2ms', tags: {{kind: write}}}}\n\
          load:\n  connections: 1\n  threads: 1\n  duration: 2s\n"
     );
-    let source = SourceSpec::parse("spec.yaml".into(), text).unwrap();
-    let mut plan = crate::validate::check(&source, &|_| None).expect("a valid spec");
-    plan.slo.clear();
-    let mut plan = with_scenarios(plan, Vec::new());
+    let mut plan = with_scenarios(plan_of(&text), Vec::new());
     plan.scenarios[1].start_time = Duration::from_secs(1);
     plan.slo = vec![threshold(
         Scope::Total,
