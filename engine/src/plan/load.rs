@@ -678,64 +678,6 @@ mod tests {
     }
 
     #[test]
-    fn a_burst_is_due_at_its_stages_start_besides_the_rate() {
-        // 10/s for 1 s, then a burst of 5 over 0 s, then 10/s for 1 s with a burst of 3.
-        let burst = |mut s: Stage, n| {
-            s.burst = n;
-            s
-        };
-        let stages = [
-            stage(1.0, 10.0, 10.0),
-            burst(stage(0.0, 10.0, 10.0), 5),
-            burst(stage(1.0, 10.0, 10.0), 3),
-        ];
-        let mut arrivals = Arrivals::new(&stages);
-        let times: Vec<f64> = (0..).map_while(|k| arrivals.time_of(k)).collect();
-        assert_eq!(times.len(), 10 + 5 + 3 + 10);
-        assert!((times[9] - 0.9).abs() < 1e-12, "{}", times[9]);
-        assert!(times[10..18].iter().all(|&t| t == 1.0), "{times:?}");
-        assert!((times[19] - 1.1).abs() < 1e-12, "{}", times[19]);
-        // An open-ended stage's burst, then its rate.
-        let open = [Stage {
-            duration: None,
-            ..burst(stage(0.0, 2.0, 2.0), 2)
-        }];
-        let mut arrivals = Arrivals::new(&open);
-        let times: Vec<f64> = (0..4).map_while(|k| arrivals.time_of(k)).collect();
-        assert_eq!(times, [0.0, 0.0, 0.0, 0.5]);
-    }
-
-    #[test]
-    fn a_stage_of_zero_length_steps_the_level_at_once() {
-        // 2 for 1 s, a step to 10, 10 for 1 s: no division by zero anywhere.
-        let p = plan(vec![
-            stage(1.0, 2.0, 2.0),
-            stage(0.0, 2.0, 10.0),
-            stage(1.0, 10.0, 10.0),
-        ]);
-        assert_eq!(p.level_at(0.999), 2.0);
-        assert_eq!(p.level_at(1.0), 10.0);
-        assert_eq!(p.first_time_at_least(9.5, 0.0), Some(1.0));
-        assert_eq!(p.first_time_at_least(2.5, 0.5), Some(1.0));
-        assert_eq!(p.first_time_at_least(10.5, 0.0), None);
-        // A step down, and one at the very start.
-        let p = plan(vec![
-            stage(0.0, 0.0, 4.0),
-            stage(1.0, 4.0, 4.0),
-            stage(0.0, 4.0, 1.0),
-            stage(1.0, 1.0, 1.0),
-        ]);
-        assert_eq!(p.level_at(0.0), 4.0);
-        assert_eq!(p.level_at(1.0), 1.0);
-        assert_eq!(p.first_time_at_least(3.5, 0.0), Some(0.0));
-        assert_eq!(p.first_time_at_least(3.5, 1.0), None);
-        let mut arrivals = Arrivals::new(&p.stages);
-        let times: Vec<f64> = (0..).map_while(|k| arrivals.time_of(k)).collect();
-        assert_eq!(times.len(), 5);
-        assert_eq!(times[4], 1.0);
-    }
-
-    #[test]
     fn levels_and_activation_times() {
         let p = plan(vec![
             stage(10.0, 0.0, 10.0),

@@ -53,6 +53,8 @@ mod tls;
 mod transport;
 #[cfg(test)]
 mod virtual_clock;
+#[cfg(test)]
+mod virtual_executors;
 mod vu;
 mod worker;
 mod worker_stats;
@@ -166,7 +168,7 @@ pub(crate) fn prepare(plan: &Plan) -> Result<Ready<'_>, RunError> {
 /// budget. Errors: [`RunError::FileLimit`].
 ///
 /// With scenarios (`plan.scenarios`), it counts every scenario's connections, timers and
-/// worker threads (each scenario's share: [`scenarios::plans`]).
+/// worker threads (each scenario's share of the CPUs, as [`execute_scenarios`] runs them).
 pub fn raise_file_limit(plan: &Plan) -> Result<FileLimit, RunError> {
     let (descriptors, threads) = if plan.scenarios.is_empty() {
         descriptors_of(plan)
@@ -194,9 +196,17 @@ fn descriptors_of(plan: &Plan) -> (u64, u64) {
 }
 
 /// Worker threads of a run: `load.threads`, else one per CPU; at most one per connection
-/// group.
+/// group. With scenarios, every scenario's (each its share of the CPUs when its load gives
+/// no `threads`, as [`execute_scenarios`] runs them), summed.
 pub(crate) fn workers(plan: &Plan) -> usize {
-    workers_for(&plan.load)
+    if plan.scenarios.is_empty() {
+        workers_for(&plan.load)
+    } else {
+        scenarios::plans(plan)
+            .iter()
+            .map(|sub| workers_for(&sub.load))
+            .sum()
+    }
 }
 
 /// [`workers`] for `load`.

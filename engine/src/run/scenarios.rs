@@ -18,9 +18,13 @@ const CLOCK_LEAD: Duration = Duration::from_millis(5);
 /// and flows indexed as its own plan's), each sub-run's time zero the common time zero + its
 /// `start_time` (with `plan.start_at`, the common time zero is then). `stop` (Ctrl-C) stops
 /// every scenario; one that fails stops the others. `progress` is called a few times a second
-/// from this thread with the scenarios' progress combined ([`combined`]).
+/// from this thread with the scenarios' progress combined: responses, errors and the last
+/// second's rate summed, the longest elapsed time, the highest of the last second's
+/// percentiles.
 ///
-/// A scenario whose load gives no `threads` runs on its share of the CPUs ([`plans`]).
+/// A scenario whose load gives no `threads` runs on its share of the CPUs, `max(1,
+/// round(CPUs × its request loops / all scenarios' request loops))`, so that the whole run
+/// uses about one worker thread per CPU.
 ///
 /// Errors: the open-files limit is too low for every scenario's connections, timers and
 /// threads together ([`raise_file_limit`]); the first scenario's (in the plan's order) that
@@ -159,6 +163,156 @@ fn combined(latest: &[Option<Progress>]) -> Option<Progress> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plan::ScenarioPlan;
+    use crate::spec::Executor;
+
+    /// The plan of one target `name` at `url` under `load` (as the spec writes it).
+    fn sub_plan(name: &str, url: &str, load: &str) -> Plan {
+        let yaml = format!(
+            "version: 1\nname: {name}\ntargets:\n  - {{name: {name}, url: '{url}'}}\nload:\n{load}"
+        );
+        let source = crate::spec::SourceSpec::parse("t.yaml".into(), yaml).unwrap();
+        let spec = serde_json::from_value(source.value.clone()).unwrap();
+        let ctx = crate::plan::BuildContext {
+            source: source.text.as_bytes(),
+            spec_dir: std::path::Path::new("."),
+            var: &|_| None,
+        };
+        crate::plan::build(&spec, &ctx).unwrap()
+    }
+
+    /// The whole plan of `scenarios` (sub-plans with their executor and start time), each
+    /// of one target, in order.
+    fn whole(scenarios: Vec<(Plan, Executor, Duration)>) -> Plan {
+        let mut plan = scenarios[0].0.clone();
+        plan.targets = scenarios
+            .iter()
+            .flat_map(|(sub, ..)| sub.targets.clone())
+            .collect();
+        plan.scenarios = scenarios
+            .into_iter()
+            .enumerate()
+            .map(|(i, (sub, executor, start_time))| ScenarioPlan {
+                name: sub.name.clone(),
+                executor,
+                start_time,
+                tags: Default::default(),
+                targets: vec![i],
+                flows: Vec::new(),
+                plan: sub,
+            })
+            .collect();
+        plan
+    }
+
+    fn responses(output: &RunOutput) -> u64 {
+        output.targets[0].status.iter().sum()
+    }
+
+    #[test]
+    fn two_scenarios_run_at_once_on_one_clock_each_from_its_start_time() {
+        // Against `loadgate serve` on loopback: reads at 100/s for 2 s from 0, beside 2
+        // users of 30 iterations each (per-vu-iterations) from 500 ms.
+        let server = crate::serve::spawn("127.0.0.1:0".parse().unwrap(), 2).unwrap();
+        let url = format!("{}/?delay=2ms", server.url());
+        let reads = sub_plan(
+            "reads",
+            &url,
+            "  model: open\n  rate: 100/s\n  max_in_flight: 100\n  duration: 2s\n",
+        );
+        let mut users = sub_plan("users", &url, "  connections: 2\n  requests: 60\n");
+        users.load.per_loop_iterations = Some(30);
+        users.load.max_duration = Some(Duration::from_secs(10));
+        users.load.graceful_stop = Some(Duration::from_secs(30));
+        let plan = whole(vec![
+            (reads, Executor::ConstantArrivalRate, Duration::ZERO),
+            (users, Executor::PerVuIterations, Duration::from_millis(500)),
+        ]);
+        let mut reported = 0;
+        let outputs = execute_scenarios(&plan, Arc::new(AtomicBool::new(false)), &mut |_| {
+            reported += 1
+        })
+        .unwrap();
+        assert_eq!(outputs.len(), 2);
+        let offset = outputs[1]
+            .started_at
+            .duration_since(outputs[0].started_at)
+            .unwrap();
+        assert!(
+            offset.abs_diff(Duration::from_millis(500)) < Duration::from_millis(5),
+            "{offset:?}"
+        );
+        // 200 arrivals (within 1%), 60 iterations exactly.
+        assert!(
+            responses(&outputs[0]).abs_diff(200) <= 2,
+            "{}",
+            responses(&outputs[0])
+        );
+        assert_eq!(outputs[0].elapsed, Duration::from_secs(2));
+        assert_eq!(responses(&outputs[1]), 60);
+        assert!(outputs.iter().all(|o| !o.interrupted));
+        assert!(reported > 0);
+    }
+
+    #[test]
+    fn a_stop_stops_every_scenario() {
+        // Two scenarios planned for 60 s (one from 1 s), stopped at 300 ms as by Ctrl-C.
+        let server = crate::serve::spawn("127.0.0.1:0".parse().unwrap(), 1).unwrap();
+        let long = |name| sub_plan(name, &server.url(), "  connections: 1\n  duration: 60s\n");
+        let plan = whole(vec![
+            (long("first"), Executor::ConstantVus, Duration::ZERO),
+            (long("later"), Executor::ConstantVus, Duration::from_secs(1)),
+        ]);
+        let stop = Arc::new(AtomicBool::new(false));
+        let began = Instant::now();
+        let outputs = std::thread::scope(|scope| {
+            let stop_later = stop.clone();
+            scope.spawn(move || {
+                std::thread::sleep(Duration::from_millis(300));
+                stop_later.store(true, Ordering::Relaxed);
+            });
+            execute_scenarios(&plan, stop.clone(), &mut |_| {}).unwrap()
+        });
+        assert!(
+            began.elapsed() < Duration::from_secs(10),
+            "{:?}",
+            began.elapsed()
+        );
+        assert!(outputs.iter().all(|o| o.interrupted));
+        assert!(responses(&outputs[0]) > 0);
+        assert_eq!(responses(&outputs[1]), 0);
+    }
+
+    #[test]
+    fn a_scenario_that_cannot_start_stops_the_others() {
+        // The second scenario's target refuses connections: the first, planned for 60 s,
+        // ends at once, and the run fails with the second's error.
+        let server = crate::serve::spawn("127.0.0.1:0".parse().unwrap(), 1).unwrap();
+        let steady = sub_plan(
+            "steady",
+            &server.url(),
+            "  connections: 1\n  duration: 60s\n",
+        );
+        let refused = sub_plan(
+            "refused",
+            "http://127.0.0.1:1/",
+            "  connections: 1\n  duration: 60s\n",
+        );
+        let plan = whole(vec![
+            (steady, Executor::ConstantVus, Duration::ZERO),
+            (refused, Executor::ConstantVus, Duration::ZERO),
+        ]);
+        let began = Instant::now();
+        let stop = Arc::new(AtomicBool::new(false));
+        let error = execute_scenarios(&plan, stop.clone(), &mut |_| {}).unwrap_err();
+        assert!(matches!(error, RunError::Unreachable { .. }), "{error}");
+        assert!(
+            began.elapsed() < Duration::from_secs(10),
+            "{:?}",
+            began.elapsed()
+        );
+        assert!(stop.load(Ordering::Relaxed));
+    }
 
     #[test]
     fn a_scenario_without_threads_gets_its_share_of_the_cpus() {
