@@ -54,7 +54,8 @@ pub(crate) fn run_spec(options: &RunOptions) -> anyhow::Result<Outcome> {
 /// The run of a validated plan, shared by `loadgate run` and the one-line runs (`quick`,
 /// `curl`, which build a spec from their flags): start the service, run, stop the service,
 /// build the result, print the summary (or the `--format` line), write `--out`, compare with
-/// `--baseline`, and judge. `interrupt`: the Ctrl-C watcher, started here on the first run
+/// `--baseline`, and judge. A spec of scenarios runs them all at once ([`run_load`]).
+/// `interrupt`: the Ctrl-C watcher, started here on the first run
 /// and kept by the caller across runs. Returns the result and its outcome.
 pub(crate) fn run_plan(
     plan: &plan::Plan,
@@ -115,7 +116,7 @@ pub(crate) fn run_plan(
     let result = output?;
 
     let summary = report::console::summary(&result, report::console::color(options.no_color));
-    lines.write(&summary, &result, threads(plan))?;
+    lines.write(&summary, &result, run::workers(plan))?;
     if let Some(out) = out {
         out.write(&result)?;
     }
@@ -171,16 +172,6 @@ fn planned_duration(plan: &plan::Plan) -> Option<std::time::Duration> {
         .collect::<Option<Vec<_>>>()?
         .into_iter()
         .max()
-}
-
-/// The worker threads of the run, for the `--format` lines: the load's; with scenarios, the
-/// sum of the scenarios' (each run as its own plan).
-fn threads(plan: &plan::Plan) -> usize {
-    if plan.scenarios.is_empty() {
-        run::workers(plan)
-    } else {
-        plan.scenarios.iter().map(|s| run::workers(&s.plan)).sum()
-    }
 }
 
 /// `loadgate export RESULT --to KIND=URL...`: sends a stored result's metrics to each
