@@ -41,6 +41,7 @@ mod reports;
 mod reports_decisions;
 mod result_schema;
 mod run;
+mod scenarios_result;
 mod schema;
 mod serve;
 mod serve_h2;
