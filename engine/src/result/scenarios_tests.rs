@@ -517,3 +517,30 @@ fn scenarios_run_at_once_add_up_on_one_clock() {
         Some((result.targets[1].responses + result.targets[2].responses) as f64)
     );
 }
+
+#[test]
+fn the_whole_load_summarizes_scenarios_of_both_models() {
+    let plan = with_scenarios(whole_plan(), Vec::new());
+    let mut subs: Vec<RunResult> = plan
+        .scenarios
+        .iter()
+        .zip(&outputs(&plan))
+        .map(|(sp, o)| build(&sp.plan, o))
+        .collect();
+    subs[1].load = LoadInfo {
+        model: "open".into(),
+        connections: None,
+        max_in_flight: Some(50),
+        streams: 1,
+        duration_s: None,
+        requests: Some(1000),
+        warmup_s: 0.0,
+    };
+    let load = load_summary(&subs, &[0.0, 2.0]);
+    assert_eq!(load.model, "mixed");
+    assert_eq!((load.connections, load.max_in_flight), (Some(2), Some(50)));
+    assert_eq!(load.duration_s, None, "one scenario ends by a count");
+    assert_eq!(load.requests, None, "one scenario ends by time");
+    subs[1].load.duration_s = Some(10.0);
+    assert_eq!(load_summary(&subs, &[0.0, 2.0]).duration_s, Some(12.0));
+}
