@@ -5,9 +5,11 @@
 //!
 //! - `targets` and `flows` in the whole plan's order, each from its scenario's result; a
 //!   target's seconds (`time_series`) count from the whole run's `started_at`, like the run's;
-//! - `total` and `time_series`: the scenarios' totals summed ([`super::merge::sum_targets`]:
-//!   counters summed, histograms added, each scenario's second `s` at the run's second `s` +
-//!   its start in whole seconds), rates over the whole window;
+//! - `total`: every scenario's requests together, their stats merged as a run merges its
+//!   targets' (counters summed, histograms added: exact, the service time included), rates
+//!   over the whole window; `time_series`: the scenarios' seconds summed
+//!   ([`super::merge::sum_targets`]), each scenario's second `s` at the run's second `s` + its
+//!   start in whole seconds;
 //! - `started_at`: the earliest scenario's start of measuring; `duration_s`: from then to the
 //!   last scenario's end of measuring;
 //! - `health`: valid when every scenario's is, with every scenario's problems and notes
@@ -34,7 +36,8 @@ use crate::run::RunOutput;
 
 /// Builds the result of a run of `plan`'s scenarios from their outputs (`outputs[k]`: the run
 /// of `plan.scenarios[k].plan`), as the module documentation says. Outputs beyond the
-/// scenarios are ignored; a scenario without an output counts nothing.
+/// scenarios are ignored; a scenario without an output is left out (its targets count
+/// nothing).
 pub fn build_scenarios(plan: &Plan, outputs: &[RunOutput]) -> RunResult {
     let parts: Vec<(&ScenarioPlan, &RunOutput)> = plan.scenarios.iter().zip(outputs).collect();
     let subs: Vec<RunResult> = parts.iter().map(|(sp, o)| build(&sp.plan, o)).collect();
