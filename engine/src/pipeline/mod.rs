@@ -54,7 +54,8 @@ pub(crate) fn run_spec(options: &RunOptions) -> anyhow::Result<Outcome> {
 /// The run of a validated plan, shared by `loadgate run` and the one-line runs (`quick`,
 /// `curl`, which build a spec from their flags): start the service, run, stop the service,
 /// build the result, print the summary (or the `--format` line), write `--out`, compare with
-/// `--baseline`, and judge. `interrupt`: the Ctrl-C watcher, started here on the first run
+/// `--baseline`, and judge. A spec of scenarios runs them all at once ([`run_load`]).
+/// `interrupt`: the Ctrl-C watcher, started here on the first run
 /// and kept by the caller across runs. Returns the result and its outcome.
 pub(crate) fn run_plan(
     plan: &plan::Plan,
@@ -106,15 +107,14 @@ pub(crate) fn run_plan(
         Some(at) => timed(plan, at)?,
         None => plan,
     };
-    let mut progress = ProgressLine::new(options.quiet, plan.load.measured_duration());
-    let output = run::execute(plan, stop, &mut |p| progress.update(p));
+    let mut progress = ProgressLine::new(options.quiet, planned_duration(plan));
+    let output = run_load(plan, stop, &mut |p| progress.update(p));
     progress.finish();
     // A service that exited during the run stopped it: its result so far is kept, then the
     // command fails (exit 3) saying so.
     let died = service.map(service::Service::finish).transpose().err();
-    let output = output?;
+    let result = output?;
 
-    let result = result::build(plan, &output);
     let summary = report::console::summary(&result, report::console::color(options.no_color));
     lines.write(&summary, &result, run::workers(plan))?;
     if let Some(out) = out {
@@ -141,6 +141,37 @@ pub(crate) fn run_plan(
     }
     let outcome = Verdict::of(&result, comparison.as_ref()).outcome();
     Ok((result, shard_outcome(plan.shard, outcome)))
+}
+
+/// Runs the plan's load and builds its result: the one load of the short form
+/// (`run::execute`, `result::build`), or every scenario at once (`run::execute_scenarios`,
+/// `result::build_scenarios`). Errors: the run's.
+fn run_load(
+    plan: &plan::Plan,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    progress: &mut dyn FnMut(&run::Progress),
+) -> Result<result::RunResult, run::RunError> {
+    if plan.scenarios.is_empty() {
+        let output = run::execute(plan, stop, progress)?;
+        Ok(result::build(plan, &output))
+    } else {
+        let outputs = run::execute_scenarios(plan, stop, progress)?;
+        Ok(result::build_scenarios(plan, &outputs))
+    }
+}
+
+/// The planned measuring time, for the progress line: the load's; with scenarios, from the
+/// run's time zero to the last scenario's planned end (`None` when one ends by a count).
+fn planned_duration(plan: &plan::Plan) -> Option<std::time::Duration> {
+    if plan.scenarios.is_empty() {
+        return plan.load.measured_duration();
+    }
+    plan.scenarios
+        .iter()
+        .map(|s| s.plan.load.measured_duration().map(|d| s.start_time + d))
+        .collect::<Option<Vec<_>>>()?
+        .into_iter()
+        .max()
 }
 
 /// `loadgate export RESULT --to KIND=URL...`: sends a stored result's metrics to each

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::health_record::Health;
+use super::health_record::{Health, is_zero};
 use super::{FlowResult, PhasesResult};
 use crate::plan::regression::{RegressionRule, RuleScope, ScopeKind};
 use crate::plan::threshold::{Metric, Severity};
@@ -38,7 +38,7 @@ pub struct RunResult {
     pub merged: Option<MergeInfo>,
     /// Length of the measured window in seconds: the planned duration; in count mode, or when
     /// the run was stopped early, from the end of the warmup until the last measured request
-    /// ended. Rates divide by it.
+    /// ended; with scenarios, from the first one's start to the last one's end. Rates divide by it.
     pub duration_s: f64,
     /// The run was stopped early (Ctrl-C); its numbers cover only part of the plan.
     pub interrupted: bool,
@@ -51,11 +51,12 @@ pub struct RunResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<SourceInfo>,
     /// The load that was applied: the model, connections or in-flight cap, planned duration
-    /// or count, warmup.
+    /// or count, warmup; with scenarios, a summary of theirs (each one's is in `scenarios`).
     pub load: LoadInfo,
     /// All targets together (named `total`), measured over the same window.
     pub total: TargetResult,
-    /// Per target, in the spec's order (a flow's steps are targets named `flow/step`).
+    /// Per target, in the spec's order (a flow's steps are `flow/step`; with scenarios, each
+    /// measured over its scenario's window, its seconds on the run's clock).
     pub targets: Vec<TargetResult>,
     /// Per flow, in the spec's order: its iterations and its steps; empty when the spec gives
     /// `targets` (and in results of versions 1 and 2).
@@ -66,9 +67,9 @@ pub struct RunResult {
     /// Whether the load generator applied the planned load: per stage, planned against
     /// achieved. An invalid measurement measured the generator, not the service.
     pub health: Health,
-    /// Every SLO threshold, whole run first, then per target and per flow.
+    /// Every SLO threshold: whole run, per target, per flow, per scenario (a scenario has none).
     pub slo: Vec<SloVerdict>,
-    /// Whether every SLO threshold passed.
+    /// Whether every SLO threshold of severity `fail` passed (`warn` ones never fail the run).
     pub passed: bool,
     /// The regression rules of the spec, resolved (defaults applied), so that
     /// `loadgate compare` needs only two result files. Absent in results written before
@@ -310,20 +311,20 @@ pub struct UdpBuffersResult {
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct LoadInfo {
     /// `closed`: connections each sending when their last response ended; `open`: requests
-    /// arriving on a schedule at a rate.
+    /// arriving on a schedule at a rate; `mixed`: a run of scenarios of both.
     pub model: String,
-    /// Closed model: the most connections of any stage (each carries `streams` virtual
-    /// users). Absent in the open model.
+    /// Closed model: the most connections of any stage, each carrying `streams` virtual users
+    /// (scenarios: summed, they run at once); absent in the open model.
     pub connections: Option<u32>,
-    /// Open model: the cap on requests in flight (arrivals beyond it are dropped and counted).
-    /// Absent in the closed model.
+    /// Open model: the cap on requests in flight (arrivals beyond it are dropped and counted;
+    /// scenarios: summed). Absent in the closed model.
     pub max_in_flight: Option<u32>,
     /// Concurrent requests per HTTP/2 connection (1 for HTTP/1.1).
     #[serde(default = "one")]
     pub streams: u32,
-    /// Planned measuring time in seconds (duration mode).
+    /// Planned measuring time in seconds (duration mode; scenarios: to the last planned end).
     pub duration_s: Option<f64>,
-    /// Planned number of requests (count mode).
+    /// Planned number of requests (count mode; scenarios: summed, when every one counts).
     pub requests: Option<u64>,
     /// Warmup before measuring, seconds.
     pub warmup_s: f64,
@@ -725,9 +726,4 @@ pub(crate) fn published_schema<T: JsonSchema>() -> serde_json::Value {
 /// Whether a severity is `fail`, the default (left out of the JSON).
 pub(super) fn is_fail(s: &Severity) -> bool {
     *s == Severity::Fail
-}
-
-/// Whether a count is zero (left out of the JSON).
-pub(super) fn is_zero(n: &u64) -> bool {
-    *n == 0
 }

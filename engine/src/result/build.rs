@@ -30,7 +30,20 @@ fn build_with(plan: &Plan, output: &RunOutput, judge_lateness: bool) -> RunResul
     for stats in &output.targets {
         total.merge(stats);
     }
-    let slo = slo::verdicts(plan, output, &total, elapsed_s);
+    let measured = slo::Measured {
+        targets: output.targets.iter().map(|t| (t, elapsed_s)).collect(),
+        flows: output.flows.iter().map(|f| (f, elapsed_s)).collect(),
+        total: slo::Whole {
+            stats: &total,
+            elapsed_s,
+            dropped: slo::measured_drops(plan, output),
+            targets: (0..plan.targets.len()).collect(),
+        },
+        scenarios: Vec::new(),
+        windows: output.windows.clone(),
+        aborted_by: output.aborted_by,
+    };
+    let slo = slo::verdicts(plan, &measured);
     RunResult {
         scenarios: Vec::new(),
         result_version: RESULT_VERSION,
@@ -61,7 +74,7 @@ fn build_with(plan: &Plan, output: &RunOutput, judge_lateness: bool) -> RunResul
             .iter()
             .map(|s| time_sample(s.index, s))
             .collect(),
-        passed: slo.iter().all(|v| v.passed),
+        passed: slo::passed(&slo),
         slo,
         regression_rules: Some(
             plan.regression
@@ -81,6 +94,7 @@ fn targets(plan: &Plan, output: &RunOutput, elapsed_s: f64) -> Vec<TargetResult>
         .enumerate()
         .map(|(i, (target, stats))| {
             let mut result = target_result(&target.name, stats, elapsed_s, target.slow_us);
+            result.tags = target.tags.clone();
             result.method = Some(target.method.clone());
             result.url = Some(target.display_url.clone());
             result.checks = target
@@ -112,7 +126,15 @@ fn targets(plan: &Plan, output: &RunOutput, elapsed_s: f64) -> Vec<TargetResult>
 
 /// This machine, and the CPU time the run used.
 fn environment(output: &RunOutput) -> Environment {
-    let (cpu_user, cpu_system) = output.cpu;
+    environment_with(output.cpu, output.udp_buffers)
+}
+
+/// This machine, the CPU time a run used (`cpu`: user, system) and the UDP buffers its
+/// HTTP/3 endpoints got.
+pub(super) fn environment_with(
+    (cpu_user, cpu_system): (std::time::Duration, std::time::Duration),
+    udp_buffers: Option<crate::udp::UdpBuffers>,
+) -> Environment {
     Environment {
         loadgate_version: env!("CARGO_PKG_VERSION").to_string(),
         hostname: gethostname::gethostname().to_string_lossy().into_owned(),
@@ -122,7 +144,7 @@ fn environment(output: &RunOutput) -> Environment {
         cpu_model: super::source::cpu_model(),
         client_cpu_user_s: cpu_user.as_secs_f64(),
         client_cpu_system_s: cpu_system.as_secs_f64(),
-        udp_buffers: output.udp_buffers.map(|b| UdpBuffersResult {
+        udp_buffers: udp_buffers.map(|b| UdpBuffersResult {
             wanted_bytes: b.wanted_bytes as u64,
             recv_bytes: b.recv_bytes as u64,
             send_bytes: b.send_bytes as u64,
@@ -171,12 +193,12 @@ fn cpu_count() -> usize {
 }
 
 /// The slow threshold of the run's targets (`defaults.slow`: the same for all), microseconds.
-fn slow_us(plan: &Plan) -> Option<u64> {
+pub(super) fn slow_us(plan: &Plan) -> Option<u64> {
     plan.targets.first().and_then(|t| t.slow_us)
 }
 
 /// A target's (or the total's) measures; `slow_us`: its slow threshold, if any.
-fn target_result(
+pub(super) fn target_result(
     name: &str,
     stats: &TargetStats,
     elapsed_s: f64,

@@ -127,7 +127,7 @@ fn flow_result(
         .map(|(kind, n)| (kind.name().to_string(), n))
         .collect();
     FlowResult {
-        tags: Default::default(),
+        tags: flow.tags.clone(),
         name: flow.name.clone(),
         weight: flow.weight,
         steps,

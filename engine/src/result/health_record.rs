@@ -81,6 +81,6 @@ pub struct StageHealth {
 }
 
 /// Whether a count is zero (left out of the JSON).
-fn is_zero(n: &u64) -> bool {
+pub(super) fn is_zero(n: &u64) -> bool {
     *n == 0
 }

@@ -13,7 +13,9 @@
 //!   (`health_record.rs`: its types in the artifact);
 //! - `flow.rs`: the flows' iterations ([`FlowResult`]), built from a run (merged in
 //!   `merge/flows.rs`);
-//! - `slo.rs`: the SLO verdicts;
+//! - `scenarios.rs`: [`build_scenarios()`], the artifact of a run of scenarios, from each
+//!   scenario's run;
+//! - `slo.rs`: the SLO verdicts (with tag selectors, per scenario, with a severity);
 //! - `io.rs`: [`read()`] (which checks what the types do not) and [`write()`] (through an
 //!   [`OutFile`], created before a run), and the histograms' text encoding;
 //! - `upgrade.rs`: results of older versions (or written before a field existed) brought up to
@@ -30,6 +32,7 @@ mod health_record;
 mod io;
 pub mod merge;
 mod phases;
+mod scenarios;
 mod slo;
 mod source;
 mod summary;
@@ -51,4 +54,5 @@ pub use io::{
     MAX_EXACT_INTEGER, OutError, OutFile, ReadError, append_whole, decode_histogram, read, write,
 };
 pub use phases::PhasesResult;
+pub use scenarios::build_scenarios;
 pub(crate) use summary::{phases_result, streaming_result, summary, upstream_result};

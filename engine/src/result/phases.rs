@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::PhaseSummary;
-use super::artifact::is_zero;
+use super::health_record::is_zero;
 
 /// Phase timings of a target, each absent when it has no sample (`dns` for an IP address,
 /// `tls` over cleartext, setup phases when every connection was opened before measuring).

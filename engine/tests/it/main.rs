@@ -44,6 +44,7 @@ mod reports_scenarios;
 mod result_schema;
 mod run;
 mod scenario_plan;
+mod scenarios_result;
 mod schema;
 mod serve;
 mod serve_h2;

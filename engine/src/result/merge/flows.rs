@@ -25,8 +25,8 @@ pub(super) fn merge_flows(
             let at = match merged.iter().position(|(m, _)| m.name == flow.name) {
                 Some(at) => at,
                 None => {
+                    // Shards of one spec give a flow the same tags: the first shard's kept.
                     let empty = FlowResult {
-                        tags: Default::default(),
                         iterations: 0,
                         passed: 0,
                         failed: 0,

@@ -28,7 +28,11 @@
 //! - flows (`flows.rs`): iterations and their reasons summed, iteration-duration histograms
 //!   added, the rate over the merged window; a flow's SLOs are re-evaluated on them;
 //! - an SLO with a window (`window_s`) passes when it passed in every shard, and shows the
-//!   first failing shard's window (or the first shard's); other SLOs are re-evaluated;
+//!   first failing shard's window (or the first shard's); other SLOs are re-evaluated, one
+//!   with tags on the merged targets that carry them (targets keep their tags); the merge
+//!   passes when every SLO of severity `fail` passed;
+//! - results of runs of scenarios are never sharded, and are not merged
+//!   ([`MergeError::Scenarios`]);
 //! - health: valid when every shard's was, with every shard's problems; stages are the first
 //!   shard's, with sent, dropped, achieved rate, requests in flight and client CPU summed over the
 //!   shards when they have the same stages (lateness, a summary, is the first shard's).
@@ -191,6 +195,16 @@ pub enum MergeError {
         /// How far apart, µs.
         apart_us: u64,
     },
+    /// A result of a run of scenarios: such runs are not sharded (`run --shard` refuses a
+    /// spec with `scenarios`), so there is nothing to merge it with.
+    #[error(
+        "result {index} is the result of a run of scenarios, which is never sharded: there \
+         is nothing to merge it with"
+    )]
+    Scenarios {
+        /// 1-based position of the result among those given.
+        index: usize,
+    },
     /// A result's time (`started_at`, `planned_start_at`) is not RFC 3339.
     #[error("the {field} of result {index}, `{value}`, is not an RFC 3339 time: {reason}")]
     Time {
@@ -261,6 +275,9 @@ pub fn merge(results: &[RunResult], options: MergeOptions) -> Result<RunResult, 
             given: results.len(),
         });
     }
+    if let Some(index) = results.iter().position(|r| !r.scenarios.is_empty()) {
+        return Err(MergeError::Scenarios { index: index + 1 });
+    }
     let (starts, merged) = checks::check(results, options)?;
     let offsets_s = &starts.offsets_s;
     let duration_s = results.iter().map(|r| r.duration_s).fold(0.0, f64::max);
@@ -306,7 +323,7 @@ pub fn merge(results: &[RunResult], options: MergeOptions) -> Result<RunResult, 
         targets,
         flows,
         time_series: merge_series(&series, "total")?,
-        passed: slo.iter().all(|v| v.passed),
+        passed: super::slo::passed(&slo),
         slo,
         regression_rules: first.regression_rules.clone(),
         regression_alpha: first.regression_alpha,
@@ -345,6 +362,9 @@ fn merge_slo(
                     passed: shards.iter().all(|s| s.passed),
                     ..(*shown).clone()
                 });
+            }
+            if !v.tags.is_empty() {
+                return reevaluate_tagged(v, targets, flows, duration_s);
             }
             let flow = flows
                 .iter()
@@ -439,6 +459,40 @@ fn merge_health(results: &[RunResult]) -> Health {
         }
     }
     health
+}
+
+/// Re-evaluates an SLO with tags (`latency{kind:write}`) on the merged targets of its scope
+/// (the whole run: all; a target: itself; a flow: its steps) whose tags hold its tags, summed
+/// ([`sum_targets`]); one that selects none measures nothing and fails, as in the run.
+fn reevaluate_tagged(
+    v: &SloVerdict,
+    targets: &[TargetResult],
+    flows: &[super::FlowResult],
+    duration_s: f64,
+) -> Result<SloVerdict, MergeError> {
+    use crate::plan::regression::ScopeKind;
+    let in_scope = |t: &TargetResult| match v.scope_kind {
+        Some(ScopeKind::Target) => t.name == v.scope,
+        Some(ScopeKind::Flow) => flows
+            .iter()
+            .filter(|f| f.name == v.scope)
+            .any(|f| f.steps.iter().any(|s| s.target == t.name)),
+        _ => true,
+    };
+    let parts: Vec<(&TargetResult, u32)> = targets
+        .iter()
+        .filter(|t| in_scope(t) && v.tags.iter().all(|(k, x)| t.tags.get(k) == Some(x)))
+        .map(|t| (t, 0))
+        .collect();
+    if parts.is_empty() {
+        return Ok(SloVerdict {
+            measured: None,
+            passed: false,
+            ..v.clone()
+        });
+    }
+    let sum = sum_targets(&v.scope, &parts, duration_s)?;
+    reevaluate(v, Some(&sum), duration_s, 0)
 }
 
 /// Re-evaluates an SLO on merged numbers: the threshold is parsed again from its text.

@@ -105,6 +105,8 @@ pub(super) fn merge_target(
 fn empty(head: &TargetResult) -> TargetResult {
     TargetResult {
         name: head.name.clone(),
+        // Shards of one spec give a target the same tags.
+        tags: head.tags.clone(),
         method: head.method.clone(),
         url: head.url.clone(),
         // Shards of one spec have the same threshold.
