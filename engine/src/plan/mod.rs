@@ -35,9 +35,9 @@ pub(crate) use scenario::ScenarioPlan;
 pub use service::ServicePlan;
 pub use shard::Shard;
 pub use tags::{TagSelector, Tags};
-pub(crate) use target::CheckPlan;
 use target::TargetDefaults;
 pub use target::TargetPlan;
+pub(crate) use target::{CheckKind, CheckPlan, JsonTest, TextTest};
 pub(crate) use transport::TlsPlan;
 pub use transport::TransportPlan;
 
