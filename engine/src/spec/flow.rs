@@ -42,7 +42,9 @@ pub(crate) struct Flow {
     /// What a failed step (a transport error, an unexpected status, a failed extraction, a
     /// variable without a value) does to the rest of its iteration: `next_iteration` (the
     /// default: end it) or `continue` (go on with the next step). Either way the iteration
-    /// counts as failed.
+    /// counts as failed. A failed check fails no iteration with these (it counts towards the
+    /// `checks` pass rate only); with `fail_iteration`, a step whose check fails (or that
+    /// fails otherwise) ends its iteration, counted as failed (reason `check` for a check).
     #[serde(default)]
     pub(crate) on_error: Option<OnError>,
     /// Keep a cookie jar per virtual user (RFC 6265): cookies that responses set are sent
@@ -69,12 +71,14 @@ pub(crate) struct Flow {
     pub(crate) steps: Vec<Step>,
 }
 
-/// What a failed step does to the rest of its iteration.
+/// What a failed step does to the rest of its iteration: `continue`, `next_iteration`, or
+/// `fail_iteration` (as `next_iteration`, and a failed check fails the step too).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub(crate) enum OnError {
     Continue,
     NextIteration,
+    FailIteration,
 }
 
 /// A data file: its rows feed the variables of a flow's iterations, one row per iteration.

@@ -197,6 +197,7 @@ fn build_flow(
         on_error: match flow.on_error.unwrap_or(spec::OnError::NextIteration) {
             spec::OnError::Continue => OnError::Continue,
             spec::OnError::NextIteration => OnError::NextIteration,
+            spec::OnError::FailIteration => OnError::FailIteration,
         },
         cookies: flow.cookies.unwrap_or(true),
         data,

@@ -76,6 +76,9 @@ pub(crate) enum OnError {
     Continue,
     /// End the iteration; the virtual user starts its next one (default).
     NextIteration,
+    /// End the iteration as [`OnError::NextIteration`] does, and on a failed check too: the
+    /// iteration fails with [`IterationFailure::Check`](crate::measure::IterationFailure).
+    FailIteration,
 }
 
 /// One value taken from a response into a variable.

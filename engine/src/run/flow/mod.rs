@@ -222,7 +222,7 @@ impl User {
             if let Err((reason, kind)) = outcome {
                 failure.get_or_insert((reason, kind));
                 request_failure = request_failure.or(kind);
-                if flow.on_error == OnError::NextIteration {
+                if flow.on_error != OnError::Continue {
                     break;
                 }
             }
@@ -241,7 +241,9 @@ impl User {
     /// Runs `step` of flow number `f` on `vu` (recorded when `measured`): renders its request
     /// (failing with [`IterationFailure::MissingVariable`], sending nothing, when a variable
     /// has no value), sends it with [`Vu::request`] at `times`, stores the response's cookies
-    /// and runs the extractors. Errors: the step's failure.
+    /// and runs the extractors. Errors: the step's failure; with `on_error: fail_iteration`, a
+    /// failed check of a response with the expected status is one
+    /// ([`IterationFailure::Check`]).
     async fn step(
         &mut self,
         vu: &mut Vu<'_>,
@@ -284,6 +286,9 @@ impl User {
             measured,
         };
         let answer = vu.request(job, times).await;
+        if flow.on_error == OnError::FailIteration && answer.is_ok() && vu.conns.check_failed() {
+            return Err((IterationFailure::Check, None));
+        }
         if needs_head && matches!(answer, Ok(_) | Err(ErrorKind::UnexpectedStatus)) {
             let capture = vu.conns.capture();
             let jar = flow.cookies.then_some((&mut self.jar, &step.url));
