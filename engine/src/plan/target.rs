@@ -14,9 +14,13 @@ use super::{BuildContext, Errors};
 use crate::spec::{self, Spec, StatusMatch};
 
 mod check;
+mod template;
 
 use check::build_checks;
 pub(crate) use check::{CheckKind, CheckPlan, JsonTest, TextTest};
+pub(crate) use template::{
+    DataOrder, DataPlan, Gen, Generators, Part, RequestTemplate, TargetTemplate,
+};
 
 /// One request, ready to send.
 #[derive(Debug, Clone)]
@@ -70,6 +74,10 @@ pub struct TargetPlan {
     /// Its tags, merged once: its scenario's, its flow's, its step's (`group` included),
     /// its own, the more specific winning (`plan/tags.rs`).
     pub tags: super::tags::Tags,
+    /// A target whose path, headers or body hold `{{var}}` (a column of its data file, or a
+    /// generated value): its request rendered per request in place of `request`, whose
+    /// variables are empty. `None` (and a flow step's): `request` as it is.
+    pub(crate) template: Option<Arc<TargetTemplate>>,
 }
 
 impl TargetPlan {
@@ -281,6 +289,7 @@ pub(super) fn build_with_body(
         checks: checks?,
         slow_us: defaults.slow_us,
         tags: target.tags.clone(),
+        template: None,
     };
     Some(BuiltTarget {
         plan,
