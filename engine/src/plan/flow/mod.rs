@@ -78,7 +78,7 @@ pub(crate) enum OnError {
     /// End the iteration; the virtual user starts its next one (default).
     NextIteration,
     /// End the iteration as [`OnError::NextIteration`] does, and on a failed check too: the
-    /// iteration fails with [`IterationFailure::Check`](crate::measure::IterationFailure).
+    /// iteration fails with reason `check`.
     FailIteration,
 }
 

@@ -58,32 +58,14 @@ pub(in crate::plan) fn build_target(
             .ok()
     });
     let columns = table.as_ref().map_or(&[][..], |t| &t.columns[..]);
-    let mut defined = true;
-    for (name, field) in &marked.markers.names {
-        if columns.contains(name) {
-            continue;
-        }
-        match Gen::parse(name) {
-            Some(Ok(_)) => continue,
-            Some(Err(e)) => errors.push(field, e),
-            // Without the data file's columns, that error is the one to report.
-            None if spec_target.data.is_some() && table.is_none() => {}
-            None => errors.push(
-                field,
-                format!(
-                    "`{{{{{name}}}}}` is not defined: it is neither a column of the target's data \
-                     file{} nor a generated value (`uuid`, `random_int(A,B)`, `timestamp_ms`, \
-                     `vu`, `iteration`)",
-                    if spec_target.data.is_none() {
-                        " (the target has no `data`)"
-                    } else {
-                        ""
-                    }
-                ),
-            ),
-        }
-        defined = false;
-    }
+    let data_failed = spec_target.data.is_some() && table.is_none();
+    let defined = check_names(
+        &marked.markers.names,
+        columns,
+        spec_target,
+        data_failed,
+        errors,
+    );
     let mut marked_target = spec_target.clone();
     marked_target.url.clone_from(&marked.url);
     marked_target.path.clone_from(&marked.path);
@@ -134,6 +116,44 @@ pub(in crate::plan) fn build_target(
         data,
     }));
     Some(plan)
+}
+
+/// Whether every `{{name}}` of the target (`names`: each with its field) is one of its data
+/// file's `columns` or a generated value; if not, records why (unless its data file could not
+/// be read: `data_failed`, whose error is the one to report).
+fn check_names(
+    names: &[(String, String)],
+    columns: &[String],
+    spec_target: &crate::spec::Target,
+    data_failed: bool,
+    errors: &mut Errors,
+) -> bool {
+    let mut defined = true;
+    for (name, field) in names {
+        if columns.contains(name) {
+            continue;
+        }
+        match Gen::parse(name) {
+            Some(Ok(_)) => continue,
+            Some(Err(e)) => errors.push(field, e),
+            None if data_failed => {}
+            None => errors.push(
+                field,
+                format!(
+                    "`{{{{{name}}}}}` is not defined: it is neither a column of the target's data \
+                     file{} nor a generated value (`uuid`, `random_int(A,B)`, `timestamp_ms`, \
+                     `vu`, `iteration`)",
+                    if spec_target.data.is_none() {
+                        " (the target has no `data`)"
+                    } else {
+                        ""
+                    }
+                ),
+            ),
+        }
+        defined = false;
+    }
+    defined
 }
 
 #[cfg(test)]
