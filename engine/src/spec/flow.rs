@@ -81,7 +81,8 @@ pub(crate) enum OnError {
     FailIteration,
 }
 
-/// A data file: its rows feed the variables of a flow's iterations, one row per iteration.
+/// A data file: its rows feed the variables of a flow's iterations, one row per iteration
+/// (a target's `{{column}}`s: one row per request).
 ///
 /// `.csv`: a header row names the columns. `.json`: an array of objects, whose values are
 /// strings, numbers or booleans (taken as their text). Every row gives every column.
@@ -93,7 +94,7 @@ pub(crate) struct Data {
     pub(crate) file: String,
     /// How rows are handed out: `sequential` (the default: the next row for whichever
     /// virtual user asks, starting again after the last), `random`, or `once` (each row to
-    /// one iteration; when all are used, the run ends).
+    /// one iteration, or a target's request; when all are used, the run ends).
     #[serde(default)]
     pub(crate) order: Option<DataOrder>,
 }

@@ -290,7 +290,8 @@ impl StepScope<'_> {
         } else {
             format!(
                 "`{{{{{name}}}}}` is not defined: it is neither a column of the flow's data \
-                 file{} nor a `var` that an earlier step extracts",
+                 file{}, nor a `var` that an earlier step extracts, nor a generated value \
+                 (`uuid`, `random_int(A,B)`, `timestamp_ms`, `vu`, `iteration`)",
                 if self.flow.data.is_none() {
                     " (the flow has no `data`)"
                 } else {
