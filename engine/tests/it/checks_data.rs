@@ -299,3 +299,29 @@ fn fail_iteration_fails_an_iteration_on_a_failed_check() {
     );
     assert_eq!(target(&result, "lenient/list").requests, lenient.iterations);
 }
+
+#[test]
+fn a_target_rendered_per_request_runs_over_h3() {
+    let pki = crate::support::TestPki::generate();
+    let server = loadgate::serve::spawn_h3(
+        "127.0.0.1:0".parse().unwrap(),
+        1,
+        pki.serve_config("server", false),
+    )
+    .expect("spawn the HTTP/3 server");
+    let yaml = format!(
+        "version: 1\nname: h3\ndefaults:\n  base_url: {url}\n  timeout: 5s\n  protocol: h3\n  \
+         tls:\n    ca_file: {ca}\ntargets:\n  - name: echo\n    \
+         path: '/x?status={{{{code}}}}&header=X-Id:{{{{uuid}}}}'\n    \
+         data: {{ file: rows.csv }}\n    checks:\n      - {{ header: X-Id, matches: '{UUID}' }}\n\
+         load:\n  connections: 1\n  streams: 2\n  requests: 20\n",
+        url = server.url(),
+        ca = pki.path("ca.pem").display(),
+    );
+    let result = run_in(&yaml, &[("rows.csv", "code\n200\n202\n")]);
+    let t = target(&result, "echo");
+    assert_eq!(t.transport.as_ref().unwrap().protocol, "h3");
+    assert_eq!(t.status_codes.get("200"), Some(&10), "{:?}", t.status_codes);
+    assert_eq!(t.status_codes.get("202"), Some(&10), "{:?}", t.status_codes);
+    assert_eq!((t.checks_passed, t.checks_failed), (20, 0));
+}
