@@ -86,6 +86,13 @@ pub(crate) enum OnError {
 ///
 /// `.csv`: a header row names the columns. `.json`: an array of objects, whose values are
 /// strings, numbers or booleans (taken as their text). Every row gives every column.
+///
+/// Generated values need no file: `{{uuid}}` (a random version 4 UUID),
+/// `{{random_int(A,B)}}` (an integer from A to B, both included), `{{timestamp_ms}}` (Unix
+/// time in milliseconds), `{{vu}}` (the virtual user's number, from 1) and `{{iteration}}`
+/// (its iteration count, a target's: request count, from 0), drawn per request by targets
+/// and steps. A column or variable of the same name wins. A target without `{{` sends the
+/// same pre-built bytes every time.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Data {

@@ -355,11 +355,7 @@ pub(crate) struct Target {
     #[serde(default)]
     pub(crate) tags: BTreeMap<String, String>,
     /// A data file whose rows feed `{{column}}` in the path, headers and body, one row per
-    /// request. Generated values need none: `{{uuid}}` (a random version 4 UUID),
-    /// `{{random_int(A,B)}}` (an integer from A to B, both included), `{{timestamp_ms}}`
-    /// (Unix time in milliseconds), `{{vu}}` (the virtual user's number, from 1) and
-    /// `{{iteration}}` (its request count, from 0), drawn per request (flow steps take them
-    /// too). A target without `{{` sends the same pre-built bytes every time.
+    /// request; generated values (`{{uuid}}`, ...: see `Data`) need none.
     #[serde(default)]
     pub(crate) data: Option<Data>,
 }
