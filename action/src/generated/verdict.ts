@@ -2,6 +2,11 @@
 // Do not edit: regenerate the schema with `loadgate schema verdict`, then run `npm run gen-types`.
 
 /**
+ * What a failed threshold or regression rule does: `fail` the run (the default) or only
+ * `warn` (reported in the comment, the summary and JUnit as a skipped case; never fails).
+ */
+export type Severity = 'fail' | 'warn'
+/**
  * The verdict on one regression rule.
  */
 export type RuleState = 'regressed' | 'unchanged' | 'improved' | 'inconclusive'
@@ -54,11 +59,17 @@ export interface LoadgateVerdict {
    */
   rules: RuleVerdict[]
   /**
+   * The current run's scenarios, in the spec's order; absent (empty) for a spec with one
+   * `load`.
+   */
+  scenarios?: VerdictScenario[]
+  /**
    * Every SLO of the current run, with the baseline's value of the same threshold.
    */
   slo: SloDelta[]
   /**
-   * Whether every SLO of the current run passed (true when it has none).
+   * Whether every SLO of the current run passed (true when it has none; `warn` SLOs do
+   * not count).
    */
   slo_passed: boolean
   /**
@@ -92,6 +103,11 @@ export interface LoadgateVerdict {
    * Version of this format: 1 (bumped on an incompatible change).
    */
   verdict_version: number
+  /**
+   * How many checks are warnings: `warn` SLOs that failed and `warn` rules that regressed
+   * (reported; they never fail the gate); absent when none.
+   */
+  warnings?: number
 }
 /**
  * Identifies one result.
@@ -457,6 +473,18 @@ export interface RuleVerdict {
    */
   scope_kind?: string
   /**
+   * `fail` (a regression fails the run) or `warn` (a regression is reported and never
+   * fails it); absent for `fail`.
+   */
+  severity?: Severity
+  /**
+   * Only the requests of the scope that carry these tags (`latency{kind:write}`); absent:
+   * all of them.
+   */
+  tags?: {
+    [k: string]: string
+  }
+  /**
    * Unit of `baseline`, `current`, `change`, `allowed_change`, `floor` and `change_ci`:
    * `us`, `ratio` (0.01 = 1%) or `1/s`.
    */
@@ -485,6 +513,44 @@ export interface RuleDisplay {
    * error rate; `not tested`.
    */
   mde: string
+}
+/**
+ * One scenario of the current run: what it measured apart from the others.
+ */
+export interface VerdictScenario {
+  /**
+   * Its executor, k6's name: `constant-vus`, `ramping-vus`, `constant-arrival-rate`,
+   * `ramping-arrival-rate`, `per-vu-iterations` or `shared-iterations`.
+   */
+  executor: string
+  /**
+   * Its requests' key numbers: throughput, p50/p95/p99, error rate, requests.
+   */
+  headline: Headline
+  /**
+   * Iterations that ended: its flows' iterations, or its requests for targets.
+   */
+  iterations: number
+  /**
+   * Those per second of its measured window.
+   */
+  iterations_per_s: number
+  /**
+   * The scenario's `name`.
+   */
+  name: string
+  /**
+   * Why its measurement is invalid, one sentence each; empty when valid.
+   */
+  problems: string[]
+  /**
+   * When it started measuring, seconds after the run's start (its `start_time`).
+   */
+  start_time_s: number
+  /**
+   * Whether the generator applied its planned load, on its own schedule.
+   */
+  valid: boolean
 }
 /**
  * One SLO threshold of the current run, with the baseline's value of it and its line in the
@@ -533,6 +599,23 @@ export interface SloDelta {
    * `total`, or the target's name.
    */
   scope: string
+  /**
+   * What its scope is: `total`, `target`, `flow` or `scenario` (then `scope` is the
+   * scenario's name); absent for results written before scenarios.
+   */
+  scope_kind?: string | null
+  /**
+   * `fail` (a failure fails the run) or `warn` (a failure is a warning: reported, never
+   * fails the run); `fail` when absent.
+   */
+  severity?: Severity
+  /**
+   * Only the requests of the scope that carry these tags (`latency{kind:write}`); absent:
+   * all of them.
+   */
+  tags?: {
+    [k: string]: string
+  }
   /**
    * The threshold as written, e.g. `p(95) < 200ms`.
    */

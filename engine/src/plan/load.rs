@@ -214,7 +214,8 @@ impl LoadPlan {
                 return (stage.from >= level).then_some(t.max(start));
             };
             let end = start + d;
-            if end > t {
+            // A stage of zero length is a step: the next stage starts at its `to`.
+            if d > 0.0 && end > t {
                 let at = |x: f64| stage.from + (stage.to - stage.from) * (x - start) / d;
                 let from_t = t.max(start);
                 if at(from_t) >= level {
@@ -233,7 +234,8 @@ impl LoadPlan {
 
 /// The open model's arrival schedule: the time of the k-th arrival (k from 0) is where the
 /// integral of the rate reaches k, so that a constant rate `r` gives `t_k = k / r` and a ramp
-/// spreads arrivals as its rate rises.
+/// spreads arrivals as its rate rises. A stage's `burst` arrivals come first, all due at its
+/// start (Gatling's `atOnceUsers`); a stage of zero length holds no arrivals of its rate.
 ///
 /// Within a stage whose rate goes linearly from `r0` to `r1` over `D`, the arrivals after
 /// `τ` seconds number `m(τ) = r0·τ + (r1 − r0)·τ² / (2D)`; solving for τ gives
@@ -264,17 +266,23 @@ impl<'a> Arrivals<'a> {
         let k = k as f64;
         while let Some(stage) = self.stages.get(self.stage) {
             let (r0, r1) = (stage.from, stage.to);
+            let burst = stage.burst as f64;
+            if k < self.before + burst {
+                return Some(self.stage_start);
+            }
             let Some(d) = stage.duration.map(|d| d.as_secs_f64()) else {
-                return (r0 > 0.0).then(|| self.stage_start + (k - self.before) / r0);
+                let m = k - self.before - burst;
+                return (r0 > 0.0).then(|| self.stage_start + m / r0);
             };
+            // A stage of zero length holds its burst only (`in_stage` is 0: no division).
             let in_stage = (r0 + r1) / 2.0 * d;
-            if k < self.before + in_stage {
-                let m = k - self.before;
+            if k < self.before + burst + in_stage {
+                let m = k - self.before - burst;
                 let root = (r0 * r0 + 2.0 * m * (r1 - r0) / d).max(0.0).sqrt();
                 let tau = if m == 0.0 { 0.0 } else { 2.0 * m / (r0 + root) };
                 return Some(self.stage_start + tau.min(d));
             }
-            self.before += in_stage;
+            self.before += burst + in_stage;
             self.stage_start += d;
             self.stage += 1;
         }

@@ -77,7 +77,7 @@ pub struct Plan {
     /// Thresholds over the whole run and per target.
     pub slo: Vec<Threshold>,
     /// Regression rules over the whole run, defaults applied (see [`regression`]), then the
-    /// rules written for flows and flow steps.
+    /// rules written for targets, or for flows and flow steps.
     pub(crate) regression: Vec<RegressionRule>,
     /// The gate's false-alarm rate per run that the rules share (α), a fraction (see
     /// [`regression::build_alpha`]).
@@ -129,10 +129,7 @@ pub(crate) fn build(spec: &Spec, ctx: &BuildContext<'_>) -> Result<Plan, Vec<Pla
 
     let mut transports = Transports::default();
     let mut slo = build_slo(&spec.slo, "slo", Scope::Total, &mut errors);
-    let (mut regression, regression_errors) = regression::build(&spec.regression);
-    for (path, message) in regression_errors {
-        errors.push(path, message);
-    }
+    let mut regression = regression::build(&spec.regression, &mut errors);
     let regression_alpha = regression::build_alpha(&spec.regression).unwrap_or_else(|(path, e)| {
         errors.push(path, e);
         regression::DEFAULT_ALPHA
@@ -146,6 +143,7 @@ pub(crate) fn build(spec: &Spec, ctx: &BuildContext<'_>) -> Result<Plan, Vec<Pla
     let (targets, flows) = match (spec.targets.is_empty(), spec.flows.is_empty()) {
         (false, true) => {
             let targets = build_targets(&shared, &mut transports, &mut errors, &mut slo);
+            regression.extend(target_rules(spec, &mut errors));
             (targets, Vec::new())
         }
         (true, false) => {
@@ -240,6 +238,21 @@ fn build_targets(
         ));
     }
     targets
+}
+
+/// The regression rules written for the spec's `targets` (`RuleScope::Target`), as a flow
+/// step's are.
+fn target_rules(spec: &Spec, errors: &mut Errors) -> Vec<RegressionRule> {
+    let mut rules = Vec::new();
+    for (i, target) in spec.targets.iter().enumerate() {
+        rules.extend(regression::build_scoped(
+            &target.regression,
+            &format!("targets[{i}].regression"),
+            &regression::RuleScope::Target(target.name.clone()),
+            errors,
+        ));
+    }
+    rules
 }
 
 /// `defaults.base_url`, interpolated, once it is known to be an `http://` or `https://` URL

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use super::threshold::Metric;
+use super::Errors;
 
 /// A request's tags, by name. A target's are merged once at plan time, the more specific
 /// winning: scenario < flow < step (its `group` is the tag `group`) < target.
@@ -35,9 +35,10 @@ impl TagSelector {
     }
 
     /// Parses a block's key with a selector, k6's syntax: `latency{kind:write}`,
-    /// `errors{kind:write,scenario:checkout}`; names and values are trimmed; a name may
-    /// appear once. Errors say what was expected.
-    pub(crate) fn parse_key(key: &str) -> Result<(Metric, TagSelector), String> {
+    /// `errors{kind:write,scenario:checkout}`, into the metric's name as written (trimmed;
+    /// `Metric::parse_tagged` names the metric) and the selector; names and values are
+    /// trimmed; a name may appear once. Errors say what was expected.
+    pub(crate) fn parse_key(key: &str) -> Result<(&str, TagSelector), String> {
         let expected = "expected a metric and tags in braces, e.g. `latency{kind:write}`";
         let (metric, rest) = key
             .split_once('{')
@@ -45,18 +46,6 @@ impl TagSelector {
         let inner = rest
             .strip_suffix('}')
             .ok_or_else(|| format!("`{key}`: {expected}"))?;
-        let metric = match metric.trim() {
-            "latency" => Metric::Latency,
-            "errors" => Metric::Errors,
-            "requests" => Metric::Responses,
-            "checks" => Metric::Checks,
-            other => {
-                return Err(format!(
-                    "`{key}`: `{other}` is not a metric: `latency`, `errors`, `requests` or \
-                     `checks`"
-                ));
-            }
-        };
         let mut pairs: Vec<(String, String)> = Vec::new();
         for pair in inner.split(',') {
             let (name, value) = pair
@@ -72,8 +61,52 @@ impl TagSelector {
             pairs.push((name.to_string(), value.to_string()));
         }
         pairs.sort();
-        Ok((metric, TagSelector(pairs)))
+        Ok((metric.trim(), TagSelector(pairs)))
     }
+}
+
+/// Characters a tag's name or value may not hold: a selector could not name them
+/// (`metric{name:value,...}`).
+const RESERVED: [char; 4] = ['{', '}', ':', ','];
+
+/// Checks the tags of one block (at `path`, e.g. `targets[0].tags`): names non-empty, names
+/// and values printable, without `{`, `}`, `:` or `,` and without white space at either end
+/// (a selector could not select them: it splits on those characters and trims); every problem
+/// goes to `errors`, at `path.name`. Whether all were right.
+pub(super) fn check(tags: &Tags, path: &str, errors: &mut Errors) -> bool {
+    let before = errors.0.len();
+    for (name, value) in tags {
+        let field = format!("{path}.{name}");
+        if name.trim().is_empty() {
+            errors.push(&field, "a tag name may not be empty");
+            continue;
+        }
+        check_text(&field, name, "name", errors);
+        check_text(&field, value, "value", errors);
+    }
+    errors.0.len() == before
+}
+
+/// Checks one tag name or value (`what`), the field at `field`.
+pub(super) fn check_text(field: &str, text: &str, what: &str, errors: &mut Errors) -> bool {
+    if !errors.printable(field, text) {
+        return false;
+    }
+    let why = if let Some(c) = text.chars().find(|c| RESERVED.contains(c)) {
+        format!("holds `{c}`")
+    } else if text.trim() != text {
+        "starts or ends with white space".to_string()
+    } else {
+        return true;
+    };
+    errors.push(
+        field,
+        format!(
+            "the tag {what} `{text}` {why}: a selector (`latency{{name:value}}`) could not \
+             select it; tag names and values may not hold `{{`, `}}`, `:` or `,`"
+        ),
+    );
+    false
 }
 
 impl fmt::Display for TagSelector {
@@ -101,7 +134,7 @@ mod tests {
     fn keys_parse_into_a_metric_and_sorted_pairs() {
         let (metric, selector) =
             TagSelector::parse_key("latency{scenario: b ,kind:write}").unwrap();
-        assert_eq!(metric, Metric::Latency);
+        assert_eq!(metric, "latency");
         assert_eq!(selector.to_string(), "{kind:write,scenario:b}");
         let tags: Tags = [("kind", "write"), ("scenario", "b"), ("x", "y")]
             .into_iter()
@@ -119,12 +152,43 @@ mod tests {
         for (key, says) in [
             ("latency", "in braces"),
             ("latency{kind}", "not `tag:value`"),
-            ("speed{a:b}", "not a metric"),
             ("errors{a:b,a:c}", "given twice"),
             ("errors{:b}", "empty"),
         ] {
             let e = TagSelector::parse_key(key).unwrap_err();
             assert!(e.contains(says), "{key}: {e}");
+        }
+    }
+
+    #[test]
+    fn tags_that_a_selector_could_not_select_are_refused_with_their_path() {
+        let cases = [
+            ("kind", "write", None),
+            ("kind", "", None),
+            ("", "x", Some("a tag name may not be empty")),
+            (" ", "x", Some("a tag name may not be empty")),
+            ("a:b", "x", Some("the tag name `a:b` holds `:`")),
+            ("a,b", "x", Some("holds `,`")),
+            ("kind", "{x}", Some("the tag value `{x}` holds `{`")),
+            ("kind", "x}", Some("holds `}`")),
+            ("kind", " x", Some("starts or ends with white space")),
+            ("kind ", "x", Some("starts or ends with white space")),
+            ("kind", "a\u{7}", Some("control character U+0007")),
+        ];
+        for (name, value, want) in cases {
+            let tags: Tags = [(name.to_string(), value.to_string())].into();
+            let mut errors = Errors::default();
+            let ok = check(&tags, "targets[2].tags", &mut errors);
+            assert_eq!(ok, want.is_none(), "{name}: {value}: {:?}", errors.0);
+            if let Some(want) = want {
+                assert_eq!(errors.0.len(), 1, "{:?}", errors.0);
+                assert_eq!(errors.0[0].path, format!("targets[2].tags.{name}"));
+                assert!(
+                    errors.0[0].message.contains(want),
+                    "{}",
+                    errors.0[0].message
+                );
+            }
         }
     }
 }

@@ -182,6 +182,11 @@ pub(super) fn build_target(
     transports: &mut Transports,
     errors: &mut Errors,
 ) -> Option<TargetPlan> {
+    super::tags::check(
+        &request.target.tags,
+        &format!("{}.tags", request.path),
+        errors,
+    );
     let body = build_body(request.target, request.path, ctx, errors);
     build_with_body(request, body, ctx, transports, errors).map(|built| built.plan)
 }

@@ -28,6 +28,7 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::tags::TagSelector;
 use crate::units::{parse_duration, parse_rate};
 
 /// What a threshold or a regression rule gates, as the spec names it in the whole run's and a
@@ -62,6 +63,26 @@ impl Metric {
             Metric::Responses => "requests",
             Metric::Checks => "checks",
         }
+    }
+
+    /// The metric and the selector of a block's tagged key, `latency{kind:write}`
+    /// ([`TagSelector::parse_key`]), the metric named as in the whole run's blocks. Errors
+    /// say what was expected.
+    pub(crate) fn parse_tagged(key: &str) -> Result<(Metric, TagSelector), String> {
+        let (name, selector) = TagSelector::parse_key(key)?;
+        let metric = match name {
+            "latency" => Metric::Latency,
+            "errors" => Metric::Errors,
+            "requests" => Metric::Responses,
+            "checks" => Metric::Checks,
+            other => {
+                return Err(format!(
+                    "`{key}`: `{other}` is not a metric: `latency`, `errors`, `requests` or \
+                     `checks`"
+                ));
+            }
+        };
+        Ok((metric, selector))
     }
 
     /// The metric's name in a flow's `slo` and `regression` blocks, where it gates the flow's
@@ -163,6 +184,15 @@ impl Severity {
     }
 }
 
+impl From<crate::spec::Severity> for Severity {
+    fn from(severity: crate::spec::Severity) -> Severity {
+        match severity {
+            crate::spec::Severity::Fail => Severity::Fail,
+            crate::spec::Severity::Warn => Severity::Warn,
+        }
+    }
+}
+
 /// A parsed threshold: `aggregation(metric) op limit`, with `limit` in canonical units.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Threshold {
@@ -190,7 +220,7 @@ pub struct Threshold {
     /// `fail` (a failure fails the run) or `warn`.
     pub(crate) severity: Severity,
     /// Only the requests of the scope whose tags match (`latency{kind:write}`); empty: all.
-    pub(crate) tags: super::tags::TagSelector,
+    pub(crate) tags: TagSelector,
 }
 
 impl Threshold {
@@ -237,7 +267,7 @@ impl Threshold {
             window_s: None,
             default: false,
             severity: Severity::Fail,
-            tags: super::tags::TagSelector::default(),
+            tags: TagSelector::default(),
         })
     }
 
@@ -464,6 +494,27 @@ mod tests {
         for (metric, text, want) in cases {
             let err = parse(metric, text).expect_err(text);
             assert!(err.contains(want), "{text}: {err}");
+        }
+    }
+
+    #[test]
+    fn tagged_keys_name_a_metric() {
+        for (key, want) in [
+            ("latency{a:b}", Ok(Metric::Latency)),
+            ("errors{a:b}", Ok(Metric::Errors)),
+            (" requests {a:b}", Ok(Metric::Responses)),
+            ("checks{a:b}", Ok(Metric::Checks)),
+            ("speed{a:b}", Err("`speed` is not a metric")),
+            ("latency", Err("in braces")),
+        ] {
+            match (Metric::parse_tagged(key), want) {
+                (Ok((metric, selector)), Ok(want)) => {
+                    assert_eq!(metric, want, "{key}");
+                    assert_eq!(selector.to_string(), "{a:b}");
+                }
+                (Err(e), Err(want)) => assert!(e.contains(want), "{key}: {e}"),
+                (got, want) => panic!("{key}: {got:?}, want {want:?}"),
+            }
         }
     }
 

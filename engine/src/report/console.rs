@@ -1,7 +1,9 @@
 //! The console summary printed on stdout at the end of a run: totals (with the slow responses),
-//! RPS, a percentile table and the insight lines, the phases, a latency histogram coloured by
+//! RPS, the scenarios (one line each), a percentile table, the targets by tag and the insight
+//! lines, the phases, a latency histogram coloured by
 //! SLO level, the upstream time and streamed bodies when there were any (`measures.rs`),
-//! status codes, errors and the SLO table, verdict last. Colour only where [`color`] allows it.
+//! status codes, errors and the SLO table (a failed `warn` threshold is a warning, which never
+//! fails the run), verdict last. Colour only where [`color`] allows it.
 
 use std::ffi::OsStr;
 use std::fmt::Write as _;
@@ -11,6 +13,7 @@ use super::http3;
 use super::insight;
 use super::levels::{self, Scale};
 use super::measures;
+use super::scenarios::{slo_fails, slo_warns};
 use crate::result::{self, LatencySummary, RunResult, SloVerdict, TargetResult};
 use crate::spec::printable;
 use crate::units::{Unit, format_bytes, format_duration_us};
@@ -20,8 +23,14 @@ use crate::units::{Unit, format_bytes, format_duration_us};
 pub fn summary(result: &RunResult, color: bool) -> String {
     let t = &result.total;
     let mut out = totals(result);
+    out.push_str(&super::scenarios::scenario_text(
+        &super::scenarios::scenario_views(result),
+    ));
     out.push_str(&transport_lines(result));
     out.push_str(&latency_table(result));
+    out.push_str(&super::scenarios::tag_text(&super::scenarios::tag_groups(
+        result,
+    )));
     out.push_str(&super::flows::console_table(result));
     if let Some(latency) = &t.latency_us {
         out.push_str(&insight::lines(latency, t.responses));
@@ -278,13 +287,29 @@ fn slo_table(result: &RunResult) -> String {
             .map(|v| slo_name(v, result).chars().count())
             .max()
             .unwrap_or(0);
+        let state = |v: &SloVerdict| match (v.passed, slo_warns(v)) {
+            (true, _) => "pass",
+            (false, true) => "⚠ warning",
+            (false, false) => "FAIL",
+        };
+        let state_width = result
+            .slo
+            .iter()
+            .map(|v| state(v).chars().count())
+            .max()
+            .unwrap_or(0);
         for verdict in &result.slo {
             let _ = writeln!(
                 out,
-                "  {}  {:<width$}  measured {:>10}",
-                if verdict.passed { "pass" } else { "FAIL" },
+                "  {:<state_width$}  {:<width$}  measured {:>10}{}",
+                state(verdict),
                 slo_name(verdict, result),
                 measured(verdict),
+                if slo_warns(verdict) {
+                    format!(", limit {}", limit(verdict))
+                } else {
+                    String::new()
+                }
             );
         }
     }
@@ -294,11 +319,18 @@ fn slo_table(result: &RunResult) -> String {
 /// The verdict of the run alone (no baseline), last, saying when loadgate's default `errors`
 /// threshold is among the SLOs. An interrupted run is not judged.
 fn verdict_line(result: &RunResult) -> String {
-    let failed = result.slo.iter().filter(|v| !v.passed).count();
-    let mut verdict = match (result.slo.len(), failed) {
-        (0, _) => "PASSED: no SLOs defined".to_string(),
-        (n, 0) => format!("PASSED: all {n} SLO thresholds met"),
-        (n, f) => format!("FAILED: {f} of {n} SLO thresholds not met"),
+    let failed = result.slo.iter().filter(|v| slo_fails(v)).count();
+    let warned = result.slo.iter().filter(|v| slo_warns(v)).count();
+    let mut verdict = match (result.slo.len(), failed, warned) {
+        (0, _, _) => "PASSED: no SLOs defined".to_string(),
+        (n, 0, 0) => format!("PASSED: all {n} SLO thresholds met"),
+        (n, 0, 1) => format!("PASSED with 1 warning: {} of {n} SLO thresholds met", n - 1),
+        (n, 0, w) => format!(
+            "PASSED with {w} warnings: {} of {n} SLO thresholds met",
+            n - w
+        ),
+        (n, f, 0) => format!("FAILED: {f} of {n} SLO thresholds not met"),
+        (n, f, w) => format!("FAILED: {f} of {n} SLO thresholds not met, {w} more only warn"),
     };
     if let Some(default) = result.slo.iter().find(|v| v.default) {
         let _ = write!(
@@ -454,12 +486,7 @@ fn transport_lines(result: &RunResult) -> String {
 /// An SLO as the table names it: its scope, metric (a flow's by the spec's names, e.g.
 /// `iteration_duration`) and threshold, and what else happened to it.
 fn slo_name(v: &SloVerdict, result: &RunResult) -> String {
-    let metric = super::flows::slo_metric_name(v, result);
-    let mut name = format!(
-        "{} {metric}: {}",
-        printable(&v.scope),
-        printable(&v.threshold)
-    );
+    let mut name = printable(&super::scenarios::slo_label(v, result));
     if let Some(w) = v.window_s {
         name.push_str(&format!(" in every {w} s window"));
         if let Some(start) = v.failed_window_start_s {
@@ -480,6 +507,11 @@ fn slo_name(v: &SloVerdict, result: &RunResult) -> String {
 fn measured(v: &SloVerdict) -> String {
     v.measured
         .map_or_else(|| "n/a".to_string(), |m| Unit::from_name(&v.unit).format(m))
+}
+
+/// An SLO's limit in its unit.
+fn limit(v: &SloVerdict) -> String {
+    Unit::from_name(&v.unit).format(v.limit)
 }
 
 /// Whether the summary on stdout is coloured: only when `--no-color` was not given, `NO_COLOR`

@@ -16,8 +16,8 @@
 //!
 //! Beside them: the run's console summary ([`console`]; its insight lines `insight.rs`, its
 //! histogram coloured by SLO level `levels.rs`; the optional measures'
-//! sections `measures.rs`; the per-flow table `flows.rs` and the generator's health `health.rs`,
-//! shared by every format) and progress line (`progress.rs`), the trend
+//! sections `measures.rs`; the per-flow table `flows.rs`, the per-scenario and by-tag tables
+//! `scenarios.rs` and the generator's health `health.rs`, shared by every format) and progress line (`progress.rs`), the trend
 //! over several runs ([`history`]), the outputs of `loadgate history` (`changes.rs`: its list
 //! and change-point report), the template environment (`templates.rs`) and the words
 //! for how the rules were decided (`decisions.rs`: level, allowance, detectable effect, the
@@ -40,6 +40,7 @@ pub mod markdown;
 mod measures;
 pub(crate) mod progress;
 mod scales;
+mod scenarios;
 mod series_chart;
 mod spec_lines;
 mod svg;

@@ -29,6 +29,8 @@ pub(crate) struct Row {
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct TargetView {
     pub name: String,
+    /// Its tags in brief, `kind: write, team: shop`; empty without tags.
+    pub tags: String,
     pub method: String,
     /// As written in the spec.
     pub url: String,
@@ -118,6 +120,7 @@ pub(super) fn target_view(
     let p99 = find(TargetMetric::P99).expect("always present");
     TargetView {
         name: shown.name.clone(),
+        tags: tags_text(&shown.tags),
         method: shown.method.clone().unwrap_or_default(),
         url: shown.url.clone().unwrap_or_default(),
         requests: current.map_or_else(|| MISSING.to_string(), |t| t.requests.to_string()),
@@ -151,6 +154,14 @@ pub(super) fn target_view(
             .map(connections)
             .unwrap_or_default(),
     }
+}
+
+/// A target's tags in brief, `kind: write, team: shop`; empty without tags.
+fn tags_text(tags: &BTreeMap<String, String>) -> String {
+    tags.iter()
+        .map(|(name, value)| format!("{name}: {value}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Each count of `map` as a [`KeyValue`], in the map's order.

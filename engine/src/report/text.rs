@@ -2,7 +2,8 @@
 //! the checks with their numbers (a rule's with its effective allowance, its interval at its
 //! one-sided level and its minimum detectable effect at 80% power, and in a paired comparison
 //! its per-sub-run changes in brief), the number of rules tested together at the per-run
-//! false-alarm rate, the targets, the verdict last.
+//! false-alarm rate, the scenarios (after the headline), the targets and their tags, the
+//! verdict last; a `warn` check that failed is a `warning`.
 
 use std::fmt::Write as _;
 
@@ -63,6 +64,7 @@ fn render(view: &View, trend: Option<&Trend>) -> String {
             row.label, row.current, row.baseline, row.change
         );
     }
+    out.push_str(&super::scenarios::scenario_text(&view.scenarios));
     let checks: Vec<&CheckRow> = view.slo.iter().chain(&view.rules).collect();
     if !checks.is_empty() {
         let width = checks
@@ -73,10 +75,11 @@ fn render(view: &View, trend: Option<&Trend>) -> String {
         let _ = writeln!(out);
         for c in checks {
             let name = format!("{} {}", c.kind.word(), printable(&c.name));
+            let state = if c.warning { "warning" } else { c.verdict };
             let _ = writeln!(
                 out,
-                "  {:<12} {name:<width$}  {:>10} (baseline {}, {})",
-                c.verdict, c.measured, c.baseline, c.change
+                "  {state:<12} {name:<width$}  {:>10} (baseline {}, {})",
+                c.measured, c.baseline, c.change
             );
             if c.kind == CheckKind::Rule {
                 rule_lines(&mut out, c);
@@ -111,6 +114,7 @@ fn render(view: &View, trend: Option<&Trend>) -> String {
             );
         }
     }
+    out.push_str(&super::scenarios::tag_text(&view.tag_groups));
     out.push_str(&super::flows::text_table(&view.flows));
     if let Some(trend) = trend {
         let _ = writeln!(out, "\n  trend over {} runs", trend.runs.len());

@@ -6,17 +6,22 @@
 //! fractions (0.01 = 1%). Beside the numbers, the engine's own formatting of them (`*_text`,
 //! `display`), as its reports show them, so that a reader need not format numbers again.
 
+use std::collections::BTreeMap;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::decisions::{family_sentence, format_allowed, format_mde, format_rule_level};
 use super::history::Trend;
+use super::scenarios::{rule_fails, rule_warns, slo_fails, slo_warns};
 use super::spec_lines::{Block, SpecLines};
 use super::verdict_flows::{VerdictFlow, verdict_flows};
 use super::{Render, Report};
 use crate::compare::gate::{Exit, Outcome, Overall, summary_line};
 use crate::compare::{Comparison, Family, RuleState, RuleVerdict, SloDelta, TargetDelta};
-use crate::result::{RunResult, TargetResult};
+use crate::plan::regression::ScopeKind;
+use crate::plan::threshold::Severity;
+use crate::result::{RunResult, ScenarioResult, TargetResult};
 use crate::units::Unit;
 
 /// Version of the verdict format; bumped on any incompatible change.
@@ -71,16 +76,18 @@ pub(crate) enum Verdict {
 }
 
 impl Verdict {
-    /// The verdict on `current` and, when there is a baseline, its comparison.
+    /// The verdict on `current` and, when there is a baseline, its comparison: the gate's
+    /// ([`Overall`]), where a `warn` SLO that failed and a `warn` rule that regressed are
+    /// warnings, which never fail it.
     pub(crate) fn of(current: &RunResult, comparison: Option<&Comparison>) -> Verdict {
         if current.interrupted {
             return Verdict::Interrupted;
         }
         match Overall::of(current, comparison) {
-            Overall::Pass => Verdict::Pass,
-            Overall::SloFailed => Verdict::SloFailed,
-            Overall::Regressed => Verdict::Regressed,
             Overall::InvalidMeasurement => Verdict::InvalidMeasurement,
+            _ if !current.passed && current.slo.iter().any(slo_fails) => Verdict::SloFailed,
+            _ if comparison.is_some_and(|c| c.rules.iter().any(rule_fails)) => Verdict::Regressed,
+            _ => Verdict::Pass,
         }
     }
 
@@ -293,10 +300,74 @@ pub(crate) struct VerdictSlo {
     /// The threshold, judged.
     #[serde(flatten)]
     pub slo: SloDelta,
+    /// What its scope is: `total`, `target`, `flow` or `scenario` (then `scope` is the
+    /// scenario's name); absent for results written before scenarios.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<String>")]
+    pub scope_kind: Option<ScopeKind>,
+    /// Only the requests of the scope that carry these tags (`latency{kind:write}`); absent:
+    /// all of them.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub tags: BTreeMap<String, String>,
+    /// `fail` (a failure fails the run) or `warn` (a failure is a warning: reported, never
+    /// fails the run); `fail` when absent.
+    #[serde(default, skip_serializing_if = "is_fail")]
+    pub severity: Severity,
     /// The 1-based line of the threshold in the spec file, when the report was given it
     /// (`--spec FILE`, the very file the run was made from); absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub line: Option<u64>,
+}
+
+/// One scenario of the current run: what it measured apart from the others.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub(crate) struct VerdictScenario {
+    /// The scenario's `name`.
+    pub name: String,
+    /// Its executor, k6's name: `constant-vus`, `ramping-vus`, `constant-arrival-rate`,
+    /// `ramping-arrival-rate`, `per-vu-iterations` or `shared-iterations`.
+    pub executor: String,
+    /// When it started measuring, seconds after the run's start (its `start_time`).
+    pub start_time_s: f64,
+    /// Iterations that ended: its flows' iterations, or its requests for targets.
+    pub iterations: u64,
+    /// Those per second of its measured window.
+    pub iterations_per_s: f64,
+    /// Its requests' key numbers: throughput, p50/p95/p99, error rate, requests.
+    pub headline: Headline,
+    /// Whether the generator applied its planned load, on its own schedule.
+    pub valid: bool,
+    /// Why its measurement is invalid, one sentence each; empty when valid.
+    pub problems: Vec<String>,
+}
+
+impl VerdictScenario {
+    fn of(s: &ScenarioResult) -> VerdictScenario {
+        VerdictScenario {
+            name: s.name.clone(),
+            executor: s.executor.clone(),
+            start_time_s: s.start_time_s,
+            iterations: s.iterations,
+            iterations_per_s: if s.duration_s > 0.0 {
+                s.iterations as f64 / s.duration_s
+            } else {
+                0.0
+            },
+            headline: Headline::of(&s.total),
+            valid: s.health.valid,
+            problems: s.health.problems.clone(),
+        }
+    }
+}
+
+/// Whether a severity is `fail`, the default (left out of the JSON).
+fn is_fail(s: &Severity) -> bool {
+    *s == Severity::Fail
+}
+
+/// Whether a count is 0 (left out of the JSON).
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// The one-line verdict ([`summary_line`]); for a trend without a baseline (`loadgate
@@ -310,6 +381,16 @@ pub(super) fn summary(
     earlier: usize,
 ) -> String {
     let mut line = summary_line(current, comparison);
+    // The word is this verdict's (warnings never fail), with the warnings counted.
+    let warnings = warnings(current, comparison);
+    if let Some((_, rest)) = line.split_once(": ") {
+        let with = match warnings {
+            0 => String::new(),
+            1 => " with 1 warning".to_string(),
+            n => format!(" with {n} warnings"),
+        };
+        line = format!("{}{with}: {rest}", Verdict::of(current, comparison).word());
+    }
     if comparison.is_none()
         && earlier > 0
         && let Some(head) = line.strip_suffix("no baseline to compare with")
@@ -331,6 +412,13 @@ pub(super) fn summary(
         );
     }
     line
+}
+
+/// How many checks are warnings: `warn` SLOs of `current` that failed and `warn` rules of
+/// `comparison` that regressed.
+pub(super) fn warnings(current: &RunResult, comparison: Option<&Comparison>) -> usize {
+    current.slo.iter().filter(|v| slo_warns(v)).count()
+        + comparison.map_or(0, |c| c.rules.iter().filter(|r| rule_warns(r)).count())
 }
 
 /// The verdict document: `loadgate compare --format json`, `loadgate report --format json`.
@@ -356,8 +444,13 @@ pub(crate) struct VerdictDoc {
     pub baseline: Option<RunInfo>,
     /// The spec file changed between the baseline and the current run.
     pub spec_changed: bool,
-    /// Whether every SLO of the current run passed (true when it has none).
+    /// Whether every SLO of the current run passed (true when it has none; `warn` SLOs do
+    /// not count).
     pub slo_passed: bool,
+    /// How many checks are warnings: `warn` SLOs that failed and `warn` rules that regressed
+    /// (reported; they never fail the gate); absent when none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub warnings: usize,
     /// Every SLO of the current run, with the baseline's value of the same threshold.
     pub slo: Vec<VerdictSlo>,
     /// Whether a rule regressed (false without a baseline).
@@ -375,6 +468,10 @@ pub(crate) struct VerdictDoc {
     /// The current run's flows, in the spec's order; absent (empty) without flows.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub flows: Vec<VerdictFlow>,
+    /// The current run's scenarios, in the spec's order; absent (empty) for a spec with one
+    /// `load`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scenarios: Vec<VerdictScenario>,
     /// Things to know: a changed spec, interrupted runs, where the rules came from.
     pub notes: Vec<String>,
     /// Key metrics over earlier runs and this one (`loadgate report` with several results);
@@ -397,7 +494,14 @@ pub(crate) fn build(
     };
     let slo = slo
         .into_iter()
-        .map(|slo| VerdictSlo { slo, line: None })
+        .zip(&current.slo)
+        .map(|(slo, v)| VerdictSlo {
+            slo,
+            scope_kind: v.scope_kind,
+            tags: v.tags.clone(),
+            severity: v.severity,
+            line: None,
+        })
         .collect();
     VerdictDoc {
         verdict_version: VERDICT_VERSION,
@@ -413,6 +517,7 @@ pub(crate) fn build(
         baseline: baseline.map(RunInfo::of),
         spec_changed: comparison.is_some_and(|c| c.spec_changed),
         slo_passed: current.passed,
+        warnings: warnings(current, comparison),
         slo,
         regressed: comparison.is_some_and(Comparison::regressed),
         rule_counts: RuleCounts {
@@ -439,6 +544,7 @@ pub(crate) fn build(
         }),
         targets: comparison.map_or_else(Vec::new, |c| c.targets.clone()),
         flows: verdict_flows(current),
+        scenarios: current.scenarios.iter().map(VerdictScenario::of).collect(),
         notes: comparison.map_or_else(Vec::new, |c| c.notes.clone()),
         trend,
     }
@@ -460,4 +566,61 @@ impl VerdictDoc {
 /// The JSON Schema of the verdict document.
 pub fn schema() -> serde_json::Value {
     crate::result::published_schema::<VerdictDoc>()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::RuleState;
+
+    /// A result as this loadgate writes it: two targets, two SLOs that pass, five rules.
+    fn fixture() -> RunResult {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/results/v2-current.json"
+        );
+        crate::result::read(std::path::Path::new(path)).unwrap()
+    }
+
+    #[test]
+    fn a_failed_warn_slo_is_a_warning_and_never_fails_the_run() {
+        let mut r = fixture();
+        r.slo[0].passed = false;
+        r.slo[0].severity = Severity::Warn;
+        // Whatever `passed` says: a warn threshold never fails the verdict.
+        for passed in [true, false] {
+            r.passed = passed;
+            assert_eq!(Verdict::of(&r, None), Verdict::Pass);
+        }
+        assert_eq!(warnings(&r, None), 1);
+        let line = summary(&r, None, 0);
+        assert!(line.starts_with("PASSED with 1 warning: "), "{line}");
+        r.slo[1].passed = false;
+        r.passed = false;
+        assert_eq!(Verdict::of(&r, None), Verdict::SloFailed);
+        let line = summary(&r, None, 0);
+        assert!(line.starts_with("FAILED with 1 warning: "), "{line}");
+        let doc = build(&r, None, None, None);
+        assert_eq!((doc.warnings, doc.exit_code), (1, 1));
+        assert_eq!(doc.slo[0].severity, Severity::Warn);
+    }
+
+    #[test]
+    fn a_regressed_warn_rule_is_a_warning_and_the_comparison_passes() {
+        let r = fixture();
+        let mut c = crate::compare::compare(&r, &r).unwrap();
+        c.rules[0].verdict = RuleState::Regressed;
+        c.rules[0].severity = Severity::Warn;
+        assert_eq!(Verdict::of(&r, Some(&c)), Verdict::Pass);
+        assert_eq!(Verdict::of(&r, Some(&c)).exit().code(), 0);
+        let doc = build(&r, Some(&r), Some(&c), None);
+        assert_eq!((doc.verdict, doc.warnings), (Verdict::Pass, 1));
+        assert!(
+            doc.summary.starts_with("PASSED with 1 warning: "),
+            "{}",
+            doc.summary
+        );
+        c.rules[1].verdict = RuleState::Regressed;
+        assert_eq!(Verdict::of(&r, Some(&c)), Verdict::Regressed);
+    }
 }

@@ -8,10 +8,17 @@ use super::decisions::{
     family_sentence, format_allowed, format_mde, format_rule_level, method_paragraph,
 };
 use super::http3;
+use super::scenarios::{
+    ScenarioView, TagGroup, WARN_ONLY, rule_fails, rule_warns, scenario_views, scope_name,
+    selector, slo_fails, slo_label, slo_warns, tag_groups,
+};
 use super::target_view::{Row, TargetView, target_view};
 use super::verdict::{Verdict, summary};
-use crate::compare::{Comparison, RuleChanges, RuleState, SloDelta, TargetMetric, median};
+use crate::compare::{
+    Comparison, RuleChanges, RuleState, RuleVerdict, SloDelta, TargetMetric, median,
+};
 use crate::plan::regression::ScopeKind;
+use crate::plan::threshold::Severity;
 use crate::result::RunResult;
 use crate::units::{MISSING, Unit, format_change, format_relative};
 
@@ -52,6 +59,12 @@ pub(crate) struct View {
     pub total: TargetView,
     /// Every flow of the current run, with its steps' target rows (empty without flows).
     pub flows: Vec<super::flows::FlowView>,
+    /// Every scenario of the current run (empty for a spec with one `load`).
+    pub scenarios: Vec<ScenarioView>,
+    /// The current run's targets grouped by each tag with two values or more.
+    pub tag_groups: Vec<TagGroup>,
+    /// Whether a target has tags (the target tables show them then).
+    pub tagged: bool,
     pub notes: Vec<String>,
     /// Environment of the current run (and the baseline's, when there is one).
     pub environment: Vec<EnvRow>,
@@ -90,7 +103,8 @@ pub(crate) struct CheckRow {
     pub kind: CheckKind,
     /// e.g. `total latency p(95) < 200ms` or `latency p(95) +10% floor 2ms`.
     pub name: String,
-    /// Scope (`total` or a target's name).
+    /// Scope as a dotted name (the JUnit report's `classname`): `total`, a target's or
+    /// flow's name, `scenario.NAME`.
     pub scope: String,
     pub measured: String,
     pub baseline: String,
@@ -118,6 +132,9 @@ pub(crate) struct CheckRow {
     pub verdict: &'static str,
     /// Whether this check fails the gate.
     pub failed: bool,
+    /// Whether this check is a warning: a `warn` SLO that failed or a `warn` rule that
+    /// regressed (shown as such; it does not fail the gate).
+    pub warning: bool,
     /// Why, in words (rules), or the threshold's limit (SLOs).
     pub reason: String,
 }
@@ -151,9 +168,15 @@ pub(crate) struct EnvRow {
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct Counts {
     pub slo: usize,
+    /// SLOs that failed and fail the run (`warn` ones are `slo_warnings`).
     pub slo_failed: usize,
+    /// `warn` SLOs that failed.
+    pub slo_warnings: usize,
     pub rules: usize,
+    /// Rules that regressed and fail the gate (`warn` ones are `rule_warnings`).
     pub regressed: usize,
+    /// `warn` rules that regressed.
+    pub rule_warnings: usize,
     pub inconclusive: usize,
     pub improved: usize,
     pub unchanged: usize,
@@ -227,6 +250,9 @@ pub(crate) fn build(
                 text
             }),
         flows: super::flows::flow_views(current, &targets),
+        scenarios: scenario_views(current),
+        tag_groups: tag_groups(current),
+        tagged: current.targets.iter().any(|t| !t.tags.is_empty()),
         targets,
         total,
         // A partial merge says so first (`merged.partial`), then the generator's health
@@ -241,9 +267,12 @@ pub(crate) fn build(
         environment: environment(current, baseline),
         counts: Counts {
             slo: current.slo.len(),
-            slo_failed: current.slo.iter().filter(|v| !v.passed).count(),
+            slo_failed: current.slo.iter().filter(|v| slo_fails(v)).count(),
+            slo_warnings: current.slo.iter().filter(|v| slo_warns(v)).count(),
             rules: comparison.map_or(0, |c| c.rules.len()),
-            regressed: count(RuleState::Regressed),
+            regressed: comparison.map_or(0, |c| c.rules.iter().filter(|r| rule_fails(r)).count()),
+            rule_warnings: comparison
+                .map_or(0, |c| c.rules.iter().filter(|r| rule_warns(r)).count()),
             inconclusive: count(RuleState::Inconclusive),
             improved: count(RuleState::Improved),
             unchanged: count(RuleState::Unchanged),
@@ -268,8 +297,7 @@ fn slo_rows(current: &RunResult, comparison: Option<&Comparison>) -> Vec<CheckRo
                 .zip(d.measured)
                 .filter(|(b, _)| *b != 0.0)
                 .map(|(b, m)| m / b - 1.0);
-            let metric = super::flows::slo_metric_name(v, current);
-            let mut name = format!("{} {metric}: {}", v.scope, v.threshold);
+            let mut name = slo_label(v, current);
             if v.default {
                 name.push_str(" (default: the spec sets no errors SLO)");
             }
@@ -277,7 +305,7 @@ fn slo_rows(current: &RunResult, comparison: Option<&Comparison>) -> Vec<CheckRo
             CheckRow {
                 kind: CheckKind::Slo,
                 name,
-                scope: v.scope.clone(),
+                scope: dotted_scope(&v.scope, v.scope_kind),
                 measured: d.measured_text,
                 baseline: unit.format_or_missing(d.baseline),
                 change: format_change(rel, d.change, unit),
@@ -289,7 +317,8 @@ fn slo_rows(current: &RunResult, comparison: Option<&Comparison>) -> Vec<CheckRo
                 sub_runs: None,
                 tested: false,
                 verdict: if v.passed { "pass" } else { "fail" },
-                failed: !v.passed,
+                failed: slo_fails(v),
+                warning: slo_warns(v),
                 reason: format!("limit {}", d.limit_text),
             }
         })
@@ -306,16 +335,8 @@ fn rule_rows(comparison: &Comparison) -> Vec<CheckRow> {
             let unit = Unit::from_name(&r.unit);
             CheckRow {
                 kind: CheckKind::Rule,
-                name: match r.scope_kind {
-                    ScopeKind::Flow => {
-                        format!("{} {} {}", r.scope, r.metric.flow_name(), r.rule)
-                    }
-                    ScopeKind::Target | ScopeKind::Scenario => {
-                        format!("{} {} {}", r.scope, r.metric, r.rule)
-                    }
-                    ScopeKind::Total => format!("{} {}", r.metric, r.rule),
-                },
-                scope: r.scope.clone(),
+                name: rule_name(r),
+                scope: dotted_scope(&r.scope, Some(r.scope_kind)),
                 measured: unit.format_or_missing(r.current),
                 baseline: unit.format_or_missing(r.baseline),
                 change: format_change(r.relative_change, r.change, unit),
@@ -340,11 +361,43 @@ fn rule_rows(comparison: &Comparison) -> Vec<CheckRow> {
                     .map(sub_run_row),
                 tested: r.level.is_some(),
                 verdict: r.verdict.name(),
-                failed: r.verdict == RuleState::Regressed,
+                failed: rule_fails(r),
+                warning: rule_warns(r),
                 reason: r.reason.clone(),
             }
         })
         .collect()
+}
+
+/// A scope as a dotted name: `scenario.NAME` for a scenario, else its name.
+fn dotted_scope(scope: &str, kind: Option<ScopeKind>) -> String {
+    if kind == Some(ScopeKind::Scenario) {
+        format!("scenario.{scope}")
+    } else {
+        scope.to_string()
+    }
+}
+
+/// A rule as the reports name it: its scope (none for the whole run, `scenario NAME` for a
+/// scenario's), metric (a flow's by the spec's names), tag selector and rule, e.g.
+/// `scenario checkout latency{kind:write} p(95) +10%`, and ` (warn only)` when its severity
+/// is `warn`.
+fn rule_name(r: &RuleVerdict) -> String {
+    let selector = selector(&r.tags);
+    let mut name = match r.scope_kind {
+        ScopeKind::Flow => format!("{} {}{selector} {}", r.scope, r.metric.flow_name(), r.rule),
+        ScopeKind::Target | ScopeKind::Scenario => format!(
+            "{} {}{selector} {}",
+            scope_name(&r.scope, Some(r.scope_kind)),
+            r.metric,
+            r.rule
+        ),
+        ScopeKind::Total => format!("{}{selector} {}", r.metric, r.rule),
+    };
+    if r.severity == Severity::Warn {
+        name.push_str(WARN_ONLY);
+    }
+    name
 }
 
 /// A per-sub-run change as the reports show it: relative `+9.8%`, or absolute in percentage

@@ -32,6 +32,8 @@ pub(super) struct Served {
     pub(super) end: Instant,
     /// Its response failed (an unexpected status).
     pub(super) failed: bool,
+    /// The task that sent it: one per virtual user (and per open-model user).
+    pub(super) task: Option<tokio::task::Id>,
 }
 
 impl Server {
@@ -73,6 +75,7 @@ impl Server {
             started,
             end,
             failed: self.fail_from.is_some_and(|at| started >= at),
+            task: tokio::task::try_id(),
         };
         self.lock().push(served);
         served

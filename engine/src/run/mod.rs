@@ -44,6 +44,7 @@ mod pre;
 mod redirect;
 mod resolve;
 pub(crate) mod sample;
+mod scenarios;
 mod shared;
 mod slot;
 mod stream;
@@ -52,6 +53,8 @@ mod tls;
 mod transport;
 #[cfg(test)]
 mod virtual_clock;
+#[cfg(test)]
+mod virtual_executors;
 mod vu;
 mod worker;
 mod worker_stats;
@@ -69,6 +72,7 @@ use collect::{Collector, Report};
 pub use limits::FileLimit;
 pub(crate) use output::{Negotiated, NegotiatedTls};
 pub use output::{Progress, RunError, RunOutput};
+pub use scenarios::execute_scenarios;
 use shared::{Shared, StopFlags};
 use worker_stats::WorkerStats;
 
@@ -162,7 +166,24 @@ pub(crate) fn prepare(plan: &Plan) -> Result<Ready<'_>, RunError> {
 /// threads and a reserve. [`execute`] does this first; a caller that opens descriptors of its
 /// own before (a signal watcher, a service's pipes) may do it earlier. Returns the run's
 /// budget. Errors: [`RunError::FileLimit`].
+///
+/// With scenarios (`plan.scenarios`), it counts every scenario's connections, timers and
+/// worker threads (each scenario's share of the CPUs, as [`execute_scenarios`] runs them).
 pub fn raise_file_limit(plan: &Plan) -> Result<FileLimit, RunError> {
+    let (descriptors, threads) = if plan.scenarios.is_empty() {
+        descriptors_of(plan)
+    } else {
+        scenarios::plans(plan)
+            .iter()
+            .map(descriptors_of)
+            .fold((0, 0), |(d, t), (dn, tn)| (d + dn, t + tn))
+    };
+    limits::raise_and_check(descriptors, threads)
+}
+
+/// The descriptors a run of `plan` (no scenarios) holds at once, connections and precise
+/// timers, and its worker threads.
+fn descriptors_of(plan: &Plan) -> (u64, u64) {
     let slots = resolve::slots(&plan.targets).1.len();
     let connections = plan.load.connection_groups() * slots;
     // A paced virtual user holds a precise timer: a descriptor (a timerfd) on Linux.
@@ -171,13 +192,21 @@ pub fn raise_file_limit(plan: &Plan) -> Result<FileLimit, RunError> {
     } else {
         0
     };
-    limits::raise_and_check((connections + timers) as u64, workers(plan) as u64)
+    ((connections + timers) as u64, workers(plan) as u64)
 }
 
 /// Worker threads of a run: `load.threads`, else one per CPU; at most one per connection
-/// group.
+/// group. With scenarios, every scenario's (each its share of the CPUs when its load gives
+/// no `threads`, as [`execute_scenarios`] runs them), summed.
 pub(crate) fn workers(plan: &Plan) -> usize {
-    workers_for(&plan.load)
+    if plan.scenarios.is_empty() {
+        workers_for(&plan.load)
+    } else {
+        scenarios::plans(plan)
+            .iter()
+            .map(|sub| workers_for(&sub.load))
+            .sum()
+    }
 }
 
 /// [`workers`] for `load`.
@@ -304,11 +333,7 @@ impl Ready<'_> {
         stage_cpu.push(cpu_end);
         Ok(RunOutput {
             started_at,
-            // The planned measured time, unless the run ended early or on a count.
-            elapsed: match (halted_at, shared.load.stop) {
-                (None, Stop::Duration(planned)) if !used_up => planned,
-                _ => last_end.saturating_duration_since(shared.measure_start),
-            },
+            elapsed: elapsed(&shared, halted_at.is_some() || used_up, last_end),
             stage_cpu_s: stage_cpu_s(&stage_cpu, stages.len()),
             targets,
             flows,
@@ -325,6 +350,19 @@ impl Ready<'_> {
             negotiated,
             udp_buffers,
         })
+    }
+}
+
+/// The measured window of a run ([`RunOutput::elapsed`]): the planned duration; a count run's
+/// `max_duration` when it ended there with tickets left; else, when the run ended early
+/// (`early`) or on its count, from the start of measuring to `last_end`, when the last measured
+/// request ended.
+fn elapsed(shared: &Shared, early: bool, last_end: Instant) -> Duration {
+    let cut = shared.tickets.as_ref().is_some_and(|t| t.left() > 0);
+    match (early, shared.load.stop, shared.load.max_duration) {
+        (false, Stop::Duration(planned), _) => planned,
+        (false, Stop::Requests(_), Some(max)) if cut => max,
+        _ => last_end.saturating_duration_since(shared.measure_start),
     }
 }
 

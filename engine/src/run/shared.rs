@@ -32,11 +32,13 @@ pub(super) struct Shared {
     /// Length of the spans workers hand over, from `measure_start`: 1 s, or an epoch of
     /// `loadgate ab` that divides a second.
     pub(super) epoch: Duration,
-    /// End of the stages (duration mode).
+    /// When nothing more may start: the end of the stages (duration mode), or measuring's
+    /// start + `load.max_duration` (count mode; none without it).
     pub(super) end: Option<Instant>,
     /// Count mode: the measured requests (with flows: iterations) left to each worker.
     pub(super) tickets: Option<Tickets>,
-    /// When workers give up on requests still in flight.
+    /// When workers give up on requests (iterations) still in flight, which are then not
+    /// counted: `end` + `load.graceful_stop`, else `end` + the longest timeout + 1 s.
     pub(super) hard_deadline: Option<Instant>,
     pub(super) stop: Arc<AtomicBool>,
     /// Open model: the run's in-flight budget over the workers (none in the closed model).
@@ -79,7 +81,14 @@ impl Shared {
             stage_starts.push(stage_start);
             stage_start += stage.duration.unwrap_or_default();
         }
-        let end = load.measured_duration().map(|d| measure_start + d);
+        let end = match load.stop {
+            Stop::Duration(d) => Some(d),
+            Stop::Requests(_) => load.max_duration,
+        }
+        .map(|d| measure_start + d);
+        let grace = load
+            .graceful_stop
+            .unwrap_or(max_timeout + Duration::from_secs(1));
         Shared {
             targets: plan.targets.clone(),
             endpoint_of,
@@ -91,7 +100,7 @@ impl Shared {
                 Stop::Requests(n) => Some(Tickets::new(n, &loops_per_worker(&load))),
                 Stop::Duration(_) => None,
             },
-            hard_deadline: end.map(|end| end + max_timeout + Duration::from_secs(1)),
+            hard_deadline: end.map(|end| end + grace),
             flows: Flows::new(plan),
             load,
             start,
@@ -234,6 +243,11 @@ impl Tickets {
         Tickets {
             left: shares.into_iter().map(AtomicU64::new).collect(),
         }
+    }
+
+    /// Tickets left, over all workers.
+    pub(super) fn left(&self) -> u64 {
+        self.left.iter().map(|l| l.load(Ordering::Relaxed)).sum()
     }
 
     /// Takes a ticket of worker `worker`'s share. `false`: none left to it.

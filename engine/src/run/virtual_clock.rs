@@ -18,32 +18,33 @@ use super::{clock, h3, vu, worker};
 use crate::measure::StageStats;
 
 /// What a run on the virtual clock did.
-struct Run {
-    shared: Arc<Shared>,
+pub(super) struct Run {
+    pub(super) shared: Arc<Shared>,
     /// The workers' stages, merged (their other records are not looked at here).
-    stages: Vec<StageStats>,
-    /// Every request, in the order they started.
-    served: Vec<Served>,
+    pub(super) stages: Vec<StageStats>,
+    /// Every request that ended, in the order they started (those cut at the hard deadline
+    /// are not here).
+    pub(super) served: Vec<Served>,
     /// When an `abort_on_fail` threshold stopped the run (with [`Setup::watch`]).
     aborted_at: Option<Instant>,
-    /// When the last virtual user (and the dispatcher) ended.
-    ended: Instant,
+    /// When the last virtual user (and the dispatcher) ended, or the hard deadline cut them.
+    pub(super) ended: Instant,
 }
 
 impl Run {
     /// Time zero of the run's schedule.
-    fn start(&self) -> Instant {
+    pub(super) fn start(&self) -> Instant {
         self.shared.start
     }
 
     /// When each request started, from time zero.
-    fn starts(&self) -> Vec<Duration> {
+    pub(super) fn starts(&self) -> Vec<Duration> {
         let start = self.start();
         self.served.iter().map(|s| s.started - start).collect()
     }
 
     /// When each request was due, from time zero.
-    fn due(&self) -> Vec<Duration> {
+    pub(super) fn due(&self) -> Vec<Duration> {
         let start = self.start();
         self.served.iter().map(|s| s.intended - start).collect()
     }
@@ -52,39 +53,46 @@ impl Run {
 /// A stall of the worker thread: from `at` (after time zero) the clock moves on by `length`
 /// with nothing else running, as when the thread loses its CPU.
 #[derive(Clone, Copy)]
-struct Stall {
+pub(super) struct Stall {
     at: Duration,
     length: Duration,
 }
 
 /// The fake server and what else happens to a run.
 #[derive(Clone, Copy, Default)]
-struct Setup {
+pub(super) struct Setup {
     /// How long each response takes.
-    service: Duration,
+    pub(super) service: Duration,
     /// A stall of the worker thread.
-    stall: Option<Stall>,
+    pub(super) stall: Option<Stall>,
     /// From then on (after time zero), every response fails.
-    fail_from: Option<Duration>,
+    pub(super) fail_from: Option<Duration>,
     /// Then (after time zero) the run is stopped, as by Ctrl-C.
-    stop_at: Option<Duration>,
+    pub(super) stop_at: Option<Duration>,
     /// Worker threads (`load.threads`), their tasks all on the test's one thread; 0 is 1.
-    workers: usize,
+    pub(super) workers: usize,
     /// Hand the worker's epochs to a collector that watches the plan's thresholds and stops
     /// the run when an `abort_on_fail` one fails (as `worker.rs` and `run::collect` do), each
     /// report taken at the instant it is sent. Off by default: the collector looks every tick.
-    watch: bool,
+    pub(super) watch: bool,
 }
 
 /// Runs a plan whose `load` is as the spec writes it (one target, `setup.workers` workers) on
 /// a virtual clock against the fake server, as `setup` says.
 fn run(load: &str, setup: Setup) -> Run {
+    run_plan(plan_of(load, setup.workers.max(1)), setup)
+}
+
+/// Runs `plan` (its one target never connected to) as [`run`] does, on `setup.workers`
+/// workers (its `load.threads` set to them). As `worker.rs`, the virtual users still in
+/// flight at the hard deadline (`Shared::hard_deadline`) are cut there.
+pub(super) fn run_plan(mut plan: crate::plan::Plan, setup: Setup) -> Run {
     let workers = setup.workers.max(1);
     assert!(
         workers == 1 || !setup.watch,
         "the collector watches one worker"
     );
-    let plan = plan_of(load, workers);
+    plan.load.threads = Some(workers as u32);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .start_paused(true)
@@ -133,8 +141,16 @@ fn run(load: &str, setup: Setup) -> Run {
             let users = vu::users(w, workers, &shared, &endpoints);
             tasks.extend(vu::spawn(w, workers, &shared, stats, users));
         }
-        for task in tasks {
-            task.await.unwrap();
+        let all = async {
+            for task in tasks {
+                task.await.unwrap();
+            }
+        };
+        match shared.hard_deadline {
+            Some(deadline) => {
+                let _ = tokio::time::timeout_at(deadline.into(), all).await;
+            }
+            None => all.await,
         }
         let ended = clock::now();
         let mut aborted_at = None;
@@ -191,7 +207,7 @@ fn collect(
 
 /// The plan of one target (never connected to: the fake server answers) under `load`, on
 /// `workers` worker threads.
-fn plan_of(load: &str, workers: usize) -> crate::plan::Plan {
+pub(super) fn plan_of(load: &str, workers: usize) -> crate::plan::Plan {
     let yaml = format!(
         "version: 1\nname: virtual\ntargets:\n  - {{name: t, url: 'http://127.0.0.1:9/'}}\n\
          load:\n  threads: {workers}\n{load}"
@@ -206,7 +222,7 @@ fn plan_of(load: &str, workers: usize) -> crate::plan::Plan {
     crate::plan::build(&spec, &ctx).unwrap()
 }
 
-fn ms(n: u64) -> Duration {
+pub(super) fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
 }
 

@@ -125,7 +125,8 @@ impl Backoff {
 }
 
 /// Closed model: a virtual user of worker `worker`, active while the stages' target (in
-/// connections) is at least `level`.
+/// connections) is at least `level`, from the schedule's time zero; with
+/// `load.per_loop_iterations`, until it has run that many measured units.
 async fn closed_vu(
     shared: Arc<Shared>,
     stats: Rc<RefCell<WorkerStats>>,
@@ -150,7 +151,18 @@ async fn closed_vu(
     let mut timer = interval.and_then(|_| shared.precise_timer());
     let mut backoff = Backoff { failures: 0 };
     let mut user = shared.flows.any().then(|| flow::User::new(&shared.flows));
+    // `per-vu-iterations`: the measured units (requests; with flows, iterations) left to
+    // this user.
+    let mut own_left = shared.load.per_loop_iterations;
+    // A schedule that starts later (a scenario's `start_time`, `loadgate ab`'s common clock):
+    // nothing is sent before its time zero.
+    if clock::now() < shared.start && !pause_until(&shared, shared.start).await {
+        return;
+    }
     loop {
+        if own_left == Some(0) {
+            break;
+        }
         let now = clock::now();
         if shared.load.level_at(shared.secs(now)) < level {
             // Not needed now: close, and wait until the stages need this user again.
@@ -191,6 +203,9 @@ async fn closed_vu(
         let Some(measured) = shared.admit(intended, worker) else {
             break;
         };
+        if measured && let Some(left) = own_left.as_mut() {
+            *left -= 1;
+        }
         // After a pacing pause the clock is read again; else `now` is this request's start.
         let started = if intended > now { clock::now() } else { now };
         let times = Times {

@@ -40,6 +40,7 @@ mod quick;
 mod quick_secrets;
 mod reports;
 mod reports_decisions;
+mod reports_scenarios;
 mod result_schema;
 mod run;
 mod schema;

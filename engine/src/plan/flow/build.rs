@@ -7,8 +7,9 @@ use super::extract::build_extractors;
 use super::request::{RequestText, build_marked, finish_target, mark_request};
 use super::{DataOrder, DataPlan, FlowPlan, OnError, Part, StepPlan};
 use crate::plan::load::think_time;
-use crate::plan::regression::{RegressionRule, RuleScope, build_rules, texts};
+use crate::plan::regression::{RegressionRule, RuleScope, build_rules, build_scoped};
 use crate::plan::slo::{build_slo, build_thresholds};
+use crate::plan::tags::{self, Tags};
 use crate::plan::target::{Gen, Shared};
 use crate::plan::threshold::{Metric, Scope, Threshold};
 use crate::plan::transport::Transports;
@@ -88,25 +89,24 @@ pub(in crate::plan) fn build_flows(
             errors,
         ));
         let rules = &flow.regression;
-        regression(
+        out.regression.extend(build_rules(
             &[
                 (
                     Metric::Latency,
                     "iteration_duration",
-                    &texts(&rules.iteration_duration),
+                    &rules.iteration_duration,
                 ),
-                (Metric::Responses, "iterations", &texts(&rules.iterations)),
+                (Metric::Responses, "iterations", &rules.iterations),
                 (
                     Metric::Errors,
                     "failed_iterations",
-                    &texts(&rules.failed_iterations),
+                    &rules.failed_iterations,
                 ),
             ],
             &format!("{path}.regression"),
             &RuleScope::Flow(flow.name.clone()),
-            &mut out.regression,
             errors,
-        );
+        ));
     }
     out
 }
@@ -131,6 +131,7 @@ fn build_flow(
             .map_err(|e| errors.push(&field, e))
             .ok()
     });
+    tags::check(&flow.tags, &format!("{path}.tags"), errors);
     let columns = table.as_ref().map_or(&[][..], |t| &t.columns[..]);
     let mut vars: Vec<String> = columns.to_vec();
     for step in &flow.steps {
@@ -219,26 +220,33 @@ fn step_rules(
         Scope::Target(target),
         errors,
     ));
-    let rules = &step.regression;
-    if rules.alpha.is_some() {
-        errors.push(
-            format!("{path}.regression.alpha"),
-            "`alpha` is one false-alarm rate per run, shared by every rule: give it in the \
-             spec's top-level `regression` block",
-        );
-    }
-    let list = |l: &Option<Vec<spec::RuleSpec>>| l.as_deref().map(texts).unwrap_or_default();
-    regression(
-        &[
-            (Metric::Latency, "latency", &list(&rules.latency)),
-            (Metric::Errors, "errors", &list(&rules.errors)),
-            (Metric::Responses, "requests", &list(&rules.requests)),
-        ],
+    out.regression.extend(build_scoped(
+        &step.regression,
         &format!("{path}.regression"),
         &RuleScope::Target(format!("{}/{}", flow.name, step.name)),
-        &mut out.regression,
         errors,
-    );
+    ));
+}
+
+/// The tags of step `step` of `flow` (at `path`): the flow's, then the step's own (of the
+/// same name, the step's win), then `group: NAME` from its `group`, which may not be given
+/// as a tag as well. Every problem goes to `errors`.
+fn step_tags(flow: &spec::Flow, step: &spec::Step, path: &str, errors: &mut Errors) -> Tags {
+    tags::check(&step.tags, &format!("{path}.tags"), errors);
+    let mut merged = flow.tags.clone();
+    merged.extend(step.tags.iter().map(|(k, v)| (k.clone(), v.clone())));
+    if let Some(group) = &step.group {
+        if step.tags.contains_key("group") {
+            errors.push(
+                format!("{path}.tags.group"),
+                "the step gives both `group` and the tag `group`: give it once, as `group: \
+                 NAME` (the step's requests carry it as the tag `group`)",
+            );
+        } else if tags::check_text(&format!("{path}.group"), group, "value", errors) {
+            merged.insert("group".to_string(), group.clone());
+        }
+    }
+    merged
 }
 
 /// The plan of a data file that was read into `table`.
@@ -345,9 +353,7 @@ fn build_step(
         .think_time
         .as_deref()
         .and_then(|t| think_time(errors, &format!("{path}.think_time"), t));
-    if let Some(group) = &step.group {
-        errors.printable(&format!("{path}.group"), group);
-    }
+    let tags = step_tags(scope.flow, step, path, errors);
     let timeout = step
         .timeout
         .as_deref()
@@ -386,6 +392,7 @@ fn build_step(
     let mut plan = plan;
     // A step's requests are its flow's iterations', never drawn by weight.
     plan.weight = 0;
+    plan.tags = tags;
     if let Some(timeout) = timeout {
         plan.timeout = timeout?;
     }
@@ -409,25 +416,6 @@ fn check_name(field: &str, name: &str, what: &str, errors: &mut Errors) {
             field,
             format!("a {what} name may not hold `/` (a step's target is named `flow/step`)"),
         );
-    }
-}
-
-/// The rules of one block; errors go to `errors`.
-fn regression(
-    lists: &[(Metric, &str, &Vec<String>)],
-    path: &str,
-    scope: &RuleScope,
-    rules: &mut Vec<RegressionRule>,
-    errors: &mut Errors,
-) {
-    let lists: Vec<(Metric, &str, &[String])> = lists
-        .iter()
-        .map(|(m, f, l)| (*m, *f, l.as_slice()))
-        .collect();
-    let mut found = Vec::new();
-    build_rules(&lists, path, scope, rules, &mut found);
-    for (path, message) in found {
-        errors.push(path, message);
     }
 }
 

@@ -37,6 +37,7 @@ pub(in crate::plan) fn build_target(
     if !written && spec_target.data.is_none() && text.body_file.is_none() {
         return target::build_target(request, ctx, transports, errors);
     }
+    crate::plan::tags::check(&spec_target.tags, &format!("{path}.tags"), errors);
     let shared = Shared {
         spec: request.spec,
         base_url: request.base_url,

@@ -338,3 +338,198 @@ fn a_missing_variable_names_its_slot() {
     let mut out = Vec::new();
     assert_eq!(template.render(|_| None, None, None, &mut out), Err(3));
 }
+
+#[test]
+fn a_steps_tags_are_its_flows_then_its_own_then_its_group() {
+    let plan = plan_text(
+        r#"
+version: 1
+name: tags
+load: { connections: 1, requests: 1 }
+flows:
+  - name: shop
+    tags: { kind: read, team: web }
+    steps:
+      - name: a
+        url: "http://127.0.0.1:9/a"
+      - name: b
+        url: "http://127.0.0.1:9/b"
+        tags: { kind: write, step: b }
+        group: checkout
+  - name: cart
+    tags: { group: flow-level }
+    steps:
+      - name: c
+        url: "http://127.0.0.1:9/c"
+        group: step-level
+"#,
+        &[],
+    )
+    .unwrap();
+    let tags = |i: usize| -> Vec<(&str, &str)> {
+        plan.targets[i]
+            .tags
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect()
+    };
+    assert_eq!(tags(0), [("kind", "read"), ("team", "web")]);
+    assert_eq!(
+        tags(1),
+        [
+            ("group", "checkout"),
+            ("kind", "write"),
+            ("step", "b"),
+            ("team", "web")
+        ]
+    );
+    // The step's `group` is more specific than its flow's tag.
+    assert_eq!(tags(2), [("group", "step-level")]);
+    let flow_tags: Vec<_> = plan.flows[0].tags.keys().collect();
+    assert_eq!(flow_tags, ["kind", "team"]);
+}
+
+#[test]
+fn wrong_tags_of_flows_steps_and_targets_name_their_field() {
+    let flows = r#"
+version: 1
+name: tags
+load: { connections: 1, requests: 1 }
+flows:
+  - name: shop
+    tags: { "a:b": x }
+    steps:
+      - name: a
+        url: "http://127.0.0.1:9/a"
+        tags: { group: x, kind: "w,r" }
+        group: checkout
+      - name: b
+        url: "http://127.0.0.1:9/b"
+        group: "{b}"
+"#;
+    let err = plan_text(flows, &[]).unwrap_err();
+    let paths: Vec<&str> = err.lines().map(|l| l.split(": ").next().unwrap()).collect();
+    assert_eq!(
+        paths,
+        [
+            "flows[0].tags.a:b",
+            "flows[0].steps[0].tags.kind",
+            "flows[0].steps[0].tags.group",
+            "flows[0].steps[1].group"
+        ],
+        "{err}"
+    );
+    assert!(
+        err.contains("gives both `group` and the tag `group`"),
+        "{err}"
+    );
+    let targets = r#"
+version: 1
+name: tags
+load: { connections: 1, requests: 1 }
+targets:
+  - name: home
+    url: "http://127.0.0.1:9/"
+    tags: { kind: "a:b" }
+"#;
+    let err = plan_text(targets, &[]).unwrap_err();
+    assert!(
+        err.starts_with("targets[0].tags.kind: the tag value `a:b` holds `:`"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_plain_targets_rules_are_planned_as_a_steps_are() {
+    let rules = r#"
+    tags: { kind: write }
+    regression:
+      latency: [{ rule: "p(95) +5%", severity: warn }]
+      requests: ["rate -20%"]"#;
+    let targets = format!(
+        r#"
+version: 1
+name: rules
+load: {{ connections: 1, requests: 1 }}
+regression: {{ latency: [], errors: [], requests: [] }}
+targets:
+  - name: home
+    url: "http://127.0.0.1:9/"{rules}
+  - name: other
+    url: "http://127.0.0.1:9/"
+"#
+    );
+    let flows = format!(
+        r#"
+version: 1
+name: rules
+load: {{ connections: 1, requests: 1 }}
+regression: {{ latency: [], errors: [], requests: [] }}
+flows:
+  - name: shop
+    steps:
+      - name: home
+        url: "http://127.0.0.1:9/"{}
+"#,
+        rules.replace("\n    ", "\n        ")
+    );
+    let of = |text: &str| {
+        let plan = plan_text(text, &[]).unwrap_or_else(|e| panic!("{e}"));
+        plan.regression
+            .iter()
+            .map(|r| {
+                let scope = r.scope.clone();
+                (
+                    scope,
+                    r.metric,
+                    r.expression.clone(),
+                    r.severity,
+                    r.tags.is_empty(),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let (target, step) = (of(&targets), of(&flows));
+    let plan = plan_text(&targets, &[]).unwrap();
+    let kinds: Vec<Option<&String>> = plan.targets.iter().map(|t| t.tags.get("kind")).collect();
+    assert_eq!(kinds, [Some(&"write".to_string()), None]);
+    use crate::plan::threshold::Severity::{Fail, Warn};
+    let home = |name: &str| RuleScope::Target(name.into());
+    assert_eq!(
+        target,
+        [
+            (
+                home("home"),
+                Metric::Latency,
+                "p(95) +5%".into(),
+                Warn,
+                true
+            ),
+            (
+                home("home"),
+                Metric::Responses,
+                "rate -20%".into(),
+                Fail,
+                true
+            ),
+        ]
+    );
+    let renamed: Vec<_> = step
+        .into_iter()
+        .map(|(scope, m, e, s, t)| {
+            assert_eq!(scope, home("shop/home"));
+            (home("home"), m, e, s, t)
+        })
+        .collect();
+    assert_eq!(renamed, target);
+    // A tagged list in a target's block is refused: its requests all carry the same tags.
+    let tagged = targets.replace(
+        "requests: [\"rate -20%\"]",
+        "requests{kind:write}: [\"rate -20%\"]",
+    );
+    let err = plan_text(&tagged, &[]).unwrap_err();
+    assert!(
+        err.starts_with("targets[0].regression.requests{kind:write}: a target's requests all"),
+        "{err}"
+    );
+}

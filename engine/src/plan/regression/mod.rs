@@ -1,4 +1,5 @@
-//! Regression rules: how much worse than a baseline a metric of the whole run may get.
+//! Regression rules: how much worse than a baseline a metric of the whole run, a scenario,
+//! a target (a flow step is one) or a flow may get.
 //!
 //! ```text
 //! rule        := aggregation change [ "floor" value ]
@@ -18,9 +19,16 @@
 //!
 //! Only these latency aggregations exist because the verdict is computed from the per-second
 //! series of the result, which records them (`p50_us` .. `p99_9_us`, `mean_us`).
+//!
+//! A rule is written as its text or as `{rule, severity}` (`severity: warn`: a regression is
+//! reported and never fails the run). The whole run's and a scenario's blocks may also hold
+//! tagged lists, k6's `latency{kind:write}`: rules over the sum of the scope's targets whose
+//! tags match. Only the whole run's block has default rules and `alpha`.
 
 use serde::{Deserialize, Serialize};
 
+use super::Errors;
+use super::slo::{TAGS_IN_A_TARGET, selector};
 use super::threshold::{Aggregation, Metric, parse_aggregation, parse_value};
 use crate::spec;
 
@@ -286,11 +294,11 @@ pub(crate) fn build_alpha(block: &spec::Regression) -> Result<f64, (String, Stri
     }
 }
 
-/// Resolves the spec's `regression` block, applying defaults for absent lists. Errors carry the
-/// field path (`regression.latency[0]`) and the message.
-pub(crate) fn build(block: &spec::Regression) -> (Vec<RegressionRule>, Vec<(String, String)>) {
+/// Resolves the whole run's `regression` block: its lists, with the defaults for the absent
+/// ones, then its tagged lists (`latency{kind:write}`: only the rules written). Every problem
+/// goes to `errors`, with its field path (`regression.latency[0]`).
+pub(super) fn build(block: &spec::Regression, errors: &mut Errors) -> Vec<RegressionRule> {
     let mut rules = Vec::new();
-    let mut errors = Vec::new();
     type List<'a> = (Metric, &'a Option<Vec<spec::RuleSpec>>, &'a [&'a str]);
     let lists: [List<'_>; 3] = [
         (Metric::Latency, &block.latency, &DEFAULT_LATENCY_RULES),
@@ -299,13 +307,12 @@ pub(crate) fn build(block: &spec::Regression) -> (Vec<RegressionRule>, Vec<(Stri
     ];
     for (metric, list, defaults) in lists {
         match list {
-            Some(list) => build_rules(
-                &[(metric, metric.name(), &texts(list))],
+            Some(list) => rules.extend(build_rules(
+                &[(metric, metric.name(), list)],
                 "regression",
                 &RuleScope::Total,
-                &mut rules,
-                &mut errors,
-            ),
+                errors,
+            )),
             None => rules.extend(
                 defaults
                     .iter()
@@ -313,194 +320,114 @@ pub(crate) fn build(block: &spec::Regression) -> (Vec<RegressionRule>, Vec<(Stri
             ),
         }
     }
-    (rules, errors)
+    rules.extend(build_tagged(block, "regression", &RuleScope::Total, errors));
+    rules
 }
 
-/// The rules' texts (their severity is not planned yet).
-pub(crate) fn texts(list: &[spec::RuleSpec]) -> Vec<String> {
-    list.iter().map(|r| r.text().to_string()).collect()
+/// Resolves the `regression` block (at `path`, e.g. `targets[0].regression`) of a scope other
+/// than the whole run: a scenario's, a target's or a flow step's. Only the rules written apply
+/// (no defaults); tagged lists only in a scenario's block (a target's requests all carry the
+/// same tags); no `alpha` (one per run). Every problem goes to `errors`.
+pub(super) fn build_scoped(
+    block: &spec::Regression,
+    path: &str,
+    scope: &RuleScope,
+    errors: &mut Errors,
+) -> Vec<RegressionRule> {
+    if block.alpha.is_some() {
+        errors.push(
+            format!("{path}.alpha"),
+            "`alpha` is one false-alarm rate per run, shared by every rule: give it in the \
+             spec's top-level `regression` block",
+        );
+    }
+    let mut rules = build_rules(
+        &[
+            (
+                Metric::Latency,
+                "latency",
+                block.latency.as_deref().unwrap_or_default(),
+            ),
+            (
+                Metric::Errors,
+                "errors",
+                block.errors.as_deref().unwrap_or_default(),
+            ),
+            (
+                Metric::Responses,
+                "requests",
+                block.requests.as_deref().unwrap_or_default(),
+            ),
+        ],
+        path,
+        scope,
+        errors,
+    );
+    rules.extend(build_tagged(block, path, scope, errors));
+    rules
+}
+
+/// The rules of a block's tagged lists (`latency{kind:write}`), each with its selector;
+/// refused in a target's or a flow's block.
+fn build_tagged(
+    block: &spec::Regression,
+    path: &str,
+    scope: &RuleScope,
+    errors: &mut Errors,
+) -> Vec<RegressionRule> {
+    let mut rules = Vec::new();
+    for (key, list) in &block.tagged {
+        let field = format!("{path}.{key}");
+        if matches!(scope, RuleScope::Target(_) | RuleScope::Flow(_)) {
+            errors.push(&field, TAGS_IN_A_TARGET);
+            continue;
+        }
+        let Some((metric, tags)) = selector(&field, key, errors) else {
+            continue;
+        };
+        if metric == Metric::Checks {
+            errors.push(&field, "checks have no regression rules");
+            continue;
+        }
+        let built = build_rules(&[(metric, key, list)], path, scope, errors);
+        rules.extend(built.into_iter().map(|rule| RegressionRule {
+            tags: tags.clone(),
+            ..rule
+        }));
+    }
+    rules
 }
 
 /// Parses the rules written in the lists of one block (at `path`, e.g.
 /// `flows[0].regression`) for `scope`, without defaults: each list is the metric its rules
-/// compare, its field name and the rules. Rules go to `rules`, errors (field path, message)
-/// to `errors`.
-pub(crate) fn build_rules(
-    lists: &[(Metric, &str, &[String])],
+/// compare, its field name and the rules, each with its severity. Every problem goes to
+/// `errors`, with its field path.
+pub(super) fn build_rules(
+    lists: &[(Metric, &str, &[spec::RuleSpec])],
     path: &str,
     scope: &RuleScope,
-    rules: &mut Vec<RegressionRule>,
-    errors: &mut Vec<(String, String)>,
-) {
+    errors: &mut Errors,
+) -> Vec<RegressionRule> {
+    let mut rules = Vec::new();
     for &(metric, field, list) in lists {
-        for (i, text) in list.iter().enumerate() {
+        for (i, spec) in list.iter().enumerate() {
             let path = format!("{path}.{field}[{i}]");
-            if let Some(e) = super::control_character(text) {
-                errors.push((path, e));
+            let text = spec.text();
+            if !errors.printable(&path, text) {
                 continue;
             }
             match RegressionRule::parse(metric, text) {
                 Ok(rule) => rules.push(RegressionRule {
                     scope: scope.clone(),
+                    severity: spec.severity().into(),
                     ..rule
                 }),
-                Err(e) => errors.push((path, e)),
+                Err(e) => errors.push(path, e),
             }
         }
     }
+    rules
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn scopes_name_their_kind() {
-        let shop = RuleScope::Flow("shop".into());
-        assert_eq!(
-            (RuleScope::Total.kind(), RuleScope::Total.name()),
-            (ScopeKind::Total, "total")
-        );
-        assert_eq!((shop.kind(), shop.name()), (ScopeKind::Flow, "shop"));
-        assert_eq!(RuleScope::of(shop.kind(), shop.name()), shop);
-        assert_eq!(
-            serde_json::to_string(&ScopeKind::Target).unwrap(),
-            "\"target\""
-        );
-    }
-
-    #[test]
-    fn valid_rules() {
-        let cases = [
-            (
-                Metric::Latency,
-                "p(95) +10%",
-                Aggregation::Percentile(95.0),
-                0.10,
-                2_000.0,
-            ),
-            (
-                Metric::Latency,
-                " p(99.9) 25% floor 5ms ",
-                Aggregation::Percentile(99.9),
-                0.25,
-                5_000.0,
-            ),
-            (
-                Metric::Latency,
-                "mean +0% floor 0us",
-                Aggregation::Mean,
-                0.0,
-                0.0,
-            ),
-            (
-                Metric::Latency,
-                "med +5%",
-                Aggregation::Median,
-                0.05,
-                2_000.0,
-            ),
-            (
-                Metric::Errors,
-                "rate +50% floor 0.5%",
-                Aggregation::Rate,
-                0.5,
-                0.005,
-            ),
-            (Metric::Responses, "rate -10%", Aggregation::Rate, 0.10, 0.0),
-            (
-                Metric::Responses,
-                "rate -5% floor 20/s",
-                Aggregation::Rate,
-                0.05,
-                20.0,
-            ),
-        ];
-        for (metric, text, aggregation, change, floor) in cases {
-            let rule = RegressionRule::parse(metric, text).unwrap_or_else(|e| panic!("{e}"));
-            assert_eq!(rule.aggregation, aggregation, "{text}");
-            assert!((rule.max_change - change).abs() < 1e-12, "{text}");
-            assert!((rule.floor - floor).abs() < 1e-9, "{text}");
-            assert_eq!(rule.expression, text.trim());
-        }
-    }
-
-    #[test]
-    fn invalid_rules_say_why() {
-        let cases = [
-            (Metric::Latency, "p(75) +10%", "takes p(50), p(90)"),
-            (Metric::Latency, "max +10%", "not `max`"),
-            (Metric::Latency, "p(95) -10%", "write `+10%`"),
-            (Metric::Latency, "p(95) +10", "in %"),
-            (Metric::Latency, "p(95) +x%", "not a percentage"),
-            (Metric::Latency, "p(95) +10% floor 2", "has no unit"),
-            (Metric::Latency, "p(95) +10% 2ms", "expected `floor`"),
-            (Metric::Errors, "count +10%", "takes rate"),
-            (Metric::Errors, "rate +10% floor 0.1", "needs the unit `%`"),
-            (
-                Metric::Responses,
-                "rate +10%",
-                "a drop in throughput: write `-10%`",
-            ),
-            (
-                Metric::Responses,
-                "rate -10% floor 5",
-                "needs the unit `/s`",
-            ),
-        ];
-        for (metric, text, want) in cases {
-            let err = RegressionRule::parse(metric, text).expect_err(text);
-            assert!(err.contains(want), "{text}: {err}");
-        }
-    }
-
-    #[test]
-    fn alpha_is_a_percentage_above_0_and_below_50_and_5_by_default() {
-        let alpha = |text: Option<&str>| {
-            build_alpha(&spec::Regression {
-                alpha: text.map(str::to_string),
-                ..Default::default()
-            })
-        };
-        assert_eq!(alpha(None), Ok(DEFAULT_ALPHA));
-        assert_eq!(alpha(Some("10%")), Ok(0.1));
-        assert_eq!(alpha(Some("0.5%")), Ok(0.005));
-        for bad in ["0%", "50%", "75%", "5", "x%", "-1%"] {
-            let (path, e) = alpha(Some(bad)).expect_err(bad);
-            assert_eq!(path, "regression.alpha");
-            assert!(e.contains("above 0% and below 50%"), "{bad}: {e}");
-        }
-    }
-
-    #[test]
-    fn absent_lists_get_defaults_and_empty_lists_none() {
-        let (rules, errors) = build(&spec::Regression::default());
-        assert!(errors.is_empty());
-        let names: Vec<&str> = rules.iter().map(|r| r.expression.as_str()).collect();
-        assert_eq!(
-            names,
-            [
-                "p(50) +10% floor 2ms",
-                "p(95) +10% floor 2ms",
-                "p(99) +20% floor 2ms",
-                "rate +10% floor 0.1%",
-                "rate -10%"
-            ]
-        );
-        let block = spec::Regression {
-            latency: Some(vec![
-                spec::RuleSpec::Expression("p(90) +5%".into()),
-                spec::RuleSpec::Expression("p(42) +1%".into()),
-            ]),
-            errors: Some(vec![]),
-            requests: None,
-            alpha: None,
-            tagged: Default::default(),
-        };
-        let (rules, errors) = build(&block);
-        assert_eq!(rules.len(), 2, "{rules:?}");
-        assert_eq!(rules[1].metric, Metric::Responses);
-        assert_eq!(errors.len(), 1);
-        assert_eq!(errors[0].0, "regression.latency[1]");
-    }
-}
+mod tests;
