@@ -35,9 +35,9 @@ pub(crate) use scenario::ScenarioPlan;
 pub use service::ServicePlan;
 pub use shard::Shard;
 pub use tags::{TagSelector, Tags};
-pub(crate) use target::CheckPlan;
 use target::TargetDefaults;
 pub use target::TargetPlan;
+pub(crate) use target::{CheckKind, CheckPlan, JsonTest, TextTest};
 pub(crate) use transport::TlsPlan;
 pub use transport::TransportPlan;
 
@@ -51,7 +51,7 @@ use crate::units::parse_duration;
 use regression::RegressionRule;
 use service::build_service;
 use slo::build_slo;
-use target::{TargetRequest, build_target};
+use target::TargetRequest;
 use threshold::{Scope, Threshold};
 use transport::Transports;
 
@@ -269,7 +269,7 @@ fn build_targets(
             base_url,
             defaults,
         };
-        if let Some(t) = build_target(&request, ctx, transports, errors) {
+        if let Some(t) = flow::build_target(&request, ctx, transports, errors) {
             targets.push(t);
         }
         slo.extend(build_slo(

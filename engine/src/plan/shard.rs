@@ -13,8 +13,8 @@
 //! 0)` ([`share`]): the first `L mod N` shards take one more, and the N shares add up to `L`.
 //! An arrival rate `r` (requests/s, open model) gives every shard `r/N`, unrounded: the shares
 //! add up to `r` within f64 rounding. Pacing (per connection) and think time are unchanged:
-//! they apply to each connection, wherever it runs. A flow's data file read `once` gives
-//! shard K the rows K−1, K−1+N, K−1+2N, … (0-based), so that no row is used twice.
+//! they apply to each connection, wherever it runs. A flow's (or a target's) data file read
+//! `once` gives shard K the rows K−1, K−1+N, K−1+2N, … (0-based), so that no row is used twice.
 //!
 //! # Closed-model ramps
 //!
@@ -195,6 +195,20 @@ impl Plan {
                 }
                 data.shard(shard);
             }
+        }
+        for target in &mut self.targets {
+            let Some(data) = target.template.as_ref().and_then(|t| t.data.as_ref()) else {
+                continue;
+            };
+            let rows = data.rows.len() as u64;
+            if data.order == DataOrder::Once
+                && let Some(e) =
+                    too_many(&format!("rows read once by target `{}`", target.name), rows)
+            {
+                return Err(e);
+            }
+            let template = std::sync::Arc::make_mut(target.template.as_mut().expect("it has one"));
+            template.data.as_mut().expect("it has one").shard(shard);
         }
         for threshold in &mut self.slo {
             threshold.abort_on_fail = false;
@@ -443,6 +457,35 @@ mod tests {
         assert!(
             err.to_string()
                 .contains("2 rows read once in flow `f`: at most 2 shards"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn rows_a_target_reads_once_go_round_the_shards() {
+        let yaml = "version: 1\nname: s\nload:\n  connections: 4\n  duration: 1s\ntargets:\n  \
+                    - { name: t, url: 'http://127.0.0.1:9/{{id}}', data: { file: rows.csv, order: once } }\n";
+        let rows = (0..5).fold("id\n".to_string(), |s, i| format!("{s}{i}\n"));
+        let ids = |p: &Plan| -> Vec<String> {
+            let data = p.targets[0]
+                .template
+                .as_ref()
+                .unwrap()
+                .data
+                .as_ref()
+                .unwrap();
+            data.rows.iter().map(|r| r[0].clone()).collect()
+        };
+        let whole = plan_with(yaml, &[("rows.csv", &rows)]);
+        let parts = shards(&whole, 2);
+        assert_eq!(ids(&parts[0]), ["0", "2", "4"]);
+        assert_eq!(ids(&parts[1]), ["1", "3"]);
+        assert_eq!(ids(&whole).len(), 5, "the whole plan keeps its rows");
+        let err = plan_with(yaml, &[("rows.csv", "id\n1\n2\n")])
+            .shard(Shard { index: 1, count: 3 })
+            .unwrap_err();
+        assert!(
+            err.to_string().contains("2 rows read once by target `t`"),
             "{err}"
         );
     }

@@ -13,6 +13,15 @@ use super::transport::{TransportOf, TransportPlan, Transports};
 use super::{BuildContext, Errors};
 use crate::spec::{self, Spec, StatusMatch};
 
+mod check;
+mod template;
+
+use check::build_checks;
+pub(crate) use check::{CheckKind, CheckPlan, JsonTest, TextTest};
+pub(crate) use template::{
+    DataOrder, DataPlan, Gen, Generators, Part, RequestTemplate, TargetTemplate,
+};
+
 /// One request, ready to send.
 #[derive(Debug, Clone)]
 pub struct TargetPlan {
@@ -65,6 +74,10 @@ pub struct TargetPlan {
     /// Its tags, merged once: its scenario's, its flow's, its step's (`group` included),
     /// its own, the more specific winning (`plan/tags.rs`).
     pub tags: super::tags::Tags,
+    /// A target whose path, headers or body hold `{{var}}` (a column of its data file, or a
+    /// generated value): its request rendered per request in place of `request`, whose
+    /// variables are empty. `None` (and a flow step's): `request` as it is.
+    pub(crate) template: Option<Arc<TargetTemplate>>,
 }
 
 impl TargetPlan {
@@ -86,36 +99,7 @@ impl TargetPlan {
 
     /// Whether the checks need the body too (up to 1 MiB of it).
     pub(crate) fn captures_body(&self) -> bool {
-        self.checks
-            .iter()
-            .any(|c| matches!(c, CheckPlan::BodyContains(_) | CheckPlan::JsonEquals(..)))
-    }
-}
-
-/// One resolved response check.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum CheckPlan {
-    /// A header (name lower-case) is present.
-    HeaderPresent(String),
-    /// A header (name lower-case) equals this value exactly.
-    HeaderEquals(String, String),
-    /// The body contains these bytes.
-    BodyContains(Vec<u8>),
-    /// The value at this JSON pointer in the JSON body equals this value.
-    JsonEquals(String, serde_json::Value),
-}
-
-impl CheckPlan {
-    /// A short description for reports, e.g. `header content-type == "application/json"`.
-    pub(crate) fn describe(&self) -> String {
-        match self {
-            CheckPlan::HeaderPresent(name) => format!("header {name} present"),
-            CheckPlan::HeaderEquals(name, value) => format!("header {name} == {value:?}"),
-            CheckPlan::BodyContains(text) => {
-                format!("body contains {:?}", String::from_utf8_lossy(text))
-            }
-            CheckPlan::JsonEquals(pointer, value) => format!("json {pointer} == {value}"),
-        }
+        self.checks.iter().any(CheckPlan::reads_body)
     }
 }
 
@@ -139,6 +123,13 @@ impl StatusSet {
             set.insert(code);
         }
         set
+    }
+
+    /// Adds every status of `other`.
+    fn add(&mut self, other: &StatusSet) {
+        for (word, more) in self.0.iter_mut().zip(other.0) {
+            *word |= more;
+        }
     }
 
     fn insert(&mut self, code: u16) {
@@ -303,6 +294,7 @@ pub(super) fn build_with_body(
         checks: checks?,
         slow_us: defaults.slow_us,
         tags: target.tags.clone(),
+        template: None,
     };
     Some(BuiltTarget {
         plan,
@@ -435,91 +427,35 @@ fn build_expect_status(target: &spec::Target, path: &str, errors: &mut Errors) -
         expect_status = StatusSet::success();
     }
     for (j, status) in target.expect.status.iter().enumerate() {
-        match status {
-            StatusMatch::Code(code) if (100..600).contains(code) => expect_status.insert(*code),
-            StatusMatch::Class(class)
-                if class.len() == 3
-                    && class.ends_with("xx")
-                    && (b'1'..=b'5').contains(&class.as_bytes()[0]) =>
-            {
-                let base = u16::from(class.as_bytes()[0] - b'0') * 100;
-                for code in base..base + 100 {
-                    expect_status.insert(code);
-                }
-            }
-            other => errors.push(
+        match status_set(status) {
+            Some(set) => expect_status.add(&set),
+            None => errors.push(
                 format!("{path}.expect.status[{j}]"),
-                format!("{other:?} is not a status code (100-599) or class (`2xx`)"),
+                format!("{status:?} is not a status code (100-599) or class (`2xx`)"),
             ),
         }
     }
     expect_status
 }
 
-/// Resolves a target's `checks`, or `None` if one of them is wrong (the errors say which).
-fn build_checks(checks: &[spec::Check], path: &str, errors: &mut Errors) -> Option<Vec<CheckPlan>> {
-    let before = errors.0.len();
-    let mut out = Vec::with_capacity(checks.len());
-    for (i, check) in checks.iter().enumerate() {
-        let path = format!("{path}.checks[{i}]");
-        // A check is named in reports by its header or JSON pointer.
-        let names = [("header", &check.header), ("json", &check.json)];
-        if !names.iter().all(|(field, name)| {
-            name.as_ref()
-                .is_none_or(|name| errors.printable(&format!("{path}.{field}"), name))
-        }) {
-            continue;
+/// The statuses of one code or class (`2xx`); `None` when it is neither.
+fn status_set(status: &StatusMatch) -> Option<StatusSet> {
+    let mut set = StatusSet([0; 10]);
+    match status {
+        StatusMatch::Code(code) if (100..600).contains(code) => set.insert(*code),
+        StatusMatch::Class(class)
+            if class.len() == 3
+                && class.ends_with("xx")
+                && (b'1'..=b'5').contains(&class.as_bytes()[0]) =>
+        {
+            let base = u16::from(class.as_bytes()[0] - b'0') * 100;
+            for code in base..base + 100 {
+                set.insert(code);
+            }
         }
-        let plan = match (
-            &check.header,
-            &check.body_contains,
-            &check.json,
-            &check.equals,
-        ) {
-            (Some(name), None, None, None) => CheckPlan::HeaderPresent(name.to_ascii_lowercase()),
-            (Some(name), None, None, Some(serde_json::Value::String(value))) => {
-                CheckPlan::HeaderEquals(name.to_ascii_lowercase(), value.clone())
-            }
-            (Some(_), None, None, Some(other)) => {
-                errors.push(
-                    format!("{path}.equals"),
-                    format!("a header's value is text: write `\"{other}\"`"),
-                );
-                continue;
-            }
-            (None, Some(text), None, None) => CheckPlan::BodyContains(text.as_bytes().to_vec()),
-            (None, None, Some(pointer), Some(value)) => {
-                if !(pointer.is_empty() || pointer.starts_with('/')) {
-                    errors.push(
-                        format!("{path}.json"),
-                        format!("`{pointer}` is not a JSON pointer: it starts with `/`, e.g. `/data/0/id`"),
-                    );
-                    continue;
-                }
-                CheckPlan::JsonEquals(pointer.clone(), value.clone())
-            }
-            (None, None, Some(_), None) => {
-                errors.push(&path, "a `json` check needs `equals`");
-                continue;
-            }
-            (None, Some(_), None, Some(_)) => {
-                errors.push(
-                    format!("{path}.equals"),
-                    "`body_contains` takes no `equals`",
-                );
-                continue;
-            }
-            _ => {
-                errors.push(
-                    &path,
-                    "give exactly one of `header`, `body_contains` or `json`",
-                );
-                continue;
-            }
-        };
-        out.push(plan);
+        _ => return None,
     }
-    (errors.0.len() == before).then_some(out)
+    Some(set)
 }
 
 fn ensure_slash(path: &str) -> String {

@@ -88,6 +88,9 @@ pub(super) struct Connections {
     capture: h1::Capture,
     deadline: Deadline,
     traffic: h1::Traffic,
+    /// A check on the last response failed (a flow's `on_error: fail_iteration` ends the
+    /// iteration on it).
+    check_failed: bool,
 }
 
 impl Connections {
@@ -99,7 +102,13 @@ impl Connections {
             capture: h1::Capture::default(),
             deadline: Deadline::new(),
             traffic: h1::Traffic::default(),
+            check_failed: false,
         }
+    }
+
+    /// Whether a check on the last response failed.
+    pub(super) fn check_failed(&self) -> bool {
+        self.check_failed
     }
 
     /// The last response kept (head, and body when asked for).
@@ -156,7 +165,9 @@ impl Vu<'_> {
             capture,
             deadline,
             traffic,
+            check_failed,
         } = &mut *self.conns;
+        *check_failed = false;
         let conn = &mut slots[e];
         let captures = target.captures() || job.keep.is_some();
         capture.keep_body = target.captures_body() || job.keep == Some(true);
@@ -220,7 +231,16 @@ impl Vu<'_> {
                     late_us,
                 };
                 let checked = captures.then_some(&*capture);
-                record.write(s, outcome, traffic, checked);
+                record.write(s, outcome, traffic, checked, check_failed);
+            } else if let (Ok(response), true) = (&outcome, captures) {
+                // Not recorded, but a flow may end its iteration on a failed check.
+                let measured = checks::Measured {
+                    status: response.status,
+                    latency_us: end.duration_since(times.intended).as_micros() as u64,
+                };
+                checks::evaluate(&target.checks, capture, measured, |_, p| {
+                    *check_failed |= !p;
+                });
             }
         }
         if conn.is_none() {
@@ -245,14 +265,15 @@ struct Record<'a> {
 impl Record<'_> {
     /// Records the request in `s`: its bytes (whatever its outcome), its response (status,
     /// latency from `times.intended`, service time from `times.started`, phases, upstream
-    /// times, streaming, and the checks on `checked`, the response kept) or its error; and
-    /// into the epoch and the second.
+    /// times, streaming, and the checks on `checked`, the response kept: `check_failed` is
+    /// set when one fails) or its error; and into the epoch and the second.
     fn write(
         self,
         s: &mut WorkerStats,
         outcome: Result<transport::Response, ErrorKind>,
         traffic: &h1::Traffic,
         checked: Option<&h1::Capture>,
+        check_failed: &mut bool,
     ) {
         let Record {
             t,
@@ -278,8 +299,13 @@ impl Record<'_> {
                 record.note_alt_svc(&seen.alt_svc_h3);
                 seen.record_stream(&mut record.streaming, times.intended);
                 if let Some(capture) = checked {
-                    checks::evaluate(&target.checks, capture, |i, passed| {
-                        record.record_check(i, passed)
+                    let measured = checks::Measured {
+                        status: response.status,
+                        latency_us,
+                    };
+                    checks::evaluate(&target.checks, capture, measured, |i, passed| {
+                        record.record_check(i, passed);
+                        *check_failed |= !passed;
                     });
                 }
                 let times = ResponseTimes::new(t, latency_us, service_us, response.timing);

@@ -42,7 +42,9 @@ pub(crate) struct Flow {
     /// What a failed step (a transport error, an unexpected status, a failed extraction, a
     /// variable without a value) does to the rest of its iteration: `next_iteration` (the
     /// default: end it) or `continue` (go on with the next step). Either way the iteration
-    /// counts as failed.
+    /// counts as failed. A failed check fails no iteration with these (it counts towards the
+    /// `checks` pass rate only); with `fail_iteration`, a step whose check fails (or that
+    /// fails otherwise) ends its iteration, counted as failed (reason `check` for a check).
     #[serde(default)]
     pub(crate) on_error: Option<OnError>,
     /// Keep a cookie jar per virtual user (RFC 6265): cookies that responses set are sent
@@ -69,18 +71,28 @@ pub(crate) struct Flow {
     pub(crate) steps: Vec<Step>,
 }
 
-/// What a failed step does to the rest of its iteration.
+/// What a failed step does to the rest of its iteration: `continue`, `next_iteration`, or
+/// `fail_iteration` (as `next_iteration`, and a failed check fails the step too).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub(crate) enum OnError {
     Continue,
     NextIteration,
+    FailIteration,
 }
 
-/// A data file: its rows feed the variables of a flow's iterations, one row per iteration.
+/// A data file: its rows feed the variables of a flow's iterations, one row per iteration
+/// (a target's `{{column}}`s: one row per request).
 ///
 /// `.csv`: a header row names the columns. `.json`: an array of objects, whose values are
 /// strings, numbers or booleans (taken as their text). Every row gives every column.
+///
+/// Generated values need no file: `{{uuid}}` (a random version 4 UUID),
+/// `{{random_int(A,B)}}` (an integer from A to B, both included), `{{timestamp_ms}}` (Unix
+/// time in milliseconds), `{{vu}}` (the virtual user's number, from 1) and `{{iteration}}`
+/// (its iteration count, a target's: request count, from 0), drawn per request by targets
+/// and steps. A column or variable of the same name wins. A target without `{{` sends the
+/// same pre-built bytes every time.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Data {
@@ -89,7 +101,7 @@ pub(crate) struct Data {
     pub(crate) file: String,
     /// How rows are handed out: `sequential` (the default: the next row for whichever
     /// virtual user asks, starting again after the last), `random`, or `once` (each row to
-    /// one iteration; when all are used, the run ends).
+    /// one iteration, or a target's request; when all are used, the run ends).
     #[serde(default)]
     pub(crate) order: Option<DataOrder>,
 }

@@ -355,7 +355,7 @@ pub(crate) struct Target {
     #[serde(default)]
     pub(crate) tags: BTreeMap<String, String>,
     /// A data file whose rows feed `{{column}}` in the path, headers and body, one row per
-    /// request.
+    /// request; generated values (`{{uuid}}`, ...: see `Data`) need none.
     #[serde(default)]
     pub(crate) data: Option<Data>,
 }

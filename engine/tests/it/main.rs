@@ -8,6 +8,7 @@ mod support;
 
 mod ab;
 mod baseline_history;
+mod checks_data;
 mod cli_compare;
 mod cli_inputs;
 mod cli_shard;

@@ -2,18 +2,15 @@
 //! [`StepPlan`] with its compiled template and extractors; the flows' and steps' SLOs and
 //! regression rules.
 
-use std::collections::BTreeMap;
-
 use super::data::{Table, read_table};
 use super::extract::build_extractors;
-use super::template::{Markers, compile};
+use super::request::{RequestText, build_marked, finish_target, mark_request};
 use super::{DataOrder, DataPlan, FlowPlan, OnError, Part, StepPlan};
 use crate::plan::load::think_time;
 use crate::plan::regression::{RegressionRule, RuleScope, build_rules, build_scoped};
-use crate::plan::request::{authority, h2_request, request_bytes};
 use crate::plan::slo::{build_slo, build_thresholds};
 use crate::plan::tags::{self, Tags};
-use crate::plan::target::{BuiltTarget, Shared, TargetRequest, build_with_body};
+use crate::plan::target::{Gen, Shared};
 use crate::plan::threshold::{Metric, Scope, Threshold};
 use crate::plan::transport::Transports;
 use crate::plan::{Errors, TargetPlan};
@@ -174,7 +171,7 @@ fn build_flow(
         if let Some((plan, step_plan)) = build_step(shared, &scope, transports, errors) {
             head_slots.extend(step_plan.template.head.iter().filter_map(|p| match p {
                 Part::Var(slot) => Some(*slot),
-                Part::Literal(_) => None,
+                Part::Literal(_) | Part::Gen(_) => None,
             }));
             out.targets.push(plan);
             steps.push(step_plan);
@@ -198,6 +195,7 @@ fn build_flow(
         on_error: match flow.on_error.unwrap_or(spec::OnError::NextIteration) {
             spec::OnError::Continue => OnError::Continue,
             spec::OnError::NextIteration => OnError::NextIteration,
+            spec::OnError::FailIteration => OnError::FailIteration,
         },
         cookies: flow.cookies.unwrap_or(true),
         data,
@@ -252,7 +250,7 @@ fn step_tags(flow: &spec::Flow, step: &spec::Step, path: &str, errors: &mut Erro
 }
 
 /// The plan of a data file that was read into `table`.
-fn data_plan(data: &spec::Data, table: Table) -> DataPlan {
+pub(super) fn data_plan(data: &spec::Data, table: Table) -> DataPlan {
     DataPlan {
         order: match data.order.unwrap_or(spec::DataOrder::Sequential) {
             spec::DataOrder::Sequential => DataOrder::Sequential,
@@ -300,7 +298,8 @@ impl StepScope<'_> {
         } else {
             format!(
                 "`{{{{{name}}}}}` is not defined: it is neither a column of the flow's data \
-                 file{} nor a `var` that an earlier step extracts",
+                 file{}, nor a `var` that an earlier step extracts, nor a generated value \
+                 (`uuid`, `random_int(A,B)`, `timestamp_ms`, `vu`, `iteration`)",
                 if self.flow.data.is_none() {
                     " (the flow has no `data`)"
                 } else {
@@ -318,15 +317,6 @@ impl StepScope<'_> {
     }
 }
 
-/// A step's request, marked: `{{name}}`s replaced by markers.
-struct Marked {
-    markers: Markers,
-    url: Option<String>,
-    path: Option<String>,
-    headers: BTreeMap<String, String>,
-    body: Vec<u8>,
-}
-
 /// One step: its target and its [`StepPlan`].
 fn build_step(
     shared: &Shared<'_>,
@@ -336,16 +326,27 @@ fn build_step(
 ) -> Option<(TargetPlan, StepPlan)> {
     let step = &scope.flow.steps[scope.j];
     let path = scope.path;
-    let marked = mark_step(shared, step, path, errors)?;
+    let text = RequestText {
+        url: step.url.as_deref(),
+        path: step.path.as_deref(),
+        headers: &step.headers,
+        body: step.body.as_deref(),
+        body_file: step.body_file.as_deref(),
+    };
+    let marked = mark_request(shared, &text, path, errors)?;
     let mut defined = true;
     for (name, field) in &marked.markers.names {
-        if let Some(message) = scope.undefined(name) {
+        let Some(message) = scope.undefined(name) else {
+            continue;
+        };
+        match Gen::parse(name) {
+            Some(Ok(_)) => continue,
+            Some(Err(e)) => errors.push(field, e),
             // Without the data file's columns, that error is the one to report.
-            if !scope.data_failed {
-                errors.push(field, message);
-            }
-            defined = false;
+            None if scope.data_failed => {}
+            None => errors.push(field, message),
         }
+        defined = false;
     }
     let extract = build_extractors(&step.extract, path, &|v| scope.slot(v), errors);
     let think = step
@@ -357,42 +358,40 @@ fn build_step(
         .timeout
         .as_deref()
         .map(|t| errors.duration(&format!("{path}.timeout"), t, false));
-    let body = match &step.body {
-        Some(_) => errors
-            .interpolate(
-                &format!("{path}.body"),
-                std::str::from_utf8(&marked.body).expect("an inline body is text"),
-                shared.ctx,
-            )
-            .map(String::into_bytes),
-        None => Some(marked.body.clone()),
-    };
     let target = step.as_target(
         format!("{}/{}", scope.flow.name, step.name),
         marked.url.clone(),
         marked.path.clone(),
         marked.headers.clone(),
     );
-    let request = TargetRequest {
-        spec: shared.spec,
-        target: &target,
+    let inline_body = step.body.is_some();
+    let built = build_marked(
+        shared,
+        (&target, &marked),
+        inline_body,
         path,
-        base_url: shared.base_url,
-        defaults: shared.defaults,
-    };
-    let first_error = errors.0.len();
-    let built = build_with_body(&request, body.clone(), shared.ctx, transports, errors);
-    // Messages quote the request as written, `{{name}}`, not its markers.
-    for e in &mut errors.0[first_error..] {
-        e.message = marked.markers.unmark(&e.message);
-    }
-    let (built, body) = (built?, body?);
+        transports,
+        errors,
+    );
+    let (built, body) = built?;
     if !defined {
         return None;
     }
-    let slot = |i: usize| scope.slot(&marked.markers.names[i].0);
-    let (plan, template, url) = finish_target(&marked.markers, built, &body, &slot, path, errors)?;
+    let part = |i: usize| {
+        let name = &marked.markers.names[i].0;
+        match scope.undefined(name) {
+            None => Part::Var(scope.slot(name)),
+            Some(_) => Part::Gen(
+                Gen::parse(name)
+                    .and_then(Result::ok)
+                    .expect("checked above"),
+            ),
+        }
+    };
+    let (plan, template, url) = finish_target(&marked.markers, built, &body, &part, path, errors)?;
     let mut plan = plan;
+    // A step's requests are its flow's iterations', never drawn by weight.
+    plan.weight = 0;
     plan.tags = tags;
     if let Some(timeout) = timeout {
         plan.timeout = timeout?;
@@ -410,180 +409,6 @@ fn build_step(
     ))
 }
 
-/// The step's URL, path, header values and body with `{{name}}`s replaced by markers;
-/// `None` (and errors) when one is wrong.
-fn mark_step(
-    shared: &Shared<'_>,
-    step: &spec::Step,
-    path: &str,
-    errors: &mut Errors,
-) -> Option<Marked> {
-    let spec = shared.spec;
-    let body = match (&step.body, &step.body_file) {
-        (Some(_), Some(_)) => {
-            errors.push(path, "give either `body` or `body_file`, not both");
-            return None;
-        }
-        (Some(body), None) => body.clone().into_bytes(),
-        (None, Some(file)) => {
-            let full = shared.ctx.spec_dir.join(file);
-            match crate::files::bounded_read(&full, crate::files::MAX_BODY_BYTES, "the body file") {
-                Ok(bytes) => bytes,
-                Err(e) => {
-                    errors.push(format!("{path}.body_file"), e.to_string());
-                    return None;
-                }
-            }
-        }
-        (None, None) => Vec::new(),
-    };
-    if let Some(url) = &step.url
-        && authority_of(url).contains("{{")
-    {
-        errors.push(
-            format!("{path}.url"),
-            "the scheme, host and port may not hold `{{var}}`: put variables in the path, \
-             query, headers or body",
-        );
-        return None;
-    }
-    let texts = [step.url.as_deref(), step.path.as_deref()]
-        .into_iter()
-        .chain([spec.defaults.base_url.as_deref()])
-        .flatten()
-        .map(str::as_bytes)
-        .chain(step.headers.values().map(|v| v.as_bytes()))
-        .chain(spec.defaults.headers.values().map(|v| v.as_bytes()))
-        .chain([body.as_slice()]);
-    let mut markers = Markers::new(texts);
-    let before = errors.0.len();
-    let mut mark = |field: String, text: &str, errors: &mut Errors| {
-        markers
-            .mark_str(&field, text)
-            .map_err(|e| errors.push(&field, e))
-            .ok()
-    };
-    let url = step
-        .url
-        .as_ref()
-        .and_then(|u| mark(format!("{path}.url"), u, errors));
-    let url_path = step
-        .path
-        .as_ref()
-        .and_then(|p| mark(format!("{path}.path"), p, errors));
-    let mut headers = BTreeMap::new();
-    for (name, value) in &step.headers {
-        if let Some(value) = mark(format!("{path}.headers.{name}"), value, errors) {
-            headers.insert(name.clone(), value);
-        }
-    }
-    let body_field = if step.body.is_some() {
-        "body"
-    } else {
-        "body_file"
-    };
-    let field = format!("{path}.{body_field}");
-    let body = markers
-        .mark(&field, &body)
-        .map_err(|e| errors.push(&field, e))
-        .ok();
-    if errors.0.len() != before {
-        return None;
-    }
-    Some(Marked {
-        markers,
-        url,
-        path: url_path,
-        headers,
-        body: body?,
-    })
-}
-
-/// The step's target with every variable empty (its request, body, headers, HTTP/2 request),
-/// named as written (`{{name}}`); the template; the URL for the cookie jar.
-fn finish_target(
-    markers: &Markers,
-    built: BuiltTarget,
-    body: &[u8],
-    slot: &dyn Fn(usize) -> usize,
-    path: &str,
-    errors: &mut Errors,
-) -> Option<(TargetPlan, super::RequestTemplate, url::Url)> {
-    let BuiltTarget {
-        mut plan,
-        path_and_query,
-        https,
-    } = built;
-    let own_length = plan
-        .headers
-        .iter()
-        .any(|(k, _)| k.eq_ignore_ascii_case("content-length"));
-    let bytes = request_bytes(
-        &plan.method,
-        &path_and_query,
-        &plan.endpoint,
-        https,
-        &plan.headers,
-        body,
-    );
-    let template = compile(markers, &bytes, body.len(), own_length, slot);
-    let mut request = Vec::new();
-    template
-        .render(|_| Some(b""), None, &mut request)
-        .expect("every variable has a value");
-    let empty_body: Vec<u8> = template
-        .body
-        .iter()
-        .flat_map(|p| match p {
-            Part::Literal(bytes) => bytes.iter().copied(),
-            Part::Var(_) => [].iter().copied(),
-        })
-        .collect();
-    for (_, value) in &mut plan.headers {
-        *value = markers.empty(value);
-    }
-    let empty_path = markers.empty(&path_and_query);
-    plan.h2_request = match h2_request(
-        &plan.method,
-        &empty_path,
-        &plan.endpoint,
-        https,
-        &plan.headers,
-        &empty_body,
-    ) {
-        Ok(request) => request,
-        Err(e) => {
-            errors.push(path, format!("cannot build the HTTP/2 request: {e}"));
-            return None;
-        }
-    };
-    plan.request = request.into();
-    plan.body = empty_body.into();
-    plan.display_url = markers.unmark(&plan.display_url);
-    plan.weight = 0;
-    let prefix = &path_and_query[..markers
-        .first(path_and_query.as_bytes())
-        .unwrap_or(path_and_query.len())];
-    let scheme = if https { "https" } else { "http" };
-    let text = format!("{scheme}://{}{prefix}", authority(&plan.endpoint, https));
-    match url::Url::parse(&text) {
-        Ok(url) => Some((plan, template, url)),
-        Err(e) => {
-            errors.push(path, format!("cannot make the step's URL `{text}`: {e}"));
-            None
-        }
-    }
-}
-
-/// The scheme and authority of a URL as written: up to the first `/`, `?` or `#` after `//`.
-fn authority_of(url: &str) -> &str {
-    let start = url.find("//").map_or(0, |i| i + 2);
-    let end = url[start..]
-        .find(['/', '?', '#'])
-        .map_or(url.len(), |i| start + i);
-    &url[..end]
-}
-
 /// A flow's or step's name: printable, without `/` (a step's target is `flow/step`).
 fn check_name(field: &str, name: &str, what: &str, errors: &mut Errors) {
     if errors.printable(field, name) && name.contains('/') {
@@ -596,7 +421,12 @@ fn check_name(field: &str, name: &str, what: &str, errors: &mut Errors) {
 
 /// Values of columns used in a request's path or headers may not hold CR, LF or NUL, which
 /// would end the header (or the request line) early.
-fn check_head_values(table: &Table, head_slots: &[usize], field: &str, errors: &mut Errors) {
+pub(super) fn check_head_values(
+    table: &Table,
+    head_slots: &[usize],
+    field: &str,
+    errors: &mut Errors,
+) {
     for (c, column) in table.columns.iter().enumerate() {
         if !head_slots.contains(&c) {
             continue;

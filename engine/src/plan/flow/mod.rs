@@ -12,14 +12,15 @@
 mod build;
 mod data;
 mod extract;
+mod plain;
+mod request;
 mod template;
 #[cfg(test)]
 mod tests;
 
+pub(crate) use super::target::{DataOrder, DataPlan, Generators, Part, RequestTemplate};
 pub(super) use build::build_flows;
-
-use std::io::Write;
-use std::sync::Arc;
+pub(super) use plain::build_target;
 
 use super::ThinkTime;
 
@@ -76,6 +77,9 @@ pub(crate) enum OnError {
     Continue,
     /// End the iteration; the virtual user starts its next one (default).
     NextIteration,
+    /// End the iteration as [`OnError::NextIteration`] does, and on a failed check too: the
+    /// iteration fails with reason `check`.
+    FailIteration,
 }
 
 /// One value taken from a response into a variable.
@@ -104,92 +108,4 @@ pub(crate) enum Source {
     Cookie(String),
     /// The status code, as decimal digits.
     Status,
-}
-
-/// A data file's rows, read and checked at plan time.
-#[derive(Debug, Clone)]
-pub(crate) struct DataPlan {
-    /// How rows are handed out to iterations.
-    pub(crate) order: DataOrder,
-    /// Row `r`, column `c`: the value of slot `c` (columns are the first slots of the flow).
-    pub(crate) rows: Arc<[Box<[String]>]>,
-}
-
-/// How a data file's rows are handed out, one per iteration.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum DataOrder {
-    /// The next row, for all virtual users together, starting again after the last.
-    Sequential,
-    /// A row drawn uniformly at random.
-    Random,
-    /// Each row to one iteration only; when all are used, the run ends.
-    Once,
-}
-
-/// A request whose bytes are literal segments and variable slots, compiled once at plan time.
-///
-/// The head is the HTTP/1.1 request line and headers without the blank line that ends them;
-/// `Cookie` (from the jar) and `Content-Length` (of the rendered body) are added per request.
-#[derive(Debug, Clone)]
-pub(crate) struct RequestTemplate {
-    /// Request line and headers, each header ending in CRLF.
-    pub(crate) head: Vec<Part>,
-    /// The body.
-    pub(crate) body: Vec<Part>,
-    /// Add `Content-Length` (the spec did not give one, and the method or body needs one).
-    pub(crate) content_length: bool,
-}
-
-/// A segment of a [`RequestTemplate`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Part {
-    /// Bytes sent as they are.
-    Literal(Box<[u8]>),
-    /// The value of a variable slot.
-    Var(usize),
-}
-
-impl RequestTemplate {
-    /// Renders the request's bytes into `out` (cleared first): the head, then
-    /// `Cookie: {cookie}` when given, `Content-Length` when needed, the blank line and the
-    /// body. `value(slot)` is a variable's current value. No allocation once `out` is large
-    /// enough.
-    ///
-    /// Errors: the first slot whose variable has no value.
-    pub(crate) fn render<'v>(
-        &self,
-        value: impl Fn(usize) -> Option<&'v [u8]>,
-        cookie: Option<&[u8]>,
-        out: &mut Vec<u8>,
-    ) -> Result<(), usize> {
-        out.clear();
-        let put = |parts: &[Part], out: &mut Vec<u8>| -> Result<(), usize> {
-            for part in parts {
-                match part {
-                    Part::Literal(bytes) => out.extend_from_slice(bytes),
-                    Part::Var(slot) => out.extend_from_slice(value(*slot).ok_or(*slot)?),
-                }
-            }
-            Ok(())
-        };
-        put(&self.head, out)?;
-        if let Some(cookie) = cookie.filter(|c| !c.is_empty()) {
-            out.extend_from_slice(b"Cookie: ");
-            out.extend_from_slice(cookie);
-            out.extend_from_slice(b"\r\n");
-        }
-        let head_end = out.len();
-        put(&self.body, out)?;
-        let body_len = out.len() - head_end;
-        // The body went in first to learn its length; the length and blank line go before it.
-        let mut tail = [0u8; 48];
-        let mut cursor = std::io::Cursor::new(&mut tail[..]);
-        if self.content_length {
-            write!(cursor, "Content-Length: {body_len}\r\n").expect("48 bytes hold it");
-        }
-        cursor.write_all(b"\r\n").expect("48 bytes hold it");
-        let n = cursor.position() as usize;
-        out.splice(head_end..head_end, tail[..n].iter().copied());
-        Ok(())
-    }
 }

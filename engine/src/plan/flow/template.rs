@@ -1,5 +1,7 @@
-//! Request templates: `{{name}}` in a step's path, header values and body, compiled once into
-//! a [`RequestTemplate`].
+//! Request templates: `{{name}}` in a step's (or a target's) path, header values and body,
+//! compiled once into a [`RequestTemplate`]. A name is a variable, or a generated value
+//! ([`Gen`](crate::plan::target::Gen): `uuid`, `random_int(A,B)`, `timestamp_ms`, `vu`,
+//! `iteration`).
 //!
 //! Each `{{name}}` is first replaced by a marker (a string that occurs nowhere else in the
 //! step's request, made of letters and digits so that URL parsing keeps it as it is); the
@@ -51,7 +53,8 @@ impl Markers {
                 let shown: String = String::from_utf8_lossy(after).chars().take(24).collect();
                 format!(
                     "`{{{{{shown}` does not start a variable: write `{{{{name}}}}` (letters, digits, \
-                     `_` and `-`; spaces inside the braces allowed)"
+                     `_` and `-`; spaces inside the braces allowed) or a generated value such as \
+                     `{{{{random_int(1,100)}}}}`"
                 )
             })?;
             if self.names.len() >= 10_usize.pow(INDEX_DIGITS as u32) {
@@ -59,7 +62,7 @@ impl Markers {
             }
             out.extend_from_slice(self.nonce.as_bytes());
             out.extend_from_slice(format!("{:04}", self.names.len()).as_bytes());
-            self.names.push((name.to_string(), field.to_string()));
+            self.names.push((name, field.to_string()));
             rest = &after[len..];
         }
         out.extend_from_slice(rest);
@@ -72,16 +75,16 @@ impl Markers {
         Ok(String::from_utf8(marked).expect("markers are ASCII, put between whole characters"))
     }
 
-    /// `bytes` split into literal parts and the slots of its markers (`slot` maps a marker's
-    /// index to its variable's slot).
-    pub(super) fn split(&self, bytes: &[u8], slot: &dyn Fn(usize) -> usize) -> Vec<Part> {
+    /// `bytes` split into literal parts and the parts of its markers (`part` maps a marker's
+    /// index to its variable's slot or its generated value).
+    pub(super) fn split(&self, bytes: &[u8], part: &dyn Fn(usize) -> Part) -> Vec<Part> {
         let mut parts = Vec::new();
         let mut rest = bytes;
         while let Some((start, index)) = self.next_marker(rest) {
             if start > 0 {
                 parts.push(Part::Literal(rest[..start].into()));
             }
-            parts.push(Part::Var(slot(index)));
+            parts.push(part(index));
             rest = &rest[start + self.nonce.len() + INDEX_DIGITS..];
         }
         if !rest.is_empty() {
@@ -136,13 +139,13 @@ pub(super) fn compile(
     bytes: &[u8],
     body_len: usize,
     own_length: bool,
-    slot: &dyn Fn(usize) -> usize,
+    part: &dyn Fn(usize) -> Part,
 ) -> RequestTemplate {
     let (head, body) = bytes.split_at(bytes.len() - body_len);
     // `head` ends with the blank line; the template's head keeps the last header's CRLF.
     let mut head = &head[..head.len() - 2];
-    let body = markers.split(body, slot);
-    let body_has_slots = body.iter().any(|p| matches!(p, Part::Var(_)));
+    let body = markers.split(body, part);
+    let body_has_slots = body.iter().any(|p| !matches!(p, Part::Literal(_)));
     let content_length = body_has_slots && !own_length;
     if content_length {
         // `request_bytes` added it last, with the marked body's length: it is added per
@@ -153,15 +156,16 @@ pub(super) fn compile(
             .expect("request_bytes adds Content-Length last");
     }
     RequestTemplate {
-        head: markers.split(head, slot),
+        head: markers.split(head, part),
         body,
         content_length,
     }
 }
 
-/// The name of the `{{name}}` that starts at `after` (the text after `{{`) and the length
-/// up to and with its `}}`; `None` when there is none.
-fn slot(after: &[u8]) -> Option<(&str, usize)> {
+/// The name of the `{{name}}` (or `{{name(args)}}`, written back without spaces) that starts
+/// at `after` (the text after `{{`) and the length up to and with its `}}`; `None` when there
+/// is none.
+fn slot(after: &[u8]) -> Option<(String, usize)> {
     let spaces = |b: &[u8]| b.iter().take_while(|c| **c == b' ').count();
     let lead = spaces(after);
     let name_len = after[lead..]
@@ -173,8 +177,23 @@ fn slot(after: &[u8]) -> Option<(&str, usize)> {
     if !is_var_name(name) {
         return None;
     }
-    let trail = spaces(&after[lead + name_len..]);
-    let end = lead + name_len + trail;
+    let mut name = name.to_string();
+    let mut end = lead + name_len;
+    if after[end..].starts_with(b"(") {
+        // Arguments: integers and commas (`random_int(1, 1000)`).
+        let args_len = after[end + 1..]
+            .iter()
+            .take(MAX_NAME + 1)
+            .take_while(|c| c.is_ascii_digit() || matches!(c, b'-' | b'+' | b',' | b' '))
+            .count();
+        if after.get(end + 1 + args_len) != Some(&b')') {
+            return None;
+        }
+        let args = std::str::from_utf8(&after[end + 1..end + 1 + args_len]).ok()?;
+        name = format!("{name}({})", args.replace(' ', ""));
+        end += args_len + 2;
+    }
+    end += spaces(&after[end..]);
     after[end..].starts_with(b"}}").then_some((name, end + 2))
 }
 
@@ -207,7 +226,7 @@ mod tests {
         assert_eq!(marked, "aZlgvarq0000bZlgvarq0001Zlgvarq0002");
         let names: Vec<&str> = markers.names.iter().map(|(n, _)| n.as_str()).collect();
         assert_eq!(names, ["x", "y-1", "x"]);
-        let slot = |i: usize| [7, 8, 7][i];
+        let slot = |i: usize| Part::Var([7, 8, 7][i]);
         assert_eq!(
             markers.split(marked.as_bytes(), &slot),
             [
@@ -224,12 +243,25 @@ mod tests {
 
     #[test]
     fn a_brace_pair_that_starts_no_variable_is_an_error() {
-        for text in ["{{}}", "{{a b}}", "{{1a}}", "{{a}", "x {{ a"] {
+        for text in [
+            "{{}}", "{{a b}}", "{{1a}}", "{{a}", "x {{ a", "{{f(x)}}", "{{f(1}}",
+        ] {
             let mut markers = Markers::new(std::iter::empty());
             let err = markers.mark_str("f", text).unwrap_err();
             assert!(err.contains("does not start a variable"), "{text}: {err}");
         }
         let mut markers = Markers::new(std::iter::empty());
         assert_eq!(markers.mark_str("f", "{ {a} }").unwrap(), "{ {a} }");
+    }
+
+    #[test]
+    fn a_generator_with_arguments_is_one_name_written_without_spaces() {
+        let mut markers = Markers::new(std::iter::empty());
+        let marked = markers
+            .mark_str("body", "{{ random_int( -1, 20 ) }}/{{uuid}}")
+            .unwrap();
+        let names: Vec<&str> = markers.names.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["random_int(-1,20)", "uuid"]);
+        assert_eq!(markers.unmark(&marked), "{{random_int(-1,20)}}/{{uuid}}");
     }
 }

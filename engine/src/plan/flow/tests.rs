@@ -51,7 +51,7 @@ fn render(flow: &FlowPlan, step: usize, values: &[(&str, &str)], cookie: Option<
     let mut out = Vec::new();
     flow.steps[step]
         .template
-        .render(value, cookie, &mut out)
+        .render(value, cookie, None, &mut out)
         .unwrap_or_else(|slot| panic!("no value for `{}`", flow.vars[slot]));
     String::from_utf8(out).unwrap()
 }
@@ -319,7 +319,7 @@ fn renders_slots_cookie_and_length() {
     let values = [b"tok".as_slice(), b"42".as_slice()];
     let mut out = Vec::new();
     template
-        .render(|s| values.get(s).copied(), Some(b"sid=9"), &mut out)
+        .render(|s| values.get(s).copied(), Some(b"sid=9"), None, &mut out)
         .unwrap();
     assert_eq!(
         String::from_utf8(out).unwrap(),
@@ -336,7 +336,7 @@ fn a_missing_variable_names_its_slot() {
         content_length: false,
     };
     let mut out = Vec::new();
-    assert_eq!(template.render(|_| None, None, &mut out), Err(3));
+    assert_eq!(template.render(|_| None, None, None, &mut out), Err(3));
 }
 
 #[test]

@@ -26,7 +26,8 @@ use super::exchange::{Job, Times, Vu};
 use super::multiplexed::Outgoing;
 use super::pause::{pause_until, think};
 use crate::measure::{ErrorKind, IterationFailure};
-use crate::plan::flow::{DataOrder, OnError, Source, StepPlan};
+use crate::plan::flow::Generators;
+use crate::plan::flow::{DataOrder, DataPlan, OnError, Source, StepPlan};
 use crate::plan::{FlowPlan, Plan};
 
 /// The flows of a run, shared by the workers: the plans, their weights and the data cursors.
@@ -37,6 +38,10 @@ pub(super) struct Flows {
     /// Per flow: the next row of its data file (orders `sequential` and `once`), over all
     /// workers.
     cursors: Vec<AtomicU64>,
+    /// Per target: the next row of its data file, likewise.
+    target_cursors: Vec<AtomicU64>,
+    /// The number of the next virtual user (from 1), for `{{vu}}`.
+    next_vu: AtomicU64,
     /// A data file read `once` has no rows left: the run ends.
     pub(super) used_up: AtomicBool,
 }
@@ -55,6 +60,8 @@ impl Flows {
                 })
                 .collect(),
             cursors: plan.flows.iter().map(|_| AtomicU64::new(0)).collect(),
+            target_cursors: plan.targets.iter().map(|_| AtomicU64::new(0)).collect(),
+            next_vu: AtomicU64::new(1),
             used_up: AtomicBool::new(false),
         }
     }
@@ -79,31 +86,48 @@ impl Flows {
     /// The data row of flow `f`'s next iteration, by its order: `Some(None)` without a data
     /// file; `None` when a file read `once` has no rows left.
     fn row(&self, f: usize, rng: &mut fastrand::Rng) -> Option<Option<&[String]>> {
-        let Some(data) = &self.plans[f].data else {
-            return Some(None);
-        };
-        let rows = &data.rows;
-        if rows.is_empty() {
-            return Some(None);
+        match &self.plans[f].data {
+            Some(data) => next_row(data, &self.cursors[f], rng),
+            None => Some(None),
         }
-        let n = rows.len() as u64;
-        let r = match data.order {
-            DataOrder::Sequential => self.cursors[f].fetch_add(1, Ordering::Relaxed) % n,
-            DataOrder::Random => rng.u64(0..n),
-            DataOrder::Once => {
-                let r = self.cursors[f].fetch_add(1, Ordering::Relaxed);
-                if r >= n {
-                    return None;
-                }
-                r
-            }
-        };
-        Some(Some(&rows[r as usize]))
     }
 }
 
-/// One virtual user's variables, request buffer and cookie jar.
+/// The next row of `data` by its order (`cursor`: the next row over all workers):
+/// `Some(None)` when it has none; `None` when a file read `once` has no rows left.
+fn next_row<'d>(
+    data: &'d DataPlan,
+    cursor: &AtomicU64,
+    rng: &mut fastrand::Rng,
+) -> Option<Option<&'d [String]>> {
+    let rows = &data.rows;
+    if rows.is_empty() {
+        return Some(None);
+    }
+    let n = rows.len() as u64;
+    let r = match data.order {
+        DataOrder::Sequential => cursor.fetch_add(1, Ordering::Relaxed) % n,
+        DataOrder::Random => rng.u64(0..n),
+        DataOrder::Once => {
+            let r = cursor.fetch_add(1, Ordering::Relaxed);
+            if r >= n {
+                return None;
+            }
+            r
+        }
+    };
+    Some(Some(&rows[r as usize]))
+}
+
+/// One virtual user's variables, request buffer and cookie jar, its number and its
+/// iteration count.
 pub(super) struct User {
+    /// Its number within the run, from 1 (`{{vu}}`), in the order users were made.
+    number: u64,
+    /// Its iterations (a target's: requests) begun so far.
+    begun: u64,
+    /// The number of its current iteration, from 0 (`{{iteration}}`).
+    iteration: u64,
     /// Per flow, per slot: the value (its buffer reused) and whether it is set.
     vars: Vec<Vars>,
     /// The request being sent, rendered.
@@ -162,9 +186,13 @@ impl Vars {
 type Failure = (IterationFailure, Option<ErrorKind>);
 
 impl User {
-    /// A virtual user's state for the flows of `flows`.
+    /// A virtual user's state for the flows of `flows` (or the targets rendered per request),
+    /// numbered after the users made before it.
     pub(super) fn new(flows: &Flows) -> User {
         User {
+            number: flows.next_vu.fetch_add(1, Ordering::Relaxed),
+            begun: 0,
+            iteration: 0,
             vars: flows
                 .plans
                 .iter()
@@ -201,6 +229,8 @@ impl User {
         if flow.cookies && self.jar.iter_any().next().is_some() {
             self.jar.clear();
         }
+        self.iteration = self.begun;
+        self.begun += 1;
         let vars = &mut self.vars[f];
         vars.clear();
         for (slot, value) in row.unwrap_or_default().iter().enumerate() {
@@ -218,11 +248,11 @@ impl User {
                 }
                 step_times = Times::at(now);
             }
-            let outcome = self.step(vu, f, step, step_times, measured).await;
+            let outcome = self.step(vu, (f, step), rng, step_times, measured).await;
             if let Err((reason, kind)) = outcome {
                 failure.get_or_insert((reason, kind));
                 request_failure = request_failure.or(kind);
-                if flow.on_error == OnError::NextIteration {
+                if flow.on_error != OnError::Continue {
                     break;
                 }
             }
@@ -241,12 +271,14 @@ impl User {
     /// Runs `step` of flow number `f` on `vu` (recorded when `measured`): renders its request
     /// (failing with [`IterationFailure::MissingVariable`], sending nothing, when a variable
     /// has no value), sends it with [`Vu::request`] at `times`, stores the response's cookies
-    /// and runs the extractors. Errors: the step's failure.
+    /// and runs the extractors. Errors: the step's failure; with `on_error: fail_iteration`, a
+    /// failed check of a response with the expected status is one
+    /// ([`IterationFailure::Check`]).
     async fn step(
         &mut self,
         vu: &mut Vu<'_>,
-        f: usize,
-        step: &StepPlan,
+        (f, step): (usize, &StepPlan),
+        rng: &mut fastrand::Rng,
         times: Times,
         measured: bool,
     ) -> Result<(), Failure> {
@@ -268,8 +300,18 @@ impl User {
             None
         };
         let vars = &mut self.vars[f];
+        let mut gens = Generators {
+            rng,
+            vu: self.number,
+            iteration: self.iteration,
+        };
         step.template
-            .render(|slot| vars.get(slot), cookie, &mut self.request)
+            .render(
+                |slot| vars.get(slot),
+                cookie,
+                Some(&mut gens),
+                &mut self.request,
+            )
             .map_err(|_| (IterationFailure::MissingVariable, None))?;
         // The head is kept for the jar and the extractors, the body for those that read it.
         let needs_head = flow.cookies || !step.extract.is_empty();
@@ -284,6 +326,9 @@ impl User {
             measured,
         };
         let answer = vu.request(job, times).await;
+        if flow.on_error == OnError::FailIteration && answer.is_ok() && vu.conns.check_failed() {
+            return Err((IterationFailure::Check, None));
+        }
         if needs_head && matches!(answer, Ok(_) | Err(ErrorKind::UnexpectedStatus)) {
             let capture = vu.conns.capture();
             let jar = flow.cookies.then_some((&mut self.jar, &step.url));
@@ -318,13 +363,64 @@ pub(super) async fn work(
     if vu.shared.fake.is_some() {
         return vu.fake_request(times, measured).await;
     }
-    match user {
+    let shared = vu.shared;
+    if shared.flows.any()
+        && let Some(user) = user
+    {
         // Boxed: inline, an iteration's future would make every request's future larger.
-        Some(user) => Box::pin(user.iteration(vu, rng, times, measured)).await,
-        None => {
-            let job = Job::planned(vu.shared.pick(rng), measured);
-            vu.request(job, times).await.err()
-        }
+        return Box::pin(user.iteration(vu, rng, times, measured)).await;
+    }
+    let t = shared.pick(rng);
+    if shared.targets[t].template.is_none() {
+        return vu.request(Job::planned(t, measured), times).await.err();
+    }
+    let user = user.get_or_insert_with(|| User::new(&shared.flows));
+    user.target_request(vu, t, rng, times, measured).await
+}
+
+impl User {
+    /// Sends a request of target `t` (a target rendered per request) on `vu` at `times`,
+    /// recorded when `measured`: its data file's next row and generated values rendered into
+    /// its request. With a data file read `once` whose rows are used up, sends nothing and
+    /// ends the run ([`Flows::used_up`]). Returns why it failed, if it did.
+    async fn target_request(
+        &mut self,
+        vu: &mut Vu<'_>,
+        t: usize,
+        rng: &mut fastrand::Rng,
+        times: Times,
+        measured: bool,
+    ) -> Option<ErrorKind> {
+        let shared = vu.shared;
+        let template = shared.targets[t].template.as_deref()?;
+        let row = match &template.data {
+            Some(data) => {
+                let Some(row) = next_row(data, &shared.flows.target_cursors[t], rng) else {
+                    shared.flows.used_up.store(true, Ordering::Relaxed);
+                    return None;
+                };
+                row
+            }
+            None => None,
+        };
+        let mut gens = Generators {
+            rng,
+            vu: self.number,
+            iteration: self.begun,
+        };
+        self.begun += 1;
+        let value = |c: usize| row.map(|r| r[c].as_bytes());
+        // Every slot is a column of the row: rendering cannot fail.
+        (template.request)
+            .render(value, None, Some(&mut gens), &mut self.request)
+            .ok()?;
+        let job = Job {
+            target: t,
+            outgoing: Outgoing::Rendered(&self.request),
+            keep: None,
+            measured,
+        };
+        vu.request(job, times).await.err()
     }
 }
 
