@@ -169,21 +169,6 @@ pub enum Severity {
     Warn,
 }
 
-impl Severity {
-    /// `fail` or `warn`.
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            Severity::Fail => "fail",
-            Severity::Warn => "warn",
-        }
-    }
-
-    /// Whether it is `warn`.
-    pub(crate) fn is_warn(&self) -> bool {
-        *self == Severity::Warn
-    }
-}
-
 impl From<crate::spec::Severity> for Severity {
     fn from(severity: crate::spec::Severity) -> Severity {
         match severity {

@@ -32,6 +32,7 @@ mod health_record;
 mod io;
 pub mod merge;
 mod phases;
+mod scenario_record;
 mod scenarios;
 mod slo;
 mod source;
@@ -40,9 +41,8 @@ mod upgrade;
 
 pub use artifact::{
     CheckResult, Environment, LatencySummary, LoadInfo, MergeInfo, PhaseSummary, RecordedRule,
-    RunResult, ScenarioResult, ServerTimingMetric, ShardInfo, SloVerdict, SourceInfo, SpecInfo,
-    StreamingResult, TargetResult, TimeSample, TlsResult, TransportResult, UdpBuffersResult,
-    UpstreamResult, schema,
+    RunResult, ServerTimingMetric, ShardInfo, SloVerdict, SourceInfo, SpecInfo, StreamingResult,
+    TargetResult, TimeSample, TlsResult, TransportResult, UdpBuffersResult, UpstreamResult, schema,
 };
 pub(crate) use artifact::{RESULT_VERSION, published_schema};
 pub use build::build;
@@ -54,5 +54,6 @@ pub use io::{
     MAX_EXACT_INTEGER, OutError, OutFile, ReadError, append_whole, decode_histogram, read, write,
 };
 pub use phases::PhasesResult;
+pub use scenario_record::ScenarioResult;
 pub use scenarios::build_scenarios;
 pub(crate) use summary::{phases_result, streaming_result, summary, upstream_result};

@@ -247,7 +247,9 @@ fn a_target_or_steps_block_gives_only_its_rules_written() {
     assert!(errors.is_empty(), "{errors:?}");
     assert_eq!(rules.len(), 1, "no defaults: {rules:?}");
     assert_eq!(rules[0].scope, scope);
-    assert!(rules[0].severity.is_warn() && rules[0].tags.is_empty());
+    assert!(
+        rules[0].severity == crate::plan::threshold::Severity::Warn && rules[0].tags.is_empty()
+    );
 }
 
 #[test]
