@@ -6,7 +6,7 @@
 import * as core from '@actions/core'
 import type { LoadgateVerdict } from './verdict.js'
 import { failOnText, type FailOn } from './inputs.js'
-import { failedSlos, regressionState } from './verdict.js'
+import { failedSlos, regressionState, warnedSlos } from './verdict.js'
 import { engineFailure, type Invocation } from './engine.js'
 
 /** Appends the Markdown report (with the action's note above it) to the job summary. */
@@ -162,6 +162,14 @@ export function annotateFailedSlos(v: LoadgateVerdict, specFile: string): void {
       ...(s.line == null ? {} : { startLine: s.line })
     })
   }
+  // `severity: warn` thresholds: a warning annotation, never an error.
+  for (const s of warnedSlos(v)) {
+    core.warning(`${s.scope}: ${s.threshold} failed (warn only), measured ${s.measured_text} (limit ${s.limit_text})`, {
+      title: `loadgate SLO warning: ${s.metric} ${s.threshold}`,
+      file: specFile,
+      ...(s.line == null ? {} : { startLine: s.line })
+    })
+  }
 }
 
 /**
@@ -170,8 +178,10 @@ export function annotateFailedSlos(v: LoadgateVerdict, specFile: string): void {
  */
 export function annotateRegressions(v: LoadgateVerdict, specFile: string): void {
   for (const r of v.rules.filter((x) => x.verdict === 'regressed')) {
-    core.error(`${r.scope}: ${r.metric} ${r.rule} regressed: ${r.reason}`, {
-      title: `loadgate regression: ${r.metric} ${r.rule}`,
+    // A `severity: warn` rule's regression is a warning: it never fails the run.
+    const warn = r.severity === 'warn'
+    ;(warn ? core.warning : core.error)(`${r.scope}: ${r.metric} ${r.rule} regressed${warn ? ' (warn only)' : ''}: ${r.reason}`, {
+      title: `loadgate regression${warn ? ' warning' : ''}: ${r.metric} ${r.rule}`,
       file: specFile,
       ...(r.line == null ? {} : { startLine: r.line })
     })

@@ -48,9 +48,14 @@ export function regressionState(v: LoadgateVerdict): RegressionState {
   return 'unchanged'
 }
 
-/** The SLO thresholds the engine failed. */
+/** The SLO thresholds the engine failed that fail the run (not those of `severity: warn`). */
 export function failedSlos(v: LoadgateVerdict): SloDelta[] {
-  return v.slo.filter((s) => !s.passed)
+  return v.slo.filter((s) => !s.passed && s.severity !== 'warn')
+}
+
+/** The `severity: warn` SLO thresholds that failed: warnings, which never fail the run. */
+export function warnedSlos(v: LoadgateVerdict): SloDelta[] {
+  return v.slo.filter((s) => !s.passed && s.severity === 'warn')
 }
 
 /**

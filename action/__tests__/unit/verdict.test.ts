@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { failedSlos, failures, readVerdict, regressionState } from '../../src/verdict.js'
+import { failedSlos, failures, readVerdict, regressionState, warnedSlos } from '../../src/verdict.js'
 import { compared, slo, verdictDoc } from '../fixtures/verdict.js'
 
 describe('readVerdict', () => {
@@ -86,5 +86,18 @@ describe('failures (the fail-on policy)', () => {
     // An invalid measurement's SLOs and rules mean nothing: they fail nothing either.
     expect(failures(['slo', 'regression'], invalid)).toEqual([])
     expect(failures([], invalid)).toEqual([])
+  })
+})
+
+describe('warnings (`severity: warn`)', () => {
+  it('counts a failed warn SLO as a warning, not as a failure', () => {
+    const doc = verdictDoc({ slo: [slo(false, { severity: 'warn' }), slo(false), slo(true, { severity: 'warn' })] })
+    expect(failedSlos(doc)).toHaveLength(1)
+    expect(warnedSlos(doc)).toHaveLength(1)
+    expect(warnedSlos(doc)[0].severity).toBe('warn')
+    // Only a warning failed: the engine's slo_passed is true, and nothing fails the step.
+    const warnedOnly = verdictDoc({ slo_passed: true, slo: [slo(false, { severity: 'warn' })] })
+    expect(failedSlos(warnedOnly)).toEqual([])
+    expect(failures(['slo', 'regression'], warnedOnly)).toEqual([])
   })
 })
