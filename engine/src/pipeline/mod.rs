@@ -25,15 +25,19 @@ pub(crate) use results::{compare_files, merge_files, report_files};
 pub(crate) fn validate_spec(spec: &Path) -> anyhow::Result<Outcome> {
     let source = spec::SourceSpec::read(spec)?;
     let plan = validate::check(&source, &env_var)?;
-    let what = if plan.flows.is_empty() {
-        format!("{} target(s)", plan.targets.len())
-    } else {
-        format!(
-            "{} flow(s) of {} step(s)",
-            plan.flows.len(),
-            plan.targets.len()
-        )
-    };
+    let steps: usize = plan.flows.iter().map(|f| f.steps.len()).sum();
+    let plain = plan.targets.len() - steps;
+    let mut parts = Vec::new();
+    if !plan.scenarios.is_empty() {
+        parts.push(format!("{} scenario(s)", plan.scenarios.len()));
+    }
+    if plain > 0 || plan.flows.is_empty() {
+        parts.push(format!("{plain} target(s)"));
+    }
+    if !plan.flows.is_empty() {
+        parts.push(format!("{} flow(s) of {steps} step(s)", plan.flows.len()));
+    }
+    let what = parts.join(", ");
     println!(
         "{}: valid ({what}, {} threshold(s))",
         spec.display(),

@@ -331,3 +331,122 @@ fn a_stage_of_zero_length_steps_the_level_at_once() {
     let times: Vec<f64> = (0..).map_while(|k| arrivals.time_of(k)).collect();
     assert_eq!(times, [0.0, 0.25, 0.5, 0.75, 1.0]);
 }
+
+/// The load plan that a spec of one scenario over one target resolves to: `scenario` is the
+/// scenario's YAML fields (each line indented by 4 spaces), as a team writes them.
+fn executor_load(scenario: &str) -> LoadPlan {
+    let yaml = format!(
+        "version: 1\nname: virtual\ntargets:\n  - {{name: t, url: 'http://127.0.0.1:9/'}}\n\
+         scenarios:\n  - name: s\n    targets: [t]\n{scenario}"
+    );
+    let source = crate::spec::SourceSpec::parse("s.yaml".into(), yaml).unwrap();
+    let spec = serde_json::from_value(source.value.clone()).unwrap();
+    let ctx = crate::plan::BuildContext {
+        source: source.text.as_bytes(),
+        spec_dir: std::path::Path::new("."),
+        var: &|_| None,
+    };
+    let mut plan = crate::plan::build(&spec, &ctx).unwrap();
+    plan.scenarios.remove(0).plan.load
+}
+
+#[test]
+fn a_constant_vus_spec_keeps_its_users_busy_and_counts_exactly() {
+    let load = executor_load("    executor: constant-vus\n    vus: 5\n    duration: 2s\n");
+    let run = run(load, served(ms(30)));
+    for t in 0..=2_000 {
+        assert_eq!(in_flight(&run, ms(t)), 5, "at {t} ms");
+    }
+    assert_eq!(per_user(&run), [67; 5]);
+    assert_eq!(run.stages[0].sent, 335);
+}
+
+#[test]
+fn a_ramping_vus_spec_with_spikes_runs_its_stages_users() {
+    let load = executor_load(
+        "    executor: ramping-vus\n    start_vus: 2\n    stages:\n      \
+         - { duration: 2s, level: 6 }\n      - { duration: 0s, level: 10 }\n      \
+         - { duration: 1s, level: 10 }\n      - { duration: 0s, level: 3 }\n      \
+         - { duration: 1s, level: 3 }\n",
+    );
+    let run = run(load, served(ms(10)));
+    let users = |t: u64| match t {
+        0..250 => 2,
+        250..750 => 3,
+        750..1_250 => 4,
+        1_250..1_750 => 5,
+        1_750..2_000 => 6,
+        2_000..3_000 => 10,
+        _ => 3,
+    };
+    for t in (5..4_000).step_by(10) {
+        assert_eq!(in_flight(&run, ms(t)), users(t), "at {t} ms");
+    }
+    assert_eq!(run.stages.iter().map(|s| s.sent).sum::<u64>(), 2_100);
+}
+
+#[test]
+fn a_constant_arrival_rate_spec_starts_rate_times_duration_arrivals() {
+    let load = executor_load(
+        "    executor: constant-arrival-rate\n    rate: 200/s\n    duration: 3s\n    \
+         max_in_flight: 40\n",
+    );
+    let setup = Setup {
+        service: ms(5),
+        workers: 2,
+        ..Setup::default()
+    };
+    let run = run(load, setup);
+    let every_5_ms: Vec<Duration> = (0..600).map(|k| ms(5 * k)).collect();
+    assert_eq!(run.due(), every_5_ms);
+    assert_eq!(run.starts(), every_5_ms);
+    assert_eq!((run.stages[0].sent, run.stages[0].dropped), (600, 0));
+}
+
+#[test]
+fn a_ramping_arrival_rate_spec_starts_the_integral_its_arrivals_and_its_burst() {
+    // 0 -> 100/s over 2 s (100), 100 -> 0/s over 1 s (50), Gatling's atOnceUsers(30) at 3 s,
+    // rampUsers(40) over 1 s (40, 25 ms apart from 3 s): 220, 31 of them due at 3 s.
+    let load = executor_load(
+        "    executor: ramping-arrival-rate\n    max_in_flight: 40\n    stages:\n      \
+         - { duration: 2s, level: 100/s }\n      - { duration: 1s, level: 0/s }\n      \
+         - { duration: 0s, arrivals: 30 }\n      - { duration: 1s, arrivals: 40 }\n",
+    );
+    let run = run(load, served(ms(5)));
+    assert_eq!(run.served.len(), 220);
+    let due = run.due();
+    assert!(due[149] < ms(3_000), "{:?}", due[149]);
+    assert!(due[150..181].iter().all(|&d| d == ms(3_000)), "{due:?}");
+    let ramp: Vec<Duration> = (1..40).map(|k| ms(3_000 + 25 * k)).collect();
+    assert_eq!(due[181..], ramp[..]);
+    assert_eq!(run.starts(), due);
+    let dropped: u64 = run.stages.iter().map(|s| s.dropped).sum();
+    assert_eq!(dropped, 0);
+}
+
+#[test]
+fn a_per_vu_iterations_spec_runs_exactly_n_for_every_user() {
+    let load = executor_load(
+        "    executor: per-vu-iterations\n    vus: 4\n    iterations: 10\n    \
+         think_time: 0ms..100ms\n",
+    );
+    let run = run(load, served(ms(10)));
+    assert_eq!(per_user(&run), [10; 4]);
+    assert_eq!(run.stages[0].sent, 40);
+}
+
+#[test]
+fn a_shared_iterations_spec_runs_exactly_n_in_all() {
+    let load = executor_load(
+        "    executor: shared-iterations\n    vus: 4\n    iterations: 50\n    \
+         think_time: 0ms..100ms\n",
+    );
+    let setup = Setup {
+        service: ms(10),
+        workers: 2,
+        ..Setup::default()
+    };
+    let run = run(load, setup);
+    assert_eq!(run.served.len(), 50);
+    assert_eq!(per_user(&run).len(), 4);
+}

@@ -140,7 +140,8 @@ fn tagged_rules_judge_their_targets_and_warn_rules_never_fail() {
     assert_eq!(verdict["regressed"], false);
     let summary = verdict["summary"].as_str().unwrap();
     assert!(
-        summary.starts_with("PASSED: ") && summary.contains("no regression (3 rules: 1 warning"),
+        summary.starts_with("PASSED with 1 warning: ")
+            && summary.contains("no regression (3 rules: 1 warning"),
         "{summary}"
     );
 

@@ -157,3 +157,37 @@ fn a_failed_tagged_threshold_fails_the_run() {
     assert!(!result.passed);
     server.shutdown();
 }
+
+/// Flow iterations of 2 × 400 ms by 2 virtual users for 1 s: each user's second iteration
+/// starts at 0.8 s and is under way at the end; with `graceful_stop` it finishes (k6's
+/// `gracefulStop`) and is counted, without enough of one it is cut and is not.
+#[test]
+fn a_graceful_stop_lets_the_iterations_under_way_finish() {
+    let _turn = turn();
+    let server = loadgate::serve::spawn("127.0.0.1:0".parse().unwrap(), 1).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let iterations = |graceful: &str| {
+        let text = format!(
+            "version: 1\nname: graceful\ndefaults:\n  base_url: {}\n\
+             flows:\n\
+             \x20 - name: slow\n\
+             \x20   steps:\n\
+             \x20     - {{ name: a, path: '/a?delay=400ms' }}\n\
+             \x20     - {{ name: b, path: '/b?delay=400ms' }}\n\
+             scenarios:\n\
+             \x20 - name: s\n\
+             \x20   executor: constant-vus\n\
+             \x20   flows: [slow]\n\
+             \x20   vus: 2\n\
+             \x20   duration: 1s\n\
+             \x20   graceful_stop: {graceful}\n",
+            server.url()
+        );
+        let (output, result) = run(dir.path(), &text);
+        assert!(output.status.success(), "{output:?}");
+        result.flows[0].iterations
+    };
+    assert_eq!(iterations("2s"), 4, "the second iterations finish");
+    assert_eq!(iterations("100ms"), 2, "the second iterations are cut");
+    server.shutdown();
+}

@@ -242,8 +242,11 @@ impl User {
         for (j, step) in flow.steps.iter().enumerate() {
             if j > 0 {
                 let now = clock::now();
-                if shared.over(now) {
-                    // Cut short by the end of the run: not recorded.
+                // Past the end: with a graceful stop (a scenario's, k6's `gracefulStop`) the
+                // iteration goes on until the hard deadline cuts it; without one it is cut
+                // short here. Either way a cut iteration is not recorded.
+                let graceful = shared.load.graceful_stop.is_some() && !shared.halted();
+                if shared.over(now) && !graceful {
                     return request_failure;
                 }
                 step_times = Times::at(now);
