@@ -211,27 +211,12 @@ pub(super) fn missing_reason(rule: &RegressionRule, missing: [Option<&Missing>; 
 mod tests {
     use super::*;
     use crate::compare::gate::{Overall, summary_line};
+    use crate::compare::two_run::tests::seconds;
     use crate::compare::{Comparison, RuleState, compare, compare_with_history};
     use crate::plan::TagSelector;
     use crate::plan::threshold::{Metric, Severity};
     use crate::result::{RecordedRule, encode_histogram, summary};
     use hdrhistogram::Histogram;
-
-    /// `n` seconds of 200 latencies each about `median_us`, spread ±30% (log-normal), seeded.
-    fn seconds(seed: u64, n: usize, median_us: f64) -> Vec<Vec<u64>> {
-        let mut rng = fastrand::Rng::with_seed(seed);
-        (0..n)
-            .map(|_| {
-                (0..200)
-                    .map(|_| {
-                        let (u1, u2) = (rng.f64().max(1e-12), rng.f64());
-                        let z = (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
-                        (median_us * (0.3 * z).exp()) as u64
-                    })
-                    .collect()
-            })
-            .collect()
-    }
 
     /// A target `name` tagged `kind: KIND` whose seconds' latencies (µs) are `seconds`, as a
     /// run records it: per-second histograms of 2 significant digits, the whole at 3.

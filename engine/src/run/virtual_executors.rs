@@ -1,7 +1,8 @@
 //! The scenarios' executors on the virtual clock (`virtual_clock.rs`'s harness and fake
-//! server): each executor's load plan, built by hand as `plan/scenario.rs` builds it (the
-//! table in docs/spec.md), runs exactly what the executor means: virtual users over time,
-//! arrivals, per-user and shared counts, `max_duration` and `graceful_stop`. Exact counts.
+//! server): each executor as a spec writes it (`executor_load`: YAML → plan → the scenario's
+//! load), and the run-side parts by hand (bursts, zero-length stages, `max_duration`,
+//! `graceful_stop`), runs exactly what the executor means: virtual users over time, arrivals,
+//! per-user and shared counts. Exact counts.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -92,84 +93,6 @@ fn served(service: Duration) -> Setup {
 }
 
 #[test]
-fn constant_vus_keeps_exactly_5_users_busy_for_2_s() {
-    // 5 users, 30 ms per response: each starts a request at 0, 30, ..., 1980 ms: 67.
-    let run = run(
-        load(
-            Model::Closed,
-            vec![stage(ms(2_000), 5.0, 5.0)],
-            Stop::Duration(ms(2_000)),
-        ),
-        served(ms(30)),
-    );
-    for t in 0..=2_000 {
-        assert_eq!(in_flight(&run, ms(t)), 5, "at {t} ms");
-    }
-    assert_eq!(in_flight(&run, ms(2_010)), 0);
-    assert_eq!(per_user(&run), [67; 5]);
-    assert_eq!(run.stages[0].sent, 335);
-}
-
-#[test]
-fn ramping_vus_follow_the_stages_and_a_0s_spike_steps_at_once() {
-    // From 2 users: a ramp to 6 over 2 s (user i joins when the level reaches i + 0.5: at
-    // 250, 750, 1250, 1750 ms), a 0 s spike to 10 at 2 s, 10 for 1 s, a 0 s drop to 3 at
-    // 3 s, 3 for 1 s. 10 ms per response: the users busy at each instant are the level's.
-    let stages = vec![
-        stage(ms(2_000), 2.0, 6.0),
-        stage(Duration::ZERO, 6.0, 10.0),
-        stage(ms(1_000), 10.0, 10.0),
-        stage(Duration::ZERO, 10.0, 3.0),
-        stage(ms(1_000), 3.0, 3.0),
-    ];
-    let run = run(
-        load(Model::Closed, stages, Stop::Duration(ms(4_000))),
-        served(ms(10)),
-    );
-    let users = |t: u64| match t {
-        0..250 => 2,
-        250..750 => 3,
-        750..1_250 => 4,
-        1_250..1_750 => 5,
-        1_750..2_000 => 6,
-        2_000..3_000 => 10,
-        _ => 3,
-    };
-    for t in (5..4_000).step_by(10) {
-        assert_eq!(in_flight(&run, ms(t)), users(t), "at {t} ms");
-    }
-    // The 4 users of the spike start at exactly 2 s.
-    let at_2_s = run.starts().iter().filter(|&&s| s == ms(2_000)).count();
-    assert_eq!(at_2_s, 10);
-    // 400 + 400 + 375 + 225 + 175 + 125 + 4 × 100 requests.
-    let mut per_user = per_user(&run);
-    per_user.sort_unstable();
-    assert_eq!(per_user, [100, 100, 100, 100, 125, 175, 225, 375, 400, 400]);
-    assert_eq!(run.stages.iter().map(|s| s.sent).sum::<u64>(), 2_100);
-}
-
-#[test]
-fn constant_arrival_rate_starts_rate_times_duration_arrivals_exactly() {
-    // 200/s for 3 s over 2 workers: 600 arrivals, exactly 5 ms apart, none dropped.
-    let run = run(
-        load(
-            Model::Open,
-            vec![stage(ms(3_000), 200.0, 200.0)],
-            Stop::Duration(ms(3_000)),
-        ),
-        Setup {
-            service: ms(5),
-            workers: 2,
-            ..Setup::default()
-        },
-    );
-    let every_5_ms: Vec<Duration> = (0..600).map(|k| ms(5 * k)).collect();
-    assert_eq!(run.due(), every_5_ms);
-    assert_eq!(run.starts(), every_5_ms);
-    assert_eq!((run.stages[0].sent, run.stages[0].dropped), (600, 0));
-}
-
-#[test]
 fn ramping_arrival_rate_starts_the_integral_and_a_burst_all_at_its_instant() {
     // 0 -> 100/s over 2 s (100 arrivals), 100 -> 0/s over 1 s (50), a burst of 30 over 0 s at
     // 3 s, 0 -> 40/s over 1 s (20, the first at 3 s): 200, of which 31 are due at 3 s.
@@ -221,24 +144,6 @@ fn per_vu_iterations_runs_exactly_n_for_every_user_however_fast() {
         super::elapsed(&run.shared, false, last_end),
         last_end - run.start()
     );
-}
-
-#[test]
-fn shared_iterations_runs_exactly_n_in_all() {
-    // 4 users of uneven speeds on 2 workers share 50 iterations.
-    let mut plan = uneven(load(Model::Closed, vec![hold(4.0)], Stop::Requests(50)));
-    plan.max_duration = Some(Duration::from_secs(600));
-    let run = run(
-        plan,
-        Setup {
-            service: ms(10),
-            workers: 2,
-            ..Setup::default()
-        },
-    );
-    assert_eq!(run.served.len(), 50);
-    assert_eq!(run.stages[0].sent, 50);
-    assert_eq!(per_user(&run).len(), 4);
 }
 
 #[test]
