@@ -73,6 +73,19 @@ pub(in crate::plan) fn spec_stages(
         previous = planned.to;
         out.push(planned);
     }
+    // A last stage of 0s would act at the very end, where nothing starts any more: its burst
+    // would never be sent, its level never held.
+    if let Some(last) = stages.len().checked_sub(1)
+        && out.len() == stages.len()
+        && out[last].duration.is_some_and(|d| d.is_zero())
+    {
+        errors.push(
+            format!("{path}[{last}].duration"),
+            "the last stage may not last 0s: a step (or a burst of `arrivals`) at the end acts \
+             on nothing; give a stage after it",
+        );
+        ok = false;
+    }
     ok.then_some(out)
 }
 
@@ -378,7 +391,26 @@ mod tests {
         }))
         .unwrap();
         assert!(super::super::build(&zero, &mut errors).is_none());
-        assert_eq!(errors.0[0].path, "load.stages");
-        assert!(errors.0[0].message.contains("last 0s"), "{:?}", errors.0);
+        assert_eq!(errors.0[0].path, "load.stages[0].duration");
+        assert!(errors.0[0].message.contains("may not last 0s"), "{:?}", errors.0);
+    }
+
+    #[test]
+    fn a_last_stage_of_0s_is_refused_at_its_path() {
+        for last in [
+            stage("0s", None, Some(50)),
+            stage("0s", rate_level("100/s"), None),
+        ] {
+            let mut errors = Errors::default();
+            let stages = [stage("2s", rate_level("10/s"), None), last];
+            let planned = spec_stages(&stages, "load.stages", Model::Open, 0.0, &mut errors);
+            assert!(planned.is_none());
+            assert_eq!(errors.0[0].path, "load.stages[1].duration");
+            assert!(
+                errors.0[0].message.contains("may not last 0s"),
+                "{:?}",
+                errors.0
+            );
+        }
     }
 }

@@ -400,7 +400,7 @@ fn errors_name_their_field() {
         (
             "executor: ramping-arrival-rate\nstages:\n  - { duration: 0s, arrivals: 10 }",
             "",
-            "scenarios[0].stages: the stages last 0s in all",
+            "scenarios[0].stages[0].duration: the last stage may not last 0s",
         ),
         (
             "executor: constant-vus\nvus: 3\nduration: 5s",
