@@ -129,6 +129,9 @@ pub(super) struct Vu<'a> {
     pub(super) shared: &'a Shared,
     pub(super) stats: &'a RefCell<WorkerStats>,
     pub(super) conns: &'a mut Connections,
+    /// The virtual user's number among the run's (its request loop's index + 1), `{{vu}}`;
+    /// the same in the warmup as after it.
+    pub(super) number: u64,
 }
 
 impl Vu<'_> {

@@ -176,7 +176,7 @@ pub(super) fn spawn(
     (index, workers): (usize, usize),
     shared: &Arc<Shared>,
     stats: &Rc<RefCell<WorkerStats>>,
-    users: Vec<(u64, Connections)>,
+    users: Vec<((u64, u64), Connections)>,
 ) -> Vec<JoinHandle<()>> {
     let pool = Rc::new(Pool {
         index,
@@ -187,7 +187,7 @@ pub(super) fn spawn(
     let mut tasks: Vec<JoinHandle<()>> = users
         .into_iter()
         .rev()
-        .map(|(seed, conns)| {
+        .map(|(number_seed, conns)| {
             let slot = Rc::new(Slot {
                 job: Cell::new(None),
                 wake: Notify::new(),
@@ -199,7 +199,7 @@ pub(super) fn spawn(
                 pool.clone(),
                 slot,
                 conns,
-                seed,
+                number_seed,
             ))
         })
         .collect();
@@ -301,21 +301,26 @@ async fn mailbox(shared: Arc<Shared>, stats: Rc<RefCell<WorkerStats>>, pool: Rc<
     }
 }
 
-/// Open model: a virtual user, sending each arrival handed to it.
+/// Open model: a virtual user (`number`, from 1, among the run's; its random `seed`),
+/// sending each arrival handed to it.
 async fn open_vu(
     shared: Arc<Shared>,
     stats: Rc<RefCell<WorkerStats>>,
     pool: Rc<Pool>,
     slot: Rc<Slot>,
     mut conns: Connections,
-    seed: u64,
+    (number, seed): (u64, u64),
 ) {
     let mut rng = fastrand::Rng::with_seed(seed);
-    let mut user = shared.flows.any().then(|| flow::User::new(&shared.flows));
+    let mut user = shared
+        .flows
+        .any()
+        .then(|| flow::User::new(&shared.flows, number));
     let mut vu = Vu {
         shared: &shared,
         stats: &stats,
         conns: &mut conns,
+        number,
     };
     loop {
         slot.wake.notified().await;

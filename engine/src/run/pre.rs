@@ -167,11 +167,16 @@ async fn before_clock(
                 }
                 if warm {
                     let mut rng = fastrand::Rng::with_seed(i as u64 ^ 0x5eed);
-                    let mut user = shared.flows.any().then(|| flow::User::new(&shared.flows));
+                    let number = i as u64 + 1;
+                    let mut user = shared
+                        .flows
+                        .any()
+                        .then(|| flow::User::new(&shared.flows, number));
                     let mut vu = Vu {
                         shared: &shared,
                         stats: &scratch,
                         conns: &mut conns,
+                        number,
                     };
                     while !shared.halted()
                         && taken.fetch_add(1, Ordering::Relaxed) < work.warmup_requests

@@ -72,17 +72,15 @@ pub(super) fn spawn(
     users: Vec<(usize, Connections)>,
 ) -> Vec<JoinHandle<()>> {
     let seed = |i: usize| ((index as u64) << 32) ^ i as u64 ^ 0x9e37_79b9_7f4a_7c15;
-    let streams = shared.load.streams as usize;
     match shared.load.model {
         Model::Closed => users
             .into_iter()
             .map(|(i, conns)| {
-                let level = (i / streams) as f64 + 0.5;
                 tokio::task::spawn_local(closed_vu(
                     shared.clone(),
                     stats.clone(),
                     conns,
-                    level,
+                    i,
                     index,
                     seed(i),
                 ))
@@ -91,7 +89,7 @@ pub(super) fn spawn(
         Model::Open => {
             let users = users
                 .into_iter()
-                .map(|(i, conns)| (seed(i), conns))
+                .map(|(i, conns)| ((i as u64 + 1, seed(i)), conns))
                 .collect();
             open::spawn((index, workers), shared, stats, users)
         }
@@ -124,21 +122,24 @@ impl Backoff {
     }
 }
 
-/// Closed model: a virtual user of worker `worker`, active while the stages' target (in
-/// connections) is at least `level`, from the schedule's time zero; with
-/// `load.per_loop_iterations`, until it has run that many measured units.
+/// Closed model: virtual user `index` (its request loop's, among all) of worker `worker`,
+/// active while the stages' target (in connections) is at least its level, `index / streams`
+/// plus one half, from the schedule's time zero; with `load.per_loop_iterations`, until it
+/// has run that many measured units.
 async fn closed_vu(
     shared: Arc<Shared>,
     stats: Rc<RefCell<WorkerStats>>,
     mut conns: Connections,
-    level: f64,
+    index: usize,
     worker: usize,
     seed: u64,
 ) {
+    let level = (index / shared.load.streams as usize) as f64 + 0.5;
     let mut vu = Vu {
         shared: &shared,
         stats: &stats,
         conns: &mut conns,
+        number: index as u64 + 1,
     };
     let mut rng = fastrand::Rng::with_seed(seed);
     let interval = shared
@@ -150,7 +151,10 @@ async fn closed_vu(
     // tick of tokio's 1 ms timer.
     let mut timer = interval.and_then(|_| shared.precise_timer());
     let mut backoff = Backoff { failures: 0 };
-    let mut user = shared.flows.any().then(|| flow::User::new(&shared.flows));
+    let mut user = shared
+        .flows
+        .any()
+        .then(|| flow::User::new(&shared.flows, vu.number));
     // `per-vu-iterations`: the measured units (requests; with flows, iterations) left to
     // this user.
     let mut own_left = shared.load.per_loop_iterations;

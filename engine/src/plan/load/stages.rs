@@ -392,7 +392,11 @@ mod tests {
         .unwrap();
         assert!(super::super::build(&zero, &mut errors).is_none());
         assert_eq!(errors.0[0].path, "load.stages[0].duration");
-        assert!(errors.0[0].message.contains("may not last 0s"), "{:?}", errors.0);
+        assert!(
+            errors.0[0].message.contains("may not last 0s"),
+            "{:?}",
+            errors.0
+        );
     }
 
     #[test]

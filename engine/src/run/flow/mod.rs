@@ -40,8 +40,6 @@ pub(super) struct Flows {
     cursors: Vec<AtomicU64>,
     /// Per target: the next row of its data file, likewise.
     target_cursors: Vec<AtomicU64>,
-    /// The number of the next virtual user (from 1), for `{{vu}}`.
-    next_vu: AtomicU64,
     /// A data file read `once` has no rows left: the run ends.
     pub(super) used_up: AtomicBool,
 }
@@ -61,7 +59,6 @@ impl Flows {
                 .collect(),
             cursors: plan.flows.iter().map(|_| AtomicU64::new(0)).collect(),
             target_cursors: plan.targets.iter().map(|_| AtomicU64::new(0)).collect(),
-            next_vu: AtomicU64::new(1),
             used_up: AtomicBool::new(false),
         }
     }
@@ -122,7 +119,7 @@ fn next_row<'d>(
 /// One virtual user's variables, request buffer and cookie jar, its number and its
 /// iteration count.
 pub(super) struct User {
-    /// Its number within the run, from 1 (`{{vu}}`), in the order users were made.
+    /// Its number within the run, from 1 (`{{vu}}`): its request loop's index + 1.
     number: u64,
     /// Its iterations (a target's: requests) begun so far.
     begun: u64,
@@ -186,11 +183,11 @@ impl Vars {
 type Failure = (IterationFailure, Option<ErrorKind>);
 
 impl User {
-    /// A virtual user's state for the flows of `flows` (or the targets rendered per request),
-    /// numbered after the users made before it.
-    pub(super) fn new(flows: &Flows) -> User {
+    /// The state of virtual user `number` (from 1: `{{vu}}`) for the flows of `flows` (or the
+    /// targets rendered per request).
+    pub(super) fn new(flows: &Flows, number: u64) -> User {
         User {
-            number: flows.next_vu.fetch_add(1, Ordering::Relaxed),
+            number,
             begun: 0,
             iteration: 0,
             vars: flows
@@ -377,7 +374,7 @@ pub(super) async fn work(
     if shared.targets[t].template.is_none() {
         return vu.request(Job::planned(t, measured), times).await.err();
     }
-    let user = user.get_or_insert_with(|| User::new(&shared.flows));
+    let user = user.get_or_insert_with(|| User::new(&shared.flows, vu.number));
     user.target_request(vu, t, rng, times, measured).await
 }
 
