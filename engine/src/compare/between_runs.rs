@@ -307,7 +307,8 @@ fn format_se(scale: Scale, se: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compare::two_run::tests::{rule, run_of, seconds};
+    use crate::compare::test_seconds::seconds;
+    use crate::compare::two_run::tests::{rule, run_of};
     use crate::plan::regression::RuleScope;
     use crate::plan::threshold::Metric;
     use crate::result::SourceInfo;

@@ -91,6 +91,8 @@ mod rules;
 mod scale;
 mod scoped;
 mod seconds;
+#[cfg(test)]
+mod test_seconds;
 mod two_run;
 
 use schemars::JsonSchema;

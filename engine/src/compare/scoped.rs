@@ -211,7 +211,7 @@ pub(super) fn missing_reason(rule: &RegressionRule, missing: [Option<&Missing>; 
 mod tests {
     use super::*;
     use crate::compare::gate::{Overall, summary_line};
-    use crate::compare::two_run::tests::seconds;
+    use crate::compare::test_seconds::seconds;
     use crate::compare::{Comparison, RuleState, compare, compare_with_history};
     use crate::plan::TagSelector;
     use crate::plan::threshold::{Metric, Severity};

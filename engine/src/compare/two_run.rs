@@ -261,6 +261,7 @@ fn change(rule: &RegressionRule, seconds: &ScopeSeconds, merged: &[Merged; 2]) -
 pub(super) mod tests {
     use super::*;
     use crate::compare::rules::{Method, decide_all};
+    use crate::compare::test_seconds::seconds;
     use crate::compare::{Comparison, RuleState};
     use crate::plan::threshold::Metric;
     use crate::result::{RecordedRule, TimeSample, encode_histogram, summary};
@@ -306,22 +307,6 @@ pub(super) mod tests {
         run.targets[0].time_series = series;
         run.regression_rules = Some(rules.iter().map(RecordedRule::from_rule).collect());
         run
-    }
-
-    /// `n` seconds of 200 latencies each about `median_us`, spread ±30% (log-normal), seeded.
-    pub(in crate::compare) fn seconds(seed: u64, n: usize, median_us: f64) -> Vec<Vec<u64>> {
-        let mut rng = fastrand::Rng::with_seed(seed);
-        (0..n)
-            .map(|_| {
-                (0..200)
-                    .map(|_| {
-                        let (u1, u2) = (rng.f64().max(1e-12), rng.f64());
-                        let z = (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
-                        (median_us * (0.3 * z).exp()) as u64
-                    })
-                    .collect()
-            })
-            .collect()
     }
 
     pub(in crate::compare) fn rule(metric: Metric, text: &str, scope: RuleScope) -> RegressionRule {
