@@ -4,13 +4,15 @@
 
 use super::data::{Table, read_table};
 use super::extract::build_extractors;
-use super::request::{RequestText, build_marked, finish_target, mark_request};
+use super::request::{
+    RequestText, build_marked, check_names, finish_target, generated, mark_request,
+};
 use super::{DataOrder, DataPlan, FlowPlan, OnError, Part, StepPlan};
 use crate::plan::load::think_time;
 use crate::plan::regression::{RegressionRule, RuleScope, build_rules, build_scoped};
 use crate::plan::slo::{build_slo, build_thresholds};
 use crate::plan::tags::{self, Tags};
-use crate::plan::target::{Gen, Shared};
+use crate::plan::target::Shared;
 use crate::plan::threshold::{Metric, Scope, Threshold};
 use crate::plan::transport::Transports;
 use crate::plan::{Errors, TargetPlan};
@@ -334,20 +336,12 @@ fn build_step(
         body_file: step.body_file.as_deref(),
     };
     let marked = mark_request(shared, &text, path, errors)?;
-    let mut defined = true;
-    for (name, field) in &marked.markers.names {
-        let Some(message) = scope.undefined(name) else {
-            continue;
-        };
-        match Gen::parse(name) {
-            Some(Ok(_)) => continue,
-            Some(Err(e)) => errors.push(field, e),
-            // Without the data file's columns, that error is the one to report.
-            None if scope.data_failed => {}
-            None => errors.push(field, message),
-        }
-        defined = false;
-    }
+    let defined = check_names(
+        &marked.markers.names,
+        |name| scope.undefined(name),
+        scope.data_failed,
+        errors,
+    );
     let extract = build_extractors(&step.extract, path, &|v| scope.slot(v), errors);
     let think = step
         .think_time
@@ -381,11 +375,7 @@ fn build_step(
         let name = &marked.markers.names[i].0;
         match scope.undefined(name) {
             None => Part::Var(scope.slot(name)),
-            Some(_) => Part::Gen(
-                Gen::parse(name)
-                    .and_then(Result::ok)
-                    .expect("checked above"),
-            ),
+            Some(_) => generated(name),
         }
     };
     let (plan, template, url) = finish_target(&marked.markers, built, &body, &part, path, errors)?;

@@ -7,8 +7,10 @@ use std::sync::Arc;
 
 use super::build::{check_head_values, data_plan};
 use super::data::read_table;
-use super::request::{RequestText, build_marked, finish_target, mark_request};
-use crate::plan::target::{self, Gen, Part, Shared, TargetRequest, TargetTemplate};
+use super::request::{
+    RequestText, build_marked, check_names, finish_target, generated, mark_request,
+};
+use crate::plan::target::{self, Part, Shared, TargetRequest, TargetTemplate};
 use crate::plan::transport::Transports;
 use crate::plan::{BuildContext, Errors, TargetPlan};
 
@@ -60,13 +62,21 @@ pub(in crate::plan) fn build_target(
     });
     let columns = table.as_ref().map_or(&[][..], |t| &t.columns[..]);
     let data_failed = spec_target.data.is_some() && table.is_none();
-    let defined = check_names(
-        &marked.markers.names,
-        columns,
-        spec_target,
-        data_failed,
-        errors,
-    );
+    let no_data = if spec_target.data.is_none() {
+        " (the target has no `data`)"
+    } else {
+        ""
+    };
+    let undefined = |name: &str| {
+        (!columns.iter().any(|c| c == name)).then(|| {
+            format!(
+                "`{{{{{name}}}}}` is not defined: it is neither a column of the target's data \
+                 file{no_data} nor a generated value (`uuid`, `random_int(A,B)`, \
+                 `timestamp_ms`, `vu`, `iteration`)"
+            )
+        })
+    };
+    let defined = check_names(&marked.markers.names, undefined, data_failed, errors);
     let mut marked_target = spec_target.clone();
     marked_target.url.clone_from(&marked.url);
     marked_target.path.clone_from(&marked.path);
@@ -86,14 +96,10 @@ pub(in crate::plan) fn build_target(
     }
     let part = |i: usize| {
         let name = &marked.markers.names[i].0;
-        match columns.iter().position(|c| c == name) {
-            Some(c) => Part::Var(c),
-            None => Part::Gen(
-                Gen::parse(name)
-                    .and_then(Result::ok)
-                    .expect("checked above"),
-            ),
-        }
+        columns
+            .iter()
+            .position(|c| c == name)
+            .map_or_else(|| generated(name), Part::Var)
     };
     let (mut plan, template, _) =
         finish_target(&marked.markers, built, &body, &part, path, errors)?;
@@ -117,44 +123,6 @@ pub(in crate::plan) fn build_target(
         data,
     }));
     Some(plan)
-}
-
-/// Whether every `{{name}}` of the target (`names`: each with its field) is one of its data
-/// file's `columns` or a generated value; if not, records why (unless its data file could not
-/// be read: `data_failed`, whose error is the one to report).
-fn check_names(
-    names: &[(String, String)],
-    columns: &[String],
-    spec_target: &crate::spec::Target,
-    data_failed: bool,
-    errors: &mut Errors,
-) -> bool {
-    let mut defined = true;
-    for (name, field) in names {
-        if columns.contains(name) {
-            continue;
-        }
-        match Gen::parse(name) {
-            Some(Ok(_)) => continue,
-            Some(Err(e)) => errors.push(field, e),
-            None if data_failed => {}
-            None => errors.push(
-                field,
-                format!(
-                    "`{{{{{name}}}}}` is not defined: it is neither a column of the target's data \
-                     file{} nor a generated value (`uuid`, `random_int(A,B)`, `timestamp_ms`, \
-                     `vu`, `iteration`)",
-                    if spec_target.data.is_none() {
-                        " (the target has no `data`)"
-                    } else {
-                        ""
-                    }
-                ),
-            ),
-        }
-        defined = false;
-    }
-    defined
 }
 
 #[cfg(test)]

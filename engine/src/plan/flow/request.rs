@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use super::Part;
 use super::template::{Markers, compile};
 use crate::plan::request::{authority, h2_request, request_bytes};
+use crate::plan::target::Gen;
 use crate::plan::target::{BuiltTarget, Shared, TargetRequest, build_with_body};
 use crate::plan::transport::Transports;
 use crate::plan::{Errors, TargetPlan};
@@ -238,4 +239,39 @@ fn authority_of(url: &str) -> &str {
         .find(['/', '?', '#'])
         .map_or(url.len(), |i| start + i);
     &url[..end]
+}
+
+/// Whether every `{{name}}` of a request (`names`: each with its field) is defined (for
+/// `undefined`, which otherwise says why not) or a generated value (`uuid`, ...); records each
+/// problem, but a missing name's when `data_failed` (the data file's error is the one to
+/// report).
+pub(super) fn check_names(
+    names: &[(String, String)],
+    undefined: impl Fn(&str) -> Option<String>,
+    data_failed: bool,
+    errors: &mut Errors,
+) -> bool {
+    let mut defined = true;
+    for (name, field) in names {
+        let Some(message) = undefined(name) else {
+            continue;
+        };
+        match Gen::parse(name) {
+            Some(Ok(_)) => continue,
+            Some(Err(e)) => errors.push(field, e),
+            None if data_failed => {}
+            None => errors.push(field, message),
+        }
+        defined = false;
+    }
+    defined
+}
+
+/// The part of a generated value `name`, which [`check_names`] accepted.
+pub(super) fn generated(name: &str) -> Part {
+    Part::Gen(
+        Gen::parse(name)
+            .and_then(Result::ok)
+            .expect("checked by check_names"),
+    )
 }
