@@ -77,6 +77,26 @@ const QUIC_NAMES: [&str; 17] = [
     "NO_VIABLE_PATH",
 ];
 
+/// WebSocket close codes from 1000 on (RFC 6455 §7.4.1; 1012-1015 from IANA's registry).
+const WS_NAMES: [&str; 16] = [
+    "NORMAL_CLOSURE",
+    "GOING_AWAY",
+    "PROTOCOL_ERROR",
+    "UNSUPPORTED_DATA",
+    "RESERVED",
+    "NO_STATUS_RECEIVED",
+    "ABNORMAL_CLOSURE",
+    "INVALID_PAYLOAD",
+    "POLICY_VIOLATION",
+    "MESSAGE_TOO_BIG",
+    "MANDATORY_EXTENSION",
+    "INTERNAL_ERROR",
+    "SERVICE_RESTART",
+    "TRY_AGAIN_LATER",
+    "BAD_GATEWAY",
+    "TLS_HANDSHAKE",
+];
+
 impl ErrorCode {
     /// The code's registered name (`REFUSED_STREAM`, `H3_REQUEST_CANCELLED`,
     /// `CRYPTO_ERROR (TLS alert 42 BadCertificate)`); `None` for a code without one
@@ -99,17 +119,23 @@ impl ErrorCode {
                 }))
             }
             CodeSpace::Quic => table(&QUIC_NAMES, 0),
+            CodeSpace::WebSocket => table(&WS_NAMES, 1000),
         }
     }
 }
 
 /// The key a failure of `kind` with `code` is counted under in results:
 /// `<kind> <NAME> (0x<hex>)`, `<kind> 0x<hex>` for a code without a name, `<kind> other`
-/// for `None` (the codes past [`MAX_CODES_PER_KIND`]).
+/// for `None` (the codes past [`MAX_CODES_PER_KIND`]). WebSocket close codes are decimal, as
+/// RFC 6455 writes them: `ws_closed INTERNAL_ERROR (1011)`, `ws_closed 4000`.
 pub(crate) fn code_key(kind: ErrorKind, code: Option<ErrorCode>) -> String {
     let kind = kind.name();
     match code {
         None => format!("{kind} other"),
+        Some(code) if code.space == CodeSpace::WebSocket => match code.name() {
+            Some(name) => format!("{kind} {name} ({})", code.value),
+            None => format!("{kind} {}", code.value),
+        },
         Some(code) => match code.name() {
             Some(name) => format!("{kind} {name} (0x{:x})", code.value),
             None => format!("{kind} 0x{:x}", code.value),
@@ -169,6 +195,14 @@ mod tests {
                 "closed 0x3fffffffffffffff",
             ),
             (code_key(StreamReset, None), "stream_reset other"),
+            (
+                key(ErrorKind::WsClosed, CodeSpace::WebSocket, 1011),
+                "ws_closed INTERNAL_ERROR (1011)",
+            ),
+            (
+                key(ErrorKind::WsClosed, CodeSpace::WebSocket, 4000),
+                "ws_closed 4000",
+            ),
         ];
         for (got, want) in cases {
             assert_eq!(got, want);

@@ -39,11 +39,47 @@ pub(crate) enum ErrorKind {
     /// A redirect that was not followed (`defaults.redirects`): to another origin, or one
     /// more than the redirects allowed.
     Redirect,
+    /// gRPC: The call was cancelled (`CANCELLED`, 1).
+    GrpcCancelled,
+    /// gRPC: An unknown error (`UNKNOWN`, 2); also a response without a `grpc-status`.
+    GrpcUnknown,
+    /// gRPC: The request message was invalid (`INVALID_ARGUMENT`, 3).
+    GrpcInvalidArgument,
+    /// gRPC: The deadline (`grpc-timeout`) passed at the server (`DEADLINE_EXCEEDED`, 4).
+    GrpcDeadlineExceeded,
+    /// gRPC: `NOT_FOUND` (5).
+    GrpcNotFound,
+    /// gRPC: `ALREADY_EXISTS` (6).
+    GrpcAlreadyExists,
+    /// gRPC: `PERMISSION_DENIED` (7).
+    GrpcPermissionDenied,
+    /// gRPC: `RESOURCE_EXHAUSTED` (8); also a response message larger than the limit.
+    GrpcResourceExhausted,
+    /// gRPC: `FAILED_PRECONDITION` (9).
+    GrpcFailedPrecondition,
+    /// gRPC: `ABORTED` (10).
+    GrpcAborted,
+    /// gRPC: `OUT_OF_RANGE` (11).
+    GrpcOutOfRange,
+    /// gRPC: The server does not implement the method (`UNIMPLEMENTED`, 12).
+    GrpcUnimplemented,
+    /// gRPC: `INTERNAL` (13).
+    GrpcInternal,
+    /// gRPC: The service is unavailable (`UNAVAILABLE`, 14).
+    GrpcUnavailable,
+    /// gRPC: `DATA_LOSS` (15).
+    GrpcDataLoss,
+    /// gRPC: `UNAUTHENTICATED` (16).
+    GrpcUnauthenticated,
+    /// WebSocket: the server closed the connection (a Close frame, its code counted beside
+    /// the kind: `ws_closed INTERNAL_ERROR (1011)`), or the TCP connection ended without one
+    /// (code 1006), before the awaited reply.
+    WsClosed,
 }
 
 impl ErrorKind {
     /// Every kind, in order.
-    pub(crate) const ALL: [ErrorKind; 14] = [
+    pub(crate) const ALL: [ErrorKind; 31] = [
         ErrorKind::ConnectRefused,
         ErrorKind::ConnectTimeout,
         ErrorKind::ConnectError,
@@ -58,6 +94,23 @@ impl ErrorKind {
         ErrorKind::IdleTimeout,
         ErrorKind::UnexpectedStatus,
         ErrorKind::Redirect,
+        ErrorKind::GrpcCancelled,
+        ErrorKind::GrpcUnknown,
+        ErrorKind::GrpcInvalidArgument,
+        ErrorKind::GrpcDeadlineExceeded,
+        ErrorKind::GrpcNotFound,
+        ErrorKind::GrpcAlreadyExists,
+        ErrorKind::GrpcPermissionDenied,
+        ErrorKind::GrpcResourceExhausted,
+        ErrorKind::GrpcFailedPrecondition,
+        ErrorKind::GrpcAborted,
+        ErrorKind::GrpcOutOfRange,
+        ErrorKind::GrpcUnimplemented,
+        ErrorKind::GrpcInternal,
+        ErrorKind::GrpcUnavailable,
+        ErrorKind::GrpcDataLoss,
+        ErrorKind::GrpcUnauthenticated,
+        ErrorKind::WsClosed,
     ];
 
     /// The snake_case name used in results and reports.
@@ -77,6 +130,52 @@ impl ErrorKind {
             ErrorKind::IdleTimeout => "idle_timeout",
             ErrorKind::UnexpectedStatus => "unexpected_status",
             ErrorKind::Redirect => "redirect",
+            ErrorKind::GrpcCancelled => "grpc_cancelled",
+            ErrorKind::GrpcUnknown => "grpc_unknown",
+            ErrorKind::GrpcInvalidArgument => "grpc_invalid_argument",
+            ErrorKind::GrpcDeadlineExceeded => "grpc_deadline_exceeded",
+            ErrorKind::GrpcNotFound => "grpc_not_found",
+            ErrorKind::GrpcAlreadyExists => "grpc_already_exists",
+            ErrorKind::GrpcPermissionDenied => "grpc_permission_denied",
+            ErrorKind::GrpcResourceExhausted => "grpc_resource_exhausted",
+            ErrorKind::GrpcFailedPrecondition => "grpc_failed_precondition",
+            ErrorKind::GrpcAborted => "grpc_aborted",
+            ErrorKind::GrpcOutOfRange => "grpc_out_of_range",
+            ErrorKind::GrpcUnimplemented => "grpc_unimplemented",
+            ErrorKind::GrpcInternal => "grpc_internal",
+            ErrorKind::GrpcUnavailable => "grpc_unavailable",
+            ErrorKind::GrpcDataLoss => "grpc_data_loss",
+            ErrorKind::GrpcUnauthenticated => "grpc_unauthenticated",
+            ErrorKind::WsClosed => "ws_closed",
+        }
+    }
+
+    /// The kind of a gRPC call that ended with status `code` (`grpc-status`, 1-16; gRPC's
+    /// status codes, grpc/grpc `doc/statuscodes.md`); `None` for `OK` (0). A code outside
+    /// 0-16 counts as `UNKNOWN`, as gRPC's clients read it.
+    pub(crate) fn from_grpc_status(code: u32) -> Option<ErrorKind> {
+        const BY_CODE: [ErrorKind; 16] = [
+            ErrorKind::GrpcCancelled,
+            ErrorKind::GrpcUnknown,
+            ErrorKind::GrpcInvalidArgument,
+            ErrorKind::GrpcDeadlineExceeded,
+            ErrorKind::GrpcNotFound,
+            ErrorKind::GrpcAlreadyExists,
+            ErrorKind::GrpcPermissionDenied,
+            ErrorKind::GrpcResourceExhausted,
+            ErrorKind::GrpcFailedPrecondition,
+            ErrorKind::GrpcAborted,
+            ErrorKind::GrpcOutOfRange,
+            ErrorKind::GrpcUnimplemented,
+            ErrorKind::GrpcInternal,
+            ErrorKind::GrpcUnavailable,
+            ErrorKind::GrpcDataLoss,
+            ErrorKind::GrpcUnauthenticated,
+        ];
+        match code {
+            0 => None,
+            1..=16 => Some(BY_CODE[code as usize - 1]),
+            _ => Some(ErrorKind::GrpcUnknown),
         }
     }
 
@@ -106,6 +205,9 @@ pub(crate) enum CodeSpace {
     /// QUIC transport error codes (RFC 9000 §20.1; 0x0100-0x01ff carry a TLS alert), from
     /// CONNECTION_CLOSE of type 0x1c.
     Quic,
+    /// WebSocket close codes (RFC 6455 §7.4.1, IANA's WebSocket Close Code Number Registry),
+    /// from a Close frame; 1006 when the connection ended without one.
+    WebSocket,
 }
 
 /// The code a peer gave with a stream reset or a connection close: counted beside the

@@ -40,6 +40,9 @@ pub(crate) struct Setup {
     /// TLS handshake (HTTP/3: the QUIC handshake, transport and TLS 1.3 together); `None`
     /// over cleartext.
     pub(crate) tls_us: Option<u64>,
+    /// WebSocket: the HTTP/1.1 upgrade (request written to `101 Switching Protocols` read);
+    /// `None` for every other protocol.
+    pub(crate) upgrade_us: Option<u64>,
     /// The TLS handshake resumed an earlier session.
     pub(crate) tls_resumed: bool,
     /// HTTP/3: whether the connection tried 0-RTT (early data on a resumed session) and
@@ -73,6 +76,8 @@ pub(crate) struct Phases {
     pub(crate) dns_us: Recorder,
     pub(crate) connect_us: Recorder,
     pub(crate) tls_us: Recorder,
+    /// WebSocket upgrades, per connection opened ([`Setup::upgrade_us`]).
+    pub(crate) upgrade_us: Recorder,
     pub(crate) write_us: Recorder,
     pub(crate) ttfb_us: Recorder,
     pub(crate) body_us: Recorder,
@@ -108,6 +113,9 @@ impl Phases {
             if let Some(tls) = setup.tls_us {
                 self.tls_us.record(tls);
             }
+            if let Some(upgrade) = setup.upgrade_us {
+                self.upgrade_us.record(upgrade.max(1));
+            }
             self.connections += 1;
             self.tls_resumed += u64::from(setup.tls_resumed);
             self.zero_rtt_attempted += u64::from(setup.zero_rtt != ZeroRtt::NotTried);
@@ -129,6 +137,7 @@ impl Phases {
             (&mut self.dns_us, &other.dns_us),
             (&mut self.connect_us, &other.connect_us),
             (&mut self.tls_us, &other.tls_us),
+            (&mut self.upgrade_us, &other.upgrade_us),
             (&mut self.write_us, &other.write_us),
             (&mut self.ttfb_us, &other.ttfb_us),
             (&mut self.body_us, &other.body_us),
@@ -173,6 +182,7 @@ mod tests {
                 dns_us: None,
                 connect_us: 80,
                 tls_us: Some(900),
+                upgrade_us: None,
                 tls_resumed: true,
                 zero_rtt: ZeroRtt::NotTried,
                 pre_connected: true,
@@ -227,6 +237,7 @@ mod tests {
                 dns_us: None,
                 connect_us: 0,
                 tls_us: Some(1_200),
+                upgrade_us: None,
                 tls_resumed: zero_rtt == ZeroRtt::Accepted,
                 zero_rtt,
                 pre_connected: false,

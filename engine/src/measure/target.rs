@@ -3,7 +3,9 @@
 use std::collections::BTreeMap;
 
 use super::error_code::MAX_CODES_PER_KIND;
-use super::{CodeSpace, ErrorCode, ErrorKind, Phases, Recorder, Streaming, Timing, Upstream};
+use super::{
+    CodeSpace, ErrorCode, ErrorKind, Messages, Phases, Recorder, Streaming, Timing, Upstream,
+};
 
 /// Counters and the latency histograms of one target (or of all targets, once merged).
 #[derive(Debug, Clone)]
@@ -35,6 +37,8 @@ pub(crate) struct TargetStats {
     pub(crate) upstream: Upstream,
     /// Streamed bodies (chunked, Server-Sent Events).
     pub(crate) streaming: Streaming,
+    /// gRPC and WebSocket messages (none for plain HTTP targets).
+    pub(crate) messages: Messages,
     /// The `h3` entry of the first `Alt-Svc` response header that offered HTTP/3 (e.g.
     /// `h3=":8443"`): the server offers it.
     pub(crate) alt_svc_h3: Option<String>,
@@ -55,6 +59,7 @@ impl Default for TargetStats {
             slow: 0,
             upstream: Upstream::default(),
             streaming: Streaming::default(),
+            messages: Messages::default(),
             alt_svc_h3: None,
         }
     }
@@ -260,6 +265,7 @@ impl TargetStats {
         self.slow += other.slow;
         self.upstream.merge(&other.upstream);
         self.streaming.merge(&other.streaming);
+        self.messages.merge(&other.messages);
         for (&(kind, code), &n) in &other.codes {
             self.add_code(kind, code, n);
         }

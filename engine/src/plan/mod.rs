@@ -11,6 +11,7 @@
 
 mod endpoint;
 pub(crate) mod flow;
+pub(crate) mod grpc;
 pub(crate) mod health;
 pub(crate) mod load;
 mod redirect;
@@ -25,9 +26,11 @@ mod target;
 pub mod threshold;
 pub(crate) mod tls;
 mod transport;
+pub(crate) mod ws;
 
 pub use endpoint::Endpoint;
 pub(crate) use flow::FlowPlan;
+pub(crate) use grpc::GrpcPlan;
 pub(crate) use load::{LoadPlan, Model, Stage, Stop, ThinkTime};
 pub(crate) use redirect::REDIRECT_STATUSES;
 pub(crate) use request::h2_request;
@@ -40,6 +43,7 @@ pub use target::TargetPlan;
 pub(crate) use target::{CheckKind, CheckPlan, JsonTest, TextTest};
 pub(crate) use transport::TlsPlan;
 pub use transport::TransportPlan;
+pub(crate) use ws::WsPlan;
 
 use std::path::Path;
 use std::time::Duration;

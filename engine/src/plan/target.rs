@@ -78,6 +78,14 @@ pub struct TargetPlan {
     /// generated value): its request rendered per request in place of `request`, whose
     /// variables are empty. `None` (and a flow step's): `request` as it is.
     pub(crate) template: Option<Arc<TargetTemplate>>,
+    /// `protocol: grpc`: the call. Its request (`request`, `h2_request`) is the call's
+    /// `POST /package.Service/Method`; `request`'s body is the message's JSON text (what a
+    /// template renders), [`TargetPlan::body`] the encoded message (prefix and protobuf),
+    /// empty when the message holds `{{var}}` (encoded per request then).
+    pub(crate) grpc: Option<Arc<super::GrpcPlan>>,
+    /// `ws://`, `wss://`, `protocol: ws`: the exchange. Its request's head is the upgrade
+    /// request (`GET`, path, headers); its body the message each request sends.
+    pub(crate) ws: Option<Arc<super::WsPlan>>,
 }
 
 impl TargetPlan {
@@ -241,6 +249,14 @@ pub(super) fn build_with_body(
     }
 
     let checks = build_checks(&target.checks, path, errors);
+    let grpc = match &target.grpc {
+        Some(g) => Some(super::grpc::build(g, path, ctx, errors)?),
+        None => None,
+    };
+    let ws = match &target.ws {
+        Some(w) => Some(super::ws::build(w, path, ctx, errors)?),
+        None => None,
+    };
     let url = url?;
     let of = TransportOf {
         spec,
@@ -257,6 +273,13 @@ pub(super) fn build_with_body(
     } = url;
     let body = body?;
     let mut headers = headers;
+    let (method, path_and_query) = match &grpc {
+        Some(g) => {
+            grpc_headers(g, &mut headers);
+            ("POST".to_string(), g.path.clone())
+        }
+        None => (method, path_and_query),
+    };
     for (wanted, name, value) in [
         (!defaults.keep_alive, "Connection", "close"),
         (defaults.compression, "Accept-Encoding", "gzip"),
@@ -273,6 +296,10 @@ pub(super) fn build_with_body(
             return None;
         }
     };
+    let encoded = match &grpc {
+        Some(g) => grpc_body(g, target, &body, path, errors)?,
+        None => Bytes::from(body),
+    };
     let plan = TargetPlan {
         name: target.name.clone(),
         is_head: method == "HEAD",
@@ -282,7 +309,7 @@ pub(super) fn build_with_body(
         endpoint_from_env,
         request: request.into(),
         h2_request,
-        body: Bytes::from(body),
+        body: encoded,
         transport,
         expect_status,
         weight,
@@ -295,6 +322,8 @@ pub(super) fn build_with_body(
         slow_us: defaults.slow_us,
         tags: target.tags.clone(),
         template: None,
+        grpc,
+        ws,
     };
     Some(BuiltTarget {
         plan,
@@ -398,6 +427,23 @@ fn build_body(
     ctx: &BuildContext<'_>,
     errors: &mut Errors,
 ) -> Option<Vec<u8>> {
+    if let Some(message) = message_body(target.grpc.as_ref(), target.ws.as_ref()) {
+        if target.body.is_some() || target.body_file.is_some() {
+            let field = if target.grpc.is_some() {
+                "grpc.message"
+            } else {
+                "ws.send"
+            };
+            errors.push(
+                path,
+                format!("the message is `{field}`: give no `body` or `body_file`"),
+            );
+            return None;
+        }
+        return errors
+            .interpolate(&format!("{path}.body"), &message, ctx)
+            .map(String::into_bytes);
+    }
     match (&target.body, &target.body_file) {
         (Some(_), Some(_)) => {
             errors.push(path, "give either `body` or `body_file`, not both");
@@ -417,6 +463,55 @@ fn build_body(
             }
         }
         (None, None) => Some(Vec::new()),
+    }
+}
+
+/// The request body that a gRPC call or a WebSocket exchange renders: the JSON text of
+/// `grpc.message`, or `ws.send`; `None` for a plain HTTP request (its `body`).
+pub(super) fn message_body(grpc: Option<&spec::Grpc>, ws: Option<&spec::Ws>) -> Option<String> {
+    match (grpc, ws) {
+        (Some(grpc), _) => Some(super::grpc::message_text(grpc)),
+        (None, Some(ws)) => ws.send.clone(),
+        (None, None) => None,
+    }
+}
+
+/// The headers of a gRPC call (gRPC over HTTP/2): `content-type: application/grpc`,
+/// `te: trailers`, and `grpc-timeout` for a deadline (in milliseconds, at most 8 digits).
+fn grpc_headers(grpc: &super::GrpcPlan, headers: &mut Vec<(String, String)>) {
+    headers
+        .retain(|(k, _)| !k.eq_ignore_ascii_case("content-type") && !k.eq_ignore_ascii_case("te"));
+    headers.push(("content-type".to_string(), "application/grpc".to_string()));
+    headers.push(("te".to_string(), "trailers".to_string()));
+    if let Some(deadline) = grpc.deadline {
+        let ms = deadline.as_millis().clamp(1, 99_999_999);
+        headers.push(("grpc-timeout".to_string(), format!("{ms}m")));
+    }
+}
+
+/// The encoded request message of a gRPC call: `body` (the message's JSON text) encoded; empty
+/// when the message holds `{{var}}` (encoded per request). A message that cannot be encoded
+/// is an error at `{path}.grpc.message`.
+fn grpc_body(
+    grpc: &super::GrpcPlan,
+    target: &spec::Target,
+    body: &[u8],
+    path: &str,
+    errors: &mut Errors,
+) -> Option<Bytes> {
+    let templated = target
+        .grpc
+        .as_ref()
+        .is_some_and(|g| super::grpc::message_text(g).contains("{{"));
+    if templated {
+        return Some(Bytes::new());
+    }
+    match grpc.encode(body) {
+        Ok(encoded) => Some(encoded),
+        Err(e) => {
+            errors.push(format!("{path}.grpc.message"), e);
+            None
+        }
     }
 }
 

@@ -66,8 +66,8 @@ impl TlsError {
 /// The ALPN protocol ids offered for `protocol`, most preferred first.
 pub(crate) fn alpn(protocol: Protocol) -> Vec<Vec<u8>> {
     match protocol {
-        Protocol::H1 => vec![b"http/1.1".to_vec()],
-        Protocol::H2 => vec![b"h2".to_vec()],
+        Protocol::H1 | Protocol::Ws => vec![b"http/1.1".to_vec()],
+        Protocol::H2 | Protocol::Grpc => vec![b"h2".to_vec()],
         Protocol::H3 => vec![b"h3".to_vec()],
         Protocol::Auto => vec![b"h2".to_vec(), b"http/1.1".to_vec()],
     }

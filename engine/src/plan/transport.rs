@@ -22,9 +22,9 @@ pub struct TransportPlan {
 
 impl TransportPlan {
     /// Whether a cleartext connection speaks HTTP/2 (h2c with prior knowledge): only when
-    /// `protocol: h2`. Over TLS, ALPN decides (see [`tls::alpn`]).
+    /// `protocol: h2` or `grpc`. Over TLS, ALPN decides (see [`tls::alpn`]).
     pub(crate) fn cleartext_h2(&self) -> bool {
-        self.tls.is_none() && self.protocol == Protocol::H2
+        self.tls.is_none() && matches!(self.protocol, Protocol::H2 | Protocol::Grpc)
     }
 }
 

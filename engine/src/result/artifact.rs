@@ -383,6 +383,10 @@ pub struct TargetResult {
     /// Events): time to first byte, events; absent when no body was streamed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub streaming: Option<StreamingResult>,
+    /// gRPC calls' and WebSocket exchanges' messages: counts, bytes, messages per second,
+    /// streams' durations; absent for plain HTTP targets (and for `total`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub messages: Option<MessagesResult>,
     /// How this target's connections spoke: what was asked, what was negotiated, TLS.
     /// Absent for `total`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -442,6 +446,32 @@ pub struct StreamingResult {
     /// response).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub event_gap: Option<PhaseSummary>,
+}
+
+/// A target's messages (`protocol: grpc` calls, WebSocket exchanges). Payload bytes only:
+/// gRPC's 5-byte prefixes and WebSocket's frame headers count in the target's
+/// `bytes_sent`/`bytes_received`, not here.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct MessagesResult {
+    /// `grpc` or `ws`.
+    pub protocol: String,
+    /// Calls or exchanges that ended (with a response, or failed after being sent).
+    pub exchanges: u64,
+    /// Messages sent.
+    pub sent: u64,
+    /// Messages received.
+    pub received: u64,
+    /// Payload bytes sent.
+    pub bytes_sent: u64,
+    /// Payload bytes received.
+    pub bytes_received: u64,
+    /// Messages received per second of the measured window.
+    pub received_per_second: f64,
+    /// Streams (gRPC server streams, WebSocket `receive_for`), microseconds from when each
+    /// was due to its end; their latency is the time to their first message. Absent when
+    /// there were none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream_duration: Option<PhaseSummary>,
 }
 
 /// The `dur` values of one `Server-Timing` metric.

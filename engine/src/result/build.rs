@@ -256,6 +256,8 @@ fn transport_result(
             crate::spec::Protocol::H2 => "h2",
             crate::spec::Protocol::H3 => "h3",
             crate::spec::Protocol::Auto => "auto",
+            crate::spec::Protocol::Grpc => "grpc",
+            crate::spec::Protocol::Ws => "ws",
         }
         .to_string(),
         protocol: negotiated.protocol.to_string(),

@@ -40,9 +40,10 @@ mod summary;
 mod upgrade;
 
 pub use artifact::{
-    CheckResult, Environment, LatencySummary, LoadInfo, MergeInfo, PhaseSummary, RecordedRule,
-    RunResult, ServerTimingMetric, ShardInfo, SloVerdict, SourceInfo, SpecInfo, StreamingResult,
-    TargetResult, TimeSample, TlsResult, TransportResult, UdpBuffersResult, UpstreamResult, schema,
+    CheckResult, Environment, LatencySummary, LoadInfo, MergeInfo, MessagesResult, PhaseSummary,
+    RecordedRule, RunResult, ServerTimingMetric, ShardInfo, SloVerdict, SourceInfo, SpecInfo,
+    StreamingResult, TargetResult, TimeSample, TlsResult, TransportResult, UdpBuffersResult,
+    UpstreamResult, schema,
 };
 pub(crate) use artifact::{RESULT_VERSION, published_schema};
 pub use build::build;

@@ -36,6 +36,10 @@ pub struct PhasesResult {
     /// TLS handshake, per connection opened; for HTTP/3 the whole QUIC handshake (transport
     /// and TLS 1.3 in one round trip), and `connect` has no sample.
     pub tls: Option<PhaseSummary>,
+    /// WebSocket: the HTTP/1.1 upgrade (request written to `101 Switching Protocols`), per
+    /// connection opened; absent for every other protocol.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upgrade: Option<PhaseSummary>,
     /// Time to first byte: from the end of the request write until the first response byte
     /// (HTTP/1.1) or the response header block (HTTP/2), per response.
     pub ttfb: Option<PhaseSummary>,

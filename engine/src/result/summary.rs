@@ -86,6 +86,7 @@ pub(crate) fn phases_result(phases: &Phases) -> PhasesResult {
         dns: summary(&phases.dns_us),
         connect: summary(&phases.connect_us),
         tls: summary(&phases.tls_us),
+        upgrade: summary(&phases.upgrade_us),
         ttfb: summary(&phases.ttfb_us),
         body: summary(&phases.body_us),
         write: summary(&phases.write_us),

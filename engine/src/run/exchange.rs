@@ -285,13 +285,21 @@ impl Record<'_> {
             end,
             late_us,
         } = self;
-        let latency_us = end.duration_since(times.intended).as_micros() as u64;
-        let service_us = end.duration_since(times.started).as_micros() as u64;
+        // A stream's latency runs to its first message (gRPC server streams, WebSocket
+        // `receive_for`); every other request's to its end.
+        let answered = traffic.messages.answered_at.map_or(end, |at| at.min(end));
+        let latency_us = answered.duration_since(times.intended).as_micros() as u64;
+        let service_us = answered.duration_since(times.started).as_micros() as u64;
         s.last_end = Some(end);
         let record = &mut s.targets[t];
         // Every request's bytes, whatever its outcome.
         record.bytes_sent += traffic.sent;
         record.bytes_received += traffic.received;
+        if target.grpc.is_some() || target.ws.is_some() {
+            record
+                .messages
+                .record(&traffic.messages, times.intended, end);
+        }
         let (latency, failed) = match outcome {
             Ok(response) => {
                 let expected = target.expect_status.contains(response.status);

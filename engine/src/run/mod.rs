@@ -58,6 +58,7 @@ mod virtual_executors;
 mod vu;
 mod worker;
 mod worker_stats;
+mod ws;
 
 use std::net::SocketAddr;
 use std::sync::Arc;

@@ -222,6 +222,7 @@ async fn pre_connect(shared: &Shared, conns: &mut Connections) {
                     let _ = tokio::time::timeout(target.timeout, h2.settle()).await;
                 }
                 Conn::H3(h3) => h3.mark_pre_connected(),
+                Conn::Ws(ws) => ws.mark_pre_connected(),
                 Conn::H1(_, None) | Conn::H1Tls(_, None) => {}
             }
             conns.slots[e] = Some(conn);

@@ -98,6 +98,7 @@ async fn exchange(
         Conn::H2(_) => "HTTP/2",
         Conn::H3(_) => "HTTP/3",
         Conn::H1(..) | Conn::H1Tls(..) => "HTTP/1.1",
+        Conn::Ws(_) => "WebSocket",
     };
     let now = Instant::now();
     let mut traffic = Traffic::default();

@@ -41,6 +41,8 @@ pub(crate) struct Traffic {
     /// HTTP/3 stream reset or connection close), set by the exchange that failed; counted
     /// beside the error's kind.
     pub(crate) error_code: Option<ErrorCode>,
+    /// gRPC and WebSocket: the messages of this request, counted by its transport.
+    pub(crate) messages: crate::measure::MessageCounts,
 }
 
 impl Traffic {
@@ -49,6 +51,7 @@ impl Traffic {
         self.sent = 0;
         self.received = 0;
         self.error_code = None;
+        self.messages.reset();
         self.seen.reset();
     }
 }

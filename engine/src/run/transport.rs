@@ -26,6 +26,7 @@ use crate::run::h3::{self, H3Conn, H3Link};
 use crate::run::multiplexed::{Request, StreamResponse, micros};
 use crate::run::slot::{Opened, Slot, SlotFailure};
 use crate::run::tls::{self, TlsStream};
+use crate::run::ws::{self, WsConn};
 use crate::spec::Protocol;
 
 /// How long the check at start waits, after a TLS 1.3 handshake in which the server asked for
@@ -43,6 +44,8 @@ pub(crate) enum Conn {
     H2(H2Conn),
     /// A handle to an HTTP/3 connection shared with the rest of the group.
     H3(H3Conn),
+    /// A WebSocket connection, upgraded (boxed: it holds its own buffers).
+    Ws(Box<WsConn>),
 }
 
 /// A complete response, as far as a load test cares.
@@ -136,7 +139,7 @@ async fn open_conn(
 ) -> Result<Conn, ErrorKind> {
     let transport = &target.transport;
     match transport.protocol {
-        Protocol::H2 => {
+        Protocol::H2 | Protocol::Grpc => {
             return group.h2[slot]
                 .connect(|| async {
                     let (stream, setup) = open(addr, target).await?;
@@ -162,6 +165,12 @@ async fn open_conn(
                 })
                 .await
                 .map(Conn::H3);
+        }
+        Protocol::Ws => {
+            let (stream, setup) = open(addr, target).await?;
+            return ws::open(stream, setup, target, code)
+                .await
+                .map(|c| Conn::Ws(Box::new(c)));
         }
         Protocol::H1 | Protocol::Auto => {}
     }
@@ -232,6 +241,7 @@ impl Conn {
             Conn::H1Tls(conn, setup) => {
                 return h1_exchange(conn, setup, request, now, capture, traffic).await;
             }
+            Conn::Ws(conn) => return conn.exchange(request, now, capture, traffic).await,
             Conn::H2(conn) => {
                 match h2_exchange(conn, request, capture.as_deref_mut(), traffic).await {
                     Err(SlotFailure::NotSent(_)) => {}
@@ -261,6 +271,7 @@ impl Conn {
             Conn::H1Tls(conn, setup) => {
                 h1_exchange(conn, setup, request, now, capture, traffic).await
             }
+            Conn::Ws(conn) => conn.exchange(request, now, capture, traffic).await,
         }
     }
 }
@@ -340,7 +351,7 @@ fn shared_response(response: StreamResponse, setup: Option<Setup>, traffic: &Tra
 }
 
 /// An open byte stream: TCP, or TLS over TCP.
-enum Stream {
+pub(crate) enum Stream {
     Tcp(TcpStream),
     Tls(Box<TlsStream>),
 }

@@ -235,6 +235,13 @@ pub(crate) struct Step {
     /// Only the rules written apply (no defaults).
     #[serde(default)]
     pub(crate) regression: Regression,
+    /// A gRPC call, as a target's (`protocol: grpc`); its `message` may hold `{{name}}`.
+    #[serde(default)]
+    pub(crate) grpc: Option<super::Grpc>,
+    /// A WebSocket exchange, as a target's; `send` may hold `{{name}}`. The virtual user's
+    /// connection stays open for its later `ws` steps to the same endpoint.
+    #[serde(default)]
+    pub(crate) ws: Option<super::Ws>,
 }
 
 /// One value taken from a response into a variable; give exactly one of `json`, `regex`,
@@ -307,6 +314,8 @@ impl Step {
             regression: Regression::default(),
             tags: BTreeMap::new(),
             data: None,
+            grpc: self.grpc.clone(),
+            ws: self.ws.clone(),
         }
     }
 }

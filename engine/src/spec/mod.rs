@@ -8,10 +8,12 @@
 
 mod flow;
 mod load;
+mod protocols;
 mod rules;
 mod scenario;
 
 pub(crate) use flow::{Data, DataOrder, Extract, Flow, OnError, Step};
+pub(crate) use protocols::{Grpc, GrpcStatusName, Ws};
 #[allow(unused_imports, reason = "planned by the scenarios work of issue 34")]
 pub(crate) use rules::{
     DetailedRule, DetailedThreshold, Regression, RuleSpec, Severity, Slo, TAGGED_METRIC_PATTERN,
@@ -226,7 +228,9 @@ pub(crate) struct Defaults {
 /// cleartext), `h2` (HTTP/2: over TLS with ALPN `h2`, over cleartext with prior knowledge,
 /// h2c), `h3` (HTTP/3 over QUIC, UDP to the URL's port: `https://` URLs only, TLS 1.3) or
 /// `auto` (over TLS what the server picks by ALPN, `h2` offered first; HTTP/1.1 over
-/// cleartext; a server's `Alt-Svc: h3` is reported, not followed).
+/// cleartext; a server's `Alt-Svc: h3` is reported, not followed), `grpc` (gRPC calls over
+/// HTTP/2: h2c for `http://`, ALPN `h2` for `https://`; needs `grpc:`) or `ws` (WebSocket
+/// over an HTTP/1.1 upgrade; the default for `ws://` and `wss://` URLs).
 // Variants without doc comments: the schema then lists them as one `enum`, which makes for
 // a clear validation message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
@@ -236,6 +240,8 @@ pub(crate) enum Protocol {
     H2,
     H3,
     Auto,
+    Grpc,
+    Ws,
 }
 
 /// TLS settings for `https://` targets. Files are relative to the spec file.
@@ -363,6 +369,13 @@ pub(crate) struct Target {
     /// request; generated values (`{{uuid}}`, ...: see `Data`) need none.
     #[serde(default)]
     pub(crate) data: Option<Data>,
+    /// A gRPC call (`protocol: grpc`): the method, its `.proto` files, the message.
+    #[serde(default)]
+    pub(crate) grpc: Option<Grpc>,
+    /// A WebSocket exchange (`ws://`, `wss://` or `protocol: ws`): what each request sends and
+    /// waits for.
+    #[serde(default)]
+    pub(crate) ws: Option<Ws>,
 }
 
 /// One check on a response; give exactly one of `status`, `header`, `body_contains`,

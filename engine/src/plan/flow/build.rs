@@ -328,11 +328,12 @@ fn build_step(
 ) -> Option<(TargetPlan, StepPlan)> {
     let step = &scope.flow.steps[scope.j];
     let path = scope.path;
+    let message = crate::plan::target::message_body(step.grpc.as_ref(), step.ws.as_ref());
     let text = RequestText {
         url: step.url.as_deref(),
         path: step.path.as_deref(),
         headers: &step.headers,
-        body: step.body.as_deref(),
+        body: step.body.as_deref().or(message.as_deref()),
         body_file: step.body_file.as_deref(),
     };
     let marked = mark_request(shared, &text, path, errors)?;
@@ -358,7 +359,7 @@ fn build_step(
         marked.path.clone(),
         marked.headers.clone(),
     );
-    let inline_body = step.body.is_some();
+    let inline_body = step.body.is_some() || message.is_some();
     let built = build_marked(
         shared,
         (&target, &marked),

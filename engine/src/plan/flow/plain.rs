@@ -24,11 +24,12 @@ pub(in crate::plan) fn build_target(
 ) -> Option<TargetPlan> {
     let spec_target = request.target;
     let path = request.path;
+    let message = target::message_body(spec_target.grpc.as_ref(), spec_target.ws.as_ref());
     let text = RequestText {
         url: spec_target.url.as_deref(),
         path: spec_target.path.as_deref(),
         headers: &spec_target.headers,
-        body: spec_target.body.as_deref(),
+        body: spec_target.body.as_deref().or(message.as_deref()),
         body_file: spec_target.body_file.as_deref(),
     };
     let written = [text.url, text.path, text.body]
@@ -81,7 +82,7 @@ pub(in crate::plan) fn build_target(
     marked_target.url.clone_from(&marked.url);
     marked_target.path.clone_from(&marked.path);
     marked_target.headers.clone_from(&marked.headers);
-    let inline_body = spec_target.body.is_some();
+    let inline_body = spec_target.body.is_some() || message.is_some();
     let built = build_marked(
         &shared,
         (&marked_target, &marked),

@@ -232,6 +232,7 @@ fn decode_phases(p: &PhasesResult) -> Result<Phases, String> {
         (&p.dns, &mut phases.dns_us),
         (&p.connect, &mut phases.connect_us),
         (&p.tls, &mut phases.tls_us),
+        (&p.upgrade, &mut phases.upgrade_us),
         (&p.ttfb, &mut phases.ttfb_us),
         (&p.body, &mut phases.body_us),
         (&p.write, &mut phases.write_us),
