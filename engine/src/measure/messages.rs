@@ -5,7 +5,7 @@
 
 use std::time::Instant;
 
-use super::Recorder;
+use super::{ErrorKind, Recorder};
 
 /// The messages of one request (a gRPC call, a WebSocket exchange), counted by its transport
 /// and recorded with it. Payload bytes only: gRPC's 5-byte prefixes and WebSocket's frame
@@ -25,6 +25,11 @@ pub(crate) struct MessageCounts {
     /// `None`: the latency runs to the end (a unary call, a WebSocket reply), or no message
     /// came.
     pub(crate) answered_at: Option<Instant>,
+    /// A response came, but the call failed by the protocol's own status: a gRPC status not
+    /// in `expect_status` (its kind, `grpc_unavailable`...). The response is counted (its
+    /// latency recorded) and the request is an error of this kind, as an HTTP response with
+    /// an unexpected status is.
+    pub(crate) failure: Option<ErrorKind>,
 }
 
 impl MessageCounts {
@@ -98,6 +103,7 @@ mod tests {
             bytes_sent: 10,
             bytes_received: 12,
             answered_at: None,
+            failure: None,
         };
         messages.record(&unary, due, end);
         let stream = MessageCounts {

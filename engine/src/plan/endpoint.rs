@@ -30,8 +30,10 @@ pub(super) struct HttpUrl {
     pub(super) endpoint_from_env: bool,
     /// `/path?query`: the request line's target.
     pub(super) path_and_query: String,
-    /// An `https://` URL.
+    /// An `https://` (or `wss://`) URL.
     pub(super) https: bool,
+    /// A `ws://` or `wss://` URL (WebSocket; `https` says which).
+    pub(super) websocket: bool,
 }
 
 /// `url` with the `user:password@` of its authority written as `***@`: a message quoting a URL
@@ -48,7 +50,7 @@ fn without_userinfo(url: &str) -> String {
     }
 }
 
-/// Splits an absolute `http://` or `https://` URL. `text` is the URL after `${VAR}` interpolation;
+/// Splits an absolute `http://` or `https://` URL (or `ws://`, `wss://`: WebSocket). `text` is the URL after `${VAR}` interpolation;
 /// messages show `shown`, the URL as written, so that no interpolated secret reaches an error.
 pub(super) fn parse_http_url(
     path: &str,
@@ -57,7 +59,7 @@ pub(super) fn parse_http_url(
     errors: &mut Errors,
 ) -> Option<HttpUrl> {
     let parsed = url::Url::parse(text);
-    let is_http = |scheme: &str| scheme == "http" || scheme == "https";
+    let is_http = |scheme: &str| matches!(scheme, "http" | "https" | "ws" | "wss");
     let written_http = text
         .split_once(':')
         .is_some_and(|(scheme, _)| is_http(&scheme.to_ascii_lowercase()));
@@ -72,7 +74,8 @@ pub(super) fn parse_http_url(
             return None;
         }
     };
-    let tls = url.scheme() == "https";
+    let tls = matches!(url.scheme(), "https" | "wss");
+    let websocket = matches!(url.scheme(), "ws" | "wss");
     if !url.username().is_empty() || url.password().is_some() {
         errors.push(
             path,
@@ -108,6 +111,7 @@ pub(super) fn parse_http_url(
         endpoint_from_env,
         path_and_query,
         https: tls,
+        websocket,
     })
 }
 
@@ -120,7 +124,9 @@ fn not_http(text: &str, shown: &str) -> String {
              `https://`; add the scheme to the variable's value"
         )
     } else if let Some((scheme, _)) = text.split_once("://") {
-        format!("`{shown}`: scheme `{scheme}` is not supported; use http:// or https://")
+        format!(
+            "`{shown}`: scheme `{scheme}` is not supported; use http://, https://, ws:// or wss://"
+        )
     } else if text.starts_with('/') {
         format!("`{shown}` is a path: write an absolute URL such as `http://127.0.0.1:8080{shown}`")
     } else {

@@ -81,7 +81,15 @@ pub(super) fn build_service(
         endpoint_from_env,
         path_and_query,
         https,
+        websocket,
     } = ready?;
+    if websocket {
+        errors.push(
+            "service.ready_url",
+            "the readiness check is an HTTP GET: use an http:// or https:// URL",
+        );
+        return None;
+    }
     let ready_tls = if https {
         let settings = tls::TlsSettings {
             roots: TlsRoots::None,

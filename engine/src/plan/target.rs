@@ -270,6 +270,7 @@ pub(super) fn build_with_body(
         endpoint_from_env,
         path_and_query,
         https,
+        websocket: _,
     } = url;
     let body = body?;
     let mut headers = headers;
@@ -515,11 +516,16 @@ fn grpc_body(
     }
 }
 
-/// The statuses of `expect.status` (codes and classes such as `2xx`); every 2xx if none.
+/// The statuses of `expect.status` (codes and classes such as `2xx`); if none, every 2xx, or
+/// `101` for a WebSocket target (its upgrade's answer is its status).
 fn build_expect_status(target: &spec::Target, path: &str, errors: &mut Errors) -> StatusSet {
     let mut expect_status = StatusSet([0; 10]);
     if target.expect.status.is_empty() {
-        expect_status = StatusSet::success();
+        if target.ws.is_some() {
+            expect_status.insert(101);
+        } else {
+            expect_status = StatusSet::success();
+        }
     }
     for (j, status) in target.expect.status.iter().enumerate() {
         match status_set(status) {

@@ -43,6 +43,53 @@ pub(crate) struct TlsPlan {
     pub(crate) insecure_skip_verify: bool,
 }
 
+/// The protocol of `target` (at `path`, its URL `url`): its own `protocol`; else `grpc` for a
+/// target with `grpc:`, `ws` for one with `ws:` or a `ws://`/`wss://` URL; else
+/// `defaults.protocol` (`default`); else `auto`. `None` (the error recorded) when the
+/// protocol and the target disagree: `grpc:` without `protocol: grpc`, say.
+fn protocol_of(
+    target: &spec::Target,
+    url: &HttpUrl,
+    default: Option<Protocol>,
+    path: &str,
+    errors: &mut Errors,
+) -> Option<Protocol> {
+    let implied = if target.grpc.is_some() {
+        Some(Protocol::Grpc)
+    } else if target.ws.is_some() || url.websocket {
+        Some(Protocol::Ws)
+    } else {
+        None
+    };
+    let protocol = target
+        .protocol
+        .or(implied)
+        .or(default)
+        .unwrap_or(Protocol::Auto);
+    let problem = match (protocol, implied) {
+        (Protocol::Grpc, None) => {
+            Some("`protocol: grpc` needs `grpc:` (the method and its `.proto` files)")
+        }
+        (Protocol::Ws, None) => {
+            Some("`protocol: ws` needs `ws:` (what each request sends or receives)")
+        }
+        (Protocol::Ws, Some(Protocol::Ws)) if target.ws.is_none() => {
+            Some("a `ws://` or `wss://` target needs `ws:` (what each request sends or receives)")
+        }
+        (p, Some(wanted)) if p != wanted => Some(if wanted == Protocol::Grpc {
+            "a target with `grpc:` speaks `protocol: grpc`"
+        } else {
+            "a WebSocket target (`ws:`, `ws://`, `wss://`) speaks `protocol: ws`"
+        }),
+        _ => None,
+    };
+    if let Some(problem) = problem {
+        errors.push(format!("{path}.protocol"), problem);
+        return None;
+    }
+    Some(protocol)
+}
+
 /// What a target's transport is chosen from.
 #[derive(Clone, Copy)]
 pub(super) struct TransportOf<'a> {
@@ -81,10 +128,7 @@ impl Transports {
             path,
             url,
         } = *of;
-        let protocol = target
-            .protocol
-            .or(spec.defaults.protocol)
-            .unwrap_or(Protocol::Auto);
+        let protocol = protocol_of(target, url, spec.defaults.protocol, path, errors)?;
         if !url.https {
             if protocol == Protocol::H3 {
                 errors.push(

@@ -220,7 +220,7 @@ impl Vu<'_> {
             }
             _ => *conn = None,
         }
-        let answer = answer(&outcome, target);
+        let answer = answer(&outcome, target, traffic.messages.failure);
         {
             let mut guard = self.stats.borrow_mut();
             let s = &mut *guard;
@@ -302,8 +302,13 @@ impl Record<'_> {
         }
         let (latency, failed) = match outcome {
             Ok(response) => {
-                let expected = target.expect_status.contains(response.status);
-                record.record_response(response.status, expected);
+                let protocol_failure = traffic.messages.failure;
+                let expected =
+                    target.expect_status.contains(response.status) && protocol_failure.is_none();
+                record.record_response(response.status, protocol_failure.is_some() || expected);
+                if let Some(kind) = protocol_failure {
+                    record.record_error(kind);
+                }
                 record.record_slow(latency_us, target.slow_us);
                 let seen = &traffic.seen;
                 record.upstream.record(seen.envoy_us, &seen.server_timing);
@@ -336,12 +341,14 @@ impl Record<'_> {
 }
 
 /// What [`Vu::request`] returns of `outcome`, a request of `target`: its status, or why it
-/// failed.
+/// failed (`protocol_failure`: a response whose gRPC status was not expected).
 fn answer(
     outcome: &Result<transport::Response, ErrorKind>,
     target: &TargetPlan,
+    protocol_failure: Option<ErrorKind>,
 ) -> Result<u16, ErrorKind> {
     match outcome {
+        Ok(_) if protocol_failure.is_some() => Err(protocol_failure.expect("just matched")),
         Ok(response) if !target.expect_status.contains(response.status) => {
             Err(ErrorKind::UnexpectedStatus)
         }
