@@ -17,12 +17,19 @@ pub const AIOQUIC: &str = "1.7.2";
 /// The release of PyPI's `h2` (the HTTP/2 library of tests/h2/server.py) installed beside it.
 pub const H2: &str = "4.3.0";
 
+/// The releases of grpcio and grpcio-tools (gRPC's Python server and its code generator,
+/// `python -m grpc_tools.protoc`) installed beside them: a gRPC peer nobody here wrote.
+pub const GRPCIO: &str = "1.85.1";
+
+/// The release of `websockets` installed beside them: a WebSocket peer nobody here wrote.
+pub const WEBSOCKETS: &str = "17.4";
+
 /// How long the server may take to print its listening line.
 pub const AIOQUIC_START_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// The Python of a virtual environment with aioquic [`AIOQUIC`] and h2 [`H2`], made once (the
-/// first test that asks; the others wait) in `target/ci-tools/aioquic`; panics with pip's
-/// output on failure.
+/// The Python of a virtual environment with aioquic [`AIOQUIC`], h2 [`H2`], grpcio and
+/// grpcio-tools [`GRPCIO`] and websockets [`WEBSOCKETS`], made once (the first test that asks;
+/// the others wait) in `target/ci-tools/aioquic`; panics with pip's output on failure.
 pub fn pypi_python() -> PathBuf {
     static INSTALL: Mutex<()> = Mutex::new(());
     let _turn = INSTALL.lock().unwrap_or_else(|e| e.into_inner());
@@ -32,10 +39,14 @@ pub fn pypi_python() -> PathBuf {
     let installed = Command::new(&python)
         .args([
             "-c",
-            "import aioquic, h2; print(aioquic.__version__, h2.__version__)",
+            "import aioquic, h2, grpc, grpc_tools, websockets; \
+             print(aioquic.__version__, h2.__version__, grpc.__version__, websockets.__version__)",
         ])
         .output()
-        .is_ok_and(|out| String::from_utf8_lossy(&out.stdout).trim() == format!("{AIOQUIC} {H2}"));
+        .is_ok_and(|out| {
+            String::from_utf8_lossy(&out.stdout).trim()
+                == format!("{AIOQUIC} {H2} {GRPCIO} {WEBSOCKETS}")
+        });
     if !installed {
         let venv_made = Command::new("python3")
             .args(["-m", "venv"])
@@ -49,6 +60,9 @@ pub fn pypi_python() -> PathBuf {
                 "-q",
                 &format!("aioquic=={AIOQUIC}"),
                 &format!("h2=={H2}"),
+                &format!("grpcio=={GRPCIO}"),
+                &format!("grpcio-tools=={GRPCIO}"),
+                &format!("websockets=={WEBSOCKETS}"),
             ])
             .output()
             .expect("pip runs");
