@@ -113,9 +113,16 @@ impl TargetPlan {
 
 impl TargetPlan {
     /// Whether requests of `self` and `other` may go over the same connections: same
-    /// endpoint, same protocol and TLS configuration.
+    /// endpoint, same protocol and TLS configuration; for WebSocket targets, the same upgrade
+    /// request line too (a connection is upgraded for one path).
     pub(crate) fn shares_connections_with(&self, other: &TargetPlan) -> bool {
-        self.endpoint == other.endpoint && Arc::ptr_eq(&self.transport, &other.transport)
+        let request_line = |t: &TargetPlan| {
+            let end = t.request.iter().position(|&b| b == b'\r').unwrap_or(0);
+            t.request[..end].to_vec()
+        };
+        self.endpoint == other.endpoint
+            && Arc::ptr_eq(&self.transport, &other.transport)
+            && (self.ws.is_none() || request_line(self) == request_line(other))
     }
 }
 
