@@ -345,8 +345,9 @@ pub struct TargetResult {
     /// resets and connection closes, QUIC transport closes, WebSocket close frames), by kind
     /// and code: keys are `<kind> <NAME> (0x<hex>)`, e.g. `stream_reset H3_REQUEST_CANCELLED
     /// (0x10c)`, or `<kind> 0x<hex>` for a code without a name; WebSocket close codes in
-    /// decimal, as RFC 6455 writes them: `ws_closed INTERNAL_ERROR (1011)`, `ws_closed 4000`. At most 16 codes per kind; the rest are
-    /// counted under `<kind> other`. Absent when no failure had a code.
+    /// decimal, as RFC 6455 writes them: `ws_closed INTERNAL_ERROR (1011)`, `ws_closed 4000`.
+    /// At most 16 codes per kind; the rest are counted under `<kind> other`. Absent when no
+    /// failure had a code.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub errors_by_code: BTreeMap<String, u64>,
     /// Latency of complete responses, from when each request was due (its intended start on

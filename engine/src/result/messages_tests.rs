@@ -305,3 +305,16 @@ fn shards_merge_their_messages_exactly() {
     assert_eq!(streams.stream_duration.as_ref().unwrap().count, 96);
     assert_eq!(merged.total.messages, None);
 }
+
+#[test]
+fn a_result_with_messages_and_the_upgrade_phase_is_valid_against_the_published_schema() {
+    let value = serde_json::to_value(grpc_and_ws_result()).unwrap();
+    assert!(value["targets"][0]["messages"]["stream_duration"].is_object());
+    assert!(value["targets"][1]["phases_us"]["upgrade"].is_object());
+    let validator = jsonschema::validator_for(&schema()).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(&value)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "{errors:?}");
+}
