@@ -260,6 +260,8 @@ struct Case {
     name: &'static str,
     /// The peer: grpcio's in a mode (`wrong-type`, `silent`, `echo`) or h2's (`h2:MODE`).
     peer: &'static str,
+    /// The method called: `Say` or `Stream`.
+    method: &'static str,
     /// The message of each call (JSON).
     message: &'static str,
     /// More of `grpc:` (indented by 6).
@@ -273,10 +275,11 @@ struct Case {
     answered: Option<bool>,
 }
 
-const CASES: [Case; 8] = [
+const CASES: [Case; 9] = [
     Case {
         name: "resets every stream",
         peer: "h2:reset",
+        method: "Say",
         message: r#"{"text": "x"}"#,
         grpc: "",
         kind: "stream_reset",
@@ -286,6 +289,7 @@ const CASES: [Case; 8] = [
     Case {
         name: "truncates its message",
         peer: "h2:truncated",
+        method: "Say",
         message: r#"{"text": "x"}"#,
         grpc: "",
         kind: "malformed",
@@ -295,6 +299,7 @@ const CASES: [Case; 8] = [
     Case {
         name: "leaves out grpc-status",
         peer: "h2:no-status",
+        method: "Say",
         message: r#"{"text": "x"}"#,
         grpc: "",
         kind: "grpc_unknown",
@@ -304,6 +309,7 @@ const CASES: [Case; 8] = [
     Case {
         name: "answers with another message type",
         peer: "wrong-type",
+        method: "Say",
         message: r#"{"text": "x"}"#,
         grpc: "",
         kind: "malformed",
@@ -313,6 +319,7 @@ const CASES: [Case; 8] = [
     Case {
         name: "answers a message over max_message_bytes",
         peer: "echo",
+        method: "Say",
         message: r#"{"text": "x", "size": 2000}"#,
         grpc: "      max_message_bytes: 1000\n",
         kind: "grpc_resource_exhausted",
@@ -322,6 +329,7 @@ const CASES: [Case; 8] = [
     Case {
         name: "never answers",
         peer: "silent",
+        method: "Say",
         message: r#"{"text": "x"}"#,
         grpc: "",
         kind: "timeout",
@@ -331,7 +339,18 @@ const CASES: [Case; 8] = [
     Case {
         name: "fails with UNAVAILABLE",
         peer: "echo",
+        method: "Say",
         message: r#"{"text": "x", "status": 14}"#,
+        grpc: "",
+        kind: "grpc_unavailable",
+        code: None,
+        answered: Some(true),
+    },
+    Case {
+        name: "fails with UNAVAILABLE after streaming its replies",
+        peer: "echo",
+        method: "Stream",
+        message: r#"{"text": "x", "count": 2, "status": 14}"#,
         grpc: "",
         kind: "grpc_unavailable",
         code: None,
@@ -340,6 +359,7 @@ const CASES: [Case; 8] = [
     Case {
         name: "answers after the deadline",
         peer: "echo",
+        method: "Say",
         message: r#"{"text": "x", "delay_ms": 1000}"#,
         grpc: "      deadline: 100ms\n",
         kind: "grpc_deadline_exceeded",
@@ -375,7 +395,7 @@ fn hostile(case: &Case) -> Result<(), String> {
     let yaml = spec(
         dir.path(),
         &format!("{}ms", HOSTILE_TIMEOUT.as_millis()),
-        &target("t", &url, "Say", case.message, case.grpc, ""),
+        &target("t", &url, case.method, case.message, case.grpc, ""),
         &format!(
             "  connections: 2\n  duration: {}ms\n  think_time: 10ms\nslo:\n  errors: [\"rate < 1%\"]\n",
             HOSTILE_DURATION.as_millis()
