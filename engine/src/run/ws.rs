@@ -184,20 +184,12 @@ impl WsConn {
         &mut self,
         request: Request<'_>,
         now: Instant,
-        mut capture: Option<&mut Capture>,
+        capture: Option<&mut Capture>,
         traffic: &mut Traffic,
     ) -> Result<WsResponse, Failure> {
         let base = (self.counts.sent.get(), self.counts.received.get());
-        let result = self
-            .exchange_counted(request, now, capture.as_deref_mut(), traffic)
-            .await;
+        let result = self.exchange_counted(request, now, capture, traffic).await;
         self.count_bytes(base, traffic);
-        if let Err(Failure::Error(ErrorKind::WsClosed)) = result {
-            traffic.error_code.get_or_insert(ErrorCode {
-                space: CodeSpace::WebSocket,
-                value: u64::from(ABNORMAL_CLOSURE),
-            });
-        }
         result
     }
 
@@ -207,6 +199,8 @@ impl WsConn {
         traffic.received = self.counts.received.get() - received;
     }
 
+    /// [`WsConn::exchange`] but for the socket's bytes: the upgrade on the first request, the
+    /// message, its answer.
     async fn exchange_counted(
         &mut self,
         request: Request<'_>,
@@ -214,12 +208,12 @@ impl WsConn {
         mut capture: Option<&mut Capture>,
         traffic: &mut Traffic,
     ) -> Result<WsResponse, Failure> {
-        let (_method, path, headers, body) =
-            parse_request(request.bytes()).ok_or(ErrorKind::Malformed)?;
         let target = request.target;
         let plan = target.ws.as_deref();
         let mut sent_at = now;
-        if matches!(self.state, State::Fresh(_)) {
+        let body = if matches!(self.state, State::Fresh(_)) {
+            let (_method, path, headers, body) =
+                parse_request(request.bytes()).ok_or(ErrorKind::Malformed)?;
             if let Some(refused) = self
                 .upgrade(target, path, &headers, capture.as_deref_mut(), traffic)
                 .await?
@@ -227,9 +221,13 @@ impl WsConn {
                 return Ok(refused);
             }
             sent_at = Instant::now();
-        } else if let Some(c) = capture.as_deref_mut() {
-            start_capture(c, 101, &[]);
-        }
+            body
+        } else {
+            if let Some(c) = capture.as_deref_mut() {
+                start_capture(c, 101, &[]);
+            }
+            body_of(request.bytes())
+        };
         let State::Open(ws) = &mut self.state else {
             return Err(ErrorKind::Closed.into());
         };
@@ -456,6 +454,8 @@ async fn next(
         Some(Ok(Message::Binary(bytes))) => bytes,
         Some(Ok(Message::Close(frame))) => {
             let code = frame.map_or(NO_STATUS, |f| u16::from(f.code));
+            // The Close frame that answers it (queued by tungstenite), before letting go.
+            let _ = ws.flush().await;
             return Err(ws_closed(code, traffic));
         }
         Some(Ok(_)) => return Ok(Next::Control),
@@ -537,6 +537,13 @@ async fn receive_until(
             }
         }
     }
+}
+
+/// The body of `request`, HTTP/1.1 bytes: what follows its head (empty without one). The
+/// head is only parsed for the upgrade.
+fn body_of(request: &[u8]) -> &[u8] {
+    let end = request.windows(4).position(|w| w == b"\r\n\r\n");
+    end.map_or(&[][..], |at| &request[at + 4..])
 }
 
 /// Whether `haystack` contains `needle`.

@@ -102,6 +102,8 @@ async fn serve_one(
 ) {
     let (tcp, _) = listener.accept().await.unwrap();
     let upgrade_seen = seen.clone();
+    // The type of its error is tungstenite's (`Callback`).
+    #[allow(clippy::result_large_err)]
     let callback = move |request: &Upgrade, mut response: Upgraded| {
         for (name, value) in request.headers() {
             note(
