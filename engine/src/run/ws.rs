@@ -116,6 +116,9 @@ pub(crate) struct WsConn {
     io_error: fn(io::Error) -> ErrorKind,
     /// The connection's setup (DNS, connect, TLS, upgrade), until its first request takes it.
     setup: Option<Setup>,
+    /// The path (and query) it was upgraded with: a request for another path (another target
+    /// or step on the same endpoint) goes on a new connection.
+    path: Box<str>,
 }
 
 /// A WebSocket request's response: the upgrade's status, its phases, its end.
@@ -149,6 +152,7 @@ pub(crate) fn open(
         counts,
         io_error,
         setup: Some(setup),
+        path: Box::from(""),
     }
 }
 
@@ -175,7 +179,9 @@ impl WsConn {
     /// received). Counts the messages into `traffic.messages`, the socket's bytes into
     /// `traffic.sent`/`received`. `now`: the caller has just read the clock.
     ///
-    /// Errors: a refused upgrade is a response with its status (not an error); a malformed
+    /// Errors: [`Failure::Stale`] for a request whose path is not the one the connection was
+    /// upgraded with (the caller opens a new connection for it); a refused upgrade is a
+    /// response with its status (not an error); a malformed
     /// upgrade answer or request, [`ErrorKind::Malformed`]; the connection closed before the
     /// reply, [`ErrorKind::WsClosed`] with the close code (1006 without a Close frame) in
     /// `traffic.error_code`; a message over `max_message_bytes`, the same with 1009 (the
@@ -221,7 +227,11 @@ impl WsConn {
                 return Ok(refused);
             }
             sent_at = Instant::now();
+            self.path = Box::from(path);
             body
+        } else if request_path(request.bytes()) != Some(self.path.as_bytes()) {
+            // Upgraded for another path: this request needs a connection of its own.
+            return Err(Failure::Stale);
         } else {
             if let Some(c) = capture.as_deref_mut() {
                 start_capture(c, 101, &[]);
@@ -537,6 +547,12 @@ async fn receive_until(
             }
         }
     }
+}
+
+/// The path (and query) of `request`, HTTP/1.1 bytes: its request line's target.
+fn request_path(request: &[u8]) -> Option<&[u8]> {
+    let line = request.split(|&b| b == b'\r').next()?;
+    line.split(|&b| b == b' ').nth(1)
 }
 
 /// The body of `request`, HTTP/1.1 bytes: what follows its head (empty without one). The
