@@ -222,14 +222,11 @@ fn epoch_sample(j: u32, output: &RunOutput) -> EpochSample {
             h.value_at_quantile(q)
         }
     };
-    let responses = h.len();
-    let errors: u64 = all.errors.iter().sum();
-    let unexpected = all.errors[crate::measure::ErrorKind::UnexpectedStatus as usize];
     EpochSample {
         epoch: j,
-        requests: responses + errors - unexpected,
-        responses,
-        errors,
+        requests: all.requests(),
+        responses: all.responses(),
+        errors: all.error_count(),
         late: output.epochs.iter().map(|e| e.late).sum(),
         p50_us: at(0.5),
         p90_us: at(0.9),

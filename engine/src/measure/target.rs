@@ -27,6 +27,10 @@ pub(crate) struct TargetStats {
     pub(crate) bytes_sent: u64,
     /// Response bytes read (headers and body).
     pub(crate) bytes_received: u64,
+    /// Of the failed requests, those that came with a complete response besides
+    /// `unexpected_status`: gRPC calls that ended with a status not expected (`grpc_*`,
+    /// counted in `errors` and their response in `status`). A request, counted once.
+    pub(crate) answered_errors: u64,
     /// Per response check (in the target's order): how often it passed and failed.
     pub(crate) checks: Vec<[u64; 2]>,
     /// Connection setup and request phases.
@@ -54,6 +58,7 @@ impl Default for TargetStats {
             codes: BTreeMap::new(),
             bytes_sent: 0,
             bytes_received: 0,
+            answered_errors: 0,
             checks: Vec::new(),
             phases: Phases::default(),
             slow: 0,
@@ -154,7 +159,7 @@ impl TargetStats {
             value: 0,
         };
         let last = ErrorCode {
-            space: CodeSpace::Quic,
+            space: CodeSpace::WebSocket,
             value: u64::MAX,
         };
         let full = code.is_some()
@@ -210,9 +215,12 @@ impl TargetStats {
         self.errors.iter().sum()
     }
 
-    /// Requests that ended: complete responses plus transport errors.
+    /// Requests that ended: complete responses plus transport errors (a failure that came
+    /// with a response, an unexpected status or a gRPC status, is its response's request).
     pub(crate) fn requests(&self) -> u64 {
-        self.responses() + self.error_count() - self.errors[ErrorKind::UnexpectedStatus as usize]
+        self.responses() + self.error_count()
+            - self.errors[ErrorKind::UnexpectedStatus as usize]
+            - self.answered_errors
     }
 
     /// Fraction of ended requests that failed, 0.0 when none ended.
@@ -254,6 +262,7 @@ impl TargetStats {
         }
         self.bytes_sent += other.bytes_sent;
         self.bytes_received += other.bytes_received;
+        self.answered_errors += other.answered_errors;
         if self.checks.len() < other.checks.len() {
             self.checks.resize(other.checks.len(), [0, 0]);
         }

@@ -360,17 +360,23 @@ fn check_streams(spec: &Spec, defaults: &TargetDefaults, errors: &mut Errors) {
         let targets = spec
             .targets
             .iter()
-            .map(|t| (t.name.clone(), t.protocol))
+            .map(|t| {
+                (
+                    t.name.clone(),
+                    t.protocol.or(t.grpc.as_ref().map(|_| Protocol::Grpc)),
+                )
+            })
             .chain(spec.flows.iter().flat_map(|f| {
-                f.steps
-                    .iter()
-                    .map(|s| (format!("{}/{}", f.name, s.name), s.protocol))
+                f.steps.iter().map(|s| {
+                    let implied = s.grpc.as_ref().map(|_| Protocol::Grpc);
+                    (format!("{}/{}", f.name, s.name), s.protocol.or(implied))
+                })
             }));
         let not_h2: Vec<String> = targets
             .filter(|(_, protocol)| {
                 !matches!(
                     protocol.or(spec.defaults.protocol),
-                    Some(Protocol::H2 | Protocol::H3)
+                    Some(Protocol::H2 | Protocol::H3 | Protocol::Grpc)
                 )
             })
             .map(|(name, _)| name)
@@ -379,8 +385,9 @@ fn check_streams(spec: &Spec, defaults: &TargetDefaults, errors: &mut Errors) {
             errors.push(
                 "load.streams",
                 format!(
-                    "{streams} streams per connection need `protocol: h2` or `h3` for every \
-                     target (HTTP/1.1 carries one request at a time); not h2 or h3: {}",
+                    "{streams} streams per connection need `protocol: h2`, `h3` or `grpc` for \
+                     every target (HTTP/1.1 carries one request at a time); not h2, h3 or \
+                     grpc: {}",
                     not_h2.join(", ")
                 ),
             );

@@ -113,9 +113,16 @@ impl TargetPlan {
 
 impl TargetPlan {
     /// Whether requests of `self` and `other` may go over the same connections: same
-    /// endpoint, same protocol and TLS configuration.
+    /// endpoint, same protocol and TLS configuration; for WebSocket targets, the same upgrade
+    /// request line too (a connection is upgraded for one path).
     pub(crate) fn shares_connections_with(&self, other: &TargetPlan) -> bool {
-        self.endpoint == other.endpoint && Arc::ptr_eq(&self.transport, &other.transport)
+        let request_line = |t: &TargetPlan| {
+            let end = t.request.iter().position(|&b| b == b'\r').unwrap_or(0);
+            t.request[..end].to_vec()
+        };
+        self.endpoint == other.endpoint
+            && Arc::ptr_eq(&self.transport, &other.transport)
+            && (self.ws.is_none() || request_line(self) == request_line(other))
     }
 }
 
@@ -291,12 +298,7 @@ pub(super) fn build_with_body(
     }
     let request = request_bytes(&method, &path_and_query, &endpoint, https, &headers, &body);
     let h2_request = match h2_request(&method, &path_and_query, &endpoint, https, &headers, &body) {
-        // A gRPC call's body is its encoded message, not `body` (its JSON text): no
-        // `content-length`, as gRPC clients send it.
-        Ok(mut request) if grpc.is_some() => {
-            request.headers_mut().remove(http::header::CONTENT_LENGTH);
-            request
-        }
+        Ok(request) if grpc.is_some() => without_length(request),
         Ok(request) => request,
         Err(e) => {
             errors.push(path, format!("cannot build the HTTP/2 request: {e}"));
@@ -481,6 +483,13 @@ pub(super) fn message_body(grpc: Option<&spec::Grpc>, ws: Option<&spec::Ws>) -> 
         (None, Some(ws)) => ws.send.clone(),
         (None, None) => None,
     }
+}
+
+/// `request` without `content-length`: a gRPC call's HTTP/2 head, its body the encoded
+/// message rather than the JSON text the head was built with, sent as gRPC clients send it.
+fn without_length(mut request: http::Request<()>) -> http::Request<()> {
+    request.headers_mut().remove(http::header::CONTENT_LENGTH);
+    request
 }
 
 /// The headers of a gRPC call (gRPC over HTTP/2): `content-type: application/grpc`,

@@ -1,9 +1,9 @@
 //! The console summary printed on stdout at the end of a run: totals (with the slow responses),
 //! RPS, the scenarios (one line each), a percentile table, the targets by tag and the insight
-//! lines, the phases, a latency histogram coloured by
-//! SLO level, the upstream time and streamed bodies when there were any (`measures.rs`),
-//! status codes, errors and the SLO table (a failed `warn` threshold is a warning, which never
-//! fails the run), verdict last. Colour only where [`color`] allows it.
+//! lines, the phases, a latency histogram coloured by SLO level, the upstream time, streamed
+//! bodies and gRPC and WebSocket messages when there were any (`measures.rs`), status codes,
+//! errors and the SLO table (a failed `warn` threshold is a warning, which never fails the
+//! run), verdict last. Colour only where [`color`] allows it.
 
 use std::ffi::OsStr;
 use std::fmt::Write as _;
@@ -54,6 +54,7 @@ pub fn summary(result: &RunResult, color: bool) -> String {
     }
     out.push_str(&measures::upstream(t, &scale, color));
     out.push_str(&measures::streaming(t));
+    out.push_str(&measures::messages(result));
     out.push_str(&status_lines(t));
     out.push_str(&check_lines(result));
     out.push_str(&health(result));

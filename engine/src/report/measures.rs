@@ -2,16 +2,18 @@
 //! slow-response count (`defaults.slow`, plt's `--slow`), the request phases beside the
 //! connection setup (write, TTFB, body read) with the connections opened before the clock
 //! (pre-connect), the upstream time the responses reported in their headers
-//! (`X-Envoy-Upstream-Service-Time`, `Server-Timing` `dur`) with its histogram, and streamed
-//! bodies (time to the first body byte, Server-Sent Events and the time between them). Each
-//! section is left out when its measure is absent, so a plain run's summary does not grow.
+//! (`X-Envoy-Upstream-Service-Time`, `Server-Timing` `dur`) with its histogram, streamed
+//! bodies (time to the first body byte, Server-Sent Events and the time between them), and
+//! the messages of gRPC and WebSocket targets (per target: calls or exchanges, messages sent
+//! and received, messages per second, payload bytes, streams' durations). Each section is
+//! left out when its measure is absent, so a plain run's summary does not grow.
 
 use std::fmt::Write as _;
 
 use super::levels::{self, Scale};
-use crate::result::{self, PhaseSummary, PhasesResult, RunResult, TargetResult};
+use crate::result::{self, MessagesResult, PhaseSummary, PhasesResult, RunResult, TargetResult};
 use crate::spec::printable;
-use crate::units::format_duration_us;
+use crate::units::{Unit, format_bytes, format_duration_us};
 
 /// The `slow` line of the totals: responses at least `defaults.slow` late, with their share of
 /// the responses, and per target when there are several; empty when the spec sets no `slow`.
@@ -74,15 +76,17 @@ fn table(title: &str, rows: &[(String, &PhaseSummary)]) -> String {
     out
 }
 
-/// The phase table: connection setup (`dns`, `connect`, `tls`, per connection opened), the
-/// wait for a free HTTP/2 stream (`stream wait`, per request that waited) and the request's
-/// own phases (`write`, `ttfb`, `body`, per response), phases without samples left out; then the connections opened, how many of them before the clock (pre-connect) and the
-/// TLS sessions resumed.
+/// The phase table: connection setup (`dns`, `connect`, `tls`, WebSocket's `upgrade`, per
+/// connection opened), the wait for a free HTTP/2 stream (`stream wait`, per request that
+/// waited) and the request's own phases (`write`, `ttfb`, `body`, per response), phases
+/// without samples left out; then the connections opened, how many of them before the clock
+/// (pre-connect) and the TLS sessions resumed.
 pub(crate) fn phase_table(phases: &PhasesResult) -> String {
     let rows: Vec<(String, &PhaseSummary)> = [
         ("dns", &phases.dns),
         ("connect", &phases.connect),
         ("tls", &phases.tls),
+        ("upgrade", &phases.upgrade),
         ("stream wait", &phases.stream_wait),
         ("write", &phases.write),
         ("ttfb", &phases.ttfb),
@@ -193,6 +197,66 @@ pub(crate) fn streaming(t: &TargetResult) -> String {
         let _ = writeln!(
             out,
             "  body ttfb: from when the request was due to the body's first byte"
+        );
+    }
+    out
+}
+
+/// The messages of the gRPC and WebSocket targets, one row each: calls (gRPC) or exchanges
+/// (WebSocket), messages sent and received, messages received per second, payload bytes;
+/// then the streams' durations (gRPC server streams, WebSocket `receive_for`) in a table
+/// like the phases'. Empty when no target counts messages.
+pub(crate) fn messages(result: &RunResult) -> String {
+    let targets: Vec<(String, &MessagesResult)> = result
+        .targets
+        .iter()
+        .filter_map(|t| {
+            let m = t.messages.as_ref()?;
+            Some((
+                format!("{} ({})", printable(&t.name), printable(&m.protocol)),
+                m,
+            ))
+        })
+        .collect();
+    if targets.is_empty() {
+        return String::new();
+    }
+    let width = targets
+        .iter()
+        .map(|(name, _)| name.chars().count())
+        .chain(std::iter::once("messages".len()))
+        .max()
+        .unwrap_or(0);
+    let mut out = format!(
+        "\n  {:<width$} {:>10}{:>10}{:>10}{:>12}{:>14}{:>14}\n",
+        "messages", "calls", "sent", "received", "received/s", "payload sent", "payload recv"
+    );
+    for (name, m) in &targets {
+        let _ = writeln!(
+            out,
+            "  {name:<width$} {:>10}{:>10}{:>10}{:>12}{:>14}{:>14}",
+            m.exchanges,
+            m.sent,
+            m.received,
+            Unit::PerSecond.format(m.received_per_second),
+            format_bytes(m.bytes_sent),
+            format_bytes(m.bytes_received)
+        );
+    }
+    let _ = writeln!(
+        out,
+        "  calls: gRPC calls and WebSocket exchanges that ended; payload: the messages' own bytes"
+    );
+    let streams: Vec<(String, &PhaseSummary)> = targets
+        .iter()
+        .filter_map(|(name, m)| Some((name.clone(), m.stream_duration.as_ref()?)))
+        .collect();
+    if !streams.is_empty() {
+        out.push_str(&table("stream duration", &streams));
+        let _ = writeln!(
+            out,
+            "  stream duration: from when due to the stream's end (gRPC server streams, WebSocket \
+             receive_for); latency: to the first message"
         );
     }
     out

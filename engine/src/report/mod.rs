@@ -38,6 +38,8 @@ mod levels;
 pub(crate) mod lines;
 pub mod markdown;
 mod measures;
+#[cfg(test)]
+mod messages_tests;
 pub(crate) mod progress;
 mod scales;
 mod scenarios;

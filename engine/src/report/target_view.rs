@@ -1,5 +1,6 @@
 //! One target's part of the report view: its numbers in both runs (a [`Row`] per metric),
-//! its statuses and errors, how its connections spoke and its phase timings, all formatted.
+//! its statuses and errors, how its connections spoke, its phase timings and its gRPC or
+//! WebSocket messages, all formatted.
 //! The view (`view.rs`) and the flows' table (`flows.rs`) show targets this way.
 
 use std::collections::BTreeMap;
@@ -8,8 +9,8 @@ use serde::Serialize;
 
 use super::http3;
 use crate::compare::{MetricDelta, TargetDelta, TargetMetric, target_metrics};
-use crate::result::{PhaseSummary, PhasesResult, TargetResult};
-use crate::units::{MISSING, Unit, format_change, format_duration_us};
+use crate::result::{MessagesResult, PhaseSummary, PhasesResult, TargetResult};
+use crate::units::{MISSING, Unit, format_bytes, format_change, format_duration_us};
 
 /// A metric in both runs.
 #[derive(Debug, Clone, Serialize)]
@@ -58,17 +59,21 @@ pub(crate) struct TargetView {
     /// The server's certificate was not verified (`insecure_skip_verify`).
     pub insecure: bool,
     /// The current run's phase timings: connection setup, write / TTFB / body read, upstream
-    /// times and streamed bodies (see `phase_rows`).
+    /// times, streamed bodies and message streams (see `phase_rows`).
     pub phases: Vec<PhaseRow>,
     /// Connections opened (how many before the clock, TLS sessions resumed), in words.
     pub connections: String,
+    /// The current run's gRPC or WebSocket messages, in words (`gRPC: 100 calls; ...`); empty
+    /// for an HTTP target.
+    pub messages: String,
 }
 
 /// One phase of a target's requests, durations as labels (`1.25ms`).
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct PhaseRow {
-    /// `dns`, `connect`, `tls`, `write`, `ttfb`, `body`, `upstream envoy`,
-    /// `upstream server-timing NAME`, `stream body ttfb` or `event gap (...)`.
+    /// `dns`, `connect`, `tls`, `upgrade`, `write`, `ttfb`, `body`, `upstream envoy`,
+    /// `upstream server-timing NAME`, `stream body ttfb`, `event gap (...)` or
+    /// `stream duration (...)`.
     pub name: String,
     pub count: String,
     pub p50: String,
@@ -153,7 +158,31 @@ pub(super) fn target_view(
             .and_then(|t| t.phases_us.as_ref())
             .map(connections)
             .unwrap_or_default(),
+        messages: current
+            .and_then(|t| t.messages.as_ref())
+            .map(messages)
+            .unwrap_or_default(),
     }
+}
+
+/// A target's messages in words: its calls (gRPC) or exchanges (WebSocket), the messages
+/// sent and received, received per second, and their payload bytes.
+fn messages(m: &MessagesResult) -> String {
+    let (protocol, exchanges) = match m.protocol.as_str() {
+        "grpc" => ("gRPC", "calls"),
+        "ws" => ("WebSocket", "exchanges"),
+        other => (other, "exchanges"),
+    };
+    format!(
+        "{protocol}: {} {exchanges}; {} messages sent, {} received ({}); payload {} sent, {} \
+         received",
+        m.exchanges,
+        m.sent,
+        m.received,
+        Unit::PerSecond.format(m.received_per_second),
+        format_bytes(m.bytes_sent),
+        format_bytes(m.bytes_received)
+    )
 }
 
 /// A target's tags in brief, `kind: write, team: shop`; empty without tags.
@@ -192,9 +221,11 @@ fn connections(p: &PhasesResult) -> String {
     words
 }
 
-/// The phase rows of a target: connection setup, the request's write / TTFB / body read, then
-/// the upstream times its responses reported (`envoy`, `server-timing NAME`) and its streamed
-/// bodies (`stream ttfb`, `event gap`, naming the events); each only when it has samples.
+/// The phase rows of a target: connection setup (WebSocket's upgrade included), the request's
+/// write / TTFB / body read, then the upstream times its responses reported (`envoy`,
+/// `server-timing NAME`), its streamed bodies (`stream ttfb`, `event gap`, naming the events)
+/// and its message streams' durations (gRPC server streams, WebSocket `receive_for`); each
+/// only when it has samples.
 fn phase_rows(t: &TargetResult) -> Vec<PhaseRow> {
     let mut rows: Vec<(String, &PhaseSummary)> = Vec::new();
     if let Some(p) = &t.phases_us {
@@ -202,6 +233,7 @@ fn phase_rows(t: &TargetResult) -> Vec<PhaseRow> {
             ("dns", &p.dns),
             ("connect", &p.connect),
             ("tls", &p.tls),
+            ("upgrade", &p.upgrade),
             ("stream wait", &p.stream_wait),
             ("write", &p.write),
             ("ttfb", &p.ttfb),
@@ -231,6 +263,14 @@ fn phase_rows(t: &TargetResult) -> Vec<PhaseRow> {
             );
             (name, p)
         }));
+    }
+    if let Some(m) = &t.messages {
+        let name = if m.protocol == "grpc" {
+            "stream duration (server streams: due to trailers)"
+        } else {
+            "stream duration (receive_for)"
+        };
+        rows.extend(m.stream_duration.iter().map(|p| (name.to_string(), p)));
     }
     rows.into_iter()
         .map(|(name, s)| PhaseRow {

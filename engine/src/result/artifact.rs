@@ -6,7 +6,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::health_record::{Health, is_zero};
-use super::{FlowResult, PhasesResult, ScenarioResult};
+use super::{
+    FlowResult, MessagesResult, PhasesResult, ScenarioResult, StreamingResult, UpstreamResult,
+};
 use crate::plan::regression::{RegressionRule, RuleScope, ScopeKind};
 use crate::plan::threshold::{Metric, Severity};
 
@@ -330,13 +332,22 @@ pub struct TargetResult {
     /// (loadgate was out of file descriptors: EMFILE/ENFILE), tls_handshake, timeout, reset,
     /// closed, malformed, stream_reset, goaway, idle_timeout (an HTTP/3 connection silent past
     /// its idle timeout), unexpected_status, redirect (one not followed: to another origin, or
-    /// past `defaults.redirects`).
+    /// past `defaults.redirects`); a gRPC call that ended with a status not in `expect_status`
+    /// by that status (its response is counted too): grpc_cancelled, grpc_unknown,
+    /// grpc_invalid_argument, grpc_deadline_exceeded, grpc_not_found, grpc_already_exists,
+    /// grpc_permission_denied, grpc_resource_exhausted, grpc_failed_precondition,
+    /// grpc_aborted, grpc_out_of_range, grpc_unimplemented, grpc_internal, grpc_unavailable,
+    /// grpc_data_loss, grpc_unauthenticated; ws_closed (the WebSocket server closed the
+    /// connection, or it ended without a Close frame (code 1006), before the awaited reply;
+    /// its close code in `errors_by_code`).
     pub errors_by_kind: BTreeMap<String, u64>,
     /// Failed requests whose peer gave a code (HTTP/2 RST_STREAM and GOAWAY, HTTP/3 stream
-    /// resets and connection closes, QUIC transport closes), by kind and code: keys are
-    /// `<kind> <NAME> (0x<hex>)`, e.g. `stream_reset H3_REQUEST_CANCELLED (0x10c)`, or
-    /// `<kind> 0x<hex>` for a code without a name. At most 16 codes per kind; the rest are
-    /// counted under `<kind> other`. Absent when no failure had a code.
+    /// resets and connection closes, QUIC transport closes, WebSocket close frames), by kind
+    /// and code: keys are `<kind> <NAME> (0x<hex>)`, e.g. `stream_reset H3_REQUEST_CANCELLED
+    /// (0x10c)`, or `<kind> 0x<hex>` for a code without a name; WebSocket close codes in
+    /// decimal, as RFC 6455 writes them: `ws_closed INTERNAL_ERROR (1011)`, `ws_closed 4000`.
+    /// At most 16 codes per kind; the rest are counted under `<kind> other`. Absent when no
+    /// failure had a code.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub errors_by_code: BTreeMap<String, u64>,
     /// Latency of complete responses, from when each request was due (its intended start on
@@ -408,79 +419,6 @@ pub struct CheckResult {
     /// Evaluations of this check that failed. A failed check is not an error: it counts
     /// towards the `checks` metric (the share that passed), not towards `errors`.
     pub failed: u64,
-}
-
-/// Upstream time as the responses reported it in their headers, in microseconds (the headers
-/// give milliseconds), each in a histogram like the phases'.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct UpstreamResult {
-    /// `X-Envoy-Upstream-Service-Time` (Envoy's time to the upstream's response, whole
-    /// milliseconds in the header), per response that had it; absent when none had it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub envoy_upstream_service_time: Option<PhaseSummary>,
-    /// The W3C `Server-Timing` header's `dur` values (milliseconds in the header), per metric
-    /// name: at most 8 names per target, in the order first seen.
-    #[serde(default)]
-    pub server_timing: Vec<ServerTimingMetric>,
-    /// `Server-Timing` `dur` values of metric names beyond the first 8, not recorded.
-    #[serde(default)]
-    pub server_timing_dropped: u64,
-}
-
-/// A target's streamed responses: bodies sent in chunks of unknown total length (HTTP/1.1
-/// chunked, HTTP/2 without `Content-Length`) or as an event stream (`text/event-stream`).
-/// Their time to last byte (TTLB) is their latency: it ends at the last byte too.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct StreamingResult {
-    /// Complete responses whose body was streamed.
-    pub responses: u64,
-    /// Of those, Server-Sent Events streams (`Content-Type: text/event-stream`).
-    pub sse_responses: u64,
-    /// Events the event streams delivered (a blank line ends an event that had a field).
-    pub events: u64,
-    /// Time to first byte of the body, microseconds: from when the request was due (the
-    /// latency's origin) to the first byte of its body, per streamed response with a body.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ttfb: Option<PhaseSummary>,
-    /// Time between consecutive events of an event stream, microseconds (at most 4,096 per
-    /// response).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub event_gap: Option<PhaseSummary>,
-}
-
-/// A target's messages (`protocol: grpc` calls, WebSocket exchanges). Payload bytes only:
-/// gRPC's 5-byte prefixes and WebSocket's frame headers count in the target's
-/// `bytes_sent`/`bytes_received`, not here.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct MessagesResult {
-    /// `grpc` or `ws`.
-    pub protocol: String,
-    /// Calls or exchanges that ended (with a response, or failed after being sent).
-    pub exchanges: u64,
-    /// Messages sent.
-    pub sent: u64,
-    /// Messages received.
-    pub received: u64,
-    /// Payload bytes sent.
-    pub bytes_sent: u64,
-    /// Payload bytes received.
-    pub bytes_received: u64,
-    /// Messages received per second of the measured window.
-    pub received_per_second: f64,
-    /// Streams (gRPC server streams, WebSocket `receive_for`), microseconds from when each
-    /// was due to its end; their latency is the time to their first message. Absent when
-    /// there were none.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stream_duration: Option<PhaseSummary>,
-}
-
-/// The `dur` values of one `Server-Timing` metric.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct ServerTimingMetric {
-    /// The metric's name, as the server wrote it (e.g. `db`, `cache`).
-    pub name: String,
-    /// Its `dur` values, microseconds; `count` is the responses that reported it.
-    pub dur: PhaseSummary,
 }
 
 /// One phase's distribution, in microseconds.

@@ -1,7 +1,7 @@
 //! Building the result artifact from what the run hands over.
 
 use super::health::health;
-use super::summary::{phases_result, streaming_result, summary, upstream_result};
+use super::summary::{messages_result, phases_result, streaming_result, summary, upstream_result};
 use super::{
     CheckResult, Environment, LoadInfo, RESULT_VERSION, RecordedRule, RunResult, ShardInfo,
     SpecInfo, TargetResult, TimeSample, TlsResult, TransportResult, UdpBuffersResult,
@@ -86,7 +86,8 @@ fn build_with(plan: &Plan, output: &RunOutput, judge_lateness: bool) -> RunResul
     }
 }
 
-/// Per target, in the plan's order: its measures, checks and transport.
+/// Per target, in the plan's order: its measures, checks, messages (gRPC, WebSocket) and
+/// transport.
 fn targets(plan: &Plan, output: &RunOutput, elapsed_s: f64) -> Vec<TargetResult> {
     plan.targets
         .iter()
@@ -110,6 +111,8 @@ fn targets(plan: &Plan, output: &RunOutput, elapsed_s: f64) -> Vec<TargetResult>
                     }
                 })
                 .collect();
+            result.messages = message_protocol(target)
+                .map(|protocol| messages_result(protocol, &stats.messages, elapsed_s));
             result.transport = output
                 .negotiated
                 .get(i)
@@ -122,6 +125,17 @@ fn targets(plan: &Plan, output: &RunOutput, elapsed_s: f64) -> Vec<TargetResult>
             result
         })
         .collect()
+}
+
+/// The protocol whose messages a target counts: `grpc` or `ws`; `None` for HTTP.
+fn message_protocol(target: &TargetPlan) -> Option<&'static str> {
+    if target.grpc.is_some() {
+        Some("grpc")
+    } else if target.ws.is_some() {
+        Some("ws")
+    } else {
+        None
+    }
 }
 
 /// This machine, and the CPU time the run used.

@@ -5,10 +5,12 @@
 //! (`_s`), rates per second. Each target carries its HDR histogram (V2 + DEFLATE, base64), so
 //! results can be merged and compared later without loss.
 //!
-//! - `artifact.rs`: the serialized types, `RESULT_VERSION` and [`schema()`];
+//! - `artifact.rs`: the serialized types, `RESULT_VERSION` and [`schema()`] (a target's
+//!   phases in `phases.rs`, its optional measures in `measures.rs`: upstream time, streamed
+//!   bodies, gRPC and WebSocket messages);
 //! - `build.rs`: [`build()`], the artifact from what the run handed over;
-//! - `summary.rs`: histograms summed up (percentiles, phases, upstream and streaming times),
-//!   for a run's result and for a merge;
+//! - `summary.rs`: histograms summed up (percentiles, phases, upstream and streaming times,
+//!   messages), for a run's result and for a merge;
 //! - `health.rs`: the load generator's health and the limits that invalidate a measurement
 //!   (`health_record.rs`: its types in the artifact);
 //! - `flow.rs`: the flows' iterations ([`FlowResult`]), built from a run (merged in
@@ -30,7 +32,10 @@ mod flow;
 mod health;
 mod health_record;
 mod io;
+mod measures;
 pub mod merge;
+#[cfg(test)]
+pub(crate) mod messages_tests;
 mod phases;
 mod scenario_record;
 mod scenarios;
@@ -40,10 +45,9 @@ mod summary;
 mod upgrade;
 
 pub use artifact::{
-    CheckResult, Environment, LatencySummary, LoadInfo, MergeInfo, MessagesResult, PhaseSummary,
-    RecordedRule, RunResult, ServerTimingMetric, ShardInfo, SloVerdict, SourceInfo, SpecInfo,
-    StreamingResult, TargetResult, TimeSample, TlsResult, TransportResult, UdpBuffersResult,
-    UpstreamResult, schema,
+    CheckResult, Environment, LatencySummary, LoadInfo, MergeInfo, PhaseSummary, RecordedRule,
+    RunResult, ShardInfo, SloVerdict, SourceInfo, SpecInfo, TargetResult, TimeSample, TlsResult,
+    TransportResult, UdpBuffersResult, schema,
 };
 pub(crate) use artifact::{RESULT_VERSION, published_schema};
 pub use build::build;
@@ -54,7 +58,10 @@ pub(crate) use io::encode_histogram;
 pub use io::{
     MAX_EXACT_INTEGER, OutError, OutFile, ReadError, append_whole, decode_histogram, read, write,
 };
+pub use measures::{MessagesResult, ServerTimingMetric, StreamingResult, UpstreamResult};
 pub use phases::PhasesResult;
 pub use scenario_record::ScenarioResult;
 pub use scenarios::build_scenarios;
-pub(crate) use summary::{phases_result, streaming_result, summary, upstream_result};
+pub(crate) use summary::{
+    messages_result, phases_result, streaming_result, summary, upstream_result,
+};

@@ -1,16 +1,16 @@
 //! Histograms summed up for the artifact: a latency histogram's percentiles and moments
 //! ([`summary`]), a phase histogram's summary with the histogram itself ([`phase_summary`]),
-//! and a target's phase, upstream and streaming histograms in their artifact form. Read by
+//! and a target's phase, upstream, streaming and message histograms in their artifact form. Read by
 //! `build.rs` (a run), `flow.rs`, `health.rs` and `merge/` (summaries recomputed from the
 //! merged histograms).
 
 use hdrhistogram::Histogram;
 
 use super::{
-    LatencySummary, PhaseSummary, PhasesResult, ServerTimingMetric, StreamingResult,
-    UpstreamResult, encode_histogram,
+    LatencySummary, MessagesResult, PhaseSummary, PhasesResult, ServerTimingMetric,
+    StreamingResult, UpstreamResult, encode_histogram,
 };
-use crate::measure::{Phases, Streaming, Upstream};
+use crate::measure::{Messages, Phases, Streaming, Upstream, rate};
 
 /// Percentiles and moments of a latency histogram; `None` when it is empty.
 pub(crate) fn summary(h: &Histogram<u64>) -> Option<LatencySummary> {
@@ -72,6 +72,22 @@ pub(crate) fn streaming_result(streaming: &Streaming) -> Option<StreamingResult>
         ttfb: phase_summary(&streaming.ttfb_us),
         event_gap: phase_summary(&streaming.event_gap_us),
     })
+}
+
+/// The summary of the messages of a target of `protocol` (`grpc`, `ws`), received per second
+/// of `elapsed_s` (as a target's `rps`). Always present for such a target, with zeros when
+/// nothing ended.
+pub(crate) fn messages_result(protocol: &str, m: &Messages, elapsed_s: f64) -> MessagesResult {
+    MessagesResult {
+        protocol: protocol.to_string(),
+        exchanges: m.exchanges,
+        sent: m.sent,
+        received: m.received,
+        bytes_sent: m.bytes_sent,
+        bytes_received: m.bytes_received,
+        received_per_second: rate(m.received, elapsed_s),
+        stream_duration: phase_summary(&m.stream_duration_us),
+    }
 }
 
 /// The summary of a target's phase histograms.

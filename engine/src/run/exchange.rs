@@ -308,6 +308,7 @@ impl Record<'_> {
                 record.record_response(response.status, protocol_failure.is_some() || expected);
                 if let Some(kind) = protocol_failure {
                     record.record_error(kind);
+                    record.answered_errors += 1;
                 }
                 record.record_slow(latency_us, target.slow_us);
                 let seen = &traffic.seen;

@@ -217,7 +217,8 @@ impl SlotConn<H2Link> {
     /// there for checks, its head written as an HTTP/1.1 head (`HTTP/1.1 200 \r\n` and the
     /// header fields) so that one set of checks reads both protocols. Counts into `traffic`
     /// the request (as its HTTP/1.1 bytes, once the stream is open) and the DATA payload as
-    /// it arrives.
+    /// it arrives. A gRPC call (`target.grpc`) sends its encoded message and reads its
+    /// messages and trailers ([`grpc::Call`]; its status goes to `traffic.messages`).
     pub(crate) async fn exchange(
         &mut self,
         Request {

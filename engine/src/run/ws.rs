@@ -116,6 +116,9 @@ pub(crate) struct WsConn {
     io_error: fn(io::Error) -> ErrorKind,
     /// The connection's setup (DNS, connect, TLS, upgrade), until its first request takes it.
     setup: Option<Setup>,
+    /// The path (and query) it was upgraded with: a request for another path (another target
+    /// or step on the same endpoint) goes on a new connection.
+    path: Box<str>,
 }
 
 /// A WebSocket request's response: the upgrade's status, its phases, its end.
@@ -149,6 +152,7 @@ pub(crate) fn open(
         counts,
         io_error,
         setup: Some(setup),
+        path: Box::from(""),
     }
 }
 
@@ -175,7 +179,9 @@ impl WsConn {
     /// received). Counts the messages into `traffic.messages`, the socket's bytes into
     /// `traffic.sent`/`received`. `now`: the caller has just read the clock.
     ///
-    /// Errors: a refused upgrade is a response with its status (not an error); a malformed
+    /// Errors: [`Failure::Stale`] for a request whose path is not the one the connection was
+    /// upgraded with (the caller opens a new connection for it); a refused upgrade is a
+    /// response with its status (not an error); a malformed
     /// upgrade answer or request, [`ErrorKind::Malformed`]; the connection closed before the
     /// reply, [`ErrorKind::WsClosed`] with the close code (1006 without a Close frame) in
     /// `traffic.error_code`; a message over `max_message_bytes`, the same with 1009 (the
@@ -184,20 +190,12 @@ impl WsConn {
         &mut self,
         request: Request<'_>,
         now: Instant,
-        mut capture: Option<&mut Capture>,
+        capture: Option<&mut Capture>,
         traffic: &mut Traffic,
     ) -> Result<WsResponse, Failure> {
         let base = (self.counts.sent.get(), self.counts.received.get());
-        let result = self
-            .exchange_counted(request, now, capture.as_deref_mut(), traffic)
-            .await;
+        let result = self.exchange_counted(request, now, capture, traffic).await;
         self.count_bytes(base, traffic);
-        if let Err(Failure::Error(ErrorKind::WsClosed)) = result {
-            traffic.error_code.get_or_insert(ErrorCode {
-                space: CodeSpace::WebSocket,
-                value: u64::from(ABNORMAL_CLOSURE),
-            });
-        }
         result
     }
 
@@ -207,6 +205,8 @@ impl WsConn {
         traffic.received = self.counts.received.get() - received;
     }
 
+    /// [`WsConn::exchange`] but for the socket's bytes: the upgrade on the first request, the
+    /// message, its answer.
     async fn exchange_counted(
         &mut self,
         request: Request<'_>,
@@ -214,12 +214,12 @@ impl WsConn {
         mut capture: Option<&mut Capture>,
         traffic: &mut Traffic,
     ) -> Result<WsResponse, Failure> {
-        let (_method, path, headers, body) =
-            parse_request(request.bytes()).ok_or(ErrorKind::Malformed)?;
         let target = request.target;
         let plan = target.ws.as_deref();
         let mut sent_at = now;
-        if matches!(self.state, State::Fresh(_)) {
+        let body = if matches!(self.state, State::Fresh(_)) {
+            let (_method, path, headers, body) =
+                parse_request(request.bytes()).ok_or(ErrorKind::Malformed)?;
             if let Some(refused) = self
                 .upgrade(target, path, &headers, capture.as_deref_mut(), traffic)
                 .await?
@@ -227,9 +227,17 @@ impl WsConn {
                 return Ok(refused);
             }
             sent_at = Instant::now();
-        } else if let Some(c) = capture.as_deref_mut() {
-            start_capture(c, 101, &[]);
-        }
+            self.path = Box::from(path);
+            body
+        } else if request_path(request.bytes()) != Some(self.path.as_bytes()) {
+            // Upgraded for another path: this request needs a connection of its own.
+            return Err(Failure::Stale);
+        } else {
+            if let Some(c) = capture.as_deref_mut() {
+                start_capture(c, 101, &[]);
+            }
+            body_of(request.bytes())
+        };
         let State::Open(ws) = &mut self.state else {
             return Err(ErrorKind::Closed.into());
         };
@@ -456,6 +464,8 @@ async fn next(
         Some(Ok(Message::Binary(bytes))) => bytes,
         Some(Ok(Message::Close(frame))) => {
             let code = frame.map_or(NO_STATUS, |f| u16::from(f.code));
+            // The Close frame that answers it (queued by tungstenite), before letting go.
+            let _ = ws.flush().await;
             return Err(ws_closed(code, traffic));
         }
         Some(Ok(_)) => return Ok(Next::Control),
@@ -537,6 +547,19 @@ async fn receive_until(
             }
         }
     }
+}
+
+/// The path (and query) of `request`, HTTP/1.1 bytes: its request line's target.
+fn request_path(request: &[u8]) -> Option<&[u8]> {
+    let line = request.split(|&b| b == b'\r').next()?;
+    line.split(|&b| b == b' ').nth(1)
+}
+
+/// The body of `request`, HTTP/1.1 bytes: what follows its head (empty without one). The
+/// head is only parsed for the upgrade.
+fn body_of(request: &[u8]) -> &[u8] {
+    let end = request.windows(4).position(|w| w == b"\r\n\r\n");
+    end.map_or(&[][..], |at| &request[at + 4..])
 }
 
 /// Whether `haystack` contains `needle`.

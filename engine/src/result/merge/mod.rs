@@ -222,9 +222,9 @@ pub enum MergeError {
 /// The sum of several targets' measures (`parts`: each target, and the second of the sum
 /// where its series' second 0 falls), named `name`, rates over `duration_s` seconds: counters
 /// summed, histograms added (exact percentiles), the per-second series merged second by
-/// second as a merge of shards does; tags, method, URL, checks and transport left out. What
-/// a tag selector (`latency{kind:write}`) or a scenario's whole measures. Errors: a histogram
-/// does not decode.
+/// second as a merge of shards does; tags, method, URL, checks, transport and messages left
+/// out. What a tag selector (`latency{kind:write}`) or a scenario's whole measures. Errors: a
+/// histogram does not decode.
 pub fn sum_targets(
     name: &str,
     parts: &[(&TargetResult, u32)],
@@ -249,6 +249,8 @@ pub fn sum_targets(
     sum.method = None;
     sum.url = None;
     sum.transport = None;
+    // Messages are a target's (of one protocol), as `total` has none.
+    sum.messages = None;
     sum.checks.clear();
     Ok(sum)
 }

@@ -1,17 +1,19 @@
 //! The targets merged: counters summed, every histogram added (latency, phases, upstream
-//! time, streamed bodies) and its summary recomputed from the sum, the per-second series
-//! merged by wall clock (`series.rs`).
+//! time, streamed bodies, gRPC and WebSocket streams) and its summary recomputed from the
+//! sum, rates over the merged window, the per-second series merged by wall clock
+//! (`series.rs`).
 
 use std::collections::{BTreeMap, HashMap};
 
 use super::MergeError;
 use super::series::{Part, merge_series};
 use crate::measure::{
-    MAX_CODES_PER_KIND, Phases, Recorder, Streaming, Upstream, latency_histogram, rate,
+    MAX_CODES_PER_KIND, Messages, Phases, Recorder, Streaming, Upstream, latency_histogram, rate,
 };
 use crate::result::{
-    PhaseSummary, PhasesResult, RunResult, StreamingResult, TargetResult, UpstreamResult,
-    decode_histogram, encode_histogram, phases_result, streaming_result, summary, upstream_result,
+    MessagesResult, PhaseSummary, PhasesResult, RunResult, StreamingResult, TargetResult,
+    UpstreamResult, decode_histogram, encode_histogram, messages_result, phases_result,
+    streaming_result, summary, upstream_result,
 };
 
 /// Every target of `results`, matched by name, in the order first seen; `offsets_s` per
@@ -79,7 +81,7 @@ pub(super) fn merge_target(
         }
         added.add(index, t)?;
     }
-    added.finish(&mut out);
+    added.finish(&mut out, duration_s);
     bound_codes(&mut out.errors_by_code);
     out.error_rate = if out.requests > 0 {
         out.errors as f64 / out.requests as f64
@@ -179,13 +181,16 @@ pub(super) fn bound_codes(codes: &mut BTreeMap<String, u64>) {
     }
 }
 
-/// A target's histograms besides its latency (phases, upstream time, streamed bodies), added
-/// shard by shard.
+/// A target's histograms besides its latency (phases, upstream time, streamed bodies,
+/// messages), added shard by shard.
 #[derive(Default)]
 struct Added {
     phases: Option<Phases>,
     upstream: Upstream,
     streaming: Streaming,
+    /// The messages' protocol (`grpc`, `ws`: the first shard's that counted messages) and
+    /// the messages.
+    messages: Option<(String, Messages)>,
 }
 
 impl Added {
@@ -205,16 +210,27 @@ impl Added {
             self.upstream.merge(&decode_upstream(u).map_err(&error)?);
         }
         if let Some(s) = &t.streaming {
-            self.streaming.merge(&decode_streaming(s).map_err(error)?);
+            self.streaming.merge(&decode_streaming(s).map_err(&error)?);
+        }
+        if let Some(m) = &t.messages {
+            let part = decode_messages(m).map_err(error)?;
+            self.messages
+                .get_or_insert_with(|| (m.protocol.clone(), Messages::default()))
+                .1
+                .merge(&part);
         }
         Ok(())
     }
 
-    /// Writes the merged histograms' summaries into `out`.
-    fn finish(&self, out: &mut TargetResult) {
+    /// Writes the merged histograms' summaries into `out`, rates over `duration_s`.
+    fn finish(&self, out: &mut TargetResult, duration_s: f64) {
         out.phases_us = self.phases.as_ref().map(phases_result);
         out.upstream_us = upstream_result(&self.upstream);
         out.streaming = streaming_result(&self.streaming);
+        out.messages = self
+            .messages
+            .as_ref()
+            .map(|(protocol, m)| messages_result(protocol, m, duration_s));
     }
 }
 
@@ -268,6 +284,18 @@ fn decode_streaming(s: &StreamingResult) -> Result<Streaming, String> {
         events: s.events,
         ttfb_us: histogram(&s.ttfb)?,
         event_gap_us: histogram(&s.event_gap)?,
+    })
+}
+
+/// A target's messages, read back from its result.
+fn decode_messages(m: &MessagesResult) -> Result<Messages, String> {
+    Ok(Messages {
+        exchanges: m.exchanges,
+        sent: m.sent,
+        received: m.received,
+        bytes_sent: m.bytes_sent,
+        bytes_received: m.bytes_received,
+        stream_duration_us: decode(m.stream_duration.as_ref().map(|s| &*s.histogram))?,
     })
 }
 

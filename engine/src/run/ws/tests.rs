@@ -102,6 +102,8 @@ async fn serve_one(
 ) {
     let (tcp, _) = listener.accept().await.unwrap();
     let upgrade_seen = seen.clone();
+    // The type of its error is tungstenite's (`Callback`).
+    #[allow(clippy::result_large_err)]
     let callback = move |request: &Upgrade, mut response: Upgraded| {
         for (name, value) in request.headers() {
             note(
@@ -386,4 +388,12 @@ async fn a_refused_upgrade_is_a_response_with_its_status() {
     assert!(text(&capture.head).contains("content-length: 2\r\n"));
     assert_eq!(traffic.messages.sent, 0);
     assert!(traffic.received > 40, "{traffic:?}");
+}
+
+#[test]
+fn a_request_is_sent_on_the_connection_of_its_path_and_its_body_follows_its_head() {
+    let request = b"GET /chat?room=1 HTTP/1.1\r\nHost: a\r\nContent-Length: 9\r\n\r\nhi\r\n\r\nyou";
+    assert_eq!(request_path(request), Some(&b"/chat?room=1"[..]));
+    assert_eq!(body_of(request), b"hi\r\n\r\nyou");
+    assert_eq!(body_of(b"GET / HTTP/1.1\r\n"), b"");
 }
