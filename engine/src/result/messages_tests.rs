@@ -222,7 +222,10 @@ fn grpc_and_websocket_targets_carry_their_messages_and_http_ones_none() {
     );
     assert_eq!(say.errors_by_kind.get("grpc_unavailable"), Some(&4));
     assert_eq!(say.responses, 100, "a failed call's response is counted");
-    assert_eq!(say.requests, 100, "a call that failed by its status is one request");
+    assert_eq!(
+        say.requests, 100,
+        "a call that failed by its status is one request"
+    );
     assert_eq!(say.error_rate, 0.04);
 
     let ws = chat

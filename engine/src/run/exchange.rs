@@ -180,10 +180,18 @@ impl Vu<'_> {
             slot: e,
             group,
         };
+        // A gRPC call with a deadline ends at it, as gRPC's clients end it
+        // (`DEADLINE_EXCEEDED`), when it comes before the target's timeout.
+        let grpc_deadline = target
+            .grpc
+            .as_ref()
+            .and_then(|g| g.deadline)
+            .filter(|d| *d < target.timeout);
+        let limit = grpc_deadline.unwrap_or(target.timeout);
         let request = Request {
             target,
             outgoing: job.outgoing,
-            deadline: times.started + target.timeout,
+            deadline: times.started + limit,
         };
         let outcome = deadline
             .run(request.deadline, async {
@@ -209,6 +217,7 @@ impl Vu<'_> {
         let outcome = match outcome {
             Some(result) => result,
             None if conn.is_none() => Err(ErrorKind::ConnectTimeout),
+            None if grpc_deadline.is_some() => Err(ErrorKind::GrpcDeadlineExceeded),
             None => Err(ErrorKind::Timeout),
         };
         match &outcome {

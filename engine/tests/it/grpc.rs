@@ -275,7 +275,7 @@ struct Case {
     answered: Option<bool>,
 }
 
-const CASES: [Case; 9] = [
+const CASES: [Case; 10] = [
     Case {
         name: "resets every stream",
         peer: "h2:reset",
@@ -333,6 +333,16 @@ const CASES: [Case; 9] = [
         message: r#"{"text": "x"}"#,
         grpc: "",
         kind: "timeout",
+        code: None,
+        answered: Some(false),
+    },
+    Case {
+        name: "never answers, within the call's deadline",
+        peer: "silent",
+        method: "Say",
+        message: r#"{"text": "x"}"#,
+        grpc: "      deadline: 100ms\n",
+        kind: "grpc_deadline_exceeded",
         code: None,
         answered: Some(false),
     },
