@@ -32,12 +32,7 @@ pub(in crate::plan) fn build_target(
         body: spec_target.body.as_deref().or(message.as_deref()),
         body_file: spec_target.body_file.as_deref(),
     };
-    let written = [text.url, text.path, text.body]
-        .into_iter()
-        .flatten()
-        .chain(text.headers.values().map(String::as_str))
-        .any(|t| t.contains("{{"));
-    if !written && spec_target.data.is_none() && text.body_file.is_none() {
+    if !templated(&text) && spec_target.data.is_none() && text.body_file.is_none() {
         return target::build_target(request, ctx, transports, errors);
     }
     crate::plan::tags::check(&spec_target.tags, &format!("{path}.tags"), errors);
@@ -124,6 +119,15 @@ pub(in crate::plan) fn build_target(
         data,
     }));
     Some(plan)
+}
+
+/// Whether the URL, path, a header value or the inline body of `text` holds `{{`.
+fn templated(text: &RequestText<'_>) -> bool {
+    [text.url, text.path, text.body]
+        .into_iter()
+        .flatten()
+        .chain(text.headers.values().map(String::as_str))
+        .any(|t| t.contains("{{"))
 }
 
 #[cfg(test)]
