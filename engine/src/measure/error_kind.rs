@@ -154,27 +154,10 @@ impl ErrorKind {
     /// status codes, grpc/grpc `doc/statuscodes.md`); `None` for `OK` (0). A code outside
     /// 0-16 counts as `UNKNOWN`, as gRPC's clients read it.
     pub(crate) fn from_grpc_status(code: u32) -> Option<ErrorKind> {
-        const BY_CODE: [ErrorKind; 16] = [
-            ErrorKind::GrpcCancelled,
-            ErrorKind::GrpcUnknown,
-            ErrorKind::GrpcInvalidArgument,
-            ErrorKind::GrpcDeadlineExceeded,
-            ErrorKind::GrpcNotFound,
-            ErrorKind::GrpcAlreadyExists,
-            ErrorKind::GrpcPermissionDenied,
-            ErrorKind::GrpcResourceExhausted,
-            ErrorKind::GrpcFailedPrecondition,
-            ErrorKind::GrpcAborted,
-            ErrorKind::GrpcOutOfRange,
-            ErrorKind::GrpcUnimplemented,
-            ErrorKind::GrpcInternal,
-            ErrorKind::GrpcUnavailable,
-            ErrorKind::GrpcDataLoss,
-            ErrorKind::GrpcUnauthenticated,
-        ];
         match code {
             0 => None,
-            1..=16 => Some(BY_CODE[code as usize - 1]),
+            // `ALL` lists the gRPC kinds in code order, after `Redirect`.
+            1..=16 => Some(ErrorKind::ALL[ErrorKind::Redirect as usize + code as usize]),
             _ => Some(ErrorKind::GrpcUnknown),
         }
     }
@@ -218,4 +201,26 @@ pub(crate) struct ErrorCode {
     pub(crate) space: CodeSpace,
     /// The code as sent on the wire (a QUIC varint: up to 2^62 - 1).
     pub(crate) value: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_grpc_status_is_its_own_kind() {
+        assert_eq!(ErrorKind::from_grpc_status(0), None);
+        for (code, name) in [
+            (1, "grpc_cancelled"),
+            (4, "grpc_deadline_exceeded"),
+            (8, "grpc_resource_exhausted"),
+            (14, "grpc_unavailable"),
+            (16, "grpc_unauthenticated"),
+            (17, "grpc_unknown"),
+        ] {
+            let kind = ErrorKind::from_grpc_status(code).unwrap();
+            assert_eq!(kind.name(), name, "{code}");
+            assert!(!kind.is_connect());
+        }
+    }
 }

@@ -8,10 +8,9 @@
 
 use std::time::Duration;
 
-use serde_json::Value;
-
 use crate::support::{
-    Ran, TestPki, echo_proto, grpc_echo_server, grpc_h2_server, loadgate_run, turn,
+    Ran, TestPki, check_counts, echo_proto, grpc_echo_server, grpc_h2_server, loadgate_run, turn,
+    u64_at,
 };
 
 /// The most a run may take before the test kills it (runs are bounded far below this).
@@ -53,23 +52,6 @@ fn trust(pki: &TestPki) -> String {
         "    tls:\n      ca_file: {}\n",
         pki.path("ca.pem").display()
     )
-}
-
-fn u64_at(value: &Value, pointer: &str) -> u64 {
-    value
-        .pointer(pointer)
-        .and_then(Value::as_u64)
-        .unwrap_or_else(|| panic!("no number at {pointer} in {value}"))
-}
-
-/// The result of a check named `name` of `target`: (passed, failed).
-fn check(target: &Value, name: &str) -> (u64, u64) {
-    let checks = target["checks"].as_array().expect("checks");
-    let found = checks
-        .iter()
-        .find(|c| c["check"].as_str().is_some_and(|c| c.contains(name)))
-        .unwrap_or_else(|| panic!("no check {name} in {checks:?}"));
-    (u64_at(found, "/passed"), u64_at(found, "/failed"))
 }
 
 /// Unary Say and server-streaming Stream against grpcio, over h2c and over TLS (ALPN h2,
@@ -145,8 +127,16 @@ fn assert_says(ran: &Ran, tls: bool) {
         u64_at(messages, "/bytes_received"),
         requests * SAY_REPLY_BYTES
     );
-    assert_eq!(check(say, "hello"), (requests, 0), "the reply is decoded");
-    assert_eq!(check(say, "bye"), (0, requests), "a check that must fail");
+    assert_eq!(
+        check_counts(say, "hello"),
+        (requests, 0),
+        "the reply is decoded"
+    );
+    assert_eq!(
+        check_counts(say, "bye"),
+        (0, requests),
+        "a check that must fail"
+    );
     let transport = &say["transport"];
     assert_eq!(transport["protocol"], "h2", "{transport}");
     assert_eq!(transport.get("tls").is_some_and(|t| !t.is_null()), tls);
@@ -214,7 +204,7 @@ fn a_flow_extracts_from_a_grpc_reply_into_the_next_step() {
     let second = ran.target("j/second");
     let requests = u64_at(second, "/requests");
     assert!(requests >= 10, "{second}");
-    assert_eq!(check(second, "carried"), (requests, 0), "{second}");
+    assert_eq!(check_counts(second, "carried"), (requests, 0), "{second}");
     assert_eq!(u64_at(ran.target("j/first"), "/responses"), requests);
 }
 

@@ -7,9 +7,7 @@
 
 use std::time::Duration;
 
-use serde_json::Value;
-
-use crate::support::{Peer, Ran, TestPki, loadgate_run, turn, ws_server};
+use crate::support::{Peer, Ran, TestPki, check_counts, loadgate_run, turn, u64_at, ws_server};
 
 /// The most a run may take before the test kills it (runs are bounded far below this).
 const KILL_AFTER: Duration = Duration::from_secs(30);
@@ -33,23 +31,6 @@ fn spec(timeout: &str, targets: &str, load: &str) -> String {
 /// `ws` (the fields of `ws:`, indented by 6) and `more` (fields of the target, indented by 4).
 fn target(name: &str, base: &str, path: &str, ws: &str, more: &str) -> String {
     format!("  - name: {name}\n    url: {base}{path}\n    ws:\n{ws}{more}")
-}
-
-fn u64_at(value: &Value, pointer: &str) -> u64 {
-    value
-        .pointer(pointer)
-        .and_then(Value::as_u64)
-        .unwrap_or_else(|| panic!("no number at {pointer} in {value}"))
-}
-
-/// The result of a check named `name` of `target`: (passed, failed).
-fn check(target: &Value, name: &str) -> (u64, u64) {
-    let checks = target["checks"].as_array().expect("checks");
-    let found = checks
-        .iter()
-        .find(|c| c["check"].as_str().is_some_and(|c| c.contains(name)))
-        .unwrap_or_else(|| panic!("no check {name} in {checks:?}"));
-    (u64_at(found, "/passed"), u64_at(found, "/failed"))
 }
 
 /// The base URL (`ws://…`, `wss://127.0.0.1:…`) of `server`, and the `tls:` of a target that
@@ -148,7 +129,7 @@ fn targets_on_other_paths_of_one_server_keep_their_own_connections() {
         let t = ran.target(name);
         let responses = u64_at(t, "/responses");
         assert!(responses > 0, "{t}");
-        assert_eq!(check(t, check_name), (responses, 0), "{name}: {t}");
+        assert_eq!(check_counts(t, check_name), (responses, 0), "{name}: {t}");
     }
 }
 
@@ -166,14 +147,14 @@ fn assert_echoes(ran: &Ran, tls: bool) {
         "the noise before each reply is counted: {messages}"
     );
     assert_eq!(
-        check(chat, "echoed"),
+        check_counts(chat, "echoed"),
         (requests, 0),
         "the check reads the reply"
     );
 
     let echo = ran.target("echo");
     let requests = u64_at(echo, "/requests");
-    assert_eq!(check(echo, "pong"), (requests, 0));
+    assert_eq!(check_counts(echo, "pong"), (requests, 0));
     let p50 = u64_at(echo, "/latency_us/p50_us");
     assert!(p50 >= ECHO_DELAY_MS * 1000, "{p50} us: to the reply");
     let phases = &echo["phases_us"];
@@ -183,8 +164,8 @@ fn assert_echoes(ran: &Ran, tls: bool) {
 
     let hello = ran.target("hello");
     let requests = u64_at(hello, "/requests");
-    assert_eq!(check(hello, "auth"), (requests, 0), "{hello}");
-    assert_eq!(check(hello, "subprotocol"), (requests, 0), "{hello}");
+    assert_eq!(check_counts(hello, "auth"), (requests, 0), "{hello}");
+    assert_eq!(check_counts(hello, "subprotocol"), (requests, 0), "{hello}");
     let transport = &hello["transport"];
     assert_eq!(transport.get("tls").is_some_and(|t| !t.is_null()), tls);
 }

@@ -27,7 +27,10 @@ pub use nginx::{
     NGINX_GZIP_PATH, NGINX_HELLO, NGINX_STATIC_PATH, NGINX_STATUS_PATH, Nginx, NginxOptions,
     StubStatus, parse_stub_status,
 };
-pub use peers::{Peer, Ran, echo_proto, grpc_echo_server, grpc_h2_server, loadgate_run, ws_server};
+pub use peers::{
+    Peer, Ran, check_counts, echo_proto, grpc_echo_server, grpc_h2_server, loadgate_run, u64_at,
+    ws_server,
+};
 pub use pyh2::pyh2_server;
 pub use runs::{loadgate, result_fixture, run_spec_text, start_serve, turn, wait_within};
 pub use servers::{

@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use serde_json::Value;
+
 use super::{Killed, TestPki, listening_addr, pypi_python};
 
 /// A peer server: its process (killed on drop), its address, and the files it needs (the
@@ -186,4 +188,22 @@ pub fn loadgate_run(dir: &Path, yaml: &str, limit: Duration) -> Ran {
         stderr,
         wall,
     }
+}
+
+/// The number at JSON pointer `pointer` in `value`; panics, naming it, when there is none.
+pub fn u64_at(value: &Value, pointer: &str) -> u64 {
+    value
+        .pointer(pointer)
+        .and_then(Value::as_u64)
+        .unwrap_or_else(|| panic!("no number at {pointer} in {value}"))
+}
+
+/// The result of the check of a result's `target` whose text holds `name`: (passed, failed).
+pub fn check_counts(target: &Value, name: &str) -> (u64, u64) {
+    let checks = target["checks"].as_array().expect("checks");
+    let found = checks
+        .iter()
+        .find(|c| c["check"].as_str().is_some_and(|c| c.contains(name)))
+        .unwrap_or_else(|| panic!("no check {name} in {checks:?}"));
+    (u64_at(found, "/passed"), u64_at(found, "/failed"))
 }
