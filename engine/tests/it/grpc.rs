@@ -406,30 +406,9 @@ fn hostile(case: &Case) -> Result<(), String> {
     let bound = HOSTILE_DURATION + HOSTILE_TIMEOUT + ALLOWANCE;
     let t = ran.target("t");
     let errors = u64_at(t, "/errors");
-    let counted = ran.errors_of("t", case.kind);
     let responses = u64_at(t, "/responses");
-    let code = case
-        .code
-        .map(|key| t["errors_by_code"][key].as_u64().unwrap_or(0));
-    if ran.stderr.contains("panicked") {
-        Err(format!("a panic: {}", ran.stderr))
-    } else if ran.exit != Some(1) {
-        Err(format!(
-            "exit {:?}, want 1 (the error SLO); {}",
-            ran.exit, ran.stderr
-        ))
-    } else if ran.wall > bound {
-        Err(format!("took {:?}, more than {bound:?}", ran.wall))
-    } else if errors == 0 || counted != errors {
-        Err(format!(
-            "{errors} errors, {counted} of kind {}: {}",
-            case.kind, t["errors_by_kind"]
-        ))
-    } else if code.is_some_and(|n| n != errors) {
-        Err(format!(
-            "codes {}, want {:?}",
-            t["errors_by_code"], case.code
-        ))
+    if let Some(problem) = ran.hostile_problem(case.kind, case.code, bound) {
+        Err(problem)
     } else if case.answered == Some(true) && (responses != errors || t["latency_us"].is_null()) {
         Err(format!(
             "{responses} responses of {errors} failed calls, latency {}",

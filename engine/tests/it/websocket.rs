@@ -302,36 +302,10 @@ fn hostile_websocket_answers_are_counted_by_kind_and_bounded_in_time() {
         let dir = tempfile::tempdir().unwrap();
         let _turn = turn();
         let ran = loadgate_run(dir.path(), &yaml, KILL_AFTER);
-        if let Err(why) = hostile(&ran, kind, code) {
+        let bound = HOSTILE_DURATION + HOSTILE_TIMEOUT + ALLOWANCE;
+        if let Some(why) = ran.hostile_problem(kind, code, bound) {
             failures.push(format!("{path}: {why}"));
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-}
-
-/// What is wrong with a hostile run that should count `kind` (with `code`), if anything.
-fn hostile(ran: &Ran, kind: &str, code: Option<&str>) -> Result<(), String> {
-    let bound = HOSTILE_DURATION + HOSTILE_TIMEOUT + ALLOWANCE;
-    let t = ran.target("t");
-    let errors = u64_at(t, "/errors");
-    let counted = ran.errors_of("t", kind);
-    if ran.stderr.contains("panicked") {
-        Err(format!("a panic: {}", ran.stderr))
-    } else if ran.exit != Some(1) {
-        Err(format!(
-            "exit {:?}, want 1 (the error SLO); {}",
-            ran.exit, ran.stderr
-        ))
-    } else if ran.wall > bound {
-        Err(format!("took {:?}, more than {bound:?}", ran.wall))
-    } else if errors == 0 || counted != errors {
-        Err(format!(
-            "{errors} errors, {counted} of kind {kind}: {}",
-            t["errors_by_kind"]
-        ))
-    } else if code.is_some_and(|key| t["errors_by_code"][key].as_u64() != Some(errors)) {
-        Err(format!("codes {}, want {code:?}", t["errors_by_code"]))
-    } else {
-        Ok(())
-    }
 }

@@ -207,3 +207,38 @@ pub fn check_counts(target: &Value, name: &str) -> (u64, u64) {
         .unwrap_or_else(|| panic!("no check {name} in {checks:?}"));
     (u64_at(found, "/passed"), u64_at(found, "/failed"))
 }
+
+impl Ran {
+    /// What is wrong with a run against a misbehaving peer, if anything: it should end within
+    /// `bound` without a panic, fail its error-rate SLO (exit 1), and count every error of its
+    /// target `t` as `kind` (and under the code key `code`, when given).
+    pub fn hostile_problem(
+        &self,
+        kind: &str,
+        code: Option<&str>,
+        bound: Duration,
+    ) -> Option<String> {
+        let t = self.target("t");
+        let errors = u64_at(t, "/errors");
+        let counted = self.errors_of("t", kind);
+        if self.stderr.contains("panicked") {
+            Some(format!("a panic: {}", self.stderr))
+        } else if self.exit != Some(1) {
+            Some(format!(
+                "exit {:?}, want 1 (the error SLO); {}",
+                self.exit, self.stderr
+            ))
+        } else if self.wall > bound {
+            Some(format!("took {:?}, more than {bound:?}", self.wall))
+        } else if errors == 0 || counted != errors {
+            Some(format!(
+                "{errors} errors, {counted} of kind {kind}: {}",
+                t["errors_by_kind"]
+            ))
+        } else if code.is_some_and(|key| t["errors_by_code"][key].as_u64() != Some(errors)) {
+            Some(format!("codes {}, want {code:?}", t["errors_by_code"]))
+        } else {
+            None
+        }
+    }
+}
