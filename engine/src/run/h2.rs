@@ -269,7 +269,9 @@ impl SlotConn<H2Link> {
             let keep = capture.as_ref().is_some_and(|c| c.keep_body);
             let call = grpc::Call::new(plan, status, head.headers, keep);
             let streams = (&mut body, &mut stream);
-            self.read_call(call, streams, capture, traffic).await?;
+            // Boxed: inline, a gRPC call's reading would make every HTTP/2 request's future
+            // larger, to be copied on each request.
+            Box::pin(self.read_call(call, streams, capture, traffic)).await?;
         } else {
             while let Some(data) = self.next_data(&mut body, traffic).await? {
                 if let Some(c) = capture.as_deref_mut() {

@@ -245,7 +245,11 @@ impl Conn {
             Conn::H1Tls(conn, setup) => {
                 return h1_exchange(conn, setup, request, now, capture, traffic).await;
             }
-            Conn::Ws(conn) => return ws_exchange(conn, request, now, capture, traffic).await,
+            // Boxed, as `connect`'s work is: inline, a WebSocket exchange's future would make
+            // every HTTP request's future as large, to be copied on each request.
+            Conn::Ws(conn) => {
+                return Box::pin(ws_exchange(conn, request, now, capture, traffic)).await;
+            }
             Conn::H2(conn) => {
                 match h2_exchange(conn, request, capture.as_deref_mut(), traffic).await {
                     Err(SlotFailure::NotSent(_)) => {}
@@ -275,7 +279,7 @@ impl Conn {
             Conn::H1Tls(conn, setup) => {
                 h1_exchange(conn, setup, request, now, capture, traffic).await
             }
-            Conn::Ws(conn) => ws_exchange(conn, request, now, capture, traffic).await,
+            Conn::Ws(conn) => Box::pin(ws_exchange(conn, request, now, capture, traffic)).await,
         }
     }
 }
