@@ -96,9 +96,9 @@ targets:
       message: { text: hello }
 load:
   connections: $2
-  streams: $3
   $4
 YAML
+  if [ "$3" != 1 ]; then echo "  streams: $3" >> "$1"; fi
 }
 
 # run SERVER TOOL ROUND: one measured run, to $work/SERVER-TOOL-ROUND.*; ROUND `start` is one

@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2154 # $limit and $server are the sourcing script's
 # Sourced by bench/grpc.sh and bench/ws.sh: the server's life and one measured client run.
 # Needs: $work (a folder), $limit (seconds), $server (the server's pid, or empty).
 
