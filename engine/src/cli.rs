@@ -320,6 +320,10 @@ pub(crate) struct ServeArgs {
     /// Also answer HTTP/3 (QUIC, UDP) on the same port number; needs --tls-cert and --tls-key.
     #[arg(long, requires = "tls_cert")]
     pub(crate) h3: bool,
+    /// Also answer gRPC: the `loadgate.echo.v1.Echo` service of examples/echo.proto (h2c over
+    /// cleartext, HTTP/2 by ALPN over TLS).
+    #[arg(long)]
+    pub(crate) grpc: bool,
 }
 
 impl ServeArgs {
@@ -348,6 +352,7 @@ impl ServeArgs {
             threads,
             tls,
             h3: self.h3,
+            grpc: self.grpc,
         })
     }
 }

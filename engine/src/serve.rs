@@ -55,13 +55,31 @@
 //! `413`. The item path takes only a read lock on one of 16 shards, so that the API stays cheap
 //! as a benchmark target.
 //!
+//! # gRPC and WebSocket
+//!
+//! | request | answer |
+//! |---------|--------|
+//! | `--grpc`, `POST /loadgate.echo.v1.Echo/Say` (`content-type: application/grpc`; HTTP/2: h2c with prior knowledge over cleartext, ALPN `h2` over TLS) | one `SayReply { text, sequence: 1, padding: size bytes }` after `delay_ms`, trailers `grpc-status: 0`; with `status` 1-16 a trailers-only failure with that `grpc-status` and `grpc-message: failed as asked` (after `delay_ms`) |
+//! | `--grpc`, `POST /loadgate.echo.v1.Echo/Stream` | `count` replies (0: 3), numbered from 1, `delay_ms` before each, then `grpc-status: 0`; `status` fails as `Say` does |
+//! | `--grpc`, another method | `grpc-status: 12` (`UNIMPLEMENTED`) |
+//! | `GET /ws/echo` (HTTP/1.1 WebSocket upgrade, RFC 6455) | `101`, then each text or binary message echoed with its type; pings answered. Query: `delay=DUR` before each reply (up to `60s`), `size=N` a reply of N `x` bytes instead (up to 16 MiB), `close=CODE` closes with `CODE` (1000-1003, 1007-1014, 3000-4999) after the first reply |
+//!
+//! The messages are those of examples/echo.proto (`SayRequest { text, delay_ms, size, status,
+//! count }`). A request that is not one uncompressed `SayRequest` gets `INTERNAL` (13), one over
+//! 4 MiB `RESOURCE_EXHAUSTED` (8), one with `size` over 4 MiB, `count` over 10,000, `delay_ms`
+//! over 60,000, a stream over 60 s (`count × delay_ms`) or `status` over 16 `INVALID_ARGUMENT`
+//! (3) naming the field. Without `--grpc`, gRPC requests are plain HTTP requests as above.
+//! `/ws/echo` without an upgrade gets `426` (HTTP/2 included), another method `405`, a bad query
+//! `400` naming the parameter; client messages over 16 MiB close the connection with `1009`, and
+//! a server that stops closes its WebSocket connections with `1001`.
+//!
 //! # Use from code
 //!
 //! - [`serve`] runs the `loadgate serve` command with [`ServeOptions`] (the command line's
 //!   flags resolved by `cli`): its own multi-thread runtime, until SIGINT or SIGTERM.
 //! - [`spawn`] starts a server on its own thread and runtime and returns a [`ServerHandle`]
 //!   (the bound address; the server stops when the handle is dropped). This is what tests use;
-//!   [`spawn_with`] adds TLS, [`spawn_h3`] TLS and HTTP/3.
+//!   [`spawn_with`] adds TLS, [`spawn_h3`] TLS and HTTP/3, [`spawn_grpc`] gRPC.
 
 use std::future::Future;
 use std::io::{self, Write as _};
@@ -91,9 +109,11 @@ use shop::Shop;
 use crate::udp::UdpBuffers;
 
 mod body;
+mod grpc;
 mod h3;
 mod respond;
 mod shop;
+mod ws;
 
 /// How long, after a shutdown is asked for, requests in flight may take to finish before their
 /// connections are dropped.
@@ -122,6 +142,8 @@ pub struct ServeOptions {
     pub tls: Option<ServeTls>,
     /// Also serve HTTP/3 over UDP on the same port number (needs `tls`).
     pub h3: bool,
+    /// Also answer gRPC: the `loadgate.echo.v1.Echo` service of examples/echo.proto.
+    pub grpc: bool,
 }
 
 /// The server's TLS: PEM files, read when the server starts.
@@ -160,8 +182,9 @@ pub fn serve(options: &ServeOptions) -> anyhow::Result<()> {
             None => None,
         };
         let scheme = if tls.is_some() { "https" } else { "http" };
-        let server = Server::bind(options.listen, tls, options.h3)
+        let mut server = Server::bind(options.listen, tls, options.h3)
             .with_context(|| format!("cannot listen on {}", options.listen))?;
+        server.grpc = options.grpc;
         let mut stdout = io::stdout().lock();
         let addr = server.local_addr();
         writeln!(stdout, "loadgate serve: listening on {scheme}://{addr}")?;
@@ -248,7 +271,7 @@ pub fn tls_config(
 /// bound, so that the server accepts connections as soon as this returns. The server stops when
 /// the [`ServerHandle`] is dropped or [`ServerHandle::shutdown`] is called.
 pub fn spawn(addr: SocketAddr, threads: usize) -> io::Result<ServerHandle> {
-    spawn_server(addr, threads, None, false)
+    spawn_server(addr, threads, None, false, false)
 }
 
 /// [`spawn`], speaking TLS with `tls` when given (see [`tls_config`]).
@@ -257,7 +280,17 @@ pub fn spawn_with(
     threads: usize,
     tls: Option<Arc<ServerConfig>>,
 ) -> io::Result<ServerHandle> {
-    spawn_server(addr, threads, tls, false)
+    spawn_server(addr, threads, tls, false, false)
+}
+
+/// [`spawn_with`], answering gRPC too (`loadgate serve --grpc`): the `loadgate.echo.v1.Echo`
+/// service of examples/echo.proto.
+pub fn spawn_grpc(
+    addr: SocketAddr,
+    threads: usize,
+    tls: Option<Arc<ServerConfig>>,
+) -> io::Result<ServerHandle> {
+    spawn_server(addr, threads, tls, false, true)
 }
 
 /// [`spawn_with`] TLS, and HTTP/3 over UDP on the same port number (`loadgate serve --h3`): a
@@ -267,15 +300,16 @@ pub fn spawn_h3(
     threads: usize,
     tls: Arc<ServerConfig>,
 ) -> io::Result<ServerHandle> {
-    spawn_server(addr, threads, Some(tls), true)
+    spawn_server(addr, threads, Some(tls), true, false)
 }
 
-/// [`spawn_h3`] when `h3`, else [`spawn_with`].
+/// [`spawn_h3`] when `h3`, else [`spawn_with`]; gRPC too when `grpc`.
 fn spawn_server(
     addr: SocketAddr,
     threads: usize,
     tls: Option<Arc<ServerConfig>>,
     h3: bool,
+    grpc: bool,
 ) -> io::Result<ServerHandle> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(threads.max(1))
@@ -287,7 +321,7 @@ fn spawn_server(
         let _context = runtime.enter();
         Server::bind(addr, tls, h3)
     };
-    let server = match bound {
+    let mut server = match bound {
         Ok(server) => server,
         Err(error) => {
             // Not a plain drop: that would panic when called from within another runtime.
@@ -295,6 +329,7 @@ fn spawn_server(
             return Err(error);
         }
     };
+    server.grpc = grpc;
     let addr = server.local_addr();
     let (stop, stopped) = oneshot::channel::<()>();
     let thread = std::thread::Builder::new()
@@ -365,6 +400,8 @@ pub(crate) struct Server {
     quic: Option<quinn::Endpoint>,
     /// The buffer sizes of the QUIC endpoint's UDP socket, when the server speaks HTTP/3.
     udp_buffers: Option<UdpBuffers>,
+    /// Whether gRPC calls are answered (else they are plain HTTP requests).
+    grpc: bool,
 }
 
 impl Server {
@@ -427,6 +464,7 @@ impl Server {
             tls: None,
             quic: None,
             udp_buffers: None,
+            grpc: false,
         })
     }
 
@@ -445,6 +483,7 @@ impl Server {
             http1,
             http2: http2::Builder::new(TokioExecutor::new()),
             alt_svc: self.quic.as_ref().map(|_| h3::alt_svc(self.addr.port())),
+            grpc: self.grpc,
         });
         let shop = Arc::new(Shop::new());
         let (stopping_tx, stopping) = watch::channel(false);
@@ -517,6 +556,8 @@ struct Builders {
     http2: http2::Builder<TokioExecutor>,
     /// `Alt-Svc: h3=":PORT"` when the server speaks HTTP/3 too.
     alt_svc: Option<HeaderValue>,
+    /// Whether gRPC calls go to the echo service (`serve/grpc.rs`).
+    grpc: bool,
 }
 
 /// The client connection preface of HTTP/2 (RFC 9113 §3.4).
@@ -565,10 +606,17 @@ async fn serve_connection<S>(
         }};
     }
     let io = TokioIo::new(stream);
-    let alt_svc = builders.alt_svc.clone();
-    let service = service_fn(move |request| {
-        let (shop, alt_svc) = (shop.clone(), alt_svc.clone());
+    let (alt_svc, grpc) = (builders.alt_svc.clone(), builders.grpc);
+    let ws_stopping = stopping.clone();
+    let service = service_fn(move |request: hyper::Request<hyper::body::Incoming>| {
+        let (shop, alt_svc, ws_stopping) = (shop.clone(), alt_svc.clone(), ws_stopping.clone());
         async move {
+            if grpc && grpc::is_grpc(&request) {
+                return Ok(grpc::answer(request).await);
+            }
+            if request.uri().path() == ws::PATH {
+                return Ok(ws::answer(request, ws_stopping));
+            }
             // A service error makes hyper's HTTP/2 server reset the stream with the code of the
             // `h2::Error` it holds, and its HTTP/1.1 server close the connection unanswered.
             let mut response = handle(request, shop)
@@ -587,6 +635,6 @@ async fn serve_connection<S>(
     if h2 {
         drive!(builders.http2.serve_connection(io, service));
     } else {
-        drive!(builders.http1.serve_connection(io, service));
+        drive!(builders.http1.serve_connection(io, service).with_upgrades());
     }
 }

@@ -291,6 +291,12 @@ pub(super) fn build_with_body(
     }
     let request = request_bytes(&method, &path_and_query, &endpoint, https, &headers, &body);
     let h2_request = match h2_request(&method, &path_and_query, &endpoint, https, &headers, &body) {
+        // A gRPC call's body is its encoded message, not `body` (its JSON text): no
+        // `content-length`, as gRPC clients send it.
+        Ok(mut request) if grpc.is_some() => {
+            request.headers_mut().remove(http::header::CONTENT_LENGTH);
+            request
+        }
         Ok(request) => request,
         Err(e) => {
             errors.push(path, format!("cannot build the HTTP/2 request: {e}"));

@@ -17,11 +17,14 @@ use std::time::Instant;
 
 use bytes::Bytes;
 use h2::client::SendRequest;
+use h2::{RecvStream, SendStream};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::Semaphore;
 use tokio::task::JoinHandle;
 
 use crate::measure::{CodeSpace, ErrorCode, ErrorKind};
+use crate::plan::grpc::PREFIX_BYTES;
+use crate::run::grpc;
 use crate::run::h1::{Capture, Traffic};
 use crate::run::multiplexed::{self, Outgoing, Request, StreamResponse, micros};
 use crate::run::slot::{Link, SlotConn, SlotFailure};
@@ -242,34 +245,36 @@ impl SlotConn<H2Link> {
             Err(e) => return Err(self.not_sent(e, code)),
         };
         traffic.sent += outgoing.bytes(target).len() as u64;
+        let body_bytes = body.len();
         if !end_of_stream {
             stream
                 .send_data(body, true)
                 .map_err(|e| SlotFailure::Failed(self.classify(e, &mut traffic.error_code)))?;
+        }
+        if target.grpc.is_some() {
+            traffic.messages.sent = 1;
+            traffic.messages.bytes_sent = body_bytes.saturating_sub(PREFIX_BYTES) as u64;
         }
         traffic.seen.written();
         let response = response
             .await
             .map_err(|e| SlotFailure::Failed(self.classify(e, &mut traffic.error_code)))?;
         let headers_at = Instant::now();
-        let status = multiplexed::response_head(
-            response.status(),
-            response.headers(),
-            traffic,
-            capture.as_deref_mut(),
-        )
-        .map_err(SlotFailure::Failed)?;
-        let mut body = response.into_body();
-        while let Some(data) = body.data().await {
-            let data =
-                data.map_err(|e| SlotFailure::Failed(self.classify(e, &mut traffic.error_code)))?;
-            traffic.received += data.len() as u64;
-            traffic.seen.data(&data);
-            if let Some(c) = capture.as_deref_mut() {
-                c.body(&data);
+        let (head, mut body) = response.into_parts();
+        let status =
+            multiplexed::response_head(head.status, &head.headers, traffic, capture.as_deref_mut())
+                .map_err(SlotFailure::Failed)?;
+        if let Some(plan) = &target.grpc {
+            let keep = capture.as_ref().is_some_and(|c| c.keep_body);
+            let call = grpc::Call::new(plan, status, head.headers, keep);
+            let streams = (&mut body, &mut stream);
+            self.read_call(call, streams, capture, traffic).await?;
+        } else {
+            while let Some(data) = self.next_data(&mut body, traffic).await? {
+                if let Some(c) = capture.as_deref_mut() {
+                    c.body(&data);
+                }
             }
-            // Releasing capacity can fail only when the stream is already gone: ignore it.
-            let _ = body.flow_control().release_capacity(data.len());
         }
         Ok(StreamResponse {
             status,
@@ -278,6 +283,49 @@ impl SlotConn<H2Link> {
             stream_wait_us,
             peer_max_streams,
         })
+    }
+
+    /// The next DATA chunk of `body` (`None` at its end), counted into `traffic` and its
+    /// flow-control capacity released.
+    async fn next_data(
+        &self,
+        body: &mut RecvStream,
+        traffic: &mut Traffic,
+    ) -> Result<Option<Bytes>, SlotFailure> {
+        let Some(data) = body.data().await else {
+            return Ok(None);
+        };
+        let data =
+            data.map_err(|e| SlotFailure::Failed(self.classify(e, &mut traffic.error_code)))?;
+        traffic.received += data.len() as u64;
+        traffic.seen.data(&data);
+        // Releasing capacity can fail only when the stream is already gone: ignore it.
+        let _ = body.flow_control().release_capacity(data.len());
+        Ok(Some(data))
+    }
+
+    /// Reads the rest of a gRPC call's response (`recv`, its stream `send`): its messages and
+    /// its trailers, counted into `traffic.messages` (see [`grpc::Call`]). A message that
+    /// ends the call (too large, compressed, undecodable) resets the stream with `CANCEL`.
+    async fn read_call(
+        &self,
+        mut call: grpc::Call<'_>,
+        (recv, send): (&mut RecvStream, &mut SendStream<Bytes>),
+        capture: Option<&mut Capture>,
+        traffic: &mut Traffic,
+    ) -> Result<(), SlotFailure> {
+        while let Some(data) = self.next_data(recv, traffic).await? {
+            if let Err(kind) = call.data(&data, &mut traffic.messages) {
+                send.send_reset(h2::Reason::CANCEL);
+                return Err(SlotFailure::Failed(kind));
+            }
+        }
+        let trailers = recv
+            .trailers()
+            .await
+            .map_err(|e| SlotFailure::Failed(self.classify(e, &mut traffic.error_code)))?;
+        call.finish(trailers.as_ref(), &mut traffic.messages, capture)
+            .map_err(SlotFailure::Failed)
     }
 
     /// Waits for the server's SETTINGS (its stream limit among them) to be read: a PING

@@ -32,6 +32,7 @@ mod exchange;
 #[cfg(test)]
 mod fake;
 mod flow;
+mod grpc;
 mod h1;
 mod h2;
 mod h3;

@@ -123,18 +123,30 @@ const MAX_REQUEST_HEADERS: usize = 64;
 
 /// The HTTP/2 form of `bytes`, a request of `target` rendered as HTTP/1.1 (a flow step's), and
 /// its body: the head parsed (httparse) and built as the plan builds a target's
-/// (`plan::h2_request`: `Host` as `:authority`, connection-specific fields left out). `None`
-/// when it is not a request HTTP/2 can carry (a variable's value that is no valid header
-/// value, say).
+/// (`plan::h2_request`: `Host` as `:authority`, connection-specific fields left out). A gRPC
+/// call's body, its message's JSON text, is encoded as one gRPC message
+/// ([`GrpcPlan::encode`](crate::plan::GrpcPlan::encode)) and sent without `content-length`,
+/// as gRPC clients send it. `None` when it is not a request HTTP/2 can carry (a variable's
+/// value that is no valid header value, a message that is not of the method's input type).
 pub(crate) fn rendered_request(
     target: &TargetPlan,
     bytes: &[u8],
 ) -> Option<(http::Request<()>, Bytes)> {
-    let (method, path, headers, body) = parse_request(bytes)?;
+    let (method, path, mut headers, body) = parse_request(bytes)?;
     let https = target.transport.tls.is_some();
-    let request =
-        crate::plan::h2_request(method, path, &target.endpoint, https, &headers, body).ok()?;
-    Some((request, Bytes::copy_from_slice(body)))
+    let body = match &target.grpc {
+        Some(grpc) => {
+            headers.retain(|(name, _)| !name.eq_ignore_ascii_case("content-length"));
+            grpc.encode(body).ok()?
+        }
+        None => Bytes::copy_from_slice(body),
+    };
+    let mut request =
+        crate::plan::h2_request(method, path, &target.endpoint, https, &headers, &body).ok()?;
+    if target.grpc.is_some() {
+        request.headers_mut().remove(http::header::CONTENT_LENGTH);
+    }
+    Some((request, body))
 }
 
 /// An HTTP/1.1 request taken apart: method, path, header fields (name, value) and body.

@@ -6,7 +6,9 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use hyper::HeaderMap;
 use hyper::body::{Body, Bytes, Frame, SizeHint};
+use tokio::sync::mpsc;
 
 /// Any error of a request body (hyper's, or a QUIC stream's), as [`http_body_util::Limited`]
 /// boxes it.
@@ -34,6 +36,14 @@ pub(super) enum ResponseBody {
         interval: Duration,
         next: Pin<Box<tokio::time::Sleep>>,
     },
+    /// One frame of data, then trailers (a gRPC reply and its `grpc-status`); `None` once sent.
+    Trailed {
+        data: Option<Bytes>,
+        trailers: Option<HeaderMap>,
+    },
+    /// Frames made by another task as it goes (a gRPC server stream), until it drops the
+    /// sender. Its length is not known.
+    Frames(mpsc::Receiver<Frame<Bytes>>),
 }
 
 impl Body for ResponseBody {
@@ -58,6 +68,15 @@ impl Body for ResponseBody {
                 Some(Bytes::from_static(EVENT))
             }
             ResponseBody::Bytes(bytes) => bytes.take(),
+            ResponseBody::Trailed { data, trailers } => {
+                return Poll::Ready(match data.take() {
+                    Some(data) => Some(Ok(Frame::data(data))),
+                    None => trailers
+                        .take()
+                        .map(|trailers| Ok(Frame::trailers(trailers))),
+                });
+            }
+            ResponseBody::Frames(frames) => return frames.poll_recv(cx).map(|f| f.map(Ok)),
             ResponseBody::Fill { remaining: 0 } => None,
             ResponseBody::Fill { remaining } => {
                 let len = (*remaining).min(FILL.len() as u64);
@@ -73,6 +92,8 @@ impl Body for ResponseBody {
             ResponseBody::Bytes(bytes) => bytes.is_none(),
             ResponseBody::Fill { remaining } => *remaining == 0,
             ResponseBody::Events { left, .. } => *left == 0,
+            ResponseBody::Trailed { data, trailers } => data.is_none() && trailers.is_none(),
+            ResponseBody::Frames(_) => false,
         }
     }
 
@@ -82,7 +103,10 @@ impl Body for ResponseBody {
                 SizeHint::with_exact(bytes.as_ref().map_or(0, |b| b.len() as u64))
             }
             ResponseBody::Fill { remaining } => SizeHint::with_exact(*remaining),
-            ResponseBody::Events { .. } => SizeHint::default(),
+            // No `Content-Length` for messages with trailers (chunked on HTTP/1.1).
+            ResponseBody::Events { .. }
+            | ResponseBody::Trailed { .. }
+            | ResponseBody::Frames(_) => SizeHint::default(),
         }
     }
 }
