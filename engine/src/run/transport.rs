@@ -44,7 +44,8 @@ pub(crate) enum Conn {
     H2(H2Conn),
     /// A handle to an HTTP/3 connection shared with the rest of the group.
     H3(H3Conn),
-    /// A WebSocket connection, upgraded (boxed: it holds its own buffers).
+    /// A WebSocket connection, upgraded by its first request (boxed: it holds its own
+    /// buffers).
     Ws(Box<WsConn>),
 }
 
@@ -167,10 +168,13 @@ async fn open_conn(
                 .map(Conn::H3);
         }
         Protocol::Ws => {
+            // Upgraded by its first request (whose head, a flow's cookies included, it sends).
             let (stream, setup) = open(addr, target).await?;
-            return ws::open(stream, setup, target, code)
-                .await
-                .map(|c| Conn::Ws(Box::new(c)));
+            let conn = match stream {
+                Stream::Tcp(tcp) => ws::open(Box::new(tcp), h1::tcp_io_error, setup),
+                Stream::Tls(tls) => ws::open(tls, tls::io_error, setup),
+            };
+            return Ok(Conn::Ws(Box::new(conn)));
         }
         Protocol::H1 | Protocol::Auto => {}
     }
@@ -241,7 +245,7 @@ impl Conn {
             Conn::H1Tls(conn, setup) => {
                 return h1_exchange(conn, setup, request, now, capture, traffic).await;
             }
-            Conn::Ws(conn) => return conn.exchange(request, now, capture, traffic).await,
+            Conn::Ws(conn) => return ws_exchange(conn, request, now, capture, traffic).await,
             Conn::H2(conn) => {
                 match h2_exchange(conn, request, capture.as_deref_mut(), traffic).await {
                     Err(SlotFailure::NotSent(_)) => {}
@@ -271,7 +275,7 @@ impl Conn {
             Conn::H1Tls(conn, setup) => {
                 h1_exchange(conn, setup, request, now, capture, traffic).await
             }
-            Conn::Ws(conn) => conn.exchange(request, now, capture, traffic).await,
+            Conn::Ws(conn) => ws_exchange(conn, request, now, capture, traffic).await,
         }
     }
 }
@@ -307,6 +311,23 @@ where
             body_us: micros(end.saturating_duration_since(response.first_byte_at)),
         },
         end,
+    })
+}
+
+/// [`Conn::exchange`] on a WebSocket connection ([`WsConn::exchange`]).
+async fn ws_exchange(
+    conn: &mut WsConn,
+    request: Request<'_>,
+    now: Instant,
+    capture: Option<&mut Capture>,
+    traffic: &mut Traffic,
+) -> Result<Response, Failure> {
+    let response = conn.exchange(request, now, capture, traffic).await?;
+    Ok(Response {
+        status: response.status,
+        keep_alive: response.keep_alive,
+        timing: response.timing,
+        end: response.end,
     })
 }
 
