@@ -4,8 +4,8 @@
 #
 # The call: examples/echo.proto's `loadgate.echo.v1.Echo/Say` with `{"text": "hello"}`, over h2c
 # (cleartext HTTP/2, prior knowledge). Both clients run the closed model for DURATION seconds
-# with CONNECTIONS connections carrying CONNECTIONS x STREAMS calls at once (loadgate
-# `connections` and `load.streams`; ghz `--connections` and `-c`, its workers spread over the
+# with CONNECTIONS connections, each carrying STREAMS calls at once (loadgate `connections` and
+# `load.streams`; ghz `--connections` and `-c` CONNECTIONS x STREAMS, its workers spread over the
 # connections), in ROUNDS interleaved rounds (loadgate, ghz; again...), each pinned to core 1
 # while the server is pinned to core 0. Servers (SERVERS), one after the other:
 #   loadgate  `loadgate serve --grpc --threads 1` (the Echo service of examples/echo.proto);
@@ -24,7 +24,7 @@
 #   bench/grpc.sh                                       # 3 rounds of 10 s on both servers (about 3 min)
 #   ROUNDS=1 DURATION=5 SERVERS=loadgate bench/grpc.sh  # a quick look
 #
-# Environment: ROUNDS (3), DURATION (10, seconds), CONNECTIONS (5), STREAMS (10), SERVERS
+# Environment: ROUNDS (3), DURATION (10, seconds), CONNECTIONS (50), STREAMS (1), SERVERS
 # ("loadgate grpcio"), OUT (target/bench-grpc.json), LOADGATE (a loadgate binary; default:
 # target/release/loadgate, built with `cargo build --release --locked -p loadgate`), GHZ (a ghz
 # binary; default: target/ci-tools/go-bin/ghz, installed with `go install
@@ -36,8 +36,8 @@ cd "$(dirname "$0")/.."
 root=$PWD
 ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-10}
-CONNECTIONS=${CONNECTIONS:-5}
-STREAMS=${STREAMS:-10}
+CONNECTIONS=${CONNECTIONS:-50}
+STREAMS=${STREAMS:-1}
 SERVERS=${SERVERS:-loadgate grpcio}
 OUT=${OUT:-target/bench-grpc.json}
 GHZ_VERSION=v0.121.0
