@@ -261,22 +261,30 @@ impl SlotConn<H2Link> {
             .await
             .map_err(|e| SlotFailure::Failed(self.classify(e, &mut traffic.error_code)))?;
         let headers_at = Instant::now();
-        let (head, mut body) = response.into_parts();
-        let status =
-            multiplexed::response_head(head.status, &head.headers, traffic, capture.as_deref_mut())
-                .map_err(SlotFailure::Failed)?;
+        let status = multiplexed::response_head(
+            response.status(),
+            response.headers(),
+            traffic,
+            capture.as_deref_mut(),
+        )
+        .map_err(SlotFailure::Failed)?;
         if let Some(plan) = &target.grpc {
-            let keep = capture.as_ref().is_some_and(|c| c.keep_body);
-            let call = grpc::Call::new(plan, status, head.headers, keep);
-            let streams = (&mut body, &mut stream);
-            // Boxed: inline, a gRPC call's reading would make every HTTP/2 request's future
-            // larger, to be copied on each request.
-            Box::pin(self.read_call(call, streams, capture, traffic)).await?;
+            // Boxed, the response moved in: inline, a gRPC call's reading would make every
+            // HTTP/2 request's future larger, to be copied on each request.
+            Box::pin(self.read_call((plan, status), response, &mut stream, capture, traffic))
+                .await?;
         } else {
-            while let Some(data) = self.next_data(&mut body, traffic).await? {
+            let mut body = response.into_body();
+            while let Some(data) = body.data().await {
+                let data = data
+                    .map_err(|e| SlotFailure::Failed(self.classify(e, &mut traffic.error_code)))?;
+                traffic.received += data.len() as u64;
+                traffic.seen.data(&data);
                 if let Some(c) = capture.as_deref_mut() {
                     c.body(&data);
                 }
+                // Releasing capacity can fail only when the stream is already gone: ignore it.
+                let _ = body.flow_control().release_capacity(data.len());
             }
         }
         Ok(StreamResponse {
@@ -307,16 +315,22 @@ impl SlotConn<H2Link> {
         Ok(Some(data))
     }
 
-    /// Reads the rest of a gRPC call's response (`recv`, its stream `send`): its messages and
-    /// its trailers, counted into `traffic.messages` (see [`grpc::Call`]). A message that
-    /// ends the call (too large, compressed, undecodable) resets the stream with `CANCEL`.
+    /// Reads the rest of a gRPC call's `response` (of status `status`, on the stream `send`
+    /// of `plan`'s method): its messages and its trailers, counted into `traffic.messages`
+    /// (see [`grpc::Call`]), kept in `capture` when asked. A message that ends the call (too
+    /// large, compressed, undecodable) resets the stream with `CANCEL`.
     async fn read_call(
         &self,
-        mut call: grpc::Call<'_>,
-        (recv, send): (&mut RecvStream, &mut SendStream<Bytes>),
+        (plan, status): (&crate::plan::GrpcPlan, u16),
+        response: http::Response<RecvStream>,
+        send: &mut SendStream<Bytes>,
         capture: Option<&mut Capture>,
         traffic: &mut Traffic,
     ) -> Result<(), SlotFailure> {
+        let (head, mut body) = response.into_parts();
+        let recv = &mut body;
+        let keep = capture.as_ref().is_some_and(|c| c.keep_body);
+        let mut call = grpc::Call::new(plan, status, head.headers, keep);
         while let Some(data) = self.next_data(recv, traffic).await? {
             if let Err(kind) = call.data(&data, &mut traffic.messages) {
                 send.send_reset(h2::Reason::CANCEL);
