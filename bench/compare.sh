@@ -23,7 +23,7 @@ ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-5s}
 LONG=${LONG:-60s}
 SCENARIOS=${SCENARIOS:-"h1-c1 h1-c50 h1-c500 h1-100k-c50 h1-c10k h1tls-c50 h2c-c8m16 h2tls-c8m16 h2tls-c50 open startup flat"}
-TOOLS=${TOOLS:-"loadgate wrk h2load hey oha vastar rewrk"}
+TOOLS=${TOOLS:-"loadgate floor wrk h2load hey oha vastar rewrk"}
 OPEN_RATE=${OPEN_RATE:-5000}
 OTHER_MAX=${OTHER_MAX:-0.05}
 IDLE_WAIT=${IDLE_WAIT:-10}
@@ -88,15 +88,27 @@ ensure_tools() {
       say "no cargo: cannot build ${cargo_need[*]}"
     fi
   fi
+  [[ " $TOOLS " != *" floor "* ]] || build_floor
   AVAILABLE=()
   for t in $TOOLS; do
-    if [ "$t" = loadgate ] || [ "$t" = loadgate-quick ] || command -v "$t" >/dev/null; then AVAILABLE+=("$t")
+    if [ "$t" = loadgate ] || [ "$t" = loadgate-quick ] || { [ "$t" = floor ] && [ -x "$FLOOR" ]; } ||
+      { [ "$t" != floor ] && command -v "$t" >/dev/null; }; then AVAILABLE+=("$t")
     else say "SKIPPED tool $t: not installed"; fi
   done
   if [ -n "$LOADGATE_BASE" ]; then
     [ -x "$LOADGATE_BASE" ] || { say "LOADGATE_BASE=$LOADGATE_BASE is not an executable"; exit 2; }
     AVAILABLE+=(base)
   fi
+}
+
+# The floor client (bench/floor/floor.c), built with cc into target/bench when missing or older
+# than its source.
+FLOOR=$PWD/target/bench/floor
+build_floor() {
+  [ -x "$FLOOR" ] && [ ! "$HERE/floor/floor.c" -nt "$FLOOR" ] && return 0
+  command -v cc >/dev/null || { say "no cc: cannot build the floor client"; return 0; }
+  mkdir -p "$(dirname "$FLOOR")"
+  cc -O2 -o "$FLOOR" "$HERE/floor/floor.c" || say "building $FLOOR failed"
 }
 
 build_loadgate() {
@@ -257,6 +269,9 @@ tool_cmd() {
       if [[ $URL == https* ]]; then CMD+=(--insecure); fi
       if [ "$MODEL" = open ]; then CMD+=(-q "$OPEN_RATE"); fi
       CMD+=("$URL") ;;
+    floor) # bench/floor/floor.c: one write and one read per request, nothing else
+      [ "$PROTO" = h1 ] && [ "$MODEL" = closed ] && [[ $URL != https* ]] || return 1
+      CMD=("$FLOOR" -c "$C" -d "$secs" "$URL") ;;
     wrk)
       [ "$PROTO" = h1 ] && [ "$MODEL" = closed ] || return 1
       CMD=(wrk -t1 -c "$C" -d "${secs}s" "$URL") ;;
@@ -386,6 +401,7 @@ run_startup() {
           CMD=("$LOADGATE" run -q "$work/spec.yaml" --out "$work/result.json")
           [ "$tool" = base ] && CMD[0]=$LOADGATE_BASE ;;
         loadgate-quick) CMD=("$LOADGATE" quick --quiet -n 1 -c 1 "http://127.0.0.1:$P_LOG/") ;;
+        floor) CMD=("$FLOOR" -c 1 -d 1 "http://127.0.0.1:$P_LOG/") ;;
         wrk) CMD=(wrk -t1 -c1 -d1s "http://127.0.0.1:$P_LOG/") ;;
         h2load) CMD=(h2load --h1 -n1 -c1 "http://127.0.0.1:$P_LOG/") ;;
         hey) CMD=(hey -n 1 -c 1 "http://127.0.0.1:$P_LOG/") ;;

@@ -107,7 +107,7 @@ def report(runs_path, startup_path, settings):
     if startup:
         print()
         print("Start-up: from exec to the first request nginx logged, and to the exit "
-              "(one request on one connection; wrk and rewrk run for 1 s)")
+              "(one request on one connection; wrk, rewrk and floor run for 1 s)")
         print()
         print("| tool | first request ms (median) | exit ms (median) | runs |")
         print("|---|---:|---:|---:|")
