@@ -214,9 +214,10 @@ wait_idle() {
 
 # --- scenarios --------------------------------------------------------------------------------
 
-# Sets C (connections), M (streams per connection), URL, PROTO (h1|h2), MODEL (closed|open).
+# Sets C (connections; in the open model, the most requests in flight), M (streams per
+# connection), URL, PROTO (h1|h2), MODEL (closed|open) and RATE (requests/s of the open model).
 scenario() {
-  M=1; PROTO=h1; MODEL=closed; URL=http://127.0.0.1:$P_H1/
+  M=1; PROTO=h1; MODEL=closed; URL=http://127.0.0.1:$P_H1/; RATE=
   case $1 in
     h1-c1) C=1 ;;
     h1-c50) C=50 ;;
@@ -226,8 +227,12 @@ scenario() {
     h1tls-c50) C=50; URL=https://127.0.0.1:$P_TLS/ ;;
     h2c-c8m16) C=8; M=16; PROTO=h2; URL=http://127.0.0.1:$P_H2C/ ;;
     h2tls-c8m16) C=8; M=16; PROTO=h2; URL=https://127.0.0.1:$P_TLS/ ;;
+    h2tls-c32m16) C=32; M=16; PROTO=h2; URL=https://127.0.0.1:$P_TLS/ ;; # meant with THREADS=4
     h2tls-c50) C=50; PROTO=h2; URL=https://127.0.0.1:$P_TLS/ ;;
-    open) C=50; MODEL=open ;;
+    open) C=50; MODEL=open; RATE=$OPEN_RATE ;;
+    open-20k) C=100; MODEL=open; RATE=20000 ;;
+    open-10k) C=100; MODEL=open; RATE=10000 ;;
+    open-50k) C=1000; MODEL=open; RATE=50000 ;; # meant with THREADS=4
     *) say "unknown scenario $1"; exit 2 ;;
   esac
 }
@@ -241,7 +246,7 @@ write_spec() {
     if [[ $URL == https* ]]; then printf '    tls:\n      insecure_skip_verify: true\n'; fi
     printf 'load:\n'
     if [ "$MODEL" = open ]; then
-      printf '  model: open\n  rate: %s/s\n  max_in_flight: %s\n' "$OPEN_RATE" "$C"
+      printf '  model: open\n  rate: %s/s\n  max_in_flight: %s\n' "$RATE" "$C"
     else
       printf '  connections: %s\n' "$C"
       if [ "$M" != 1 ]; then printf '  streams: %s\n' "$M"; fi
@@ -253,7 +258,7 @@ write_spec() {
 # Sets CMD to TOOL's command line for the current scenario and SECS seconds; returns 1 when the
 # tool cannot run it.
 tool_cmd() {
-  local tool=$1 secs=$2 per_conn=$((OPEN_RATE / C)) insecure=()
+  local tool=$1 secs=$2 per_conn=$((${RATE:-0} / C)) insecure=()
   [[ $URL == https* ]] && insecure=(--insecure)
   CMD=()
   case $tool in
@@ -267,7 +272,7 @@ tool_cmd() {
       if [ "$PROTO" = h2 ]; then CMD+=(--http2); fi
       if [ "$M" != 1 ]; then CMD+=(-p "$M"); fi
       if [[ $URL == https* ]]; then CMD+=(--insecure); fi
-      if [ "$MODEL" = open ]; then CMD+=(-q "$OPEN_RATE"); fi
+      if [ "$MODEL" = open ]; then CMD+=(-q "$RATE"); fi
       CMD+=("$URL") ;;
     floor) # bench/floor/floor.c: one write and one read per request, nothing else
       [ "$PROTO" = h1 ] && [ "$MODEL" = closed ] && [[ $URL != https* ]] || return 1
@@ -288,7 +293,7 @@ tool_cmd() {
     oha)
       CMD=(oha --no-tui -z "${secs}s" -c "$C" "${insecure[@]}")
       if [ "$PROTO" = h2 ]; then CMD+=(--http2 -p "$M"); fi
-      if [ "$MODEL" = open ]; then CMD+=(-q "$OPEN_RATE" --latency-correction); fi
+      if [ "$MODEL" = open ]; then CMD+=(-q "$RATE" --latency-correction); fi
       CMD+=("$URL") ;;
     vastar) # no TLS, no HTTP/2; its -q did not limit the rate with -z (measured: 6x the target)
       [ "$PROTO" = h1 ] && [ "$MODEL" = closed ] && [[ $URL != https* ]] || return 1
@@ -334,11 +339,12 @@ measure() {
       timeout -k 5 $((secs + 60)) taskset -c 1 "${CMD[@]}" >"$work/log" 2>&1 || rc=$?
     t1=$EPOCHREALTIME; b1=$(busy_ticks); n1=$(nginx_ticks)
     extra=""
+    if [ -n "$RATE" ]; then extra="target=$RATE"; fi
     if [ "$scen" = h1-c10k ]; then
       touch "$work/stop"; wait "$sampler_pid" || true
       read -r user sys <"$work/sampler.time"
       sampler=$(awk -v u="$user" -v s="$sys" -v hz="$HZ" 'BEGIN { print int((u + s) * hz + 0.5) }')
-      extra="established=$(cat "$work/conns" 2>/dev/null || echo 0)/$C"
+      extra="$extra${extra:+;}established=$(cat "$work/conns" 2>/dev/null || echo 0)/$C"
     fi
     s1=$(served)
     requests=$((s1 - s0 - 1))

@@ -76,11 +76,11 @@ def report(runs_path, startup_path, settings):
         else:
             ratios = ["-", "-", "-"]
         notes = []
-        if scen == "open":
-            rate = float(dict(kv.split("=") for kv in settings.split())["open_rate"])
-            notes.append("rate error %+.2f%%" % (100 * (m["rps"] - rate) / rate))
         for part in sorted({p for r in k for p in r["extra"].split(";") if p and p != "-"}):
-            if part.startswith("established="):
+            if part.startswith("target="):  # the open model's rate, requests/s
+                rate = float(part[len("target="):])
+                notes.insert(0, "rate error %+.2f%%" % (100 * (m["rps"] - rate) / rate))
+            elif part.startswith("established="):
                 counts = [int(r["extra"].split("established=")[1].split("/")[0].split(";")[0]) for r in k]
                 notes.append("established min %d/%s" % (min(counts), part.split("/")[1]))
             else:
