@@ -12,7 +12,9 @@
 # (`loadgate quick -z 5s -c 50 URL`, compression and redirects off as in the spec), so the
 # "loadgate÷tool CPU/req" column is the CPU per request of `run` over that of `quick`.
 #
-# nginx runs pinned to core 0 and every client to core 1 (taskset). Missing reference tools are
+# nginx runs pinned to core 0 and every client to core 1 (taskset); with NGINX_WORKERS=W and
+# THREADS=T, nginx's W workers run on cores 0..W-1 (one each) and the client's T threads on cores
+# W..W+T-1 (THREADS=4 NGINX_WORKERS=8: the issue's 16-core rows). Missing reference tools are
 # installed (Debian packages with apt-get, the others with `cargo install --locked`) unless
 # INSTALL=0; a tool that is still missing, or fails in a scenario, is reported and skipped.
 # Loopback only; every run is bounded (DURATION plus a timeout) and nginx is stopped on exit.
@@ -25,6 +27,8 @@ LONG=${LONG:-60s}
 SCENARIOS=${SCENARIOS:-"h1-c1 h1-c50 h1-c500 h1-100k-c50 h1-c10k h1tls-c50 h2c-c8m16 h2tls-c8m16 h2tls-c50 open startup flat"}
 TOOLS=${TOOLS:-"loadgate floor wrk h2load hey oha vastar rewrk"}
 OPEN_RATE=${OPEN_RATE:-5000}
+THREADS=${THREADS:-1}
+NGINX_WORKERS=${NGINX_WORKERS:-1}
 OTHER_MAX=${OTHER_MAX:-0.05}
 IDLE_WAIT=${IDLE_WAIT:-10}
 RETRIES=${RETRIES:-2}
@@ -42,6 +46,17 @@ seconds() { # "5s" or "5" -> 5
   echo "$v"
 }
 D=$(seconds "$DURATION")
+for v in THREADS NGINX_WORKERS; do
+  [[ ${!v} =~ ^[1-9][0-9]*$ ]] || { say "$v is a whole number of at least 1, not '${!v}'"; exit 2; }
+done
+# nginx's cores, and the client's: taskset lists.
+cores() { if [ "$1" = "$2" ]; then echo "$1"; else echo "$1-$2"; fi; } # a taskset list
+NGINX_CORES=$(cores 0 $((NGINX_WORKERS - 1)))
+CLIENT_CORES=$(cores "$NGINX_WORKERS" $((NGINX_WORKERS + THREADS - 1)))
+if [ $((NGINX_WORKERS + THREADS)) -gt "$(nproc)" ]; then
+  say "NGINX_WORKERS=$NGINX_WORKERS and THREADS=$THREADS need $((NGINX_WORKERS + THREADS)) cores; this machine has $(nproc)"
+  exit 2
+fi
 LONG_S=$(seconds "$LONG")
 HERE=bench
 
@@ -144,11 +159,19 @@ start_nginx() {
   ulimit -n "$(ulimit -Hn)"
   local fds; fds=$(ulimit -n)
   [ "$fds" -ge 10100 ] || say "open-file limit is $fds: the c=10,000 scenario will fail"
+  # One worker: no master process (nginx's single-process mode). Several: a master, and every
+  # worker bound to its own core (worker_cpu_affinity masks 1, 10, 100, ...: bit i is core i).
+  local processes="worker_processes 1;
+master_process off;" i masks=
+  if [ "$NGINX_WORKERS" -gt 1 ]; then
+    for i in $(seq 0 $((NGINX_WORKERS - 1))); do masks+=" 1$(printf "%${i}s" "" | tr ' ' 0)"; done
+    processes="worker_processes $NGINX_WORKERS;
+worker_cpu_affinity$masks;"
+  fi
   cat >"$work/nginx.conf" <<EOF
-worker_processes 1;
+$processes
 worker_rlimit_nofile $fds;
 daemon off;
-master_process off;
 pid $work/nginx.pid;
 error_log $work/error.log warn;
 events { worker_connections $((fds - 100)); }
@@ -176,10 +199,17 @@ http {
     }
 }
 EOF
-  taskset -c 0 "$NGINX" -p "$work" -c "$work/nginx.conf" -e "$work/error.log" &
+  taskset -c "$NGINX_CORES" "$NGINX" -p "$work" -c "$work/nginx.conf" -e "$work/error.log" &
   nginx_pid=$!
   for _ in $(seq 100); do
-    curl -sf "http://127.0.0.1:$P_STATUS/" >/dev/null && return 0
+    if curl -sf "http://127.0.0.1:$P_STATUS/" >/dev/null; then
+      sleep 0.2 # every worker started
+      nginx_pids=("$nginx_pid")
+      if [ "$NGINX_WORKERS" -gt 1 ]; then mapfile -t -O 1 nginx_pids < <(ps -o pid= --ppid "$nginx_pid" | tr -d ' '); fi
+      [ "${#nginx_pids[@]}" -eq $((NGINX_WORKERS + (NGINX_WORKERS > 1))) ] ||
+        say "nginx has ${#nginx_pids[@]} processes, not $NGINX_WORKERS workers (and a master)"
+      return 0
+    fi
     sleep 0.05
   done
   say "nginx did not start:"; cat "$work/error.log" >&2; exit 1
@@ -190,8 +220,11 @@ served() {
   curl -sf "http://127.0.0.1:$P_STATUS/" | awk 'NR == 3 { print $3 }' ||
     { say "nginx stopped answering:"; tail -n 5 "$work/error.log" >&2; exit 1; }
 }
-# CPU time of nginx so far, in clock ticks.
-nginx_ticks() { awk '{ print $14 + $15 }' "/proc/$nginx_pid/stat"; }
+# CPU time of nginx's processes so far, in clock ticks.
+nginx_ticks() {
+  local p
+  for p in "${nginx_pids[@]}"; do cat "/proc/$p/stat"; done | awk '{ s += $14 + $15 } END { print s }'
+}
 # Busy time of the whole machine so far, in clock ticks: user nice system irq softirq.
 busy_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 }' /proc/stat; }
 HZ=$(getconf CLK_TCK)
@@ -244,7 +277,7 @@ write_spec() {
     printf 'version: 1\nname: compare\ntargets:\n  - name: t\n    url: %s\n' "$URL"
     if [ "$PROTO" = h2 ]; then printf '    protocol: h2\n'; fi
     if [[ $URL == https* ]]; then printf '    tls:\n      insecure_skip_verify: true\n'; fi
-    printf 'load:\n'
+    printf 'load:\n  threads: %s\n' "$THREADS"
     if [ "$MODEL" = open ]; then
       printf '  model: open\n  rate: %s/s\n  max_in_flight: %s\n' "$RATE" "$C"
     else
@@ -268,20 +301,20 @@ tool_cmd() {
       [ "$tool" = base ] && binary=$LOADGATE_BASE
       CMD=("$binary" run -q "$work/spec.yaml" --out "$work/result.json") ;;
     loadgate-quick) # the load of write_spec, as flags: the same spec is built from them
-      CMD=("$LOADGATE" quick --quiet -z "${secs}s" -c "$C" --disable-compression --disable-redirects)
+      CMD=("$LOADGATE" quick --quiet -z "${secs}s" -c "$C" --threads "$THREADS" --disable-compression --disable-redirects)
       if [ "$PROTO" = h2 ]; then CMD+=(--http2); fi
       if [ "$M" != 1 ]; then CMD+=(-p "$M"); fi
       if [[ $URL == https* ]]; then CMD+=(--insecure); fi
       if [ "$MODEL" = open ]; then CMD+=(-q "$RATE"); fi
       CMD+=("$URL") ;;
     floor) # bench/floor/floor.c: one write and one read per request, nothing else
-      [ "$PROTO" = h1 ] && [ "$MODEL" = closed ] && [[ $URL != https* ]] || return 1
+      [ "$PROTO" = h1 ] && [ "$MODEL" = closed ] && [[ $URL != https* ]] && [ "$THREADS" = 1 ] || return 1
       CMD=("$FLOOR" -c "$C" -d "$secs" "$URL") ;;
     wrk)
       [ "$PROTO" = h1 ] && [ "$MODEL" = closed ] || return 1
-      CMD=(wrk -t1 -c "$C" -d "${secs}s" "$URL") ;;
+      CMD=(wrk -t "$THREADS" -c "$C" -d "${secs}s" "$URL") ;;
     h2load)
-      CMD=(h2load -t1 -c "$C" -m "$M" -D "$secs")
+      CMD=(h2load -t "$THREADS" -c "$C" -m "$M" -D "$secs")
       if [ "$PROTO" = h1 ]; then CMD+=(--h1); fi
       if [ "$MODEL" = open ]; then CMD+=(--rps "$per_conn"); fi
       CMD+=("$URL") ;;
@@ -300,7 +333,7 @@ tool_cmd() {
       CMD=(vastar -z "${secs}s" -c "$C" "$URL") ;;
     rewrk)
       [ "$MODEL" = closed ] && [ "$M" = 1 ] || return 1
-      CMD=(rewrk -t 1 -c "$C" -d "${secs}s" -h "$URL")
+      CMD=(rewrk -t "$THREADS" -c "$C" -d "${secs}s" -h "$URL")
       if [ "$PROTO" = h2 ]; then CMD+=(--http2); fi ;;
     *) say "unknown tool $tool"; exit 2 ;;
   esac
@@ -322,7 +355,7 @@ sample_conns() {
   sampler_pid=$!
 }
 
-# Runs the current CMD once on core 1 and appends one line to $work/runs.tsv:
+# Runs the current CMD once on the client's cores and appends one line to $work/runs.tsv:
 # scenario tool round requests rps cpu_us rss_kb other_cores nginx_cores clean extra
 measure() {
   local scen=$1 tool=$2 round=$3 secs=$4 attempt=0 rc
@@ -336,7 +369,7 @@ measure() {
     b0=$(busy_ticks); n0=$(nginx_ticks); t0=$EPOCHREALTIME
     rc=0
     /usr/bin/time -f '%U %S %M' -o "$work/time" \
-      timeout -k 5 $((secs + 60)) taskset -c 1 "${CMD[@]}" >"$work/log" 2>&1 || rc=$?
+      timeout -k 5 $((secs + 60)) taskset -c "$CLIENT_CORES" "${CMD[@]}" >"$work/log" 2>&1 || rc=$?
     t1=$EPOCHREALTIME; b1=$(busy_ticks); n1=$(nginx_ticks)
     extra=""
     if [ -n "$RATE" ]; then extra="target=$RATE"; fi
@@ -418,7 +451,7 @@ run_startup() {
       wait_idle || true
       : >"$work/access.log"
       t0=$EPOCHREALTIME
-      timeout -k 5 30 taskset -c 1 "${CMD[@]}" >"$work/log" 2>&1 || true
+      timeout -k 5 30 taskset -c "$CLIENT_CORES" "${CMD[@]}" >"$work/log" 2>&1 || true
       t1=$EPOCHREALTIME
       first=$(awk 'NR == 1 { printf "%.3f", $1 - $2 }' "$work/access.log")
       if [ -z "$first" ]; then say "FAILED startup $tool: no request arrived"; continue; fi
@@ -448,7 +481,8 @@ build_loadgate
 start_nginx
 : >"$work/runs.tsv"; : >"$work/startup.tsv"
 failed=()
-say "rounds $ROUNDS, duration ${D}s, nginx pid $nginx_pid on core 0, clients on core 1," \
+say "rounds $ROUNDS, duration ${D}s, nginx pid $nginx_pid ($NGINX_WORKERS workers) on cores $NGINX_CORES," \
+  "clients ($THREADS threads) on cores $CLIENT_CORES," \
   "runs with more than $OTHER_MAX cores used by other processes are retried $RETRIES times, then kept as BUSY"
 for scen in $SCENARIOS; do
   case $scen in
@@ -458,6 +492,6 @@ for scen in $SCENARIOS; do
   esac
 done
 report=$(python3 "$HERE/compare_report.py" report "$work/runs.tsv" "$work/startup.tsv" \
-  "rounds=$ROUNDS duration=${D}s long=${LONG_S}s other_max=$OTHER_MAX open_rate=$OPEN_RATE")
+  "rounds=$ROUNDS duration=${D}s long=${LONG_S}s other_max=$OTHER_MAX open_rate=$OPEN_RATE threads=$THREADS nginx_workers=$NGINX_WORKERS")
 echo "$report"
 if [ -n "$OUT" ]; then echo "$report" >"$OUT"; fi
