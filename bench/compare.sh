@@ -29,6 +29,8 @@ TOOLS=${TOOLS:-"loadgate floor wrk h2load hey oha vastar rewrk"}
 OPEN_RATE=${OPEN_RATE:-5000}
 THREADS=${THREADS:-1}
 NGINX_WORKERS=${NGINX_WORKERS:-1}
+FLAMES=${FLAMES:-}
+FLAME_TOOLS=${FLAME_TOOLS:-}
 OTHER_MAX=${OTHER_MAX:-0.05}
 IDLE_WAIT=${IDLE_WAIT:-10}
 RETRIES=${RETRIES:-2}
@@ -133,6 +135,63 @@ build_loadgate() {
     LOADGATE=$PWD/target/release/loadgate
   fi
   [ -x "$LOADGATE" ] || { say "LOADGATE=$LOADGATE is not an executable"; exit 2; }
+}
+
+# --- flame graphs (FLAMES=DIR) -------------------------------------------------------------
+
+# Finds perf and inferno (PATH, then target/ci-tools/inferno, installed there when missing);
+# without them FLAMES is dropped with a note.
+ensure_flames() {
+  [ -n "$FLAMES" ] || return 0
+  if ! command -v perf >/dev/null; then
+    say "no perf (Debian: linux-perf): no flame graphs"; FLAMES=; return 0
+  fi
+  local root=$PWD/target/ci-tools/inferno
+  export PATH="$PATH:$root/bin"
+  if ! command -v inferno-flamegraph >/dev/null && [ "$INSTALL" = 1 ] && command -v cargo >/dev/null; then
+    say "installing inferno into $root (cargo install inferno --locked)"
+    cargo install --locked --root "$root" inferno >"$work/inferno-install.log" 2>&1 ||
+      tail -n 5 "$work/inferno-install.log" >&2
+  fi
+  if ! command -v inferno-collapse-perf >/dev/null || ! command -v inferno-flamegraph >/dev/null; then
+    say "no inferno (cargo install inferno --locked --root target/ci-tools/inferno): no flame graphs"
+    FLAMES=; return 0
+  fi
+  mkdir -p "$FLAMES"
+}
+
+# What a loadgate binary was built from, when it sits in a git work tree (its target folder):
+# the tree's `git describe`, else nothing.
+describe() { git -C "$(dirname "$1")" describe --always --dirty 2>/dev/null || true; }
+
+# One more run of the current CMD, unmeasured, under perf (cpu-clock at 1999 Hz, DWARF call
+# graphs): $FLAMES/SCENARIO-TOOL.svg (inferno; frames under 0.2% left out) and
+# $FLAMES/SCENARIO-TOOL.txt (the top frames by self time, at least 1% each, at most 25).
+flame() {
+  local scen=$1 tool=$2 title="$1 · $2" desc='' out=$FLAMES/$1-$2 data=$work/perf.data
+  case $tool in
+    loadgate|loadgate-quick) desc=$(describe "$LOADGATE") ;;
+    base) desc=$(describe "$LOADGATE_BASE") ;;
+  esac
+  [ -z "$desc" ] || title+=" · $desc"
+  [ "$THREADS" = 1 ] || title+=" · $THREADS threads"
+  say "$scen: $tool under perf for ${D}s (flame graph, not measured)"
+  timeout -k 5 $((D + 60)) perf record -q -e cpu-clock -F 1999 --call-graph dwarf,16384 -o "$data" \
+    -- taskset -c "$CLIENT_CORES" "${CMD[@]}" >"$work/log" 2>&1 || true
+  [ -s "$data" ] || { say "FAILED flame graph of $tool in $scen: $(head -n 3 "$work/log" | tr '\n' ' ')"; return 0; }
+  # perf script resolves inlined frames with addr2line: slow (about 20 s per second of load on
+  # 2 cores) but Rust's async code is mostly inlined frames.
+  if ! { perf script -i "$data" 2>/dev/null | inferno-collapse-perf >"$work/folded" &&
+    inferno-flamegraph --minwidth 0.2 --title "$title" <"$work/folded" >"$out.svg"; }; then
+    say "FAILED drawing the flame graph of $tool in $scen"
+  fi
+  {
+    echo "# $title: top frames by self time (perf report --no-children, at least 1%, at most 25)"
+    perf report -i "$data" --no-children --stdio --percent-limit 1 -g none 2>/dev/null |
+      awk '/^# (Samples|Event count)/ { print; next } /^#/ || NF == 0 { next } n++ < 25'
+  } >"$out.txt"
+  rm -f "$data"
+  say "$scen: $tool: $out.svg ($(du -k "$out.svg" | cut -f1) KB), $out.txt"
 }
 
 # --- nginx ------------------------------------------------------------------------------------
@@ -425,6 +484,13 @@ run_load() {
       measure "$scen" "$tool" "$round" "$D" || failed+=("$scen/$tool")
     done
   done
+  [ -n "$FLAMES" ] || return 0
+  for tool in "${active[@]}"; do
+    [[ " loadgate base $FLAME_TOOLS " == *" $tool "* ]] || continue
+    [[ " ${failed[*]-} " == *" $scen/$tool "* ]] && continue
+    tool_cmd "$tool" "$D"
+    flame "$scen" "$tool"
+  done
 }
 
 # Start-up: from exec to the first request nginx logs, for one request on one connection.
@@ -477,6 +543,7 @@ run_flat() {
 }
 
 ensure_tools
+ensure_flames
 build_loadgate
 start_nginx
 : >"$work/runs.tsv"; : >"$work/startup.tsv"
