@@ -529,11 +529,11 @@ run_startup() {
   done
 }
 
-# Memory over run length: max RSS of a DURATION run and of a LONG run at c=50.
+# Memory over run length: max RSS of a DURATION run and of a LONG run at c=50 (loadgate, base, oha).
 run_flat() {
   local tool secs
   scenario h1-c50
-  for tool in loadgate oha; do
+  for tool in loadgate base oha; do
     [[ " ${AVAILABLE[*]} " == *" $tool "* ]] || continue
     for secs in "$D" "$LONG_S"; do
       tool_cmd "$tool" "$secs"

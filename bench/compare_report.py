@@ -89,17 +89,22 @@ def report(runs_path, startup_path, settings):
             scen, tool, m["rps"], m["cpu"], m["rss"], *ratios, m["nginx"], m["other"],
             sum(r["clean"] for r in runs), len(runs), flag, ", ".join(dict.fromkeys(notes))))
 
-    flat = [key for key in order if key[0].startswith("flat-")]
+    flat = {}  # tool -> [(seconds, run)], in the order run
+    for scen, tool in order:
+        if scen.startswith("flat-"):
+            flat.setdefault(tool, []).append((int(scen[len("flat-"):-1]), rows[(scen, tool)][-1]))
     if flat:
         print()
         print("Memory over run length (c=50, hello body): max RSS of a short and a long run")
         print()
-        print("| tool | run | max RSS MB | req | other cores |")
-        print("|---|---|---:|---:|---:|")
-        for scen, tool in flat:
-            r = rows[(scen, tool)][-1]
-            print("| %s | %s | %.1f | %d | %.2f%s |" % (
-                tool, scen[len("flat-"):], r["rss"], r["requests"], r["other"], "" if r["clean"] else " BUSY"))
+        print("| tool | short run | max RSS MB | long run | max RSS MB | long÷short RSS | req short / long | other cores |")
+        print("|---|---|---:|---|---:|---:|---:|---:|")
+        for tool, runs in flat.items():
+            (s_secs, short), (l_secs, long) = runs[0], runs[-1]
+            busy = "" if short["clean"] and long["clean"] else " BUSY"
+            print("| %s | %ds | %.1f | %ds | %.1f | %s | %d / %d | %.2f / %.2f%s |" % (
+                tool, s_secs, short["rss"], l_secs, long["rss"], fmt_ratio(long["rss"], short["rss"]),
+                short["requests"], long["requests"], short["other"], long["other"], busy))
 
     startup = {}
     for f in read_tsv(startup_path):
