@@ -7,6 +7,7 @@
 #   ROUNDS=1 DURATION=2s SCENARIOS="h1-c50 open" bench/compare.sh
 #   LOADGATE_BASE=/path/to/older/loadgate TOOLS="loadgate wrk" bench/compare.sh   # before/after
 #   TOOLS="loadgate loadgate-quick" SCENARIOS=h1-c50 bench/compare.sh   # the one-line command
+#   FLAMES=bench/flames FLAME_TOOLS=h2load SCENARIOS=open bench/compare.sh   # flame graphs too
 #
 # The tool `loadgate-quick` is the same load as `loadgate` given as a one-line command
 # (`loadgate quick -z 5s -c 50 URL`, compression and redirects off as in the spec), so the
@@ -24,7 +25,7 @@ cd "$(dirname "$0")/.."
 ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-5s}
 LONG=${LONG:-60s}
-SCENARIOS=${SCENARIOS:-"h1-c1 h1-c50 h1-c500 h1-100k-c50 h1-c10k h1tls-c50 h2c-c8m16 h2tls-c8m16 h2tls-c50 open startup flat"}
+SCENARIOS=${SCENARIOS:-"h1-c1 h1-c50 h1-c500 h1-100k-c50 h1-c10k h1tls-c50 h2c-c8m16 h2tls-c8m16 h2tls-c50 open open-20k startup flat"}
 TOOLS=${TOOLS:-"loadgate floor wrk h2load hey oha vastar rewrk"}
 OPEN_RATE=${OPEN_RATE:-5000}
 THREADS=${THREADS:-1}
