@@ -40,6 +40,7 @@ OUT=${OUT:-}
 LOADGATE=${LOADGATE:-}
 LOADGATE_BASE=${LOADGATE_BASE:-}
 NGINX=${NGINX:-/usr/sbin/nginx}
+GNU_TIME=${GNU_TIME:-/usr/bin/time} # GNU time (bench/device.sh: the packed one)
 export PATH="$PATH:${CARGO_HOME:-$HOME/.cargo}/bin"
 
 say() { echo "compare: $*" >&2; }
@@ -82,9 +83,8 @@ ensure_tools() {
   [ -x "$NGINX" ] || need+=(nginx)
   command -v openssl >/dev/null || need+=(openssl)
   command -v ss >/dev/null || need+=(iproute2)
-  [ -x /usr/bin/time ] || need+=(time)
+  [ -x "$GNU_TIME" ] || need+=(time)
   command -v taskset >/dev/null || need+=(util-linux)
-  command -v curl >/dev/null || need+=(curl)
   for t in $TOOLS; do
     case $t in
       wrk) command -v wrk >/dev/null || need+=(wrk) ;;
@@ -94,7 +94,7 @@ ensure_tools() {
     esac
   done
   apt_install "${need[@]}"
-  for t in "$NGINX" openssl ss /usr/bin/time taskset curl python3; do
+  for t in "$NGINX" openssl ss "$GNU_TIME" taskset python3; do
     command -v "$t" >/dev/null || { say "missing $t, which the suite needs; install it and run again"; exit 2; }
   done
   if [ "${#cargo_need[@]}" -gt 0 ] && [ "$INSTALL" = 1 ]; then
@@ -239,6 +239,10 @@ http {
     access_log off;
     log_format arrival '\$msec \$request_time';
     client_body_temp_path $work/tmp;
+    proxy_temp_path $work/tmp;
+    fastcgi_temp_path $work/tmp;
+    uwsgi_temp_path $work/tmp;
+    scgi_temp_path $work/tmp;
     keepalive_requests 100000000;
     keepalive_timeout 120s;
     ssl_certificate $work/cert.pem;
@@ -262,10 +266,12 @@ EOF
   taskset -c "$NGINX_CORES" "$NGINX" -p "$work" -c "$work/nginx.conf" -e "$work/error.log" &
   nginx_pid=$!
   for _ in $(seq 100); do
-    if curl -sf "http://127.0.0.1:$P_STATUS/" >/dev/null; then
+    if stub_status >/dev/null; then
       sleep 0.2 # every worker started
       nginx_pids=("$nginx_pid")
-      if [ "$NGINX_WORKERS" -gt 1 ]; then mapfile -t -O 1 nginx_pids < <(ps -o pid= --ppid "$nginx_pid" | tr -d ' '); fi
+      if [ "$NGINX_WORKERS" -gt 1 ]; then # the workers: the processes whose parent is the master
+        mapfile -t -O 1 nginx_pids < <(awk -v p="$nginx_pid" '$4 == p { print $1 }' /proc/[0-9]*/stat 2>/dev/null)
+      fi
       [ "${#nginx_pids[@]}" -eq $((NGINX_WORKERS + (NGINX_WORKERS > 1))) ] ||
         say "nginx has ${#nginx_pids[@]} processes, not $NGINX_WORKERS workers (and a master)"
       return 0
@@ -275,10 +281,16 @@ EOF
   say "nginx did not start:"; cat "$work/error.log" >&2; exit 1
 }
 
+# nginx's stub_status page, headers and all, by bash's /dev/tcp (HTTP/1.0: nginx closes).
+stub_status() {
+  (exec 3<>"/dev/tcp/127.0.0.1/$P_STATUS" && printf 'GET / HTTP/1.0\r\n\r\n' >&3 && cat <&3) 2>/dev/null
+}
 # Requests nginx has served so far (stub_status; the status request itself counts as one).
 served() {
-  curl -sf "http://127.0.0.1:$P_STATUS/" | awk 'NR == 3 { print $3 }' ||
-    { say "nginx stopped answering:"; tail -n 5 "$work/error.log" >&2; exit 1; }
+  local n
+  n=$(stub_status | awk '/^server accepts handled requests/ { getline; print $3 }')
+  if [ -z "$n" ]; then say "nginx stopped answering:"; tail -n 5 "$work/error.log" >&2; exit 1; fi
+  echo "$n"
 }
 # CPU time of nginx's processes so far, in clock ticks.
 nginx_ticks() {
@@ -314,6 +326,7 @@ scenario() {
   case $1 in
     h1-c1) C=1 ;;
     h1-c50) C=50 ;;
+    h1-c64) C=64 ;; # the issue-36 row
     h1-c500) C=500 ;;
     h1-100k-c50) C=50; URL=http://127.0.0.1:$P_H1/100k ;;
     h1-c10k) C=10000 ;;
@@ -403,7 +416,7 @@ tool_cmd() {
 # the largest count goes to $work/conns.
 sample_conns() {
   # shellcheck disable=SC2016 # the inner script expands its own arguments
-  /usr/bin/time -f '%U %S' -o "$work/sampler.time" bash -c '
+  "$GNU_TIME" -f '%U %S' -o "$work/sampler.time" bash -c '
     max=0
     for _ in $(seq "$3"); do
       [ -e "$1/stop" ] && break
@@ -428,7 +441,7 @@ measure() {
     [ "$scen" = h1-c10k ] && sample_conns
     b0=$(busy_ticks); n0=$(nginx_ticks); t0=$EPOCHREALTIME
     rc=0
-    /usr/bin/time -f '%U %S %M' -o "$work/time" \
+    "$GNU_TIME" -f '%U %S %M' -o "$work/time" \
       timeout -k 5 $((secs + 60)) taskset -c "$CLIENT_CORES" "${CMD[@]}" >"$work/log" 2>&1 || rc=$?
     t1=$EPOCHREALTIME; b1=$(busy_ticks); n1=$(nginx_ticks)
     extra=""
