@@ -263,7 +263,8 @@ http {
     }
 }
 EOF
-  taskset -c "$NGINX_CORES" "$NGINX" -p "$work" -c "$work/nginx.conf" -e "$work/error.log" &
+  # env -u: nginx reads inherited listening sockets from a variable NGINX (binary upgrades).
+  env -u NGINX taskset -c "$NGINX_CORES" "$NGINX" -p "$work" -c "$work/nginx.conf" -e "$work/error.log" &
   nginx_pid=$!
   for _ in $(seq 100); do
     if stub_status >/dev/null; then
