@@ -58,6 +58,12 @@ static void fail(const char *what, int idx) {
   exit(1);
 }
 
+/* A protocol error: no errno to print. */
+static void bad(const char *what, int idx) {
+  errno = 0;
+  fail(what, idx);
+}
+
 static void send_request(int idx) {
   errno = 0;
   ssize_t n = write(conns[idx].fd, request, request_len);
@@ -65,43 +71,52 @@ static void send_request(int idx) {
   if (n != (ssize_t)request_len) fail("write", idx);
 }
 
-/* Parses a complete header block [h, end) (end just past "\r\n\r\n"): checks the status and
- * returns the Content-Length. */
-static uint64_t parse_head(const char *h, const char *end, int idx) {
-  errno = 0;
+/* Scans the response head at [h, h + len): returns its length (up to and including the empty
+ * line), or 0 while it is incomplete, and sets *content_length. One memchr per line, and a
+ * closer look only at lines that can be Content-Length or Transfer-Encoding. */
+static size_t scan_head(const char *h, size_t len, uint64_t *content_length, int idx) {
+  const char *end = h + len;
+  const char *p = memchr(h, '\n', len); /* the status line */
+  int found = 0;
+  if (!p) return 0;
+  p++;
+  for (;;) {
+    if (p >= end) return 0;
+    if (*p == '\r' || *p == '\n') { /* the empty line: the head is complete */
+      if (*p == '\r' && ++p >= end) return 0;
+      if (*p++ != '\n') bad("bad header line", idx);
+      break;
+    }
+    const char *nl = memchr(p, '\n', (size_t)(end - p));
+    if (!nl) return 0;
+    size_t line = (size_t)(nl - p);
+    if (line > 15 && (p[8] | 0x20) == 'l' && strncasecmp(p, "content-length:", 15) == 0) {
+      const char *d = p + 15;
+      while (*d == ' ' || *d == '\t') d++;
+      if (*d < '0' || *d > '9') bad("bad Content-Length", idx);
+      uint64_t v = 0;
+      while (*d >= '0' && *d <= '9') v = v * 10 + (uint64_t)(*d++ - '0');
+      *content_length = v;
+      found = 1;
+    } else if (line > 18 && (p[0] | 0x20) == 't' && strncasecmp(p, "transfer-encoding:", 18) == 0) {
+      bad("Transfer-Encoding is not supported (Content-Length only)", idx);
+    }
+    p = nl + 1;
+  }
   /* "HTTP/1.1 200 ..." */
-  if (end - h < 12 || memcmp(h, "HTTP/1.", 7) != 0) fail("not an HTTP/1.x response", idx);
+  if (len < 12 || memcmp(h, "HTTP/1.", 7) != 0) bad("not an HTTP/1.x response", idx);
   if (h[9] != '2') {
     fprintf(stderr, "floor: connection %d: status %.3s\n", idx, h + 9);
     exit(1);
   }
-  const char *line = memchr(h, '\n', (size_t)(end - h));
-  while (line && line + 1 < end) {
-    line++;
-    size_t left = (size_t)(end - line);
-    if (left > 15 && strncasecmp(line, "content-length:", 15) == 0) {
-      const char *p = line + 15;
-      while (*p == ' ' || *p == '\t') p++;
-      if (*p < '0' || *p > '9') fail("bad Content-Length", idx);
-      uint64_t v = 0;
-      while (*p >= '0' && *p <= '9') v = v * 10 + (uint64_t)(*p++ - '0');
-      return v;
-    }
-    if (left > 18 && strncasecmp(line, "transfer-encoding:", 18) == 0)
-      fail("Transfer-Encoding is not supported (Content-Length only)", idx);
-    line = memchr(line, '\n', left);
-  }
-  fail("response without Content-Length", idx);
-  return 0;
+  if (!found) bad("response without Content-Length", idx);
+  return (size_t)(p - h);
 }
 
 /* Consumes body bytes; on the last one counts the response and writes the next request. */
 static void take_body(int idx, size_t n) {
   struct conn *c = &conns[idx];
-  if (n > c->body_left) {
-    errno = 0;
-    fail("more bytes than the response announced", idx);
-  }
+  if (n > c->body_left) bad("more bytes than the response announced", idx);
   c->body_left -= n;
   if (c->body_left == 0) {
     c->in_body = 0;
@@ -119,10 +134,7 @@ static void on_readable(int idx) {
     if (errno == EAGAIN || errno == EINTR) return;
     fail("read", idx);
   }
-  if (n == 0) {
-    errno = 0;
-    fail("the server closed the connection", idx);
-  }
+  if (n == 0) bad("the server closed the connection", idx);
   if (c->in_body) {
     take_body(idx, (size_t)n);
     return;
@@ -137,17 +149,13 @@ static void on_readable(int idx) {
     data = mine;
     len = old + take;
   }
-  const char *end = memmem(data, len, "\r\n\r\n", 4);
-  if (!end) {
-    errno = 0;
-    if (len >= CARRY) fail("response headers over 1 KiB", idx);
+  size_t head = scan_head(data, len, &c->body_left, idx); /* header bytes, counted from data */
+  if (!head) {
+    if (len >= CARRY) bad("response headers over 1 KiB", idx);
     if (!old) memcpy(mine, scratch, len);
     c->carry_len = (uint32_t)len;
     return;
   }
-  end += 4;
-  size_t head = (size_t)(end - data); /* header bytes, counted from data */
-  c->body_left = parse_head(data, end, idx);
   c->carry_len = 0;
   take_body(idx, (size_t)n - (head - old));
 }
@@ -253,10 +261,8 @@ int main(int argc, char **argv) {
         printf("requests %llu\n", (unsigned long long)completed);
         return 0;
       }
-      if (events[k].events & (EPOLLERR | EPOLLHUP) && !(events[k].events & EPOLLIN)) {
-        errno = 0;
-        fail("connection error", (int)idx);
-      }
+      if (events[k].events & (EPOLLERR | EPOLLHUP) && !(events[k].events & EPOLLIN))
+        bad("connection error", (int)idx);
       on_readable((int)idx);
     }
   }
