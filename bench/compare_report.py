@@ -76,18 +76,25 @@ def report(runs_path, startup_path, settings):
         else:
             ratios = ["-", "-", "-"]
         notes = []
-        for part in sorted({p for r in k for p in r["extra"].split(";") if p and p != "-"}):
-            if part.startswith("target="):  # the open model's rate, requests/s
-                rate = float(part[len("target="):])
+        per_run = [[p for p in r["extra"].split(";") if p and p != "-"] for r in k]
+        for key in dict.fromkeys(p.split("=")[0].split(":")[0] for parts in per_run for p in parts):
+            values = [p for parts in per_run for p in parts if p.split("=")[0].split(":")[0] == key]
+            if key == "target":  # the open model's rate, requests/s
+                rate = float(values[0][len("target="):])
                 notes.insert(0, "rate error %+.2f%%" % (100 * (m["rps"] - rate) / rate))
-            elif part.startswith("established="):
-                counts = [int(r["extra"].split("established=")[1].split("/")[0].split(";")[0]) for r in k]
-                notes.append("established min %d/%s" % (min(counts), part.split("/")[1]))
+            elif key == "established":
+                counts = [int(v.split("=")[1].split("/")[0]) for v in values]
+                notes.append("established min %d/%s" % (min(counts), values[0].split("/")[1]))
+            elif key == "invalid":  # loadgate's own verdict: the first run's words, and how often
+                notes.append("invalid in %d of %d runs (%s)" % (len(values), len(k), values[0][len("invalid: "):]))
+            elif "=" in values[0]:  # errors=N, dropped=N: each run's, when they differ
+                counts = list(dict.fromkeys(v.split("=", 1)[1] for v in values))
+                notes.append("%s=%s" % (key, "/".join(counts)))
             else:
-                notes.append(part)
+                notes.extend(dict.fromkeys(values))
         print("| %s | %s | %.0f | %.2f | %.1f | %s | %s | %s | %.2f | %.2f | %d/%d%s | %s |" % (
             scen, tool, m["rps"], m["cpu"], m["rss"], *ratios, m["nginx"], m["other"],
-            sum(r["clean"] for r in runs), len(runs), flag, ", ".join(dict.fromkeys(notes))))
+            sum(r["clean"] for r in runs), len(runs), flag, ", ".join(notes)))
 
     flat = {}  # tool -> [(seconds, run)], in the order run
     for scen, tool in order:
