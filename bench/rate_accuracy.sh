@@ -8,13 +8,17 @@
 #
 #   bench/rate_accuracy.sh                       # rates 1000 5000 10000 20000, 10 s each
 #   RATES="500 2000" DURATION=5s bench/rate_accuracy.sh
+#   LOADGATE=/path/to/loadgate RATES="5000 20000" bench/rate_accuracy.sh   # no build
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RATES=${RATES:-"1000 5000 10000 20000"}
 DURATION=${DURATION:-10s}
 PORT=${PORT:-18181}
-cargo build --release -q -p loadgate
-BIN=target/release/loadgate
+if [ -z "${LOADGATE:-}" ]; then
+  cargo build --release -q -p loadgate
+  LOADGATE=target/release/loadgate
+fi
+BIN=$LOADGATE
 work=$(mktemp -d)
 trap 'kill $(cat "$work/nginx.pid" 2>/dev/null) 2>/dev/null || true; rm -rf "$work"' EXIT
 cat > "$work/nginx.conf" <<CONF
@@ -58,7 +62,7 @@ cpu = r["environment"]["client_cpu_user_s"] + r["environment"]["client_cpu_syste
 sent = sum(s["sent"] for s in r["health"]["stages"])
 print("%8d %10.1f %7.2f%% %8d %7dus %7dus %7dus %8dus %10.2fus" % (
     target, stage["achieved_rate"], 100 * (stage["achieved_rate"] - target) / target,
-    stage["dropped"], late.get("p50", 0), late.get("p99", 0), late.get("max", 0),
+    stage["dropped"], late.get("p50_us", 0), late.get("p99_us", 0), late.get("max_us", 0),
     r["total"]["latency_us"]["p99_us"], 1e6 * cpu / max(sent, 1)))
 PY
 done

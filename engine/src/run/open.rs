@@ -18,6 +18,7 @@ use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::task::{Poll, Waker};
 use std::time::Instant;
 
 use tokio::sync::Notify;
@@ -157,16 +158,40 @@ impl Pool {
     }
 }
 
-/// How the dispatcher hands an arrival to a virtual user.
+/// How the dispatcher hands an arrival to a virtual user, on the worker's thread: a `Cell` and
+/// the waiting user's waker (tokio's `Notify` took its lock twice per hand-off).
 struct Slot {
     job: Cell<Option<Arrival>>,
-    wake: Notify,
+    /// The idle virtual user's task, while it waits in [`Slot::next`].
+    waker: Cell<Option<Waker>>,
 }
 
 impl Slot {
     fn hand(&self, arrival: Arrival) {
         self.job.set(Some(arrival));
-        self.wake.notify_one();
+        self.wake();
+    }
+
+    /// Wakes the virtual user waiting on this slot, if it waits.
+    fn wake(&self) {
+        if let Some(waker) = self.waker.take() {
+            waker.wake();
+        }
+    }
+
+    /// The next arrival handed to this slot; `None` once `pool` is done.
+    async fn next(&self, pool: &Pool) -> Option<Arrival> {
+        std::future::poll_fn(|cx| {
+            if let Some(arrival) = self.job.take() {
+                return Poll::Ready(Some(arrival));
+            }
+            if pool.done.get() {
+                return Poll::Ready(None);
+            }
+            self.waker.set(Some(cx.waker().clone()));
+            Poll::Pending
+        })
+        .await
     }
 }
 
@@ -190,7 +215,7 @@ pub(super) fn spawn(
         .map(|(number_seed, conns)| {
             let slot = Rc::new(Slot {
                 job: Cell::new(None),
-                wake: Notify::new(),
+                waker: Cell::new(None),
             });
             pool.give_back(&shared.budget, slot.clone());
             tokio::task::spawn_local(open_vu(
@@ -297,7 +322,7 @@ async fn mailbox(shared: Arc<Shared>, stats: Rc<RefCell<WorkerStats>>, pool: Rc<
     }
     pool.done.set(true);
     for slot in pool.idle.borrow_mut().drain(..) {
-        slot.wake.notify_one();
+        slot.wake();
     }
 }
 
@@ -322,11 +347,7 @@ async fn open_vu(
         conns: &mut conns,
         number,
     };
-    loop {
-        slot.wake.notified().await;
-        let Some((intended, measured)) = slot.job.take() else {
-            break;
-        };
+    while let Some((intended, measured)) = slot.next(&pool).await {
         let times = Times {
             intended,
             ready: intended,

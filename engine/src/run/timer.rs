@@ -32,10 +32,6 @@ pub(crate) type PreciseTimer = Platform;
 #[cfg(test)]
 pub(crate) use paused::PreciseTimer;
 
-/// Deadlines closer than this are waited for by spinning (the Linux kernel's default timer
-/// slack): a timer would wake later than that.
-const SPIN_SPAN: std::time::Duration = std::time::Duration::from_micros(50);
-
 #[cfg(all(test, target_os = "linux"))]
 mod tests {
     use std::time::{Duration, Instant};

@@ -10,7 +10,9 @@
 use std::io;
 use std::time::{Duration, Instant};
 
-use super::SPIN_SPAN;
+/// Deadlines closer than this are waited for by spinning (the Linux kernel's default timer
+/// slack): yielding to the runtime would wake later than that.
+const SPIN_SPAN: Duration = Duration::from_micros(50);
 
 /// How long before the deadline the tokio sleep ends: its 1 ms tick, plus 1 ms for a wake-up
 /// delayed by the scheduler.

@@ -1,5 +1,12 @@
 //! The Linux timer: a timerfd armed for the exact duration and awaited through tokio's reactor
-//! wakes within the kernel's timer slack (50 µs by default).
+//! (timerfds take no timer slack: the wake-up is as late as the scheduler makes it).
+//!
+//! It never spins: a deadline a few microseconds ahead is armed like any other (its expiry is
+//! usually in by the reactor's next poll, so the thread does not sleep for it), and the worker's
+//! other tasks run meanwhile. A spin to a deadline under 50 µs ahead held the thread from its
+//! virtual users' responses: at 20,000 arrivals/s (50 µs apart) it spun most of the time
+//! (62% of the CPU samples in `pause_precisely`, a third of the arrivals dropped on a loaded
+//! 2-core machine; bench/README.md, issue 36).
 
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, RawFd};
@@ -9,8 +16,6 @@ use nix::sys::time::TimeSpec;
 use nix::sys::timerfd::{ClockId, Expiration, TimerFd, TimerFlags, TimerSetTimeFlags};
 use tokio::io::Interest;
 use tokio::io::unix::AsyncFd;
-
-use super::SPIN_SPAN;
 
 /// One timerfd, re-armed for each sleep.
 pub(crate) struct PreciseTimer {
@@ -40,19 +45,13 @@ impl PreciseTimer {
         Ok(PreciseTimer { fd })
     }
 
-    /// Sleeps until `deadline`; returns at once when it has passed. A deadline within
-    /// [`SPIN_SPAN`] is waited for by spinning: a timer would wake later than that.
+    /// Sleeps until `deadline`; returns at once when it has passed.
     pub(crate) async fn sleep_until(&mut self, deadline: Instant) -> io::Result<()> {
         let now = Instant::now();
         if deadline <= now {
             return Ok(());
         }
-        if deadline - now <= SPIN_SPAN {
-            while Instant::now() < deadline {
-                std::hint::spin_loop();
-            }
-            return Ok(());
-        }
+        // Not zero (that would disarm the timer): `deadline` is after `now`.
         let wait = TimeSpec::from_duration(deadline - now);
         // Arming resets the timer's expiration count, and the reactor is edge-triggered, so
         // the expiration need not be read (one syscall fewer per sleep): each expiry after
