@@ -26,17 +26,21 @@ impl Deadline {
         }
     }
 
-    /// Runs `work` until it ends, or until `deadline` (`None`).
-    pub(super) async fn run<F: Future>(&mut self, deadline: Instant, work: F) -> Option<F::Output> {
+    /// Runs `work` until it ends, or until `deadline` (`None`). `work` is pinned by the caller:
+    /// taken by value, a request's future (kilobytes) was copied twice more per request.
+    pub(super) async fn run<F: Future>(
+        &mut self,
+        deadline: Instant,
+        mut work: Pin<&mut F>,
+    ) -> Option<F::Output> {
         if self.armed > deadline {
             // A shorter timeout than the last request's (another target).
             self.arm(deadline);
         }
-        let mut work = std::pin::pin!(work);
         loop {
             tokio::select! {
                 biased;
-                output = &mut work => return Some(output),
+                output = work.as_mut() => return Some(output),
                 () = self.sleep.as_mut() => {
                     if clock::now() >= deadline {
                         return None;

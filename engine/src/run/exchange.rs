@@ -193,8 +193,9 @@ impl Vu<'_> {
             outgoing: job.outgoing,
             deadline: times.started + limit,
         };
-        let outcome = deadline
-            .run(request.deadline, async {
+        // Pinned here, in this future: passed by value, the request's future would be copied.
+        let outcome = {
+            let work = std::pin::pin!(async {
                 let kept = captures.then_some(&mut *capture);
                 let started = times.started;
                 let response =
@@ -207,8 +208,9 @@ impl Vu<'_> {
                     response, conn, route, request, capture, traffic,
                 ))
                 .await
-            })
-            .await;
+            });
+            deadline.run(request.deadline, work).await
+        };
         let response_end = outcome
             .as_ref()
             .and_then(|o| o.as_ref().ok())
@@ -414,8 +416,11 @@ mod tests {
         let started = Instant::now();
         let at = started + Duration::from_millis(200);
         let exchange = conn.exchange(b"GET / HTTP/1.1\r\n\r\n", false, None, at, &mut traffic);
-        let outcome =
-            tokio::time::timeout(Duration::from_secs(3), Deadline::new().run(at, exchange)).await;
+        let outcome = tokio::time::timeout(
+            Duration::from_secs(3),
+            Deadline::new().run(at, std::pin::pin!(exchange)),
+        )
+        .await;
         let took = started.elapsed();
         assert!(
             matches!(

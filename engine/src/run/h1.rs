@@ -1,8 +1,7 @@
 //! The HTTP/1.1 wire path: write pre-built request bytes, read and frame one response.
 //!
-//! Responses are parsed with httparse; bodies are framed by `Content-Length`, chunked
-//! transfer coding (RFC 9112 §7.1) or the connection's close (RFC 9112 §6.3), and are
-//! counted, not kept. One buffer per connection is reused for every response: no heap
+//! Responses are parsed with httparse; bodies are framed by `Content-Length`, chunked transfer coding (RFC 9112 §7.1) or the
+//! connection's close (RFC 9112 §6.3), and are counted, not kept. One buffer per connection is reused for every response: no heap
 //! allocation per request. The stream is a TCP connection or TLS over one.
 
 use std::io;
@@ -10,8 +9,12 @@ use std::time::Instant;
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
+use self::chunked::ChunkedDecoder;
+use super::stream::Seen;
 pub(crate) use super::stream::Traffic;
 use crate::measure::ErrorKind;
+
+mod chunked;
 
 /// Initial read buffer per connection, in bytes: small, so that 10,000 connections take
 /// 40 MB, not 160.
@@ -194,9 +197,6 @@ impl<S: AsyncRead + AsyncWrite + Unpin> H1Conn<S> {
         let mut arrival = Arrival::default();
         let (status, head_len, framing, mut keep_alive, filled) =
             self.read_head(is_head, &mut arrival, traffic).await?;
-        traffic
-            .seen
-            .head(&self.buf[..head_len], matches!(framing, Framing::Chunked));
         let in_buf = filled - head_len;
         if let Some(c) = capture.as_deref_mut() {
             c.head.clear();
@@ -302,7 +302,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin> H1Conn<S> {
         let mut filled = 0;
         loop {
             if filled > 0 {
-                match parse_head(&self.buf[..filled], is_head).map_err(|k| (k, false))? {
+                let head = parse_head(&self.buf[..filled], is_head, &mut traffic.seen);
+                match head.map_err(|k| (k, false))? {
                     Head::Partial => {}
                     Head::Interim(len) => {
                         self.buf.copy_within(len..filled, 0);
@@ -406,7 +407,9 @@ enum Head {
     },
 }
 
-fn parse_head(bytes: &[u8], is_head: bool) -> Result<Head, ErrorKind> {
+/// Parses a response head; a final one's header fields that matter to [`Seen`] are noted there
+/// in the same pass, and whether its body is streamed.
+fn parse_head(bytes: &[u8], is_head: bool, seen: &mut Seen) -> Result<Head, ErrorKind> {
     // Uninitialised: zeroing 64 headers per response costs more than parsing a short head.
     let mut headers = [const { std::mem::MaybeUninit::uninit() }; MAX_HEADERS];
     let mut response = httparse::Response::new(&mut []);
@@ -428,8 +431,16 @@ fn parse_head(bytes: &[u8], is_head: bool) -> Result<Head, ErrorKind> {
     let mut chunked = false;
     let mut transfer_encoding = false;
     for header in response.headers.iter() {
-        if header.name.eq_ignore_ascii_case("content-length") {
-            let value = std::str::from_utf8(header.value)
+        let (name, value) = (header.name.as_bytes(), header.value.trim_ascii());
+        // One byte first: most fields are none of these (`Date`, `Server`...).
+        if !matches!(
+            name.first(),
+            Some(b'c' | b'C' | b't' | b'T' | b's' | b'S' | b'x' | b'X' | b'a' | b'A')
+        ) {
+            continue;
+        }
+        if name.eq_ignore_ascii_case(b"content-length") {
+            let value = std::str::from_utf8(value)
                 .ok()
                 .and_then(|v| v.trim().parse::<u64>().ok())
                 .ok_or(ErrorKind::Malformed)?;
@@ -437,15 +448,14 @@ fn parse_head(bytes: &[u8], is_head: bool) -> Result<Head, ErrorKind> {
                 return Err(ErrorKind::Malformed);
             }
             content_length = Some(value);
-        } else if header.name.eq_ignore_ascii_case("transfer-encoding") {
+        } else if name.eq_ignore_ascii_case(b"transfer-encoding") {
             transfer_encoding = true;
-            chunked = header
-                .value
+            chunked = value
                 .rsplit(|&b| b == b',')
                 .next()
                 .is_some_and(|last| last.trim_ascii().eq_ignore_ascii_case(b"chunked"));
-        } else if header.name.eq_ignore_ascii_case("connection") {
-            for token in header.value.split(|&b| b == b',') {
+        } else if name.eq_ignore_ascii_case(b"connection") {
+            for token in value.split(|&b| b == b',') {
                 let token = token.trim_ascii();
                 if token.eq_ignore_ascii_case(b"close") {
                     keep_alive = false;
@@ -453,6 +463,8 @@ fn parse_head(bytes: &[u8], is_head: bool) -> Result<Head, ErrorKind> {
                     keep_alive = true;
                 }
             }
+        } else {
+            seen.header(name, value);
         }
     }
     if status == 101 {
@@ -472,6 +484,7 @@ fn parse_head(bytes: &[u8], is_head: bool) -> Result<Head, ErrorKind> {
     } else {
         Framing::Close
     };
+    seen.streamed(matches!(framing, Framing::Chunked));
     Ok(Head::Complete {
         status,
         len,
@@ -480,153 +493,13 @@ fn parse_head(bytes: &[u8], is_head: bool) -> Result<Head, ErrorKind> {
     })
 }
 
-/// Incremental decoder of the chunked transfer coding (RFC 9112 §7.1) that counts and
-/// discards the data. Chunk extensions and trailer fields are skipped.
-#[derive(Debug, Default)]
-pub(crate) struct ChunkedDecoder {
-    state: ChunkState,
-    size: u64,
-    digits: u32,
-}
-
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-enum ChunkState {
-    #[default]
-    Size,
-    Extension,
-    SizeLf,
-    Data,
-    DataCr,
-    DataLf,
-    TrailerStart,
-    TrailerLine,
-    FinalLf,
-    Done,
-}
-
-impl ChunkedDecoder {
-    /// Whether the last chunk and the trailer have been read.
-    pub(crate) fn is_done(&self) -> bool {
-        self.state == ChunkState::Done
-    }
-
-    /// Consumes bytes of the body, handing chunk data to `data`; returns how many bytes were
-    /// used (fewer than given only when the body ended). Errors: [`ErrorKind::Malformed`].
-    pub(crate) fn feed(
-        &mut self,
-        bytes: &[u8],
-        data: &mut impl FnMut(&[u8]),
-    ) -> Result<usize, ErrorKind> {
-        use ChunkState::*;
-        let mut i = 0;
-        while i < bytes.len() && self.state != Done {
-            if self.state == Data {
-                let take = (bytes.len() - i).min(usize::try_from(self.size).unwrap_or(usize::MAX));
-                data(&bytes[i..i + take]);
-                i += take;
-                self.size -= take as u64;
-                if self.size == 0 {
-                    self.state = DataCr;
-                }
-                continue;
-            }
-            let b = bytes[i];
-            i += 1;
-            self.state = match (self.state, b) {
-                (Size, b) if b.is_ascii_hexdigit() => {
-                    self.digits += 1;
-                    if self.digits > 15 {
-                        return Err(ErrorKind::Malformed);
-                    }
-                    self.size = self.size * 16 + u64::from((b as char).to_digit(16).unwrap_or(0));
-                    Size
-                }
-                (Size, b';' | b' ' | b'\t') if self.digits > 0 => Extension,
-                (Size, b'\r') if self.digits > 0 => SizeLf,
-                (Size, b'\n') if self.digits > 0 => self.end_size_line(),
-                (Extension, b'\r') => SizeLf,
-                (Extension, b'\n') | (SizeLf, b'\n') => self.end_size_line(),
-                (Extension, _) => Extension,
-                (DataCr, b'\r') => DataLf,
-                (DataCr, b'\n') | (DataLf, b'\n') => Size,
-                (TrailerStart, b'\r') => FinalLf,
-                (TrailerStart, b'\n') | (FinalLf, b'\n') => Done,
-                (TrailerStart, _) | (TrailerLine, _) if b != b'\n' => TrailerLine,
-                (TrailerLine, b'\n') => TrailerStart,
-                _ => return Err(ErrorKind::Malformed),
-            };
-        }
-        Ok(i)
-    }
-
-    fn end_size_line(&mut self) -> ChunkState {
-        let next = if self.size == 0 {
-            ChunkState::TrailerStart
-        } else {
-            ChunkState::Data
-        };
-        self.digits = 0;
-        next
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn decode_in_pieces(body: &[u8], piece: usize) -> Result<(usize, bool), ErrorKind> {
-        let mut decoder = ChunkedDecoder::default();
-        let mut used = 0;
-        for part in body.chunks(piece) {
-            used += decoder.feed(part, &mut |_| {})?;
-            if decoder.is_done() {
-                break;
-            }
-        }
-        Ok((used, decoder.is_done()))
-    }
-
-    #[test]
-    fn chunked_bodies_in_any_split() {
-        let body = b"5;ext=1\r\nhello\r\n1A\r\nabcdefghijklmnopqrstuvwxyz\r\n0\r\nX-Trailer: 1\r\n\r\nNEXT";
-        let end = body.len() - 4;
-        for piece in 1..=body.len() {
-            assert_eq!(
-                decode_in_pieces(body, piece),
-                Ok((end, true)),
-                "piece {piece}"
-            );
-        }
-    }
-
-    #[test]
-    fn chunked_without_trailer_and_lenient_lf() {
-        let body = b"3\r\nabc\r\n0\r\n\r\n";
-        assert_eq!(decode_in_pieces(body, 4), Ok((body.len(), true)));
-        let body = b"3\nabc\n0\n\n";
-        assert_eq!(decode_in_pieces(body, 1), Ok((body.len(), true)));
-        assert_eq!(decode_in_pieces(b"3\r\nab", 100), Ok((5, false)));
-    }
-
-    #[test]
-    fn chunked_garbage_is_malformed() {
-        for body in [
-            &b"zz\r\n"[..],
-            b"\r\n",
-            b"3\r\nabcX\r\n",
-            b"ffffffffffffffff1\r\n",
-        ] {
-            assert_eq!(
-                decode_in_pieces(body, 100),
-                Err(ErrorKind::Malformed),
-                "{body:?}"
-            );
-        }
-    }
-
     #[test]
     fn heads_are_framed() {
-        let framing = |raw: &[u8], is_head| match parse_head(raw, is_head) {
+        let framing = |raw: &[u8], is_head| match parse_head(raw, is_head, &mut Seen::default()) {
             Ok(Head::Complete {
                 status,
                 framing,
@@ -680,20 +553,63 @@ mod tests {
             Some((101, s("none"), false))
         );
         assert!(matches!(
-            parse_head(b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200", false),
+            parse_head(
+                b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200",
+                false,
+                &mut Seen::default()
+            ),
             Ok(Head::Interim(25))
         ));
         assert!(matches!(
-            parse_head(b"HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n", false),
+            parse_head(
+                b"HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n",
+                false,
+                &mut Seen::default()
+            ),
             Err(ErrorKind::Malformed)
         ));
         assert!(matches!(
-            parse_head(b"garbage\r\n\r\n", false),
+            parse_head(b"garbage\r\n\r\n", false, &mut Seen::default()),
             Err(ErrorKind::Malformed)
         ));
         assert!(matches!(
-            parse_head(b"HTTP/1.1 200 OK\r\nA: b", false),
+            parse_head(b"HTTP/1.1 200 OK\r\nA: b", false, &mut Seen::default()),
             Ok(Head::Partial)
         ));
+    }
+
+    #[test]
+    fn the_fields_that_matter_are_seen_in_the_same_pass() {
+        let mut seen = Seen::default();
+        let raw = b"HTTP/1.1 200 OK\r\nServer: x\r\nserver-timing: db;dur=2\r\n\
+            X-Envoy-Upstream-Service-Time: 7\r\nContent-Length: 2\r\n\
+            Alt-Svc: h3=\":8443\"; ma=60\r\nSERVER-TIMING:  app;dur=3 \r\n\r\nok";
+        assert!(matches!(
+            parse_head(&raw[..20], false, &mut seen),
+            Ok(Head::Partial)
+        ));
+        assert!(seen.server_timing.is_empty(), "nothing from a partial head");
+        assert!(matches!(
+            parse_head(raw, false, &mut seen),
+            Ok(Head::Complete {
+                status: 200,
+                framing: Framing::Length(2),
+                keep_alive: true,
+                ..
+            })
+        ));
+        assert_eq!(seen.server_timing, b"db;dur=2,app;dur=3");
+        assert_eq!(seen.envoy_us, Some(7_000));
+        assert_eq!(seen.alt_svc_h3, b"h3=\":8443\"");
+        let mut interim = Seen::default();
+        let raw = b"HTTP/1.1 103 Early Hints\r\nServer-Timing: a;dur=1\r\n\r\n";
+        assert!(matches!(
+            parse_head(raw, false, &mut interim),
+            Ok(Head::Interim(_))
+        ));
+        assert!(
+            interim.server_timing.is_empty(),
+            "an interim head's fields are not the response's"
+        );
     }
 }

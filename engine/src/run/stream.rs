@@ -111,26 +111,6 @@ impl Seen {
         self.after_cr = false;
     }
 
-    /// Notes the header fields of an HTTP/1.1 response head (the status line and the fields,
-    /// as received) that matter here, and whether its body is `chunked`. One pass over the
-    /// lines; nothing is kept unless a field named here is present.
-    #[inline]
-    pub(crate) fn head(&mut self, head: &[u8], chunked: bool) {
-        for line in head.split(|&b| b == b'\n') {
-            // Only the names below: `Server-Timing`, `X-Envoy-...`, `Content-Type`, `Alt-Svc`.
-            if !matches!(
-                line.first(),
-                Some(b's' | b'S' | b'x' | b'X' | b'c' | b'C' | b'a' | b'A')
-            ) {
-                continue;
-            }
-            if let Some(colon) = line.iter().position(|&b| b == b':') {
-                self.header(&line[..colon], line[colon + 1..].trim_ascii());
-            }
-        }
-        self.streamed(chunked);
-    }
-
     /// Notes, once the header fields are read, whether the body comes in chunks of unknown
     /// total length (HTTP/1.1 chunked; HTTP/2 without `Content-Length`).
     #[inline]
@@ -257,10 +237,22 @@ fn h3_entry(value: &[u8]) -> Option<&[u8]> {
 mod tests {
     use super::*;
 
+    /// Notes the header fields of an HTTP/1.1 response head (as `h1`'s parser hands them to
+    /// [`Seen::header`]) and whether its body is `chunked`.
+    fn head(seen: &mut Seen, head: &[u8], chunked: bool) {
+        for line in head.split(|&b| b == b'\n') {
+            if let Some(colon) = line.iter().position(|&b| b == b':') {
+                seen.header(&line[..colon], line[colon + 1..].trim_ascii());
+            }
+        }
+        seen.streamed(chunked);
+    }
+
     #[test]
     fn the_h3_entry_of_alt_svc_is_kept() {
         let mut seen = Seen::default();
-        seen.head(
+        head(
+            &mut seen,
             b"HTTP/1.1 200 OK\r\nalt-svc: h3-29=\":8443\", h3=\":8443\"; ma=86400\r\n\r\n",
             false,
         );
@@ -288,7 +280,8 @@ mod tests {
     #[test]
     fn upstream_headers_are_found_in_any_case_and_cleared_on_reset() {
         let mut seen = Seen::default();
-        seen.head(
+        head(
+            &mut seen,
             b"HTTP/1.1 200 OK\r\nserver-timing: db;dur=12.5\r\nContent-Length: 2\r\n\
               X-Envoy-Upstream-Service-Time: 7\r\nSERVER-TIMING: app;dur=3\r\nX-Other: 1\r\n\r\n",
             false,
@@ -312,7 +305,11 @@ mod tests {
         seen.reset();
         assert!(seen.server_timing.is_empty() && seen.envoy_us.is_none());
         let capacity = seen.server_timing.capacity();
-        seen.head(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n", false);
+        head(
+            &mut seen,
+            b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n",
+            false,
+        );
         assert!(seen.server_timing.is_empty());
         assert_eq!(
             seen.server_timing.capacity(),
@@ -324,7 +321,8 @@ mod tests {
     /// The events an event stream delivered in `pieces`, split anywhere.
     fn events(pieces: &[&[u8]]) -> (u64, usize) {
         let mut seen = Seen::default();
-        seen.head(
+        head(
+            &mut seen,
             b"HTTP/1.1 200 OK\r\nContent-Type: Text/Event-Stream; charset=utf-8\r\n\r\n",
             false,
         );
@@ -349,11 +347,16 @@ mod tests {
     #[test]
     fn only_streamed_bodies_are_timed() {
         let mut seen = Seen::default();
-        seen.head(b"HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\n", false);
+        head(
+            &mut seen,
+            b"HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\n",
+            false,
+        );
         seen.data(b"data: a\n\n");
         assert!(seen.first_data_at.is_none() && seen.events == 0);
         seen.reset();
-        seen.head(
+        head(
+            &mut seen,
             b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n",
             true,
         );
