@@ -27,12 +27,19 @@ impl Deadline {
     }
 
     /// Runs `work` until it ends, or until `deadline` (`None`).
-    pub(super) async fn run<F: Future>(&mut self, deadline: Instant, work: F) -> Option<F::Output> {
+    ///
+    /// `work` comes pinned by the caller: taken by value, it would be held twice in this
+    /// future (the argument, and the pinned copy that is polled), 2.3 KB more per virtual
+    /// user for an HTTP request.
+    pub(super) async fn run<F: Future>(
+        &mut self,
+        deadline: Instant,
+        mut work: Pin<&mut F>,
+    ) -> Option<F::Output> {
         if self.armed > deadline {
             // A shorter timeout than the last request's (another target).
             self.arm(deadline);
         }
-        let mut work = std::pin::pin!(work);
         loop {
             tokio::select! {
                 biased;

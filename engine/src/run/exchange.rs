@@ -193,8 +193,10 @@ impl Vu<'_> {
             outgoing: job.outgoing,
             deadline: times.started + limit,
         };
-        let outcome = deadline
-            .run(request.deadline, async {
+        let outcome = {
+            // Pinned here, not moved into `Deadline::run`: an async fn keeps its argument
+            // and the pinned copy of it, and this future is most of a virtual user's task.
+            let work = std::pin::pin!(async {
                 let kept = captures.then_some(&mut *capture);
                 let started = times.started;
                 let response =
@@ -207,8 +209,9 @@ impl Vu<'_> {
                     response, conn, route, request, capture, traffic,
                 ))
                 .await
-            })
-            .await;
+            });
+            deadline.run(request.deadline, work).await
+        };
         let response_end = outcome
             .as_ref()
             .and_then(|o| o.as_ref().ok())
@@ -413,9 +416,11 @@ mod tests {
         let mut traffic = Traffic::default();
         let started = Instant::now();
         let at = started + Duration::from_millis(200);
-        let exchange = conn.exchange(b"GET / HTTP/1.1\r\n\r\n", false, None, at, &mut traffic);
-        let outcome =
-            tokio::time::timeout(Duration::from_secs(3), Deadline::new().run(at, exchange)).await;
+        let outcome = {
+            let request = b"GET / HTTP/1.1\r\n\r\n";
+            let exchange = std::pin::pin!(conn.exchange(request, false, None, at, &mut traffic));
+            tokio::time::timeout(Duration::from_secs(3), Deadline::new().run(at, exchange)).await
+        };
         let took = started.elapsed();
         assert!(
             matches!(
