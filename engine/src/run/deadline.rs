@@ -26,8 +26,11 @@ impl Deadline {
         }
     }
 
-    /// Runs `work` until it ends, or until `deadline` (`None`). `work` is pinned by the caller:
-    /// taken by value, a request's future (kilobytes) was copied twice more per request.
+    /// Runs `work` until it ends, or until `deadline` (`None`).
+    ///
+    /// `work` comes pinned by the caller: taken by value, it would be held twice in this
+    /// future (the argument, and the pinned copy that is polled), 2.3 KB more per virtual
+    /// user for an HTTP request.
     pub(super) async fn run<F: Future>(
         &mut self,
         deadline: Instant,

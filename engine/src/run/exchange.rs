@@ -193,8 +193,9 @@ impl Vu<'_> {
             outgoing: job.outgoing,
             deadline: times.started + limit,
         };
-        // Pinned here, in this future: passed by value, the request's future would be copied.
         let outcome = {
+            // Pinned here, not moved into `Deadline::run`: an async fn keeps its argument
+            // and the pinned copy of it, and this future is most of a virtual user's task.
             let work = std::pin::pin!(async {
                 let kept = captures.then_some(&mut *capture);
                 let started = times.started;
@@ -415,12 +416,11 @@ mod tests {
         let mut traffic = Traffic::default();
         let started = Instant::now();
         let at = started + Duration::from_millis(200);
-        let exchange = conn.exchange(b"GET / HTTP/1.1\r\n\r\n", false, None, at, &mut traffic);
-        let outcome = tokio::time::timeout(
-            Duration::from_secs(3),
-            Deadline::new().run(at, std::pin::pin!(exchange)),
-        )
-        .await;
+        let outcome = {
+            let request = b"GET / HTTP/1.1\r\n\r\n";
+            let exchange = std::pin::pin!(conn.exchange(request, false, None, at, &mut traffic));
+            tokio::time::timeout(Duration::from_secs(3), Deadline::new().run(at, exchange)).await
+        };
         let took = started.elapsed();
         assert!(
             matches!(

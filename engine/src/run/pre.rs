@@ -166,24 +166,9 @@ async fn before_clock(
                     pre_connect(&shared, &mut conns).await;
                 }
                 if warm {
-                    let mut rng = fastrand::Rng::with_seed(i as u64 ^ 0x5eed);
-                    let number = i as u64 + 1;
-                    let mut user = shared
-                        .flows
-                        .any()
-                        .then(|| flow::User::new(&shared.flows, number));
-                    let mut vu = Vu {
-                        shared: &shared,
-                        stats: &scratch,
-                        conns: &mut conns,
-                        number,
-                    };
-                    while !shared.halted()
-                        && taken.fetch_add(1, Ordering::Relaxed) < work.warmup_requests
-                    {
-                        let times = Times::at(clock::now());
-                        flow::work(&mut vu, &mut user, &mut rng, times, false).await;
-                    }
+                    // Boxed: inline, a request's future would make each of these tasks,
+                    // all alive at once while the first level connects, as large.
+                    Box::pin(warm_up(&shared, &scratch, &mut conns, i, &taken, work)).await;
                 }
                 (i, conns)
             })
@@ -194,6 +179,34 @@ async fn before_clock(
         users.push(task.await.expect("a task before the clock does not panic"));
     }
     users
+}
+
+/// Sends warmup requests from virtual user `i` on `conns` while there are some left (`taken`
+/// counts them over all workers), recorded into `scratch`.
+async fn warm_up(
+    shared: &Arc<Shared>,
+    scratch: &RefCell<WorkerStats>,
+    conns: &mut Connections,
+    i: usize,
+    taken: &AtomicU64,
+    work: Work,
+) {
+    let mut rng = fastrand::Rng::with_seed(i as u64 ^ 0x5eed);
+    let number = i as u64 + 1;
+    let mut user = shared
+        .flows
+        .any()
+        .then(|| flow::User::new(&shared.flows, number));
+    let mut vu = Vu {
+        shared,
+        stats: scratch,
+        conns,
+        number,
+    };
+    while !shared.halted() && taken.fetch_add(1, Ordering::Relaxed) < work.warmup_requests {
+        let times = Times::at(clock::now());
+        flow::work(&mut vu, &mut user, &mut rng, times, false).await;
+    }
 }
 
 /// Opens a virtual user's connection to each endpoint (bounded by the timeout of a target
