@@ -94,10 +94,16 @@ pub(crate) struct RunArgs {
     /// No progress line on stderr.
     #[arg(long, short)]
     pub(crate) quiet: bool,
-    /// No colour in the summary (as the `NO_COLOR` environment variable; colour is only ever
-    /// used when stdout is a terminal).
+    /// No colour in the summary (as the `NO_COLOR` environment variable; without either,
+    /// colour is used when stdout is a terminal whose `TERM` is not `dumb`, or with
+    /// `CLICOLOR_FORCE=1`, never with `CLICOLOR=0`).
     #[arg(long)]
     pub(crate) no_color: bool,
+    /// The summary's long sections too: every percentile, the insight lines, the phases, the
+    /// latency histogram, the upstream time, streamed bodies, the size and transfer rate, the
+    /// client CPU and the stage table.
+    #[arg(long, short)]
+    pub(crate) verbose: bool,
     /// Compare the run with this baseline result and exit 4 on a regression; the file must
     /// exist.
     #[arg(long)]
@@ -375,6 +381,7 @@ impl From<RunArgs> for RunOptions {
                 export: args.export,
                 quiet: args.quiet,
                 no_color: args.no_color,
+                verbose: args.verbose,
             },
         }
     }

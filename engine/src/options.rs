@@ -53,6 +53,8 @@ pub(crate) struct PlanRunOptions {
     pub(crate) quiet: bool,
     /// No colour in the summary (`--no-color`).
     pub(crate) no_color: bool,
+    /// The summary's long sections too (`--verbose`).
+    pub(crate) verbose: bool,
 }
 
 /// `loadgate compare BASELINE CURRENT`.

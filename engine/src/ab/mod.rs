@@ -178,7 +178,13 @@ pub(crate) fn ab(
     for (label, result) in [("BASELINE", baseline), ("CANDIDATE", candidate)] {
         print!(
             "\n{label}\n{}",
-            crate::report::console::summary(result, crate::report::console::color(false))
+            crate::report::console::summary(
+                result,
+                crate::report::console::SummaryOptions {
+                    color: crate::report::console::color(false),
+                    verbose: false,
+                }
+            )
         );
     }
     let comparison = compare::compare_paired(&ab)?;

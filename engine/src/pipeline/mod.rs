@@ -119,7 +119,13 @@ pub(crate) fn run_plan(
     let died = service.map(service::Service::finish).transpose().err();
     let result = output?;
 
-    let summary = report::console::summary(&result, report::console::color(options.no_color));
+    let summary = report::console::summary(
+        &result,
+        report::console::SummaryOptions {
+            color: report::console::color(options.no_color),
+            verbose: options.verbose,
+        },
+    );
     lines.write(&summary, &result, run::workers(plan))?;
     if let Some(out) = out {
         out.write(&result)?;

@@ -113,7 +113,13 @@ pub(crate) fn merge_files(
     );
     print!(
         "{}",
-        report::console::summary(&merged, report::console::color(false))
+        report::console::summary(
+            &merged,
+            report::console::SummaryOptions {
+                color: report::console::color(false),
+                verbose: false,
+            }
+        )
     );
     Ok(Verdict::of(&merged, None).outcome())
 }

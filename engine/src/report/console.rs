@@ -1,13 +1,14 @@
-//! The console summary printed on stdout at the end of a run: totals (with the slow responses),
-//! RPS, the scenarios (one line each), a percentile table, the targets by tag and the insight
-//! lines, the phases, a latency histogram coloured by SLO level, the upstream time, streamed
-//! bodies and gRPC and WebSocket messages when there were any (`measures.rs`), status codes,
-//! errors and the SLO table (a failed `warn` threshold is a warning, which never fails the
-//! run), verdict last. Colour only where [`color`] allows it.
+//! The console summary printed on stdout at the end of a run. By default it is short, the
+//! verdict visible without scrolling: the totals (with the slow responses), the transport,
+//! the scenarios (one line each), the main percentiles, the targets by tag, the flows, gRPC and
+//! WebSocket messages, status codes, errors, checks, the generator's health when something
+//! went wrong with it, and the SLO table, verdict last. With `--verbose` ([`SummaryOptions`])
+//! it adds the long sections: the size and transfer rate, the client CPU, every percentile,
+//! the insight lines, the phases, a latency histogram coloured by SLO level, the upstream time,
+//! streamed bodies (`measures.rs`) and the stage table of a healthy run. A failed `warn`
+//! threshold is a warning, which never fails the run. Colour only where [`color`] allows it.
 
-use std::ffi::OsStr;
 use std::fmt::Write as _;
-use std::io::IsTerminal as _;
 
 use super::http3;
 use super::insight;
@@ -18,20 +19,47 @@ use crate::result::{self, LatencySummary, RunResult, SloVerdict, TargetResult};
 use crate::spec::printable;
 use crate::units::{Unit, format_bytes, format_duration_us};
 
-/// Renders the summary of `result` as text; the histogram's bars and levels in ANSI colours
-/// when `color` (see [`color`]), else plain.
-pub fn summary(result: &RunResult, color: bool) -> String {
+/// How the summary is written: in colour or not, short or long.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SummaryOptions {
+    /// The histogram's bars and levels in ANSI colours (see [`color`]).
+    pub color: bool,
+    /// The long sections too (`--verbose`; see the module documentation).
+    pub verbose: bool,
+}
+
+/// Renders the summary of `result` as text, short or long and coloured or plain as `options`
+/// say (see the module documentation).
+pub fn summary(result: &RunResult, options: SummaryOptions) -> String {
+    let SummaryOptions { color, verbose } = options;
     let t = &result.total;
-    let mut out = totals(result);
+    let mut out = totals(result, verbose);
     out.push_str(&super::scenarios::scenario_text(
         &super::scenarios::scenario_views(result),
     ));
     out.push_str(&transport_lines(result));
-    out.push_str(&latency_table(result));
+    out.push_str(&latency_table(result, verbose));
     out.push_str(&super::scenarios::tag_text(&super::scenarios::tag_groups(
         result,
     )));
     out.push_str(&super::flows::console_table(result));
+    if verbose {
+        out.push_str(&long_sections(result, color));
+    }
+    out.push_str(&measures::messages(result));
+    out.push_str(&status_lines(t));
+    out.push_str(&check_lines(result));
+    out.push_str(&health(result, verbose));
+    out.push_str(&slo_table(result));
+    out.push_str(&verdict_line(result));
+    out
+}
+
+/// The sections only `--verbose` prints: the insight lines, the phases, the latency histogram
+/// coloured by SLO level (when `color`), the upstream time and the streamed bodies.
+fn long_sections(result: &RunResult, color: bool) -> String {
+    let t = &result.total;
+    let mut out = String::new();
     if let Some(latency) = &t.latency_us {
         out.push_str(&insight::lines(latency, t.responses));
     }
@@ -54,17 +82,12 @@ pub fn summary(result: &RunResult, color: bool) -> String {
     }
     out.push_str(&measures::upstream(t, &scale, color));
     out.push_str(&measures::streaming(t));
-    out.push_str(&measures::messages(result));
-    out.push_str(&status_lines(t));
-    out.push_str(&check_lines(result));
-    out.push_str(&health(result));
-    out.push_str(&slo_table(result));
-    out.push_str(&verdict_line(result));
     out
 }
 
-/// The run's name, its load and its totals: requests, errors, data, client CPU.
-fn totals(result: &RunResult) -> String {
+/// The run's name, its load and its totals: requests, errors, data; when `verbose`, the size
+/// per response, the transfer rate and the client CPU too.
+fn totals(result: &RunResult, verbose: bool) -> String {
     let mut out = String::new();
     let t = &result.total;
     let load = &result.load;
@@ -113,6 +136,9 @@ fn totals(result: &RunResult) -> String {
         format_bytes(t.bytes_received),
         format_bytes(t.bytes_sent)
     );
+    if !verbose {
+        return out;
+    }
     if let Some(size) = t.bytes_received.checked_div(t.responses) {
         let _ = writeln!(
             out,
@@ -137,9 +163,10 @@ fn totals(result: &RunResult) -> String {
     out
 }
 
-/// The latency percentiles, one line each, in a column for the whole run and one for each
-/// target (when there are several); service-time columns too when requests had due times.
-fn latency_table(result: &RunResult) -> String {
+/// The latency percentiles, one line each (the main ones, [`SHORT`]; all of them when
+/// `verbose`), in a column for the whole run and one for each target (when there are
+/// several); service-time columns too when requests had due times.
+fn latency_table(result: &RunResult, verbose: bool) -> String {
     let t = &result.total;
     let rows: Vec<&TargetResult> = if result.targets.len() > 1 {
         std::iter::once(t).chain(&result.targets).collect()
@@ -173,7 +200,10 @@ fn latency_table(result: &RunResult) -> String {
     }
     out.push('\n');
     let mut missing = false;
-    for (label, value) in PERCENTILES {
+    let rows = PERCENTILES
+        .iter()
+        .filter(|(label, _)| verbose || SHORT.contains(label));
+    for (label, value) in rows {
         let _ = write!(out, "  {label:<8}");
         for (_, summary) in &columns {
             let cell = summary.and_then(value).map_or_else(
@@ -217,6 +247,9 @@ const PERCENTILES: [Percentile; 12] = [
     ("max", |l| Some(l.max_us as f64)),
     ("mean", |l| Some(l.mean_us)),
 ];
+
+/// The rows of the short latency table: the percentiles SLOs most often name, and the maximum.
+const SHORT: [&str; 6] = ["p50", "p90", "p95", "p99", "p99.9", "max"];
 
 /// Status codes, errors by kind and by code, when there are any.
 fn status_lines(t: &TargetResult) -> String {
@@ -358,13 +391,15 @@ fn verdict_line(result: &RunResult) -> String {
     }
 }
 
-/// The generator's health: a stage table when there is more than one stage or a schedule,
-/// and every problem.
-fn health(result: &RunResult) -> String {
+/// The generator's health: every problem and note, and a stage table when something went
+/// wrong (the measurement is invalid, the server could not keep up, arrivals were dropped);
+/// when `verbose`, also when there is more than one stage or a schedule.
+fn health(result: &RunResult, verbose: bool) -> String {
     let mut out = String::new();
     let h = &result.health;
     let scheduled = h.stages.iter().any(|s| s.lateness_us.is_some());
-    if h.stages.len() > 1 || scheduled || !h.valid {
+    let wrong = !h.valid || !h.notes.is_empty() || h.stages.iter().any(|s| s.dropped > 0);
+    if wrong || (verbose && (h.stages.len() > 1 || scheduled)) {
         let _ = writeln!(
             out,
             "\n  {:<14} {:<18} {:>8} {:>10} {:>9} {:>8} {:>9} {:>11}",
@@ -404,7 +439,11 @@ fn health(result: &RunResult) -> String {
             );
         }
     }
-    if let Some(l) = h.limits.as_ref().filter(|_| scheduled || !h.valid) {
+    if let Some(l) = h
+        .limits
+        .as_ref()
+        .filter(|_| wrong || (verbose && scheduled))
+    {
         let _ = writeln!(
             out,
             "  {:<14} late p99 {} (`load.health.late_p99`), dropped while behind {}% \
@@ -515,35 +554,11 @@ fn limit(v: &SloVerdict) -> String {
     Unit::from_name(&v.unit).format(v.limit)
 }
 
-/// Whether the summary on stdout is coloured: only when `--no-color` was not given, `NO_COLOR`
-/// is absent or empty (no-color.org: "when present and not an empty string" it disables
-/// colour), and stdout is a terminal.
-pub fn use_color(no_color_flag: bool, no_color_env: Option<&OsStr>, terminal: bool) -> bool {
-    !no_color_flag && no_color_env.is_none_or(OsStr::is_empty) && terminal
-}
-
-/// [`use_color`] for this process: `--no-color` as given, `NO_COLOR` from the environment,
-/// and whether stdout is a terminal.
+/// Whether the summary on stdout is coloured: not with `--no-color`, else as anstream chooses
+/// for stdout (`AutoStream::choice`): never with `NO_COLOR` set and not empty (no-color.org),
+/// always with `CLICOLOR_FORCE` set and not empty, never with `CLICOLOR=0`, else only when
+/// stdout is a terminal and `TERM` is set and not `dumb` (or `CLICOLOR` is set, or in CI).
 pub fn color(no_color_flag: bool) -> bool {
-    use_color(
-        no_color_flag,
-        std::env::var_os("NO_COLOR").as_deref(),
-        std::io::stdout().is_terminal(),
-    )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn colour_only_on_a_terminal_without_no_color() {
-        let set = Some(OsStr::new("1"));
-        let empty = Some(OsStr::new(""));
-        assert!(use_color(false, None, true));
-        assert!(use_color(false, empty, true), "an empty NO_COLOR is absent");
-        assert!(!use_color(false, set, true));
-        assert!(!use_color(true, None, true));
-        assert!(!use_color(false, None, false));
-    }
+    !no_color_flag
+        && anstream::AutoStream::choice(&std::io::stdout()) != anstream::ColorChoice::Never
 }

@@ -1,17 +1,21 @@
-//! The console summary's insight lines (vastar's): three ratios of latency percentiles, each
-//! with a one-word reading.
+//! The console summary's insight lines (vastar's, under `--verbose`): three ratios of latency
+//! percentiles, each with a one-word description of the distribution's shape.
 //!
-//! | insight    | ratio       | reading by ratio                                          |
-//! |------------|-------------|-----------------------------------------------------------|
-//! | `spread`   | p99 / p50   | < 2 tight, < 5 moderate, < 10 wide, else extreme           |
-//! | `tail`     | p99 / p95   | < 1.5 light, < 2 moderate, < 3 heavy, else extreme         |
-//! | `outliers` | p99.9 / p99 | < 1.5 mild, < 3 moderate, < 10 severe, else extreme        |
+//! | insight    | ratio       | description by ratio                                          |
+//! |------------|-------------|---------------------------------------------------------------|
+//! | `spread`   | p99 / p50   | < 2 narrow, < 5 moderate, < 10 wide, else very wide           |
+//! | `tail`     | p99 / p95   | < 1.5 light, < 2 moderate, < 3 heavy, else very heavy         |
+//! | `outliers` | p99.9 / p99 | < 1.5 near, < 3 moderate, < 10 far, else very far             |
 //!
-//! The cut-offs are loadgate's rules of thumb, not a standard: a p99 within twice the median
-//! is a tight service (a queue of one request ahead doubles a response's time); a p99 half as
-//! large again as the p95 means the last percent lies well beyond the rest. A ratio needs
-//! enough responses for its upper percentile to differ from the maximum (100 for p99, 1,000
-//! for p99.9); with fewer, the line says so instead of reading it.
+//! The words describe and never judge: a service whose endpoints differ (a 60 us lookup beside
+//! a 5 ms search, as the quickstart's) has a very wide spread by design, and only its SLOs say
+//! whether that is wrong. So no word is an alarm (`extreme`, `severe`): the SLO table and the
+//! verdict below them are the judgement. The cut-offs are loadgate's rules of thumb, not a
+//! standard: a p99 within twice the median is a narrow distribution (a queue of one request
+//! ahead doubles a response's time); a p99 half as large again as the p95 means the last
+//! percent lies well beyond the rest. A ratio needs enough responses for its upper percentile
+//! to differ from the maximum (100 for p99, 1,000 for p99.9); with fewer, the line says so
+//! instead of describing it.
 
 use std::fmt::Write as _;
 
@@ -36,7 +40,7 @@ const INSIGHTS: [Insight; 3] = [
         ratio: "p99/p50",
         values: |l| (l.p99_us, l.p50_us),
         cuts: [2.0, 5.0, 10.0],
-        words: ["tight", "moderate", "wide", "extreme"],
+        words: ["narrow", "moderate", "wide", "very wide"],
         needs: 100,
     },
     Insight {
@@ -44,7 +48,7 @@ const INSIGHTS: [Insight; 3] = [
         ratio: "p99/p95",
         values: |l| (l.p99_us, l.p95_us),
         cuts: [1.5, 2.0, 3.0],
-        words: ["light", "moderate", "heavy", "extreme"],
+        words: ["light", "moderate", "heavy", "very heavy"],
         needs: 100,
     },
     Insight {
@@ -52,7 +56,7 @@ const INSIGHTS: [Insight; 3] = [
         ratio: "p99.9/p99",
         values: |l| (l.p99_9_us, l.p99_us),
         cuts: [1.5, 3.0, 10.0],
-        words: ["mild", "moderate", "severe", "extreme"],
+        words: ["near", "moderate", "far", "very far"],
         needs: 1_000,
     },
 ];
@@ -65,7 +69,7 @@ fn reading(ratio: f64, cuts: &[f64; 3], words: &[&'static str; 4]) -> &'static s
 
 /// The insight lines of a latency summary of `responses` responses.
 pub(crate) fn lines(l: &LatencySummary, responses: u64) -> String {
-    let mut out = String::from("\n  insight\n");
+    let mut out = String::from("\n  insight (the shape of the latencies; the SLOs judge them)\n");
     for i in &INSIGHTS {
         let (upper, lower) = (i.values)(l);
         let text = if lower == 0 {
@@ -109,10 +113,10 @@ mod tests {
     #[test]
     fn readings_follow_the_documented_cut_offs() {
         let spread = &INSIGHTS[0];
-        assert_eq!(reading(1.99, &spread.cuts, &spread.words), "tight");
+        assert_eq!(reading(1.99, &spread.cuts, &spread.words), "narrow");
         assert_eq!(reading(2.0, &spread.cuts, &spread.words), "moderate");
         assert_eq!(reading(9.99, &spread.cuts, &spread.words), "wide");
-        assert_eq!(reading(10.0, &spread.cuts, &spread.words), "extreme");
+        assert_eq!(reading(10.0, &spread.cuts, &spread.words), "very wide");
 
         let text = lines(&summary(1_000, 2_000, 3_000, 40_000), 5_000);
         assert!(
@@ -124,9 +128,21 @@ mod tests {
             "{text}"
         );
         assert!(
-            text.contains("outliers  p99.9/p99   13.33x  extreme"),
+            text.contains("outliers  p99.9/p99   13.33x  very far"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn no_word_alarms() {
+        for i in &INSIGHTS {
+            for word in i.words {
+                assert!(
+                    !["extreme", "severe", "critical", "bad"].contains(&word),
+                    "{word}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -11,7 +11,9 @@
 //!
 //! The levels' upper limits are the reference latency times 1/1000, 1/500, 1/200, 1/100, 1/50,
 //! 1/20, 1/10, 1/5, 1/2 and 1 (the 1-2-5 series of chart scales, three decades below the
-//! limit); beyond it is `violation`. With the default, `elite` is up to 1 ms.
+//! limit); beyond it is `violation`. With the default, `elite` is up to 1 ms. The two levels
+//! below the limit are `high` (up to half of it) and `close` (up to it): neither is a failure,
+//! so neither is named like one; only `violation`, beyond the limit, is.
 
 use std::fmt::Write as _;
 
@@ -43,8 +45,8 @@ const LEVELS: [Level; 11] = [
     level("fair", 0.05, 226),
     level("ok", 0.1, 220),
     level("moderate", 0.2, 214),
-    level("warning", 0.5, 208),
-    level("critical", 1.0, 202),
+    level("high", 0.5, 208),
+    level("close", 1.0, 202),
     Level {
         name: "violation",
         fraction: None,
@@ -63,7 +65,7 @@ const fn level(name: &'static str, fraction: f64, color: u8) -> Level {
 /// The reference latency of a result and where it comes from.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Scale {
-    /// Microseconds: the upper limit of `critical`.
+    /// Microseconds: the upper limit of `close`.
     pub(crate) limit_us: f64,
     /// In words: the SLO it comes from, or that it is the default.
     pub(crate) source: String,
@@ -108,10 +110,13 @@ fn bounds_above(v: &SloVerdict) -> bool {
     Threshold::parse(Scope::Total, v.metric, &v.threshold).is_ok_and(|t| t.op.bounds_above())
 }
 
-/// `text` in the colour of level `index` when `color`, else as it is.
+/// `text` in the colour of level `index` when `color` (an anstyle style: the ANSI codes of
+/// the 256-colour palette), else as it is.
 fn paint(text: &str, index: usize, color: bool) -> String {
     if color {
-        format!("\x1b[38;5;{}m{text}\x1b[0m", LEVELS[index].color)
+        let style =
+            anstyle::Style::new().fg_color(Some(anstyle::Ansi256Color(LEVELS[index].color).into()));
+        format!("{style}{text}{style:#}")
     } else {
         text.to_string()
     }
@@ -240,8 +245,8 @@ mod tests {
         assert_eq!(s.level_name(200.0), "elite");
         assert_eq!(s.level_name(201.0), "excellent");
         assert_eq!(s.level_name(20_000.0), "ok");
-        assert_eq!(s.level_name(100_000.0), "warning");
-        assert_eq!(s.level_name(200_000.0), "critical");
+        assert_eq!(s.level_name(100_000.0), "high");
+        assert_eq!(s.level_name(200_000.0), "close");
         assert_eq!(s.level_name(200_001.0), "violation");
         let d = scale(DEFAULT_LIMIT_US);
         assert_eq!(d.level_name(1_000.0), "elite");

@@ -4,9 +4,16 @@
 //! the WebSocket upgrade phase and their error kinds and close codes, escaped for each
 //! format. Snapshots in `report/snapshots/`.
 
+use super::console::SummaryOptions;
 use super::{Format, Input, render};
 use crate::result::RunResult;
 use crate::result::messages_tests::grpc_and_ws_result;
+
+/// The whole summary (`--verbose`: the phase table holds the upgrade), plain.
+const VERBOSE: SummaryOptions = SummaryOptions {
+    color: false,
+    verbose: true,
+};
 
 /// `result` alone (no baseline) in `format`.
 fn report(format: Format, result: &RunResult) -> String {
@@ -33,7 +40,7 @@ fn part<'a>(text: &'a str, from: &str, to: &str) -> &'a str {
 
 #[test]
 fn the_console_shows_messages_streams_the_upgrade_and_the_error_codes() {
-    let text = super::console::summary(&grpc_and_ws_result(), false);
+    let text = super::console::summary(&grpc_and_ws_result(), VERBOSE);
     let messages = part(
         &text,
         "\n  messages",
@@ -112,7 +119,7 @@ fn names_and_protocols_from_a_result_file_are_escaped_in_every_format() {
     let mut result = grpc_and_ws_result();
     result.targets[1].name = "chat <b>|x_y".to_string();
     result.targets[1].messages.as_mut().unwrap().protocol = "<i>\u{1b}[31m".to_string();
-    let text = super::console::summary(&result, false);
+    let text = super::console::summary(&result, VERBOSE);
     assert!(
         text.contains("\n  chat <b>|x_y (<i>\\u{1b}[31m) "),
         "{text}"

@@ -199,7 +199,10 @@ fn a_response_check_no_response_reached_is_not_evaluated() {
         check("body contains ok", 7, 0),
     ];
     result.targets[1].checks = vec![check("status == 201", 3, 4)];
-    let summary = loadgate::report::console::summary(&result, false);
+    let summary = loadgate::report::console::summary(
+        &result,
+        loadgate::report::console::SummaryOptions::default(),
+    );
     assert!(
         summary
             .contains("not evaluated  <script>alert(1)</script>: status == 200  no response read"),

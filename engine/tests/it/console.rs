@@ -1,6 +1,7 @@
 //! The console summary of `loadgate run` against the built-in target on loopback: the default
-//! `errors` SLO, the extra percentiles and rates, the colour histogram and insight lines, and
-//! the progress lines on stderr in a CI log.
+//! `errors` SLO, the short summary and the long one (`--verbose`: the extra percentiles and
+//! rates, the colour histogram and insight lines), colour as the environment asks, and the
+//! progress lines on stderr in a CI log.
 
 use crate::support;
 
@@ -30,6 +31,8 @@ fn run(yaml: &str, extra: &[&str]) -> (Option<i32>, String, String, RunResult) {
         .arg(&out)
         .args(extra)
         .env_remove("NO_COLOR")
+        .env_remove("CLICOLOR")
+        .env_remove("CLICOLOR_FORCE")
         .output()
         .expect("run loadgate");
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
@@ -136,8 +139,10 @@ fn row<'a>(stdout: &'a str, label: &str) -> Vec<&'a str> {
 fn the_summary_shows_every_percentile_the_size_per_response_and_the_transfer_rate() {
     let server = loadgate::serve::spawn("127.0.0.1:0".parse().unwrap(), 1).unwrap();
     let url = format!("{}/x?size=1000", server.url());
-    let (code, stdout, _, result) =
-        run(&spec(&url, "  connections: 2\n  requests: 400\n", ""), &[]);
+    let (code, stdout, _, result) = run(
+        &spec(&url, "  connections: 2\n  requests: 400\n", ""),
+        &["--verbose"],
+    );
     assert_eq!(code, Some(0), "{stdout}");
     let l = result.total.latency_us.as_ref().unwrap();
     let (p10, p25, p75, p99_99) = (
@@ -195,7 +200,11 @@ fn the_summary_shows_every_percentile_the_size_per_response_and_the_transfer_rat
 fn an_older_result_without_the_new_percentiles_shows_them_as_not_recorded() {
     let result = loadgate::result::read(&result_fixture("current.json")).unwrap();
     assert!(result.total.latency_us.as_ref().unwrap().p10_us.is_none());
-    let summary = loadgate::report::console::summary(&result, false);
+    let verbose = loadgate::report::console::SummaryOptions {
+        color: false,
+        verbose: true,
+    };
+    let summary = loadgate::report::console::summary(&result, verbose);
     let p10 = row(&summary, "p10");
     assert!(p10.iter().all(|c| *c == "-"), "{summary}");
     assert!(row(&summary, "p50").iter().all(|c| *c != "-"), "{summary}");
@@ -209,7 +218,7 @@ fn the_histogram_is_read_by_slo_level_with_its_key_and_the_insight_lines() {
     let load = "  connections: 2\n  requests: 300\n";
     let (code, stdout, _, result) = run(
         &spec(&url, load, "slo:\n  latency: [\"p(99) < 40ms\"]\n"),
-        &["--no-color"],
+        &["--no-color", "--verbose"],
     );
     assert_eq!(code, Some(0), "{stdout}");
     assert!(!stdout.contains('\x1b'), "no colour in a pipe: {stdout}");
@@ -218,8 +227,7 @@ fn the_histogram_is_read_by_slo_level_with_its_key_and_the_insight_lines() {
         "{stdout}"
     );
     assert!(
-        stdout.contains("elite <=40us")
-            && stdout.contains("critical <=40.00ms  violation >40.00ms"),
+        stdout.contains("elite <=40us") && stdout.contains("close <=40.00ms  violation >40.00ms"),
         "{stdout}"
     );
     // Every bar names its level; responses of 2 ms and more are `fair` or slower at 40 ms.
@@ -239,8 +247,8 @@ fn the_histogram_is_read_by_slo_level_with_its_key_and_the_insight_lines() {
         "fair",
         "ok",
         "moderate",
-        "warning",
-        "critical",
+        "high",
+        "close",
         "violation",
     ];
     for bar in &bars {
@@ -262,7 +270,7 @@ fn the_histogram_is_read_by_slo_level_with_its_key_and_the_insight_lines() {
     );
 
     // Without a latency SLO the limits are the default's.
-    let (_, stdout, _, _) = run(&spec(&url, load, ""), &[]);
+    let (_, stdout, _, _) = run(&spec(&url, load, ""), &["-v"]);
     assert!(
         stdout.contains("limits from no latency SLO: loadgate's default, Nielsen's 1 s limit)"),
         "{stdout}"
@@ -359,7 +367,7 @@ fn the_summary_shows_slow_responses_phases_upstream_time_and_events_when_measure
          - name: timed\n    url: {timed}\n  - name: sse\n    url: {events}\n\
          load:\n  connections: 4\n  requests: 200\n"
     );
-    let (code, stdout, _, result) = run(&yaml, &["--no-color"]);
+    let (code, stdout, _, result) = run(&yaml, &["--no-color", "--verbose"]);
     assert_eq!(code, Some(0), "{stdout}");
     let t = &result.total;
 
@@ -486,7 +494,7 @@ fn a_plain_run_shows_none_of_the_optional_sections() {
     // A plain run (no `slow`, no timing headers, no streamed body, no pre-connect): none of it.
     let plain = format!("{}/x", server.url());
     let load = "  connections: 2\n  requests: 100\n  pre_connect: false\n";
-    let (code, stdout, _, result) = run(&spec(&plain, load, ""), &[]);
+    let (code, stdout, _, result) = run(&spec(&plain, load, ""), &["--verbose"]);
     assert_eq!(code, Some(0), "{stdout}");
     assert!(result.total.slow_responses.is_none() && result.total.upstream_us.is_none());
     assert!(result.total.streaming.is_none(), "{stdout}");
@@ -504,4 +512,140 @@ fn a_plain_run_shows_none_of_the_optional_sections() {
         stdout.contains("connection(s) opened while measuring"),
         "{stdout}"
     );
+}
+
+/// The words that alarm; a healthy run's summary has none of them.
+const ALARMS: [&str; 7] = [
+    "extreme", "severe", "critical", "warning", "FAIL", "INVALID", "SERVER:",
+];
+
+#[test]
+fn a_healthy_run_of_mixed_endpoints_is_short_and_alarms_nobody() {
+    let server = loadgate::serve::spawn("127.0.0.1:0".parse().unwrap(), 1).unwrap();
+    // The quickstart's shape: a fast endpoint beside a deliberate 5 ms one, after a warmup
+    // (two stages), every SLO met: its p99/p50 is wide by design, which is nothing wrong.
+    let yaml = format!(
+        "version: 1\nname: mixed\ndefaults:\n  base_url: {}\n  timeout: 2s\ntargets:\n  \
+         - name: home\n    path: /?size=512\n    weight: 4\n  - name: search\n    \
+         path: /search?delay=5ms\n    weight: 1\nload:\n  connections: 4\n  duration: 2s\n  \
+         warmup: 1s\nslo:\n  latency: [\"p(95) < 1s\"]\n  errors: [\"rate < 1%\"]\n",
+        server.url()
+    );
+    let (code, stdout, _, result) = run(&yaml, &[]);
+    assert_eq!(code, Some(0), "{stdout}");
+    let l = result.total.latency_us.as_ref().unwrap();
+    assert!(
+        l.p99_us >= 5 * l.p50_us,
+        "the spread is wide, as the test means: {l:?}"
+    );
+    for alarm in ALARMS {
+        assert!(!stdout.contains(alarm), "`{alarm}` in {stdout}");
+    }
+    for long in [
+        "insight",
+        "histogram",
+        "phases",
+        "load by stage",
+        "client CPU",
+        "p99.99",
+    ] {
+        assert!(
+            !stdout.contains(long),
+            "`{long}` without --verbose: {stdout}"
+        );
+    }
+    let lines = stdout.lines().count();
+    assert!(lines <= 30, "{lines} lines: {stdout}");
+    assert_eq!(
+        stdout.trim_end().lines().last(),
+        Some("PASSED: all 2 SLO thresholds met"),
+        "{stdout}"
+    );
+
+    // The long summary has the sections, and describes the wide spread without alarm.
+    let (_, verbose, _, _) = run(&yaml, &["--verbose"]);
+    for long in [
+        "insight",
+        "latency histogram",
+        "phases",
+        "load by stage",
+        "p99.99",
+    ] {
+        assert!(verbose.contains(long), "`{long}` with --verbose: {verbose}");
+    }
+    assert!(
+        verbose.contains("wide") && verbose.contains("spread    p99/p50"),
+        "{verbose}"
+    );
+    for alarm in ALARMS {
+        assert!(!verbose.contains(alarm), "`{alarm}` in {verbose}");
+    }
+}
+
+/// Where the summary goes: a terminal (a pseudo terminal by util-linux's `script`), a pipe, or
+/// a pipe with `--no-color`.
+#[derive(Clone, Copy, PartialEq)]
+enum Out {
+    Terminal,
+    Pipe,
+    PipeNoColor,
+}
+
+/// The bytes `loadgate run SPEC --quiet --verbose` writes on stdout with the environment
+/// `env` (NO_COLOR, CLICOLOR, CLICOLOR_FORCE, TERM and CI removed first), into `out`.
+fn summary_bytes(spec: &std::path::Path, env: &[(&str, &str)], out: Out) -> String {
+    let binary = env!("CARGO_BIN_EXE_loadgate");
+    let mut command = if out == Out::Terminal {
+        let mut c = Command::new("script");
+        c.args(["--quiet", "--return", "--command"]).arg(format!(
+            "'{binary}' run '{}' --quiet --verbose 2>/dev/null",
+            spec.display()
+        ));
+        c.arg("/dev/null");
+        c
+    } else {
+        let mut c = Command::new(binary);
+        c.arg("run").arg(spec).args(["--quiet", "--verbose"]);
+        if out == Out::PipeNoColor {
+            c.arg("--no-color");
+        }
+        c
+    };
+    for name in ["NO_COLOR", "CLICOLOR", "CLICOLOR_FORCE", "TERM", "CI"] {
+        command.env_remove(name);
+    }
+    let output = command.envs(env.iter().copied()).output().expect("run");
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert_eq!(output.status.code(), Some(0), "{env:?}: {stdout}");
+    assert!(stdout.contains("latency histogram"), "{env:?}: {stdout}");
+    stdout
+}
+
+#[test]
+fn colour_follows_term_clicolor_and_no_color() {
+    let server = loadgate::serve::spawn("127.0.0.1:0".parse().unwrap(), 1).unwrap();
+    let url = format!("{}/x", server.url());
+    let (_dir, path) = write_spec(&spec(&url, COUNT, ""));
+    let coloured = |text: &str| text.contains("\x1b[38;5;");
+    // On a terminal: colour with a TERM that has it, none with TERM=dumb, NO_COLOR, CLICOLOR=0.
+    let tty = summary_bytes(&path, &[("TERM", "xterm-256color")], Out::Terminal);
+    assert!(coloured(&tty), "a terminal has colour: {tty:?}");
+    for env in [
+        [("TERM", "dumb")].as_slice(),
+        &[("TERM", "xterm-256color"), ("NO_COLOR", "1")],
+        &[("TERM", "xterm-256color"), ("CLICOLOR", "0")],
+    ] {
+        let text = summary_bytes(&path, env, Out::Terminal);
+        assert!(!text.contains('\x1b'), "{env:?}: {text:?}");
+    }
+    // Into a pipe: none, but with CLICOLOR_FORCE (unless NO_COLOR or --no-color).
+    let piped = summary_bytes(&path, &[("TERM", "xterm-256color")], Out::Pipe);
+    assert!(!piped.contains('\x1b'), "{piped:?}");
+    let forced = summary_bytes(&path, &[("CLICOLOR_FORCE", "1")], Out::Pipe);
+    assert!(coloured(&forced), "{forced:?}");
+    let force = [("CLICOLOR_FORCE", "1")];
+    let both = summary_bytes(&path, &[force[0], ("NO_COLOR", "1")], Out::Pipe);
+    assert!(!both.contains('\x1b'), "{both:?}");
+    let flag = summary_bytes(&path, &force, Out::PipeNoColor);
+    assert!(!flag.contains('\x1b'), "{flag:?}");
 }

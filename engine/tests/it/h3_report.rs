@@ -43,7 +43,13 @@ fn render(format: Format, current: &RunResult) -> String {
 }
 
 fn console(current: &RunResult) -> String {
-    report::console::summary(current, false)
+    report::console::summary(
+        current,
+        loadgate::report::console::SummaryOptions {
+            color: false,
+            verbose: true,
+        },
+    )
 }
 
 /// Writes `result` to a file and reads it back, as a later `loadgate report` or `merge` does.

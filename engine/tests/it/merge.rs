@@ -338,7 +338,10 @@ fn missing_shards_are_refused_unless_allowed_and_then_marked_partial() {
     );
     // The reports say so: the console summary, the Markdown and the HTML report.
     let note = "partial: shards 2, 4 of 4 missing";
-    let console = loadgate::report::console::summary(&merged, false);
+    let console = loadgate::report::console::summary(
+        &merged,
+        loadgate::report::console::SummaryOptions::default(),
+    );
     assert!(console.contains(note), "{console}");
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("merged.json");
@@ -360,7 +363,13 @@ fn missing_shards_are_refused_unless_allowed_and_then_marked_partial() {
     let info = whole.merged.as_ref().unwrap();
     assert!(!info.partial && info.missing.is_empty(), "{info:?}");
     assert_eq!((info.results, info.shard_count), (4, Some(4)));
-    assert!(!loadgate::report::console::summary(&whole, false).contains("partial"));
+    assert!(
+        !loadgate::report::console::summary(
+            &whole,
+            loadgate::report::console::SummaryOptions::default()
+        )
+        .contains("partial")
+    );
 }
 
 #[test]

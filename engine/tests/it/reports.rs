@@ -823,7 +823,10 @@ fn a_result_with_flows_reads_back_and_fits_its_schema() {
 #[test]
 fn the_console_summary_has_the_flow_table() {
     let current = with_flow(fixture("current.json"), true);
-    let text = report::console::summary(&current, false);
+    let text = report::console::summary(
+        &current,
+        loadgate::report::console::SummaryOptions::default(),
+    );
     let table = text.find("  flow / step").expect("a flow table");
     assert!(text.find("  latency ").unwrap() < table, "{text}");
     assert!(
@@ -838,9 +841,13 @@ fn the_console_summary_has_the_flow_table() {
     // duration, even when only a flow's is left.
     let mut flow_only = current.clone();
     flow_only.slo.retain(|v| v.scope == FLOW);
-    let text = report::console::summary(&flow_only, false);
+    let verbose = report::console::SummaryOptions {
+        color: false,
+        verbose: true,
+    };
+    let text = report::console::summary(&flow_only, verbose);
     assert!(text.contains("limits from no latency SLO"), "{text}");
-    let plain = report::console::summary(&fixture("current.json"), false);
+    let plain = report::console::summary(&fixture("current.json"), verbose);
     assert!(!plain.contains("flow / step"), "{plain}");
 }
 

@@ -299,7 +299,10 @@ fn json_text_html_and_console_pass_with_the_warnings() {
     assert!(html.contains("<th>by tag kind</th>"));
     assert!(!html.contains("<script>x"), "tag values are escaped");
 
-    let summary = report::console::summary(&current, false);
+    let summary = report::console::summary(
+        &current,
+        loadgate::report::console::SummaryOptions::default(),
+    );
     assert!(summary.contains("  scenario  executor"), "{summary}");
     assert!(
         summary.contains("  ⚠ warning  total latency{kind:write}: p(95) < 1ms (warn only)"),

@@ -80,7 +80,13 @@ fn builtin_target_over_tls_negotiates_h2_by_alpn_and_times_each_phase() {
         latency.p50_us
     );
 
-    let summary = loadgate::report::console::summary(&result, false);
+    let summary = loadgate::report::console::summary(
+        &result,
+        loadgate::report::console::SummaryOptions {
+            color: false,
+            verbose: true,
+        },
+    );
     assert!(summary.contains("protocol    h2 over TLS 1.3"), "{summary}");
     assert!(summary.contains("phases"), "{summary}");
     assert!(summary.contains("ttfb"), "{summary}");
@@ -143,7 +149,10 @@ fn h2c_with_prior_knowledge_multiplexes_streams_on_each_connection() {
         2,
         "8 streams share each connection"
     );
-    let summary = loadgate::report::console::summary(&result, false);
+    let summary = loadgate::report::console::summary(
+        &result,
+        loadgate::report::console::SummaryOptions::default(),
+    );
     assert!(summary.contains("2 connections x 8 streams"), "{summary}");
     assert!(summary.contains("h2 over cleartext TCP"), "{summary}");
 }
@@ -216,7 +225,10 @@ fn a_certificate_for_another_name_or_from_another_ca_fails_at_start_unless_insec
             .unwrap()
             .insecure_skip_verify
     );
-    let summary = loadgate::report::console::summary(&insecure, false);
+    let summary = loadgate::report::console::summary(
+        &insecure,
+        loadgate::report::console::SummaryOptions::default(),
+    );
     assert!(
         summary.contains("INSECURE    server certificates NOT verified"),
         "{summary}"
@@ -535,7 +547,10 @@ fn auto_over_cleartext_is_http_1_1() {
     let p = phases(&result);
     assert_eq!(p.connections_opened, 2);
     assert!(p.tls.is_none(), "no handshake over cleartext");
-    let summary = loadgate::report::console::summary(&result, false);
+    let summary = loadgate::report::console::summary(
+        &result,
+        loadgate::report::console::SummaryOptions::default(),
+    );
     assert!(
         summary.contains("protocol    h1 over cleartext TCP"),
         "{summary}"

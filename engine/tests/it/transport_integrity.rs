@@ -60,7 +60,13 @@ fn a_stream_limit_below_load_streams_is_a_health_problem_with_its_wait_as_a_phas
         ttfb.p50_us < wait.p50_us,
         "the wait is not in the time to first byte: ttfb {ttfb:?}, wait {wait:?}"
     );
-    let console = loadgate::report::console::summary(&result, false);
+    let console = loadgate::report::console::summary(
+        &result,
+        loadgate::report::console::SummaryOptions {
+            color: false,
+            verbose: true,
+        },
+    );
     assert!(console.contains("stream wait"), "{console}");
 }
 
