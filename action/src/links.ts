@@ -4,7 +4,7 @@
  * results, from the engine's trend of the history window an artifact carries.
  */
 import type { Trend } from './generated/verdict.js'
-import { escapeMarkdown } from './summary.js'
+import { codeSpan } from './summary.js'
 
 /** Where this run's pages are. */
 export interface Links {
@@ -23,7 +23,7 @@ export interface Links {
 export function linksLine(l: Links): string {
   const artifacts = `${l.runUrl}#artifacts`
   const artifact = l.artifactId === undefined ? artifacts : `${l.runUrl}/artifacts/${l.artifactId}`
-  const parts = [`[Workflow run](${l.runUrl})`, `[Artifact \`${escapeMarkdown(l.artifactName)}\`](${artifact})`]
+  const parts = [`[Workflow run](${l.runUrl})`, `[Artifact ${codeSpan(l.artifactName)}](${artifact})`]
   if (l.html) parts.push(`[HTML report](${l.htmlId === undefined ? artifacts : `${l.runUrl}/artifacts/${l.htmlId}`})`)
   return parts.join(' · ')
 }
@@ -65,5 +65,5 @@ export function trendLine(t: Trend, branch: string): string {
     parts.push(`${label} \`${sparkline(m.raw)}\` (${m.values[0]} → ${m.values[m.values.length - 1]})`)
   }
   if (parts.length === 0) return ''
-  return `**Trend of \`${escapeMarkdown(branch)}\`**, last ${t.runs.length} runs: ${parts.join(' · ')}`
+  return `**Trend of ${codeSpan(branch)}**, last ${t.runs.length} runs: ${parts.join(' · ')}`
 }

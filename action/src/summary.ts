@@ -8,6 +8,7 @@ import type { LoadgateVerdict } from './verdict.js'
 import { failOnText, type FailOn } from './inputs.js'
 import { failedSlos, regressionState, warnedSlos } from './verdict.js'
 import { engineFailure, type Invocation } from './engine.js'
+import { MARKDOWN_ESCAPE } from './generated/markdown-escape.js'
 
 /** Appends the Markdown report (with the action's note above it) to the job summary. */
 export async function writeSummary(markdown: string): Promise<void> {
@@ -141,13 +142,54 @@ export function errorLines(stderr: string): string {
   return `${fence}text\n${text}\n${fence}`
 }
 
-/** Text shown as is in Markdown: HTML's special characters escaped, Markdown's backslash-escaped. */
+/**
+ * Text shown as is in GitHub-flavoured Markdown, in running text or a table cell, by the rules
+ * the engine uses too (templates/markdown-escape.json, generated into
+ * src/generated/markdown-escape.ts; engine/src/report/markdown_escape.rs says why each
+ * character): hidden characters written out (`\\u{202e}`), Markdown's characters
+ * backslash-escaped, HTML's as entities, `@` and `#` followed by a zero-width space (no
+ * mention, no issue link), line breaks and other control characters as spaces.
+ */
 export function escapeMarkdown(text: string): string {
-  return text
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/([\\`*_[\]#|~])/g, '\\$1')
+  const r = MARKDOWN_ESCAPE
+  let out = ''
+  for (const c of text) {
+    const code = c.codePointAt(0) ?? 0
+    if (r.hidden.some(([low, high]) => low <= code && code <= high)) {
+      out += `\\\\u{${code.toString(16)}}`
+    } else if (r.backslash.includes(c)) {
+      out += `\\${c}`
+    } else if (Object.hasOwn(r.entities, c)) {
+      out += r.entities[c as keyof typeof r.entities]
+    } else if (r.break_after.includes(c)) {
+      out += c + r.break
+    } else if (/\p{Cc}/u.test(c)) {
+      out += r.control
+    } else {
+      out += c
+    }
+  }
+  return out
+}
+
+/**
+ * `text` as a Markdown code span, shown as it is: inside one, Markdown and HTML are not read
+ * and a backslash would show, so nothing is escaped but what a code span cannot hold: its
+ * fence is longer than any run of backticks in the text, line breaks and other control
+ * characters are spaces, hidden characters are written out (`\u{202e}`). Not for table cells
+ * (a `|` would still end the cell).
+ */
+export function codeSpan(text: string): string {
+  const r = MARKDOWN_ESCAPE
+  let shown = ''
+  for (const c of text) {
+    const code = c.codePointAt(0) ?? 0
+    if (r.hidden.some(([low, high]) => low <= code && code <= high)) shown += `\\u{${code.toString(16)}}`
+    else shown += /\p{Cc}/u.test(c) ? r.control : c
+  }
+  const fence = '`'.repeat(Math.max(0, ...[...shown.matchAll(/`+/g)].map((m) => m[0].length)) + 1)
+  const pad = shown.startsWith('`') || shown.endsWith('`') ? ' ' : ''
+  return `${fence}${pad}${shown}${pad}${fence}`
 }
 
 /**

@@ -10,7 +10,7 @@ describe('linksLine', () => {
       `[Workflow run](${runUrl}) · [Artifact \`loadgate\`](${runUrl}#artifacts) · [HTML report](${runUrl}#artifacts)`
     )
     expect(linksLine({ runUrl, artifactName: 'perf_api', html: true, artifactId: 11, htmlId: 12 })).toBe(
-      `[Workflow run](${runUrl}) · [Artifact \`perf\\_api\`](${runUrl}/artifacts/11) · [HTML report](${runUrl}/artifacts/12)`
+      `[Workflow run](${runUrl}) · [Artifact \`perf_api\`](${runUrl}/artifacts/11) · [HTML report](${runUrl}/artifacts/12)`
     )
     expect(linksLine({ runUrl, artifactName: 'loadgate', html: false })).not.toContain('HTML')
   })

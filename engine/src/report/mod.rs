@@ -37,6 +37,7 @@ mod junit;
 mod levels;
 pub(crate) mod lines;
 pub mod markdown;
+mod markdown_escape;
 mod measures;
 #[cfg(test)]
 mod messages_tests;

@@ -2,13 +2,15 @@
 //! folder, overridable file by file with `--templates DIR`.
 //!
 //! Escaping is automatic and chosen by the template's extension: `.html` and `.xml` get HTML
-//! escaping (minijinja's), `.md` gets [`escape_markdown`]. Inside an HTML element of a Markdown
+//! escaping (minijinja's), `.md` gets [`escape_markdown`] (`markdown_escape.rs`: the rules
+//! shared with the action). Inside an HTML element of a Markdown
 //! template (`<summary>`), where GitHub shows Markdown's backslashes as they are, a value goes
 //! through the `html` filter instead ([`escape_html_text`]). A template marks trusted markup
 //! (loadgate's own SVG charts) with `|safe`.
 
 use std::path::{Path, PathBuf};
 
+pub(crate) use super::markdown_escape::escape_markdown;
 use crate::files::{MAX_TEMPLATE_BYTES, Problem};
 use minijinja::value::Value;
 use minijinja::{AutoEscape, Environment, Error, Output, State};
@@ -148,34 +150,6 @@ pub(crate) fn visible(text: &str) -> String {
             out.extend(c.escape_default());
         } else {
             out.push(c);
-        }
-    }
-    out
-}
-
-/// Escapes text for GitHub-flavoured Markdown so that it stays text, also inside a table
-/// cell: `\`-escapes the characters that start markup (`\ ` * _ [ ] | # ~ !`), writes `<`, `>`
-/// and `&` as entities (no raw HTML), breaks `@mentions` with a zero-width space, turns line
-/// breaks and other control characters into spaces, and writes hidden characters out
-/// (`spec::is_hidden`: U+202E as `\u{202e}`, its `\` escaped).
-pub(crate) fn escape_markdown(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 8);
-    for c in text.chars() {
-        match c {
-            c if crate::spec::is_hidden(c) => {
-                out.push('\\');
-                out.extend(c.escape_default());
-            }
-            '\\' | '`' | '*' | '_' | '[' | ']' | '|' | '#' | '~' | '!' => {
-                out.push('\\');
-                out.push(c);
-            }
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '&' => out.push_str("&amp;"),
-            '@' => out.push_str("@\u{200B}"),
-            c if c.is_control() => out.push(' '),
-            c => out.push(c),
         }
     }
     out
