@@ -312,7 +312,7 @@ pub(crate) struct AbArgs {
 /// `--mode` of `loadgate ab`: [`AbMode`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub(crate) enum AbModeFlag {
-    /// Both sides at the same time, on one schedule (Bulej et al., “Duet Benchmarking”, 2020).
+    /// Both sides at the same time, on one schedule (Bulej et al., Duet Benchmarking, ICPE 2020).
     Duet,
     /// One side at a time, epoch by epoch, in ABBA blocks with a random start.
     Alternating,

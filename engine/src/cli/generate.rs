@@ -86,7 +86,11 @@ fn page(command: clap::Command) -> ManPage {
         .get_after_help()
         .map(ToString::to_string)
         .unwrap_or_default();
-    let man = Man::new(command.after_help(None::<&'static str>));
+    // Every page names loadgate's version as its source (clap_mangen's default: the
+    // subcommand's own name and version, `show `).
+    let man = Man::new(command.after_help(None::<&'static str>))
+        .source(format!("loadgate {}", env!("CARGO_PKG_VERSION")))
+        .manual("loadgate manual");
     let mut out = Vec::new();
     man.render(&mut out).expect("rendering into memory");
     let mut roff = String::from_utf8(out).expect("clap_mangen writes UTF-8");
