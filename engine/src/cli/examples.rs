@@ -38,7 +38,8 @@ pub(crate) const RUN: &str =
   # One JSON line instead of the summary, no progress line (for scripts)
   loadgate run examples/quickstart.yaml --format jsonl --quiet
 
-  # Shard 2 of 4, every shard starting its warmup on the same second (then `loadgate merge`)
+  # Shard 2 of 4 of a spec that loads `loadgate serve --listen 127.0.0.1:18090`, its warmup
+  # starting in 30 s (give every shard the same RFC 3339 time instead; then `loadgate merge`)
   loadgate run examples/shards.yaml --shard 2/4 --start-at +30s --out shard-2.json
 ";
 
@@ -116,7 +117,8 @@ pub(crate) const REPORT: &str = "  # An HTML report of a result
 ";
 
 pub(crate) const MERGE: &str =
-    "  # The results of 4 shards of one run (`loadgate run --shard K/4`), merged and judged
+    "  # The results of 4 shards of one run (`loadgate run examples/shards.yaml --shard K/4
+  # --start-at TIME --out shard-K.json`), merged and judged
   loadgate merge shard-1.json shard-2.json shard-3.json shard-4.json --out merged.json
 
   # Merge what came back, marked partial, when a shard was lost
@@ -126,7 +128,8 @@ pub(crate) const MERGE: &str =
 pub(crate) const AB: &str = "  # A/A calibration: this machine's noise for each rule of the spec
   loadgate ab examples/quickstart.yaml --aa
 
-  # A baseline and a candidate server, loaded at the same time (duet)
+  # Two servers, a baseline and a candidate, loaded at the same time (duet)
+  loadgate serve --listen 127.0.0.1:8081 & loadgate serve --listen 127.0.0.1:8082 &
   loadgate ab examples/quickstart.yaml --baseline-url http://127.0.0.1:8081 --candidate-url http://127.0.0.1:8082 --out ab.json
   loadgate report ab.json --format html -o ab.html
 ";

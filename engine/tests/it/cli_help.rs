@@ -37,17 +37,21 @@ fn example_lines(help: &str) -> Option<Vec<String>> {
     Some(examples.lines().map(str::to_string).collect())
 }
 
-/// The words of a `loadgate ...` example line, up to a pipe or a redirection.
-fn loadgate_words(line: &str) -> Option<Vec<String>> {
+/// The `loadgate ...` commands of an example line, as words: the line split like a shell
+/// splits it, at `|`, `&`, `&&`, `||` and `;`, each command up to its first redirection.
+fn loadgate_commands(line: &str) -> Vec<Vec<String>> {
     let words = shell_words::split(line.trim()).expect("an example line splits like a shell's");
-    if words.first().map(String::as_str) != Some("loadgate") {
-        return None;
-    }
-    let end = words
-        .iter()
-        .position(|w| ["|", ">", ">>"].contains(&w.as_str()))
-        .unwrap_or(words.len());
-    Some(words[..end].to_vec())
+    words
+        .split(|w| ["|", "&", "&&", "||", ";"].contains(&w.as_str()))
+        .map(|command| {
+            let end = command
+                .iter()
+                .position(|w| [">", ">>", "<"].contains(&w.as_str()))
+                .unwrap_or(command.len());
+            command[..end].to_vec()
+        })
+        .filter(|command| command.first().map(String::as_str) == Some("loadgate"))
+        .collect()
 }
 
 #[test]
@@ -62,7 +66,7 @@ fn cli_help_of_every_command_ends_with_runnable_examples() {
         let lines =
             example_lines(&long).unwrap_or_else(|| panic!("{name} --help: no Examples:\n{long}"));
         assert_eq!(example_lines(&short).as_ref(), Some(&lines), "{name} -h");
-        let commands: Vec<Vec<String>> = lines.iter().filter_map(|l| loadgate_words(l)).collect();
+        let commands: Vec<Vec<String>> = lines.iter().flat_map(|l| loadgate_commands(l)).collect();
         assert!(
             commands.iter().any(|c| c[1..].starts_with(&words)),
             "{name}: no example runs it: {lines:#?}"
