@@ -15,15 +15,23 @@ use crate::report::Format;
 use crate::report::lines::LineFormat;
 use crate::serve::{ServeOptions, ServeTls};
 
+mod examples;
+mod generate;
 mod history;
 mod quick;
 
+use examples::examples;
 use history::HistoryArgs;
 use quick::{CurlArgs, QuickArgs};
 
+pub use clap_complete::Shell;
+pub use generate::{
+    ManPage, NoSuchCommand, completion, completion_file, man_page, man_pages, version,
+};
+
 /// loadgate: a CI performance gate for HTTP services.
 #[derive(Debug, Parser)]
-#[command(name = "loadgate", version, about)]
+#[command(name = "loadgate", version, about, after_help = examples(examples::LOADGATE))]
 pub struct Cli {
     #[command(subcommand)]
     pub(crate) command: Command,
@@ -32,47 +40,79 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
     /// Run a spec: start its service, apply the load, check the SLOs.
+    #[command(after_help = examples(examples::RUN))]
     Run(RunArgs),
     /// A one-line run, with the flags of hey, oha and vastar: `loadgate quick -c 50 -z 10s
     /// URL`. It builds a spec from its flags (`--emit-spec` prints it) and runs it as `run`
     /// does; several URLs run one after another.
+    #[command(after_help = examples(examples::QUICK))]
     Quick(Box<QuickArgs>),
     /// A one-line run of a curl command (a browser's "Copy as cURL"): `loadgate curl -c 10
     /// -z 5s -- curl 'https://...' -H '...'`. Load flags as `quick`'s.
+    #[command(after_help = examples(examples::CURL))]
     Curl(Box<CurlArgs>),
     /// Check a spec against the schema and its semantics, without running it.
+    #[command(after_help = examples(examples::VALIDATE))]
     Validate {
         /// The spec file (YAML).
         spec: PathBuf,
     },
     /// Print a JSON Schema: of the spec (default) or of the result file.
+    #[command(after_help = examples(examples::SCHEMA))]
     Schema {
         #[arg(value_enum, default_value = "spec")]
         which: SchemaKind,
     },
     /// Serve the built-in test target: responses shaped by query parameters.
+    #[command(after_help = examples(examples::SERVE))]
     Serve(ServeArgs),
     /// Compare a result with a baseline result; exit 0 pass, 1 SLO failed, 3 the current run
     /// was interrupted (not judged), 4 regression, 5 invalid measurement.
+    #[command(after_help = examples(examples::COMPARE))]
     Compare(CompareArgs),
     /// Render a result (compared with a baseline, with a trend over earlier results) as
     /// Markdown, HTML, JUnit XML or JSON.
+    #[command(after_help = examples(examples::REPORT))]
     Report(ReportArgs),
     /// Merge the results of several shards of one run into one result, losslessly, print its
     /// summary and judge it as `run` does: exit 0 pass, 1 SLO failed, 5 invalid measurement.
+    #[command(after_help = examples(examples::MERGE))]
     Merge(MergeArgs),
     /// Load a baseline and a candidate at the same time with the spec's load (duet) and judge
     /// each regression rule on the paired seconds; exit 0 pass, 1 SLO failed, 4 regression,
     /// 5 invalid measurement.
+    #[command(after_help = examples(examples::AB))]
     Ab(AbArgs),
     /// Send a stored result's metrics to Prometheus (remote write) or an OpenTelemetry
     /// Collector (OTLP/HTTP), as `run --export` does after a run; exit 0 when every export
     /// succeeded, 3 otherwise.
+    #[command(after_help = examples(examples::EXPORT))]
     Export(ExportArgs),
     /// Keep results in a history folder (`add`), list them (`list`), and report the change
     /// points and drifts in their series (`show`: the nightly report). Exit 0 unless the
     /// input cannot be read (2) or written (3).
+    #[command(after_help = examples(examples::HISTORY))]
     History(HistoryArgs),
+    /// Print the completion script of a shell (bash, zsh, fish, powershell, elvish) to
+    /// stdout; docs/cli.md says where each shell reads it.
+    #[command(after_help = examples(examples::COMPLETIONS))]
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: Shell,
+    },
+    /// Print the manual page (roff) of loadgate or of one of its commands to stdout (`man
+    /// -l -` reads it); the pages of every command are in docs/man/.
+    #[command(after_help = examples(examples::MAN))]
+    Man {
+        /// The command whose page to print (`run`, `history show`); none: loadgate's own.
+        #[arg(value_name = "COMMAND")]
+        command: Vec<String>,
+    },
+    /// Print the version (as `--version`), the commit it was built from, its target triple
+    /// and compiler: what a bug report needs.
+    #[command(after_help = examples(examples::VERSION))]
+    Version,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -278,7 +318,7 @@ pub(crate) struct AbArgs {
 /// `--mode` of `loadgate ab`: [`AbMode`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub(crate) enum AbModeFlag {
-    /// Both sides at the same time, on one schedule (Bulej et al., "Duet Benchmarking", 2020).
+    /// Both sides at the same time, on one schedule (Bulej et al., Duet Benchmarking, ICPE 2020).
     Duet,
     /// One side at a time, epoch by epoch, in ABBA blocks with a random start.
     Alternating,

@@ -57,7 +57,7 @@ pub use compare::gate::Outcome;
 /// a one-line run or a curl command that cannot be used, a result file that cannot be read (or
 /// is not a regular file, or is over its size limit), results that cannot be compared or merged, an `--out` path that
 /// cannot take the file, a `--templates` folder that is not one, a `--shard` or `--start-at`
-/// that cannot be used, an `--export` that is not KIND=URL), 3 otherwise.
+/// that cannot be used, an `--export` that is not KIND=URL, a `man` page of no command), 3 otherwise.
 pub fn error_exit_code(error: &anyhow::Error) -> ExitCode {
     let invalid_spec = error.chain().any(|e| {
         e.is::<validate::Diagnostics>()
@@ -73,6 +73,7 @@ pub fn error_exit_code(error: &anyhow::Error) -> ExitCode {
             || e.is::<quick::QuickError>()
             || e.is::<plan::shard::ShardError>()
             || e.is::<export::DestinationError>()
+            || e.is::<cli::NoSuchCommand>()
     });
     let exit = if invalid_spec {
         Exit::InvalidInput
@@ -126,5 +127,15 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Merge(args) => pipeline::merge_files(&args.results, &args.out, args.allow_missing),
         Command::Export(args) => pipeline::export_file(&args.result, &args.to),
         Command::History(args) => pipeline::history(&args.into()),
+        Command::Completions { shell } => print(&cli::completion(shell)),
+        Command::Man { command } => print(&cli::man_page(&command)?.roff),
+        Command::Version => print(&cli::version()),
     }
+}
+
+/// Writes `text` to stdout as it is (a completion script, a manual page, the version).
+fn print(text: &str) -> anyhow::Result<Outcome> {
+    use std::io::Write;
+    std::io::stdout().lock().write_all(text.as_bytes())?;
+    Ok(Outcome::Passed)
 }

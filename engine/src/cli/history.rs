@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use super::examples::{self, examples};
 use crate::options::{HistoryOptions, HistoryQuery};
 use crate::report::changes::ChangeFormat;
 use crate::result::SourceInfo;
@@ -19,6 +20,7 @@ pub(crate) struct HistoryArgs {
 pub(crate) enum HistoryCommand {
     /// Add a result file to the history folder DIR and print the stored file's path
     /// (`DIR/<spec>/<started_at>-<commit>-<hash>.json`); adding it again is a no-op.
+    #[command(after_help = examples(examples::HISTORY_ADD))]
     Add {
         /// The history folder (created when missing).
         dir: PathBuf,
@@ -36,6 +38,7 @@ pub(crate) enum HistoryCommand {
     },
     /// List the results of a history (or of any folders and files of results), in time
     /// order: time, spec, branch, commit, runner type, file.
+    #[command(after_help = examples(examples::HISTORY_LIST))]
     List {
         #[command(flatten)]
         query: QueryFlags,
@@ -44,6 +47,7 @@ pub(crate) enum HistoryCommand {
     /// p50, p95, p99, throughput and error rate per scope (when, the commit range, by how much
     /// with its 95% interval), new ones first, and the significant drifts. Exit 0 whatever it
     /// finds.
+    #[command(after_help = examples(examples::HISTORY_SHOW))]
     Show {
         #[command(flatten)]
         query: QueryFlags,

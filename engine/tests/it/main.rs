@@ -10,6 +10,8 @@ mod ab;
 mod baseline_history;
 mod checks_data;
 mod cli_compare;
+mod cli_generated;
+mod cli_help;
 mod cli_inputs;
 mod cli_shard;
 mod cli_validate;
