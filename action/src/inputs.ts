@@ -2,7 +2,7 @@
  * The action's inputs, read by one function and validated once (every default applied, every
  * string parsed), so that the rest of the action never sees a raw input string.
  *
- * Each input is documented in action.yml and in the README; keep the three in step.
+ * Each input is documented in action.yml and in docs/action.md ("Inputs"); keep the three in step.
  */
 import { parse } from 'shell-quote'
 

@@ -668,7 +668,7 @@ async function downloadFrom(
   } catch (error) {
     if (httpStatus(error) === 403 || httpStatus(error) === 404) {
       throw new Error(
-        `cannot look up ${plan.describe}: ${(error as Error).message}. The token needs \`actions: read\` permission (see the README's permissions).`,
+        `cannot look up ${plan.describe}: ${(error as Error).message}. The token needs \`actions: read\` permission (docs/action.md, "Permissions").`,
         { cause: error }
       )
     }

@@ -88,7 +88,7 @@ export async function mergeShards(step: MergeStep): Promise<Merged> {
     const status = httpStatus(error)
     if (status !== 403 && status !== 404) throw error
     throw new Error(
-      `cannot list the artifacts of this workflow run (run ${origin.runId}): ${(error as Error).message}. The token needs \`actions: read\` permission (see the README's permissions).`,
+      `cannot list the artifacts of this workflow run (run ${origin.runId}): ${(error as Error).message}. The token needs \`actions: read\` permission (docs/action.md, "Permissions").`,
       { cause: error }
     )
   }

@@ -792,7 +792,7 @@ describe('main, mode: merge', () => {
     await run()
     expect(core.setFailed.mock.calls).toEqual([
       [
-        'cannot list the artifacts of this workflow run (run 500): Resource not accessible by integration. The token needs `actions: read` permission (see the README\'s permissions).'
+        'cannot list the artifacts of this workflow run (run 500): Resource not accessible by integration. The token needs `actions: read` permission (docs/action.md, "Permissions").'
       ]
     ])
     expect(commands()).toEqual([])
