@@ -40,23 +40,23 @@ pub(crate) fn blocks() -> String {
     };
     line(
         "slo:",
-        "the gate: `loadgate run` exits 1 when one fails (set your own goals)",
+        "the gate: `loadgate run` exits 1 if one fails; set your goals",
     );
     line(
         &format!("  errors: [{}]", quoted(GATE_ERRORS)),
-        "at most 1% of requests fail (a transport error or an unexpected status)",
+        "at most 1% of requests fail (no response, unexpected status)",
     );
     line(
         &format!("  latency: [{}]", quoted(GATE_LATENCY)),
-        "99% of responses within 1 s (Nielsen's limit for the flow of thought)",
+        "99% of responses within 1 s (Nielsen's limit)",
     );
     line(
         "regression:",
-        "against a baseline (`--baseline`, the action): loadgate's defaults",
+        "against a baseline (`--baseline`, the action): the defaults",
     );
     line(
         "  latency:",
-        "may rise by the share, or by the floor if more",
+        "may rise by the share, or by the floor if that is more",
     );
     for rule in DEFAULT_LATENCY_RULES {
         line(&format!("    - {}", quoted(rule)), &describe(rule));
@@ -75,7 +75,7 @@ pub(crate) fn blocks() -> String {
     }
     line(
         &format!("  alpha: {}%", DEFAULT_ALPHA * 100.0),
-        "false alarms per run, shared by every rule (docs/statistics.md)",
+        "false alarms per run, shared by every rule",
     );
     out
 }
@@ -85,15 +85,15 @@ fn quoted(rule: &str) -> String {
     format!("\"{rule}\"")
 }
 
-/// What a latency rule allows: `p(95) +10% floor 2ms` → `p(95) may rise by 10%, at least
-/// 2ms allowed`.
+/// What a latency rule allows: `p(95) +10% floor 2ms` → `p(95) may rise by 10% (2ms at
+/// least)`.
 fn describe(rule: &str) -> String {
     let mut words = rule.split_whitespace();
     let aggregation = words.next().unwrap_or_default();
     let change = words.next().unwrap_or_default().trim_start_matches('+');
     match (words.next(), words.next()) {
         (Some("floor"), Some(floor)) => {
-            format!("{aggregation} may rise by {change}, at least {floor} allowed")
+            format!("{aggregation} may rise by {change} ({floor} at least)")
         }
         _ => format!("{aggregation} may rise by {change}"),
     }
@@ -104,11 +104,10 @@ fn describe_metric(metric: &str, rule: &str) -> String {
     let words: Vec<&str> = rule.split_whitespace().collect();
     let change = words.get(1).copied().unwrap_or_default();
     let floor = match (metric, words.get(2..4)) {
-        ("errors", Some(["floor", floor])) => format!(
-            ", at least {} percentage points allowed",
-            floor.trim_end_matches('%')
-        ),
-        (_, Some(["floor", floor])) => format!(", at least {floor} allowed"),
+        ("errors", Some(["floor", floor])) => {
+            format!(" ({} points at least)", floor.trim_end_matches('%'))
+        }
+        (_, Some(["floor", floor])) => format!(" ({floor} at least)"),
         _ => String::new(),
     };
     match metric {
@@ -131,11 +130,11 @@ mod tests {
     fn each_rule_says_what_it_allows() {
         assert_eq!(
             describe("p(99) +20% floor 2ms"),
-            "p(99) may rise by 20%, at least 2ms allowed"
+            "p(99) may rise by 20% (2ms at least)"
         );
         assert_eq!(
             describe_metric("errors", "rate +10% floor 0.1%"),
-            "the error rate may rise by 10% of itself, at least 0.1 percentage points allowed"
+            "the error rate may rise by 10% of itself (0.1 points at least)"
         );
         assert_eq!(
             describe_metric("requests", "rate -10%"),

@@ -219,6 +219,13 @@ fn the_emitted_spec_plans_and_runs_the_same_load() {
             "every line of the gate says what it means: {line}"
         );
     }
+    // docs/quick.md shows the blocks as they are printed.
+    let docs =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/quick.md")).unwrap();
+    assert!(
+        docs.contains(gate),
+        "docs/quick.md shows another gate than\n{gate}"
+    );
     assert!(ok(&["validate", spec_path.to_str().unwrap()]).contains("valid"));
     // Planned: the request bytes of the printed spec.
     let source = loadgate::spec::SourceSpec::read(&spec_path).unwrap();
