@@ -261,17 +261,11 @@ mod tests {
         );
     }
 
-    /// The plan of a one-line run and the plan of its printed spec, saved to a file and read
-    /// as `loadgate run` reads it (the secret given in the environment), are the same load:
-    /// same load plan, same request bytes, timeout and protocol; the printed spec adds the
-    /// gate, whose regression rules are loadgate's defaults. The options are those of
-    /// `-n 300 -c 7 -m post -d {} -a u:p -t 3 --http1.1`, `-z 2s -q 150 -c 20 -w 1s --http2
-    /// -p 4`, `-z 3s --ramp-up 1s -c 5 --rps 20 --status-code 204` and `--http3 -p 8` on an
-    /// `https://` URL (`cli.rs` tests the parse).
-    #[test]
-    fn the_printed_spec_plans_the_same_load() {
+    /// The cases of `the_printed_spec_plans_the_same_load`, each with the protocol its plan
+    /// asks for (`spec::Protocol`'s name).
+    fn printed_spec_cases() -> Vec<(QuickOptions, &'static str)> {
         let text = |t: &str| Some(t.to_string());
-        let cases = [
+        let cases = vec![
             QuickOptions {
                 request: RequestOptions {
                     method: text("post"),
@@ -327,9 +321,21 @@ mod tests {
             },
         ];
         // The plan's protocol (`spec::Protocol`) of each case, by name.
-        let protocols = ["H1", "H2", "Auto", "H3"];
+        cases.into_iter().zip(["H1", "H2", "Auto", "H3"]).collect()
+    }
+
+    /// The plan of a one-line run and the plan of its printed spec, saved to a file and read
+    /// as `loadgate run` reads it (the secret given in the environment), are the same load:
+    /// same load plan, same request bytes, timeout and protocol; the printed spec adds the
+    /// gate, whose regression rules are loadgate's defaults. The options are those of
+    /// `-n 300 -c 7 -m post -d {} -a u:p -t 3 --http1.1`, `-z 2s -q 150 -c 20 -w 1s --http2
+    /// -p 4`, `-z 3s --ramp-up 1s -c 5 --rps 20 --status-code 204` and `--http3 -p 8` on an
+    /// `https://` URL (`cli.rs` tests the parse).
+    #[test]
+    fn the_printed_spec_plans_the_same_load() {
+        let cases = printed_spec_cases();
         let dir = tempfile::tempdir().unwrap();
-        for (options, protocol) in cases.iter().zip(protocols) {
+        for (options, protocol) in &cases {
             let url = options
                 .urls
                 .first()
@@ -350,7 +356,7 @@ mod tests {
             assert_eq!(q.request, p.request, "{options:?}");
             assert_eq!(q.timeout, p.timeout);
             assert_eq!(q.transport.protocol, p.transport.protocol);
-            assert_eq!(format!("{:?}", p.transport.protocol), protocol);
+            assert_eq!(format!("{:?}", p.transport.protocol), *protocol);
             assert_eq!(q.expect_status, p.expect_status);
             // The gate: its SLOs, and the default rules written out.
             assert_eq!(printed.regression, quick.regression);
@@ -365,7 +371,7 @@ mod tests {
         // The secret reached the request, not the text.
         let text = String::from_utf8_lossy(&{
             let request = RequestOptions {
-                basic_auth: text("u:p"),
+                basic_auth: Some("u:p".to_string()),
                 ..RequestOptions::default()
             };
             let built = spec_text::build(
