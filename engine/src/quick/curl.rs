@@ -5,7 +5,7 @@
 //!
 //! | curl | request |
 //! |---|---|
-//! | `URL`, `--url URL` | the URL (one); its `user:pass@` becomes `Authorization: Basic …` (`secrets.rs`) |
+//! | `URL`, `--url URL` | the URL (one); its `user:pass@` becomes `Authorization: Basic …` (`spec/secrets.rs`) |
 //! | `-X`, `--request` | the method |
 //! | `-H`, `--header` | a header (repeatable) |
 //! | `-d`, `--data`, `--data-ascii`, `--data-raw`, `--data-binary`, `--data-urlencode` | the body: several are joined with `&`; POST and `Content-Type: application/x-www-form-urlencoded` unless given; `--data-binary @FILE` is the file's bytes |

@@ -3,7 +3,7 @@
 //! same `SourceSpec::parse` → `validate::check` as `loadgate run SPEC`.
 //!
 //! Strings are written as YAML double-quoted scalars (`yaml_str`), with `${` written `$${` so
-//! that the spec's `${VAR}` interpolation leaves them as given. Secrets (`secrets.rs`: the
+//! that the spec's `${VAR}` interpolation leaves them as given. Secrets (`spec/secrets.rs`: the
 //! values of secret headers and query parameters, a URL's `user:pass@`, which becomes an
 //! `Authorization: Basic` header) are not in the text: it names a variable,
 //! `${LOADGATE_AUTHORIZATION}`, `${LOADGATE_QUERY_ACCESS_TOKEN}`, whose value the one-line run
