@@ -196,6 +196,10 @@ pub(crate) struct RequestOptions {
     pub(crate) basic_auth: Option<String>,
     /// Speak HTTP/2 (`--http2`).
     pub(crate) http2: bool,
+    /// Speak HTTP/3 over QUIC (`--http3`).
+    pub(crate) http3: bool,
+    /// Speak HTTP/1.1, over TLS too (`--http1.1`).
+    pub(crate) http1_1: bool,
     /// Accept any server certificate (`-k`).
     pub(crate) insecure: bool,
     /// The PEM file of trusted CA certificates (`--cacert`).

@@ -62,8 +62,14 @@ pub(crate) struct RequestFlags {
     #[arg(short = 'a', long = "basic-auth", value_name = "USER:PASS")]
     pub(crate) basic_auth: Option<String>,
     /// Speak HTTP/2 (over TLS by ALPN, over cleartext with prior knowledge).
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["http3", "http1_1"])]
     pub(crate) http2: bool,
+    /// Speak HTTP/3 over QUIC (`https://` URLs only).
+    #[arg(long, conflicts_with = "http1_1")]
+    pub(crate) http3: bool,
+    /// Speak HTTP/1.1, over TLS too (ALPN offers `http/1.1` alone); the default for `http://`.
+    #[arg(long = "http1.1", conflicts_with = "streams")]
+    pub(crate) http1_1: bool,
     /// Accept any server certificate (test setups only; reports mark the run insecure).
     #[arg(short = 'k', long)]
     pub(crate) insecure: bool,
@@ -216,6 +222,8 @@ impl From<RequestFlags> for RequestOptions {
             accept: flags.accept,
             basic_auth: flags.basic_auth,
             http2: flags.http2,
+            http3: flags.http3,
+            http1_1: flags.http1_1,
             insecure: flags.insecure,
             cacert: flags.cacert,
             tls_ciphers: flags.tls_ciphers,

@@ -5,7 +5,7 @@
 //!
 //! | curl | request |
 //! |---|---|
-//! | `URL`, `--url URL` | the URL (one); its `user:pass@` becomes `Authorization: Basic …` (`secrets.rs`) |
+//! | `URL`, `--url URL` | the URL (one); its `user:pass@` becomes `Authorization: Basic …` (`spec/secrets.rs`) |
 //! | `-X`, `--request` | the method |
 //! | `-H`, `--header` | a header (repeatable) |
 //! | `-d`, `--data`, `--data-ascii`, `--data-raw`, `--data-binary`, `--data-urlencode` | the body: several are joined with `&`; POST and `Content-Type: application/x-www-form-urlencoded` unless given; `--data-binary @FILE` is the file's bytes |
@@ -16,16 +16,16 @@
 //! | `-A`, `--user-agent` | `User-Agent` |
 //! | `-e`, `--referer` | `Referer` |
 //! | `-b`, `--cookie NAME=VALUE` | `Cookie` |
-//! | `--http2` | `protocol: h2` |
+//! | `--http1.1`, `--http2`, `--http3` | `protocol: h1`, `h2`, `h3` (the last one given) |
 //! | `-s`, `--silent`, `-S`, `--show-error` | nothing (curl's own display) |
 //!
 //! Any other option is refused with its name: a run must never drop a part of the request.
-//! Messages never quote a secret (`secrets.rs`): a URL is shown with `${...}` in their place,
+//! Messages never quote a secret (`spec/secrets.rs`): a URL is shown with `${...}` in their place,
 //! a secret header by its name alone.
 
 use super::QuickError;
-use super::secrets::shown_url;
-use super::spec_text::{QUICK_REDIRECTS, Request};
+use super::spec_text::{Protocol, QUICK_REDIRECTS, Request};
+use crate::spec::secrets::shown_url;
 
 /// What an option does with its value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,6 +65,8 @@ enum Switch {
     Location,
     Insecure,
     Http2,
+    Http3,
+    Http11,
     /// Only changes what curl prints.
     Display,
 }
@@ -74,6 +76,8 @@ const SWITCHES: &[(Option<char>, &[&str], Switch)] = &[
     (Some('L'), &["--location"], Switch::Location),
     (Some('k'), &["--insecure"], Switch::Insecure),
     (None, &["--http2"], Switch::Http2),
+    (None, &["--http3"], Switch::Http3),
+    (None, &["--http1.1"], Switch::Http11),
     (Some('s'), &["--silent"], Switch::Display),
     (Some('S'), &["--show-error"], Switch::Display),
 ];
@@ -158,7 +162,7 @@ fn unknown(option: &str, within: Option<&str>) -> QuickError {
     QuickError::Curl(format!(
         "option `{option}`{within} is not taken by loadgate (it takes -X, -H, -d, --data, \
          --data-raw, --data-binary, --data-urlencode, --compressed, -k, -u, -A, -e, -b, \
-         --http2, -L, --url, -s, -S; see docs/quick.md): remove it, or write the run as a spec"
+         --http1.1, --http2, --http3, -L, --url, -s, -S; see docs/quick.md): remove it, or write the run as a spec"
     ))
 }
 
@@ -180,7 +184,10 @@ impl Reading {
             Switch::Compressed => self.compressed = true,
             Switch::Location => self.location = true,
             Switch::Insecure => self.request.insecure = true,
-            Switch::Http2 => self.request.http2 = true,
+            // The last one given wins, as in curl.
+            Switch::Http2 => self.request.protocol = Some(Protocol::H2),
+            Switch::Http3 => self.request.protocol = Some(Protocol::H3),
+            Switch::Http11 => self.request.protocol = Some(Protocol::H1),
             Switch::Display => {}
         }
     }
@@ -357,7 +364,7 @@ mod tests {
             let header = (header.0.to_string(), header.1.to_string());
             assert!(r.headers.contains(&header), "{header:?} in {:?}", r.headers);
         }
-        assert!(r.http2 && r.insecure);
+        assert!(r.protocol == Some(Protocol::H2) && r.insecure);
         assert_eq!(r.body_file.as_deref(), Some("body.bin"));
         assert_eq!(r.method.as_deref(), Some("POST"));
         let r = parse(&words(
@@ -366,6 +373,10 @@ mod tests {
         .unwrap();
         assert_eq!(r.body.as_deref(), Some("q=a+b&x=1"));
         assert_eq!((r.compression, r.redirects), (Some(false), Some(0)));
+        let r = parse(&words("curl https://h/ --http2 --http3")).unwrap();
+        assert_eq!(r.protocol, Some(Protocol::H3), "the last one given");
+        let r = parse(&words("curl https://h/ --http1.1")).unwrap();
+        assert_eq!(r.protocol, Some(Protocol::H1));
     }
 
     #[test]

@@ -6,11 +6,12 @@
 //! the pipeline of `loadgate run SPEC`: `SourceSpec::parse` → `validate::check` →
 //! `pipeline::run_plan` (run → result → verdict). `--emit-spec` prints that text, so an ad-hoc
 //! run becomes a CI gate unchanged. Several URLs run one after another (`--delay` between
-//! them), each `--rounds` times (`rounds`: the summary across rounds).
+//! them), each `--rounds` times (`rounds`: the summary across rounds). The printed spec is that
+//! text under the schema modeline, with the blocks that make it a gate (`gate`).
 
 mod curl;
+mod gate;
 mod rounds;
-mod secrets;
 mod spec_text;
 
 use std::path::PathBuf;
@@ -23,7 +24,7 @@ use crate::pipeline::{env_var, run_plan};
 use crate::report::lines::LineSink;
 use crate::signal::Interrupt;
 use crate::{run, spec, validate};
-use spec_text::{Built, Request};
+use spec_text::{Built, Protocol, Request};
 
 /// The name of a one-line run's spec in diagnostics; its relative files (`-D`, `--cacert`)
 /// are relative to the current folder.
@@ -92,13 +93,24 @@ fn request_of(flags: &RequestOptions, url: &str) -> Result<Request, QuickError> 
         headers,
         body: flags.body.clone(),
         body_file: flags.body_file.as_ref().map(path),
-        http2: flags.http2,
+        protocol: protocol_of(flags),
         insecure: flags.insecure,
         ca_file: flags.cacert.as_ref().map(path),
         tls_ciphers: flags.tls_ciphers.clone(),
         compression: flags.disable_compression.then_some(false),
         redirects: flags.redirects.or(flags.disable_redirects.then_some(0)),
     })
+}
+
+/// The protocol of `--http1.1`, `--http2`, `--http3` (clap lets one through at most).
+fn protocol_of(flags: &RequestOptions) -> Option<Protocol> {
+    [
+        (flags.http1_1, Protocol::H1),
+        (flags.http2, Protocol::H2),
+        (flags.http3, Protocol::H3),
+    ]
+    .into_iter()
+    .find_map(|(given, protocol)| given.then_some(protocol))
 }
 
 /// `Basic` and the base64 of `user:pass` (RFC 7617).
@@ -117,7 +129,7 @@ pub(crate) fn shown_header(header: &str) -> String {
         .split(|c: char| c == ':' || c.is_whitespace())
         .next()
         .unwrap_or_default();
-    if secrets::is_secret(name) {
+    if crate::spec::secrets::is_secret(name) {
         format!("`{name}` (its value not shown)")
     } else {
         format!("`{header}`")
@@ -131,7 +143,7 @@ fn run_requests(requests: &[Request], load: &LoadOptions) -> anyhow::Result<Outc
         .map(|r| spec_text::build(r, load))
         .collect::<Result<Vec<Built>, _>>()?;
     if load.emit_spec {
-        let docs: Vec<&str> = built.iter().map(|b| b.text.as_str()).collect();
+        let docs: Vec<String> = built.iter().map(emitted).collect();
         print!("{}", docs.join("---\n"));
         return Ok(Outcome::Passed);
     }
@@ -183,6 +195,12 @@ fn run_requests(requests: &[Request], load: &LoadOptions) -> anyhow::Result<Outc
         }
     }
     Ok(worst)
+}
+
+/// The spec `--emit-spec` prints for `built`: the modeline, the one-line run's spec, then the
+/// gate's `slo:` and `regression:` blocks.
+fn emitted(built: &Built) -> String {
+    format!("{}{}{}", gate::modeline(), built.text, gate::blocks())
 }
 
 /// The plan of a built spec, read and validated as `loadgate run` reads a spec file; its
@@ -243,20 +261,17 @@ mod tests {
         );
     }
 
-    /// The plan of a one-line run and the plan of its printed spec, saved to a file and read
-    /// as `loadgate run` reads it (the secret given in the environment), are the same load:
-    /// same load plan, same request bytes, timeout and protocol. The options are those of
-    /// `-n 300 -c 7 -m post -d {} -a u:p -t 3`, `-z 2s -q 150 -c 20 -w 1s --http2 -p 4` and
-    /// `-z 3s --ramp-up 1s -c 5 --rps 20 --status-code 204` (`cli.rs` tests the parse).
-    #[test]
-    fn the_printed_spec_plans_the_same_load() {
+    /// The cases of `the_printed_spec_plans_the_same_load`, each with the protocol its plan
+    /// asks for (`spec::Protocol`'s name).
+    fn printed_spec_cases() -> Vec<(QuickOptions, &'static str)> {
         let text = |t: &str| Some(t.to_string());
-        let cases = [
+        let cases = vec![
             QuickOptions {
                 request: RequestOptions {
                     method: text("post"),
                     body: text("{}"),
                     basic_auth: text("u:p"),
+                    http1_1: true,
                     ..RequestOptions::default()
                 },
                 load: LoadOptions {
@@ -293,32 +308,70 @@ mod tests {
                 },
                 ..QuickOptions::default()
             },
+            QuickOptions {
+                urls: vec!["https://127.0.0.1:9/h3".to_string()],
+                request: RequestOptions {
+                    http3: true,
+                    ..RequestOptions::default()
+                },
+                load: LoadOptions {
+                    streams: Some(8),
+                    ..LoadOptions::default()
+                },
+            },
         ];
+        // The plan's protocol (`spec::Protocol`) of each case, by name.
+        cases.into_iter().zip(["H1", "H2", "Auto", "H3"]).collect()
+    }
+
+    /// The plan of a one-line run and the plan of its printed spec, saved to a file and read
+    /// as `loadgate run` reads it (the secret given in the environment), are the same load:
+    /// same load plan, same request bytes, timeout and protocol; the printed spec adds the
+    /// gate, whose regression rules are loadgate's defaults. The options are those of
+    /// `-n 300 -c 7 -m post -d {} -a u:p -t 3 --http1.1`, `-z 2s -q 150 -c 20 -w 1s --http2
+    /// -p 4`, `-z 3s --ramp-up 1s -c 5 --rps 20 --status-code 204` and `--http3 -p 8` on an
+    /// `https://` URL (`cli.rs` tests the parse).
+    #[test]
+    fn the_printed_spec_plans_the_same_load() {
+        let cases = printed_spec_cases();
         let dir = tempfile::tempdir().unwrap();
-        for options in &cases {
-            let request = request_of(&options.request, "http://127.0.0.1:9/p?x=1").unwrap();
+        for (options, protocol) in &cases {
+            let url = options
+                .urls
+                .first()
+                .map_or("http://127.0.0.1:9/p?x=1", String::as_str);
+            let request = request_of(&options.request, url).unwrap();
             let built = spec_text::build(&request, &options.load).unwrap();
             let quick = plan_of(&built).unwrap();
 
             let path = dir.path().join("printed.yaml");
-            std::fs::write(&path, &built.text).unwrap();
+            std::fs::write(&path, emitted(&built)).unwrap();
             let source = spec::SourceSpec::read(&path).unwrap();
             let env = |name: &str| built.secrets.get(name).cloned();
             let printed = validate::check(&source, &env).unwrap();
 
             assert_eq!(quick.load, printed.load, "{options:?}");
             assert_eq!(quick.name, printed.name);
-            assert_eq!(quick.spec_hash, printed.spec_hash);
             let (q, p) = (&quick.targets[0], &printed.targets[0]);
             assert_eq!(q.request, p.request, "{options:?}");
             assert_eq!(q.timeout, p.timeout);
             assert_eq!(q.transport.protocol, p.transport.protocol);
+            assert_eq!(format!("{:?}", p.transport.protocol), *protocol);
             assert_eq!(q.expect_status, p.expect_status);
+            // The gate: its SLOs, and the default rules written out.
+            assert_eq!(printed.regression, quick.regression);
+            assert_eq!(printed.regression_alpha, quick.regression_alpha);
+            let slo: Vec<String> = printed.slo.iter().map(|t| t.expression.clone()).collect();
+            assert_eq!(slo, [gate::GATE_LATENCY, gate::GATE_ERRORS], "{options:?}");
+            assert!(
+                quick.slo.iter().all(|t| t.default),
+                "the one-line run does not gate"
+            );
         }
         // The secret reached the request, not the text.
         let text = String::from_utf8_lossy(&{
             let request = RequestOptions {
-                basic_auth: text("u:p"),
+                basic_auth: Some("u:p".to_string()),
                 ..RequestOptions::default()
             };
             let built = spec_text::build(

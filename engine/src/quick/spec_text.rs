@@ -3,7 +3,7 @@
 //! same `SourceSpec::parse` → `validate::check` as `loadgate run SPEC`.
 //!
 //! Strings are written as YAML double-quoted scalars (`yaml_str`), with `${` written `$${` so
-//! that the spec's `${VAR}` interpolation leaves them as given. Secrets (`secrets.rs`: the
+//! that the spec's `${VAR}` interpolation leaves them as given. Secrets (`spec/secrets.rs`: the
 //! values of secret headers and query parameters, a URL's `user:pass@`, which becomes an
 //! `Authorization: Basic` header) are not in the text: it names a variable,
 //! `${LOADGATE_AUTHORIZATION}`, `${LOADGATE_QUERY_ACCESS_TOKEN}`, whose value the one-line run
@@ -13,8 +13,8 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use super::QuickError;
-use super::secrets::{self, SplitUrl};
 use crate::options::LoadOptions;
+use crate::spec::secrets::{self, SplitUrl};
 
 /// The one-line run's default for `defaults.compression` (hey offers gzip).
 pub(crate) const QUICK_COMPRESSION: bool = true;
@@ -39,8 +39,8 @@ pub(crate) struct Request {
     pub(crate) body: Option<String>,
     /// Body file, relative to the current folder.
     pub(crate) body_file: Option<String>,
-    /// `protocol: h2`.
-    pub(crate) http2: bool,
+    /// `defaults.protocol`; `None`: `h2` with `-p`, else the spec's default (`auto`).
+    pub(crate) protocol: Option<Protocol>,
     /// `tls.insecure_skip_verify: true`.
     pub(crate) insecure: bool,
     /// `tls.ca_file`.
@@ -51,6 +51,28 @@ pub(crate) struct Request {
     pub(crate) compression: Option<bool>,
     /// `defaults.redirects`; `None`: the one-line default, [`QUICK_REDIRECTS`].
     pub(crate) redirects: Option<u32>,
+}
+
+/// The protocol a one-line run asks for (`--http1.1`, `--http2`, `--http3`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Protocol {
+    /// `protocol: h1`: HTTP/1.1, over TLS with ALPN `http/1.1` alone.
+    H1,
+    /// `protocol: h2`: HTTP/2 (TLS by ALPN, cleartext with prior knowledge).
+    H2,
+    /// `protocol: h3`: HTTP/3 over QUIC.
+    H3,
+}
+
+impl Protocol {
+    /// Its name in the spec.
+    fn name(self) -> &'static str {
+        match self {
+            Protocol::H1 => "h1",
+            Protocol::H2 => "h2",
+            Protocol::H3 => "h3",
+        }
+    }
 }
 
 /// A built spec: its text, and the values of the variables it names for secrets.
@@ -144,8 +166,9 @@ fn defaults(out: &mut String, request: &Request, load: &LoadOptions) {
     if let Some(t) = &load.connect_timeout {
         lines.push(format!("connect_timeout: {}", yaml_str(t)));
     }
-    if request.http2 || load.streams.is_some() {
-        lines.push("protocol: h2".to_string());
+    let streams = load.streams.is_some().then_some(Protocol::H2);
+    if let Some(protocol) = request.protocol.or(streams) {
+        lines.push(format!("protocol: {}", protocol.name()));
     }
     let compression = request.compression.unwrap_or(QUICK_COMPRESSION);
     if compression {

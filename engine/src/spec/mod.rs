@@ -11,6 +11,7 @@ mod load;
 mod protocols;
 mod rules;
 mod scenario;
+pub(crate) mod secrets;
 
 pub(crate) use flow::{Data, DataOrder, Extract, Flow, OnError, Step};
 pub(crate) use protocols::{Grpc, GrpcStatusName, Ws};

@@ -41,6 +41,7 @@ mod merge;
 mod older_results;
 mod properties;
 mod quick;
+mod quick_protocols;
 mod quick_secrets;
 mod reports;
 mod reports_decisions;

@@ -169,7 +169,9 @@ fn conflicting_flags_are_refused() {
 
 /// The printed spec plans the load of the one-line run: `loadgate run` of it sends the same
 /// requests (same bytes), the same count, on the same connections, and the plan's request
-/// holds the flags' method, headers and body.
+/// holds the flags' method, headers and body. It is a gate: the schema modeline first, an
+/// `slo:` and a `regression:` block, every line of them commented; `loadgate validate`
+/// accepts it, it passes against the built-in target and fails (exit 1) against a slow one.
 #[test]
 fn the_emitted_spec_plans_and_runs_the_same_load() {
     let _turn = turn();
@@ -200,7 +202,31 @@ fn the_emitted_spec_plans_and_runs_the_same_load() {
 
     let dir = tempfile::tempdir().unwrap();
     let spec_path = dir.path().join("quick.loadgate.yaml");
-    std::fs::write(&spec_path, ok(&emit)).unwrap();
+    let text = ok(&emit);
+    std::fs::write(&spec_path, &text).unwrap();
+    assert!(
+        text.starts_with(&format!(
+            "# yaml-language-server: $schema=https://raw.githubusercontent.com/loadgate/loadgate/v{}/schema/loadgate.schema.json\n",
+            env!("CARGO_PKG_VERSION")
+        )),
+        "{text}"
+    );
+    let gate = &text[text.find("\nslo:").expect("an slo block") + 1..];
+    assert!(gate.contains("\nregression:"), "{text}");
+    for line in gate.lines() {
+        assert!(
+            line.contains(" # "),
+            "every line of the gate says what it means: {line}"
+        );
+    }
+    // docs/quick.md shows the blocks as they are printed.
+    let docs =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/quick.md")).unwrap();
+    assert!(
+        docs.contains(gate),
+        "docs/quick.md shows another gate than\n{gate}"
+    );
+    assert!(ok(&["validate", spec_path.to_str().unwrap()]).contains("valid"));
     // Planned: the request bytes of the printed spec.
     let source = loadgate::spec::SourceSpec::read(&spec_path).unwrap();
     let plan = loadgate::validate::check(&source, &|_| None).unwrap();
@@ -236,6 +262,19 @@ fn the_emitted_spec_plans_and_runs_the_same_load() {
     assert_eq!(quick_line["requests"], 120);
     assert_eq!(quick_line["connections"], 3);
     assert_eq!(quick_line["errors"], 0);
+    assert_eq!(run_line["passed"], true);
+
+    // Its latency SLO (p99 under 1 s) fails on responses 1.2 s late: the gate says no.
+    let slow = format!("{base}/?delay=1200ms");
+    let slow_path = dir.path().join("slow.loadgate.yaml");
+    std::fs::write(
+        &slow_path,
+        ok(&["quick", "--emit-spec", "-n", "4", "-c", "4", &slow]),
+    )
+    .unwrap();
+    let out = loadgate(&["run", slow_path.to_str().unwrap(), "--quiet"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(stdout(&out).contains("p(99) < 1s"), "{}", stdout(&out));
 }
 
 /// A browser's "Copy as cURL" (Firefox's, one string, as pasted) becomes the same request:
@@ -345,8 +384,11 @@ fn lines_append_across_runs_with_one_header() {
         let lines: Vec<&str> = text.lines().collect();
         if format == "csv" {
             assert_eq!(lines.len(), 3, "{text}");
-            assert!(lines[0].starts_with("name,started_at,elapsed_s,"), "{text}");
-            assert_eq!(text.matches("name,started_at").count(), 1);
+            assert!(
+                lines[0].starts_with("name,url,protocol,started_at,"),
+                "{text}"
+            );
+            assert_eq!(text.matches("name,url,protocol").count(), 1);
             let requests = lines[0].split(',').position(|c| c == "requests").unwrap();
             let counts: Vec<&str> = lines[1..]
                 .iter()

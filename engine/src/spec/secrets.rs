@@ -1,10 +1,12 @@
-//! Which parts of a one-line run's request are secrets: header names and query keys (one
-//! rule for both), and a URL with them taken out.
+//! Which parts of a request are secrets: header names and query keys (one rule for both), and
+//! a URL with them taken out. The one-line runs (`loadgate quick`, `loadgate curl`) write their
+//! specs with it; the machine lines (`--format jsonl|csv`) show URLs through [`shown_url`].
 //!
-//! A secret's value is never printed (not in the emitted spec, its `name:`, an error or the
-//! console): the spec names a variable, `${LOADGATE_…}`, that the one-line run answers and a
-//! user of the printed spec sets in the environment. URL credentials (`user:pass@`) become an
-//! `Authorization: Basic` header (as curl sends them), so a secret too.
+//! A secret's value is never printed (not in the emitted spec, its `name:`, an error, the
+//! console or a machine line): a one-line run's spec names a variable, `${LOADGATE_…}`, that
+//! the one-line run answers and a user of the printed spec sets in the environment. URL
+//! credentials (`user:pass@`) become an `Authorization: Basic` header (as curl sends them), so
+//! a secret too.
 
 use std::collections::BTreeMap;
 
