@@ -874,7 +874,7 @@ _loadgate() {
             return 0
             ;;
         loadgate__subcmd__quick)
-            opts="-m -d -D -T -H -A -a -k -n -c -z -q -p -t -w -v -h --method --body --body-file --content-type --header --accept --basic-auth --http2 --insecure --cacert --tls-ciphers --disable-compression --redirect --disable-redirects --requests --connections --duration --rate --rps --streams --http2-parallel --timeout --connect-timeout --threads --disable-keepalive --warmup --ramp-up --slow --status-code --delay --rounds --emit-spec --verbose --no-color --quiet --format --output --help"
+            opts="-m -d -D -T -H -A -a -k -n -c -z -q -p -t -w -v -h --method --body --body-file --content-type --header --accept --basic-auth --http2 --http3 --http1.1 --insecure --cacert --tls-ciphers --disable-compression --redirect --disable-redirects --requests --connections --duration --rate --rps --streams --http2-parallel --timeout --connect-timeout --threads --disable-keepalive --warmup --ramp-up --slow --status-code --delay --rounds --emit-spec --verbose --no-color --quiet --format --output --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1110,7 +1110,7 @@ _loadgate() {
             return 0
             ;;
         loadgate__subcmd__run)
-            opts="-q -h --out --quiet --no-color --baseline --format --output --shard --start-at --export --help"
+            opts="-q -v -h --out --quiet --no-color --verbose --baseline --format --output --shard --start-at --export --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

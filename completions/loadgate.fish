@@ -52,7 +52,8 @@ complete -c loadgate -n "__fish_loadgate_using_subcommand run" -l shard -d 'Run 
 complete -c loadgate -n "__fish_loadgate_using_subcommand run" -l start-at -d 'Start the run (its warmup) at this time: RFC 3339 in UTC (`2026-11-24T10:00:00Z`) or `+30s` from now; it waits until then (Ctrl-C ends the wait). Every shard given the same time warms up and starts measuring on the same wall-clock second; a time already past shortens the warmup by the lateness, or is refused (exit 2) when past by more than the warmup' -r
 complete -c loadgate -n "__fish_loadgate_using_subcommand run" -l export -d 'After the run, send its metrics (per-second series and whole-run summaries) to `prometheus=URL` (remote write 1.0, e.g. `http://prometheus:9090/api/v1/write`) or `otlp=URL` (OTLP/HTTP JSON, e.g. `http://collector:4318/v1/metrics`); repeatable. A failed export is reported on stderr and does not change the exit code; each ends within about 30 s (10 s per attempt, 3 attempts). Extra headers (authentication): `LOADGATE_EXPORT_HEADERS="Name=value,..."`. A bad KIND=URL is refused before any load is sent (exit 2)' -r
 complete -c loadgate -n "__fish_loadgate_using_subcommand run" -s q -l quiet -d 'No progress line on stderr'
-complete -c loadgate -n "__fish_loadgate_using_subcommand run" -l no-color -d 'No colour in the summary (as the `NO_COLOR` environment variable; colour is only ever used when stdout is a terminal)'
+complete -c loadgate -n "__fish_loadgate_using_subcommand run" -l no-color -d 'No colour in the summary (as the `NO_COLOR` environment variable; without either, colour is used when stdout is a terminal whose `TERM` is not `dumb`, or with `CLICOLOR_FORCE=1`, never with `CLICOLOR=0`)'
+complete -c loadgate -n "__fish_loadgate_using_subcommand run" -s v -l verbose -d 'The summary\'s long sections too: every percentile, the insight lines, the phases, the latency histogram, the upstream time, streamed bodies, the size and transfer rate, the client CPU and the stage table'
 complete -c loadgate -n "__fish_loadgate_using_subcommand run" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c loadgate -n "__fish_loadgate_using_subcommand quick" -s m -l method -d 'HTTP method (oha, hey `-m`)' -r
 complete -c loadgate -n "__fish_loadgate_using_subcommand quick" -s d -l body -d 'Request body (hey, oha `-d`)' -r
@@ -84,6 +85,8 @@ jsonl\t'One JSON object per line'
 csv\t'One CSV row per run, under a header'"
 complete -c loadgate -n "__fish_loadgate_using_subcommand quick" -l output -d 'Append each run\'s output (in `--format`) to this file instead of stdout, which then shows the text summary; a CSV header is written only into a new or empty file' -r -F
 complete -c loadgate -n "__fish_loadgate_using_subcommand quick" -l http2 -d 'Speak HTTP/2 (over TLS by ALPN, over cleartext with prior knowledge)'
+complete -c loadgate -n "__fish_loadgate_using_subcommand quick" -l http3 -d 'Speak HTTP/3 over QUIC (`https://` URLs only)'
+complete -c loadgate -n "__fish_loadgate_using_subcommand quick" -l http1.1 -d 'Speak HTTP/1.1, over TLS too (ALPN offers `http/1.1` alone); the default for `http://`'
 complete -c loadgate -n "__fish_loadgate_using_subcommand quick" -s k -l insecure -d 'Accept any server certificate (test setups only; reports mark the run insecure)'
 complete -c loadgate -n "__fish_loadgate_using_subcommand quick" -l disable-compression -d 'Do not offer `Accept-Encoding: gzip` (offered by default, as hey does)'
 complete -c loadgate -n "__fish_loadgate_using_subcommand quick" -l disable-redirects -d 'Do not follow redirects (`--redirect 0`)'
