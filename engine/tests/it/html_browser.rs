@@ -10,16 +10,34 @@
 
 use std::path::Path;
 
+use base64::Engine as _;
+use hdrhistogram::serialization::{Serializer as _, V2DeflateSerializer};
+
 use loadgate::compare;
 use loadgate::report::{self, Format, Input};
 use loadgate::result;
 
 use crate::support::{console_problems, frame_probe, frame_screenshot, headless};
 
-fn report_html() -> String {
+/// The report of the fixture's current run against its baseline, with a trend of three runs;
+/// with `wide`, the current run's latencies spread from 150 µs to 4 s (2% of its count at
+/// each of seven values), so that its charts' latency axes span more than four decades.
+fn report_html(wide: bool) -> String {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results");
     let baseline = result::read(&dir.join("baseline.json")).unwrap();
-    let current = result::read(&dir.join("current.json")).unwrap();
+    let mut current = result::read(&dir.join("current.json")).unwrap();
+    if wide {
+        let mut h = result::decode_histogram(&current.total.histogram).unwrap();
+        let n = h.len() / 50;
+        for us in [150, 300, 40_000, 120_000, 700_000, 2_500_000, 4_000_000] {
+            h.record_n(us, n).unwrap();
+        }
+        let mut bytes = Vec::new();
+        V2DeflateSerializer::new()
+            .serialize(&h, &mut bytes)
+            .unwrap();
+        current.total.histogram = base64::engine::general_purpose::STANDARD.encode(bytes);
+    }
     let comparison = compare::compare(&baseline, &current).unwrap();
     // A trend of three runs on three dates (the x axis shows them).
     let mut older = baseline.clone();
@@ -40,7 +58,7 @@ fn report_html() -> String {
 /// Added to the test's copy of the page: opens every target's details (with the page's own
 /// button), measures the laid-out page and writes what it found as JSON into
 /// `<pre id="probe-out">` (after measuring, so that it does not count).
-const PROBE: &str = r#"<script>
+const PROBE: &str = r##"<script>
 (function () {
   document.getElementById("expand").click();
   var root = document.documentElement;
@@ -110,7 +128,7 @@ const PROBE: &str = r#"<script>
   document.body.appendChild(pre);
 })();
 </script>
-</body>"#;
+</body>"##;
 
 /// What [`PROBE`] found at one width.
 #[derive(Debug, serde::Deserialize)]
@@ -142,7 +160,7 @@ struct Probe {
 fn the_html_report_loads_in_chromium_without_errors_and_renders() {
     let dir = tempfile::tempdir().unwrap();
     let page = dir.path().join("report.html");
-    let html = report_html();
+    let html = report_html(false);
     assert_eq!(html.matches("</body>").count(), 1);
     std::fs::write(&page, &html).unwrap();
     let url = format!("file://{}", page.display());
@@ -182,49 +200,20 @@ fn the_html_report_loads_in_chromium_without_errors_and_renders() {
 #[test]
 fn the_html_report_fits_400_and_1280_px_with_verdicts_on_screen_and_no_overlaps() {
     let dir = tempfile::tempdir().unwrap();
-    let html = report_html();
+    let html = report_html(false);
     let page = dir.path().join("report.html");
     std::fs::write(&page, &html).unwrap();
-    let probed = dir.path().join("probed.html");
-    std::fs::write(&probed, html.replace("</body>", PROBE)).unwrap();
-    for width in [400, 1280] {
-        let json = frame_probe(dir.path(), &probed, width);
-        let found: Probe = serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {json}"));
-        assert_eq!(found.width, f64::from(width), "the window's width");
-        assert_eq!(found.rendered.as_deref(), Some("ok"), "{width} px: the script");
-        assert!(
-            found.scroll_width <= found.client_width,
-            "{width} px: the page is {} px wide in {} px: it scrolls sideways",
-            found.scroll_width,
-            found.client_width
-        );
-        // 2 SLOs and 5 rules.
-        assert_eq!(found.verdicts, 7, "{width} px: the verdict cells");
-        assert_eq!(
-            found.hidden_verdicts,
-            Vec::<String>::new(),
-            "{width} px: verdicts off screen"
-        );
-        assert_eq!(
-            found.unreachable_cells,
-            Vec::<String>::new(),
-            "{width} px: table cells off screen that cannot be scrolled to"
-        );
-        assert_eq!(found.charts, 5);
-        assert_eq!(
-            found.wide_charts,
-            Vec::<String>::new(),
-            "{width} px: charts wider than the window"
-        );
-        assert_eq!(found.cut, Vec::<String>::new(), "{width} px: chart text cut off");
-        assert_eq!(
-            found.overlaps,
-            Vec::<String>::new(),
-            "{width} px: overlapping text"
-        );
-        // Every point of every line has its values as a tooltip (the percentile chart
-        // alone has 61 per run).
-        assert!(found.hover > 200, "{width} px: {} tooltips", found.hover);
+    // A latency range over four decades: decades on the percentile chart's latency axis.
+    let wide = report_html(true);
+    for tick in [">100us<", ">1ms<", ">10ms<", ">100ms<", ">1s<"] {
+        assert!(wide.contains(tick), "no tick {tick} over a wide range");
+    }
+    for (name, html) in [("fixture", &html), ("wide", &wide)] {
+        let probed = dir.path().join(format!("probed-{name}.html"));
+        std::fs::write(&probed, html.replace("</body>", PROBE)).unwrap();
+        for width in [400, 1280] {
+            probe_at(dir.path(), &probed, &format!("{name}, {width}"), width);
+        }
     }
     let tmp = Path::new(env!("CARGO_TARGET_TMPDIR"));
     frame_screenshot(
@@ -241,4 +230,46 @@ fn the_html_report_fits_400_and_1280_px_with_verdicts_on_screen_and_no_overlaps(
         1500,
         &tmp.join("loadgate-report-1280.png"),
     );
+}
+
+/// Loads `page` (with [`PROBE`]) `width` px wide and checks what the probe found; `at` names
+/// the page and width in messages.
+fn probe_at(dir: &Path, page: &Path, at: &str, width: u32) {
+    let json = frame_probe(dir, page, width);
+    let found: Probe = serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {json}"));
+    assert_eq!(found.width, f64::from(width), "the window's width");
+    assert_eq!(found.rendered.as_deref(), Some("ok"), "{at}: the script");
+    assert!(
+        found.scroll_width <= found.client_width,
+        "{at}: the page is {} px wide in {} px: it scrolls sideways",
+        found.scroll_width,
+        found.client_width
+    );
+    // 2 SLOs and 5 rules.
+    assert_eq!(found.verdicts, 7, "{at}: the verdict cells");
+    assert_eq!(
+        found.hidden_verdicts,
+        Vec::<String>::new(),
+        "{at}: verdicts off screen"
+    );
+    assert_eq!(
+        found.unreachable_cells,
+        Vec::<String>::new(),
+        "{at}: table cells off screen that cannot be scrolled to"
+    );
+    assert_eq!(found.charts, 5);
+    assert_eq!(
+        found.wide_charts,
+        Vec::<String>::new(),
+        "{at}: charts wider than the window"
+    );
+    assert_eq!(found.cut, Vec::<String>::new(), "{at}: chart text cut off");
+    assert_eq!(
+        found.overlaps,
+        Vec::<String>::new(),
+        "{at}: overlapping text"
+    );
+    // Every point of every line has its values as a tooltip (the percentile chart
+    // alone has 61 per run).
+    assert!(found.hover > 200, "{at}: {} tooltips", found.hover);
 }
