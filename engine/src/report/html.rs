@@ -16,8 +16,8 @@ use serde::Serialize;
 
 use super::decisions::format_level;
 use super::history::Trend;
-use super::scales;
-use super::svg::{LineChart, Mark, MarkLine, Series, Style, trim_number};
+use super::scales::{self, trim_number};
+use super::svg::{LineChart, Mark, MarkLine, Series, Style};
 use super::view::format_sub_run_change;
 use super::{Input, Render, Report, templates};
 use crate::compare::{Comparison, RuleChanges, RuleVerdict};

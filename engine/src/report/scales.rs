@@ -1,6 +1,6 @@
-//! The scales of the latency charts, from an HDR histogram to points: HdrHistogram's
-//! percentile "nines" scale, and latency buckets evenly spaced on a log scale, with their
-//! axis ticks. Drawn by [`super::svg`].
+//! The scales of the charts, from an HDR histogram to points: HdrHistogram's percentile
+//! "nines" scale, and latency buckets evenly spaced on a log scale; the ticks of log axes and
+//! the tick labels. The SVG charts (`svg.rs`) use this module, not the other way.
 
 use hdrhistogram::Histogram;
 
@@ -43,7 +43,7 @@ pub(crate) fn nines_ticks(max_nines: f64) -> Vec<(f64, String)> {
 /// A percentile's name for a point of the nines scale: `p99.9` at x = 3.
 pub(crate) fn nines_name(x: f64) -> String {
     let q = (1.0 - 10f64.powf(-x)) * 100.0;
-    format!("p{}", super::svg::trim_number(q))
+    format!("p{}", trim_number(q))
 }
 
 /// The share of responses (%) per latency bucket, buckets evenly spaced on a log scale from
@@ -72,6 +72,14 @@ pub(crate) fn histogram_points(
         below = upto;
     }
     points
+}
+
+/// A tick value without trailing zeros, so that it shows the step's precision: `2.5`, `10`,
+/// `0.25` (at most three decimals).
+pub(crate) fn trim_number(value: f64) -> String {
+    let text = format!("{value:.3}");
+    let text = text.trim_end_matches('0').trim_end_matches('.');
+    if text == "-0" { "0" } else { text }.to_string()
 }
 
 /// A latency for an axis: as [`format_duration_us`], without trailing zeros (`10ms`,

@@ -11,7 +11,8 @@
 
 use std::fmt::Write as _;
 
-use super::svg::{escape, nice_ticks, trim_number};
+use super::scales::trim_number;
+use super::svg::{escape, nice_ticks};
 use crate::history::{Point, Series, SeriesMetric};
 use crate::units::{MISSING, Unit, format_duration_us, format_relative};
 

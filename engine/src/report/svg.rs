@@ -12,6 +12,8 @@
 
 use std::fmt::Write as _;
 
+use super::scales;
+
 /// Chart size in SVG user units (the SVG scales to its container).
 const WIDTH: f64 = 640.0;
 const HEIGHT: f64 = 306.0;
@@ -187,14 +189,6 @@ pub(crate) fn escape(text: &str) -> String {
         .replace('"', "&quot;")
 }
 
-/// A tick value without trailing zeros, so that it shows the step's precision: `2.5`, `10`,
-/// `0.25` (at most three decimals).
-pub(crate) fn trim_number(value: f64) -> String {
-    let text = format!("{value:.3}");
-    let text = text.trim_end_matches('0').trim_end_matches('.');
-    if text == "-0" { "0" } else { text }.to_string()
-}
-
 /// Most y ticks of a log axis.
 const LOG_TICKS: usize = 7;
 
@@ -320,7 +314,7 @@ impl LineChart {
             let low = ys.iter().copied().fold(f64::INFINITY, f64::min);
             let high = ys.iter().copied().fold(f64::NEG_INFINITY, f64::max);
             if low.is_finite() && high.is_finite() {
-                return super::scales::log_ticks(10f64.powf(low), 10f64.powf(high), LOG_TICKS);
+                return scales::log_ticks(10f64.powf(low), 10f64.powf(high), LOG_TICKS);
             }
             return vec![0.0, 1.0];
         }

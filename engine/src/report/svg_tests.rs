@@ -1,6 +1,7 @@
 //! Tests of [`super`]: label placement, ticks, escaping, marks, tooltips and the log axis.
 
 use super::*;
+use crate::report::scales::trim_number;
 
 #[test]
 fn labels_too_close_move_apart_in_order_within_the_plot() {
@@ -159,7 +160,7 @@ fn a_log_axis_spreads_values_and_every_point_has_its_values_as_a_tooltip() {
         x_label: "percentile".into(),
         y_label: "latency".into(),
         x_ticks: vec![(0.0, "0%".into()), (1.0, "90%".into()), (2.0, "99%".into())],
-        y_format: crate::report::scales::short_duration,
+        y_format: scales::short_duration,
         x_format: |x| format!("x{x}"),
         y_log: true,
         series: vec![Series {
