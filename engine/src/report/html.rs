@@ -244,7 +244,7 @@ fn percentile_chart(histograms: &[Drawn]) -> String {
         .filter_map(|s| s.points.last().map(|p| p.0))
         .fold(1.0, f64::max);
     LineChart {
-        title: "Latency by percentile (log scales)".into(),
+        title: "Latency by percentile".into(),
         x_label: "percentile (log scale of 1/(1-q))".into(),
         y_label: "latency (log scale)".into(),
         x_ticks: scales::nines_ticks(max_nines),
