@@ -220,14 +220,14 @@ fn the_html_report_fits_400_and_1280_px_with_verdicts_on_screen_and_no_overlaps(
         dir.path(),
         &page,
         400,
-        2400,
+        3700,
         &tmp.join("loadgate-report-400.png"),
     );
     frame_screenshot(
         dir.path(),
         &page,
         1280,
-        1500,
+        1900,
         &tmp.join("loadgate-report-1280.png"),
     );
 }
