@@ -2,7 +2,8 @@
 //! [`super::svg`] (no script needed to see them, nothing fetched at view time).
 //!
 //! Charts, the current run solid with circles and the baseline dashed with squares:
-//! the latency percentile distribution on HdrHistogram's log "nines" scale, latency (p50, p99)
+//! the latency percentile distribution on HdrHistogram's log "nines" scale (latency on a log
+//! axis too, so that the body of the distribution is not flattened by its tail), latency (p50, p99)
 //! and throughput over time (both of complete seconds only: the last, partial second would
 //! show a fake drop), the latency histogram on a log scale, and a trend's p50 and p95 by run
 //! start date. In a paired comparison
@@ -15,14 +16,13 @@ use serde::Serialize;
 
 use super::decisions::format_level;
 use super::history::Trend;
-use super::scales;
+use super::scales::{self, trim_number};
 use super::svg::{LineChart, Mark, MarkLine, Series, Style};
 use super::view::format_sub_run_change;
 use super::{Input, Render, Report, templates};
 use crate::compare::{Comparison, RuleChanges, RuleVerdict};
 use crate::plan::threshold::Metric;
 use crate::result::{self, RunResult};
-use crate::units::format_duration_us;
 
 /// The charts of a report, as `<svg>` markup.
 #[derive(Debug, Clone, Serialize)]
@@ -203,6 +203,8 @@ fn sub_run_chart(rule: &RuleVerdict, changes: &RuleChanges) -> String {
             .map(|e| (f64::from(e), e.to_string()))
             .collect(),
         y_format,
+        x_format: |x| format!("sub-run {x}"),
+        y_log: false,
         series: vec![
             side(true, "baseline first", Style::Points),
             side(false, "candidate first", Style::PointsAlt),
@@ -244,9 +246,11 @@ fn percentile_chart(histograms: &[Drawn]) -> String {
     LineChart {
         title: "Latency by percentile".into(),
         x_label: "percentile (log scale of 1/(1-q))".into(),
-        y_label: "latency".into(),
+        y_label: "latency (log scale)".into(),
         x_ticks: scales::nines_ticks(max_nines),
-        y_format: format_duration_us,
+        y_format: scales::short_duration,
+        x_format: scales::nines_name,
+        y_log: true,
         series,
         steps: false,
         marks: Vec::new(),
@@ -298,7 +302,9 @@ fn over_time_charts(runs: &[Run<'_>]) -> (String, String) {
         x_label: "seconds since measuring started".into(),
         y_label: "latency".into(),
         x_ticks: time_ticks.clone(),
-        y_format: format_duration_us,
+        y_format: scales::short_duration,
+        x_format: |x| format!("{x} s"),
+        y_log: false,
         series: latency_series,
         steps: false,
         marks: Vec::new(),
@@ -309,7 +315,9 @@ fn over_time_charts(runs: &[Run<'_>]) -> (String, String) {
         x_label: "seconds since measuring started".into(),
         y_label: "responses per second".into(),
         x_ticks: time_ticks,
-        y_format: |v| format!("{v:.0}/s"),
+        y_format: |v| format!("{}/s", trim_number(v)),
+        x_format: |x| format!("{x} s"),
+        y_log: false,
         series: rps_series,
         steps: false,
         marks: Vec::new(),
@@ -334,6 +342,9 @@ fn time_ticks(runs: &[Run<'_>]) -> Vec<(f64, String)> {
         .collect()
 }
 
+/// Most x ticks of the histogram (fewer where their labels would overlap).
+const HISTOGRAM_TICKS: usize = 10;
+
 /// The share of responses by latency on a log scale, up to the highest p99.9, each run a
 /// stepped line.
 fn histogram_chart(histograms: &[Drawn]) -> String {
@@ -354,8 +365,10 @@ fn histogram_chart(histograms: &[Drawn]) -> String {
         title: "Latency histogram (share of responses, up to p99.9)".into(),
         x_label: "latency (log scale)".into(),
         y_label: "% of responses".into(),
-        x_ticks: scales::log_latency_ticks(low.log10(), high.log10()),
-        y_format: |v| format!("{v:.0}%"),
+        x_ticks: scales::log_latency_ticks(low.log10(), high.log10(), HISTOGRAM_TICKS),
+        y_format: |v| format!("{}%", trim_number(v)),
+        x_format: |x| format!("up to {}", scales::short_duration(10f64.powf(x))),
+        y_log: false,
         series: histograms
             .iter()
             .map(|(name, h, style)| Series {
@@ -407,7 +420,9 @@ fn trend_chart(t: &Trend) -> String {
             .filter(|(i, _)| (n - 1 - i).is_multiple_of(every))
             .map(|(i, run)| (i as f64, run.label.replacen(' ', "\n", 1)))
             .collect(),
-        y_format: format_duration_us,
+        y_format: scales::short_duration,
+        x_format: |i| format!("run {}", i + 1.0),
+        y_log: false,
         series: vec![
             series("p50_us", "p50", Style::Current),
             series("p95_us", "p95", Style::CurrentAlt),

@@ -11,6 +11,7 @@
 
 use std::fmt::Write as _;
 
+use super::scales::trim_number;
 use super::svg::{escape, nice_ticks};
 use crate::history::{Point, Series, SeriesMetric};
 use crate::units::{MISSING, Unit, format_duration_us, format_relative};
@@ -71,12 +72,6 @@ fn tick_label(metric: SeriesMetric, value: f64) -> String {
         Unit::PerSecond => format!("{}/s", trim_number(value)),
         Unit::Count => trim_number(value),
     }
-}
-
-/// A tick value without trailing zeros: `2.5`, `10`, `0.25`.
-fn trim_number(value: f64) -> String {
-    let text = format!("{value:.3}");
-    text.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 /// The date of an RFC 3339 time, `2026-11-27`; the text as it is when it has none.

@@ -6,17 +6,21 @@
 //! dashed with squares. Labels at the lines' ends that would overlap are moved apart vertically
 //! ([`spread_labels`]). Horizontal marks (a shaded band, reference lines) are drawn under the
 //! series and named in the legend. An x tick label may have two lines (`\n`), e.g. a date over
-//! a time.
+//! a time; x tick labels that would overlap are left out ([`thin_labels`]). Every point of a
+//! line carries its values as a tooltip (an SVG `<title>`), so hovering shows them without a
+//! script. The y axis is linear, or logarithmic for latency ([`LineChart::y_log`]).
 
 use std::fmt::Write as _;
 
+use super::scales;
+
 /// Chart size in SVG user units (the SVG scales to its container).
 const WIDTH: f64 = 640.0;
-const HEIGHT: f64 = 300.0;
+const HEIGHT: f64 = 306.0;
 const LEFT: f64 = 64.0;
 const RIGHT: f64 = 96.0;
 const TOP: f64 = 46.0;
-const BOTTOM: f64 = 44.0;
+const BOTTOM: f64 = 50.0;
 /// Least distance between the baselines of two labels at the lines' ends, SVG units: the
 /// 11-unit font's line box (about 12.8, ascent and descent, as Chromium lays it out) and a
 /// little air.
@@ -160,8 +164,13 @@ pub(crate) struct LineChart {
     pub y_label: String,
     /// `(x, label)` in data units.
     pub x_ticks: Vec<(f64, String)>,
-    /// Formats a y value for the axis.
+    /// Formats a y value for the axis and for a point's tooltip.
     pub y_format: fn(f64) -> String,
+    /// Formats an x value for a point's tooltip (a tick's label where the point is at one).
+    pub x_format: fn(f64) -> String,
+    /// A log10 y axis for values above 0 (latency, µs): ticks on a 1-2-5 ladder
+    /// ([`super::scales::log_ticks`]); a value at or below 0 is drawn at 1.
+    pub y_log: bool,
     /// The lines, drawn in this order.
     pub series: Vec<Series>,
     /// Draw steps (a histogram) instead of straight segments.
@@ -179,6 +188,9 @@ pub(crate) fn escape(text: &str) -> String {
         .replace('>', "&gt;")
         .replace('"', "&quot;")
 }
+
+/// Most y ticks of a log axis.
+const LOG_TICKS: usize = 7;
 
 /// "Nice" round numbers for an axis from `min` to `max` (`min` at most 0 here; above 0 for the
 /// dashboard's charts): about 5 steps, from a multiple of the step at or below `min`
@@ -236,8 +248,8 @@ impl LineChart {
         } else {
             (0.0, 1.0)
         };
-        let ys: Vec<f64> = self
-            .series
+        let series = self.plotted();
+        let ys: Vec<f64> = series
             .iter()
             .flat_map(|s| s.points.iter().map(|p| p.1))
             .chain(self.marks.iter().flat_map(|m| match m {
@@ -246,13 +258,7 @@ impl LineChart {
             }))
             .filter(|y| y.is_finite())
             .collect();
-        let y_min = ys.iter().copied().fold(0.0, f64::min);
-        let y_max = ys.iter().copied().fold(0.0, f64::max);
-        let margin = (y_max - y_min) * 0.05;
-        let y_ticks = nice_ticks(
-            if y_min < 0.0 { y_min - margin } else { 0.0 },
-            y_max + margin,
-        );
+        let y_ticks = self.y_ticks(&ys);
         let frame = Frame {
             x_min,
             x_max,
@@ -279,13 +285,61 @@ impl LineChart {
             mark(&mut svg, &frame, m);
         }
         let mut labels = Vec::new();
-        for s in &self.series {
-            labels.extend(self.line(&mut svg, &frame, s));
+        for (s, drawn) in self.series.iter().zip(&series) {
+            labels.extend(self.line(&mut svg, &frame, s, drawn));
         }
         end_labels(&mut svg, &frame, labels);
         self.legend(&mut svg);
         svg.push_str("</svg>");
         svg
+    }
+
+    /// The series as drawn: y in log10 on a log axis.
+    fn plotted(&self) -> Vec<Series> {
+        let mut series = self.series.clone();
+        if self.y_log {
+            for s in &mut series {
+                for p in &mut s.points {
+                    p.1 = p.1.max(1.0).log10();
+                }
+            }
+        }
+        series
+    }
+
+    /// The y ticks for the drawn values `ys`: from 0 (or below the lowest negative value) to
+    /// above the highest, or on a log axis the log10 of the 1-2-5 values around them.
+    fn y_ticks(&self, ys: &[f64]) -> Vec<f64> {
+        if self.y_log {
+            let low = ys.iter().copied().fold(f64::INFINITY, f64::min);
+            let high = ys.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            if low.is_finite() && high.is_finite() {
+                return scales::log_ticks(10f64.powf(low), 10f64.powf(high), LOG_TICKS);
+            }
+            return vec![0.0, 1.0];
+        }
+        let y_min = ys.iter().copied().fold(0.0, f64::min);
+        let y_max = ys.iter().copied().fold(0.0, f64::max);
+        let margin = (y_max - y_min) * 0.05;
+        nice_ticks(
+            if y_min < 0.0 { y_min - margin } else { 0.0 },
+            y_max + margin,
+        )
+    }
+
+    /// A drawn y value as the data's value.
+    fn y_value(&self, y: f64) -> f64 {
+        if self.y_log { 10f64.powf(y) } else { y }
+    }
+
+    /// A point's tooltip: the series, its x (a tick's label where there is one at it) and y.
+    fn hover(&self, name: &str, x: f64, y: f64) -> String {
+        let at = self
+            .x_ticks
+            .iter()
+            .find(|t| (t.0 - x).abs() < 1e-9)
+            .map_or_else(|| (self.x_format)(x), |t| t.1.replace('\n', " "));
+        format!("{name}: {at}, {}", (self.y_format)(y))
     }
 
     /// Grid, axes, tick labels and axis labels.
@@ -297,18 +351,32 @@ impl LineChart {
                 svg,
                 r##"<line x1="{LEFT}" y1="{py:.1}" x2="{:.1}" y2="{py:.1}" stroke="#ddd"/><text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"##,
                 LEFT + plot_w,
-                LEFT - 6.0,
+                LEFT - 8.0,
                 py + 4.0,
-                escape(&(self.y_format)(*y))
+                escape(&(self.y_format)(self.y_value(*y)))
             );
         }
-        for (x, label) in &self.x_ticks {
+        let shown = thin_labels(
+            &self
+                .x_ticks
+                .iter()
+                .map(|(x, label)| (f.sx(*x), label.as_str()))
+                .collect::<Vec<_>>(),
+        );
+        for ((x, label), shown) in self.x_ticks.iter().zip(shown) {
             let px = f.sx(*x);
             let _ = write!(
                 svg,
-                r##"<line x1="{px:.1}" y1="{TOP}" x2="{px:.1}" y2="{:.1}" stroke="#eee"/><text class="x-tick" x="{px:.1}" y="{:.1}" text-anchor="middle">"##,
+                r##"<line x1="{px:.1}" y1="{TOP}" x2="{px:.1}" y2="{:.1}" stroke="#eee"/>"##,
                 TOP + plot_h,
-                TOP + plot_h + 14.0,
+            );
+            if !shown {
+                continue;
+            }
+            let _ = write!(
+                svg,
+                r#"<text class="x-tick" x="{px:.1}" y="{:.1}" text-anchor="middle">"#,
+                TOP + plot_h + 18.0,
             );
             // A second line (a time under a date) one line lower.
             for (i, part) in label.split('\n').enumerate() {
@@ -333,26 +401,33 @@ impl LineChart {
             svg,
             r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text><text transform="translate(14 {:.1}) rotate(-90)" text-anchor="middle">{}</text>"#,
             LEFT + plot_w / 2.0,
-            HEIGHT - 6.0,
+            HEIGHT - 5.0,
             escape(&self.x_label),
             TOP + plot_h / 2.0,
             escape(&self.y_label)
         );
     }
 
-    /// One series: its line and markers (at most ~12); returns the label for its end (none
-    /// for points without a line).
-    fn line(&self, svg: &mut String, f: &Frame, s: &Series) -> Option<EndLabel> {
+    /// One series (`s` as given, `drawn` as plotted): its line, markers (at most ~12) and a
+    /// tooltip on each point; returns the label for its end (none for points without a line).
+    fn line(&self, svg: &mut String, f: &Frame, s: &Series, drawn: &Series) -> Option<EndLabel> {
         if s.points.is_empty() {
             return None;
         }
         let (colour, dash) = s.style.stroke();
         if s.style.points_only() {
-            for &(x, y) in &s.points {
-                svg.push_str(&s.style.marker(f.sx(x), f.sy(y)));
+            for (&(x, y), &(_, dy)) in s.points.iter().zip(&drawn.points) {
+                let _ = write!(
+                    svg,
+                    r#"<g class="hover">{}<title>{}</title></g>"#,
+                    s.style.marker(f.sx(x), f.sy(dy)),
+                    escape(&self.hover(&s.name, x, y))
+                );
             }
             return None;
         }
+        let s_given = s;
+        let s = drawn;
         let mut d = String::new();
         let mut last: Option<(f64, f64)> = None;
         for (i, &(x, y)) in s.points.iter().enumerate() {
@@ -383,6 +458,18 @@ impl LineChart {
                 svg.push_str(&s.style.marker(f.sx(x), f.sy(y)));
             }
         }
+        // Where the pointer finds each point's values: a circle with no visible paint.
+        svg.push_str(r#"<g class="hover" fill="transparent">"#);
+        for (&(x, y), &(_, dy)) in s_given.points.iter().zip(&s.points) {
+            let _ = write!(
+                svg,
+                r#"<circle cx="{:.1}" cy="{:.1}" r="5"><title>{}</title></circle>"#,
+                f.sx(x),
+                f.sy(dy),
+                escape(&self.hover(&s.name, x, y))
+            );
+        }
+        svg.push_str("</g>");
         let (lx, ly) = s.points[s.points.len() - 1];
         Some(EndLabel {
             x: f.sx(lx) + 6.0,
@@ -448,6 +535,31 @@ impl LineChart {
             lx += 40.0 + 6.5 * name.chars().count() as f64;
         }
     }
+}
+
+/// Which of the x tick labels at `ticks` (SVG x, label) to show: from the left, each that
+/// keeps clear of the last one shown (its width estimated from the 11-unit font's
+/// characters, about 6.5 units wide at most, and 6 units of air).
+fn thin_labels(ticks: &[(f64, &str)]) -> Vec<bool> {
+    let half = |label: &str| {
+        let chars = label
+            .split('\n')
+            .map(|l| l.chars().count())
+            .max()
+            .unwrap_or(0);
+        chars as f64 * 6.5 / 2.0
+    };
+    let mut right_of_last = f64::NEG_INFINITY;
+    ticks
+        .iter()
+        .map(|(x, label)| {
+            let show = x - half(label) >= right_of_last + 6.0;
+            if show {
+                right_of_last = x + half(label);
+            }
+            show
+        })
+        .collect()
 }
 
 /// A series' name beside its last point, in SVG units (`y` the text's baseline).
@@ -536,122 +648,5 @@ fn mark(svg: &mut String, f: &Frame, m: &Mark) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn labels_too_close_move_apart_in_order_within_the_plot() {
-        // "current" and "baseline" ending at the same point: one above the other.
-        assert_eq!(spread_labels(&[100.0, 100.0], 50.0, 250.0), [100.0, 114.0]);
-        // Far enough apart already: unchanged.
-        assert_eq!(spread_labels(&[60.0, 90.0], 50.0, 250.0), [60.0, 90.0]);
-        // Four at the bottom edge: pushed up from it, 14 apart, in their order.
-        assert_eq!(
-            spread_labels(&[245.0, 246.0, 248.0, 250.0], 50.0, 250.0),
-            [208.0, 222.0, 236.0, 250.0]
-        );
-        // At the top edge: pushed down.
-        assert_eq!(spread_labels(&[10.0, 12.0], 50.0, 250.0), [50.0, 64.0]);
-    }
-
-    #[test]
-    fn nice_ticks_cover_the_maximum() {
-        assert_eq!(nice_ticks(0.0, 9.0), vec![0.0, 2.0, 4.0, 6.0, 8.0, 10.0]);
-        assert_eq!(nice_ticks(0.0, 0.0), vec![0.0, 1.0]);
-        let t = nice_ticks(0.0, 12_345.0);
-        assert!(*t.last().unwrap() >= 12_345.0 && t.len() <= 7, "{t:?}");
-        // Below 0 too: from a multiple of the step below the minimum.
-        assert_eq!(
-            nice_ticks(-3.0, 7.0),
-            vec![-4.0, -2.0, 0.0, 2.0, 4.0, 6.0, 8.0]
-        );
-    }
-
-    #[test]
-    fn charts_escape_text_and_draw_each_series() {
-        let chart = LineChart {
-            title: "a <b>".into(),
-            x_label: "x".into(),
-            y_label: "y".into(),
-            x_ticks: vec![(0.0, "0".into()), (1.0, "1".into())],
-            y_format: |v| format!("{v}"),
-            series: vec![
-                Series {
-                    name: "current".into(),
-                    style: Style::Current,
-                    points: vec![(0.0, 1.0), (1.0, 2.0)],
-                },
-                Series {
-                    name: "baseline".into(),
-                    style: Style::Baseline,
-                    points: vec![(0.0, 1.5), (1.0, 1.0)],
-                },
-            ],
-            steps: false,
-            marks: vec![],
-        };
-        let svg = chart.render();
-        assert!(svg.contains("a &lt;b&gt;") && !svg.contains("a <b>"));
-        assert_eq!(svg.matches("<path d=\"M").count(), 2);
-        assert!(svg.contains(r#"stroke-dasharray="7 4""#));
-        assert!(svg.contains("<circle") && svg.contains("<rect"));
-    }
-
-    #[test]
-    fn marks_and_points_draw_below_zero_and_in_the_legend() {
-        let chart = LineChart {
-            title: "t".into(),
-            x_label: "x".into(),
-            y_label: "y".into(),
-            x_ticks: vec![(0.0, "0".into()), (2.0, "2".into())],
-            y_format: |v| format!("{v}"),
-            series: vec![Series {
-                name: "pair".into(),
-                style: Style::Points,
-                points: vec![(0.0, -3.0), (1.0, 2.0), (2.0, 4.0)],
-            }],
-            steps: false,
-            marks: vec![
-                Mark::Band {
-                    low: -1.0,
-                    high: 3.0,
-                    name: "interval <i>".into(),
-                    detail: "[-1, 3] <i>".into(),
-                },
-                Mark::Line {
-                    y: 0.0,
-                    kind: MarkLine::Reference,
-                    name: String::new(),
-                },
-                Mark::Line {
-                    y: 5.0,
-                    kind: MarkLine::Limit,
-                    name: "allowed".into(),
-                },
-            ],
-        };
-        let svg = chart.render();
-        // Every point marked, no line through them; one more in the legend.
-        assert_eq!(svg.matches(r#"r="2.5""#).count(), 4);
-        assert!(!svg.contains(r#"<path d="M"#));
-        // The axis reaches below 0 and above the limit.
-        assert!(
-            svg.contains(">-4</text>") && svg.contains(">6</text>"),
-            "{svg}"
-        );
-        // The band and the named line in the legend, escaped; the unnamed line not.
-        assert_eq!(svg.matches("interval &lt;i&gt;").count(), 1);
-        assert!(svg.contains("<title>[-1, 3] &lt;i&gt;</title>"));
-        assert!(svg.contains(r##"stroke="#a11""##) && svg.contains(">allowed</text>"));
-        assert_eq!(
-            svg.matches("<text").count() - svg.matches("</text>").count(),
-            0
-        );
-        // The zero line sits where y = 0 maps: between the band's edges.
-        let frame_y = |y: f64| {
-            let (bottom, top) = (-4.0, 6.0);
-            TOP + (HEIGHT - TOP - BOTTOM) * (1.0 - (y - bottom) / (top - bottom))
-        };
-        assert!(svg.contains(&format!(r#"y1="{:.1}""#, frame_y(0.0))));
-    }
-}
+#[path = "svg_tests.rs"]
+mod tests;

@@ -1,22 +1,43 @@
 //! The HTML report in a real browser: headless Chromium (Debian's `chromium`, installed by
-//! `.ci/run`) loads it with no console error, runs its script, lays its charts out with no two
-//! labels at the lines' ends and no two x tick labels overlapping (measured by the browser,
-//! with a probe script the test adds to its copy of the page), and takes a screenshot
-//! (`target/tmp/loadgate-report.png`, to look at). The test fails, never skips, without
-//! Chromium (`support::browser`).
+//! `.ci/run`) loads it with no console error and runs its script; at 400 px (a phone) and
+//! 1280 px wide, as the browser lays it out (measured by a probe script the test adds to its
+//! copy of the page): the page does not scroll sideways, every SLO's and rule's verdict is on
+//! screen, any other table cell off screen is in a box that scrolls, no chart is wider than
+//! the window or cuts off its text, no two texts overlap (chart labels and ticks included),
+//! and the charts' points carry their values as tooltips. Screenshots at both widths go to
+//! `target/tmp/loadgate-report-{400,1280}.png` (docs/images/ has copies). The test fails,
+//! never skips, without Chromium (`support::browser`).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+use base64::Engine as _;
+use hdrhistogram::serialization::{Serializer as _, V2DeflateSerializer};
 
 use loadgate::compare;
 use loadgate::report::{self, Format, Input};
 use loadgate::result;
 
-use crate::support::{console_problems, headless};
+use crate::support::{console_problems, frame_probe, frame_screenshot, headless};
 
-fn report_html() -> String {
+/// The report of the fixture's current run against its baseline, with a trend of three runs;
+/// with `wide`, the current run's latencies spread from 150 µs to 4 s (2% of its count at
+/// each of seven values), so that its charts' latency axes span more than four decades.
+fn report_html(wide: bool) -> String {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results");
     let baseline = result::read(&dir.join("baseline.json")).unwrap();
-    let current = result::read(&dir.join("current.json")).unwrap();
+    let mut current = result::read(&dir.join("current.json")).unwrap();
+    if wide {
+        let mut h = result::decode_histogram(&current.total.histogram).unwrap();
+        let n = h.len() / 50;
+        for us in [150, 300, 40_000, 120_000, 700_000, 2_500_000, 4_000_000] {
+            h.record_n(us, n).unwrap();
+        }
+        let mut bytes = Vec::new();
+        V2DeflateSerializer::new()
+            .serialize(&h, &mut bytes)
+            .unwrap();
+        current.total.histogram = base64::engine::general_purpose::STANDARD.encode(bytes);
+    }
     let comparison = compare::compare(&baseline, &current).unwrap();
     // A trend of three runs on three dates (the x axis shows them).
     let mut older = baseline.clone();
@@ -34,49 +55,119 @@ fn report_html() -> String {
     report::render(Format::Html, &input, None).unwrap()
 }
 
-/// A script added to the test's copy of the page: in each chart, the boxes of the labels at
-/// the lines' ends, and of the x tick labels, as the browser laid them out; every pair that
-/// intersects is written to `data-overlaps` on the body (`none` when there is none).
-const OVERLAP_PROBE: &str = r#"<script>
-  (function () {
-    var found = [];
-    function boxes(svg, selector) {
-      return Array.prototype.map.call(svg.querySelectorAll(selector), function (t) {
-        return { box: t.getBBox(), text: t.textContent };
-      });
+/// Added to the test's copy of the page: opens every target's details (with the page's own
+/// button), measures the laid-out page and writes what it found as JSON into
+/// `<pre id="probe-out">` (after measuring, so that it does not count).
+const PROBE: &str = r##"<script>
+(function () {
+  document.getElementById("expand").click();
+  var root = document.documentElement;
+  var vw = window.innerWidth;
+  var out = { width: vw, client_width: root.clientWidth, scroll_width: root.scrollWidth,
+              rendered: document.body.getAttribute("data-rendered"),
+              overlaps: [], cut: [], wide_charts: [], hidden_verdicts: [], unreachable_cells: [],
+              hover: 0, charts: 0, verdicts: 0 };
+  function scroller(e) {
+    for (var p = e.parentElement; p && p !== document.body; p = p.parentElement) {
+      var s = getComputedStyle(p).overflowX;
+      if (s === "auto" || s === "scroll") return p;
     }
-    function check(title, items) {
-      for (var i = 0; i < items.length; i++) {
-        for (var j = i + 1; j < items.length; j++) {
-          var a = items[i].box, b = items[j].box;
-          if (a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height) {
-            found.push(title + ": " + items[i].text + " / " + items[j].text);
-          }
-        }
+    return null;
+  }
+  var name = function (e) { return e.textContent.trim().slice(0, 40); };
+  // Text on top of other text: in a chart, and on the page.
+  var items = Array.prototype.slice.call(document.querySelectorAll(
+    "svg.chart text, h1, h2, p, th, td, summary, button"));
+  var rects = items.map(function (e) { return e.getBoundingClientRect(); });
+  for (var i = 0; i < items.length; i++) {
+    var a = rects[i];
+    if (a.width === 0 || a.height === 0) continue;
+    for (var j = i + 1; j < items.length; j++) {
+      var b = rects[j];
+      if (b.width === 0 || b.height === 0) continue;
+      if (items[i].contains(items[j]) || items[j].contains(items[i])) continue;
+      if (a.left < b.right - 0.5 && b.left < a.right - 0.5 && a.top < b.bottom - 0.5 && b.top < a.bottom - 0.5) {
+        out.overlaps.push(name(items[i]) + " / " + name(items[j]));
       }
     }
-    document.querySelectorAll("svg.chart").forEach(function (svg) {
-      var title = svg.getAttribute("aria-label");
-      check(title, boxes(svg, "text.end-label"));
-      check(title, boxes(svg, "text.x-tick"));
+  }
+  document.querySelectorAll("svg.chart").forEach(function (svg) {
+    out.charts++;
+    var box = svg.getBoundingClientRect();
+    if (box.left < -0.5 || box.right > vw + 0.5) {
+      out.wide_charts.push(svg.getAttribute("aria-label") + ": " + Math.round(box.left) + ".." + Math.round(box.right));
+    }
+    svg.querySelectorAll("text").forEach(function (t) {
+      var r = t.getBoundingClientRect();
+      if (r.left < box.left - 0.5 || r.right > box.right + 0.5 || r.top < box.top - 0.5 || r.bottom > box.bottom + 0.5) {
+        out.cut.push(svg.getAttribute("aria-label") + ": " + t.textContent);
+      }
     });
-    document.body.setAttribute("data-overlaps", found.length ? found.join("; ") : "none");
-  })();
+    out.hover += svg.querySelectorAll(".hover title").length;
+  });
+  // The verdict of each SLO and rule: on screen as it is, without scrolling sideways.
+  document.querySelectorAll("#slo td.state, #rules td.state").forEach(function (td) {
+    out.verdicts++;
+    var r = td.getBoundingClientRect();
+    var s = scroller(td);
+    var edge = s ? Math.min(vw, s.getBoundingClientRect().right) : vw;
+    if (r.left < -0.5 || r.right > edge + 0.5) {
+      out.hidden_verdicts.push(name(td) + " " + Math.round(r.left) + ".." + Math.round(r.right) + " of " + Math.round(edge));
+    }
+  });
+  // Any other cell beyond the window: only inside a box that scrolls sideways.
+  document.querySelectorAll("td, th").forEach(function (td) {
+    var r = td.getBoundingClientRect();
+    if (r.width > 0 && (r.left < -0.5 || r.right > vw + 0.5) && !scroller(td)) {
+      out.unreachable_cells.push(name(td));
+    }
+  });
+  var pre = document.createElement("pre");
+  pre.id = "probe-out";
+  pre.textContent = JSON.stringify(out);
+  document.body.appendChild(pre);
+})();
 </script>
-</body>"#;
+</body>"##;
+
+/// What [`PROBE`] found at one width.
+#[derive(Debug, serde::Deserialize)]
+struct Probe {
+    /// The window's width, px.
+    width: f64,
+    client_width: f64,
+    /// The document's width: more than `client_width` when the page scrolls sideways.
+    scroll_width: f64,
+    /// `ok` when the page's script ran to its end.
+    rendered: Option<String>,
+    /// Pairs of texts on top of each other.
+    overlaps: Vec<String>,
+    /// Chart texts not wholly inside their chart.
+    cut: Vec<String>,
+    /// Charts not wholly inside the window.
+    wide_charts: Vec<String>,
+    /// Verdict cells of the SLO and rule tables, and of them those not wholly on screen.
+    verdicts: usize,
+    hidden_verdicts: Vec<String>,
+    /// Table cells off screen and not in a box that scrolls sideways.
+    unreachable_cells: Vec<String>,
+    /// Charts, and tooltips of their points.
+    charts: usize,
+    hover: usize,
+}
 
 #[test]
 fn the_html_report_loads_in_chromium_without_errors_and_renders() {
     let dir = tempfile::tempdir().unwrap();
     let page = dir.path().join("report.html");
-    let html = report_html();
+    let html = report_html(false);
     assert_eq!(html.matches("</body>").count(), 1);
-    std::fs::write(&page, html.replace("</body>", OVERLAP_PROBE)).unwrap();
+    std::fs::write(&page, &html).unwrap();
     let url = format!("file://{}", page.display());
 
     let out = headless(
         &dir.path().join("profile-dom"),
-        &["--dump-dom".to_string(), url.clone()],
+        &["--dump-dom".to_string(), url],
     );
     let dom = String::from_utf8_lossy(&out.stdout);
     let log = String::from_utf8_lossy(&out.stderr);
@@ -89,43 +180,96 @@ fn the_html_report_loads_in_chromium_without_errors_and_renders() {
     assert_eq!(console_problems(&log), Vec::<&str>::new(), "{log}");
     // The charts are there, and the target named like a tag stayed text.
     assert_eq!(dom.matches("<svg class=\"chart\"").count(), 5);
-    // Laid out by the browser: no labels on top of each other (the percentile chart's
-    // "current" and "baseline" end at one point), the trend's x axis by date.
-    assert!(
-        dom.contains(r#"data-overlaps="none""#),
-        "overlapping labels: {}",
-        {
-            let at = dom.find("data-overlaps=").unwrap_or(0);
-            &dom[at..(at + 400).min(dom.len())]
-        }
-    );
     assert!(dom.matches("class=\"end-label\"").count() >= 10);
     assert!(
         dom.contains(r#"<tspan x="#) && dom.contains(">2026-11-20</tspan>"),
         "the trend's x axis has no dates"
     );
+    // The percentile chart on its log scales: 50% to 99.9%, latency from 5 ms to 20 ms.
+    for tick in [">50%<", ">99.9%<", ">5ms<", ">10ms<", ">20ms<"] {
+        assert!(dom.contains(tick), "no tick {tick}");
+    }
     assert!(!dom.contains("<script>alert(1)</script>"));
     assert!(dom.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+    // Nothing fetched at view time.
+    for external in ["<link", "<img", "<iframe", "src=", "url(", "@import"] {
+        assert!(!html.contains(external), "the page has `{external}`");
+    }
+}
 
-    let shot = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("loadgate-report.png");
-    let _ = std::fs::remove_file(&shot);
-    let out = headless(
-        &dir.path().join("profile-shot"),
-        &[
-            format!("--screenshot={}", shot.display()),
-            "--window-size=1280,2800".to_string(),
-            "--hide-scrollbars".to_string(),
-            url,
-        ],
+#[test]
+fn the_html_report_fits_400_and_1280_px_with_verdicts_on_screen_and_no_overlaps() {
+    let dir = tempfile::tempdir().unwrap();
+    let html = report_html(false);
+    let page = dir.path().join("report.html");
+    std::fs::write(&page, &html).unwrap();
+    // A latency range over four decades: decades on the percentile chart's latency axis.
+    let wide = report_html(true);
+    for tick in [">100us<", ">1ms<", ">10ms<", ">100ms<", ">1s<"] {
+        assert!(wide.contains(tick), "no tick {tick} over a wide range");
+    }
+    for (name, html) in [("fixture", &html), ("wide", &wide)] {
+        let probed = dir.path().join(format!("probed-{name}.html"));
+        std::fs::write(&probed, html.replace("</body>", PROBE)).unwrap();
+        for width in [400, 1280] {
+            probe_at(dir.path(), &probed, &format!("{name}, {width}"), width);
+        }
+    }
+    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    frame_screenshot(
+        dir.path(),
+        &page,
+        400,
+        3700,
+        &tmp.join("loadgate-report-400.png"),
     );
-    let log = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "chromium failed: {log}");
-    assert_eq!(console_problems(&log), Vec::<&str>::new(), "{log}");
-    let png = std::fs::read(&shot).expect("a screenshot was written");
-    assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"), "not a PNG");
+    frame_screenshot(
+        dir.path(),
+        &page,
+        1280,
+        1900,
+        &tmp.join("loadgate-report-1280.png"),
+    );
+}
+
+/// Loads `page` (with [`PROBE`]) `width` px wide and checks what the probe found; `at` names
+/// the page and width in messages.
+fn probe_at(dir: &Path, page: &Path, at: &str, width: u32) {
+    let json = frame_probe(dir, page, width);
+    let found: Probe = serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {json}"));
+    assert_eq!(found.width, f64::from(width), "the window's width");
+    assert_eq!(found.rendered.as_deref(), Some("ok"), "{at}: the script");
     assert!(
-        png.len() > 50_000,
-        "a {} byte screenshot is too small to show the report",
-        png.len()
+        found.scroll_width <= found.client_width,
+        "{at}: the page is {} px wide in {} px: it scrolls sideways",
+        found.scroll_width,
+        found.client_width
     );
+    // 2 SLOs and 5 rules.
+    assert_eq!(found.verdicts, 7, "{at}: the verdict cells");
+    assert_eq!(
+        found.hidden_verdicts,
+        Vec::<String>::new(),
+        "{at}: verdicts off screen"
+    );
+    assert_eq!(
+        found.unreachable_cells,
+        Vec::<String>::new(),
+        "{at}: table cells off screen that cannot be scrolled to"
+    );
+    assert_eq!(found.charts, 5);
+    assert_eq!(
+        found.wide_charts,
+        Vec::<String>::new(),
+        "{at}: charts wider than the window"
+    );
+    assert_eq!(found.cut, Vec::<String>::new(), "{at}: chart text cut off");
+    assert_eq!(
+        found.overlaps,
+        Vec::<String>::new(),
+        "{at}: overlapping text"
+    );
+    // Every point of every line has its values as a tooltip (the percentile chart
+    // alone has 61 per run).
+    assert!(found.hover > 200, "{at}: {} tooltips", found.hover);
 }

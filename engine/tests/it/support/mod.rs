@@ -19,7 +19,7 @@ mod servers;
 pub use aioquic::{
     AIOQUIC_START_TIMEOUT, Killed, aioquic_server, aioquic_server_with, listening_addr, pypi_python,
 };
-pub use browser::{console_problems, headless};
+pub use browser::{console_problems, frame_probe, frame_screenshot, headless};
 pub use certs::{TestPki, WRONG_NAME};
 pub use client::{HttpConn, IO_TIMEOUT, RawResponse};
 pub use h2server::H2ResetServer;
