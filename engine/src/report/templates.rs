@@ -26,10 +26,10 @@ pub(crate) const DASHBOARD: &str = "dashboard.html";
 
 /// The templates compiled into the binary, by name.
 const EMBEDDED: [(&str, &str); 4] = [
-    (MARKDOWN, include_str!("../../../templates/report.md")),
-    (HTML, include_str!("../../../templates/report.html")),
-    (JUNIT, include_str!("../../../templates/junit.xml")),
-    (DASHBOARD, include_str!("../../../templates/dashboard.html")),
+    (MARKDOWN, include_str!("../../templates/report.md")),
+    (HTML, include_str!("../../templates/report.html")),
+    (JUNIT, include_str!("../../templates/junit.xml")),
+    (DASHBOARD, include_str!("../../templates/dashboard.html")),
 ];
 
 /// Why a `--templates` folder cannot be used.
