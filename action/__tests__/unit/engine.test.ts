@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { execFileSync } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { assetName, engineMessage, parseChecksum, pickAsset, releaseTargets, runtimeGlibc, sourceVersion } from '../../src/engine.js'
 
@@ -92,7 +94,26 @@ describe('release binaries', () => {
     expect(pickAsset(linux, ['loadgate-x86_64-unknown-linux-gnu.debug.tar.gz', 'loadgate-x86_64-unknown-linux-gnu.debug.tar.gz.sha256'])).toBeUndefined()
     expect(pickAsset(linux, ['loadgate-x86_64-unknown-linux-gnu.tar.gz'])).toBeUndefined()
     expect(pickAsset(linux, release('aarch64-apple-darwin'))).toBeUndefined()
+    expect(pickAsset(['x86_64-pc-windows-msvc'], ['loadgate-x86_64-pc-windows-msvc.debug.zip', 'loadgate-x86_64-pc-windows-msvc.debug.zip.sha256'])).toBeUndefined()
     expect(pickAsset([], all)).toBeUndefined()
+  })
+
+  // Every target some runner takes (the table above, which covers each branch of releaseTargets).
+  const taken = new Set(runners.flatMap(([, , , targets]) => targets))
+  const root = fileURLToPath(new URL('../../..', import.meta.url))
+
+  it('docs/action.md lists exactly the targets the runners take', () => {
+    const docs = readFileSync(join(root, 'docs', 'action.md'), 'utf8')
+    const section = docs.slice(docs.indexOf('## Getting the engine'), docs.indexOf('\n## ', docs.indexOf('## Getting the engine') + 1))
+    const listed = new Set([...section.matchAll(/`((?:x86_64|aarch64)-[a-z0-9_-]+)`/g)].map((m) => m[1]))
+    expect(listed).toEqual(taken)
+  })
+
+  it('every target the release workflow builds is one some runner takes', () => {
+    const workflow = readFileSync(join(root, '.github', 'workflows', 'release.yml'), 'utf8')
+    const built = [...workflow.matchAll(/^\s*- \{ target: ([^,\s]+),/gm)].map((m) => m[1])
+    expect(built.length).toBeGreaterThan(0)
+    for (const target of built) expect(taken, target).toContain(target)
   })
 
   it('reads sha256sum output', () => {
@@ -103,7 +124,6 @@ describe('release binaries', () => {
   })
 
   it("reads the action's own engine version from engine/Cargo.toml", () => {
-    const root = fileURLToPath(new URL('../../..', import.meta.url))
     expect(sourceVersion(root)).toMatch(/^\d+\.\d+\.\d+/)
   })
 })
