@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto'
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs'
 import { join, resolve } from 'node:path'
+import { Writable } from 'node:stream'
 import * as core from '@actions/core'
 import * as exec from '@actions/exec'
 import * as io from '@actions/io'
@@ -220,7 +221,8 @@ function findBinaryDir(dir: string): string | undefined {
 /**
  * `cargo build --profile fallback` in the action's directory (the release profile without
  * whole-program optimisation: a 3.5x faster rebuild; Cargo.toml says what it costs); cargo's
- * target folder is the cache.
+ * target folder is the cache. The binary is where cargo says it wrote it, so that
+ * `CARGO_TARGET_DIR` (or `build.target-dir`) in the runner's environment moves it, not breaks it.
  */
 async function buildFromSource(actionDir: string, children: Children): Promise<Acquired> {
   const cargo = await io.which('cargo', false)
@@ -229,17 +231,32 @@ async function buildFromSource(actionDir: string, children: Children): Promise<A
       'cannot build the engine: cargo is not on PATH. Install Rust (e.g. dtolnay/rust-toolchain) before this step, or give a prebuilt binary with engine-path'
     )
   }
+  let path: string | undefined
   const code = await core.group('Build the loadgate engine (cargo build --profile fallback)', () =>
-    exec.exec(cargo, ['build', '--profile', 'fallback', '--locked', '-p', 'loadgate'], {
+    exec.exec(cargo, ['build', '--profile', 'fallback', '--locked', '-p', 'loadgate', '--message-format=json-render-diagnostics'], {
       cwd: actionDir,
       env: children.env,
-      ignoreReturnCode: true
+      ignoreReturnCode: true,
+      // cargo's JSON messages (its standard output) stay out of the log; its progress and
+      // diagnostics (standard error) go in.
+      outStream: new Writable({ write: (_chunk, _encoding, done) => done() }),
+      listeners: { stdline: (line) => (path = builtExecutable(line) ?? path) }
     })
   )
   if (code !== 0) throw new Error(`cargo build --profile fallback failed with exit code ${code} (its output is in the group above)`)
-  return {
-    path: join(actionDir, 'target', 'fallback', EXE),
-    how: `built from the action's source in ${actionDir} (cargo build --profile fallback)`
+  if (path === undefined) throw new Error('cargo build --profile fallback succeeded but named no loadgate executable')
+  return { path, how: `built from the action's source in ${actionDir} (cargo build --profile fallback)` }
+}
+
+/** The `loadgate` executable a line of `cargo build --message-format=json` names, if it does. */
+export function builtExecutable(line: string): string | undefined {
+  if (!line.startsWith('{')) return undefined
+  try {
+    const m = JSON.parse(line) as { reason?: string; target?: { name?: string; kind?: string[] }; executable?: string | null }
+    const bin = m.reason === 'compiler-artifact' && m.target?.name === 'loadgate' && m.target.kind?.includes('bin') === true
+    return bin && typeof m.executable === 'string' ? m.executable : undefined
+  } catch {
+    return undefined
   }
 }
 

@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { assetName, engineMessage, parseChecksum, pickAsset, releaseTargets, runtimeGlibc, sourceVersion } from '../../src/engine.js'
+import { assetName, builtExecutable, engineMessage, parseChecksum, pickAsset, releaseTargets, runtimeGlibc, sourceVersion } from '../../src/engine.js'
 
 describe('release binaries', () => {
   // Every runner the action names (docs/action.md, "Getting the engine"), with the glibc Node
@@ -125,6 +125,19 @@ describe('release binaries', () => {
 
   it("reads the action's own engine version from engine/Cargo.toml", () => {
     expect(sourceVersion(root)).toMatch(/^\d+\.\d+\.\d+/)
+  })
+})
+
+describe('builtExecutable', () => {
+  it("finds the engine binary in cargo's JSON messages, wherever the target folder is", () => {
+    const artifact = (name: string, kind: string, executable: string | null) =>
+      JSON.stringify({ reason: 'compiler-artifact', target: { name, kind: [kind] }, executable, filenames: [] })
+    expect(builtExecutable(artifact('loadgate', 'bin', '/cache/cargo-target/fallback/loadgate'))).toBe('/cache/cargo-target/fallback/loadgate')
+    expect(builtExecutable(artifact('loadgate', 'lib', null))).toBeUndefined()
+    expect(builtExecutable(artifact('regex', 'lib', null))).toBeUndefined()
+    expect(builtExecutable(JSON.stringify({ reason: 'build-finished', success: true }))).toBeUndefined()
+    expect(builtExecutable('   Compiling loadgate v0.1.0')).toBeUndefined()
+    expect(builtExecutable('{not json')).toBeUndefined()
   })
 })
 
