@@ -6,7 +6,6 @@
 import { createHash } from 'node:crypto'
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs'
 import { join, resolve } from 'node:path'
-import { Writable } from 'node:stream'
 import * as core from '@actions/core'
 import * as exec from '@actions/exec'
 import * as io from '@actions/io'
@@ -239,8 +238,11 @@ async function buildFromSource(actionDir: string, children: Children): Promise<A
       ignoreReturnCode: true,
       // cargo's JSON messages (its standard output) stay out of the log; its progress and
       // diagnostics (standard error) go in.
-      outStream: new Writable({ write: (_chunk, _encoding, done) => done() }),
-      listeners: { stdline: (line) => (path = builtExecutable(line) ?? path) }
+      silent: true,
+      listeners: {
+        stdline: (line) => (path = builtExecutable(line) ?? path),
+        errline: (line) => core.info(line)
+      }
     })
   )
   if (code !== 0) throw new Error(`cargo build --profile fallback failed with exit code ${code} (its output is in the group above)`)

@@ -633,6 +633,32 @@ describe('getting the engine', () => {
     expect(pinned.errors.join('\n')).toContain(`input \`engine-version\` is ${version}, but release v${version} of loadgate/loadgate has no ${gnu} or ${musl}`)
   })
 
+  it.runIf(process.platform !== 'win32')("runs the engine cargo says it built, with cargo's output, not its JSON, in the log", async () => {
+    // A stand-in cargo (the real build is the `uses: ./` test below): its messages as cargo
+    // writes them, the binary somewhere other than target/fallback.
+    api.releases.delete(`v${version}`)
+    const tools = mkdtempSync(join(tmpdir(), 'loadgate-cargo-'))
+    writeFileSync(
+      join(tools, 'cargo'),
+      [
+        '#!/bin/sh',
+        'echo "   Compiling loadgate v0.0.0 (stand-in cargo: $*)" >&2',
+        `echo '${JSON.stringify({ reason: 'compiler-artifact', target: { name: 'loadgate', kind: ['lib'] }, executable: null })}'`,
+        `echo '${JSON.stringify({ reason: 'compiler-artifact', target: { name: 'loadgate', kind: ['bin'] }, executable: engineIn(ws) })}'`,
+        'echo "    Finished \\`fallback\\` profile [optimized + debuginfo] target(s) in 0.01s" >&2',
+        ''
+      ].join('\n'),
+      { mode: 0o755 }
+    )
+    const r = await run({ name: 'push', runId: 309, branch: 'main' }, stopEarly, { env: { ...fromRepo.env, PATH: `${tools}:${process.env.PATH}` } })
+    expect(r.stdout).toContain(`No release binary: loadgate/loadgate has no release v${version}. Building the engine from the action's source.`)
+    expect(r.stdout).toContain('Compiling loadgate v0.0.0 (stand-in cargo: build --profile fallback --locked -p loadgate --message-format=json-render-diagnostics)')
+    expect(r.stdout).toContain('Finished `fallback` profile')
+    expect(r.stdout).not.toContain('compiler-artifact')
+    expect(r.stdout).toContain("Engine: built from the action's source")
+    expect(r.errors.join('\n')).toMatch(/exit code 2/) // the binary cargo named ran and judged the spec
+  })
+
   it('an explicit engine-version without a release fails and says so', async () => {
     const r = await run({ name: 'push', runId: 303, branch: 'main' }, { ...stopEarly, 'engine-version': '9.9.9' }, fromRepo)
     expect(r.code).toBe(1)
@@ -651,6 +677,7 @@ describe('getting the engine', () => {
     })
     expect(r.stdout).toContain('No release binary: the action is used from a local path (uses: ./)')
     expect(r.stdout).toContain('::group::Build the loadgate engine (cargo build --profile fallback)')
+    expect(r.stdout).toContain('Finished `fallback` profile')
     expect(r.stdout).toContain(`Engine: built from the action's source in ${ACTION_ROOT}`)
     expect(r.errors.join('\n')).toMatch(/exit code 2/)
   }, 900_000)
