@@ -11,6 +11,7 @@ import { createHash } from 'node:crypto'
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
+import { releaseTargets, runtimeGlibc } from '../../src/engine.js'
 import type { LoadgateVerdict } from '../../src/generated/verdict.js'
 import { StandIn } from './standin.js'
 import { ACTION_ROOT, engineBinary, engineHasReport, engineIn, freePort, runAction, spec, zipEntries, type ActionRun, type Event } from './harness.js'
@@ -537,68 +538,126 @@ describe('an engine that crashes', () => {
 
 describe('getting the engine', () => {
   const version = readFileSync(join(ACTION_ROOT, 'engine', 'Cargo.toml'), 'utf8').match(/^version = "([^"]+)"/m)![1]
-  const asset = 'loadgate-x86_64-unknown-linux-gnu.tar.gz'
+  const gnu = 'loadgate-x86_64-unknown-linux-gnu.tar.gz'
+  const musl = 'loadgate-x86_64-unknown-linux-musl.tar.gz'
 
-  function release(tamper: boolean) {
-    const dir = mkdtempSync(join(tmpdir(), 'loadgate-release-'))
-    mkdirSync(join(dir, 'loadgate'))
-    copyFileSync(bin, join(dir, 'loadgate', 'loadgate'))
-    execFileSync('tar', ['-czf', join(dir, asset), '-C', dir, 'loadgate'])
-    const data = readFileSync(join(dir, asset))
+  /** The real engine packaged as the release workflow packages it (`loadgate/loadgate` in a tar.gz), made once. */
+  let packaged: Buffer | undefined
+  function archive(): Buffer {
+    if (packaged === undefined) {
+      const dir = mkdtempSync(join(tmpdir(), 'loadgate-release-'))
+      mkdirSync(join(dir, 'loadgate'))
+      copyFileSync(bin, join(dir, 'loadgate', 'loadgate'))
+      execFileSync('tar', ['-czf', join(dir, 'a.tar.gz'), '-C', dir, 'loadgate'])
+      packaged = readFileSync(join(dir, 'a.tar.gz'))
+    }
+    return packaged
+  }
+
+  /**
+   * A release holding `assets` (archive names), each with its `.sha256` (a wrong one with
+   * `tamper`). Every archive holds this machine's engine, whatever its name says: the test is
+   * which one the action picks, and that the one it picked runs.
+   */
+  function release(assets: string[], tamper = false): Map<string, Buffer> {
+    const data = archive()
     const sum = createHash('sha256').update(tamper ? Buffer.from('something else') : data).digest('hex')
-    return new Map([
-      [asset, data],
-      [`${asset}.sha256`, Buffer.from(`${sum}  ${asset}\n`)]
-    ])
+    return new Map(assets.flatMap((name): [string, Buffer][] => [[name, data], [`${name}.sha256`, Buffer.from(`${sum}  ${name}\n`)]]))
   }
 
   // An invalid spec stops the action right after the engine has been got and has run once.
   const stopEarly = { spec: 'perf/invalid.yaml', 'engine-path': '' }
   const fromRepo = { env: { GITHUB_ACTION_REPOSITORY: 'loadgate/loadgate' } }
+  // These tests run where the gnu build is the first choice: Linux x64 with glibc 2.34 or newer.
+  const glibc = process.platform === 'linux' ? runtimeGlibc() : undefined
+  const newGlibc = process.arch === 'x64' && glibc !== undefined && releaseTargets('linux', 'x64', glibc).targets.length === 2
+  const chosenFor = `chosen for linux-x64 with glibc ${glibc}: the gnu build, which needs glibc 2.34 or newer, else the static musl build`
 
-  it.runIf(process.platform === 'linux' && process.arch === 'x64')(
-    'downloads the release binary of its own version, verifies its checksum, and caches it',
-    async () => {
-      api.releases.set(`v${version}`, release(false))
-      const toolCache = mkdtempSync(join(tmpdir(), 'loadgate-tool-cache-'))
-      const first = await run({ name: 'push', runId: 300, branch: 'main' }, stopEarly, { ...fromRepo, toolCache })
-      expect(first.stdout).toContain(`Engine: release v${version} for x86_64-unknown-linux-gnu (downloaded, sha256 verified, cached)`)
-      expect(first.errors.join('\n')).toMatch(/exit code 2/) // the downloaded engine ran and judged the spec
+  it.runIf(newGlibc)('downloads the gnu build of its own version over the musl one, verifies its checksum, and caches it', async () => {
+    // The debug-info assets sit beside the binaries in a release; never picked.
+    api.releases.set(`v${version}`, release([musl, gnu, 'loadgate-x86_64-unknown-linux-gnu.debug.tar.gz', 'loadgate-aarch64-apple-darwin.tar.gz']))
+    const toolCache = mkdtempSync(join(tmpdir(), 'loadgate-tool-cache-'))
+    const from = api.requests.length
+    const first = await run({ name: 'push', runId: 300, branch: 'main' }, stopEarly, { ...fromRepo, toolCache })
+    expect(first.stdout).toContain(`Engine: release v${version} asset ${gnu} (downloaded, sha256 verified, cached), ${chosenFor}\n`)
+    expect(first.errors.join('\n')).toMatch(/exit code 2/) // the downloaded engine ran and judged the spec
+    expect(api.calls(from).filter((c) => c.includes('release-downloads'))).toEqual([
+      `GET /release-downloads/v${version}/${gnu}`,
+      `GET /release-downloads/v${version}/${gnu}.sha256`
+    ])
 
-      const from = api.requests.length
-      const second = await run({ name: 'push', runId: 301, branch: 'main' }, stopEarly, { ...fromRepo, toolCache })
-      expect(second.stdout).toContain(`Engine: release ${version} from the tool cache`)
-      expect(api.calls(from).filter((c) => c.includes('release'))).toEqual([])
-    }
-  )
-
-  it.runIf(process.platform === 'linux' && process.arch === 'x64')('refuses a download whose checksum does not match', async () => {
-    api.releases.set(`v${version}`, release(true))
-    const r = await run({ name: 'push', runId: 302, branch: 'main' }, stopEarly, fromRepo)
-    expect(r.code).toBe(1)
-    expect(r.errors.join('\n')).toMatch(new RegExp(`checksum mismatch for ${asset} of release v${version}: expected [0-9a-f]{64}, got [0-9a-f]{64}`))
-    expect(r.stdout).not.toContain('Engine:')
+    const again = api.requests.length
+    const second = await run({ name: 'push', runId: 301, branch: 'main' }, stopEarly, { ...fromRepo, toolCache })
+    expect(second.stdout).toContain(`Engine: release ${version} for x86_64-unknown-linux-gnu from the tool cache (${toolCache}/loadgate/${version}/x86_64-unknown-linux-gnu), ${chosenFor}`)
+    expect(api.calls(again).filter((c) => c.includes('release'))).toEqual([])
   })
 
-  it.runIf(process.platform === 'linux' && process.arch === 'x64')(
-    "a release without this platform's binary falls back to building from the action's source",
-    async () => {
-      // Only another platform's archive (and its checksum) in the release.
-      const other = 'loadgate-aarch64-apple-darwin.tar.gz'
-      api.releases.set(`v${version}`, new Map([...release(false)].map(([name, data]) => [name.replace(asset, other), data])))
-      // Without cargo on PATH the build stops at once and says so: the fallback taken, nothing built.
-      const noCargo = { env: { ...fromRepo.env, PATH: dirname(process.execPath) + ':/usr/bin:/bin' } }
-      const r = await run({ name: 'push', runId: 305, branch: 'main' }, stopEarly, noCargo)
-      expect(r.stdout).toContain(
-        `No release binary: release v${version} of loadgate/loadgate has no ${asset} with its ${asset}.sha256. Building the engine from the action's source.`
-      )
-      expect(r.errors.join('\n')).toContain('cannot build the engine: cargo is not on PATH')
+  it.runIf(newGlibc)('takes the static musl build when the release has no gnu build, and says why', async () => {
+    api.releases.set(`v${version}`, release([musl, 'loadgate-aarch64-unknown-linux-gnu.tar.gz']))
+    const toolCache = mkdtempSync(join(tmpdir(), 'loadgate-tool-cache-'))
+    const first = await run({ name: 'push', runId: 307, branch: 'main' }, stopEarly, { ...fromRepo, toolCache })
+    expect(first.stdout).toContain(
+      `Engine: release v${version} asset ${musl} (downloaded, sha256 verified, cached), ${chosenFor}; the release has no ${gnu} with its .sha256\n`
+    )
+    expect(first.errors.join('\n')).toMatch(/exit code 2/)
+    // Cached under its own target: found again, and never taken for a gnu build.
+    const second = await run({ name: 'push', runId: 308, branch: 'main' }, stopEarly, { ...fromRepo, toolCache })
+    expect(second.stdout).toContain(`Engine: release ${version} for x86_64-unknown-linux-musl from the tool cache`)
+  })
 
-      // With engine-version given, no fallback: the step fails and names what is missing.
-      const pinned = await run({ name: 'push', runId: 306, branch: 'main' }, { ...stopEarly, 'engine-version': version }, noCargo)
-      expect(pinned.errors.join('\n')).toContain(`input \`engine-version\` is ${version}, but release v${version} of loadgate/loadgate has no ${asset}`)
-    }
-  )
+  it.runIf(newGlibc)('refuses a download whose checksum does not match, and tries nothing else', async () => {
+    api.releases.set(`v${version}`, release([gnu, musl], true))
+    const from = api.requests.length
+    const r = await run({ name: 'push', runId: 302, branch: 'main' }, stopEarly, fromRepo)
+    expect(r.code).toBe(1)
+    expect(r.errors.join('\n')).toMatch(new RegExp(`checksum mismatch for ${gnu} of release v${version}: expected [0-9a-f]{64}, got [0-9a-f]{64}`))
+    expect(r.stdout).not.toContain('Engine:')
+    expect(api.calls(from).filter((c) => c.includes(musl))).toEqual([])
+  })
+
+  it.runIf(newGlibc)("a release without this runner's binaries falls back to building from the action's source, saying why", async () => {
+    // Another platform's archive, and this one's debug info only.
+    api.releases.set(`v${version}`, release(['loadgate-aarch64-apple-darwin.tar.gz', 'loadgate-x86_64-unknown-linux-gnu.debug.tar.gz']))
+    // Without cargo on PATH the build stops at once and says so: the fallback taken, nothing built.
+    const noCargo = { env: { ...fromRepo.env, PATH: dirname(process.execPath) + ':/usr/bin:/bin' } }
+    const r = await run({ name: 'push', runId: 305, branch: 'main' }, stopEarly, noCargo)
+    expect(r.stdout).toContain(
+      `No release binary: release v${version} of loadgate/loadgate has no ${gnu} or ${musl} with its .sha256 ` +
+        `(for linux-x64 with glibc ${glibc}: the gnu build, which needs glibc 2.34 or newer, else the static musl build); ` +
+        `it has loadgate-aarch64-apple-darwin.tar.gz, loadgate-x86_64-unknown-linux-gnu.debug.tar.gz. Building the engine from the action's source.`
+    )
+    expect(r.errors.join('\n')).toContain('cannot build the engine: cargo is not on PATH')
+
+    // With engine-version given, no fallback: the step fails and names what is missing.
+    const pinned = await run({ name: 'push', runId: 306, branch: 'main' }, { ...stopEarly, 'engine-version': version }, noCargo)
+    expect(pinned.errors.join('\n')).toContain(`input \`engine-version\` is ${version}, but release v${version} of loadgate/loadgate has no ${gnu} or ${musl}`)
+  })
+
+  it.runIf(process.platform !== 'win32')("runs the engine cargo says it built, with cargo's output, not its JSON, in the log", async () => {
+    // A stand-in cargo (the real build is the `uses: ./` test below): its messages as cargo
+    // writes them, the binary somewhere other than target/fallback.
+    api.releases.delete(`v${version}`)
+    const tools = mkdtempSync(join(tmpdir(), 'loadgate-cargo-'))
+    writeFileSync(
+      join(tools, 'cargo'),
+      [
+        '#!/bin/sh',
+        'echo "   Compiling loadgate v0.0.0 (stand-in cargo: $*)" >&2',
+        `echo '${JSON.stringify({ reason: 'compiler-artifact', target: { name: 'loadgate', kind: ['lib'] }, executable: null })}'`,
+        `echo '${JSON.stringify({ reason: 'compiler-artifact', target: { name: 'loadgate', kind: ['bin'] }, executable: engineIn(ws) })}'`,
+        'echo "    Finished \\`fallback\\` profile [optimized + debuginfo] target(s) in 0.01s" >&2',
+        ''
+      ].join('\n'),
+      { mode: 0o755 }
+    )
+    const r = await run({ name: 'push', runId: 309, branch: 'main' }, stopEarly, { env: { ...fromRepo.env, PATH: `${tools}:${process.env.PATH}` } })
+    expect(r.stdout).toContain(`No release binary: loadgate/loadgate has no release v${version}. Building the engine from the action's source.`)
+    expect(r.stdout).toContain('Compiling loadgate v0.0.0 (stand-in cargo: build --profile fallback --locked -p loadgate --message-format=json-render-diagnostics)')
+    expect(r.stdout).toContain('Finished `fallback` profile')
+    expect(r.stdout).not.toContain('compiler-artifact')
+    expect(r.stdout).toContain("Engine: built from the action's source")
+    expect(r.errors.join('\n')).toMatch(/exit code 2/) // the binary cargo named ran and judged the spec
+  })
 
   it('an explicit engine-version without a release fails and says so', async () => {
     const r = await run({ name: 'push', runId: 303, branch: 'main' }, { ...stopEarly, 'engine-version': '9.9.9' }, fromRepo)
@@ -618,6 +677,7 @@ describe('getting the engine', () => {
     })
     expect(r.stdout).toContain('No release binary: the action is used from a local path (uses: ./)')
     expect(r.stdout).toContain('::group::Build the loadgate engine (cargo build --profile fallback)')
+    expect(r.stdout).toContain('Finished `fallback` profile')
     expect(r.stdout).toContain(`Engine: built from the action's source in ${ACTION_ROOT}`)
     expect(r.errors.join('\n')).toMatch(/exit code 2/)
   }, 900_000)
