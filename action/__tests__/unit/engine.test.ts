@@ -109,11 +109,10 @@ describe('release binaries', () => {
     expect(listed).toEqual(taken)
   })
 
-  it('every target the release workflow builds is one some runner takes', () => {
+  it('the release workflow builds exactly the targets the runners take', () => {
     const workflow = readFileSync(join(root, '.github', 'workflows', 'release.yml'), 'utf8')
     const built = [...workflow.matchAll(/^\s*- \{ target: ([^,\s]+),/gm)].map((m) => m[1])
-    expect(built.length).toBeGreaterThan(0)
-    for (const target of built) expect(taken, target).toContain(target)
+    expect(new Set(built)).toEqual(taken)
   })
 
   it('reads sha256sum output', () => {
