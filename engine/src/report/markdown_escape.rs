@@ -43,7 +43,7 @@ struct Rules {
 }
 
 /// The shared definition, embedded at compile time.
-const DEFINITION: &str = include_str!("../../../templates/markdown-escape.json");
+const DEFINITION: &str = include_str!("../../templates/markdown-escape.json");
 
 /// The rules, read once from [`DEFINITION`] (a unit test reads it, so a broken file fails
 /// the tests, never a run).
@@ -100,10 +100,9 @@ mod tests {
 
     #[test]
     fn the_shared_corpus_escapes_as_expected() {
-        let corpus: Corpus = serde_json::from_str(include_str!(
-            "../../../templates/markdown-escape-corpus.json"
-        ))
-        .unwrap();
+        let corpus: Corpus =
+            serde_json::from_str(include_str!("../../templates/markdown-escape-corpus.json"))
+                .unwrap();
         assert!(corpus.cases.len() >= 10);
         for case in &corpus.cases {
             assert_eq!(escape_markdown(&case.input), case.output, "{}", case.why);
