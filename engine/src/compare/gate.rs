@@ -1,7 +1,7 @@
 //! The gate's decision and the exit codes: [`Overall`] decides a current result (and its
 //! comparison with a baseline), [`Outcome`] is how a command ended, and `Exit` is the one
-//! table of the documented exit codes (README, "Exit codes") that both map to. `lib.rs`, the
-//! JSON verdict and the reports read them from here.
+//! table of the documented exit codes (docs/cli.md, "Exit codes") that both map to. `lib.rs`,
+//! the JSON verdict and the reports read them from here.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
