@@ -1,9 +1,10 @@
 // Generates src/generated/markdown-escape.ts, the action's copy of the Markdown escaping rules,
 // from templates/markdown-escape.json (which the engine embeds: one definition for both).
 // `--check` writes nothing and fails when the committed file is not what the rules generate.
-import { readFileSync, writeFileSync, mkdirSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { writeOrCheck } from './generated.js'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const rulesFile = join(here, '..', '..', 'templates', 'markdown-escape.json')
@@ -21,21 +22,4 @@ const ts =
   `/** ${$comment.replace(/\*\//g, '*\\/')} */\n` +
   `export const MARKDOWN_ESCAPE = ${ascii(JSON.stringify(rules, null, 2))} as const\n`
 
-if (process.argv.includes('--check')) {
-  let committed = ''
-  try {
-    committed = readFileSync(outFile, 'utf8')
-  } catch {
-    // reported below as stale
-  }
-  if (committed !== ts) {
-    console.error('src/generated/markdown-escape.ts is stale: it is not what templates/markdown-escape.json generates.\nRun `npm run gen-types` in action/ and commit it.')
-    process.exitCode = 1
-  } else {
-    console.log('src/generated/markdown-escape.ts is up to date with templates/markdown-escape.json')
-  }
-} else {
-  mkdirSync(dirname(outFile), { recursive: true })
-  writeFileSync(outFile, ts)
-  console.log(`wrote ${outFile}`)
-}
+writeOrCheck(outFile, ts, 'templates/markdown-escape.json')

@@ -2,9 +2,10 @@
 // from schema/verdict.schema.json (which the engine writes: `loadgate schema verdict`), with
 // json-schema-to-typescript. `--check` writes nothing and fails when the committed file is not
 // what the schema generates (as check-dist does for dist/).
-import { readFileSync, writeFileSync, mkdirSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { writeOrCheck } from './generated.js'
 import { compile } from 'json-schema-to-typescript'
 
 const here = dirname(fileURLToPath(import.meta.url))
@@ -38,21 +39,4 @@ function refsWithoutSiblings(node) {
   return out
 }
 
-if (process.argv.includes('--check')) {
-  let committed = ''
-  try {
-    committed = readFileSync(outFile, 'utf8')
-  } catch {
-    // reported below as stale
-  }
-  if (committed !== ts) {
-    console.error('src/generated/verdict.ts is stale: it is not what schema/verdict.schema.json generates.\nRun `npm run gen-types` in action/ and commit it.')
-    process.exitCode = 1
-  } else {
-    console.log('src/generated/verdict.ts is up to date with schema/verdict.schema.json')
-  }
-} else {
-  mkdirSync(dirname(outFile), { recursive: true })
-  writeFileSync(outFile, ts)
-  console.log(`wrote ${outFile}`)
-}
+writeOrCheck(outFile, ts, 'schema/verdict.schema.json')

@@ -12,7 +12,7 @@ use std::process::Command;
 
 use loadgate::result::{self, LatencySummary, RunResult, SourceInfo};
 
-use crate::support::{console_problems, headless};
+use crate::support::{frame_probe, headless};
 
 /// Results on `main` per spec; the step is at index [`STEP`].
 const RESULTS: usize = 14;
@@ -141,42 +141,10 @@ struct Probe {
     changes: Vec<String>,
 }
 
-/// Loads `page` (with [`PROBE`]) in a frame `width` px wide (headless Chromium's window is
-/// at least 500 px wide; a frame has the width it is given), in Chromium: what the probe
-/// found. The frame's page is read by the outer one (file pages are one origin with
-/// `--allow-file-access-from-files`), whose DOM Chromium prints.
+/// Loads `page` (with [`PROBE`]) in a frame `width` px wide in Chromium
+/// (`support::frame_probe`): what the probe found.
 fn probe(dir: &Path, page: &Path, width: u32) -> Probe {
-    let outer = dir.join(format!("frame-{width}.html"));
-    std::fs::write(
-        &outer,
-        format!(
-            r#"<!doctype html><html><body style="margin:0"><iframe src="{}" style="border:0;width:{width}px;height:30000px" onload="var p=document.createElement('pre');p.id='probe-out';p.textContent=this.contentDocument.getElementById('probe-out').textContent;document.body.appendChild(p)"></iframe></body></html>"#,
-            page.file_name().unwrap().to_string_lossy()
-        ),
-    )
-    .unwrap();
-    let out = headless(
-        &dir.join(format!("profile-{width}")),
-        &[
-            format!("--window-size={},1000", width + 40),
-            "--allow-file-access-from-files".to_string(),
-            "--dump-dom".to_string(),
-            format!("file://{}", outer.display()),
-        ],
-    );
-    let dom = String::from_utf8_lossy(&out.stdout);
-    let log = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "chromium failed: {log}");
-    assert_eq!(console_problems(&log), Vec::<&str>::new(), "{log}");
-    let json = dom
-        .split(r#"<pre id="probe-out">"#)
-        .nth(1)
-        .and_then(|rest| rest.split("</pre>").next())
-        .unwrap_or_else(|| panic!("the probe did not run: {log}"));
-    let json = json
-        .replace("&lt;", "<")
-        .replace("&gt;", ">")
-        .replace("&amp;", "&");
+    let json = frame_probe(dir, page, width);
     serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {json}"))
 }
 
